@@ -1,0 +1,260 @@
+"""The Python API: compare options, find break-evens, list parameters.
+
+    >>> import tco
+    >>> s = tco.load_scenario("default")
+    >>> result = tco.compare(s)
+    >>> result.options[["lcot_usd_per_mtok", "devices"]]
+
+Everything returns pandas DataFrames or plain objects; the numbers come from the
+vectorized core (:mod:`tco.core.evaluate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .core import cashflow
+from .core.evaluate import BOUND_NAMES, INFEASIBLE_REASONS, OPTION_OUTPUTS, comparison, evaluate
+from .errors import InputError
+from .scenario import Scenario
+from .solvers import STATUS_NAMES, find_crossing
+
+TOKEN_BASIS = "USD per million output tokens (input+output basis reported beside it)"
+
+#: break-even metrics: name -> (meaning, default target)
+BREAKEVEN_METRICS = {
+    "lcot": ("levelized cost per million output tokens: option minus baseline", 0.0),
+    "npv": ("NPV of choosing the option over the baseline", 0.0),
+    "ratio": ("option cost / baseline cost", 1.0),
+}
+
+
+def evaluate_scenario(scenario: Scenario, updates: Mapping[str, object] | None = None):
+    """Core results ``{option: {output: array}}`` at the scenario's values, with ``updates``
+    (names to floats or arrays) applied on top without range checks (for sweeps)."""
+    values = scenario.values()
+    if updates:
+        unknown = [k for k in updates if k not in values]
+        if unknown:
+            scenario.params[unknown[0]]  # raises InputError naming the closest parameters
+        values.update(updates)
+    return evaluate(scenario.structure, values), values
+
+
+@dataclass
+class Comparison:
+    """What ``tco compare`` reports: per-option table, challenger metrics, verdict."""
+
+    scenario: Scenario
+    options: pd.DataFrame
+    challengers: pd.DataFrame
+    verdict: str
+    details: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """The JSON contract of ``tco compare --format json`` (see docs/outputs.md)."""
+        best = self._best_challenger()
+        comp = {k: _plain(v) for k, v in (self.challengers.loc[best].items() if best else [])}
+        structure = self.scenario.structure
+        return {
+            "scenario": {"name": self.scenario.name, "title": self.scenario.title, "question": self.scenario.question,
+                         "baseline": structure.baseline, "model": structure.model, "token_basis": TOKEN_BASIS},
+            "options": self.details,
+            "comparison": {"option": best, "baseline": structure.baseline, **comp,
+                           "by_option": {name: {k: _plain(v) for k, v in row.items()}
+                                         for name, row in self.challengers.iterrows()}},
+            "verdict": self.verdict,
+        }
+
+    def _best_challenger(self) -> str | None:
+        rows = self.options.drop(index=self.scenario.structure.baseline)
+        feasible = rows[rows["feasible"]]
+        pool = feasible if len(feasible) else rows
+        return None if pool.empty else str(pool["lcot_usd_per_mtok"].idxmin())
+
+
+def _plain(value):
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        return None if not np.isfinite(value) else value
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _scalar(array) -> float:
+    return float(np.asarray(array).reshape(-1)[0])
+
+
+def compare(scenario: Scenario) -> Comparison:
+    """Evaluate every option of ``scenario`` at its base values and explain the result."""
+    results, values = evaluate_scenario(scenario)
+    structure = scenario.structure
+    challengers = comparison(structure, results, values)
+    base_flows = cashflow.yearly_cash_flows(structure.option(structure.baseline), results[structure.baseline], values)
+    rows, details, comp_rows = [], [], []
+    for option in structure.options:
+        r = results[option.name]
+        pools = {p.role: p for p in option.pools}
+        bound = {}
+        for role in pools:
+            if f"{role}.prefill_bound" in r:
+                bound["prefill"] = BOUND_NAMES[int(_scalar(r[f"{role}.prefill_bound"]))]
+            if f"{role}.decode_bound" in r:
+                bound["decode"] = BOUND_NAMES[int(_scalar(r[f"{role}.decode_bound"]))]
+        code = int(_scalar(r["infeasible_code"]))
+        reasons = [text for bit, text in INFEASIBLE_REASONS.items() if code & bit]
+        placement = "; ".join(f"{'prefill+decode' if role == 'colocated' else role} on {p.device}"
+                              for role, p in pools.items())
+        breakdown = {k[3:]: _scalar(r[k]) for k in OPTION_OUTPUTS if k.startswith("pv_") and k.endswith("_usd")
+                     and k != "pv_cost_usd"}
+        row = {"option": option.name, "placement": placement, "feasible": code == 0,
+               **{k: _scalar(r[k]) for k in ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "pv_cost_usd",
+                                             "devices", "tokens_per_joule", "ttft_s", "tpot_s", "batch",
+                                             "spilled_bytes", "power_w", "kv_transfer_s", "link_ports")}}
+        rows.append(row)
+        details.append({
+            "name": option.name, "placement": placement, "specialized": option.specialized,
+            "lcot_usd_per_mtok": row["lcot_usd_per_mtok"],
+            "lcot_usd_per_mtok_all_tokens": row["lcot_usd_per_mtok_all_tokens"],
+            "pv_cost_usd": row["pv_cost_usd"],
+            "devices": {role: _scalar(r[f"{role}.devices"]) for role in pools},
+            "devices_per_replica": {role: _scalar(r[f"{role}.devices_per_replica"]) for role in pools},
+            "utilization": {role: _scalar(r[f"{role}.utilization"]) for role in pools},
+            "tokens_per_joule": row["tokens_per_joule"], "tokens_per_s": _scalar(r["tokens_per_s"]),
+            "power_w": row["power_w"], "ttft_s": row["ttft_s"], "tpot_s": row["tpot_s"], "batch": row["batch"],
+            "bound": bound, "spilled_bytes": row["spilled_bytes"], "kv_transfer_s": row["kv_transfer_s"],
+            "link_ports": row["link_ports"], "feasible": code == 0, "infeasible_reasons": reasons,
+            "cost_breakdown_pv_usd": breakdown,
+            "accounting_cost_usd_per_year": _scalar(r["accounting_cost_usd_per_year"]),
+        })
+        if option.name in challengers:
+            flows = cashflow.yearly_cash_flows(option, r, values)
+            payback, irr = cashflow.payback_and_irr(base_flows, flows)
+            comp_rows.append({"option": option.name, **{k: _scalar(v) for k, v in challengers[option.name].items()},
+                              "payback_year": _scalar(payback), "irr": _scalar(irr)})
+    options = pd.DataFrame(rows).set_index("option")
+    table = pd.DataFrame(comp_rows).set_index("option") if comp_rows else pd.DataFrame()
+    result = Comparison(scenario, options, table, "", details)
+    result.verdict = verdict(result, results)
+    return result
+
+
+def verdict(result: Comparison, results: Mapping[str, dict]) -> str:
+    """One sentence: which option is cheapest per output token, by how much, and why."""
+    structure = result.scenario.structure
+    table = result.options
+    feasible = table[table["feasible"]]
+    if feasible.empty:
+        return "No option meets the latency targets; " + "; ".join(
+            f"{d['name']}: {', '.join(d['infeasible_reasons'])}" for d in result.details)
+    best = str(feasible["lcot_usd_per_mtok"].idxmin())
+    base = structure.baseline
+    cost = feasible.loc[best, "lcot_usd_per_mtok"]
+    if best == base:
+        others = feasible.drop(index=base)
+        if others.empty:
+            return f"{base} is the only option that meets the latency targets (${cost:.3g}/M output tokens)."
+        runner = str(others["lcot_usd_per_mtok"].idxmin())
+        ratio = others.loc[runner, "lcot_usd_per_mtok"] / cost
+        return (f"The baseline {base} is cheapest at ${cost:.3g}/M output tokens; the best alternative, {runner}, "
+                f"costs {ratio:.2f}x as much, mainly through {_main_reason(results[runner], results[base])}.")
+    ratio = cost / table.loc[base, "lcot_usd_per_mtok"]
+    return (f"{best} is cheapest at ${cost:.3g}/M output tokens, {ratio:.2f}x the baseline {base} "
+            f"(${table.loc[base, 'lcot_usd_per_mtok']:.3g}/M), mainly through "
+            f"{_main_reason(results[best], results[base])}.")
+
+
+def _main_reason(option: Mapping, base: Mapping) -> str:
+    """The cost line whose PV differs most between two options, in words."""
+    lines = [k for k in OPTION_OUTPUTS if k.startswith("pv_") and k.endswith("_usd") and k != "pv_cost_usd"]
+    diffs = {k: _scalar(option[k]) - _scalar(base[k]) for k in lines}
+    key = max(diffs, key=lambda k: abs(diffs[k]))
+    word = "higher" if diffs[key] > 0 else "lower"
+    what = key[3:-4].replace("_", " ")
+    return f"{word} {what} (PV {diffs[key] / 1e6:+.3g} M USD)"
+
+
+@dataclass
+class Breakeven:
+    """One break-even search result."""
+
+    option: str
+    param: str
+    metric: str
+    target: float
+    low: float
+    high: float
+    value: float | None
+    status: str
+    wins_above: bool | None
+    base_value: float
+    unit: str
+
+    def to_dict(self) -> dict:
+        return {k: _plain(v) for k, v in self.__dict__.items()}
+
+
+def breakeven(scenario: Scenario, param: str, low: float | None = None, high: float | None = None,
+              metric: str = "lcot", option: str | None = None, target: float | None = None) -> list[Breakeven]:
+    """Value of ``param`` at which ``option`` (every challenger by default) ties the baseline.
+
+    ``metric`` is ``lcot`` (cost per output token equal), ``npv`` (NPV of choosing the
+    option equals ``target``) or ``ratio`` (option / baseline cost equals ``target``).
+    Returns one :class:`Breakeven` per option; ``status`` is ``crosses``, ``always``
+    (the option wins across the range) or ``never``.
+    """
+    spec = scenario.params[param]
+    if metric not in BREAKEVEN_METRICS:
+        raise InputError.one("--metric", metric, f"must be one of {', '.join(BREAKEVEN_METRICS)}")
+    target = BREAKEVEN_METRICS[metric][1] if target is None else float(target)
+    low = spec.low if low is None else float(low)
+    high = spec.high if high is None else float(high)
+    for name, bound in (("low", low), ("high", high)):
+        if not spec.field.admits(bound) and not (spec.field.integer and spec.field.admits(round(bound))):
+            raise InputError.one(f"--range {name}", bound, f"{param} {spec.field.rule()}")
+    if not high > low:
+        raise InputError.one("--range", [low, high],
+                             f"needs low < high; {param} has no range in the scenario, give --range LO HI")
+    names = [o.name for o in scenario.structure.challengers]
+    if option is not None and option not in names:
+        raise InputError.one("--option", option, f"must be a non-baseline option: {', '.join(names)}")
+    out = []
+    for name in [option] if option else names:
+        x, status, above = find_crossing(lambda xs, n=name: option_gap(scenario, {param: xs}, n, metric, target), low, high)
+        found = int(status) == 0
+        out.append(Breakeven(name, param, metric, target, low, high, float(x) if found else None,
+                             STATUS_NAMES[int(status)], bool(above) if found else None, spec.value, spec.unit))
+    return out
+
+
+def option_gap(scenario: Scenario, updates: Mapping[str, object], option: str, metric: str, target: float):
+    """Signed distance of ``option`` from winning on ``metric`` (negative: it wins).
+
+    An option that misses a latency target never wins; a baseline that misses one
+    always loses to a feasible option.
+    """
+    results, _values = evaluate_scenario(scenario, updates)
+    r, base = results[option], results[scenario.structure.baseline]
+    if metric == "lcot":
+        gap = r["lcot_usd_per_mtok"] - base["lcot_usd_per_mtok"] - target
+    elif metric == "npv":
+        gap = target - (base["pv_cost_usd"] - r["pv_cost_usd"])
+    else:
+        gap = r["lcot_usd_per_mtok"] / base["lcot_usd_per_mtok"] - target
+    ok, base_ok = r["feasible"] > 0, base["feasible"] > 0
+    return np.where(ok, np.where(base_ok, gap, -np.abs(gap) - 1.0), np.abs(gap) + 1.0)
+
+
+def parameters(scenario: Scenario) -> pd.DataFrame:
+    """Every named parameter: name, value, unit, low, high, distribution, source."""
+    rows = [{"name": p.name, "value": p.value, "unit": p.unit, "low": p.low, "high": p.high,
+             "distribution": p.distribution, "source": p.source, "date": p.date, "note": p.note}
+            for p in scenario.params.values_list()]
+    return pd.DataFrame(rows)

@@ -1,0 +1,186 @@
+"""The catalog of sourced defaults in ``assumptions/``: devices, models, links, economics, NRE.
+
+Every number there is a quantity with value, low, high, source and date
+(``assumptions/README.md``). Entries are validated when a scenario uses them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import InputError
+from .params import Q
+from .yamlio import pydantic_errors, read_yaml
+
+ASSUMPTIONS_DIR = Path(os.environ.get("TCO_ASSUMPTIONS", Path(__file__).resolve().parents[1] / "assumptions"))
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+
+
+class MemoryTier(Strict):
+    name: str
+    capacity_bytes: Q
+    bandwidth_bytes_per_s: Q
+
+
+class Device(Strict):
+    """An accelerator: memory tiers (fastest first), compute, power, price, life."""
+
+    id: str
+    name: str
+    device_class: Literal["general", "specialized"] = Field(alias="class")
+    vendor: str = ""
+    memory_tiers: list[MemoryTier] = Field(min_length=1)
+    peak_flops_16bit: Q
+    peak_flops_8bit: Q
+    peak_flops_4bit: Q | None = None
+    chip_to_chip_bandwidth_bytes_per_s: Q
+    sync_latency_s: Q
+    tdp_w: Q
+    idle_power_w: Q
+    host_power_w: Q
+    price_usd: Q
+    system_overhead_usd: Q
+    compute_efficiency: Q
+    bandwidth_efficiency: Q
+    memory_usable_fraction: Q
+    useful_life_years: Q
+    residual_value_fraction: Q
+    residual_efficiency: Q
+    reauthoring_usd_per_shift: Q
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.idle_power_w.value > self.tdp_w.value:
+            raise ValueError(f"idle_power_w ({self.idle_power_w.value:g}) must not exceed tdp_w ({self.tdp_w.value:g})")
+        bandwidths = [t.bandwidth_bytes_per_s.value for t in self.memory_tiers]
+        if bandwidths != sorted(bandwidths, reverse=True):
+            raise ValueError("memory_tiers must be listed fastest first (falling bandwidth)")
+        names = [t.name for t in self.memory_tiers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"memory tier names must be unique, got {names}")
+        return self
+
+    @property
+    def specialized(self) -> bool:
+        return self.device_class == "specialized"
+
+
+class LLM(Strict):
+    """A transformer model: sizes that set weight bytes, KV bytes and FLOPs."""
+
+    id: str
+    name: str
+    params_total: Q
+    params_active: Q
+    layers: Q
+    kv_heads: Q | None = None
+    head_dim: Q | None = None
+    attention_dim: Q
+    hidden_size: Q
+    experts_routed: Q = 1
+    experts_per_token: Q = 1
+    kv_elements_per_token: Q | None = None
+    context_max_tokens: Q
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.params_active.value > self.params_total.value:
+            raise ValueError("params_active must not exceed params_total")
+        if self.experts_per_token.value > self.experts_routed.value:
+            raise ValueError("experts_per_token must not exceed experts_routed")
+        if self.kv_elements_per_token is None and (self.kv_heads is None or self.head_dim is None):
+            raise ValueError("give kv_heads and head_dim, or kv_elements_per_token for latent attention")
+        return self
+
+
+class Link(Strict):
+    """A KV-cache transfer link between pools, per port."""
+
+    id: str = ""
+    name: str = ""
+    bandwidth_bytes_per_s: Q
+    latency_s: Q
+    port_cost_usd: Q
+    port_power_w: Q
+    note: str = ""
+
+
+class Economics(Strict):
+    discount_rate: Q
+    horizon_years: Q
+    electricity_usd_per_kwh: Q
+    pue: Q
+    facility_usd_per_kw_month: Q
+    maintenance_fraction_per_year: Q
+
+
+NRE_PARTS = ("design_usd", "verification_usd", "masks_usd", "ip_usd", "software_usd")
+
+
+class NodeCosts(Strict):
+    """NRE parts and wafer economics of one process node."""
+
+    design_usd: Q
+    verification_usd: Q
+    masks_usd: Q
+    ip_usd: Q
+    software_usd: Q
+    wafer_price_usd: Q
+    defect_density_per_cm2: Q
+    time_to_market_years: Q
+    note: str = ""
+
+
+@dataclass
+class Catalog:
+    """Raw catalog entries (plain dicts) by kind and id; validated on use."""
+
+    devices: dict[str, dict] = field(default_factory=dict)
+    models: dict[str, dict] = field(default_factory=dict)
+    links: dict[str, dict] = field(default_factory=dict)
+    nodes: dict[str, dict] = field(default_factory=dict)
+    economics: dict = field(default_factory=dict)
+
+
+def _entries_by_id(folder: Path) -> dict[str, dict]:
+    entries = {}
+    for path in sorted(folder.glob("*.yaml")):
+        data = read_yaml(path)
+        if not isinstance(data, dict) or "id" not in data:
+            raise InputError.one(str(path), type(data).__name__, "must be a mapping with an 'id'")
+        entries[data["id"]] = data
+    return entries
+
+
+@lru_cache(maxsize=4)
+def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
+    """Read every catalog file under ``folder`` (``assumptions/`` by default)."""
+    folder = Path(folder)
+    links = read_yaml(folder / "links.yaml") or {}
+    nodes = read_yaml(folder / "nre.yaml") or {}
+    return Catalog(
+        devices=_entries_by_id(folder / "devices"),
+        models=_entries_by_id(folder / "models"),
+        links=dict(links.get("links", {})),
+        nodes=dict(nodes.get("nodes", {})),
+        economics=read_yaml(folder / "economics.yaml") or {},
+    )
+
+
+def validated(kind: type[BaseModel], data: dict, path: str):
+    """Validate one catalog entry; errors carry ``path`` (e.g. ``devices.groq-lpu``)."""
+    try:
+        return kind.model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_errors(exc, path) from None

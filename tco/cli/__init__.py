@@ -1,0 +1,47 @@
+"""The ``tco`` command line: one module per subcommand, each with ``add_parser`` and ``run``.
+
+A user mistake (bad scenario, unknown parameter, value out of its domain) prints one
+message per broken rule, naming the field, the value and the rule, and exits with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ..errors import InputError
+
+#: subcommand modules under tco.cli, in the order ``tco --help`` lists them
+COMMANDS = ("compare", "params", "breakeven")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(prog="tco", description=(
+        "Total cost of ownership of AI inference hardware: when does specialized silicon cost less "
+        "per useful token than general-purpose GPUs?"))
+    parser.add_argument("--version", action="version", version=f"tco {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        module = importlib.import_module(f".{name}", __name__)
+        module.add_parser(sub).set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except InputError as exc:
+        for error in exc.errors:
+            print(f"tco: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `tco params | head`
+        return 0
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Discounting, levelized cost, NPV, IRR and payback.
+
+Conventions (DESIGN.md section 5): operating flows and tokens fall at the end of each
+year ``1..Y``; hardware is bought at ``t = k L`` (``k = 0, 1, ...`` while ``k L < Y``) and
+credited at ``min(k L + L, Y)`` with its remaining value. Discount factor
+``(1 + r)^-t`` for any real ``t`` >= 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def discount_factor(rate, t_years):
+    """Present value of 1 USD paid at ``t`` [-]: ``(1 + r)^-t``."""
+    return np.power(1.0 + np.asarray(rate, float), -np.asarray(t_years, float))
+
+
+def annuity_factor(rate, years):
+    """Present value of 1 USD at the end of each year ``1..Y`` [yr].
+
+    ``(1 - (1+r)^-Y) / r``, and ``Y`` at ``r = 0``.
+    """
+    rate = np.asarray(rate, float)
+    safe = np.where(np.abs(rate) < 1e-12, 1.0, rate)
+    return np.where(np.abs(rate) < 1e-12, years, (1.0 - np.power(1.0 + safe, -np.asarray(years, float))) / safe)
+
+
+def purchase_times(useful_life_years, horizon_years):
+    """Purchase times ``k L`` inside the horizon, as a list of ``(t_k, mask_k)`` pairs.
+
+    ``mask_k`` is 1.0 where ``k L < Y``. The list is as long as the longest schedule in
+    the arrays, so the loop runs over purchases, never over scenarios.
+    """
+    life = np.asarray(useful_life_years, float)
+    count = int(np.max(np.ceil(np.asarray(horizon_years, float) / life - 1e-9)))
+    return [(k * life, (k * life < horizon_years - 1e-9).astype(float)) for k in range(max(count, 1))]
+
+
+def hardware_pv_factors(rate, useful_life_years, horizon_years, residual_value_fraction):
+    """Present-value multipliers of one device slot over the horizon [-].
+
+    Returns ``(purchases, credits)``: the PV of the units bought,
+    ``sum_k (1+r)^-(kL)``, and the PV of the value recovered per unit of price,
+    ``sum_k v_k (1+r)^-min(kL+L, Y)`` with ``v_k = 1 - (1 - rv) x min(L, Y - kL)/L``
+    (straight-line from price to residual value ``rv`` over life ``L``; a device cut
+    off by the horizon is credited at its book value).
+    """
+    purchases = 0.0
+    credits = 0.0
+    for t_k, mask in purchase_times(useful_life_years, horizon_years):
+        held_years = np.minimum(useful_life_years, horizon_years - t_k)
+        value = 1.0 - (1.0 - residual_value_fraction) * held_years / useful_life_years
+        purchases = purchases + mask * discount_factor(rate, t_k)
+        credits = credits + mask * value * discount_factor(rate, t_k + held_years)
+    return purchases, credits
+
+
+def levelized_cost_usd_per_mtok(pv_cost_usd, pv_tokens):
+    """Levelized cost per million tokens: ``PV(costs) / PV(tokens) x 1e6`` [USD/Mtok].
+
+    The LCOE construction (NREL, *Annual Technology Baseline*) applied to tokens.
+    """
+    return pv_cost_usd / pv_tokens * 1e6
+
+
+def npv_excel(rate, flows):
+    """Excel's ``NPV(rate, v1..vn)``: the first flow is discounted one period [USD].
+
+    ``sum_i v_i / (1 + r)^i`` for ``i = 1..n`` along the last axis of ``flows``.
+    """
+    flows = np.asarray(flows, float)
+    years = np.arange(1, flows.shape[-1] + 1)
+    return np.sum(flows * discount_factor(np.asarray(rate, float)[..., None], years), axis=-1)
+
+
+def irr(flows, low=-0.99, high=10.0, iterations=80):
+    """Internal rate of return of yearly ``flows`` (year 0 first, along the last axis) [-/yr].
+
+    Vectorized bisection on ``NPV(r) = sum_t f_t (1+r)^-t``; NaN where NPV does not
+    change sign on ``[low, high]`` (no IRR, e.g. flows that never pay back).
+    """
+    flows = np.asarray(flows, float)
+    years = np.arange(flows.shape[-1])
+
+    def npv(rate):
+        return np.sum(flows * np.power(1.0 + rate[..., None], -years), axis=-1)
+
+    lo = np.full(flows.shape[:-1], low)
+    hi = np.full(flows.shape[:-1], high)
+    f_lo = npv(lo)
+    valid = np.sign(f_lo) * np.sign(npv(hi)) < 0
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        f_mid = npv(mid)
+        left = np.sign(f_mid) == np.sign(f_lo)
+        lo = np.where(left, mid, lo)
+        f_lo = np.where(left, f_mid, f_lo)
+        hi = np.where(left, hi, mid)
+    return np.where(valid, 0.5 * (lo + hi), np.nan)
+
+
+def payback_year(cumulative_discounted_savings):
+    """First year (index along the last axis) at which cumulative savings reach >= 0.
+
+    NaN where they never do within the horizon. Year 0 counts if nothing is spent first.
+    """
+    cumulative = np.asarray(cumulative_discounted_savings, float)
+    reached = cumulative >= 0.0
+    # payback is the start of the final non-negative run, so later dips are respected
+    final_run = np.flip(np.cumprod(np.flip(reached, axis=-1), axis=-1), axis=-1).astype(bool)
+    first = np.argmax(final_run, axis=-1).astype(float)
+    return np.where(final_run[..., -1], first, np.nan)

@@ -1,0 +1,53 @@
+"""Fleet sizing: replicas at peak demand, utilization at mean demand, the KV link.
+
+DESIGN.md section 4. Demand is in requests/s; a request has ``P`` prompt tokens and
+``O`` output tokens.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SECONDS_PER_YEAR = 8760.0 * 3600.0
+
+
+def colocated_requests_per_s(prompt_tokens, output_tokens, prefill_tokens_per_s, decode_tokens_per_s):
+    """Requests/s one replica serves doing both phases in turn [req/s].
+
+    ``1 / (P / prefill_tps + O / decode_tps)``: the replica's time is shared between
+    prefill and decode (DESIGN.md section 4).
+    """
+    return 1.0 / (prompt_tokens / prefill_tokens_per_s + output_tokens / decode_tokens_per_s)
+
+
+def replicas_needed(peak_load, capacity_per_replica, whole=True):
+    """Replicas to carry ``peak_load`` [replicas]: ``ceil`` when ``whole``, else continuous.
+
+    ``whole`` may be an array of booleans; load and capacity share a unit (req/s or tok/s).
+    """
+    exact = np.asarray(peak_load, float) / capacity_per_replica
+    return np.where(whole, np.ceil(exact - 1e-9), exact)
+
+
+def utilization(mean_load, replicas, capacity_per_replica):
+    """Mean busy share of a pool: ``mean load / provisioned capacity`` [0-1]."""
+    return np.minimum(mean_load / (replicas * capacity_per_replica), 1.0)
+
+
+def kv_transfer_bytes_per_request(prompt_tokens, kv_bytes_per_token):
+    """KV cache moved from the prefill pool to the decode pool per request [B]: ``P x k``."""
+    return np.asarray(prompt_tokens, float) * kv_bytes_per_token
+
+
+def kv_transfer_time_s(bytes_per_request, link_bandwidth_bytes_per_s, link_latency_s):
+    """Time to move one request's KV over one link port [s]: ``P k / BW + latency``."""
+    return bytes_per_request / link_bandwidth_bytes_per_s + link_latency_s
+
+
+def link_ports_needed(peak_requests_per_s, bytes_per_request, link_bandwidth_bytes_per_s, whole=True):
+    """Link ports that carry the peak KV traffic ``lambda_peak x P x k`` [ports].
+
+    At least one port whenever KV moves at all; ``ceil`` when ``whole``.
+    """
+    exact = peak_requests_per_s * bytes_per_request / link_bandwidth_bytes_per_s
+    return np.where(whole, np.maximum(np.ceil(exact - 1e-9), 1.0), exact)

@@ -1,0 +1,45 @@
+"""Workload half-life: how long a specialized design keeps serving what it was built for.
+
+DESIGN.md section 5. The share of demand the design still serves at its designed
+efficiency at time ``t`` (years) is ``2^(-t/H)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+LN2 = np.log(2.0)
+
+
+def designed_share_at(t_years, half_life_years):
+    """Share of demand still served at designed efficiency at time ``t``: ``2^(-t/H)``."""
+    return np.exp2(-np.asarray(t_years, float) / half_life_years)
+
+
+def designed_share_in_year(year, half_life_years, offset_years=0.0):
+    """Mean of ``2^(-t/H)`` over year ``y`` (from ``y-1`` to ``y``), shifted by ``offset``.
+
+    ``H/ln2 x (2^(-(y-1+o)/H) - 2^(-(y+o)/H))``; ``offset`` is the time from the start of
+    design to deployment, during which the workload already moved.
+    """
+    start = np.asarray(year, float) - 1.0 + offset_years
+    return half_life_years / LN2 * (np.exp2(-start / half_life_years) - np.exp2(-(start + 1.0) / half_life_years))
+
+
+def effective_life_years(useful_life_years, half_life_years):
+    """Years of full-efficiency service in a device life: ``H/ln2 x (1 - 2^(-L/H))``.
+
+    The integral of ``2^(-t/H)`` from 0 to ``L``; tends to ``L`` when ``H >> L`` and to
+    ``H/ln2`` when ``H << L``.
+    """
+    return half_life_years / LN2 * (1.0 - np.exp2(-np.asarray(useful_life_years, float) / half_life_years))
+
+
+def served_efficiency_in_year(year, half_life_years, residual_efficiency, offset_years=0.0):
+    """Share of a specialized pool's designed output that is still useful in year ``y``.
+
+    ``s + (1 - s) x eta_r`` with ``s`` the designed share of that year and ``eta_r`` the
+    efficiency the design keeps on shifted work.
+    """
+    share = designed_share_in_year(year, half_life_years, offset_years)
+    return share + (1.0 - share) * residual_efficiency

@@ -1,0 +1,96 @@
+"""Roofline performance of one model replica spread over ``n`` devices.
+
+Memory is a list of *placement tiers*, fastest first (on-chip SRAM, then HBM, ...).
+Each tier is described per replica by its usable capacity [B] and its achievable
+bandwidth [B/s] (device figure x ``n`` x bandwidth efficiency). Bytes read in a step are
+placed fastest tier first (DESIGN.md section 3); bytes that land below the fastest tier
+are the *spilled bytes*.
+
+References: Williams, Waterman, Patterson, "Roofline: an insightful visual performance
+model", CACM 52(4), 2009; Pope et al., "Efficiently Scaling Transformer Inference",
+MLSys 2023 (decode is bandwidth-bound at small batch, prefill compute-bound).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def replica_devices(stored_bytes, usable_bytes_per_device, minimum_devices=1.0):
+    """Smallest whole number of devices whose usable memory holds ``stored_bytes`` [devices].
+
+    ``n = max(ceil(stored / usable_per_device), minimum)``. A 70B model at 8 bits
+    (70.55e9 B) over 230 MB SRAM chips needs at least ceil(70.55e9 / 230e6) = 307.
+    """
+    needed = np.ceil(np.asarray(stored_bytes, float) / usable_bytes_per_device - 1e-12)
+    return np.maximum(np.maximum(needed, 1.0), minimum_devices)
+
+
+def memory_read_time_s(bytes_read, tier_capacity_bytes, tier_bandwidth_bytes_per_s):
+    """Time to stream ``bytes_read`` placed fastest tier first [s].
+
+    ``t = sum_i clip(bytes - C_{i-1}, 0, c_i) / bw_i`` with ``C_{i-1}`` the capacity of
+    the faster tiers; the last tier takes whatever is left (capacity is checked apart).
+    """
+    remaining = np.asarray(bytes_read, float)
+    time_s = 0.0
+    last = len(tier_capacity_bytes) - 1
+    for i, (capacity, bandwidth) in enumerate(zip(tier_capacity_bytes, tier_bandwidth_bytes_per_s, strict=False)):
+        placed = remaining if i == last else np.minimum(remaining, capacity)
+        time_s = time_s + placed / bandwidth
+        remaining = remaining - placed
+    return time_s
+
+
+def spilled_bytes(bytes_read, fastest_tier_capacity_bytes):
+    """Bytes of a step that do not fit the fastest tier and are read from slower ones [B]."""
+    return np.maximum(np.asarray(bytes_read, float) - fastest_tier_capacity_bytes, 0.0)
+
+
+def sync_fixed_time_s(layers, devices, sync_latency_s):
+    """Latency part of the collectives of one forward pass over ``n`` devices [s].
+
+    Tensor-parallel layers all-reduce twice (attention and MLP; Shoeybi et al.,
+    Megatron-LM, 2019); a tree all-reduce costs ``latency x log2 n``:
+    ``2 x layers x latency x log2(n)``; zero for ``n = 1``.
+    """
+    return 2.0 * layers * sync_latency_s * np.log2(np.maximum(devices, 1.0))
+
+
+def sync_time_per_token_s(layers, devices, hidden_size, chip_to_chip_bytes_per_s, activation_bytes=2.0):
+    """Bandwidth part of the collectives per token in flight [s/token].
+
+    A ring all-reduce of ``m`` bytes moves ``2 (n-1)/n x m`` bytes per device; each token
+    carries ``hidden x activation_bytes`` (BF16 activations) per all-reduce, two per layer:
+    ``2 x layers x 2 (n-1)/n x hidden x bytes / c2c_bandwidth``.
+    """
+    n = np.maximum(devices, 1.0)
+    return 4.0 * layers * (n - 1.0) / n * hidden_size * activation_bytes / chip_to_chip_bytes_per_s
+
+
+def max_tokens_within_time(bytes_fixed, bytes_per_token, time_fixed_s, time_per_token_s, target_s,
+                           tier_capacity_bytes, tier_bandwidth_bytes_per_s):
+    """Largest real ``B`` with ``t_mem(b0 + b1 B) + s0 + s1 B <= target`` [tokens].
+
+    ``t_mem`` is piecewise linear in the bytes and convex when the tiers are ordered by
+    falling bandwidth, so it equals the maximum of its segments' extended lines; the
+    condition then holds iff it holds for every line, and ``B`` is the minimum of the
+    per-line solutions
+    ``B_i = (target - s0 - T_{i-1} + (C_{i-1} - b0)/bw_i) / (b1/bw_i + s1)``
+    with ``C_{i-1}`` the capacity and ``T_{i-1}`` the read time of the faster tiers.
+    Negative means even ``B = 0`` misses the target.
+    """
+    best = np.inf
+    cumulative_bytes = 0.0
+    cumulative_time_s = 0.0
+    for capacity, bandwidth in zip(tier_capacity_bytes, tier_bandwidth_bytes_per_s, strict=False):
+        slack_s = target_s - time_fixed_s - cumulative_time_s + (cumulative_bytes - bytes_fixed) / bandwidth
+        best = np.minimum(best, slack_s / (bytes_per_token / bandwidth + time_per_token_s))
+        cumulative_bytes = cumulative_bytes + capacity
+        cumulative_time_s = cumulative_time_s + capacity / bandwidth
+    return best
+
+
+def compute_time_s(flops, devices, peak_flops, compute_efficiency):
+    """Time to execute ``flops`` on ``n`` devices at an achieved share of peak [s]."""
+    return flops / (devices * peak_flops * compute_efficiency)

@@ -1,0 +1,343 @@
+"""Scenario files: what is compared, under which workload, against which baseline.
+
+``load_scenario(path_or_name)`` validates a scenario against the catalog and resolves it
+into a :class:`Scenario`: the discrete :class:`~tco.core.structure.Structure` the core
+needs, and the :class:`~tco.params.ParamSet` of every named input it uses.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from .catalog import (
+    LLM,
+    NRE_PARTS,
+    Catalog,
+    Device,
+    Economics,
+    Link,
+    NodeCosts,
+    Strict,
+    load_catalog,
+    validated,
+)
+from .core.structure import Option, Pool, Structure, device_param, link_param, model_param, pool_param, tier_param
+from .errors import FieldError, InputError
+from .params import Param, ParamSet, Q, Quantity, param_from_quantity
+from .yamlio import pydantic_errors, read_yaml
+
+SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+DEFAULT_SCENARIO = "default"
+
+VLLM_SOURCE = "vLLM engine argument max_num_seqs default 256 (docs.vllm.ai, engine args)"
+WORKLOAD_DEFAULTS = {
+    "max_batch": Quantity(value=256, low=64, high=1024, source=VLLM_SOURCE),
+    "weight_bits": Quantity(value=8, source="scenario default: FP8/INT8 weights, common in production serving"),
+    "kv_bits": Quantity(value=8, source="scenario default: FP8 KV cache"),
+    "compute_bits": Quantity(value=8, source="scenario default: FP8/INT8 arithmetic"),
+    "peak_to_mean": Quantity(value=1.0, source="scenario default: flat demand"),
+}
+
+
+class PoolSpec(Strict):
+    device: str
+    devices_per_replica: Q | None = None
+
+
+class OptionSpec(Strict):
+    """A fleet option: ``colocated``, or ``prefill`` + ``decode`` + ``kv_link``."""
+
+    name: str = Field(min_length=1)
+    colocated: PoolSpec | None = None
+    prefill: PoolSpec | None = None
+    decode: PoolSpec | None = None
+    kv_link: str | None = None
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _one_shape(self):
+        split = self.prefill is not None or self.decode is not None
+        if self.colocated is not None and split:
+            raise ValueError("give either colocated, or prefill and decode, not both")
+        if self.colocated is None and not (self.prefill and self.decode):
+            raise ValueError("a disaggregated option needs both prefill and decode")
+        if split and not self.kv_link:
+            raise ValueError("a disaggregated option needs a kv_link (see assumptions/links.yaml)")
+        if self.colocated is not None and self.kv_link:
+            raise ValueError("kv_link applies to disaggregated options only")
+        return self
+
+    def pools(self) -> dict[str, PoolSpec]:
+        return {"colocated": self.colocated} if self.colocated else {"prefill": self.prefill, "decode": self.decode}
+
+
+class Workload(Strict):
+    requests_per_s: Q
+    prompt_tokens: Q
+    output_tokens: Q
+    ttft_target_s: Q
+    tpot_target_s: Q
+    half_life_years: Q
+    peak_to_mean: Q | None = None
+    max_batch: Q | None = None
+    weight_bits: Q | None = None
+    kv_bits: Q | None = None
+    compute_bits: Q | None = None
+
+
+class Die(Strict):
+    """Unit cost built up from silicon instead of given as the device's ``price_usd``."""
+
+    die_area_mm2: Q
+    package_memory_board_usd: Q
+    wafer_price_usd: Q | None = None
+    defect_density_per_cm2: Q | None = None
+
+
+class Program(Strict):
+    """The scenario builds its own chip: NRE by process node, amortized over the volume."""
+
+    device: str
+    node: str
+    volume_units: Q
+    time_to_market_years: Q | None = None
+    nre: dict[str, Q] = {}
+    die: Die | None = None
+
+
+class Fleet(Strict):
+    sizing: Literal["whole", "continuous"] = "whole"
+
+
+class ScenarioFile(Strict):
+    """The schema of a scenario YAML file."""
+
+    name: str = Field(min_length=1)
+    title: str = ""
+    description: str = ""
+    question: str = ""
+    model: str
+    workload: Workload
+    options: list[OptionSpec] = Field(min_length=1)
+    baseline: str
+    fleet: Fleet = Fleet()
+    economics: dict[str, Q] = {}
+    devices: dict[str, dict[str, Any]] = {}
+    models: dict[str, dict[str, Any]] = {}
+    links: dict[str, dict[str, Any]] = {}
+    program: Program | None = None
+    set: dict[str, float] = {}
+    study: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario: its structure, its named parameters and its file contents."""
+
+    name: str
+    title: str
+    description: str
+    question: str
+    structure: Structure
+    params: ParamSet
+    spec: ScenarioFile
+    path: str | None = None
+    devices: dict[str, Device] = field(default_factory=dict)
+
+    def values(self) -> dict[str, float]:
+        return self.params.values()
+
+    def with_values(self, updates: dict[str, float]) -> Scenario:
+        """This scenario with new base values (``--set``); each is domain-checked."""
+        if not updates:
+            return self
+        spec = self.spec.model_copy(update={"set": {**self.spec.set, **updates}})
+        return Scenario(self.name, self.title, self.description, self.question, self.structure,
+                        self.params.with_values(updates), spec, self.path, self.devices)
+
+    def to_dict(self) -> dict:
+        """The scenario file as plain data, edits in ``set`` included."""
+        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True) | {
+            "name": self.spec.name, "model": self.spec.model, "baseline": self.spec.baseline}
+
+
+def scenario_path(name_or_path: str | Path | None) -> Path:
+    """A bundled scenario by name (``default``) or a file path."""
+    if name_or_path is None:
+        name_or_path = DEFAULT_SCENARIO
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        return path
+    bundled = SCENARIOS_DIR / f"{name_or_path}.yaml"
+    if bundled.exists():
+        return bundled
+    names = ", ".join(bundled_scenarios())
+    raise InputError.one("SCENARIO", str(name_or_path), f"is neither a file nor a bundled scenario ({names})")
+
+
+def bundled_scenarios() -> list[str]:
+    return sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml"))
+
+
+def load_scenario(name_or_path: str | Path | None = None, catalog: Catalog | None = None) -> Scenario:
+    """Read, validate and resolve a scenario file (bundled name or path)."""
+    path = scenario_path(name_or_path)
+    data = read_yaml(path)
+    return scenario_from_dict(data, catalog, path=str(path))
+
+
+def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str | None = None) -> Scenario:
+    """Validate and resolve scenario data (as read from YAML)."""
+    if not isinstance(data, dict):
+        raise InputError.one(path or "<scenario>", type(data).__name__, "a scenario must be a YAML mapping")
+    try:
+        spec = ScenarioFile.model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_errors(exc) from None
+    return _resolve(spec, catalog or load_catalog(), path)
+
+
+def _merge(entry: dict, overrides: dict) -> dict:
+    """Catalog entry with scenario overrides: a bare number replaces only the value."""
+    merged = copy.deepcopy(entry)
+    for key, value in overrides.items():
+        if key == "memory" and isinstance(value, dict):
+            tiers = {t["name"]: t for t in merged.get("memory_tiers", [])}
+            for tier_name, tier_over in value.items():
+                tiers[tier_name] = _merge(tiers.get(tier_name, {"name": tier_name}), tier_over)
+            merged["memory_tiers"] = list(tiers.values())
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], "value": value}
+            merged[key]["low"] = min(merged[key].get("low", value), value)
+            merged[key]["high"] = max(merged[key].get("high", value), value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _lookup(kind: str, ident: str, entries: dict, overrides: dict, model, path: str):
+    if ident not in entries and ident not in overrides:
+        known = ", ".join(sorted(entries))
+        raise InputError.one(path, ident, f"is not a known {kind}; known: {known}")
+    data = _merge(entries.get(ident, {}), overrides.get(ident, {}))
+    data.setdefault("id", ident)
+    return validated(model, data, f"{kind}s.{ident}")
+
+
+def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario:
+    errors: list[FieldError] = []
+    names = [o.name for o in spec.options]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            errors.append(FieldError(f"options[{i}].name", name, "option names must be unique"))
+    if spec.baseline not in names:
+        errors.append(FieldError("baseline", spec.baseline, f"must name one of the options: {', '.join(names)}"))
+    if errors:
+        raise InputError(errors)
+
+    model = _lookup("model", spec.model, catalog.models, spec.models, LLM, "model")
+    devices: dict[str, Device] = {}
+    options = []
+    for i, opt in enumerate(spec.options):
+        pools = []
+        for role, pool in opt.pools().items():
+            where = f"options[{i}].{role}.device"
+            if pool.device not in devices:
+                devices[pool.device] = _lookup("device", pool.device, catalog.devices, spec.devices, Device, where)
+            device = devices[pool.device]
+            built = spec.program is not None and spec.program.device == pool.device
+            pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
+                              built, pool.devices_per_replica is not None))
+        if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
+            errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
+                                     f"is not a known link; known: {', '.join(sorted(catalog.links))}"))
+        options.append(Option(opt.name, tuple(pools), opt.kv_link))
+    baseline = next(o for o in options if o.name == spec.baseline)
+    if baseline.specialized:
+        errors.append(FieldError("baseline", spec.baseline, "the baseline must run on general-purpose devices only"))
+    if spec.program is not None and spec.program.device not in devices:
+        errors.append(FieldError("program.device", spec.program.device, "must be a device used by one of the options"))
+    if spec.program is not None and spec.program.node not in catalog.nodes:
+        errors.append(FieldError("program.node", spec.program.node, f"must be one of {', '.join(sorted(catalog.nodes))}"))
+    if errors:
+        raise InputError(errors)
+
+    structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
+                          spec.program.device if spec.program else None)
+    params = _parameters(spec, catalog, model, devices)
+    scenario = Scenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices)
+    if spec.set:
+        scenario = Scenario(spec.name, spec.title, spec.description, spec.question, structure,
+                            params.with_values(spec.set), spec, path, devices)
+    return scenario
+
+
+def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:
+    """Flatten everything the scenario uses into named parameters, in a stable order."""
+    collected: list[Param] = []
+    errors: list[FieldError] = []
+
+    def add(name: str, q: Quantity | None, default_source: str = "scenario file"):
+        if q is None:
+            return
+        try:
+            collected.append(param_from_quantity(name, q, default_source))
+        except InputError as exc:
+            errors.extend(exc.errors)
+
+    workload = spec.workload
+    for key in Workload.model_fields:
+        add(f"workload.{key}", getattr(workload, key) or WORKLOAD_DEFAULTS.get(key))
+    economics = validated(Economics, {**catalog.economics, **{k: v.model_dump() for k, v in spec.economics.items()}},
+                          "economics")
+    for key in Economics.model_fields:
+        add(f"economics.{key}", getattr(economics, key))
+    for key in ("params_total", "params_active", "layers", "kv_heads", "head_dim", "attention_dim", "hidden_size",
+                "experts_routed", "experts_per_token", "kv_elements_per_token", "context_max_tokens"):
+        if key in ("kv_heads", "head_dim") and model.kv_elements_per_token is not None:
+            continue
+        add(model_param(model.id, key), getattr(model, key))
+    for device in devices.values():
+        for tier in device.memory_tiers:
+            add(tier_param(device.id, tier.name, "capacity_bytes"), tier.capacity_bytes)
+            add(tier_param(device.id, tier.name, "bandwidth_bytes_per_s"), tier.bandwidth_bytes_per_s)
+        for key in Device.model_fields:
+            value = getattr(device, key)
+            if key == "peak_flops_4bit" and value is None:
+                value = device.peak_flops_8bit.model_copy(update={"note": "no 4-bit unit: the 8-bit figure applies"})
+            if isinstance(value, Quantity):
+                add(device_param(device.id, key), value)
+    links_used = sorted({o.kv_link for o in spec.options if o.kv_link})
+    for link_id in links_used:
+        link = _lookup("link", link_id, catalog.links, spec.links, Link, "kv_link")
+        for key in ("bandwidth_bytes_per_s", "latency_s", "port_cost_usd", "port_power_w"):
+            add(link_param(link_id, key), getattr(link, key))
+    for option in spec.options:
+        for role, pool in option.pools().items():
+            add(pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
+    if spec.program is not None:
+        _program_parameters(spec.program, catalog, add, errors)
+    if errors:
+        raise InputError(errors)
+    return ParamSet(collected)
+
+
+def _program_parameters(program: Program, catalog: Catalog, add, errors: list[FieldError]) -> None:
+    node = validated(NodeCosts, catalog.nodes[program.node], f"nodes.{program.node}")
+    for key in program.nre:
+        if key not in NRE_PARTS:
+            errors.append(FieldError(f"program.nre.{key}", key, f"must be one of {', '.join(NRE_PARTS)}"))
+    add("program.volume_units", program.volume_units)
+    add("program.time_to_market_years", program.time_to_market_years or node.time_to_market_years)
+    for part in NRE_PARTS:
+        add(f"program.nre.{part}", program.nre.get(part) or getattr(node, part))
+    if program.die is not None:
+        add("program.die_area_mm2", program.die.die_area_mm2)
+        add("program.package_memory_board_usd", program.die.package_memory_board_usd)
+        add("program.wafer_price_usd", program.die.wafer_price_usd or node.wafer_price_usd)
+        add("program.defect_density_per_cm2", program.die.defect_density_per_cm2 or node.defect_density_per_cm2)

@@ -1,0 +1,62 @@
+"""Break-even solver: where a metric of one option crosses the baseline's, for any parameter.
+
+Vectorized: the parameter is swept on a grid along a new leading axis, the first sign
+change is bracketed, then bisected; every other parameter may be an array, so one call
+finds a break-even per grid cell or per Monte Carlo draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+#: status codes of a break-even search
+CROSSES, ALWAYS, NEVER = 0, 1, -1
+STATUS_NAMES = {CROSSES: "crosses", ALWAYS: "always", NEVER: "never"}
+
+
+def spans_decades(low: float, high: float) -> bool:
+    """Whether a range is better gridded geometrically: positive and wider than 100x."""
+    return low > 0 and high / low > 100.0
+
+
+def grid(low: float, high: float, points: int, log: bool | None = None) -> np.ndarray:
+    """``points`` values from ``low`` to ``high``; geometric when the range spans > 100x."""
+    log = spans_decades(low, high) if log is None else log
+    return np.geomspace(low, high, points) if log else np.linspace(low, high, points)
+
+
+def find_crossing(gap: Callable[[np.ndarray], np.ndarray], low: float, high: float,
+                  points: int = 65, iterations: int = 60, log: bool | None = None):
+    """First ``x`` in ``[low, high]`` where ``gap(x)`` changes sign.
+
+    ``gap`` maps an array ``x`` (leading axis) to an array that broadcasts with it;
+    negative means the option wins. Returns ``(x, status, wins_above)``: the break-even
+    (NaN without a crossing), ``CROSSES`` / ``ALWAYS`` (wins over the whole range) /
+    ``NEVER``, and whether the option wins above the break-even.
+    """
+    log = spans_decades(low, high) if log is None else log
+    xs = grid(low, high, points, log)
+    probe = np.asarray(gap(xs[:1]))
+    xs_b = xs.reshape((-1,) + (1,) * (probe.ndim - 1))
+    g = np.asarray(gap(xs_b))
+    negative = g < 0
+    change = negative[1:] != negative[:-1]
+    has = change.any(axis=0)
+    first = np.argmax(change, axis=0)
+    lo = np.take_along_axis(np.broadcast_to(xs_b, g.shape), first[None], axis=0)[0]
+    hi = np.take_along_axis(np.broadcast_to(xs_b, g.shape), first[None] + 1, axis=0)[0]
+    g_lo = np.take_along_axis(g, first[None], axis=0)[0]
+    for _ in range(iterations):
+        mid = np.sqrt(lo * hi) if log else 0.5 * (lo + hi)
+        g_mid = np.asarray(gap(mid))
+        same = (g_mid < 0) == (g_lo < 0)
+        lo = np.where(same, mid, lo)
+        g_lo = np.where(same, g_mid, g_lo)
+        hi = np.where(same, hi, mid)
+    status = np.where(has, CROSSES, np.where(negative.all(axis=0), ALWAYS, NEVER))
+    x = np.where(has, 0.5 * (lo + hi), np.nan)
+    wins_above = ~np.take_along_axis(negative, first[None], axis=0)[0]
+    return x, status, wins_above
+

@@ -1,0 +1,148 @@
+"""The command line: output contracts, and bad input answered with exit code 2 and one clear message."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tco.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compare_json_contract(capsys):
+    code, out, _ = run(capsys, "compare", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["scenario"]["name"] == "default"
+    names = [o["name"] for o in data["options"]]
+    assert names == ["h100", "groq", "h100-prefill+groq-decode"]
+    for option in data["options"]:
+        for key in ("name", "lcot_usd_per_mtok", "pv_cost_usd", "devices", "utilization", "tokens_per_joule",
+                    "ttft_s", "tpot_s", "batch", "bound", "spilled_bytes", "feasible"):
+            assert key in option, key
+        assert set(option["devices"]) == set(option["utilization"])
+        assert all(0 < u <= 1 for u in option["utilization"].values())
+    split = data["options"][2]
+    assert set(split["devices"]) == {"prefill", "decode"}
+    assert split["bound"]["prefill"] in ("compute", "bandwidth", "interconnect")
+    for key in ("npv_usd", "life_over_half_life"):
+        assert key in data["comparison"]
+    assert data["verdict"]
+
+
+def test_compare_reports_breakeven_volume_with_a_program(capsys):
+    code, out, _ = run(capsys, "compare", "custom-asic", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["comparison"]["breakeven_volume_units"] > 0
+    assert "two_for_two_holds" in data["comparison"]
+
+
+def test_compare_set_changes_the_answer(capsys):
+    _, base, _ = run(capsys, "compare", "--format", "json")
+    _, cheap, _ = run(capsys, "compare", "--format", "json", "--set", "devices.groq-lpu.price_usd=2000")
+    lcot = {o["name"]: o["lcot_usd_per_mtok"] for o in json.loads(base)["options"]}
+    lcot_cheap = {o["name"]: o["lcot_usd_per_mtok"] for o in json.loads(cheap)["options"]}
+    assert lcot_cheap["groq"] < lcot["groq"]
+    assert lcot_cheap["h100"] == lcot["h100"]
+
+
+def test_compare_table_and_csv(capsys):
+    code, out, _ = run(capsys, "compare", "batch-offline")
+    assert code == 0 and "b200" in out and "cheapest" in out
+    code, out, _ = run(capsys, "compare", "voice-agent", "--format", "csv")
+    assert code == 0 and out.splitlines()[0].startswith("option,")
+
+
+def test_params_lists_every_parameter(capsys):
+    code, out, _ = run(capsys, "params", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0
+    names = {r["name"] for r in rows}
+    assert {"economics.discount_rate", "devices.groq-lpu.price_usd", "workload.prompt_tokens",
+            "devices.groq-lpu.memory.sram.capacity_bytes", "links.ib-400g.bandwidth_bytes_per_s"} <= names
+    for r in rows:
+        assert r["unit"] and r["source"] and r["low"] <= r["value"] <= r["high"], r
+
+
+def test_breakeven_json(capsys):
+    code, out, _ = run(capsys, "breakeven", "custom-asic", "--param", "program.volume_units", "--format", "json")
+    results = json.loads(out)["results"]
+    assert code == 0 and all(r["status"] == "crosses" and r["wins_above"] for r in results)
+
+
+def test_breakeven_never_in_range(capsys):
+    code, out, _ = run(capsys, "breakeven", "--param", "economics.pue", "--format", "json")
+    assert code == 0
+    assert {r["status"] for r in json.loads(out)["results"]} == {"never"}
+
+
+BAD = [
+    (["compare", "--set", "devices.h100-sxm.price_usd=-5"], "devices.h100-sxm.price_usd", "-5"),
+    (["compare", "--set", "devices.h100-sxm.compute_efficiency=1.5"], "compute_efficiency", "1.5"),
+    (["compare", "--set", "devices.nope.price_usd=5"], "devices.nope.price_usd", "not a parameter"),
+    (["compare", "--set", "economics.discount_rate"], "--set", "NAME=VALUE"),
+    (["compare", "--set", "economics.discount_rate=abc"], "economics.discount_rate", "must be a number"),
+    (["breakeven", "--param", "workload.bogus"], "workload.bogus", "not a parameter"),
+    (["breakeven", "--param", "economics.pue", "--range", "0.5", "2"], "--range low", "0.5"),
+    (["compare", "no-such-scenario"], "SCENARIO", "bundled scenario"),
+]
+
+
+@pytest.mark.parametrize(("argv", "path", "fragment"), BAD)
+def test_bad_input_exits_2_with_a_clear_message(capsys, argv, path, fragment):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert path in err and fragment in err
+    assert "Traceback" not in err and out == ""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+DEFAULT_TEXT = None
+
+
+def default_text():
+    from tco.scenario import SCENARIOS_DIR
+
+    return (SCENARIOS_DIR / "default.yaml").read_text()
+
+
+@pytest.mark.parametrize(("edit", "path", "fragment"), [
+    (lambda t: t.replace("model: llama-3.1-70b", "model: llama-9"), "model", "not a known model"),
+    (lambda t: t.replace("device: groq-lpu, devices_per_replica: 576}\n    note: \"SRAM",
+                         "device: grok, devices_per_replica: 576}\n    note: \"SRAM"), "options[1].colocated.device", "grok"),
+    (lambda t: t.replace("baseline: h100", "baseline: groq"), "baseline", "general-purpose"),
+    (lambda t: t.replace("requests_per_s: {value: 100,", "requests_per_s: {value: -100,"), "workload.requests_per_s", "-100"),
+    (lambda t: t.replace("peak_to_mean: {value: 1.6,", "peak_to_mean: {value: 1.6, unit: W,"),
+     "workload.peak_to_mean.unit", "ratio"),
+    (lambda t: t + "\nfavourite_colour: blue\n", "favourite_colour", "Extra inputs"),
+    (lambda t: t.replace("options:", "options: [\n"), "s.yaml", "not valid YAML"),
+    (lambda t: t + "\ndevices: {h100-sxm: {tdp_w: {value: 100, low: 100, high: 100}}}\n", "devices.h100-sxm", "idle_power_w"),
+])
+def test_bad_scenario_files(capsys, tmp_path, edit, path, fragment):
+    code, _out, err = run(capsys, "compare", write(tmp_path, edit(default_text())))
+    assert code == 2, err
+    assert path in err and fragment in err, err
+    assert "Traceback" not in err
+
+
+def test_python_dash_m_works_the_same():
+    proc = subprocess.run([sys.executable, "-m", "tco", "compare", "--set", "economics.pue=0.5"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert "economics.pue: got 0.5" in proc.stderr and "Traceback" not in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "tco", "params", "voice-agent", "--format", "csv"],
+                          capture_output=True, text=True, check=True)
+    assert proc.stdout.startswith("name,value,unit")

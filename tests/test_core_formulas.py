@@ -1,0 +1,117 @@
+"""Core formulas against values derived by hand or taken from publications."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tco.core import finance, lifecycle, llm, nre, roofline
+
+
+def test_kv_bytes_llama_70b_bf16():
+    # meta-llama sku_list: 80 layers, 8 KV heads, head dim 128; BF16 = 16 bits:
+    # 2 x 80 x 8 x 128 x 2 B = 327,680 B per token (facts.md section 4)
+    assert llm.kv_bytes_per_token(80, 8, 128, 16) == 327_680
+
+
+def test_kv_bytes_deepseek_v3_latent():
+    # MLA caches 61 x (512 + 64) = 35,136 elements per token; at BF16 70,272 B
+    assert llm.latent_kv_bytes_per_token(61 * (512 + 64), 16) == 70_272
+
+
+def test_weight_bytes_and_sram_chip_count():
+    # 70B at 8 bits = 70e9 B; over 230 MB SRAM chips: 70e9 / 230e6 = 304.3 -> at least 305 chips
+    assert roofline.replica_devices(llm.weight_bytes(70e9, 8), 230e6) == 305
+    # Llama 3.1 70B exactly (70,553,706,496 params): ceil(70.5537e9 / 230e6) = 307 (facts.md: "~307 GroqChips")
+    assert roofline.replica_devices(llm.weight_bytes(70_553_706_496, 8), 230e6) == 307
+
+
+def test_moe_weights_read_grow_with_batch_to_total():
+    # Mixtral-like: total 46.7e9, active 12.9e9, 8 experts, 2 per token -> e = (46.7 - 12.9)/6 = 5.633e9
+    e = (46.7e9 - 12.9e9) / 6
+    assert llm.weights_read_per_step_params(1, 46.7e9, 12.9e9, 8, 2) == pytest.approx(12.9e9)
+    assert llm.weights_read_per_step_params(2, 46.7e9, 12.9e9, 8, 2) == pytest.approx(12.9e9 + 2 * e)
+    assert llm.weights_read_per_step_params(4, 46.7e9, 12.9e9, 8, 2) == pytest.approx(46.7e9)
+    assert llm.weights_read_per_step_params(100, 46.7e9, 12.9e9, 8, 2) == pytest.approx(46.7e9)
+
+
+def test_memory_read_time_fills_fastest_tier_first():
+    # 3 GB over [1 GB @ 10 GB/s, 100 GB @ 1 GB/s]: 0.1 s + 2 s
+    assert roofline.memory_read_time_s(3e9, [1e9, 1e11], [1e10, 1e9]) == pytest.approx(2.1)
+    assert roofline.spilled_bytes(3e9, 1e9) == 2e9
+    assert roofline.memory_read_time_s(0.5e9, [1e9, 1e11], [1e10, 1e9]) == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("b0", [0.2e9, 1e9, 5e9])
+def test_max_tokens_within_time_inverts_the_forward_time(b0):
+    caps, bws = [1e9, 1e11], [1e10, 1e9]
+    b1, s0, s1, target = 3e6, 1e-4, 2e-6, 0.05 + b0 / 1e9
+    batch = roofline.max_tokens_within_time(b0, b1, s0, s1, target, caps, bws)
+    time = roofline.memory_read_time_s(b0 + b1 * batch, caps, bws) + s0 + s1 * batch
+    assert time == pytest.approx(target, rel=1e-12)
+
+
+def test_sync_terms_vanish_on_one_device():
+    assert roofline.sync_fixed_time_s(80, 1, 2e-6) == 0
+    assert roofline.sync_time_per_token_s(80, 1, 8192, 9e11) == 0
+    # 8 devices: 2 x 80 x 2e-6 x log2 8 = 9.6e-4 s
+    assert roofline.sync_fixed_time_s(80, 8, 2e-6) == pytest.approx(9.6e-4)
+
+
+def test_annuity_and_discounting():
+    # 5 payments of 1 at 8%: (1 - 1.08^-5) / 0.08 = 3.99271
+    assert finance.annuity_factor(0.08, 5) == pytest.approx(3.9927100371)
+    assert finance.annuity_factor(0.0, 5) == 5
+
+
+def test_npv_excel_convention():
+    # practices.md: NPV(8%, five flows of 10454.184) = 41740.53 in Excel/LibreOffice (first flow discounted)
+    assert finance.npv_excel(0.08, [10454.184] * 5) == pytest.approx(41740.53, abs=0.01)
+
+
+def test_irr_and_payback():
+    # -100 now, +110 in a year: IRR 10%
+    assert finance.irr(np.array([-100.0, 110.0])) == pytest.approx(0.10, abs=1e-9)
+    # -100, +60, +60: 60/(1+r) + 60/(1+r)^2 = 100 -> r = 13.07%
+    assert finance.irr(np.array([-100.0, 60.0, 60.0])) == pytest.approx(0.130662, abs=1e-6)
+    assert finance.payback_year(np.array([-100.0, -40.0, 20.0, 80.0])) == 2
+    assert np.isnan(finance.payback_year(np.array([-100.0, -40.0])))
+
+
+def test_hardware_pv_factors_replacement_and_residual():
+    # life 3, horizon 5, rate 10%: bought at 0 and 3; first credited at 3 with rv 0.1,
+    # second cut off at 5 after 2 of 3 years: value 1 - 0.9 x 2/3 = 0.4, credited at 5.
+    purchases, credits = finance.hardware_pv_factors(0.1, 3, 5, 0.1)
+    assert purchases == pytest.approx(1 + 1.1 ** -3)
+    assert credits == pytest.approx(0.1 * 1.1 ** -3 + 0.4 * 1.1 ** -5)
+
+
+def test_effective_life_and_designed_share():
+    # L = 4, H = 2: H/ln2 (1 - 2^-2) = 2.164
+    assert lifecycle.effective_life_years(4, 2) == pytest.approx(2 / math.log(2) * 0.75)
+    # the yearly means integrate 2^(-t/H): their sum over L years equals the effective life
+    assert sum(lifecycle.designed_share_in_year(y, 2) for y in range(1, 5)) == pytest.approx(2 / math.log(2) * 0.75)
+    assert lifecycle.designed_share_at(2, 2) == 0.5
+
+
+def test_dies_per_wafer_and_yield():
+    # 100 mm^2 on 300 mm: pi 150^2 / 100 - pi 300 / sqrt(200) = 706.86 - 66.64 = 640.2
+    assert nre.dies_per_wafer(100) == pytest.approx(640.22, abs=0.01)
+    # Poisson yield: 1 cm^2 at 0.1 /cm^2 -> exp(-0.1)
+    assert nre.die_yield(100, 0.1) == pytest.approx(math.exp(-0.1))
+
+
+def test_breakeven_volume_closed_form():
+    # PV = a + b NRE / V; a = 80, b = 10 units, NRE = 100, target c = 100 -> V* = 10 x 100 / 20 = 50
+    assert nre.breakeven_volume_units(100, 10, 80, 100) == 50
+    assert nre.breakeven_volume_units(100, 10, 120, 100) == np.inf
+
+
+def test_two_for_two_rule():
+    # ASIC Clouds (ISCA 2016): yearly TCO >= 2 x NRE and >= 2x TCO improvement
+    holds, ratio = nre.two_for_two(200e6, 100e6, 2.5)
+    assert bool(holds) and ratio == 2
+    assert not bool(nre.two_for_two(150e6, 100e6, 3)[0])
+    assert not bool(nre.two_for_two(300e6, 100e6, 1.5)[0])

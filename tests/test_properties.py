@@ -1,0 +1,106 @@
+"""Invariants of the model, checked on random valid inputs (hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tco
+from tco.core import nre
+from tco.core.evaluate import comparison, evaluate
+
+SCENARIOS = {name: tco.load_scenario(name) for name in tco.bundled_scenarios()}
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def scenario_draw(draw):
+    """A bundled scenario with every uncertain parameter drawn inside [low, high]."""
+    name = draw(st.sampled_from(sorted(SCENARIOS)))
+    scenario = SCENARIOS[name]
+    values = scenario.values()
+    for p in scenario.params.uncertain():
+        x = draw(st.floats(p.low, p.high, allow_nan=False))
+        values[p.name] = float(round(x)) if p.field.integer else x
+    return scenario, values
+
+
+@FAST
+@given(scenario_draw())
+def test_random_valid_scenarios_give_finite_outputs(draw):
+    scenario, values = draw
+    results = evaluate(scenario.structure, values)
+    for option, result in results.items():
+        for key, value in result.items():
+            assert np.all(np.isfinite(value)), (option, key, value)
+    for row in comparison(scenario.structure, results, values).values():
+        for key, value in row.items():
+            if key != "breakeven_volume_units":  # inf means "never", by contract
+                assert np.all(np.isfinite(value)), (key, value)
+
+
+@FAST
+@given(st.floats(1e6, 1e9), st.floats(1.0, 10.0), st.floats(1.0, 1e4), st.floats(0.0, 1e9), st.floats(1e6, 1e10))
+def test_more_nre_never_lowers_breakeven_volume(nre_usd, factor, units, other_cost, target):
+    low = nre.breakeven_volume_units(nre_usd, units, other_cost, target)
+    high = nre.breakeven_volume_units(nre_usd * factor, units, other_cost, target)
+    assert high >= low
+
+
+@FAST
+@given(scenario_draw(), st.floats(1.01, 3.0))
+def test_higher_utilization_never_raises_cost_per_token(draw, factor):
+    # same fleet (same peak demand), more mean demand -> higher utilization -> cost per token not higher
+    scenario, values = draw
+    ptm = values["workload.peak_to_mean"]
+    if ptm <= 1.0:
+        return
+    busier = dict(values)
+    factor = min(factor, ptm)
+    busier["workload.requests_per_s"] = values["workload.requests_per_s"] * factor
+    busier["workload.peak_to_mean"] = ptm / factor
+    a, b = evaluate(scenario.structure, values), evaluate(scenario.structure, busier)
+    for option in a:
+        np.testing.assert_array_equal(a[option]["devices"], b[option]["devices"])
+        assert np.all(b[option]["lcot_usd_per_mtok"] <= a[option]["lcot_usd_per_mtok"] * (1 + 1e-12))
+
+
+@FAST
+@given(scenario_draw(), st.floats(1.01, 5.0))
+def test_longer_half_life_never_hurts_the_specialized_option(draw, factor):
+    scenario, values = draw
+    longer = dict(values, **{"workload.half_life_years": values["workload.half_life_years"] * factor})
+    a, b = evaluate(scenario.structure, values), evaluate(scenario.structure, longer)
+    for option in scenario.structure.options:
+        if option.specialized:
+            assert np.all(b[option.name]["lcot_usd_per_mtok"] <= a[option.name]["lcot_usd_per_mtok"] * (1 + 1e-12))
+
+
+@FAST
+@given(st.floats(1.01, 4.0))
+def test_more_nre_never_lowers_the_model_breakeven_volume(factor):
+    scenario = SCENARIOS["custom-asic"]
+    values = scenario.values()
+    more = {k: (v * factor if k.startswith("program.nre.") else v) for k, v in values.items()}
+    a = comparison(scenario.structure, evaluate(scenario.structure, values), values)
+    b = comparison(scenario.structure, evaluate(scenario.structure, more), more)
+    for option in a:
+        assert b[option]["breakeven_volume_units"] >= a[option]["breakeven_volume_units"]
+
+
+@FAST
+@given(scenario_draw(), st.floats(1.01, 3.0))
+def test_cheaper_electricity_never_raises_cost(draw, factor):
+    scenario, values = draw
+    cheaper = dict(values, **{"economics.electricity_usd_per_kwh": values["economics.electricity_usd_per_kwh"] / factor})
+    a, b = evaluate(scenario.structure, values), evaluate(scenario.structure, cheaper)
+    for option in a:
+        assert np.all(b[option]["pv_cost_usd"] <= a[option]["pv_cost_usd"])
+
+
+def test_closed_form_breakeven_volume_equals_the_solver(asic_scenario):
+    for b in tco.breakeven(asic_scenario, "program.volume_units"):
+        closed = tco.compare(asic_scenario).challengers.loc[b.option, "breakeven_volume_units"]
+        assert b.status == "crosses" and b.wins_above
+        assert b.value == np.float64(closed) or abs(b.value / closed - 1) < 1e-9

@@ -1,0 +1,29 @@
+"""Every bundled scenario loads, compares and says something sensible."""
+
+from __future__ import annotations
+
+import pytest
+
+import tco
+
+
+@pytest.mark.parametrize("name", tco.bundled_scenarios())
+def test_bundled_scenario_compares(name):
+    result = tco.compare(tco.load_scenario(name))
+    assert result.options["feasible"].any()
+    assert (result.options["lcot_usd_per_mtok"] > 0).all()
+    assert result.verdict.endswith(".")
+
+
+def test_required_scenarios_are_bundled():
+    assert {"default", "custom-asic", "batch-offline", "voice-agent"} <= set(tco.bundled_scenarios())
+
+
+def test_voice_agent_latency_targets_bind():
+    # 300 ms TTFT: 8 H100-less... a Llama 3.1 8B prefill of 1,500 tokens on one H100 takes tens of ms, well inside
+    scenario = tco.load_scenario("voice-agent")
+    result = tco.compare(scenario)
+    assert (result.options["ttft_s"] <= 0.3).all()
+    tight = tco.compare(scenario.with_values({"workload.tpot_target_s": 0.0005}))
+    assert not tight.options.loc["h100", "feasible"]
+    assert "time-per-output-token" in tight.verdict or not tight.options["feasible"].all()

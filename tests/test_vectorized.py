@@ -1,0 +1,58 @@
+"""One vectorized call equals many scalar calls; year-by-year flows equal the closed forms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tco
+from tco.core import cashflow
+from tco.core.evaluate import comparison, evaluate
+
+
+def random_values(scenario, n, seed=0):
+    """Uniform draws of every uncertain parameter within [low, high] (integers rounded)."""
+    rng = np.random.default_rng(seed)
+    values = scenario.values()
+    for p in scenario.params.uncertain():
+        draw = rng.uniform(p.low, p.high, n)
+        values[p.name] = np.round(draw) if p.field.integer else draw
+    return values
+
+
+@pytest.mark.parametrize("name", ["default", "custom-asic"])
+def test_vectorized_equals_scalar_calls(name):
+    scenario = tco.load_scenario(name)
+    n = 10_000 if name == "default" else 1_000
+    values = random_values(scenario, n)
+    vector = evaluate(scenario.structure, values)
+    vector_cmp = comparison(scenario.structure, vector, values)
+    keys = ("lcot_usd_per_mtok", "pv_cost_usd", "tpot_s", "ttft_s", "batch", "devices", "feasible", "spilled_bytes")
+    for i in range(n):
+        point = {k: (v[i] if np.ndim(v) else v) for k, v in values.items()}
+        scalar = evaluate(scenario.structure, point)
+        for option, result in scalar.items():
+            for key in keys:
+                assert vector[option][key][i] == pytest.approx(float(result[key]), rel=1e-12, abs=1e-300), (i, option, key)
+        if i % 97 == 0:
+            scalar_cmp = comparison(scenario.structure, scalar, point)
+            for option, row in scalar_cmp.items():
+                for key, value in row.items():
+                    assert vector_cmp[option][key][i] == pytest.approx(float(value), rel=1e-12, nan_ok=True)
+
+
+@pytest.mark.parametrize("name", ["default", "custom-asic", "batch-offline", "voice-agent"])
+def test_yearly_cash_flows_sum_to_the_present_values(name):
+    scenario = tco.load_scenario(name)
+    values = random_values(scenario, 500, seed=1)
+    results = evaluate(scenario.structure, values)
+    for option in scenario.structure.options:
+        r = results[option.name]
+        flows = cashflow.yearly_cash_flows(option, r, values)
+        pv = np.sum(flows["total_usd"] * flows["discount_factor"], axis=-1)
+        np.testing.assert_allclose(pv, r["pv_cost_usd"], rtol=1e-10)
+        tokens = np.sum(flows["output_tokens"] * flows["discount_factor"], axis=-1)
+        np.testing.assert_allclose(tokens, r["pv_tokens"], rtol=1e-10)
+        for line in ("capex_usd", "nre_usd", "energy_usd", "residual_usd", "workload_shift_usd", "links_usd"):
+            np.testing.assert_allclose(np.sum(flows[line] * flows["discount_factor"], axis=-1),
+                                       r["pv_" + line], rtol=1e-10, atol=1e-6)
