@@ -82,7 +82,7 @@ def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
         raise InputError.one(path, text, f"option must be one of {', '.join(allowed)}")
     if kind != "breakeven":
         return Metric(kind, option, None, UNITS[kind])
-    if param not in scenario.params:
+    if param not in scenario.values():
         raise InputError.one(path, text, f"parameter {param} " + unknown_name_rule(param, scenario.params))
     spec = scenario.params[param]
     if not spec.uncertain:

@@ -156,7 +156,7 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
             return None
 
     def param(path: str, name: str, needs_range: bool = False):
-        if name not in scenario.params:
+        if name not in scenario.values():
             try:
                 scenario.params[name]
             except InputError as exc:
