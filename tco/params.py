@@ -110,6 +110,9 @@ class ParamSet(Mapping[str, Param]):
         except KeyError:
             raise InputError.one("--param", name, unknown_name_rule(name, self._params)) from None
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._params
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._params)
 

@@ -53,8 +53,9 @@ def test_max_tokens_within_time_inverts_the_forward_time(b0):
     assert time == pytest.approx(target, rel=1e-12)
 
 
-def test_sync_terms_vanish_on_one_device():
-    assert roofline.sync_fixed_time_s(80, 1, 2e-6) == 0
+def test_sync_terms_on_one_device():
+    # no data moves between devices, but each of the 2 x 80 layer boundaries costs one latency
+    assert roofline.sync_fixed_time_s(80, 1, 2e-6) == pytest.approx(2 * 80 * 2e-6)
     assert roofline.sync_time_per_token_s(80, 1, 8192, 9e11) == 0
     # 8 devices: 2 x 80 x 2e-6 x log2 8 = 9.6e-4 s
     assert roofline.sync_fixed_time_s(80, 8, 2e-6) == pytest.approx(9.6e-4)

@@ -48,13 +48,17 @@ def spilled_bytes(bytes_read, fastest_tier_capacity_bytes):
 
 
 def sync_fixed_time_s(layers, devices, sync_latency_s):
-    """Latency part of the collectives of one forward pass over ``n`` devices [s].
+    """Latency part of the synchronizations of one forward pass over ``n`` devices [s].
 
     Tensor-parallel layers all-reduce twice (attention and MLP; Shoeybi et al.,
-    Megatron-LM, 2019); a tree all-reduce costs ``latency x log2 n``:
-    ``2 x layers x latency x log2(n)``; zero for ``n = 1``.
+    Megatron-LM, 2019); a tree all-reduce costs ``latency x log2 n``. A single device
+    still pays one latency at each of those layer boundaries (kernel launch, pipeline
+    drain), so the hop count is ``max(log2 n, 1)``:
+    ``2 x layers x latency x max(log2 n, 1)``. Without that floor a wafer-scale device
+    (one CS-3 holding Llama 3.1 8B) would be predicted ~500x faster than measured
+    (validation case ``cerebras-1xcs3-llama31-8b-per-user``).
     """
-    return 2.0 * layers * sync_latency_s * np.log2(np.maximum(devices, 1.0))
+    return 2.0 * layers * sync_latency_s * np.maximum(np.log2(np.maximum(devices, 1.0)), 1.0)
 
 
 def sync_time_per_token_s(layers, devices, hidden_size, chip_to_chip_bytes_per_s, activation_bytes=2.0):
