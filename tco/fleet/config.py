@@ -102,8 +102,9 @@ class FleetDynamics(Strict):
 
 def fleet_config(block: dict[str, Any] | None, overrides: dict[str, dict[str, Any]] | None = None) -> FleetDynamics:
     """Validate a ``fleet_dynamics`` block with per-section ``overrides`` (e.g. from the CLI)."""
-    data = {k: dict(v) for k, v in (block or {}).items()} if isinstance(block, dict) else block
-    if overrides and isinstance(data, dict):
+    block = {} if block is None else block
+    data = {k: dict(v) if isinstance(v, dict) else v for k, v in block.items()} if isinstance(block, dict) else block
+    if overrides and isinstance(data, dict) and all(isinstance(data.get(s, {}), dict) for s in overrides):
         for section, values in overrides.items():
             data.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
     try:
