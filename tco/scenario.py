@@ -133,6 +133,7 @@ class ScenarioFile(Strict):
     program: Program | None = None
     set: dict[str, float] = {}
     study: dict[str, Any] | None = None
+    fleet_dynamics: dict[str, Any] | None = None  # validated by tco.fleet.config
 
 
 @dataclass(frozen=True)

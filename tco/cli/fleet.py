@@ -1,0 +1,159 @@
+"""``tco fleet``: fleet dynamics -- KV transfer wall, stranded capacity, coordination break-even,
+labelled Pareto frontier, specialization tree, routing tiers, tokens-per-watt roadmap.
+
+Settings come from the scenario's ``fleet_dynamics:`` block (see docs/fleet-dynamics.md),
+overridden by the options below.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import InputError
+from ..fleet import figures
+from ..fleet.config import fleet_config
+from ..fleet.coordination import coordination
+from ..fleet.kv_wall import kv_wall
+from ..fleet.pareto import pareto
+from ..fleet.roadmap import roadmap
+from ..fleet.routing import routing
+from ..fleet.stranded import simulate
+from ..fleet.tree import tree
+from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
+
+ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")
+
+
+def add_parser(sub):
+    parser = sub.add_parser("fleet", help="fleet dynamics: KV wall, stranded capacity, Pareto, tree, routing, roadmap",
+                            description=__doc__)
+    parser.add_argument("analysis", choices=ANALYSES, help="which analysis to run")
+    add_scenario_arguments(parser)
+    add_format_argument(parser)
+    parser.add_argument("--option", help="disaggregated option (kv-wall, stranded, coordination) or option (routing)")
+    parser.add_argument("--policy", action="append", help="stranded: sizing policy (today, peak, flex); repeatable")
+    parser.add_argument("--weeks", type=int, help="stranded: weeks simulated (default 13)")
+    parser.add_argument("--demand-growth", type=float, help="stranded: request growth [1/yr]")
+    parser.add_argument("--prompt-growth", type=float, help="stranded: prompt-length growth [1/yr], >= 0")
+    parser.add_argument("--output-growth", type=float, help="stranded: output-length growth [1/yr], >= 0")
+    parser.add_argument("--buffer-share", type=float, help="stranded: flexible GPU buffer, share of today's GPU replicas")
+    parser.add_argument("--scheduling-overhead", type=float, help="coordination: extra device time per token [0-]")
+    parser.add_argument("--slack", type=float, help="coordination: share of specialized capacity held idle [0-1)")
+    parser.add_argument("--small-model", help="routing/roadmap: the small model's id")
+    parser.add_argument("--hard-share", type=float, help="routing: share of requests only the large model answers")
+    parser.add_argument("--router-skill", type=float, help="routing: exponent a of the misroute curve h r^(1+a)")
+    parser.add_argument("--penalty", help="routing: 'retry' or a dollar penalty per wrong answer")
+    parser.add_argument("--devices", help="pareto/tree: comma-separated device ids")
+    parser.add_argument("--placement", action="append", metavar="PREFILL:DECODE[:N_PREFILL:N_DECODE]",
+                        help="pareto: a placement (repeatable); devices per replica optional")
+    parser.add_argument("--html", metavar="PATH", help="also write the analysis' plotly figure to an HTML file")
+    return parser
+
+
+def _penalty(text):
+    if text is None or text == "retry":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError.one("--penalty", text, "must be 'retry' or a number of USD per wrong answer") from None
+
+
+def _placement(text: str) -> dict:
+    parts = text.split(":")
+    if len(parts) not in (2, 4) or not all(parts[:2]):
+        raise InputError.one("--placement", text, "must look like PREFILL:DECODE or PREFILL:DECODE:N_PREFILL:N_DECODE")
+    out = {"prefill": parts[0], "decode": parts[1]}
+    if len(parts) == 4:
+        try:
+            out.update(prefill_devices_per_replica=int(parts[2]), decode_devices_per_replica=int(parts[3]))
+        except ValueError:
+            raise InputError.one("--placement", text, "devices per replica must be whole numbers") from None
+    return out
+
+
+def _overrides(args) -> dict:
+    devices = args.devices.split(",") if args.devices else None
+    return {
+        "stranded": {"option": args.option, "policies": args.policy, "weeks": args.weeks,
+                     "demand_growth_per_year": args.demand_growth, "prompt_growth_per_year": args.prompt_growth,
+                     "output_growth_per_year": args.output_growth, "flex_buffer_share": args.buffer_share},
+        "kv_wall": {"option": args.option},
+        "coordination": {"option": args.option, "scheduling_overhead": args.scheduling_overhead, "slack": args.slack},
+        "routing": {"option": args.option if args.analysis == "routing" else None, "small_model": args.small_model,
+                    "hard_share": args.hard_share, "router_skill": args.router_skill, "penalty": _penalty(args.penalty)},
+        "pareto": {"devices": devices, "placements": [_placement(p) for p in args.placement] if args.placement else None},
+        "tree": {"devices": devices},
+    }
+
+
+def write_html_atomically(fig, path: str) -> None:
+    """Write a figure to ``path`` through a temporary file in the same folder (no half-written file)."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError.one("--html", path, "the folder does not exist")
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    os.close(fd)
+    try:
+        fig.write_html(tmp, include_plotlyjs="cdn")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def run_analysis(name: str, scenario, cfg) -> tuple[dict, pd.DataFrame, object]:
+    """``(json payload, table, figure)`` of one analysis."""
+    if name == "kv-wall":
+        r = kv_wall(scenario, cfg.kv_wall)
+        return ({"option": r.option, "counterparts": r.counterparts, "breakevens": r.breakevens,
+                 "rows": r.table.to_dict(orient="records")}, r.table, figures.kv_wall_figure(r))
+    if name == "stranded":
+        r = simulate(scenario, cfg.stranded)
+        return ({"option": r.option, "baseline": r.baseline, "stranded_share": r.stranded_share(),
+                 "settings": cfg.stranded.model_dump(), "policies": r.summary.to_dict(orient="records")},
+                r.summary.set_index(["policy", "fleet"]), figures.stranded_figure(r))
+    if name == "coordination":
+        r = coordination(scenario, cfg.coordination)
+        return {"summary": r.summary, "curve": r.curve.to_dict(orient="records")}, \
+            pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), figures.coordination_figure(r)
+    if name == "pareto":
+        t = pareto(scenario, cfg.pareto)
+        front = t[t["on_frontier_tpot"] | t["on_frontier_ttft"]]
+        return {"points": t.to_dict(orient="records")}, front.set_index("placement"), figures.pareto_figure(t)
+    if name == "tree":
+        costs, winners = tree(scenario, cfg.tree)
+        return ({"winners": winners.to_dict(orient="records"), "costs": costs.to_dict(orient="records")},
+                winners.set_index(["view", "leaf"]), figures.tree_figure(costs))
+    if name == "routing":
+        r = routing(scenario, cfg.routing)
+        return {"summary": r.summary, "curve": r.curve.to_dict(orient="records")}, \
+            pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), figures.routing_figure(r)
+    t = roadmap(scenario, cfg.roadmap, cfg.routing)
+    return ({"target_tokens_per_watt_gain": cfg.roadmap.target_tokens_per_watt_gain, "levers": t.to_dict(orient="records")},
+            t.set_index("lever"), figures.roadmap_figure(t, cfg.roadmap.target_tokens_per_watt_gain))
+
+
+def run(args) -> int:
+    scenario = scenario_from_args(args)
+    cfg = fleet_config(scenario.spec.fleet_dynamics, _overrides(args))
+    payload, table, fig = run_analysis(args.analysis, scenario, cfg)
+    if args.html:
+        write_html_atomically(fig, args.html)
+    if args.format == "json":
+        print_json({"analysis": args.analysis, "scenario": scenario.name, **payload})
+    elif args.format == "csv":
+        print_table(table, "csv")
+    else:
+        print(f"{args.analysis}: {scenario.title or scenario.name}\n")
+        print_table(table.round(6) if hasattr(table, "round") else table, "table")
+        if args.analysis == "stranded":
+            print("\nstranded_share (specialized device-hours idle while the other pool's queue waits): "
+                  + ", ".join(f"{k} {v:.2%}" for k, v in payload["stranded_share"].items()))
+    return 0

@@ -1,0 +1,80 @@
+"""Coordination break-even: the specialized pool's utilization at which the split fleet's
+perf-per-watt and cost edge over the homogeneous GPU fleet is gone (tco.core.coordination).
+
+Everything but the specialized pool is held at the engine's values; the specialized pool's
+per-token energy and cost follow ``fixed / (u R) + variable / R`` with ``R`` its full-load
+output tokens/s per device, reduced by the scheduling overhead. At the engine's
+utilization ``u0`` and zero overhead this reproduces the engine's split-fleet figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core import coordination as core
+from ..core.stranded import fixed_cost_usd_per_device_hour
+from ..core.structure import device_param
+from .config import Coordination
+from .derived import disaggregated_option, evaluate
+
+JOULES_PER_KWH = 3.6e6
+
+
+@dataclass
+class CoordinationResult:
+    option: str
+    pool: str
+    summary: dict
+    curve: pd.DataFrame
+
+
+def coordination(scenario, cfg: Coordination) -> CoordinationResult:
+    option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.coordination.option")
+    results, values = evaluate(scenario)
+    r, base = results[option.name], results[scenario.structure.baseline]
+    prefill, decode = option.pool("prefill"), option.pool("decode")
+    pool = prefill if prefill.specialized and not decode.specialized else decode
+    role, device = pool.role, pool.device
+
+    def one(key):
+        return float(np.asarray(r[key]).reshape(-1)[0])
+
+    tokens_s = one("tokens_per_s")
+    u0 = one(f"{role}.utilization")
+    devices = one(f"{role}.devices")
+    rate0 = tokens_s / (devices * u0)  # full-load output tokens/s per device
+    rate = float(core.effective_tokens_per_device_s(rate0, cfg.scheduling_overhead))
+    idle, tdp, host = (values[device_param(device, k)] for k in ("idle_power_w", "tdp_w", "host_power_w"))
+    usd_per_j = values["economics.pue"] * values["economics.electricity_usd_per_kwh"] / JOULES_PER_KWH
+    per_device_year = (one(f"{role}.facility_usd_per_year") + one(f"{role}.maintenance_usd_per_year")) / devices
+    fixed_usd_s = float(fixed_cost_usd_per_device_hour(one(f"{role}.unit_hardware_usd") + one(f"{role}.unit_nre_usd"),
+                                                       values["economics.discount_rate"], one(f"{role}.life_years"),
+                                                       one(f"{role}.residual_value_fraction"), per_device_year)) / 3600.0
+    terms = {"energy": (idle + host, tdp - idle), "cost": (fixed_usd_s + usd_per_j * (idle + host), usd_per_j * (tdp - idle))}
+    split_now = {"energy": 1.0 / one("tokens_per_joule"), "cost": one("lcot_usd_per_mtok") / 1e6}
+    gpu = {"energy": 1.0 / float(np.asarray(base["tokens_per_joule"]).reshape(-1)[0]),
+           "cost": float(np.asarray(base["lcot_usd_per_mtok"]).reshape(-1)[0]) / 1e6}
+    rest = {k: split_now[k] - core.per_token_at_utilization(*terms[k], rate0, u0) for k in terms}
+    u_run = u0 * (1.0 - cfg.slack)
+    summary = {"option": option.name, "specialized_pool": role, "device": device, "scheduling_overhead": cfg.scheduling_overhead,
+               "slack": cfg.slack, "utilization_engine": u0, "utilization_with_coordination": u_run,
+               "full_load_tokens_per_s_per_device": rate0}
+    for k, label in (("energy", "perf_per_watt"), ("cost", "cost")):
+        u_star = float(core.breakeven_utilization(*terms[k], rate, gpu[k] - rest[k]))
+        summary[f"{label}_breakeven_utilization"] = None if np.isnan(u_star) else u_star
+        summary[f"{label}_slack_at_breakeven"] = None if np.isnan(u_star) else float(core.slack_at_breakeven(u_star, u0))
+    summary["split_tokens_per_joule"] = 1.0 / (rest["energy"] + core.per_token_at_utilization(*terms["energy"], rate, u_run))
+    summary["gpu_tokens_per_joule"] = 1.0 / gpu["energy"]
+    summary["split_usd_per_mtok"] = 1e6 * (rest["cost"] + core.per_token_at_utilization(*terms["cost"], rate, u_run))
+    summary["gpu_usd_per_mtok"] = 1e6 * gpu["cost"]
+    u = np.linspace(0.02, 1.0, 50)
+    curve = pd.DataFrame({
+        "utilization": u,
+        "split_tokens_per_joule": 1.0 / (rest["energy"] + core.per_token_at_utilization(*terms["energy"], rate, u)),
+        "gpu_tokens_per_joule": 1.0 / gpu["energy"],
+        "split_usd_per_mtok": 1e6 * (rest["cost"] + core.per_token_at_utilization(*terms["cost"], rate, u)),
+        "gpu_usd_per_mtok": 1e6 * gpu["cost"]})
+    return CoordinationResult(option.name, role, summary, curve)

@@ -1,0 +1,100 @@
+"""Plotly figures of the fleet analyses: axis titles carry units; colours from the Okabe-Ito palette.
+
+Okabe and Ito, "Color Universal Design" (2002): distinguishable with every common form
+of colour-vision deficiency.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+#: Okabe-Ito colour-blind-safe palette
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+
+
+def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False) -> go.Figure:
+    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, template="plotly_white", colorway=PALETTE)
+    if log_x:
+        fig.update_xaxes(type="log")
+    return fig
+
+
+def kv_wall_figure(result) -> go.Figure:
+    t = result.table
+    fig = go.Figure()
+    fig.add_scatter(x=t["prompt_tokens"], y=t["split_usd_per_mtok"], name=f"{result.option} (split)")
+    for role, name in result.counterparts.items():
+        fig.add_scatter(x=t["prompt_tokens"], y=t[f"{name}_usd_per_mtok"], name=f"{name} (colocated, {role} device)")
+    fig.add_scatter(x=t["prompt_tokens"], y=t["link_usd_per_mtok"], name="KV link cost", line={"dash": "dot"})
+    wall = result.breakevens["prompt_tokens"]["value"]
+    if wall is not None:
+        fig.add_vline(x=wall, line_dash="dash", annotation_text=f"break-even {wall:,.0f} tokens")
+    return _layout(fig, "KV transfer wall", "prompt length [tokens]", "cost [USD per million output tokens]", log_x=True)
+
+
+def stranded_figure(result) -> go.Figure:
+    s = result.summary
+    fig = go.Figure()
+    for i, fleet in enumerate(s["fleet"].unique()):
+        rows = s[s["fleet"] == fleet]
+        fig.add_bar(x=rows["policy"], y=rows["usd_per_mtok"], name=f"{fleet}: cost", marker_color=PALETTE[i],
+                    customdata=rows[["stranded_share", "violation_hours"]],
+                    hovertemplate="stranded %{customdata[0]:.1%}, %{customdata[1]} late hours")
+    return _layout(fig, "Quarter simulation by sizing policy", "pool sizing policy",
+                   "cost over the quarter [USD per million output tokens served]")
+
+
+def backlog_figure(result, policy: str) -> go.Figure:
+    h = result.hourly[result.hourly["policy"] == policy]
+    fig = go.Figure()
+    for i, col in enumerate(("prefill_backlog_req", "decode_backlog_req", "gpu_fleet_backlog_req")):
+        fig.add_scatter(x=h["hour"], y=h[col], name=col.replace("_req", "").replace("_", " "), line={"color": PALETTE[i]})
+    return _layout(fig, f"Backlog per hour, policy '{policy}'", "hour of the quarter [h]", "backlog [requests]")
+
+
+def coordination_figure(result) -> go.Figure:
+    c = result.curve
+    fig = go.Figure()
+    fig.add_scatter(x=c["utilization"], y=c["split_usd_per_mtok"], name="split fleet")
+    fig.add_scatter(x=c["utilization"], y=c["gpu_usd_per_mtok"], name="homogeneous GPU fleet", line={"dash": "dash"})
+    return _layout(fig, f"Coordination break-even ({result.pool} pool utilization)",
+                   f"{result.pool} pool utilization [0-1]", "cost [USD per million output tokens]")
+
+
+def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
+    ok = table[table["feasible"]]
+    fig = go.Figure()
+    for i, (placement, rows) in enumerate(ok.groupby("placement", sort=False)):
+        fig.add_scatter(x=rows[latency], y=rows["usd_per_mtok"], mode="markers", name=placement, text=rows["label"],
+                        marker={"color": PALETTE[i % len(PALETTE)]})
+    front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
+    fig.add_scatter(x=front[latency], y=front["usd_per_mtok"], mode="lines", name="Pareto frontier", text=front["label"],
+                    line={"color": "#000000", "dash": "dot"})
+    return _layout(fig, "Cost against latency by placement", f"{latency[:4].upper()} [s]",
+                   "cost [USD per million output tokens]", log_x=True)
+
+
+def tree_figure(costs) -> go.Figure:
+    fig = go.Figure()
+    for i, (device, rows) in enumerate(costs[costs["view"] == "with NRE and half-life"].groupby("device", sort=False)):
+        fig.add_bar(x=rows["leaf"], y=rows["usd_per_mtok"], name=device, marker_color=PALETTE[i % len(PALETTE)])
+    fig.update_yaxes(type="log")
+    return _layout(fig, "Specialization tree (NRE and half-life included)", "leaf",
+                   "cost [USD per million tokens; prompt tokens for 'prefill only', output tokens otherwise]")
+
+
+def routing_figure(result) -> go.Figure:
+    c = result.curve
+    fig = go.Figure()
+    fig.add_scatter(x=c["router_share"], y=c["usd_per_useful_answer"], name="with router")
+    fig.add_scatter(x=c["router_share"], y=c["large_only_usd_per_answer"], name="large model only", line={"dash": "dash"})
+    return _layout(fig, "Routing to a small model", "share routed to the small model [0-1]", "cost [USD per useful answer]")
+
+
+def roadmap_figure(table, target: float) -> go.Figure:
+    fig = go.Figure()
+    fig.add_bar(x=table["lever"], y=table["factor"], name="lever factor", marker_color=PALETTE[1],
+                text=[f"{f:.2f}x" for f in table["factor"]])
+    fig.add_scatter(x=table["lever"], y=table["cumulative"], name="cumulative", line={"color": PALETTE[0]})
+    fig.add_hline(y=target, line_dash="dash", annotation_text=f"target {target:g}x")
+    return _layout(fig, "Tokens-per-watt levers", "lever (applied in order)", "gain in output tokens per joule [x]")

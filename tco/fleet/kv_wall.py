@@ -1,0 +1,90 @@
+"""KV transfer wall: the decode gain of a split fleet against the cost of moving the KV cache.
+
+For a disaggregated option (prefill on X, decode on Y, KV over a link) and its colocated
+counterparts (everything on X, everything on Y), as a function of prompt length:
+the KV bytes per request ``P k``, transfer time, link ports, link power and dollars per
+million output tokens, the split's decode gain before the link, and where the decode
+pool's KV spills out of its fastest memory. Break-evens (``tco.solvers.find_crossing``):
+the prompt length and the link bandwidth at which the split stops beating the cheaper
+feasible colocated counterpart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core.structure import link_param
+from ..solvers import STATUS_NAMES, find_crossing
+from .config import KVWall
+from .derived import colocated_counterparts, disaggregated_option, evaluate
+
+PROMPT = "workload.prompt_tokens"
+
+
+@dataclass
+class KVWallResult:
+    option: str
+    counterparts: dict[str, str]
+    table: pd.DataFrame
+    breakevens: dict[str, dict]
+
+
+def _gap(scenario, option: str, counterparts: dict[str, str], updates):
+    """Split cost minus the cheaper feasible colocated counterpart [USD/Mtok]; an infeasible split never wins."""
+    results, _ = evaluate(scenario, updates)
+    r = results[option]
+    best = np.minimum.reduce([np.where(results[n]["feasible"] > 0, results[n]["lcot_usd_per_mtok"], np.inf)
+                              for n in counterparts.values()])
+    gap = np.where(np.isfinite(best), r["lcot_usd_per_mtok"] - np.where(np.isfinite(best), best, 0.0), -1.0)
+    return np.where(r["feasible"] > 0, gap, np.abs(gap) + 1.0)
+
+
+def _crossing(gap, low, high) -> dict:
+    x, status, above = find_crossing(gap, low, high)
+    found = int(status) == 0
+    return {"value": float(x) if found else None, "status": STATUS_NAMES[int(status)], "low": low, "high": high,
+            "split_wins_above": bool(above) if found else None}
+
+
+def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
+    option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.kv_wall.option")
+    derived, names = colocated_counterparts(scenario, option)
+    prompts = np.geomspace(*cfg.prompt_range, cfg.points)
+    results, values = evaluate(derived, {PROMPT: prompts})
+    r = results[option.name]
+    link = option.link
+    bw, latency = values[link_param(link, "bandwidth_bytes_per_s")], values[link_param(link, "latency_s")]
+    link_usd = r["pv_links_usd"] / r["pv_tokens"] * 1e6
+    gpu = results[names["prefill"]]
+    gpu_decode_per_device = gpu["colocated.decode_tokens_per_s"] / gpu["colocated.devices_per_replica"]
+    table = pd.DataFrame({
+        "prompt_tokens": prompts,
+        "kv_bytes_per_request": (r["kv_transfer_s"] - latency) * bw,
+        "kv_transfer_s": r["kv_transfer_s"],
+        "ttft_s": r["ttft_s"],
+        "link_ports": r["link_ports"],
+        "link_power_w": r["link_ports"] * values[link_param(link, "port_power_w")],
+        "link_usd_per_mtok": link_usd,
+        "split_usd_per_mtok": r["lcot_usd_per_mtok"],
+        "decode_gain_usd_per_mtok": results[names["prefill"]]["lcot_usd_per_mtok"] - (r["lcot_usd_per_mtok"] - link_usd),
+        f"{names['prefill']}_usd_per_mtok": results[names["prefill"]]["lcot_usd_per_mtok"],
+        f"{names['decode']}_usd_per_mtok": results[names["decode"]]["lcot_usd_per_mtok"],
+        "split_feasible": r["feasible"] > 0,
+        "decode_spilled_bytes": r["decode.spilled_bytes"],
+        "decode_devices_per_replica": r["decode.devices_per_replica"],
+        "decode_tokens_per_s_per_device": r["decode.decode_tokens_per_s"] / r["decode.devices_per_replica"],
+        "decode_advantage": r["decode.decode_tokens_per_s"] / r["decode.devices_per_replica"] / gpu_decode_per_device,
+    })
+    low, high = cfg.prompt_range
+    breakevens = {
+        "prompt_tokens": _crossing(lambda x: _gap(derived, option.name, names, {PROMPT: x}), low, high),
+        "link_bandwidth_bytes_per_s": _crossing(
+            lambda x: _gap(derived, option.name, names, {link_param(link, "bandwidth_bytes_per_s"): x}),
+            *cfg.bandwidth_range_bytes_per_s),
+        "spill_onset_prompt_tokens": _crossing(
+            lambda x: 0.5 - evaluate(derived, {PROMPT: x})[0][option.name]["decode.spilled_bytes"], low, high),
+    }
+    return KVWallResult(option.name, names, table, breakevens)

@@ -1,0 +1,84 @@
+"""Cost per million output tokens against latency over placements, TPOT targets and batch caps.
+
+Every point is labelled with which phase ran on which device and with the bytes of a
+decode step that did not fit the decode device's fastest memory (seed 003: "label each
+point with which phase ran on which device, and with the bytes that did not fit").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..catalog import load_catalog
+from ..core.pareto import pareto_mask
+from ..errors import InputError
+from .config import Pareto
+from .derived import (
+    check_replica_holds_model,
+    evaluate,
+    placement_name,
+    placement_spec,
+    replica_minimums,
+    scenario_devices,
+    scenario_link,
+    with_options,
+)
+
+
+def _check_device(scenario, device: str, path: str) -> None:
+    known = set(scenario_devices(scenario)) | set(load_catalog().devices) | set(scenario.spec.devices)
+    if device not in known:
+        raise InputError.one(path, device, f"is not a known device; known: {', '.join(sorted(known))}")
+
+
+def placements(scenario, cfg: Pareto) -> list[dict]:
+    """Scenario-file options for each placement (explicit, or every device pair), validated."""
+    minimums = replica_minimums(scenario)
+    link = cfg.link or scenario_link(scenario)
+    if cfg.placements is not None:
+        specs = []
+        for i, p in enumerate(cfg.placements):
+            for role, device, n in (("prefill", p.prefill, p.prefill_devices_per_replica),
+                                    ("decode", p.decode, p.decode_devices_per_replica)):
+                path = f"fleet_dynamics.pareto.placements[{i}].{role}"
+                _check_device(scenario, device, path)
+                check_replica_holds_model(scenario, device, n, path)
+            specs.append(placement_spec(p.prefill, p.decode, link, minimums, p.prefill_devices_per_replica,
+                                        p.decode_devices_per_replica))
+        return specs
+    devices = cfg.devices or scenario_devices(scenario)
+    for i, device in enumerate(devices):
+        _check_device(scenario, device, f"fleet_dynamics.pareto.devices[{i}]")
+    return [placement_spec(x, y, link, minimums) for x in devices for y in devices]
+
+
+def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
+    """One row per (placement, TPOT target, batch cap), with ``on_frontier_tpot`` / ``on_frontier_ttft`` flags."""
+    specs = placements(scenario, cfg)
+    derived = with_options(scenario, specs)
+    tpot = np.asarray(cfg.tpot_targets_s, float)[:, None]
+    caps = np.asarray(cfg.batch_caps, float)[None, :]
+    results, _ = evaluate(derived, {"workload.tpot_target_s": tpot, "workload.max_batch": caps})
+    frames = []
+    for spec in specs:
+        r = results[spec["name"]]
+        prefill = spec.get("colocated", spec.get("prefill"))["device"]
+        decode = spec.get("colocated", spec.get("decode"))["device"]
+        grid_t, grid_b = np.broadcast_arrays(tpot, caps)
+        frames.append(pd.DataFrame({
+            "placement": spec["name"], "prefill_device": prefill, "decode_device": decode,
+            "tpot_target_s": grid_t.ravel(), "batch_cap": grid_b.ravel(),
+            "usd_per_mtok": r["lcot_usd_per_mtok"].ravel(), "ttft_s": r["ttft_s"].ravel(), "tpot_s": r["tpot_s"].ravel(),
+            "batch": r["batch"].ravel(), "spilled_bytes": r["spilled_bytes"].ravel(), "feasible": r["feasible"].ravel() > 0}))
+    table = pd.concat(frames, ignore_index=True)
+    ok = table["feasible"].to_numpy()
+    cost = np.where(ok, table["usd_per_mtok"], np.nan)
+    table["on_frontier_tpot"] = pareto_mask(cost, table["tpot_s"])
+    table["on_frontier_ttft"] = pareto_mask(cost, table["ttft_s"])
+    table["label"] = [f"prefill {p} / decode {d}, {s / 1e9:.3g} GB spilled"
+                      for p, d, s in zip(table["prefill_device"], table["decode_device"], table["spilled_bytes"], strict=True)]
+    return table
+
+
+__all__ = ["pareto", "placement_name", "placements"]

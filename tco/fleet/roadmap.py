@@ -1,0 +1,79 @@
+"""Tokens-per-watt roadmap: what each lever the model can move gives toward a target (e.g. 12x).
+
+Seed 003: "24x tokens against 2x power is a required 12x in tokens per watt by 2030. On
+Dally's own decomposition of the previous 1000x, process contributed 2.5x across roughly a
+decade." Each lever is applied on top of the previous ones and its factor is the ratio of
+the engine's output tokens per joule (IT power: devices, hosts, links) after and before:
+
+1. process node -- device TDP and idle power divided by ``gain^(years/10)`` (Dally's
+   ~2.5x per decade); host power does not scale, so the model's factor is smaller;
+2. number format -- weights, KV cache and arithmetic at ``target_bits``;
+3. architecture -- the scenario option (SRAM, disaggregation, ...) with the most tokens/J;
+4. utilization -- demand smoothed to its mean (peak-to-mean 1), so fewer idle devices;
+5. orchestration -- the routing tier at its cost-optimal share: the mix of small- and
+   large-model energy per answer, misroute retries included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..core import routing as routing_core
+from ..core.structure import device_param
+from .config import DALLY_SOURCE, Roadmap, Routing
+from .derived import evaluate, scenario_devices, with_model
+from .routing import routing
+
+
+def _tpj(scenario, updates, option):
+    results, _ = evaluate(scenario, updates)
+    return float(np.asarray(results[option]["tokens_per_joule"]).reshape(-1)[0]), results
+
+
+def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
+    """One row per lever: its factor, the cumulative factor and the gap left to the target."""
+    v = scenario.values()
+    base = scenario.structure.baseline
+    node_gain = cfg.process_gain_per_decade ** (cfg.years / 10.0)
+    updates: dict[str, float] = {}
+    rows = []
+    start, _ = _tpj(scenario, {}, base)
+    current = start
+
+    def record(lever, detail, tpj, source):
+        nonlocal current
+        rows.append({"lever": lever, "detail": detail, "factor": tpj / current, "cumulative": tpj / start,
+                     "gap_to_target": cfg.target_tokens_per_watt_gain / (tpj / start), "tokens_per_joule": tpj,
+                     "source": source})
+        current = tpj
+
+    for d in scenario_devices(scenario):
+        for key in ("tdp_w", "idle_power_w"):
+            updates[device_param(d, key)] = v[device_param(d, key)] / node_gain
+    record("process node", f"device power / {node_gain:.3g} ({cfg.process_gain_per_decade:g}x per decade, {cfg.years:g} yr)",
+           _tpj(scenario, updates, base)[0], DALLY_SOURCE)
+    bits = {k: min(v[k], cfg.target_bits) for k in ("workload.weight_bits", "workload.kv_bits", "workload.compute_bits")}
+    updates.update(bits)
+    record("number format", f"weights, KV and arithmetic at {cfg.target_bits:g} bits", _tpj(scenario, updates, base)[0],
+           "engine: fewer bytes per weight and KV element, 4-bit peak FLOP/s where the device has them")
+    _, results = _tpj(scenario, updates, base)
+    feasible = [o.name for o in scenario.structure.options if np.asarray(results[o.name]["feasible"]).reshape(-1)[0] > 0]
+    best = max(feasible or [base], key=lambda n: float(np.asarray(results[n]["tokens_per_joule"]).reshape(-1)[0]))
+    record("architecture", f"best option by tokens/J: {best}", _tpj(scenario, updates, best)[0],
+           "engine: the scenario's options (SRAM, disaggregation)")
+    updates["workload.peak_to_mean"] = 1.0
+    large_tpj, _ = _tpj(scenario, updates, best)
+    record("utilization", "demand smoothed to its mean (peak-to-mean 1)", large_tpj, "engine: sizing at peak demand")
+    small = with_model(scenario, routing_cfg.small_model)
+    small_updates = {k: val for k, val in updates.items() if k in small.values()}
+    small_tpj, _ = _tpj(small, small_updates, best)
+    share = routing(scenario, routing_cfg.model_copy(update={"option": best})).summary["optimal_router_share"]
+    misrouted = float(routing_core.misrouted_share(share, routing_cfg.hard_share, routing_cfg.router_skill))
+    retry = misrouted if routing_cfg.penalty == "retry" else 0.0
+    # energy per answer in large-model output tokens' worth: share r on the small model, retries on the large one
+    out_large, out_small = v["workload.output_tokens"], small.values()["workload.output_tokens"]
+    joules = (1.0 - share + retry) * out_large / large_tpj + share * out_small / small_tpj
+    record("orchestration", f"route {share:.0%} to {routing_cfg.small_model} (misrouted {misrouted:.1%})",
+           out_large / joules, "engine: small-model scenario; routing closed form (tco.core.routing)")
+    return pd.DataFrame(rows)

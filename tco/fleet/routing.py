@@ -1,0 +1,64 @@
+"""Routing tiers: a router sends a share of requests to a small model (tco.core.routing).
+
+Costs per request come from the engine: the scenario as given (large model) and the
+same scenario with the model swapped (small model), each at the chosen option's
+levelized cost per output token times the output length. Both are levelized costs at
+the scenario's full demand; a small tier serving a share ``r`` of it is priced at the
+same cost per token (whole-replica rounding at the smaller scale is ignored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core import routing as core
+from ..errors import InputError
+from .config import Routing
+from .derived import evaluate, with_model
+
+
+@dataclass
+class RoutingResult:
+    summary: dict
+    curve: pd.DataFrame
+
+
+def cost_per_request_usd(scenario, option: str) -> tuple[float, bool]:
+    """Levelized cost of one request on ``option`` [USD/request] and whether it meets the latency targets."""
+    results, values = evaluate(scenario)
+    r = results[option]
+    usd = float(np.asarray(r["lcot_usd_per_mtok"]).reshape(-1)[0]) / 1e6 * values["workload.output_tokens"]
+    return usd, bool(np.asarray(r["feasible"]).reshape(-1)[0] > 0)
+
+
+def routing(scenario, cfg: Routing) -> RoutingResult:
+    option = cfg.option or scenario.structure.baseline
+    if option not in [o.name for o in scenario.structure.options]:
+        raise InputError.one("fleet_dynamics.routing.option", option, "must name an option of the scenario")
+    try:
+        small_scenario = with_model(scenario, cfg.small_model)
+    except InputError as exc:
+        raise InputError.one("fleet_dynamics.routing.small_model", cfg.small_model, exc.errors[0].rule) from None
+    large, large_ok = cost_per_request_usd(scenario, option)
+    small, small_ok = cost_per_request_usd(small_scenario, option)
+    penalty = large if cfg.penalty == "retry" else float(cfg.penalty)
+    args = (small, large, cfg.hard_share, cfg.router_skill, penalty)
+    best = float(core.optimal_router_share(*args))
+    summary = {
+        "option": option, "large_model": scenario.structure.model, "small_model": cfg.small_model,
+        "large_usd_per_request": large, "small_usd_per_request": small, "large_feasible": large_ok, "small_feasible": small_ok,
+        "hard_share": cfg.hard_share, "router_skill": cfg.router_skill,
+        "penalty": cfg.penalty, "penalty_usd": penalty,
+        "breakeven_router_share": float(core.breakeven_router_share(*args)),
+        "optimal_router_share": best,
+        "usd_per_useful_answer_at_optimum": float(core.cost_per_useful_answer(best, *args)),
+        "saving_at_optimum": 1.0 - float(core.cost_per_useful_answer(best, *args)) / large,
+    }
+    shares = np.linspace(0.0, 1.0, 41)
+    curve = pd.DataFrame({"router_share": shares, "usd_per_useful_answer": core.cost_per_useful_answer(shares, *args),
+                          "misrouted_share": core.misrouted_share(shares, cfg.hard_share, cfg.router_skill),
+                          "large_only_usd_per_answer": large})
+    return RoutingResult(summary, curve)

@@ -1,0 +1,189 @@
+"""Stranded capacity over a quarter: a split fleet (prefill pool -> decode pool) beside the homogeneous GPU fleet.
+
+Per hour: demand from a diurnal and weekly curve with growth; prompt and output lengths
+drift at the user's rates; the engine gives each replica's throughput at that hour's mix
+(one vectorized evaluation over all hours); :mod:`tco.core.stranded` runs the queues.
+Pool sizes come from a policy:
+
+* ``today`` -- each pool carries the quarter's peak request rate at today's mix;
+* ``peak`` -- each pool carries its own peak load of the quarter, drift included;
+* ``flex`` -- ``today`` plus a buffer of GPU replicas (the baseline's device) that each
+  hour takes whichever phase is short (:func:`tco.core.stranded.flexible_split`).
+
+The homogeneous fleet is the scenario's baseline option sized by the same rule (under
+``flex`` it is sized as ``today``: a colocated fleet is its own buffer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core import stranded as core
+from ..core.finance import annuity_factor
+from ..core.fleet import colocated_requests_per_s, link_ports_needed
+from ..core.structure import device_param, link_param
+from ..errors import InputError
+from ..scenario import Scenario
+from .config import Stranded
+from .derived import disaggregated_option, evaluate
+
+SECONDS_PER_HOUR = 3600.0
+
+
+@dataclass
+class StrandedResult:
+    """Summary per (policy, fleet), the hourly trace per policy, and the settings used."""
+
+    option: str
+    baseline: str
+    summary: pd.DataFrame
+    hourly: pd.DataFrame
+    config: Stranded
+
+    def stranded_share(self) -> dict[str, float]:
+        """The headline figure per policy: specialized device-hours idle while the other queue waits [0-1]."""
+        rows = self.summary[self.summary["fleet"] == self.option]
+        return {str(r.policy): float(r.stranded_share) for r in rows.itertuples()}
+
+
+def quarter_demand(scenario: Scenario, cfg: Stranded) -> dict[str, np.ndarray]:
+    """Hourly arrivals [req/h], prompt and output lengths [tokens] over ``cfg.weeks`` weeks."""
+    v = scenario.values()
+    hours = core.hours_of_quarter(cfg.weeks * core.HOURS_PER_WEEK)
+    arrivals = core.demand_requests_per_hour(hours, v["workload.requests_per_s"], v["workload.peak_to_mean"],
+                                             cfg.weekend_ratio, cfg.demand_growth_per_year, cfg.peak_hour)
+    prompt = v["workload.prompt_tokens"] * core.growth_factor(hours, cfg.prompt_growth_per_year)
+    output = v["workload.output_tokens"] * core.growth_factor(hours, cfg.output_growth_per_year)
+    return {"hour": hours, "arrivals": arrivals, "prompt": prompt, "output": output}
+
+
+def _pool_hour_costs(r: dict, role: str, values: dict, device: str) -> dict[str, float]:
+    """Fixed cost per device-hour and the power terms of one pool, from the engine's pool outputs."""
+    first = {k: float(np.asarray(r[f"{role}.{k}"]).reshape(-1)[0])
+             for k in ("unit_hardware_usd", "unit_nre_usd", "life_years", "residual_value_fraction", "devices",
+                       "facility_usd_per_year", "maintenance_usd_per_year", "reauthoring_usd_per_year")}
+    per_device_year = (first["facility_usd_per_year"] + first["maintenance_usd_per_year"]) / first["devices"]
+    fixed = core.fixed_cost_usd_per_device_hour(first["unit_hardware_usd"] + first["unit_nre_usd"],
+                                                values["economics.discount_rate"], first["life_years"],
+                                                first["residual_value_fraction"], per_device_year)
+    return {"fixed": float(fixed), "pool_usd_per_hour": first["reauthoring_usd_per_year"] / core.HOURS_PER_YEAR,
+            "idle": values[device_param(device, "idle_power_w")], "tdp": values[device_param(device, "tdp_w")],
+            "host": values[device_param(device, "host_power_w")], "life": first["life_years"]}
+
+
+def _energy(pool: dict, busy, values: dict):
+    return core.energy_cost_usd_per_device_hour(pool["idle"], pool["tdp"], pool["host"], busy,
+                                                values["economics.pue"], values["economics.electricity_usd_per_kwh"])
+
+
+def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
+    """Run every policy of ``cfg`` for the split option and the homogeneous baseline fleet."""
+    option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.stranded.option")
+    structure = scenario.structure
+    base_option = structure.option(structure.baseline)
+    if base_option.disaggregated:
+        raise InputError.one("baseline", structure.baseline, "the stranded-capacity study needs a colocated baseline")
+    d = quarter_demand(scenario, cfg)
+    arrivals, prompt, output = d["arrivals"], d["prompt"], d["output"]
+    results, values = evaluate(scenario, {"workload.prompt_tokens": prompt, "workload.output_tokens": output})
+    split, base = results[option.name], results[structure.baseline]
+
+    # capacities per replica and hour [req/h]
+    pre_rep = split["prefill.prefill_tokens_per_s"] * SECONDS_PER_HOUR / prompt
+    dec_rep = split["decode.decode_tokens_per_s"] * SECONDS_PER_HOUR / output
+    colo_rep = SECONDS_PER_HOUR * colocated_requests_per_s(prompt, output, base["colocated.prefill_tokens_per_s"],
+                                                           base["colocated.decode_tokens_per_s"])
+    buf_pre = base["colocated.prefill_tokens_per_s"] * SECONDS_PER_HOUR / prompt
+    buf_dec = base["colocated.decode_tokens_per_s"] * SECONDS_PER_HOUR / output
+    n_pre, n_dec, n_colo = (float(np.max(r)) for r in (split["prefill.devices_per_replica"], split["decode.devices_per_replica"],
+                                                       base["colocated.devices_per_replica"]))
+
+    whole = structure.whole_devices
+    peak = np.max(arrivals)
+    today = {"pre": core.replicas_for_load(peak, pre_rep[:1], whole), "dec": core.replicas_for_load(peak, dec_rep[:1], whole),
+             "colo": core.replicas_for_load(peak, colo_rep[:1], whole)}
+    sizing = {
+        "today": (today["pre"], today["dec"], 0.0, today["colo"]),
+        "peak": (core.replicas_for_load(arrivals, pre_rep, whole), core.replicas_for_load(arrivals, dec_rep, whole), 0.0,
+                 core.replicas_for_load(arrivals, colo_rep, whole)),
+        "flex": (today["pre"], today["dec"],
+                 np.where(whole, np.ceil(cfg.flex_buffer_share * today["colo"] - 1e-9), cfg.flex_buffer_share * today["colo"]),
+                 today["colo"]),
+    }
+    policies = list(dict.fromkeys(cfg.policies))
+    r_pre, r_dec, r_buf, r_colo = (np.array([float(sizing[p][i]) for p in policies])[:, None] for i in range(4))
+
+    # split fleet: tandem queues, all policies at once (policies x hours)
+    c1_own, c2_own = r_pre * pre_rep, r_dec * dec_rep
+    share = core.flexible_split(c1_own, c2_own, r_buf * buf_pre, r_buf * buf_dec)
+    c1 = c1_own + share * r_buf * buf_pre
+    c2 = c2_own + (1.0 - share) * r_buf * buf_dec
+    q1, d1, q2, d2 = core.tandem(arrivals, c1, c2)
+    busy1, busy2 = np.minimum(d1 / c1, 1.0), np.minimum(d2 / c2, 1.0)
+    prefill_pool, decode_pool = option.pool("prefill"), option.pool("decode")
+    strand_pre = core.stranded_share(r_pre * n_pre, busy1, core.nonempty(q2, c2))
+    strand_dec = core.stranded_share(r_dec * n_dec, busy2, core.nonempty(q1, c1))
+    headline = strand_pre if prefill_pool.specialized and not decode_pool.specialized else strand_dec
+    ttft = split["ttft_s"] + SECONDS_PER_HOUR * q1 / c1
+    tpot = split["tpot_s"] + SECONDS_PER_HOUR * q2 / c2 / output
+    ttft_target, tpot_target = values["workload.ttft_target_s"] * (1 + 1e-12), values["workload.tpot_target_s"] * (1 + 1e-12)
+    late_split = (ttft > ttft_target) | (tpot > tpot_target) | (split["feasible"] < 1)
+
+    pre_cost = _pool_hour_costs(split, "prefill", values, prefill_pool.device)
+    dec_cost = _pool_hour_costs(split, "decode", values, decode_pool.device)
+    colo_cost = _pool_hour_costs(base, "colocated", values, base_option.pools[0].device)
+    link = option.link
+    bw = values[link_param(link, "bandwidth_bytes_per_s")]
+    kv_bytes = (split["kv_transfer_s"] - values[link_param(link, "latency_s")]) * bw
+    ports = np.max(link_ports_needed(arrivals / SECONDS_PER_HOUR, kv_bytes, bw, whole))
+    port_w = values[link_param(link, "port_power_w")]
+    port_usd_per_hour = ports * (values[link_param(link, "port_cost_usd")] / annuity_factor(
+        values["economics.discount_rate"], dec_cost["life"]) / core.HOURS_PER_YEAR
+        + port_w * values["economics.pue"] / 1000.0 * values["economics.electricity_usd_per_kwh"]
+        + port_w / 1000.0 * values["economics.facility_usd_per_kw_month"] * 12.0 / core.HOURS_PER_YEAR)
+    busy_buf = share * busy1 + (1.0 - share) * busy2
+    cost_split = (r_pre * n_pre * (pre_cost["fixed"] + _energy(pre_cost, busy1, values)) + pre_cost["pool_usd_per_hour"]
+                  + r_dec * n_dec * (dec_cost["fixed"] + _energy(dec_cost, busy2, values)) + dec_cost["pool_usd_per_hour"]
+                  + r_buf * n_colo * (colo_cost["fixed"] + _energy(colo_cost, busy_buf, values)) + port_usd_per_hour)
+
+    # homogeneous fleet: one queue
+    c = r_colo * colo_rep
+    q = core.backlog(arrivals, c)
+    done = core.completions(arrivals, q)
+    busy = np.minimum(done / c, 1.0)
+    late_base = (base["ttft_s"] + SECONDS_PER_HOUR * q / c > ttft_target) | (base["tpot_s"] > tpot_target) \
+        | (base["feasible"] < 1)
+    cost_base = r_colo * n_colo * (colo_cost["fixed"] + _energy(colo_cost, busy, values)) + colo_cost["pool_usd_per_hour"]
+
+    demanded = np.sum(arrivals * output)
+    rows = []
+    for i, policy in enumerate(policies):
+        for fleet, left, late, cost, devices, util, strands in (
+                (option.name, q1[i, -1] + q2[i, -1], late_split[i], cost_split[i],
+                 {"prefill": r_pre[i, 0] * n_pre, "decode": r_dec[i, 0] * n_dec, "buffer": r_buf[i, 0] * n_colo},
+                 float(np.mean(busy2[i])), (headline[i], strand_pre[i], strand_dec[i])),
+                (structure.baseline, q[i, -1], late_base[i], cost_base[i], {"colocated": r_colo[i, 0] * n_colo},
+                 float(np.mean(busy[i])), (0.0, 0.0, 0.0))):
+            not_served = float(left * output[-1])  # requests still queued at the end, at the last hour's length
+            tokens = float(demanded) - not_served
+            rows.append({
+                "policy": policy, "fleet": fleet, "devices": float(sum(devices.values())),
+                **{f"{k}_devices": float(v) for k, v in devices.items()},
+                "stranded_share": float(strands[0]), "stranded_share_prefill": float(strands[1]),
+                "stranded_share_decode": float(strands[2]), "mean_busy_share": util,
+                "violation_hours": int(np.sum(late)), "violation_share": float(np.mean(late)),
+                "output_tokens_demanded": float(demanded), "output_tokens_not_served": not_served,
+                "not_served_share": float(1.0 - tokens / demanded), "cost_usd": float(np.sum(cost)),
+                "usd_per_mtok": float(np.sum(cost) / tokens * 1e6) if tokens > 0 else float("nan"),
+            })
+    summary = pd.DataFrame(rows)
+    hourly = pd.concat([pd.DataFrame({
+        "policy": policy, "hour": d["hour"], "arrivals_req_per_h": arrivals, "prompt_tokens": prompt,
+        "output_tokens": output, "prefill_capacity_req_per_h": c1[i], "decode_capacity_req_per_h": c2[i],
+        "prefill_backlog_req": q1[i], "decode_backlog_req": q2[i], "served_req_per_h": d2[i],
+        "decode_busy_share": busy2[i], "prefill_busy_share": busy1[i], "gpu_fleet_backlog_req": q[i]})
+        for i, policy in enumerate(policies)], ignore_index=True)
+    return StrandedResult(option.name, structure.baseline, summary, hourly, cfg)

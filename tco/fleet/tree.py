@@ -1,0 +1,72 @@
+"""The specialization tree for one model: which device wins each serving leaf, and by what margin.
+
+Leaves (seed 000: "split ... interactive batch-size-one inference from high-throughput
+serving, and perhaps prefill from decode"):
+
+* ``interactive batch-one`` -- decode batch capped at 1, the scenario's latency targets;
+* ``throughput batch`` -- large batch cap, loose targets (``fleet_dynamics.tree``);
+* ``prefill only`` -- the prefill share of a colocated replica's cost (its time share),
+  per million *prompt* tokens;
+* ``decode only`` -- the decode share, per million output tokens.
+
+Two views: ``datasheet`` (no NRE, a workload that never shifts: half-life 1e6 years) and
+``with NRE and half-life`` (the scenario as given).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .config import Tree
+from .derived import evaluate, placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
+from .pareto import _check_device
+
+LEAVES = ("interactive batch-one", "throughput batch", "prefill only", "decode only")
+NEVER_SHIFTS_YEARS = 1.0e6
+
+
+def tree(scenario, cfg: Tree) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Returns ``(costs, winners)``: cost per device, leaf and view; the winner and margin per leaf and view."""
+    devices = cfg.devices or scenario_devices(scenario)
+    for i, device in enumerate(devices):
+        _check_device(scenario, device, f"fleet_dynamics.tree.devices[{i}]")
+    minimums, link = replica_minimums(scenario), scenario_link(scenario)
+    derived = with_options(scenario, [placement_spec(d, d, link, minimums) | {"name": f"leaf:{d}"} for d in devices])
+    v = derived.values()
+    # leaf axis: interactive, throughput, and the scenario's own workload twice (prefill / decode shares)
+    updates = {
+        "workload.max_batch": np.array([1.0, cfg.throughput_max_batch, v["workload.max_batch"], v["workload.max_batch"]]),
+        "workload.tpot_target_s": np.array([cfg.interactive_tpot_target_s or v["workload.tpot_target_s"],
+                                            cfg.throughput_tpot_target_s, v["workload.tpot_target_s"],
+                                            v["workload.tpot_target_s"]]),
+        "workload.ttft_target_s": np.array([v["workload.ttft_target_s"], cfg.throughput_ttft_target_s,
+                                            v["workload.ttft_target_s"], v["workload.ttft_target_s"]]),
+    }
+    prompt_per_output = v["workload.prompt_tokens"] / v["workload.output_tokens"]
+    rows = []
+    for view, extra, drop_nre in (("datasheet", {"workload.half_life_years": NEVER_SHIFTS_YEARS}, True),
+                                  ("with NRE and half-life", {}, False)):
+        results, _ = evaluate(derived, updates | extra)
+        for d in devices:
+            r = results[f"leaf:{d}"]
+            cost = r["pv_cost_usd"] - (r["pv_nre_usd"] if drop_nre else 0.0)
+            per_mtok = cost / r["pv_tokens"] * 1e6
+            share = r["prefill_cost_share"]
+            usd = [per_mtok[0], per_mtok[1], per_mtok[2] * share[2] / prompt_per_output, per_mtok[3] * (1.0 - share[3])]
+            for i, leaf in enumerate(LEAVES):
+                rows.append({"view": view, "leaf": leaf, "device": d, "usd_per_mtok": float(usd[i]),
+                             "token_basis": "prompt tokens" if leaf == "prefill only" else "output tokens",
+                             "feasible": bool(r["feasible"][i] > 0), "batch": float(r["batch"][i]),
+                             "spilled_bytes": float(r["spilled_bytes"][i])})
+    costs = pd.DataFrame(rows)
+    winners = []
+    for (view, leaf), group in costs.groupby(["view", "leaf"], sort=False):
+        ranked = group[group["feasible"]].sort_values("usd_per_mtok")
+        best = ranked.iloc[0] if len(ranked) else None
+        runner = ranked.iloc[1] if len(ranked) > 1 else None
+        winners.append({"view": view, "leaf": leaf, "winner": None if best is None else best["device"],
+                        "usd_per_mtok": None if best is None else best["usd_per_mtok"],
+                        "runner_up": None if runner is None else runner["device"],
+                        "margin": None if runner is None else runner["usd_per_mtok"] / best["usd_per_mtok"]})
+    return costs, pd.DataFrame(winners)
