@@ -122,8 +122,9 @@ def register(app, ctx: AppContext) -> None:
 
 
 def register_studies(app, ctx: AppContext) -> None:
-    from tco import studies
     from tco.studies import figures
+
+    from tco import studies
 
     @app.callback(Output("sens-metric", "options"), Output("sens-metric", "value"),
                   Output("sweep-param", "options"), Output("sweep-param", "value"),
@@ -160,8 +161,9 @@ def register_studies(app, ctx: AppContext) -> None:
 
 def sweep_view(scenario, param, metric):
     """A 1-D sweep of ``param`` over its range (geometric when it spans decades)."""
-    from tco import studies
     from tco.studies import figures
+
+    from tco import studies
 
     p = scenario.params[param]
     frame = studies.sweep(scenario, param, p.low, p.high, points=60, log=spans_decades(p.low, p.high), metrics=[metric])
@@ -170,8 +172,9 @@ def sweep_view(scenario, param, metric):
 
 def map_view(scenario, x, y, n, metric):
     """An n x n map of ``metric`` over the ranges of ``x`` and ``y``, with the break-even contour."""
-    from tco import studies
     from tco.studies import figures
+
+    from tco import studies
 
     px, py = scenario.params[x], scenario.params[y]
     return figures.map_figure(studies.grid_map(scenario, x, y, (px.low, px.high), (py.low, py.high), n, n, metric))

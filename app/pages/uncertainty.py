@@ -10,7 +10,7 @@ from dash import Input, Output, State, dcc, html
 
 from ..charts import chart, chart_id
 from ..context import AppContext, optional_module
-from .sensitivity import _dropdown, _number, _keep, metric_options
+from .sensitivity import _dropdown, _keep, _number, metric_options
 
 ID = "uncertainty"
 LABEL = "Uncertainty"
@@ -41,8 +41,9 @@ def layout(ctx: AppContext):
 def register(app, ctx: AppContext) -> None:
     if optional_module("tco.studies") is None:
         return
-    from tco import studies
     from tco.studies import figures
+
+    from tco import studies
 
     @app.callback(Output("mc-metric", "options"), Output("mc-metric", "value"), Input("state", "data"),
                   State("mc-metric", "value"), prevent_initial_call=True)
