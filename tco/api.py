@@ -19,7 +19,8 @@ import pandas as pd
 
 from .core import cashflow
 from .core.evaluate import BOUND_NAMES, INFEASIBLE_REASONS, OPTION_OUTPUTS, comparison, evaluate
-from .errors import InputError
+from .errors import FieldError, InputError
+from .params import unknown_name_rule
 from .scenario import Scenario
 from .solvers import STATUS_NAMES, find_crossing
 
@@ -38,9 +39,10 @@ def evaluate_scenario(scenario: Scenario, updates: Mapping[str, object] | None =
     (names to floats or arrays) applied on top without range checks (for sweeps)."""
     values = scenario.values()
     if updates:
-        unknown = [k for k in updates if k not in values]
+        unknown = [FieldError(name, value, unknown_name_rule(name, values)) for name, value in updates.items()
+                   if name not in values]
         if unknown:
-            scenario.params[unknown[0]]  # raises InputError naming the closest parameters
+            raise InputError(unknown)
         values.update(updates)
     return evaluate(scenario.structure, values), values
 

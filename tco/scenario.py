@@ -8,7 +8,7 @@ needs, and the :class:`~tco.params.ParamSet` of every named input it uses.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -157,13 +157,11 @@ class Scenario:
         if not updates:
             return self
         spec = self.spec.model_copy(update={"set": {**self.spec.set, **updates}})
-        return Scenario(self.name, self.title, self.description, self.question, self.structure,
-                        self.params.with_values(updates), spec, self.path, self.devices)
+        return replace(self, params=self.params.with_values(updates), spec=spec)
 
     def to_dict(self) -> dict:
-        """The scenario file as plain data, edits in ``set`` included."""
-        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True) | {
-            "name": self.spec.name, "model": self.spec.model, "baseline": self.spec.baseline}
+        """The scenario file as plain data (loadable again), edits in ``set`` included."""
+        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def scenario_path(name_or_path: str | Path | None) -> Path:
@@ -270,11 +268,8 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
                           spec.program.device if spec.program else None)
     params = _parameters(spec, catalog, model, devices)
-    scenario = Scenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices)
-    if spec.set:
-        scenario = Scenario(spec.name, spec.title, spec.description, spec.question, structure,
-                            params.with_values(spec.set), spec, path, devices)
-    return scenario
+    return Scenario(spec.name, spec.title, spec.description, spec.question, structure,
+                    params.with_values(spec.set), spec, path, devices)
 
 
 def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:

@@ -27,3 +27,14 @@ def test_voice_agent_latency_targets_bind():
     tight = tco.compare(scenario.with_values({"workload.tpot_target_s": 0.0005}))
     assert not tight.options.loc["h100", "feasible"]
     assert "time-per-output-token" in tight.verdict or not tight.options["feasible"].all()
+
+
+def test_edited_scenario_round_trips_through_its_dict(tmp_path):
+    import yaml
+
+    edited = tco.load_scenario("custom-asic").with_values({"economics.discount_rate": 0.07, "program.volume_units": 1e5})
+    path = tmp_path / "edited.yaml"
+    path.write_text(yaml.safe_dump(edited.to_dict()))
+    again = tco.load_scenario(path)
+    assert again.values() == edited.values()
+    assert again.params["economics.discount_rate"].value == 0.07

@@ -49,5 +49,5 @@ def print_table(frame: pd.DataFrame, fmt: str) -> None:
     if fmt == "csv":
         frame.to_csv(sys.stdout, index=True)
     else:
-        with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_colwidth", 60):
-            print(frame.to_string())
+        with pd.option_context("display.max_columns", None, "display.width", 250):
+            print(frame.to_string(float_format=lambda x: f"{x:.6g}"))

@@ -38,10 +38,10 @@ def run(args) -> int:
     print(f"{scenario.title or scenario.name}\n")
     table = result.options[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
     table.insert(0, "placement", result.options["placement"])
-    print_table(table.round(4), "table")
+    print_table(table, "table")
     if not result.challengers.empty:
         print(f"\nagainst the baseline {scenario.structure.baseline}:")
-        print_table(result.challengers.round(4), "table")
+        print_table(result.challengers, "table")
     for detail in result.details:
         if detail["infeasible_reasons"]:
             print(f"\n{detail['name']} is infeasible: {'; '.join(detail['infeasible_reasons'])}")

@@ -19,5 +19,8 @@ def run(args) -> int:
         print_json(frame.to_dict(orient="records"))
     else:
         columns = ["name", "value", "unit", "low", "high", "distribution", "source"]
-        print_table(frame[columns].set_index("name"), args.format)
+        frame = frame[columns].set_index("name")
+        if args.format == "table":  # keep rows on one line; json and csv carry the full source
+            frame["source"] = frame["source"].str.slice(0, 70)
+        print_table(frame, args.format)
     return 0
