@@ -11,9 +11,11 @@ from dash import dcc, html
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 
-#: plotly modebar: PNG download named after the chart, no plotly logo, no cloud
 def graph_config(name: str) -> dict:
-    return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
+    """Plotly modebar: PNG download named after the chart; no logo, no cloud upload (offline)."""
+    return {"displaylogo": False, "showSendToCloud": False, "showEditInChartStudio": False,
+            "modeBarButtonsToRemove": ["sendChartToCloud", "lasso2d", "select2d"],
+            "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
 
 
 def styled(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:

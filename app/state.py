@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlencode
 import yaml
 
 from tco.errors import FieldError, InputError
+from tco.params import unknown_name_rule
 from tco.scenario import Scenario, bundled_scenarios, load_scenario, scenario_from_dict, scenario_path
 
 UPLOAD = "upload"
@@ -82,9 +83,10 @@ def validated_edits(scenario: Scenario, edits: Mapping[str, object]) -> tuple[di
     bad cell never hides the others; an edit back to the base value is dropped.
     """
     accepted, errors = {}, []
+    known = set(scenario.params)
     for name, raw in edits.items():
-        if name not in scenario.params:
-            errors.append(FieldError(name, raw, "is not a parameter of this scenario"))
+        if name not in known:
+            errors.append(FieldError(name, raw, unknown_name_rule(name, known)))
             continue
         param = scenario.params[name]
         try:
