@@ -243,7 +243,12 @@ def option_gap(scenario: Scenario, updates: Mapping[str, object], option: str, m
     always loses to a feasible option.
     """
     results, _values = evaluate_scenario(scenario, updates)
-    r, base = results[option], results[scenario.structure.baseline]
+    return gap_from_results(results, scenario.structure.baseline, option, metric, target)
+
+
+def gap_from_results(results: Mapping[str, dict], baseline: str, option: str, metric: str, target: float):
+    """:func:`option_gap` from core results already computed (``{option: {output: array}}``)."""
+    r, base = results[option], results[baseline]
     if metric == "lcot":
         gap = r["lcot_usd_per_mtok"] - base["lcot_usd_per_mtok"] - target
     elif metric == "npv":

@@ -122,9 +122,8 @@ def register(app, ctx: AppContext) -> None:
 
 
 def register_studies(app, ctx: AppContext) -> None:
-    from tco.studies import figures
-
     from tco import studies
+    from tco.studies import figures
 
     @app.callback(Output("sens-metric", "options"), Output("sens-metric", "value"),
                   Output("sweep-param", "options"), Output("sweep-param", "value"),
@@ -142,7 +141,9 @@ def register_studies(app, ctx: AppContext) -> None:
     def tornado(metric, state):
         if not metric:
             return message_figure("pick a metric")
-        return figures.tornado_figure(studies.tornado(ctx.scenario(state), metric), metric)
+        scenario = ctx.scenario(state)
+        parsed = studies.parse_metric(scenario, metric)
+        return figures.tornado_figure(studies.tornado(scenario, parsed), parsed)
 
     @app.callback(Output(chart_id("sweep"), "figure"), Input("sweep-param", "value"), Input("sens-metric", "value"),
                   State("state", "data"), prevent_initial_call=True)
@@ -161,20 +162,20 @@ def register_studies(app, ctx: AppContext) -> None:
 
 def sweep_view(scenario, param, metric):
     """A 1-D sweep of ``param`` over its range (geometric when it spans decades)."""
+    from tco import studies
     from tco.studies import figures
 
-    from tco import studies
-
-    p = scenario.params[param]
-    frame = studies.sweep(scenario, param, p.low, p.high, points=60, log=spans_decades(p.low, p.high), metrics=[metric])
-    return figures.sweep_figure(frame)
+    p, parsed = scenario.params[param], studies.parse_metric(scenario, metric)
+    frame = studies.sweep(scenario, param, p.low, p.high, points=60, log=spans_decades(p.low, p.high), metrics=[parsed])
+    return figures.sweep_figure(frame, [parsed])
 
 
 def map_view(scenario, x, y, n, metric):
     """An n x n map of ``metric`` over the ranges of ``x`` and ``y``, with the break-even contour."""
+    from tco import studies
     from tco.studies import figures
 
-    from tco import studies
-
     px, py = scenario.params[x], scenario.params[y]
-    return figures.map_figure(studies.grid_map(scenario, x, y, (px.low, px.high), (py.low, py.high), n, n, metric))
+    grid = studies.grid_map(scenario, x, y, (px.low, px.high), (py.low, py.high), n, n, metric,
+                            x_log=spans_decades(px.low, px.high), y_log=spans_decades(py.low, py.high))
+    return figures.map_figure(grid)

@@ -41,9 +41,8 @@ def layout(ctx: AppContext):
 def register(app, ctx: AppContext) -> None:
     if optional_module("tco.studies") is None:
         return
-    from tco.studies import figures
-
     from tco import studies
+    from tco.studies import figures
 
     @app.callback(Output("mc-metric", "options"), Output("mc-metric", "value"), Input("state", "data"),
                   State("mc-metric", "value"), prevent_initial_call=True)
@@ -59,12 +58,14 @@ def register(app, ctx: AppContext) -> None:
                            (Output("mc-status", "children"), "running Monte Carlo...", "")],
                   cancel=[Input("mc-cancel", "n_clicks")])
     def monte_carlo(_clicks, state, metric, samples, seed):
-        result = studies.monte_carlo(ctx.scenario(state), [metric], int(samples or 2000), int(seed or 0))
+        scenario = ctx.scenario(state)
+        parsed = studies.parse_metric(scenario, metric)
+        result = studies.monte_carlo(scenario, [parsed], int(samples or 2000), int(seed or 0), progress=False)
         summary = result.summary.round(4)
         table = html.Table([html.Thead(html.Tr([html.Th(c) for c in summary.columns])),
                             html.Tbody([html.Tr([html.Td(str(v)) for v in row]) for row in summary.itertuples(index=False)])],
                            className="results", id="mc-table")
-        return figures.mc_figure(result, metric), table
+        return figures.mc_figure(result, parsed), table
 
     @app.callback(Output(chart_id("sobol"), "figure"), Input("sobol-run", "n_clicks"), State("state", "data"),
                   State("mc-metric", "value"), State("sobol-n", "value"), State("mc-seed", "value"),
@@ -73,4 +74,5 @@ def register(app, ctx: AppContext) -> None:
                            (Output("sobol-status", "children"), "running Sobol (Saltelli sampling)...", "")],
                   cancel=[Input("sobol-cancel", "n_clicks")])
     def sobol(_clicks, state, metric, n, seed):
-        return figures.sobol_figure(studies.sobol(ctx.scenario(state), metric, int(n or 256), int(seed or 0)))
+        frame = studies.sobol(ctx.scenario(state), metric, int(n or 256), int(seed or 0), progress=False)
+        return figures.sobol_figure(frame, title=f"Sobol indices of {metric}")

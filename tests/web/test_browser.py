@@ -120,3 +120,19 @@ def test_two_users_do_not_share_state(browser, live_app):
     alice.close()
     bob.close()
     assert log.records == []
+
+
+def test_sensitivity_and_monte_carlo_run(page, live_app):
+    url, log = live_app
+    errors = open_app(page, url)
+    page.click("#tab-sensitivity")
+    expect(page.locator("#breakeven-list li").first).to_be_visible(timeout=15000)
+    expect(page.locator("#tornado-box .gtitle")).to_contain_text("Tornado", timeout=15000)
+    expect(page.locator("#map-box .gtitle")).to_contain_text("wins in", timeout=15000)
+    page.click("#tab-uncertainty")
+    page.fill("#mc-samples", "500")
+    page.click("#mc-run")
+    expect(page.locator("#mc-table")).to_contain_text("p_win", timeout=60000)
+    expect(page.locator("#monte-carlo-box .gtitle")).to_contain_text("Monte Carlo, 500 draws", timeout=15000)
+    assert errors == []
+    assert log.records == []

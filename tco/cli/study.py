@@ -1,0 +1,39 @@
+"""``tco study``: run a sensitivity study file and write its tables, figures and summary."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import InputError
+from ..studies.runner import run_study
+from ..studies.spec import load_study
+
+
+def add_parser(sub):
+    parser = sub.add_parser("study", help="run a sensitivity study (tornado, sweep, map, Monte Carlo, Sobol, Morris)",
+                            description=__doc__)
+    parser.add_argument("file", metavar="FILE",
+                        help="study YAML (bundled name under scenarios/studies/, a path, or a scenario with a study: section)")
+    parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default: exports/<study-name>)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (default: the study's seed)")
+    parser.add_argument("--samples", type=int, default=None, help="Monte Carlo samples (overrides the study)")
+    return parser
+
+
+def run(args) -> int:
+    for flag, value, minimum in (("--samples", args.samples, 1), ("--seed", args.seed, 0)):
+        if value is not None and value < minimum:
+            raise InputError.one(flag, value, f"must be an integer >= {minimum}")
+    study, scenario = load_study(args.file)
+    if args.samples is not None:
+        if study.analyses.monte_carlo is None:
+            raise InputError.one("--samples", args.samples, f"study {study.name} has no monte_carlo analysis")
+        analyses = study.analyses.model_copy(update={
+            "monte_carlo": study.analyses.monte_carlo.model_copy(update={"samples": args.samples})})
+        study = study.model_copy(update={"analyses": analyses})
+    out = Path(args.out) if args.out else Path("exports") / study.name
+    run_study(study, scenario, out, args.seed)
+    print(f"{study.name}: {study.question.strip()}", file=sys.stderr)
+    print(out)
+    return 0

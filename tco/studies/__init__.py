@@ -1,0 +1,31 @@
+"""Scripted sensitivity studies: tornado, sweeps, 2-D break-even maps, Monte Carlo, Sobol, Morris.
+
+Every analysis evaluates the scenario through :func:`tco.api.evaluate_scenario` with
+numpy arrays of parameter values (one core call per analysis or per chunk of samples)
+and returns pandas DataFrames; :mod:`tco.studies.figures` turns them into plotly figures
+and :mod:`tco.studies.runner` runs a study file (``tco study FILE``).
+"""
+
+from .gridmap import GridMap, grid_map
+from .metrics import Metric, metric_values, parse_metric, win_threshold
+from .montecarlo import MonteCarloResult, monte_carlo
+from .sensitivity import morris, morris_analysis, sobol, sobol_analysis
+from .sweep import sweep
+from .tornado import tornado
+
+__all__ = [
+    "GridMap",
+    "Metric",
+    "MonteCarloResult",
+    "grid_map",
+    "metric_values",
+    "monte_carlo",
+    "morris",
+    "morris_analysis",
+    "parse_metric",
+    "sobol",
+    "sobol_analysis",
+    "sweep",
+    "tornado",
+    "win_threshold",
+]

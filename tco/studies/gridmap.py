@@ -1,0 +1,79 @@
+"""2-D map: a metric on a grid of two parameters, with the break-even contour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..api import evaluate_scenario
+from ..scenario import Scenario
+from .metrics import Metric, gap_values, metric_table, parse_metric
+from .sweep import sweep_points
+
+
+@dataclass
+class GridMap:
+    """``z[j, i]`` is the metric at ``(x[i], y[j])``; ``gap < 0`` where the option wins."""
+
+    x_param: str
+    y_param: str
+    x: np.ndarray
+    y: np.ndarray
+    z: np.ndarray
+    gap: np.ndarray
+    metric: Metric
+    x_unit: str = ""
+    y_unit: str = ""
+
+    @property
+    def threshold(self) -> float:
+        """The metric's value at the break-even (NaN when it has no fixed one, e.g. LCOT)."""
+        return self.metric.threshold
+
+    @property
+    def wins(self) -> np.ndarray:
+        return self.gap < 0
+
+    def frame(self) -> pd.DataFrame:
+        """Long format: one row per cell (x, y, metric, option wins)."""
+        xx, yy = np.meshgrid(self.x, self.y)
+        return pd.DataFrame({self.x_param: xx.ravel(), self.y_param: yy.ravel(), self.metric.name: self.z.ravel(),
+                             f"wins:{self.metric.option}": self.wins.ravel()})
+
+    def contour(self) -> pd.DataFrame:
+        """Break-even points: where the gap changes sign between neighbouring cells, linearly interpolated.
+
+        Along x within each row and along y within each column; the points trace the
+        break-even contour drawn on the map.
+        """
+        px, py = _zero_crossings(self.x, self.gap, axis=1), _zero_crossings(self.y, self.gap.T, axis=1)
+        rows_x = pd.DataFrame({self.x_param: px[1], self.y_param: self.y[px[0]]})
+        rows_y = pd.DataFrame({self.x_param: self.x[py[0]], self.y_param: py[1]})
+        return pd.concat([rows_x, rows_y], ignore_index=True)
+
+
+def _zero_crossings(coords: np.ndarray, gap: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row index, interpolated coordinate) of every sign change of ``gap`` along its last axis."""
+    left, right = gap[:, :-1], gap[:, 1:]
+    row, col = np.nonzero((left < 0) != (right < 0))
+    g0, g1 = left[row, col], right[row, col]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(np.isfinite(g0 - g1) & (g0 != g1), g0 / (g0 - g1), 0.5)
+    return row, coords[col] + np.clip(t, 0, 1) * (coords[col + 1] - coords[col])
+
+
+def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[float, float], y_range: tuple[float, float],
+             nx: int = 50, ny: int = 50, metric: Metric | str = "ratio", x_log: bool = False, y_log: bool = False) -> GridMap:
+    """The metric over an ``ny x nx`` grid, in one core call (``x`` as a row, ``y`` as a column)."""
+    metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
+    x = sweep_points(scenario, x_param, *x_range, nx, x_log)
+    y = sweep_points(scenario, y_param, *y_range, ny, y_log)
+    updates = {x_param: x[None, :], y_param: y[:, None]}
+    results, _ = evaluate_scenario(scenario, updates)
+    shape = (len(y), len(x))
+    z = np.broadcast_to(metric_table(scenario, [metric], updates, results)[metric.name], shape)
+    gap = np.broadcast_to(gap_values(scenario, metric, results), shape)
+    return GridMap(x_param, y_param, x, y, np.array(z), np.array(gap), metric,
+                   scenario.params[x_param].unit, scenario.params[y_param].unit)

@@ -1,0 +1,161 @@
+"""Study metrics: named outputs of a scenario that sensitivity studies address.
+
+A metric is a string:
+
+- ``lcot:<option>``  levelized cost of the option [USD per million output tokens]
+- ``ratio:<option>`` option LCOT / baseline LCOT [-]; break-even at 1, the option wins below 1
+- ``npv:<option>``   NPV of choosing the option over the baseline [USD]; wins above 0
+- ``breakeven:<option>:<param>`` the value of ``param`` at which the option ties the baseline
+  on cost per output token [unit of ``param``], solved with :func:`tco.solvers.find_crossing`
+  over the parameter's low..high range
+
+``<option>`` may be omitted (``ratio``): the first non-baseline option.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..api import evaluate_scenario, gap_from_results
+from ..errors import InputError
+from ..params import unknown_name_rule
+from ..scenario import Scenario
+from ..solvers import find_crossing
+
+KINDS = ("lcot", "ratio", "npv", "breakeven")
+UNITS = {"lcot": "USD/M output tokens", "ratio": "option/baseline cost", "npv": "USD"}
+#: the metric value at which the option ties the baseline (NaN: no fixed threshold)
+THRESHOLDS = {"lcot": math.nan, "ratio": 1.0, "npv": 0.0, "breakeven": math.nan}
+#: the break-even gap used for winning: (api metric, target)
+GAP_METRIC = {"lcot": ("lcot", 0.0), "ratio": ("ratio", 1.0), "npv": ("npv", 0.0), "breakeven": ("lcot", 0.0)}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A parsed metric: kind, option (resolved) and, for ``breakeven``, the parameter."""
+
+    kind: str
+    option: str
+    param: str | None = None
+    unit: str = ""
+
+    @property
+    def name(self) -> str:
+        return ":".join(x for x in (self.kind, self.option, self.param) if x)
+
+    @property
+    def label(self) -> str:
+        """Axis title with the unit."""
+        words = {"lcot": f"LCOT of {self.option}", "ratio": f"cost ratio {self.option} / baseline",
+                 "npv": f"NPV of {self.option} over baseline", "breakeven": f"break-even {self.param} for {self.option}"}
+        return f"{words[self.kind]} [{self.unit}]"
+
+    @property
+    def threshold(self) -> float:
+        return THRESHOLDS[self.kind]
+
+
+def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
+    """Parse and check a metric string against the scenario's options and parameters."""
+    kind, _, rest = str(text).partition(":")
+    if kind not in KINDS:
+        raise InputError.one(path, text, f"must start with one of {', '.join(KINDS)} (e.g. ratio:<option>)")
+    structure = scenario.structure
+    challengers = [o.name for o in structure.challengers]
+    names = [o.name for o in structure.options]
+    option, _, param = rest.partition(":")
+    if kind == "breakeven":
+        if not param:
+            raise InputError.one(path, text, "must look like breakeven:<option>:<param>")
+    elif param:
+        raise InputError.one(path, text, f"must look like {kind}:<option>")
+    if not option:
+        if not challengers:
+            raise InputError.one(path, text, "the scenario has no non-baseline option")
+        option = challengers[0]
+    allowed = names if kind == "lcot" else challengers
+    if option not in allowed:
+        raise InputError.one(path, text, f"option must be one of {', '.join(allowed)}")
+    if kind != "breakeven":
+        return Metric(kind, option, None, UNITS[kind])
+    if param not in scenario.values():
+        raise InputError.one(path, text, f"parameter {param} " + unknown_name_rule(param, scenario.params))
+    spec = scenario.params[param]
+    if not spec.uncertain:
+        raise InputError.one(path, text, f"parameter {param} has no range to search (low == high == {spec.value:g})")
+    return Metric(kind, option, param, spec.unit)
+
+
+def win_threshold(metric: Metric | str) -> float:
+    """The metric's value at a tie: 1 for ``ratio``, 0 for ``npv``, NaN where none is fixed."""
+    kind = metric.kind if isinstance(metric, Metric) else str(metric).partition(":")[0]
+    return THRESHOLDS[kind]
+
+
+def contour_option(scenario: Scenario, metric: Metric) -> str:
+    """The challenger whose break-even a metric's plots mark (the first one for the baseline's LCOT)."""
+    challengers = [o.name for o in scenario.structure.challengers]
+    return metric.option if metric.option in challengers else challengers[0]
+
+
+def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str, dict]) -> np.ndarray:
+    """A ``lcot``, ``ratio`` or ``npv`` metric from core results already computed."""
+    r, base = results[metric.option], results[scenario.structure.baseline]
+    if metric.kind == "lcot":
+        return np.asarray(r["lcot_usd_per_mtok"])
+    if metric.kind == "ratio":
+        return np.asarray(r["lcot_usd_per_mtok"] / base["lcot_usd_per_mtok"])
+    if metric.kind == "npv":
+        return np.asarray(base["pv_cost_usd"] - r["pv_cost_usd"])
+    raise ValueError(f"{metric.name} is not computed from one evaluation")
+
+
+def gap_values(scenario: Scenario, metric: Metric, results: Mapping[str, dict]) -> np.ndarray:
+    """Signed distance of the metric's option from winning (negative: it wins), latency targets included."""
+    kind, target = GAP_METRIC[metric.kind]
+    return np.asarray(gap_from_results(results, scenario.structure.baseline, contour_option(scenario, metric), kind, target))
+
+
+def breakeven_values(scenario: Scenario, metric: Metric, updates: Mapping[str, object]) -> np.ndarray:
+    """Break-even value of ``metric.param`` at every point of ``updates`` (NaN where none in range).
+
+    The points are flattened to ``m`` samples; :func:`find_crossing` grids the parameter
+    along a leading axis (``(points, 1)`` against ``(1, m)`` samples), then bisects each
+    sample's bracket (midpoints of shape ``(m,)``).
+    """
+    if metric.param in updates:
+        raise InputError.one("metric", metric.name, f"{metric.param} cannot be both varied and solved for")
+    spec = scenario.params[metric.param]
+    shape = np.broadcast_shapes(*(np.shape(v) for v in updates.values())) if updates else ()
+    flat = {k: np.broadcast_to(np.asarray(v, float), shape).reshape(-1) for k, v in updates.items()}
+    m = int(np.prod(shape))
+
+    def gap(xs):
+        xs = np.asarray(xs, float)
+        grid_call = m > 1 and (xs.ndim == 2 or xs.shape == (1,))
+        points = {k: v[None, :] for k, v in flat.items()} if grid_call else flat
+        results, _ = evaluate_scenario(scenario, {**points, metric.param: xs.reshape(-1, 1) if grid_call else xs})
+        return gap_values(scenario, metric, results)
+
+    x, _status, _above = find_crossing(gap, spec.low, spec.high)
+    return np.asarray(x, float).reshape(shape)
+
+
+def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping[str, object],
+                 results: Mapping[str, dict] | None = None) -> dict[str, np.ndarray]:
+    """Every metric at the points of ``updates``: one core call for all one-evaluation metrics."""
+    if results is None and any(m.kind != "breakeven" for m in metrics):
+        results, _ = evaluate_scenario(scenario, updates)
+    return {m.name: breakeven_values(scenario, m, updates) if m.kind == "breakeven" else values_from_results(scenario, m, results)
+            for m in metrics}
+
+
+def metric_values(scenario: Scenario, metric: Metric | str, updates: Mapping[str, object] | None = None) -> np.ndarray:
+    """One metric at the points of ``updates`` (names to floats or broadcasting arrays)."""
+    if not isinstance(metric, Metric):
+        metric = parse_metric(scenario, metric)
+    return metric_table(scenario, [metric], dict(updates or {}))[metric.name]

@@ -1,0 +1,159 @@
+"""Run a study: every analysis it names, written to one output folder, atomically.
+
+The folder holds ``summary.json`` (resolved scenario, parameters, study, seed, package
+version, time taken, headline results), one CSV per table and one self-contained HTML
+figure per analysis. Files are written into a temporary sibling folder that is renamed
+into place only when every analysis succeeded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..api import parameters
+from ..scenario import Scenario
+from .figures import map_figure, mc_figure, morris_figure, sobol_figure, sweep_figure, tornado_figure
+from .gridmap import grid_map
+from .metrics import parse_metric
+from .montecarlo import monte_carlo
+from .sensitivity import morris, sobol
+from .spec import StudySpec, axis_range
+from .sweep import sweep
+from .tornado import tornado
+
+
+@dataclass
+class StudyRun:
+    """What a study produced: tables by file stem, figures by file stem, headline results, timings."""
+
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figures: dict[str, object] = field(default_factory=dict)
+    results: dict[str, object] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: bool | None = None) -> StudyRun:
+    """Compute every analysis of the study (nothing is written)."""
+    run = StudyRun()
+    metric = parse_metric(scenario, study.metric)
+    a = study.analyses
+    if a.tornado:
+        started = time.perf_counter()
+        frame = tornado(scenario, metric, a.tornado.params)
+        run.tables["tornado"], run.figures["tornado"] = frame, tornado_figure(frame, metric)
+        run.results["tornado"] = {"flips_winner": frame.loc[frame["crosses_breakeven"], "param"].tolist(),
+                                  "largest_swing": frame.head(5)[["param", "swing"]].to_dict(orient="records")}
+        run.seconds["tornado"] = time.perf_counter() - started
+    if a.sweep:
+        started = time.perf_counter()
+        metrics = [parse_metric(scenario, m) for m in a.sweep.metrics or [study.metric]]
+        frame = sweep(scenario, a.sweep.param, *axis_range(scenario, a.sweep), a.sweep.points, a.sweep.log, metrics)
+        breakevens = frame.attrs["breakevens"]
+        run.tables["sweep"], run.tables["sweep_breakevens"] = frame, pd.DataFrame(breakevens)
+        run.figures["sweep"] = sweep_figure(frame, metrics)
+        run.results["sweep"] = {"breakevens": breakevens}
+        run.seconds["sweep"] = time.perf_counter() - started
+    if a.map:
+        started = time.perf_counter()
+        map_metric = parse_metric(scenario, a.map.metric or study.metric)
+        grid = grid_map(scenario, a.map.x.param, a.map.y.param, axis_range(scenario, a.map.x), axis_range(scenario, a.map.y),
+                        a.map.x.points, a.map.y.points, map_metric, a.map.x.log, a.map.y.log)
+        run.tables["map"], run.tables["map_contour"] = grid.frame(), grid.contour()
+        run.figures["map"] = map_figure(grid)
+        run.results["map"] = {"share_of_map_where_option_wins": float(grid.wins.mean()), "option": map_metric.option}
+        run.seconds["map"] = time.perf_counter() - started
+    if a.monte_carlo:
+        started = time.perf_counter()
+        metrics = [parse_metric(scenario, m) for m in a.monte_carlo.metrics or [study.metric]]
+        correlations = [(c.a, c.b, c.rho) for c in a.monte_carlo.correlations]
+        result = monte_carlo(scenario, metrics, a.monte_carlo.samples, seed, correlations, progress=progress)
+        run.tables["montecarlo_summary"], run.tables["montecarlo_samples"] = result.summary, result.samples
+        for i, m in enumerate(metrics):
+            run.figures[f"montecarlo_{i}" if i else "montecarlo"] = mc_figure(result, m)
+        run.results["monte_carlo"] = {"samples": a.monte_carlo.samples, "chunk_size": result.chunk_size,
+                                      "sampled_params": result.params, "summary": result.summary.to_dict(orient="records")}
+        run.seconds["monte_carlo"] = time.perf_counter() - started
+    if a.sobol:
+        started = time.perf_counter()
+        frame = sobol(scenario, metric, a.sobol.n, seed, a.sobol.params, progress)
+        run.tables["sobol"], run.figures["sobol"] = frame, sobol_figure(frame, title=f"Sobol indices of {metric.name}")
+        run.results["sobol"] = {"n": a.sobol.n, "top": frame.head(5).to_dict(orient="records")}
+        run.seconds["sobol"] = time.perf_counter() - started
+    if a.morris:
+        started = time.perf_counter()
+        frame = morris(scenario, metric, a.morris.trajectories, a.morris.levels, seed, a.morris.params, progress)
+        run.tables["morris"], run.figures["morris"] = frame, morris_figure(frame, metric)
+        run.results["morris"] = {"top": frame.head(5).to_dict(orient="records")}
+        run.seconds["morris"] = time.perf_counter() - started
+    return run
+
+
+def summary(study: StudySpec, scenario: Scenario, seed: int, run: StudyRun, total_s: float) -> dict:
+    """The contents of ``summary.json``."""
+    return {
+        "study": study.model_dump(mode="json", exclude_none=True),
+        "question": study.question,
+        "seed": seed,
+        "tco_version": __version__,
+        "seconds": {"total": total_s, **run.seconds},
+        "results": run.results,
+        "scenario": scenario.to_dict(),
+        "params": parameters(scenario).to_dict(orient="records"),
+        "files": sorted([f"{k}.csv" for k in run.tables] + [f"{k}.html" for k in run.figures] + ["summary.json"]),
+    }
+
+
+def _json_safe(value):
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: int | None = None,
+              progress: bool | None = None) -> Path:
+    """Run the study and write its folder at ``out_dir`` (replaced if it exists); returns the folder."""
+    out_dir = Path(out_dir)
+    seed = study.seed if seed is None else int(seed)
+    started = time.perf_counter()
+    run = run_analyses(study, scenario, seed, progress)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    tmp.chmod(0o755)
+    try:
+        for stem, frame in run.tables.items():
+            frame.to_csv(tmp / f"{stem}.csv", index=False)
+        for stem, figure in run.figures.items():
+            figure.write_html(tmp / f"{stem}.html", include_plotlyjs=True, full_html=True)
+        data = summary(study, scenario, seed, run, time.perf_counter() - started)
+        (tmp / "summary.json").write_text(json.dumps(_json_safe(data), indent=2, default=str) + "\n", encoding="utf-8")
+        _replace_dir(tmp, out_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out_dir
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Move ``new`` to ``target``, replacing a previous output folder only once ``new`` is complete."""
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        target.rename(old / target.name)
+        new.rename(target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        new.rename(target)

@@ -1,0 +1,224 @@
+"""Study files: the schema (pydantic) and its checks against the scenario it studies.
+
+A study names a scenario, a metric and the analyses to run; see ``docs/studies.md``.
+Every error names the field path, the value and the rule (:class:`tco.errors.InputError`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, ValidationError, model_validator
+
+from ..catalog import Strict
+from ..errors import FieldError, InputError
+from ..scenario import SCENARIOS_DIR, Scenario, load_scenario, scenario_from_dict
+from ..yamlio import pydantic_errors, read_yaml
+from .metrics import parse_metric
+from .montecarlo import sampling_plan
+
+STUDIES_DIR = SCENARIOS_DIR / "studies"
+
+PositiveInt = Annotated[int, Field(gt=0, strict=True)]
+
+
+class Axis(Strict):
+    """A parameter and the range it is swept over (default: the parameter's low..high)."""
+
+    param: str
+    low: float | None = None
+    high: float | None = None
+    points: PositiveInt = 50
+    log: bool = False
+
+
+class TornadoSpec(Strict):
+    params: list[str] | None = None
+
+
+class SweepSpec(Axis):
+    metrics: list[str] | None = None
+
+
+class MapSpec(Strict):
+    x: Axis
+    y: Axis
+    metric: str | None = None
+
+
+class CorrelationSpec(Strict):
+    a: str
+    b: str
+    rho: float
+
+
+class MonteCarloSpec(Strict):
+    samples: PositiveInt = 10_000
+    metrics: list[str] | None = None
+    correlations: list[CorrelationSpec] = []
+
+
+class SobolSpec(Strict):
+    n: PositiveInt = 1024
+    params: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _power_of_two(self):
+        if self.n & (self.n - 1):
+            raise ValueError(f"n must be a power of 2 (Sobol sequence balance), e.g. {1 << self.n.bit_length()}")
+        return self
+
+
+class MorrisSpec(Strict):
+    trajectories: PositiveInt = 50
+    levels: Annotated[int, Field(ge=2, strict=True)] = 4
+    params: list[str] | None = None
+
+
+class Analyses(Strict):
+    tornado: TornadoSpec | None = None
+    sweep: SweepSpec | None = None
+    map: MapSpec | None = None
+    monte_carlo: MonteCarloSpec | None = None
+    sobol: SobolSpec | None = None
+    morris: MorrisSpec | None = None
+
+    @model_validator(mode="after")
+    def _at_least_one(self):
+        if not any(getattr(self, k) is not None for k in type(self).model_fields):
+            raise ValueError(f"name at least one analysis: {', '.join(type(self).model_fields)}")
+        return self
+
+
+class StudySpec(Strict):
+    """The schema of a study file (or of a scenario's ``study:`` section, without ``scenario``)."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    question: str = Field(min_length=1)
+    scenario: str | None = None
+    metric: str = "ratio"
+    seed: Annotated[int, Field(ge=0, strict=True)] = 0
+    analyses: Analyses
+
+
+def study_path(name_or_path: str | Path) -> Path:
+    """A bundled study by name (``tornado-default``) or a file path."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        return path
+    bundled = STUDIES_DIR / f"{name_or_path}.yaml"
+    if bundled.exists():
+        return bundled
+    names = ", ".join(sorted(p.stem for p in STUDIES_DIR.glob("*.yaml")))
+    raise InputError.one("FILE", str(name_or_path), f"is neither a file nor a bundled study ({names})")
+
+
+def load_study(name_or_path: str | Path) -> tuple[StudySpec, Scenario]:
+    """Read a study file (or a scenario file with a ``study:`` section), validated against its scenario."""
+    path = study_path(name_or_path)
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise InputError.one(str(path), type(data).__name__, "a study must be a YAML mapping")
+    if "workload" in data:  # a scenario file carrying its own study
+        section = data.get("study")
+        if not isinstance(section, dict):
+            raise InputError.one("study", section, "a scenario run as a study needs a study: mapping")
+        scenario = scenario_from_dict(data, path=str(path))
+        study = parse_study({"name": data.get("name"), **section}, prefix="study")
+    else:
+        study = parse_study(data)
+        if study.scenario is None:
+            raise InputError.one("scenario", None, "a study file must name its scenario (bundled name or path)")
+        ref = Path(study.scenario)
+        local = path.parent / ref
+        scenario = load_scenario(local if ref.suffix in (".yaml", ".yml") and local.exists() else study.scenario)
+    check_study(study, scenario)
+    return study, scenario
+
+
+def parse_study(data: dict, prefix: str = "") -> StudySpec:
+    try:
+        return StudySpec.model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_errors(exc, prefix) from None
+
+
+def check_study(study: StudySpec, scenario: Scenario) -> None:
+    """Every parameter, metric and range of the study against the scenario; all errors at once."""
+    errors: list[FieldError] = []
+
+    def metric(path: str, text: str):
+        try:
+            return parse_metric(scenario, text, path)
+        except InputError as exc:
+            errors.extend(exc.errors)
+            return None
+
+    def param(path: str, name: str, needs_range: bool = False):
+        if name not in scenario.values():
+            try:
+                scenario.params[name]
+            except InputError as exc:
+                errors.append(FieldError(path, name, exc.errors[0].rule))
+            return None
+        spec = scenario.params[name]
+        if needs_range and not spec.uncertain:
+            errors.append(FieldError(path, name, f"has no range (low == high == {spec.value:g}); give low and high"))
+        return spec
+
+    def axis(path: str, ax: Axis):
+        spec = param(f"{path}.param", ax.param, needs_range=ax.low is None or ax.high is None)
+        if spec is None:
+            return
+        low = spec.low if ax.low is None else ax.low
+        high = spec.high if ax.high is None else ax.high
+        for side, value in (("low", low), ("high", high)):
+            if not spec.field.admits(value) and not (spec.field.integer and spec.field.admits(round(value))):
+                errors.append(FieldError(f"{path}.{side}", value, f"{ax.param} {spec.field.rule()}"))
+        if not high > low:
+            errors.append(FieldError(f"{path}.high", high, f"must be greater than low ({low:g})"))
+        if ax.log and low <= 0:
+            errors.append(FieldError(f"{path}.low", low, "a log axis needs low > 0"))
+
+    main = metric("metric", study.metric)
+    a = study.analyses
+    if a.tornado and a.tornado.params:
+        for i, name in enumerate(a.tornado.params):
+            param(f"analyses.tornado.params[{i}]", name, needs_range=True)
+    if a.sweep:
+        axis("analyses.sweep", a.sweep)
+        for i, text in enumerate(a.sweep.metrics or []):
+            metric(f"analyses.sweep.metrics[{i}]", text)
+    if a.map:
+        axis("analyses.map.x", a.map.x)
+        axis("analyses.map.y", a.map.y)
+        if a.map.x.param == a.map.y.param:
+            errors.append(FieldError("analyses.map.y.param", a.map.y.param, "must differ from x.param"))
+        if a.map.metric:
+            metric("analyses.map.metric", a.map.metric)
+    if a.monte_carlo:
+        for i, text in enumerate(a.monte_carlo.metrics or []):
+            metric(f"analyses.monte_carlo.metrics[{i}]", text)
+        for i, c in enumerate(a.monte_carlo.correlations):
+            for side in ("a", "b"):
+                param(f"analyses.monte_carlo.correlations[{i}].{side}", getattr(c, side), needs_range=True)
+    if a.monte_carlo and a.monte_carlo.correlations and not errors:
+        try:
+            sampling_plan(scenario, [(c.a, c.b, c.rho) for c in a.monte_carlo.correlations])
+        except InputError as exc:
+            errors.extend(FieldError(f"analyses.monte_carlo.{e.path}", e.value, e.rule) for e in exc.errors)
+    for kind in ("sobol", "morris"):
+        spec = getattr(a, kind)
+        for i, name in enumerate(spec.params or [] if spec else []):
+            param(f"analyses.{kind}.params[{i}]", name, needs_range=True)
+    if main is not None and main.param and a.sweep and a.sweep.param == main.param:
+        errors.append(FieldError("analyses.sweep.param", a.sweep.param, "cannot sweep the parameter the metric solves for"))
+    if errors:
+        raise InputError(errors)
+
+
+def axis_range(scenario: Scenario, ax: Axis) -> tuple[float, float]:
+    """The axis range with the parameter's low/high filling what the study left out."""
+    spec = scenario.params[ax.param]
+    return (spec.low if ax.low is None else ax.low, spec.high if ax.high is None else ax.high)

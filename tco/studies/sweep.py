@@ -1,0 +1,59 @@
+"""1-D sweep: metrics along one parameter's range, with every break-even point on it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..api import evaluate_scenario
+from ..scenario import Scenario
+from ..solvers import STATUS_NAMES, find_crossing, grid
+from .metrics import Metric, contour_option, gap_values, metric_table, parse_metric
+from .sampling import round_integers
+
+
+def sweep_points(scenario: Scenario, param: str, low: float, high: float, points: int, log: bool) -> np.ndarray:
+    """The swept values [param unit]: linear or geometric; whole numbers for integer fields."""
+    spec = scenario.params[param]
+    xs = grid(float(low), float(high), int(points), bool(log))
+    return np.unique(round_integers(spec, xs)) if spec.field.integer else xs
+
+
+def sweep(scenario: Scenario, param: str, low: float, high: float, points: int = 50, log: bool = False,
+          metrics: Sequence[Metric | str] | None = None) -> pd.DataFrame:
+    """Metrics along ``param`` from ``low`` to ``high`` (one core call for the grid).
+
+    Returns a DataFrame with a column ``param`` (the swept values) and one column per
+    metric. ``frame.attrs["breakevens"]`` lists every crossing, per challenger named by the
+    metrics: ``{option, param, value, unit, wins_above}``, refined between the grid points
+    that bracket a sign change with :func:`tco.solvers.find_crossing`.
+    """
+    parsed = [m if isinstance(m, Metric) else parse_metric(scenario, m) for m in (metrics or ["ratio"])]
+    xs = sweep_points(scenario, param, low, high, points, log)
+    results, _ = evaluate_scenario(scenario, {param: xs})
+    frame = pd.DataFrame({param: xs, **metric_table(scenario, parsed, {param: xs}, results)})
+    breakevens = []
+    for option in dict.fromkeys(contour_option(scenario, m) for m in parsed):
+        metric = Metric("npv", option, None, "USD")
+        breakevens += crossings(scenario, param, xs, gap_values(scenario, metric, results), metric, log)
+    frame.attrs["breakevens"] = breakevens
+    frame.attrs["param"] = param
+    frame.attrs["unit"] = scenario.params[param].unit
+    return frame
+
+
+def crossings(scenario: Scenario, param: str, xs: np.ndarray, gap: np.ndarray, metric: Metric, log: bool) -> list[dict]:
+    """Every sign change of ``gap`` along ``xs``, refined by bisection within its bracket."""
+    negative = gap < 0
+    out = []
+    for i in np.flatnonzero(negative[1:] != negative[:-1]):
+        def gap_at(values):
+            results, _ = evaluate_scenario(scenario, {param: values})
+            return gap_values(scenario, metric, results)
+
+        x, status, above = find_crossing(gap_at, float(xs[i]), float(xs[i + 1]), points=3, log=log)
+        out.append({"option": metric.option, "param": param, "value": float(x), "unit": scenario.params[param].unit,
+                    "wins_above": bool(above), "status": STATUS_NAMES[int(status)]})
+    return out

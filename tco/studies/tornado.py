@@ -1,0 +1,51 @@
+"""Tornado: the metric with each parameter at its low and its high value, the others at base."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..api import evaluate_scenario
+from ..scenario import Scenario
+from .metrics import Metric, gap_values, metric_table, parse_metric
+from .sampling import round_integers
+
+COLUMNS = ["param", "unit", "base_value", "low", "high", "metric_low", "metric_high", "metric_base", "swing",
+           "crosses_breakeven"]
+
+
+def default_params(scenario: Scenario, metric: Metric) -> list[str]:
+    """Every parameter with a range, except the one a break-even metric solves for."""
+    return [p.name for p in scenario.params.uncertain() if p.name != metric.param]
+
+
+def tornado(scenario: Scenario, metric: Metric | str, params: Sequence[str] | None = None) -> pd.DataFrame:
+    """Each parameter at low and high (one core call for all), sorted by swing, descending.
+
+    Row ``i`` of the evaluation grid is the base point (index 0), parameter ``i`` at its low
+    (``2i+1``) or its high (``2i+2``). ``swing = |metric_high - metric_low|`` [metric unit].
+    ``crosses_breakeven``: the option wins at low or high but not at base, or the reverse.
+    """
+    metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
+    names = list(params) if params is not None else default_params(scenario, metric)
+    specs = [scenario.params[name] for name in names]
+    points = 2 * len(specs) + 1
+    updates = {}
+    for i, p in enumerate(specs):
+        column = np.full(points, p.value)
+        column[2 * i + 1], column[2 * i + 2] = round_integers(p, np.array([p.low, p.high]))
+        updates[p.name] = column
+    results, _ = evaluate_scenario(scenario, updates)
+    values = metric_table(scenario, [metric], updates, results)[metric.name]
+    wins = gap_values(scenario, metric, results) < 0
+    rows = []
+    for i, p in enumerate(specs):
+        lo, hi = 2 * i + 1, 2 * i + 2
+        rows.append({"param": p.name, "unit": p.unit, "base_value": p.value, "low": updates[p.name][lo],
+                     "high": updates[p.name][hi], "metric_low": values[lo], "metric_high": values[hi],
+                     "metric_base": values[0], "swing": abs(values[hi] - values[lo]),
+                     "crosses_breakeven": bool(wins[lo] != wins[0] or wins[hi] != wins[0])})
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    return frame.sort_values("swing", ascending=False, kind="stable").reset_index(drop=True)

@@ -1,0 +1,290 @@
+"""Sensitivity studies: expectations derived from independent scalar evaluations, the break-even
+solver, analytic probabilities and published Sobol indices (Ishigami)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tco
+from tco.cli import main
+from tco.params import Param
+from tco.scenario import scenario_from_dict
+from tco.studies import grid_map, metric_values, monte_carlo, sobol_analysis, sweep, tornado, win_threshold
+from tco.studies.montecarlo import draw_chunk, sampling_plan
+from tco.studies.sampling import Z95, iman_conover, inverse_cdf
+from tco.studies.spec import STUDIES_DIR, StudySpec, load_study
+
+DATA = Path(__file__).parent / "data"
+BUNDLED = sorted(p.stem for p in STUDIES_DIR.glob("*.yaml"))
+
+
+def scalar_ratio(scenario, option, updates):
+    """Cost ratio from ``tco.compare`` on a scenario with new base values: one scalar evaluation."""
+    table = tco.compare(scenario.with_values(updates)).options["lcot_usd_per_mtok"]
+    return table[option] / table[scenario.structure.baseline]
+
+
+# --- study files -----------------------------------------------------------------------------
+
+def test_four_bundled_studies_ship():
+    assert {"half-life-vs-volume", "kv-transfer-wall", "monte-carlo-default", "tornado-default"} <= set(BUNDLED)
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_study_files_round_trip_through_validation(name):
+    study, scenario = load_study(name)
+    assert study.question.strip()
+    again = StudySpec.model_validate(json.loads(json.dumps(study.model_dump(mode="json"))))
+    assert again == study
+    assert scenario.name == study.scenario
+
+
+def test_scenario_with_study_section(tmp_path):
+    data = yaml.safe_load((DATA / "toy.yaml").read_text())
+    data["study"] = {"question": "Does the toy SRAM chip win?", "metric": "ratio:sram",
+                     "analyses": {"sweep": {"param": "devices.toy-sram.price_usd", "low": 1000, "high": 1e5, "points": 5}}}
+    path = tmp_path / "toy-study.yaml"
+    path.write_text(yaml.safe_dump(data))
+    study, scenario = load_study(path)
+    assert study.name == "toy" and scenario.name == "toy"
+
+
+# --- tornado -----------------------------------------------------------------------------------
+
+def test_tornado_swings_equal_scalar_low_high_evaluations(default_scenario):
+    option = "h100-prefill+groq-decode"
+    names = ["devices.groq-lpu.price_usd", "economics.discount_rate", "devices.h100-sxm.useful_life_years"]
+    frame = tornado(default_scenario, f"ratio:{option}", names).set_index("param")
+    base = scalar_ratio(default_scenario, option, {})
+    for name in names:
+        p = default_scenario.params[name]
+        low, high = scalar_ratio(default_scenario, option, {name: p.low}), scalar_ratio(default_scenario, option, {name: p.high})
+        row = frame.loc[name]
+        assert row["metric_low"] == pytest.approx(low, rel=1e-12)
+        assert row["metric_high"] == pytest.approx(high, rel=1e-12)
+        assert row["metric_base"] == pytest.approx(base, rel=1e-12)
+        assert row["swing"] == pytest.approx(abs(high - low), rel=1e-12)
+    assert list(frame["swing"]) == sorted(frame["swing"], reverse=True)
+
+
+def test_tornado_flags_a_parameter_that_flips_the_winner(asic_scenario):
+    frame = tornado(asic_scenario, "ratio:asic", ["program.volume_units"]).iloc[0]
+    winner = [v < 1 for v in (frame["metric_low"], frame["metric_base"], frame["metric_high"])]
+    assert frame["crosses_breakeven"] == (len(set(winner)) > 1)
+
+
+# --- sweep and map -----------------------------------------------------------------------------
+
+def test_sweep_breakeven_equals_tco_breakeven(asic_scenario):
+    param = "program.volume_units"
+    frame = sweep(asic_scenario, param, 5000, 500000, points=40, log=True, metrics=["ratio:asic", "npv:asic"])
+    expected = tco.breakeven(asic_scenario, param, 5000, 500000, option="asic")[0]
+    found = [b for b in frame.attrs["breakevens"] if b["option"] == "asic"]
+    assert expected.status == "crosses" and len(found) == 1
+    assert found[0]["value"] == pytest.approx(expected.value, rel=1e-9)
+    assert found[0]["wins_above"] == expected.wins_above
+    # the metric columns are the metric at each swept value
+    i = 7
+    assert frame["ratio:asic"][i] == pytest.approx(scalar_ratio(asic_scenario, "asic", {param: frame[param][i]}), rel=1e-12)
+
+
+def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic_scenario):
+    x, y = "workload.half_life_years", "program.volume_units"
+    grid = grid_map(asic_scenario, x, y, (2.0, 6.0), (5000, 500000), nx=5, ny=200, metric="ratio:asic", y_log=True)
+    assert grid.z.shape == (200, 5) and grid.threshold == 1.0
+    assert grid.z[17, 3] == pytest.approx(scalar_ratio(asic_scenario, "asic", {x: grid.x[3], y: grid.y[17]}), rel=1e-12)
+    contour = grid.contour()
+    for xv in grid.x:
+        solved = tco.breakeven(asic_scenario.with_values({x: float(xv)}), y, 5000, 500000, option="asic")[0].value
+        ys = contour.loc[np.isclose(contour[x], xv), y]
+        assert len(ys) == 1
+        assert ys.iloc[0] == pytest.approx(solved, rel=0.01)  # linear interpolation on a 200-point log grid
+
+
+def test_breakeven_metric_matches_solver_per_point(asic_scenario):
+    half_lives = np.array([2.0, 4.0])
+    values = metric_values(asic_scenario, "breakeven:asic:program.volume_units", {"workload.half_life_years": half_lives})
+    for h, v in zip(half_lives, values, strict=True):
+        assert v == pytest.approx(tco.breakeven(asic_scenario.with_values({"workload.half_life_years": h}),
+                                                "program.volume_units", option="asic")[0].value, rel=1e-9)
+    assert math.isnan(win_threshold("breakeven:asic:program.volume_units"))
+    assert win_threshold("npv") == 0.0 and win_threshold("ratio:asic") == 1.0
+
+
+# --- sampling ------------------------------------------------------------------------------------
+
+def uncertain(distribution, value=10.0, low=5.0, high=20.0, name="devices.x.price_usd"):
+    return Param(name, value, "USD", low, high, distribution)
+
+
+def test_distribution_moments():
+    u = (np.arange(200_000) + 0.5) / 200_000  # exact quantile grid
+    tri = inverse_cdf(uncertain("triangular"), u)
+    assert tri.mean() == pytest.approx((5 + 10 + 20) / 3, rel=1e-4)  # triangular mean (a + c + b) / 3
+    assert inverse_cdf(uncertain("uniform"), u).mean() == pytest.approx(12.5, rel=1e-6)
+    # lognormal with value at the geometric midpoint: median = value, P5/P95 of the untruncated law at low/high
+    logn = uncertain("lognormal", value=10.0, low=2.5, high=40.0)
+    assert np.median(inverse_cdf(logn, u)) == pytest.approx(10.0, rel=1e-4)
+    # normal: the truncation keeps 90 % of the mass, so the quantile 0.5 + 0.45 * (u - 0.5)/0.5 ...
+    norm = uncertain("normal", value=12.5, low=5.0, high=20.0)
+    sd = 7.5 / Z95
+    assert inverse_cdf(norm, np.array([0.5]))[0] == pytest.approx(12.5)
+    assert inverse_cdf(norm, np.array([0.0, 1.0])).tolist() == pytest.approx([5.0, 20.0])
+    assert np.std(inverse_cdf(norm, u)) < sd  # truncation narrows the spread
+
+
+@settings(max_examples=60, deadline=None)
+@given(dist=st.sampled_from(["uniform", "triangular", "normal", "lognormal"]),
+       low=st.floats(1.0, 50.0), width=st.floats(0.5, 100.0), where=st.floats(0.0, 1.0),
+       u=st.lists(st.floats(0.0, 1.0), min_size=2, max_size=20))
+def test_inverse_cdf_stays_in_bounds_and_is_monotone(dist, low, width, where, u):
+    p = uncertain(dist, value=low + where * width, low=low, high=low + width)
+    u = np.sort(np.array(u))
+    x = inverse_cdf(p, u)
+    assert np.all(x >= low - 1e-9 * width) and np.all(x <= low + width + 1e-9 * width)
+    assert np.all(np.diff(x) >= -1e-9 * width)
+
+
+def test_integer_parameters_are_rounded(default_scenario):
+    plan = sampling_plan(default_scenario)
+    draws = draw_chunk(plan, seed=3, index=0, size=2000)
+    for p in plan.params:
+        if p.field.integer:
+            assert np.array_equal(draws[p.name], np.round(draws[p.name]))
+            assert draws[p.name].min() >= p.low and draws[p.name].max() <= p.high
+
+
+def test_iman_conover_induces_rank_correlation_and_keeps_marginals():
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(0)
+    u = rng.random((20_000, 3))
+    target = np.array([[1, 0.6, 0.0], [0.6, 1, -0.3], [0.0, -0.3, 1]])
+    v = iman_conover(u, target, rng)
+    assert np.allclose(spearmanr(v).statistic, target, atol=0.03)
+    assert np.array_equal(np.sort(v, axis=0), np.sort(u, axis=0))
+
+
+# --- Monte Carlo ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def toy_uniform_price():
+    """Toy scenario whose only uncertain input is the SRAM chip's price, uniform on [1k, 100k] USD."""
+    data = yaml.safe_load((DATA / "toy.yaml").read_text())
+    data["devices"]["toy-sram"]["price_usd"] = {"value": 10000, "low": 1000, "high": 100000, "distribution": "uniform"}
+    return scenario_from_dict(data)
+
+
+def test_monte_carlo_p_win_matches_the_analytic_probability(toy_uniform_price):
+    s = toy_uniform_price
+    be = tco.breakeven(s, "devices.toy-sram.price_usd", option="sram")[0]
+    assert be.status == "crosses"
+    # uniform on [low, high]: P(win) = share of the range on the winning side of the break-even
+    share_below = (be.value - 1000) / (100000 - 1000)
+    expected = 1 - share_below if be.wins_above else share_below
+    result = monte_carlo(s, ["ratio:sram"], samples=20_000, seed=11)
+    row = result.summary.iloc[0]
+    assert result.params == ["devices.toy-sram.price_usd"]
+    assert abs(row["p_win"] - expected) < 3 * row["p_win_std_error"]
+    assert row["p_win_std_error"] == pytest.approx(math.sqrt(expected * (1 - expected) / 20_000), rel=0.05)
+
+
+def test_monte_carlo_is_reproducible_and_chunked_by_seed(default_scenario):
+    a = monte_carlo(default_scenario, ["ratio:groq", "lcot:h100"], samples=3000, seed=5, chunk_size=1000)
+    b = monte_carlo(default_scenario, ["ratio:groq", "lcot:h100"], samples=3000, seed=5, chunk_size=1000)
+    assert a.samples.equals(b.samples)
+    # chunk i depends only on (seed, i): a one-chunk run reproduces chunk 0 exactly, and chunk 1 differs
+    first = monte_carlo(default_scenario, ["ratio:groq"], samples=1000, seed=5, chunk_size=1000)
+    assert np.array_equal(first.samples["ratio:groq"], a.samples["ratio:groq"][:1000])
+    assert not np.array_equal(first.samples["ratio:groq"], a.samples["ratio:groq"][1000:2000])
+    plan = sampling_plan(default_scenario)
+    assert all(np.array_equal(draw_chunk(plan, 5, 1, 10)[k], draw_chunk(plan, 5, 1, 10)[k]) for k in draw_chunk(plan, 5, 1, 10))
+    row = a.summary.set_index("metric").loc["lcot:h100"]
+    values = a.samples["lcot:h100"]
+    assert row["std_error"] == pytest.approx(values.std(ddof=1) / math.sqrt(3000))
+    assert (row["p10"], row["p50"], row["p90"]) == pytest.approx(tuple(np.percentile(values, [10, 50, 90])))
+
+
+# --- Sobol ---------------------------------------------------------------------------------------
+
+def test_sobol_recovers_ishigami_indices():
+    """Ishigami & Homma (1990), a = 7, b = 0.1 on [-pi, pi]^3; analytic indices from Saltelli et al.
+    (2008), Global Sensitivity Analysis: The Primer, section 4.6: V = a^2/8 + b pi^4/5 + b^2 pi^8/18 + 1/2,
+    V1 = (1 + b pi^4/5)^2 / 2, V2 = a^2/8, V13 = b^2 pi^8 (1/18 - 1/50)."""
+    a, b = 7.0, 0.1
+    v = a**2 / 8 + b * np.pi**4 / 5 + b**2 * np.pi**8 / 18 + 0.5
+    v1, v2, v13 = (1 + b * np.pi**4 / 5) ** 2 / 2, a**2 / 8, b**2 * np.pi**8 * (1 / 18 - 1 / 50)
+    s1 = np.array([v1, v2, 0.0]) / v
+    st_ = np.array([v1 + v13, v2, v13]) / v
+
+    def ishigami(u):
+        x = -np.pi + 2 * np.pi * u
+        return np.sin(x[:, 0]) + a * np.sin(x[:, 1]) ** 2 + b * x[:, 2] ** 4 * np.sin(x[:, 0])
+
+    frame = sobol_analysis(ishigami, ["x1", "x2", "x3"], n=8192, seed=1)
+    assert frame["S1"].to_numpy() == pytest.approx(s1, abs=0.03)
+    assert frame["ST"].to_numpy() == pytest.approx(st_, abs=0.03)
+    assert (frame["S1_conf"] > 0).all() and (frame["ST_conf"] < 0.1).all()
+
+
+# --- command line ----------------------------------------------------------------------------------
+
+def write_study(tmp_path, **changes):
+    data = {"name": "toy-sweep", "question": "Where does the toy SRAM chip win?", "scenario": str(DATA / "toy.yaml"),
+            "metric": "ratio:sram",
+            "analyses": {"sweep": {"param": "devices.toy-sram.price_usd", "low": 1000, "high": 100000, "points": 9}}}
+    for path, value in changes.items():
+        node = data
+        keys = path.split("__")
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = value
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_cli_study_writes_tables_figures_and_summary(tmp_path):
+    out = tmp_path / "out"
+    assert main(["study", str(write_study(tmp_path)), "--out", str(out), "--seed", "4"]) == 0
+    files = {p.name for p in out.iterdir()}
+    assert {"summary.json", "sweep.csv", "sweep_breakevens.csv", "sweep.html"} <= files
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seed"] == 4 and summary["tco_version"] == tco.__version__
+    assert summary["scenario"]["name"] == "toy" and summary["seconds"]["total"] > 0
+    html = (out / "sweep.html").read_text()
+    assert "<script src=\"http" not in html and "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js inlined
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"analyses__sweep__param": "devices.toy-sram.pryce_usd"}, "analyses.sweep.param"),
+    ({"metric": "ratio:nonesuch"}, "metric"),
+    ({"metric": "speed:sram"}, "metric"),
+    ({"analyses__sweep__low": -5}, "analyses.sweep.low"),
+    ({"analyses__sweep__points": 0}, "analyses.sweep.points"),
+    ({"analyses": {"monte_carlo": {"samples": 0}}}, "analyses.monte_carlo.samples"),
+    ({"analyses": {"monte_carlo": {"samples": 2.5}}}, "analyses.monte_carlo.samples"),
+    ({"analyses": {"sobol": {"n": 1000}}}, "analyses.sobol"),
+])
+def test_cli_bad_study_exits_2_naming_the_field_and_leaves_no_output(tmp_path, capsys, changes, field):
+    out = tmp_path / "out"
+    assert main(["study", str(write_study(tmp_path, **changes)), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"tco: error: {field}" in err and "Traceback" not in err
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_cli_bad_sample_count_exits_2(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["study", str(write_study(tmp_path)), "--out", str(out), "--samples", "0"]) == 2
+    assert "--samples: got 0" in capsys.readouterr().err
+    assert not out.exists()
