@@ -1,0 +1,1 @@
+"""Validation against published measurements (docs/validation.md) and calibration (docs/calibration.md)."""
