@@ -10,9 +10,9 @@ install-test:
 	bash scripts/install-system-deps.sh
 	$(PYTHON) -m pip install -q -e ".[test]"
 
-## install and run the main job on the bundled default scenario
+## install and start the app on the bundled default scenario (http://127.0.0.1:8050)
 run: install
-	$(PYTHON) -m tco compare
+	$(PYTHON) -m tco app
 
 ## install everything and run the whole test suite (what CI runs)
 test: install-test
@@ -21,3 +21,4 @@ test: install-test
 
 bench: install
 	$(PYTHON) benchmarks/run.py
+	$(PYTHON) benchmarks/app.py

@@ -1,0 +1,77 @@
+"""The app factory: ``create_app(scenario=None)`` builds a Dash app and registers its callbacks on it.
+
+Runs offline (Dash serves its own scripts; no external stylesheets, fonts or CDNs) and
+keeps per-user state in the browser (``dcc.Store``), so one server serves many users.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import diskcache
+from dash import MATCH, Dash, DiskcacheManager, Input, Output, State, dcc, html
+
+from tco.scenario import DEFAULT_SCENARIO
+
+from . import controller
+from .charts import figure_html
+from .context import AppContext
+from .pages import page_modules
+from .state import scenario_choices
+
+ASSETS = Path(__file__).with_name("assets")
+
+
+def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None = None) -> Dash:
+    """A new Dash app on the bundled scenarios (plus ``scenario``, a file, shown first).
+
+    ``cache_dir`` holds the background-callback jobs (Monte Carlo, Sobol); a fresh
+    temporary directory by default.
+    """
+    choices = scenario_choices(scenario)
+    default = next(reversed(choices)) if scenario is not None else DEFAULT_SCENARIO
+    cache = diskcache.Cache(str(cache_dir or tempfile.mkdtemp(prefix="tco-app-")))
+    ctx = AppContext(choices, default, DiskcacheManager(cache))
+    app = Dash(__name__, title="tco: cost per token, general vs specialized hardware", serve_locally=True,
+               assets_folder=str(ASSETS), suppress_callback_exceptions=True, update_title=None,
+               background_callback_manager=ctx.background_manager)
+    pages = page_modules()
+    app.layout = html.Div(className="shell", children=[
+        dcc.Location(id="url", refresh=False),
+        dcc.Store(id="state", storage_type="memory"),
+        html.Header(className="header", children=[
+            html.Div([html.H1("tco"), html.Span("total cost of ownership of AI inference hardware", className="subtitle")]),
+            html.Div(className="picker", children=[
+                html.Label("Scenario", htmlFor="scenario-picker"),
+                dcc.Dropdown(id="scenario-picker", options=[{"label": k, "value": k} for k in choices], value=default,
+                             clearable=False, style={"width": "220px"}),
+                dcc.Upload(id="upload", children=html.Button("Upload scenario YAML"), accept=".yaml,.yml",
+                           multiple=False),
+            ]),
+        ]),
+        html.Div(id="upload-errors", className="errors-box"),
+        dcc.Tabs(id="tabs", value=pages[0].ID, className="tabs", children=[
+            dcc.Tab(label=page.LABEL, value=page.ID, id=f"tab-{page.ID}",
+                    children=html.Div(page.layout(ctx), className="page", id=f"page-{page.ID}"))
+            for page in pages]),
+        html.Footer("Costs per million output tokens unless a label says otherwise. Charts: PNG from the camera icon, "
+                    "HTML from the button below each chart. The address bar holds a shareable link to this view.",
+                    className="footer"),
+    ])
+    controller.register(app, ctx)
+    for page in pages:
+        page.register(app, ctx)
+    register_chart_downloads(app)
+    return app
+
+
+def register_chart_downloads(app: Dash) -> None:
+    """One callback for every chart's 'Download HTML' button (pattern-matched by chart name)."""
+
+    @app.callback(Output({"type": "chart-file", "name": MATCH}, "data"),
+                  Input({"type": "chart-html", "name": MATCH}, "n_clicks"),
+                  State({"type": "chart", "name": MATCH}, "figure"), State({"type": "chart", "name": MATCH}, "id"),
+                  prevent_initial_call=True)
+    def chart_html(_clicks, figure, ident):
+        return {"content": figure_html(figure), "filename": f"{ident['name']}.html", "type": "text/html"}

@@ -1,0 +1,78 @@
+"""Uncertainty: Monte Carlo distribution and P(win), Sobol indices, run as background jobs.
+
+Both come from :mod:`tco.studies`; the runs are Dash background callbacks (DiskcacheManager)
+with a progress line and a cancel button, so a long run never blocks the server.
+"""
+
+from __future__ import annotations
+
+from dash import Input, Output, State, dcc, html
+
+from ..charts import chart, chart_id
+from ..context import AppContext, optional_module
+from .sensitivity import _dropdown, _keep, _number, metric_options
+
+ID = "uncertainty"
+LABEL = "Uncertainty"
+
+
+def layout(ctx: AppContext):
+    if optional_module("tco.studies") is None:
+        return html.P("Monte Carlo and Sobol analyses appear here when tco.studies lands.", id="studies-missing-uncertainty",
+                      className="hint")
+    return html.Div([
+        html.Div(className="controls", children=[
+            _dropdown("mc-metric", "metric", width="380px"),
+            _number("mc-samples", "samples", value=2000, min=100, max=200000, step=100),
+            _number("mc-seed", "seed", value=1, min=0, step=1),
+            html.Button("Run Monte Carlo", id="mc-run"), html.Button("Cancel", id="mc-cancel")]),
+        html.Div(id="mc-status", className="hint"),
+        html.Div(id="mc-summary", className="table-box"),
+        chart("monte-carlo"),
+        html.Div(className="controls", children=[
+            _number("sobol-n", "Sobol base samples N", value=256, min=16, max=8192, step=16),
+            html.Button("Run Sobol", id="sobol-run"), html.Button("Cancel", id="sobol-cancel")]),
+        html.Div(id="sobol-status", className="hint"),
+        chart("sobol", height=520),
+        dcc.Store(id="uncertainty-dummy"),
+    ])
+
+
+def register(app, ctx: AppContext) -> None:
+    if optional_module("tco.studies") is None:
+        return
+    from tco import studies
+    from tco.studies import figures
+
+    @app.callback(Output("mc-metric", "options"), Output("mc-metric", "value"), Input("state", "data"),
+                  State("mc-metric", "value"), prevent_initial_call=True)
+    def metrics(state, current):
+        options = metric_options(ctx.scenario(state))
+        return options, _keep(current, options)
+
+    @app.callback(Output(chart_id("monte-carlo"), "figure"), Output("mc-summary", "children"),
+                  Input("mc-run", "n_clicks"), State("state", "data"), State("mc-metric", "value"),
+                  State("mc-samples", "value"), State("mc-seed", "value"),
+                  background=True, manager=ctx.background_manager, prevent_initial_call=True,
+                  running=[(Output("mc-run", "disabled"), True, False), (Output("mc-cancel", "disabled"), False, True),
+                           (Output("mc-status", "children"), "running Monte Carlo...", "")],
+                  cancel=[Input("mc-cancel", "n_clicks")])
+    def monte_carlo(_clicks, state, metric, samples, seed):
+        scenario = ctx.scenario(state)
+        parsed = studies.parse_metric(scenario, metric)
+        result = studies.monte_carlo(scenario, [parsed], int(samples or 2000), int(seed or 0), progress=False)
+        summary = result.summary.round(4)
+        table = html.Table([html.Thead(html.Tr([html.Th(c) for c in summary.columns])),
+                            html.Tbody([html.Tr([html.Td(str(v)) for v in row]) for row in summary.itertuples(index=False)])],
+                           className="results", id="mc-table")
+        return figures.mc_figure(result, parsed), table
+
+    @app.callback(Output(chart_id("sobol"), "figure"), Input("sobol-run", "n_clicks"), State("state", "data"),
+                  State("mc-metric", "value"), State("sobol-n", "value"), State("mc-seed", "value"),
+                  background=True, manager=ctx.background_manager, prevent_initial_call=True,
+                  running=[(Output("sobol-run", "disabled"), True, False), (Output("sobol-cancel", "disabled"), False, True),
+                           (Output("sobol-status", "children"), "running Sobol (Saltelli sampling)...", "")],
+                  cancel=[Input("sobol-cancel", "n_clicks")])
+    def sobol(_clicks, state, metric, n, seed):
+        frame = studies.sobol(ctx.scenario(state), metric, int(n or 256), int(seed or 0), progress=False)
+        return figures.sobol_figure(frame, title=f"Sobol indices of {metric}")

@@ -1,0 +1,88 @@
+"""App benchmark: server time per interaction, driving the callback bodies directly.
+
+Run: ``python benchmarks/app.py [--repeat N]``. Targets (issue #6), default scenario:
+p95 < 200 ms for a compare view or an assumption edit, < 1 s for a 100 x 100 map, and
+< 2 s for the first page load (layout, dependencies and the first callbacks, server side).
+"""
+
+# ruff: noqa: E402  (sys.path is fixed before the imports, see below)
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# run as a script, this file's folder comes first on sys.path and its name would shadow
+# the `app` package: put the repository root there instead
+sys.path[0] = str(Path(__file__).resolve().parents[1])
+
+import numpy as np
+
+from app import create_app
+from app.context import AppContext, optional_module
+from app.controller import update_state
+from app.pages.assumptions import table_rows
+from app.pages.compare import compare_view
+from app.pages.lifecycle import cumulative_cost_figure, half_life_figure, life_table
+from app.state import scenario_choices
+
+TARGETS_S = {"compare view": 0.2, "assumption edit (controller + compare)": 0.2, "lifecycle view": 0.2,
+             "100x100 map": 1.0, "first page load (server)": 2.0}
+
+
+def timed(fn, repeat: int) -> np.ndarray:
+    fn()  # warm caches (scenario files are parsed once per process)
+    out = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return np.asarray(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=30)
+    args = parser.parse_args()
+    ctx = AppContext(scenario_choices(), "default")
+    state = {"scenario": "default", "upload": None, "set": {}}
+    scenario = ctx.scenario(state)
+    rows = table_rows(scenario)
+    edit_row = next(i for i, r in enumerate(rows) if r["name"] == "economics.discount_rate")
+
+    def edit():
+        rows[edit_row]["value"] = str(np.random.uniform(0.05, 0.15))
+        new = update_state("params-table", "", None, None, None, rows, state, ctx)[0]
+        compare_view(ctx.scenario(new))
+
+    def first_load():
+        app = create_app(cache_dir=tempfile.mkdtemp())
+        client = app.server.test_client()
+        for path in ("/", "/_dash-layout", "/_dash-dependencies"):
+            assert client.get(path).status_code == 200
+        new = update_state(None, "", None, None, None, None, None, ctx)[0]
+        compare_view(ctx.scenario(new))
+
+    cases = {"compare view": lambda: compare_view(scenario), "assumption edit (controller + compare)": edit,
+             "lifecycle view": lambda: (life_table(scenario), cumulative_cost_figure(scenario), half_life_figure(scenario)),
+             "first page load (server)": first_load}
+    if optional_module("tco.studies") is not None:
+        from app.pages.sensitivity import map_view
+
+        metric = f"ratio:{scenario.structure.challengers[0].name}"
+        cases["100x100 map"] = lambda: map_view(scenario, "workload.requests_per_s", "economics.electricity_usd_per_kwh",
+                                                100, metric)
+    print(f"{'interaction':42s} {'p50 ms':>8s} {'p95 ms':>8s} {'target ms':>10s}")
+    for name, fn in cases.items():
+        t = timed(fn, max(3, args.repeat // 5) if "load" in name or "map" in name else args.repeat)
+        p50, p95 = np.percentile(t, [50, 95]) * 1e3
+        flag = "ok" if p95 <= TARGETS_S[name] * 1e3 else "SLOW"
+        print(f"{name:42s} {p50:8.1f} {p95:8.1f} {TARGETS_S[name] * 1e3:10.0f}  {flag}")
+    if "100x100 map" not in cases:
+        print("100x100 map: needs tco.studies (not in this checkout yet)")
+
+
+if __name__ == "__main__":
+    main()

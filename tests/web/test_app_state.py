@@ -1,0 +1,151 @@
+"""The app without a browser: state encoding, edit validation, callbacks driven directly."""
+
+from __future__ import annotations
+
+import base64
+import math
+import subprocess
+import sys
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tco
+from app import create_app
+from app.context import AppContext
+from app.controller import update_state
+from app.pages.assumptions import cell, table_rows
+from app.pages.compare import compare_view
+from app.pages.lifecycle import cumulative_cost_figure, half_life_figure
+from app.pages.sensitivity import breakeven_view
+from app.state import query_from_state, scenario_choices, scenario_yaml, state_from_query, validated_edits
+from tco.scenario import scenario_from_dict
+
+CHOICES = scenario_choices()
+CTX = AppContext(CHOICES, "default")
+
+
+def test_query_round_trip_and_bad_values():
+    state, errors = state_from_query("?scenario=default&set=economics.discount_rate:0.08,economics.pue:7,nope:1",
+                                     CHOICES, "default")
+    assert state["set"] == {"economics.discount_rate": 0.08}
+    assert [str(e) for e in errors] == [
+        "economics.pue: got '7'; must be a number in [1, 3] ratio",
+        "nope: got '1'; is not a parameter of this scenario; `tco params` lists the names"]
+    again, errors = state_from_query(query_from_state(state), CHOICES, "default")
+    assert again == state and errors == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(rate=st.floats(0.0, 1.0), price=st.floats(1e-3, 1e6, allow_subnormal=False))
+def test_any_valid_edit_survives_the_url_exactly(rate, price):
+    state = {"scenario": "batch-offline", "upload": None,
+             "set": {"economics.discount_rate": rate, "economics.electricity_usd_per_kwh": price}}
+    base = tco.load_scenario("batch-offline").values()
+    expected = {k: v for k, v in state["set"].items() if v != base[k]}
+    decoded, errors = state_from_query(query_from_state(state), CHOICES, "default")
+    assert errors == [] and decoded["set"] == expected
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_table_cell_text_parses_back_exactly(value):
+    assert float(cell(value)) == value
+
+
+def test_validated_edits_names_value_and_rule(default_scenario):
+    horizon = str(default_scenario.values()["economics.horizon_years"])
+    accepted, errors = validated_edits(default_scenario, {"economics.pue": "0.5", "workload.prompt_tokens": "abc",
+                                                         "economics.discount_rate": "0.1", "economics.horizon_years": horizon})
+    assert accepted == {"economics.discount_rate": 0.1}  # the unchanged horizon is not an edit
+    assert [e.path for e in errors] == ["economics.pue", "workload.prompt_tokens"]
+    assert errors[0].rule == "must be a number in [1, 3] ratio"
+    assert errors[1].rule.startswith("must be a number;")
+
+
+def test_table_edit_keeps_last_valid_value_and_flags_bad_cell():
+    state = {"scenario": "default", "upload": None, "set": {"economics.pue": 1.4}}
+    rows = table_rows(tco.load_scenario("default").with_values(state["set"]))
+    for row in rows:
+        if row["name"] == "economics.pue":
+            row["value"] = "9"
+    new, search, _picker, rows, messages, _upload = update_state("params-table", "", None, None, None, rows, state, CTX)
+    assert new["set"] == {"economics.pue": 1.4}
+    bad = next(r for r in rows if r["name"] == "economics.pue")
+    assert bad["value"] == "9" and bad["check"] == "must be a number in [1, 3] ratio"
+    assert "economics.pue: got '9'" in str(messages)
+    assert search == "?scenario=default&set=economics.pue:1.4"
+
+
+def test_upload_valid_and_invalid(toy_scenario):
+    text = scenario_yaml(toy_scenario)
+    contents = "data:application/x-yaml;base64," + base64.b64encode(text.encode()).decode()
+    new, *_ , upload_errors = update_state("upload", "", None, contents, "toy.yaml", None, None, CTX)
+    assert new["scenario"] == "upload" and upload_errors is None
+    assert CTX.scenario(new).values() == toy_scenario.values()
+    bad = "data:;base64," + base64.b64encode(b"name: x\nmodel: [").decode()
+    kept, *_, upload_errors = update_state("upload", "", None, bad, "bad.yaml", None, new, CTX)
+    assert kept == new and "bad.yaml" in str(upload_errors) and "not valid YAML" in str(upload_errors)
+
+
+def test_downloaded_yaml_loads_with_the_edits(tmp_path, default_scenario):
+    edited = default_scenario.with_values({"economics.discount_rate": 0.123, "workload.prompt_tokens": 4000})
+    path = tmp_path / "s.yaml"
+    path.write_text(scenario_yaml(edited))
+    assert tco.load_scenario(path).values() == edited.values()
+
+
+def test_compare_view_shows_the_model_numbers(toy_scenario):
+    result = tco.compare(toy_scenario)
+    _title, _question, verdict, _table, _challengers, lcot, breakdown = compare_view(toy_scenario)
+    assert verdict == result.verdict
+    assert list(lcot.data[0].y) == list(result.options["lcot_usd_per_mtok"])
+    # the stacked bars add up to each option's PV of cost (M USD)
+    totals = np.sum([np.asarray(t.y, float) for t in breakdown.data], axis=0)
+    np.testing.assert_allclose(totals, result.options["pv_cost_usd"] / 1e6, rtol=1e-9)
+    assert breakdown.layout.yaxis.title.text == "present value, million USD"
+
+
+def test_lifecycle_curves(toy_scenario):
+    fig = cumulative_cost_figure(toy_scenario)
+    result = tco.compare(toy_scenario)
+    # the last point of the cumulative discounted cost is the option's PV of cost
+    np.testing.assert_allclose([t.y[-1] for t in fig.data], result.options["pv_cost_usd"] / 1e6, rtol=1e-9)
+    half = half_life_figure(toy_scenario).data[0]
+    h = toy_scenario.values()["workload.half_life_years"]
+    i = int(np.argmin(np.abs(np.asarray(half.x) - h)))
+    assert math.isclose(half.y[i], 2 ** (-half.x[i] / h))
+
+
+def test_breakeven_view_matches_api(default_scenario):
+    p = default_scenario.params["economics.electricity_usd_per_kwh"]
+    view = str(breakeven_view(default_scenario, p.name, "lcot", p.low, p.high))
+    for r in tco.breakeven(default_scenario, p.name, p.low, p.high):
+        assert r.option in view and r.status in ("crosses", "always", "never")
+
+
+def test_two_apps_in_one_process_each_have_callbacks(tmp_path):
+    first, second = create_app(cache_dir=tmp_path / "a"), create_app(cache_dir=tmp_path / "b")
+    assert len(first.callback_map) == len(second.callback_map) > 5
+    assert first.config.serve_locally and not first.config.external_stylesheets
+
+
+def test_layout_has_no_external_urls(tmp_path):
+    app = create_app(cache_dir=tmp_path)
+    client = app.server.test_client()
+    page = client.get("/").get_data(as_text=True)
+    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+
+
+def test_cli_rejects_bad_scenario_file_with_exit_2(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tco", "app", "--scenario", str(tmp_path / "missing.yaml")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "missing.yaml" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_scenario_file_option_is_listed_first_choice(tmp_path, toy_scenario):
+    path = tmp_path / "mine.yaml"
+    path.write_text(scenario_yaml(toy_scenario))
+    app = create_app(path, cache_dir=tmp_path / "c")
+    assert "mine" in str(app.layout)
+    assert scenario_from_dict(tco.load_scenario(path).to_dict()).values() == toy_scenario.values()

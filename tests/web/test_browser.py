@@ -1,0 +1,138 @@
+"""The app in a real browser (headless Chromium via Playwright): every page loads, edits change
+results, bad values are flagged, downloads round-trip, two users never share state, and neither
+the browser console nor the server logs an error."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+import tco
+from app.pages import PAGES
+from tco.scenario import scenario_from_dict
+
+VALUE_CELL = 'tr:has(td[data-dash-column="name"]:has-text("{name}")) td[data-dash-column="value"]'
+
+def open_app(page, url, query=""):
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url + "/" + query)
+    expect(page.locator("#verdict")).not_to_be_empty(timeout=15000)
+    return errors
+
+def edit(page, name, text):
+    page.click("#tab-assumptions")
+    cell = page.locator(VALUE_CELL.format(name=name))
+    cell.click()
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+
+def baseline_cost_text(scenario) -> str:
+    """The Compare page's cost cell of the baseline, formatted as the page does."""
+    return f"{tco.compare(scenario).options.iloc[0]['lcot_usd_per_mtok']:,.3f}"
+
+def test_every_page_loads_and_screenshots(page, live_app, artifacts):
+    url, log = live_app
+    errors = open_app(page, url)
+    page.wait_for_timeout(500)
+    for name in PAGES:
+        page.click(f"#tab-{name}")
+        expect(page.locator(f"#page-{name}")).to_be_visible()
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(artifacts / f"app-{name}.png"), full_page=True)
+    assert errors == []
+    assert log.records == []
+
+def test_edit_changes_results_and_url(page, live_app):
+    url, log = live_app
+    errors = open_app(page, url)
+    default = tco.load_scenario("default")
+    expect(page.locator("#cell-lcot-0")).to_have_text(baseline_cost_text(default))
+    edit(page, "economics.discount_rate", "0.2")
+    expected = baseline_cost_text(default.with_values({"economics.discount_rate": 0.2}))
+    page.click("#tab-compare")
+    expect(page.locator("#cell-lcot-0")).to_have_text(expected)
+    expect(page).to_have_url(re.compile(r"set=economics\.discount_rate:0\.2"))
+    # the link reproduces the view in a fresh page
+    shared = page.context.new_page()
+    open_app(shared, url, "?" + page.url.split("?", 1)[1])
+    expect(shared.locator("#cell-lcot-0")).to_have_text(expected)
+    assert errors == []
+    assert log.records == []
+
+def test_invalid_value_is_flagged_not_applied(page, live_app):
+    url, log = live_app
+    errors = open_app(page, url)
+    before = page.locator("#cell-lcot-0").inner_text()
+    edit(page, "economics.pue", "5")
+    message = "economics.pue: got '5'; must be a number in [1, 3] ratio"
+    expect(page.locator("#edit-errors")).to_contain_text(message)
+    expect(page.locator(VALUE_CELL.format(name="economics.pue"))).to_have_text("5")
+    edit(page, "economics.electricity_usd_per_kwh", "cheap")
+    expect(page.locator("#edit-errors")).to_contain_text("economics.electricity_usd_per_kwh: got 'cheap'; must be a number")
+    page.click("#tab-compare")
+    expect(page.locator("#cell-lcot-0")).to_have_text(before)
+    assert errors == []
+    assert log.records == []
+
+def test_download_scenario_round_trips(page, live_app, tmp_path):
+    url, log = live_app
+    open_app(page, url, "?scenario=default&set=economics.discount_rate:0.12")
+    page.click("#tab-assumptions")
+    with page.expect_download() as info:
+        page.click("#download-yaml-button")
+    path = tmp_path / "edited.yaml"
+    info.value.save_as(path)
+    loaded = tco.load_scenario(path)
+    assert loaded.params["economics.discount_rate"].value == 0.12
+    assert scenario_from_dict(loaded.to_dict()).values() == loaded.values()
+    assert log.records == []
+
+def test_chart_html_download(page, live_app, tmp_path):
+    url, log = live_app
+    open_app(page, url)
+    with page.expect_download() as info:
+        page.locator("#compare-lcot-box > button").click()
+    path = tmp_path / "chart.html"
+    info.value.save_as(path)
+    text = path.read_text()
+    assert "USD per million output tokens" in text and "<script" in text
+    assert page.locator("#compare-lcot-box .modebar-btn[data-title='Share chart...']").count() == 0
+    assert log.records == []
+
+def test_two_users_do_not_share_state(browser, live_app):
+    url, log = live_app
+    alice, bob = browser.new_context(), browser.new_context()
+    a, b = alice.new_page(), bob.new_page()
+    open_app(a, url)
+    open_app(b, url)
+    default = tco.load_scenario("default")
+    edit(a, "economics.discount_rate", "0.2")
+    edit(b, "economics.electricity_usd_per_kwh", "0.3")
+    a.click("#tab-compare")
+    b.click("#tab-compare")
+    expect(a.locator("#cell-lcot-0")).to_have_text(baseline_cost_text(default.with_values({"economics.discount_rate": 0.2})))
+    expect(b.locator("#cell-lcot-0")).to_have_text(
+        baseline_cost_text(default.with_values({"economics.electricity_usd_per_kwh": 0.3})))
+    assert "electricity" not in a.url and "discount" not in b.url
+    alice.close()
+    bob.close()
+    assert log.records == []
+
+
+def test_sensitivity_and_monte_carlo_run(page, live_app):
+    url, log = live_app
+    errors = open_app(page, url)
+    page.click("#tab-sensitivity")
+    expect(page.locator("#breakeven-list li").first).to_be_visible(timeout=15000)
+    expect(page.locator("#tornado-box .gtitle")).to_contain_text("Tornado", timeout=15000)
+    expect(page.locator("#map-box .gtitle")).to_contain_text("wins in", timeout=15000)
+    page.click("#tab-uncertainty")
+    page.fill("#mc-samples", "500")
+    page.click("#mc-run")
+    expect(page.locator("#mc-table")).to_contain_text("p_win", timeout=60000)
+    expect(page.locator("#monte-carlo-box .gtitle")).to_contain_text("Monte Carlo, 500 draws", timeout=15000)
+    assert errors == []
+    assert log.records == []
