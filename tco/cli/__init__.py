@@ -13,7 +13,7 @@ import sys
 from ..errors import InputError
 
 #: subcommand modules under tco.cli, in the order ``tco --help`` lists them
-COMMANDS = ("compare", "params", "breakeven")
+COMMANDS = ("compare", "params", "breakeven", "export", "import_")
 
 
 def build_parser() -> argparse.ArgumentParser:
