@@ -13,9 +13,9 @@ from ..core.structure import device_param
 from ..scenario import Scenario
 from .cells import SNAPSHOT_FILL, QuantitySheet, put_text
 
-#: parameters the snapshot solves for, when the scenario gives them a range
-SOLVER_PARAMS = ("workload.half_life_years", "workload.requests_per_s", "economics.electricity_usd_per_kwh",
-                 "economics.discount_rate", "program.volume_units")
+#: parameters the snapshot solves for, when the scenario gives them a range (each search costs
+#: ~0.13 s, and export must stay under 2 s; `tco breakeven` solves for any other parameter)
+SOLVER_PARAMS = ("workload.half_life_years", "workload.requests_per_s", "program.volume_units")
 
 
 def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model, cash) -> dict[str, dict[str, str]]:
