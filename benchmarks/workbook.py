@@ -17,9 +17,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import tco  # noqa: E402
-from tco.export import write_workbook  # noqa: E402
-from workbook_helpers import RECALC_ALWAYS, soffice  # noqa: E402
+from workbook_helpers import RECALC_ALWAYS, soffice
+
+import tco
+from tco.export import write_workbook
 
 
 def main(name: str = "default", repeats: int = 3) -> None:
