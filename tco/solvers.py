@@ -41,6 +41,7 @@ def find_crossing(gap: Callable[[np.ndarray], np.ndarray], low: float, high: flo
     probe = np.asarray(gap(xs[:1]))
     xs_b = xs.reshape((-1,) + (1,) * (probe.ndim - 1))
     g = np.asarray(gap(xs_b))
+    g = np.broadcast_to(g, np.broadcast_shapes(g.shape, xs_b.shape))  # a gap that ignores x is constant
     negative = g < 0
     change = negative[1:] != negative[:-1]
     has = change.any(axis=0)

@@ -13,7 +13,7 @@ import sys
 from ..errors import InputError
 
 #: subcommand modules under tco.cli, in the order ``tco --help`` lists them
-COMMANDS = ("compare", "params", "breakeven", "study", "fleet", "validate", "calibrate", "app")
+COMMANDS = ("compare", "params", "breakeven", "study", "fleet", "export", "import_", "validate", "calibrate", "app")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,88 @@
+"""The Check sheet: the Python model's results beside the workbook's formulas, with the difference.
+
+:func:`model_values` computes what the Python model says for every quantity the workbook
+computes; the sheet lists it (a snapshot) next to a live reference to the workbook cell and
+their relative difference, so a reader sees both agree.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..api import evaluate_scenario
+from ..core import cashflow
+from ..core.evaluate import comparison
+from ..scenario import Scenario
+from .cells import BOLD, SNAPSHOT_FILL, put_formula, put_text
+
+TOLERANCE = 1e-9
+#: text the workbook shows where the Python model has no finite number
+NEVER, NONE = "never", "none"
+HEADER_ROW = 5
+FIRST_ROW = HEADER_ROW + 1
+
+
+def _plain(value, missing: str):
+    value = float(np.asarray(value).reshape(-1)[0])
+    return value if math.isfinite(value) else missing
+
+
+def model_values(scenario: Scenario) -> dict[str, dict[str, float | str]]:
+    """Every quantity the workbook computes, from the Python model: ``{option: {key: value}}``."""
+    results, values = evaluate_scenario(scenario)
+    structure = scenario.structure
+    comp = comparison(structure, results, values)
+    base = structure.baseline
+    base_flows = cashflow.yearly_cash_flows(structure.option(base), results[base], values)
+    out: dict[str, dict[str, float | str]] = {}
+    for option in structure.options:
+        r = results[option.name]
+        row = {k: _plain(v, NEVER) for k, v in r.items()}
+        if option.name in comp:
+            row.update({k: _plain(v, NEVER) for k, v in comp[option.name].items()})
+            flows = cashflow.yearly_cash_flows(option, r, values)
+            row["payback_year"] = _plain(cashflow.payback_and_irr(base_flows, flows)[0], NONE)
+            if "breakeven_volume_units" in comp[option.name]:
+                margin = float(results[base]["pv_cost_usd"] - (r["pv_cost_usd"] - r["pv_nre_usd"]))
+                units = sum(float(r[f"{p.role}.pv_units_bought"]) for p in option.pools if p.built)
+                row["breakeven_nre_usd"] = margin * values["program.volume_units"] / units if margin > 0 else NEVER
+        out[option.name] = row
+    return out
+
+
+def relative_difference(python: str, workbook: str) -> str:
+    """0 when equal; ``|wb - py| / max(|py|, |wb|)`` for numbers; 1 when a text result differs."""
+    return (f"IF(ISTEXT({python}),IF({workbook}={python},0,1),IF(ISNUMBER({workbook}),"
+            f"ABS({workbook}-{python})/MAX(ABS({python}),ABS({workbook}),1E-300),1))")
+
+
+def write_check(ws, scenario: Scenario, refs: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
+    """Fill ``ws``; returns the ``(option, key)`` of each row, in order (row ``FIRST_ROW + i``)."""
+    expected = model_values(scenario)
+    put_text(ws, 1, 1, "Python model (snapshot when written) beside the workbook's live formulas.", bold=True)
+    put_text(ws, 2, 1, "largest relative difference")
+    put_text(ws, 3, 1, f"rows differing by more than {TOLERANCE:g}")
+    for i, (title, width) in enumerate(zip(("option", "quantity", "Python model", "workbook", "relative difference"),
+                                           (30, 40, 20, 20, 20), strict=True), start=1):
+        put_text(ws, HEADER_ROW, i, title).font = BOLD
+        ws.column_dimensions["ABCDE"[i - 1]].width = width
+    keys = []
+    row = FIRST_ROW
+    for option, values in expected.items():
+        for key, value in values.items():
+            if key not in refs[option]:
+                continue
+            put_text(ws, row, 1, option)
+            put_text(ws, row, 2, key)
+            cell = put_text(ws, row, 3, value) if isinstance(value, str) else ws.cell(row=row, column=3, value=value)
+            cell.fill = SNAPSHOT_FILL
+            put_formula(ws, row, 4, refs[option][key])
+            put_formula(ws, row, 5, relative_difference(f"C{row}", f"D{row}"))
+            keys.append((option, key))
+            row += 1
+    last = row - 1
+    put_formula(ws, 2, 3, f"MAX(E{FIRST_ROW}:E{last})")
+    put_formula(ws, 3, 3, f'SUMPRODUCT((E{FIRST_ROW}:E{last}>{TOLERANCE:g})*1)')
+    return keys

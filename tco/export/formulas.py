@@ -1,0 +1,104 @@
+"""Excel formula text for the core's formulas, one builder per core function.
+
+Each builder takes formula fragments (cell references, defined names or sub-expressions)
+and returns formula text without the leading ``=``. They mirror :mod:`tco.core` term by
+term, in the same order of operations, so a recalculated workbook agrees with the Python
+model to rounding. Only functions that Excel and LibreOffice 7.4 both have are used
+(see :data:`ALLOWED_FUNCTIONS`, enforced by a test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: spreadsheet functions the workbook may use: present in Excel 2010+ and LibreOffice 7.4
+ALLOWED_FUNCTIONS = frozenset({
+    "ABS", "AND", "EXP", "IF", "INT", "ISNUMBER", "ISTEXT", "LN", "LOG", "MATCH", "MAX", "MIN", "MOD", "OR",
+    "PI", "SQRT", "SUM", "SUMPRODUCT",
+})
+
+#: tolerance guards copied from the core (not assumptions: they keep ceil/floor off rounding noise)
+CEIL_GUARD_REPLICA = "1E-12"
+CEIL_GUARD_FLEET = "1E-9"
+FLOOR_GUARD_BATCH = "1E-9"
+
+
+def p(expr: str) -> str:
+    """Parenthesize."""
+    return f"({expr})"
+
+
+def ceil(expr: str) -> str:
+    """``ceil(x)`` for any real x: ``-INT(-x)`` (INT rounds down in both Excel and LibreOffice)."""
+    return f"-INT(-({expr}))"
+
+
+def floor(expr: str) -> str:
+    """``floor(x)``: ``INT(x)``."""
+    return f"INT({expr})"
+
+
+def total(terms: Sequence[str]) -> str:
+    """``t1+t2+...`` (the order of Python's ``sum``)."""
+    return "+".join(terms)
+
+
+def memory_read_time_s(bytes_read: str, caps: Sequence[str], bws: Sequence[str]) -> str:
+    """:func:`tco.core.roofline.memory_read_time_s`: bytes placed fastest tier first [s].
+
+    Tier ``i`` (not the last) holds ``MIN(remaining_i, c_i)``; ``remaining_{i+1} =
+    MAX(remaining_i - c_i, 0)``, which equals ``remaining_i - MIN(remaining_i, c_i)``.
+    """
+    remaining = bytes_read
+    parts = []
+    for i, (cap, bw) in enumerate(zip(caps, bws, strict=True)):
+        if i == len(caps) - 1:
+            parts.append(f"({remaining})/{bw}")
+        else:
+            parts.append(f"MIN({remaining},{cap})/{bw}")
+            remaining = f"MAX({remaining}-{cap},0)"
+    return "+".join(parts)
+
+
+def max_tokens_within_time(bytes_fixed: str, bytes_per_token: str, time_fixed: str, time_per_token: str, target: str,
+                           caps: Sequence[str], bws: Sequence[str]) -> str:
+    """:func:`tco.core.roofline.max_tokens_within_time`: the minimum over the tier lines.
+
+    ``B_i = (target - s0 - T_{i-1} + (C_{i-1} - b0)/bw_i) / (b1/bw_i + s1)``.
+    """
+    lines = []
+    cumulative_bytes, cumulative_time = "0", "0"
+    for cap, bw in zip(caps, bws, strict=True):
+        slack = f"({target}-{time_fixed}-({cumulative_time})+(({cumulative_bytes})-{bytes_fixed})/{bw})"
+        lines.append(f"{slack}/({bytes_per_token}/{bw}+{time_per_token})")
+        cumulative_bytes = f"{cumulative_bytes}+{cap}" if cumulative_bytes != "0" else cap
+        cumulative_time = f"{cumulative_time}+{cap}/{bw}" if cumulative_time != "0" else f"{cap}/{bw}"
+    return lines[0] if len(lines) == 1 else f"MIN({','.join(lines)})"
+
+
+def bound_code(memory: str, compute: str, sync: str) -> str:
+    """:func:`tco.core.evaluate.bound_code`: first maximum of (memory, compute, sync) as 0/1/2."""
+    return f"IF(AND({memory}>={compute},{memory}>={sync}),0,IF({compute}>={sync},1,2))"
+
+
+def weights_read_bytes(tokens: str, params_active: str, experts: str, per_token: str, slot: str,
+                       bytes_per_param: str) -> str:
+    """Weight bytes read for ``tokens`` tokens in one step [B].
+
+    :func:`tco.core.llm.weights_read_per_step_params` times bytes per weight:
+    ``(A + e MAX(MIN(E, T k) - k, 0)) x bytes`` with ``e`` the parameters of one routed expert.
+    """
+    return f"({params_active}+{slot}*MAX(MIN({experts},({tokens})*{per_token})-{per_token},0))*{bytes_per_param}"
+
+
+def discount_factor(rate: str, t: str) -> str:
+    """:func:`tco.core.finance.discount_factor`: ``(1 + r)^-t``."""
+    return f"(1+{rate})^(-({t}))"
+
+
+def served_efficiency_in_year(year: str, half_life: str, residual_efficiency: str, offset: str) -> str:
+    """:func:`tco.core.lifecycle.served_efficiency_in_year`: ``s + (1 - s) eta_r`` with
+    ``s = H/ln2 (2^(-(y-1+o)/H) - 2^(-(y-1+o+1)/H))``."""
+    start = f"({year}-1+{offset})"
+    share = f"({half_life}/LN(2)*(2^(-{start}/{half_life})-2^(-({start}+1)/{half_life})))"
+    return f"({share}+(1-{share})*{residual_efficiency})"

@@ -1,0 +1,71 @@
+"""The Inputs sheet: one row per named parameter, the only place a number is typed in.
+
+Columns: name (dotted, as ``tco params`` prints it), value, unit, low, high, distribution,
+source, date, note, and the value cell's defined name. Each value cell carries a
+workbook-scoped defined name (:mod:`tco.export.names`), input styling and a data
+validation built from its field's domain (:mod:`tco.fields`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from openpyxl.utils import get_column_letter
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.datavalidation import DataValidation
+
+from ..fields import Field
+from ..params import Param
+from .cells import BOLD, INPUT_FILL, absolute, put_text, unlock
+
+SHEET = "Inputs"
+COLUMNS = ("name", "value", "unit", "low", "high", "distribution", "source", "date", "note", "defined name")
+HEADER_ROW = 3
+FIRST_ROW = HEADER_ROW + 1
+NAME_COLUMN, VALUE_COLUMN = 1, 2
+WIDTHS = (58, 16, 14, 12, 12, 12, 70, 10, 50, 58)
+
+
+def validation_formula(field: Field, cell: str) -> str:
+    """Custom data-validation formula admitting exactly ``field``'s domain (open bounds included)."""
+    terms = [f"ISNUMBER({cell})"]
+    if math.isfinite(field.minimum):
+        terms.append(f"{cell}{'>' if field.minimum_open else '>='}{field.minimum:.17g}")
+    if math.isfinite(field.maximum):
+        terms.append(f"{cell}<={field.maximum:.17g}")
+    if field.integer:
+        terms.append(f"{cell}=INT({cell})")
+    return f"AND({','.join(terms)})"
+
+
+def write_inputs(wb, ws, params: list[Param], names: dict[str, str]) -> dict[str, str]:
+    """Fill the Inputs sheet and define one workbook name per parameter; returns name -> cell."""
+    put_text(ws, 1, 1, "Inputs: the only cells to edit (shaded). Every other sheet computes from these by defined name.",
+             bold=True)
+    for i, (title, width) in enumerate(zip(COLUMNS, WIDTHS, strict=True), start=1):
+        put_text(ws, HEADER_ROW, i, title, bold=True)
+        ws.column_dimensions[get_column_letter(i)].width = width
+    ws.freeze_panes = ws.cell(row=FIRST_ROW, column=VALUE_COLUMN)
+    cells = {}
+    for row, param in enumerate(params, start=FIRST_ROW):
+        put_text(ws, row, NAME_COLUMN, param.name).font = BOLD
+        value = ws.cell(row=row, column=VALUE_COLUMN, value=param.value)
+        value.fill = INPUT_FILL
+        unlock(value)
+        value.number_format = "General"
+        put_text(ws, row, 3, param.unit)
+        ws.cell(row=row, column=4, value=param.low)
+        ws.cell(row=row, column=5, value=param.high)
+        for column, text in zip(range(6, 11), (param.distribution, param.source, param.date, param.note, names[param.name]),
+                                strict=True):
+            put_text(ws, row, column, text)
+        coordinate = value.coordinate
+        field = param.field
+        rule = DataValidation(type="custom", formula1=validation_formula(field, coordinate), allow_blank=False,
+                              showErrorMessage=True, errorTitle=param.name[:32], error=f"{param.name} {field.rule()}"[:255])
+        ws.add_data_validation(rule)
+        rule.add(coordinate)
+        ref = absolute(ws, row, VALUE_COLUMN)
+        wb.defined_names[names[param.name]] = DefinedName(names[param.name], attr_text=ref)
+        cells[param.name] = ref
+    return cells

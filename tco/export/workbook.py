@@ -1,0 +1,113 @@
+"""``write_workbook``: the finance workbook of a scenario, live formulas only, written atomically.
+
+Sheets: Cover, Inputs, Model, Cash flows, Break-even, Sensitivity, Check, and a hidden
+Scenario sheet holding the scenario file (what ``tco import`` rebuilds the scenario from).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import yaml
+from openpyxl import Workbook
+
+from .. import __version__
+from ..api import compare
+from ..errors import InputError
+from ..scenario import Scenario
+from .breakeven_sheet import write_breakeven
+from .cashflow_sheet import write_cash_flows
+from .cells import lock_formulas, put_text
+from .check_sheet import write_check
+from .inputs_sheet import write_inputs
+from .model_sheet import write_model
+from .names import excel_names
+from .sensitivity_sheet import write_sensitivity
+
+SCENARIO_SHEET = "Scenario"
+SHEETS = ("Cover", "Inputs", "Model", "Cash flows", "Break-even", "Sensitivity", "Check", SCENARIO_SHEET)
+
+
+def currency_year(scenario: Scenario) -> str:
+    """The latest year among the parameters' source dates: the USD the catalog is in."""
+    years = [int(y) for p in scenario.params.values_list() for y in re.findall(r"\b(20\d\d)\b", p.date)]
+    return str(max(years)) if years else "unknown"
+
+
+def build_workbook(scenario: Scenario) -> Workbook:
+    """The workbook of ``scenario`` (in memory)."""
+    wb = Workbook()
+    sheets = {title: (wb.active if i == 0 else wb.create_sheet()) for i, title in enumerate(SHEETS)}
+    for title, ws in sheets.items():
+        ws.title = title
+    params = scenario.params.values_list()
+    names = excel_names(p.name for p in params)
+    write_inputs(wb, sheets["Inputs"], params, names)
+    model = write_model(sheets["Model"], scenario, names)
+    cash = write_cash_flows(sheets["Cash flows"], scenario, names, model)
+    closed = write_breakeven(sheets["Break-even"], scenario, names, model, cash)
+    write_sensitivity(sheets["Sensitivity"], scenario)
+    refs = {o.name: {**model.options[o.name], **cash[o.name], **closed.get(o.name, {})} for o in scenario.structure.options}
+    write_check(sheets["Check"], scenario, refs)
+    _write_cover(sheets["Cover"], scenario)
+    _write_scenario(sheets[SCENARIO_SHEET], scenario)
+    for title in ("Model", "Cash flows", "Break-even", "Check"):
+        lock_formulas(sheets[title])
+    return wb
+
+
+def _write_cover(ws, scenario: Scenario) -> None:
+    ws.column_dimensions["A"].width = 22
+    ws.column_dimensions["B"].width = 120
+    rows = [
+        ("scenario", scenario.name), ("title", scenario.title), ("question", scenario.question),
+        ("description", scenario.description), ("baseline", scenario.structure.baseline),
+        ("tco version", __version__), ("written", dt.date.today().isoformat()),
+        ("currency", f"USD of {currency_year(scenario)} (the latest source date in the catalog)"),
+        ("token basis", "costs per million OUTPUT tokens unless labelled input+output"),
+        ("verdict", compare(scenario).verdict),
+        ("how to use", "Edit only the shaded value cells on Inputs; Model, Cash flows, Break-even and Check recalculate."),
+        ("", "Every formula refers to inputs by defined name (the Inputs sheet lists each parameter's name)."),
+        ("", "Sensitivity and the solver break-evens are snapshots from tco: rerun `tco export` after edits."),
+        ("", "Check compares the Python model (as written) with the formulas; after edits its Python column is stale."),
+        ("", "Send edits back with `tco import WORKBOOK.xlsx --out scenario.yaml`."),
+    ]
+    for i, (label, text) in enumerate(rows, start=1):
+        put_text(ws, i, 1, label, bold=True)
+        put_text(ws, i, 2, text)
+
+
+def _write_scenario(ws, scenario: Scenario) -> None:
+    """The scenario file, one YAML line per row (as text), for ``tco import``."""
+    text = yaml.safe_dump(scenario.to_dict(), sort_keys=False, allow_unicode=True)
+    for i, line in enumerate(text.splitlines(), start=1):
+        put_text(ws, i, 1, line)
+    ws.sheet_state = "hidden"
+
+
+def write_workbook(scenario: Scenario, path: str | Path, force: bool = False) -> Path:
+    """Write the workbook to ``path`` through a temporary file and a rename.
+
+    Refuses to overwrite an existing file unless ``force``; a failure leaves no partial file.
+    """
+    path = Path(path)
+    if path.suffix.lower() != ".xlsx":
+        raise InputError.one("--xlsx", str(path), "must end in .xlsx")
+    if path.exists() and not force:
+        raise InputError.one("--xlsx", str(path), "exists already; pass --force to overwrite it")
+    if not path.parent.is_dir():
+        raise InputError.one("--xlsx", str(path), f"folder {path.parent} does not exist")
+    wb = build_workbook(scenario)
+    handle, temp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".xlsx.tmp", dir=path.parent)
+    os.close(handle)
+    try:
+        wb.save(temp)
+        os.replace(temp, path)
+    finally:
+        if os.path.exists(temp):
+            os.remove(temp)
+    return path

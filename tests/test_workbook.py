@@ -1,0 +1,293 @@
+"""The finance workbook: live formulas that agree with the Python model, safe text, atomic writes, round trip.
+
+The LibreOffice tests recalculate exported workbooks with a real spreadsheet engine and
+compare every Check-sheet result with the Python model to a relative 1e-9; they are marked
+``libreoffice`` and never skipped (scripts/install-system-deps.sh installs LibreOffice).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openpyxl.formula import Tokenizer
+from workbook_helpers import agrees, check_rows, error_cells, recalculate
+
+import tco
+from tco.cli import main
+from tco.errors import InputError
+from tco.export import build_workbook, write_workbook
+from tco.export.check_sheet import model_values
+from tco.export.formulas import ALLOWED_FUNCTIONS
+from tco.export.inputs_sheet import FIRST_ROW, validation_formula
+from tco.export.names import excel_name, excel_names, looks_like_cell_reference
+from tco.export.reader import import_workbook
+from tco.fields import FIELDS
+
+DATA = Path(__file__).parent / "data"
+SCENARIOS = [*tco.bundled_scenarios(), str(DATA / "toy.yaml"), str(DATA / "workbook-branches.yaml")]
+NAME_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+@pytest.fixture(scope="module")
+def default_book():
+    return build_workbook(tco.load_scenario("default"))
+
+
+# --- names -------------------------------------------------------------------------------------------
+
+
+def test_defined_names_follow_the_documented_mapping():
+    assert excel_name("devices.groq-lpu.price_usd") == "devices.groq_lpu.price_usd"
+    assert excel_name("options.h100-prefill+groq-decode.decode.devices_per_replica") == \
+        "options.h100_prefill_plus_groq_decode.decode.devices_per_replica"
+    assert excel_name("h100") == "p_h100"  # a cell reference (column H, row 100) otherwise
+    assert excel_name("R1C1.x") == "p_R1C1.x"
+    assert excel_name("9lives.x") == "p_9lives.x"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="abcH1-+_. xR9", min_size=1, max_size=12), min_size=1, max_size=12, unique=True))
+def test_defined_names_are_legal_and_injective(dotted):
+    mapping = excel_names(dotted)
+    assert len({v.lower() for v in mapping.values()}) == len(dotted)
+    for name in mapping.values():
+        assert NAME_RULE.match(name), name
+        assert not looks_like_cell_reference(name.split(".")[0]), name
+
+
+def test_every_parameter_has_a_named_validated_input_cell(default_book):
+    scenario = tco.load_scenario("default")
+    ws = default_book["Inputs"]
+    validated = {str(cell) for dv in ws.data_validations.dataValidation for cell in dv.sqref}
+    names = excel_names(scenario.params)
+    for row, param in enumerate(scenario.params.values_list(), start=FIRST_ROW):
+        assert ws.cell(row=row, column=1).value == param.name
+        defined = default_book.defined_names[names[param.name]]
+        assert defined.attr_text == f"'Inputs'!$B${row}"
+        assert ws.cell(row=row, column=2).value == param.value
+        assert f"B{row}" in validated
+
+
+@pytest.mark.parametrize("field_name", ["compute_efficiency", "useful_life_years", "price_usd", "discount_rate"])
+def test_validation_formula_admits_exactly_the_field_domain(field_name):
+    field = FIELDS[field_name]
+    formula = validation_formula(field, "X")
+    for value in (-1.0, 0.0, 0.5, 1.0, 2.0, 2.5, 40.0):
+        expression = formula.replace("AND(", "all((").replace("ISNUMBER(X)", "True").replace("INT(X)", "int(X)")
+        expression = expression.replace("X", repr(value)).replace("=", "==").replace(">==", ">=").replace("<==", "<=")
+        assert eval(expression[:-1] + "))") == field.admits(value), (field_name, value)
+
+
+# --- formulas: only functions Excel and LibreOffice 7.4 both have; nothing typed in -------------------
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_formulas_use_only_allowed_functions(name):
+    wb = build_workbook(tco.load_scenario(name))
+    used = set()
+    count = 0
+    for ws in wb:
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.data_type == "f":
+                    count += 1
+                    for token in Tokenizer(cell.value).items:
+                        if token.type == "FUNC" and token.subtype == "OPEN":
+                            used.add(token.value.rstrip("(").upper())
+    assert count > 500
+    assert used <= ALLOWED_FUNCTIONS, used - ALLOWED_FUNCTIONS
+
+
+def test_model_and_cash_flow_values_are_formulas_not_typed_numbers(default_book):
+    model = default_book["Model"]
+    values = [row[0] for row in model.iter_rows(min_col=2, max_col=2) if row[0].value is not None]
+    assert len(values) > 100 and all(cell.data_type == "f" for cell in values)
+    cash = default_book["Cash flows"]
+    year_header = 3
+    for row in cash.iter_rows(min_row=year_header + 1, min_col=3):
+        for cell in row:
+            assert cell.value is None or cell.data_type == "f", (cell.coordinate, cell.value)
+
+
+# --- user text is text --------------------------------------------------------------------------------
+
+
+def _hostile(tmp_path) -> Path:
+    data = yaml.safe_load((DATA / "toy.yaml").read_text())
+    data["name"] = '=HYPERLINK("http://x","y")'
+    data["title"] = "+1+1"
+    data["description"] = "@SUM(A1)"
+    data["options"][1]["name"] = "-1+2"
+    data["baseline"] = "gpu"
+    path = tmp_path / "hostile.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _literal_cells(wb, texts):
+    found = {}
+    for ws in wb:
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.value in texts:
+                    found.setdefault(cell.value, []).append((ws.title, cell.coordinate, cell.data_type))
+    return found
+
+
+def test_user_text_is_written_as_text_never_as_a_formula(tmp_path):
+    scenario = tco.load_scenario(_hostile(tmp_path))
+    path = write_workbook(scenario, tmp_path / "hostile.xlsx")
+    texts = {'=HYPERLINK("http://x","y")', "+1+1", "@SUM(A1)", "-1+2"}
+    found = _literal_cells(openpyxl.load_workbook(path), texts)
+    assert set(found) == texts
+    assert all(kind == "s" for cells in found.values() for _, _, kind in cells)
+
+
+# --- atomic writes and --force ------------------------------------------------------------------------
+
+
+def test_existing_file_is_not_overwritten_without_force(tmp_path, capsys):
+    target = tmp_path / "book.xlsx"
+    target.write_bytes(b"keep me")
+    assert main(["export", str(DATA / "toy.yaml"), "--xlsx", str(target)]) == 2
+    assert "exists already; pass --force" in capsys.readouterr().err
+    assert target.read_bytes() == b"keep me"
+    assert main(["export", str(DATA / "toy.yaml"), "--xlsx", str(target), "--force"]) == 0
+    assert openpyxl.load_workbook(target).sheetnames[:3] == ["Cover", "Inputs", "Model"]
+
+
+def test_a_failed_save_leaves_no_partial_file(tmp_path, monkeypatch):
+    def broken_save(self, filename):
+        Path(filename).write_bytes(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(openpyxl.Workbook, "save", broken_save)
+    with pytest.raises(OSError):
+        write_workbook(tco.load_scenario(DATA / "toy.yaml"), tmp_path / "book.xlsx")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_export_path_is_an_input_error(tmp_path, capsys):
+    assert main(["export", str(DATA / "toy.yaml"), "--xlsx", str(tmp_path / "book.csv")]) == 2
+    assert "--xlsx" in capsys.readouterr().err
+
+
+# --- import round trip ---------------------------------------------------------------------------------
+
+
+def _edit_inputs(path: Path, edits: dict[str, object]) -> None:
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Inputs"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(FIRST_ROW, ws.max_row + 1)}
+    for name, value in edits.items():
+        ws.cell(row=rows[name], column=2).value = value
+    wb.save(path)
+
+
+EDITS = {"economics.discount_rate": 0.12, "economics.horizon_years": 7, "workload.requests_per_s": 240.0,
+         "devices.groq-lpu.price_usd": 9000.0, "workload.half_life_years": 3.5, "workload.prompt_tokens": 3000}
+
+
+def test_import_round_trip_returns_the_edits(tmp_path, capsys):
+    path = write_workbook(tco.load_scenario("default"), tmp_path / "book.xlsx")
+    _edit_inputs(path, EDITS)
+    scenario, data = import_workbook(path)
+    assert data["set"] == {k: float(v) for k, v in EDITS.items()}
+    values = scenario.values()
+    for name, value in EDITS.items():
+        assert values[name] == value
+    untouched = tco.load_scenario("default").values()
+    assert all(values[k] == v for k, v in untouched.items() if k not in EDITS)
+    out = tmp_path / "edited.yaml"
+    assert main(["import", str(path), "--out", str(out)]) == 0
+    assert tco.load_scenario(out).values() == values
+
+
+def test_import_reports_a_bad_cell_by_sheet_cell_and_name(tmp_path, capsys):
+    path = write_workbook(tco.load_scenario("default"), tmp_path / "book.xlsx")
+    _edit_inputs(path, {"economics.pue": "abc", "economics.discount_rate": -0.5})
+    with pytest.raises(InputError) as excinfo:
+        import_workbook(path)
+    messages = [str(e) for e in excinfo.value.errors]
+    assert any(re.match(r"Inputs!B\d+ \(economics\.pue\): got 'abc'; must be a number", m) for m in messages), messages
+    assert any(re.match(r"Inputs!B\d+ \(economics\.discount_rate\): got -0\.5; must be a number in \[0, 1\]", m)
+               for m in messages), messages
+    assert main(["import", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "economics.pue" in err
+
+
+# --- the solver tolerates a parameter an option ignores (used by the snapshot) ------------------------
+
+
+def test_breakeven_on_a_parameter_an_option_ignores_is_never():
+    scenario = tco.load_scenario("voice-agent")
+    results = {r.option: r for r in tco.breakeven(scenario, "devices.groq-lpu.price_usd")}
+    assert results["cerebras"].status == "never"
+
+
+# --- recalculated by LibreOffice: every Check row agrees with the Python model --------------------------
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_recalculated_workbook_agrees_with_the_python_model(name, tmp_path):
+    scenario = tco.load_scenario(name)
+    path = write_workbook(scenario, tmp_path / "book.xlsx")
+    converted = recalculate(path, tmp_path)
+    assert error_cells(converted) == []
+    rows = check_rows(converted)
+    expected = model_values(scenario)
+    covered = {(option, key) for option, key, *_ in rows}
+    missing = {(o, k) for o, values in expected.items() for k in values} - covered
+    assert not missing, f"Python outputs without a workbook formula: {sorted(missing)[:10]}"
+    bad = [row for row in rows if not agrees(row[2], row[3])]
+    assert not bad, bad[:10]
+    assert all(row[4] is not None and row[4] <= 1e-9 for row in rows)
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize(("name", "edits"), [
+    ("default", EDITS),
+    (str(DATA / "workbook-branches.yaml"), {"economics.horizon_years": 9, "devices.custom-decode-asic.useful_life_years": 4,
+                                             "program.die_area_mm2": 450.0, "program.volume_units": 300000.0,
+                                             "workload.output_tokens": 900.0, "economics.discount_rate": 0.0}),
+])
+def test_edited_inputs_recalculate_like_the_python_model(name, edits, tmp_path):
+    scenario = tco.load_scenario(name)
+    path = write_workbook(scenario, tmp_path / "book.xlsx")
+    _edit_inputs(path, edits)
+    converted = recalculate(path, tmp_path)
+    assert error_cells(converted) == []
+    expected = model_values(scenario.with_values(edits))
+    before = model_values(scenario)
+    changed = 0
+    for option, key, _, workbook, _ in check_rows(converted):
+        assert agrees(expected[option][key], workbook), (option, key, expected[option][key], workbook)
+        changed += not agrees(before[option][key], workbook)
+    assert changed > 20  # the edits moved the results: the formulas are live
+
+
+@pytest.mark.libreoffice
+def test_hostile_text_survives_recalculation_as_text(tmp_path):
+    path = write_workbook(tco.load_scenario(_hostile(tmp_path)), tmp_path / "hostile.xlsx")
+    converted = recalculate(path, tmp_path)
+    found = _literal_cells(openpyxl.load_workbook(converted), {'=HYPERLINK("http://x","y")', "+1+1"})
+    assert set(found) == {'=HYPERLINK("http://x","y")', "+1+1"}
+    assert all(kind == "s" for cells in found.values() for _, _, kind in cells)
+
+
+def test_model_values_cover_the_core_outputs():
+    scenario = tco.load_scenario("default")
+    values = model_values(scenario)
+    results, _ = tco.evaluate_scenario(scenario)
+    for option, r in results.items():
+        assert set(r) <= set(values[option])
+        np.testing.assert_allclose(values[option]["pv_cost_usd"], float(r["pv_cost_usd"]))
