@@ -124,8 +124,8 @@ def _write_pool_performance(sheet, scenario: Scenario, option: Option, pool: Poo
     peak = q("achieved FLOP/s per device at the compute width",
              f"IF({bits}<=4,{n(device_param(d, 'peak_flops_4bit'))},IF({bits}<=8,{n(device_param(d, 'peak_flops_8bit'))},"
              f"{n(device_param(d, 'peak_flops_16bit'))}))*{n(device_param(d, 'compute_efficiency'))}", "FLOP/s")
-    s0 = q("sync latency per forward pass (2 x layers x latency x log2 n)",
-           f"2*{layers}*{n(device_param(d, 'sync_latency_s'))}*LOG(MAX({dev},1),2)", "s")
+    s0 = q("sync latency per forward pass (2 x layers x latency x max(log2 n, 1))",
+           f"2*{layers}*{n(device_param(d, 'sync_latency_s'))}*MAX(LOG(MAX({dev},1),2),1)", "s")
     nn = f"MAX({dev},1)"
     s1 = q("sync time per token in flight (ring all-reduce)",
            f"4*{layers}*({nn}-1)/{nn}*{n(model_param(m, 'hidden_size'))}*2/"
