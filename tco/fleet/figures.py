@@ -63,7 +63,7 @@ def stranded_figure(result) -> go.Figure:
                     hovertemplate="%{x}: %{y:,.4g} USD per million output tokens served<br>"
                                   "stranded %{customdata[0]:.1%}, %{customdata[1]} late hours")
     return _layout(fig, "Quarter simulation by sizing policy", "pool sizing policy",
-                   "cost over the quarter [USD per million output tokens served]")
+                   "cost [USD per million output tokens served]")
 
 
 def backlog_figure(result, policy: str) -> go.Figure:
@@ -94,6 +94,7 @@ def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
     front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
     fig.add_scatter(x=front[latency], y=front["usd_per_mtok"], mode="lines", name="Pareto frontier", text=front["label"],
                     line={"color": "#000000", "dash": "dot"}, hovertemplate=hover)
+    fig.update_yaxes(type="log")
     return _layout(fig, "Cost against latency by placement", f"{latency[:4].upper()} [s]",
                    "cost [USD per million output tokens]", log_x=True)
 
