@@ -59,7 +59,7 @@ COORDINATION_ROWS: list[Column] = [
 
 TREE_COLUMNS: list[Column] = [
     ("view", "view", None, 1.0), ("leaf", "leaf", None, 1.0), ("winner", "winner", None, 1.0),
-    ("winner's cost, USD per M tokens (prompt tokens for 'prefill only')", "usd_per_mtok", ",.3f", 1.0),
+    ("winner's cost, USD per M tokens", "usd_per_mtok", ",.3f", 1.0),
     ("runner-up", "runner_up", None, 1.0), ("margin (runner-up cost / winner cost)", "margin", ",.2f", 1.0)]
 
 
@@ -96,9 +96,9 @@ def _answer(view, tables: int, figs: int, needs_split: bool):
 def _crossing(b: dict, subject: str, unit: str, scale: float = 1.0) -> str:
     if b["status"] == "crosses":
         side = "above" if b["split_wins_above"] else "below"
-        return f"The split beats the cheaper colocated option {side} {subject} = {b['value'] * scale:,.4g} {unit}."
+        return f"The split beats the cheaper colocated option {side} a {subject} of {b['value'] * scale:,.4g} {unit}."
     verb = "beats" if b["status"] == "always" else "never beats"
-    return (f"The split {verb} the cheaper colocated option for any {subject} in "
+    return (f"The split {verb} the cheaper colocated option at any {subject} in "
             f"[{b['low'] * scale:,.4g}, {b['high'] * scale:,.4g}] {unit}.")
 
 
@@ -118,7 +118,8 @@ def _kv(scenario, bandwidth_gbps: float | None = None):
     r = kv_wall(scenario, fleet_config(scenario.spec.fleet_dynamics).kv_wall)
     bandwidth = scenario.values()[link_param(link, "bandwidth_bytes_per_s")] / GB
     summary = html.Ul(id="kv-breakevens", children=[
-        html.Li(f"{r.option} against {', '.join(r.counterparts.values())}; KV link {link} at {bandwidth:,.4g} GB/s."),
+        html.Li(f"{r.option} against {' and '.join(r.counterparts.values())} (colocated; only those meeting the "
+                f"latency targets count); KV link {link} at {bandwidth:,.4g} GB/s."),
         html.Li(_crossing(r.breakevens["prompt_tokens"], "prompt length", "tokens")),
         html.Li(_crossing(r.breakevens["link_bandwidth_bytes_per_s"], "link bandwidth", "GB/s", 1 / GB)),
         html.Li(_spill(r.breakevens["spill_onset_prompt_tokens"]))])

@@ -22,8 +22,10 @@ def cell(value, fmt: str | None, scale: float = 1.0) -> str:
 
 def records_table(records: Iterable[Mapping], columns: list[Column], ident: str) -> html.Table:
     """One row per record, one column per entry of ``columns``."""
-    head = html.Tr([html.Th(title) for title, *_ in columns])
-    body = [html.Tr([html.Td(cell(r.get(key), fmt, scale)) for _, key, fmt, scale in columns]) for r in records]
+    align = ["number" if fmt else "text" for _, _, fmt, _ in columns]
+    head = html.Tr([html.Th(title, className=a) for (title, *_), a in zip(columns, align, strict=True)])
+    body = [html.Tr([html.Td(cell(r.get(key), fmt, scale), className=a)
+                     for (_, key, fmt, scale), a in zip(columns, align, strict=True)]) for r in records]
     return html.Table([html.Thead(head), html.Tbody(body)], className="results", id=ident)
 
 

@@ -61,9 +61,14 @@ def layout(ctx: AppContext):
         html.P("Points on the frontier (no other point is both cheaper and faster):", className="hint"),
         html.Div(id="frontier-table-box", className="table-box"),
         html.H3("Coordination break-even"),
+        html.P("The specialized pool's utilization at which coordinating two pools (scheduling overhead, slack held "
+               "idle) erases its perf-per-watt and cost edge over the homogeneous GPU fleet.", className="hint"),
         html.Div(id="coordination-notice", className="errors-box"),
         html.Div(id="coordination-table-box", className="table-box"),
         html.H3("Specialization tree"),
+        html.P("Which device wins each serving leaf, and by what margin: on the datasheet (no NRE, a workload that never "
+               "shifts) and with NRE and the workload half-life. Costs per million output tokens; 'prefill only' per "
+               "million prompt tokens.", className="hint"),
         html.Div(id="tree-notice", className="errors-box"),
         html.Div(id="tree-table-box", className="table-box"),
     ])

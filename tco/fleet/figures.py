@@ -6,6 +6,8 @@ of colour-vision deficiency.
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 #: Okabe-Ito colour-blind-safe palette
@@ -21,6 +23,23 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False) -> 
     return fig
 
 
+def _log_ticks(values) -> list[float]:
+    """1-2-5 ticks per decade spanning ``values`` (positive), for a readable log axis."""
+    v = [x for x in values if x > 0 and math.isfinite(x)]
+    if not v:
+        return []
+    low, high = math.floor(math.log10(min(v))), math.ceil(math.log10(max(v)))
+    ticks = [m * 10.0**e for e in range(low, high + 1) for m in (1, 2, 5)]
+    return [t for t in ticks if min(v) / 2 <= t <= max(v) * 2]
+
+
+def _mark_prompt(fig: go.Figure, x: float, text: str, colour: str = "#000000") -> None:
+    """A dashed vertical line at prompt length ``x`` with a label (annotations on a log axis take log10 positions)."""
+    fig.add_vline(x=x, line_dash="dash", line_color=colour)
+    fig.add_annotation(x=math.log10(x), y=1, xref="x", yref="y domain", text=text, showarrow=False,
+                       xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
+
+
 def kv_wall_figure(result) -> go.Figure:
     t = result.table
     fig = go.Figure()
@@ -33,7 +52,7 @@ def kv_wall_figure(result) -> go.Figure:
                     hovertemplate=PROMPT_HOVER)
     wall = result.breakevens["prompt_tokens"]["value"]
     if wall is not None:
-        fig.add_vline(x=wall, line_dash="dash", annotation_text=f"break-even {wall:,.0f} tokens")
+        _mark_prompt(fig, wall, f"break-even {wall:,.0f} tokens")
     return _layout(fig, "KV transfer wall", "prompt length [tokens]", f"cost [{USD_MTOK}]", log_x=True)
 
 
@@ -47,8 +66,7 @@ def kv_gain_figure(result) -> go.Figure:
                     line={"color": PALETTE[3], "dash": "dot"}, hovertemplate=PROMPT_HOVER)
     spill = result.breakevens["spill_onset_prompt_tokens"]["value"]
     if spill is not None:
-        fig.add_vline(x=spill, line_dash="dash", line_color=PALETTE[7],
-                      annotation_text=f"decode KV spills from {spill:,.0f} tokens")
+        _mark_prompt(fig, spill, f"decode KV spills from {spill:,.0f} tokens")
     return _layout(fig, "Decode gain against KV transfer cost", "prompt length [tokens]",
                    f"gain or cost [{USD_MTOK}]", log_x=True)
 
@@ -94,7 +112,8 @@ def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
     front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
     fig.add_scatter(x=front[latency], y=front["usd_per_mtok"], mode="lines", name="Pareto frontier", text=front["label"],
                     line={"color": "#000000", "dash": "dot"}, hovertemplate=hover)
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(type="log", tickvals=_log_ticks(ok["usd_per_mtok"]), tickformat="~g")
+    fig.update_xaxes(tickvals=_log_ticks(ok[latency]), tickformat="~g")
     return _layout(fig, "Cost against latency by placement", f"{latency[:4].upper()} [s]",
                    "cost [USD per million output tokens]", log_x=True)
 
