@@ -29,6 +29,11 @@ def styled(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
     return fig
 
 
+def restyled(fig: go.Figure) -> go.Figure:
+    """A figure built by an engine module (e.g. ``tco.fleet.figures``) with the app's look, its titles kept."""
+    return styled(fig, fig.layout.title.text, fig.layout.xaxis.title.text, fig.layout.yaxis.title.text)
+
+
 def message_figure(text: str) -> go.Figure:
     """An empty chart that says why there is nothing to draw."""
     fig = go.Figure()

@@ -1,4 +1,5 @@
-"""Assumptions: every named parameter with unit, range and source; edit values, download the scenario.
+"""Assumptions: every named parameter with unit, range and source; edit values, download the scenario
+as YAML or as the finance workbook (``tco export``).
 
 Edits are validated cell by cell in :mod:`app.controller` (one callback owns the table);
 an invalid value stays in its cell, marked, with the rule it breaks in the ``check`` column.
@@ -6,9 +7,14 @@ an invalid value stays in its cell, marked, with the rule it breaks in the ``che
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from dash import Input, Output, State, dash_table, dcc, html
 
-from ..context import AppContext, optional_module
+from tco.export import write_workbook
+
+from ..context import AppContext
 from ..state import scenario_yaml
 
 ID = "assumptions"
@@ -34,14 +40,13 @@ def table_rows(scenario, raw: dict | None = None, problems: dict | None = None) 
 
 
 def layout(ctx: AppContext):
-    workbook = optional_module("tco.export")
     return html.Div([
         html.P("Every named input of the scenario. Edit a value (units in the next column); invalid values are "
                "flagged in the check column with the rule they break and are not applied.", className="hint"),
         html.Div(className="toolbar", children=[
             html.Button("Download scenario YAML", id="download-yaml-button"),
-            html.Button("Download finance workbook", id="download-xlsx-button", disabled=workbook is None,
-                        title="needs tco.export (issue #5)" if workbook is None else "xlsx with live formulas"),
+            html.Button("Download finance workbook", id="download-xlsx-button",
+                        title="the xlsx of `tco export` for this scenario and its edits: live formulas"),
             html.Button("Reset all edits", id="reset-edits"),
             dcc.Download(id="download-yaml"),
             dcc.Download(id="download-xlsx"),
@@ -66,3 +71,15 @@ def register(app, ctx: AppContext) -> None:
     def download_yaml(_clicks, state):
         scenario = ctx.scenario(state)
         return {"content": scenario_yaml(scenario), "filename": f"{scenario.name}-edited.yaml", "type": "text/yaml"}
+
+    @app.callback(Output("download-xlsx", "data"), Input("download-xlsx-button", "n_clicks"), State("state", "data"),
+                  prevent_initial_call=True)
+    def download_xlsx(_clicks, state):
+        return workbook_download(ctx.scenario(state))
+
+
+def workbook_download(scenario) -> dict:
+    """The finance workbook of ``scenario`` (what ``tco export`` writes), as a download."""
+    with tempfile.TemporaryDirectory(prefix="tco-xlsx-") as folder:
+        path = write_workbook(scenario, Path(folder) / f"{scenario.name}-edited.xlsx")
+        return dcc.send_bytes(path.read_bytes(), path.name)

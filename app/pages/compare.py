@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import plotly.graph_objects as go
 from dash import Input, Output, html
 
@@ -11,6 +9,7 @@ from tco.api import compare
 
 from ..charts import OKABE_ITO, chart, chart_id, styled
 from ..context import AppContext
+from ..tables import number
 
 ID = "compare"
 LABEL = "Compare"
@@ -21,28 +20,24 @@ COST_LINES = {"capex_usd": "hardware capex", "nre_usd": "NRE share", "energy_usd
               "workload_shift_usd": "workload shift", "residual_usd": "residual value (credit)"}
 
 
-def _num(value, fmt: str, scale: float = 1.0) -> str:
-    return "–" if value is None or not math.isfinite(value) else format(value * scale, fmt)
-
-
 def _by_role(values: dict, fmt: str, scale: float = 1.0) -> str:
     if len(values) == 1:
-        return _num(next(iter(values.values())), fmt, scale)
-    return ", ".join(f"{role} {_num(v, fmt, scale)}" for role, v in values.items())
+        return number(next(iter(values.values())), fmt, scale)
+    return ", ".join(f"{role} {number(v, fmt, scale)}" for role, v in values.items())
 
 
 OPTION_ROWS = [
     ("placement", "placement", lambda d: d["placement"]),
-    ("lcot", "cost, USD per million output tokens", lambda d: _num(d["lcot_usd_per_mtok"], ",.3f")),
-    ("lcot-all", "cost, USD per million input+output tokens", lambda d: _num(d["lcot_usd_per_mtok_all_tokens"], ",.3f")),
-    ("tpj", "output tokens per joule", lambda d: _num(d["tokens_per_joule"], ",.3g")),
-    ("ttft", "time to first token, ms", lambda d: _num(d["ttft_s"], ",.0f", 1e3)),
-    ("tpot", "time per output token, ms", lambda d: _num(d["tpot_s"], ",.1f", 1e3)),
+    ("lcot", "cost, USD per million output tokens", lambda d: number(d["lcot_usd_per_mtok"], ",.3f")),
+    ("lcot-all", "cost, USD per million input+output tokens", lambda d: number(d["lcot_usd_per_mtok_all_tokens"], ",.3f")),
+    ("tpj", "output tokens per joule", lambda d: number(d["tokens_per_joule"], ",.3g")),
+    ("ttft", "time to first token, ms", lambda d: number(d["ttft_s"], ",.0f", 1e3)),
+    ("tpot", "time per output token, ms", lambda d: number(d["tpot_s"], ",.1f", 1e3)),
     ("devices", "devices (fleet)", lambda d: _by_role(d["devices"], ",.0f")),
     ("util", "utilization, %", lambda d: _by_role(d["utilization"], ".0f", 100)),
     ("bound", "bound by", lambda d: ", ".join(f"{k}: {v}" for k, v in d["bound"].items())),
-    ("spilled", "bytes spilled below the fastest tier, GB", lambda d: _num(d["spilled_bytes"], ",.2f", 1e-9)),
-    ("batch", "decode batch, sequences", lambda d: _num(d["batch"], ",.0f")),
+    ("spilled", "bytes spilled below the fastest tier, GB", lambda d: number(d["spilled_bytes"], ",.2f", 1e-9)),
+    ("batch", "decode batch, sequences", lambda d: number(d["batch"], ",.0f")),
     ("feasible", "meets latency targets", lambda d: "yes" if d["feasible"] else "no: " + "; ".join(d["infeasible_reasons"])),
 ]
 
@@ -69,7 +64,7 @@ def challengers_table(result) -> html.Table | html.P:
     if table.empty:
         return html.P("The scenario has no option besides the baseline.")
     head = html.Tr([html.Th("")] + [html.Th(f"{n} vs {result.scenario.structure.baseline}") for n in table.index])
-    rows = [html.Tr([html.Th(label)] + [html.Td(_num(table.loc[n, key], fmt, scale)) for n in table.index])
+    rows = [html.Tr([html.Th(label)] + [html.Td(number(table.loc[n, key], fmt, scale)) for n in table.index])
             for key, label, fmt, scale in CHALLENGER_ROWS if key in table]
     return html.Table([html.Thead(head), html.Tbody(rows)], className="results", id="challengers-table")
 

@@ -1,30 +1,120 @@
-"""Fleet: the extension point for fleet-dynamics views (issue #4).
+"""Fleet: KV transfer wall, stranded capacity over a quarter, the labelled Pareto frontier,
+coordination break-even and the specialization tree, for the user's scenario (``tco.fleet``).
 
-KV transfer wall, stranded capacity over a quarter and the labelled Pareto frontier
-plug in here once ``tco.fleet`` lands; until then the page says what will appear.
+The stranded-capacity settings start from the scenario's ``fleet_dynamics`` block and are
+reset to it when the user picks another scenario; edits there are local to this tab.
 """
 
 from __future__ import annotations
 
-from dash import html
+from dash import Input, Output, State, dcc, html, no_update
 
-from ..context import AppContext, optional_module
+from tco.errors import InputError
+from tco.fleet.config import POLICIES, fleet_config
+
+from ..charts import chart, chart_id
+from ..context import AppContext
+from ..fleet_views import STRANDED_INPUTS, coordination_view, kv_view, pareto_view, stranded_view, tree_view
+from .sensitivity import _number
 
 ID = "fleet"
 LABEL = "Fleet"
 
-PLANNED = ["KV transfer wall: the prompt length (or link bandwidth) at which moving the KV cache eats the decode gain",
-           "stranded capacity: specialized device-hours idle while the other pool's queue waits, hourly over a quarter",
-           "Pareto frontier of cost vs latency, labelled by phase placement and bytes that did not fit"]
+POLICY_LABELS = {"today": "today: sized for today's mix", "peak": "peak: sized for the quarter's peak load",
+                 "flex": "flex: today + a flexible GPU buffer"}
+
+
+def _drift_id(field: str) -> str:
+    return "stranded-" + field.replace("_", "-")
 
 
 def layout(ctx: AppContext):
-    fleet = optional_module("tco.fleet")
-    status = ("tco.fleet is installed but its views are not wired into the app yet." if fleet is not None
-              else "These views appear here when the fleet-dynamics module (tco.fleet, issue #4) lands:")
-    return html.Div(id="fleet-placeholder", children=[html.P(status, className="hint"),
-                                                      html.Ul([html.Li(x) for x in PLANNED])])
+    return html.Div([
+        html.P("Does a fleet split across chip types pay in a live fleet, not only on a datasheet? Each view runs "
+               "tco.fleet on the scenario chosen above, with its edits (docs/fleet-dynamics.md).", className="hint"),
+        html.H3("KV transfer wall"),
+        html.Div(className="controls", children=[
+            _number("kv-bandwidth", "KV link bandwidth [GB/s] (empty: the scenario's)", min=0)]),
+        html.Div(id="kv-notice", className="errors-box"),
+        html.Div(id="kv-summary", className="result-box"),
+        html.Div(className="two-charts", children=[chart("fleet-kv-wall"), chart("fleet-kv-gain")]),
+        html.H3("Stranded capacity over a quarter"),
+        html.Div(className="controls", children=[
+            html.Div(className="control", children=[
+                html.Label("sizing policy (hourly chart)", htmlFor="stranded-policy"),
+                dcc.Dropdown(id="stranded-policy", options=[{"label": POLICY_LABELS[p], "value": p} for p in POLICIES],
+                             value=POLICIES[0], clearable=False, style={"width": "300px"})]),
+            *[_number(_drift_id(field), label) for field, label in STRANDED_INPUTS.items()],
+            dcc.Store(id="stranded-defaults-of")]),
+        html.Div(id="stranded-notice", className="errors-box"),
+        html.P("Stranded share: specialized device-hours idle while the other pool's queue waits. Every policy of the "
+               "split fleet beside the homogeneous GPU fleet sized by the same rule.", className="hint"),
+        html.Div(id="stranded-table-box", className="table-box"),
+        html.Div(className="two-charts", children=[chart("fleet-stranded"), chart("fleet-stranded-hourly")]),
+        html.H3("Pareto frontier: cost against latency"),
+        html.Div(className="controls", children=[
+            dcc.RadioItems(id="pareto-latency", value="tpot_s", inline=True,
+                           options=[{"label": " time per output token (TPOT)  ", "value": "tpot_s"},
+                                    {"label": " time to first token (TTFT)", "value": "ttft_s"}])]),
+        html.Div(id="pareto-notice", className="errors-box"),
+        chart("fleet-pareto", height=480),
+        html.P("Points on the frontier (no other point is both cheaper and faster):", className="hint"),
+        html.Div(id="frontier-table-box", className="table-box"),
+        html.H3("Coordination break-even"),
+        html.P("The specialized pool's utilization at which coordinating two pools (scheduling overhead, slack held "
+               "idle) erases its perf-per-watt and cost edge over the homogeneous GPU fleet.", className="hint"),
+        html.Div(id="coordination-notice", className="errors-box"),
+        html.Div(id="coordination-table-box", className="table-box"),
+        html.H3("Specialization tree"),
+        html.P("Which device wins each serving leaf, and by what margin: on the datasheet (no NRE, a workload that never "
+               "shifts) and with NRE and the workload half-life. Costs per million output tokens; 'prefill only' per "
+               "million prompt tokens.", className="hint"),
+        html.Div(id="tree-notice", className="errors-box"),
+        html.Div(id="tree-table-box", className="table-box"),
+    ])
+
+
+def stranded_defaults(scenario) -> list:
+    """The stranded-capacity settings of the scenario's ``fleet_dynamics`` block (defaults where it breaks a rule)."""
+    try:
+        cfg = fleet_config(scenario.spec.fleet_dynamics).stranded
+    except InputError:
+        cfg = fleet_config(None).stranded  # the views show the broken rule
+    return [getattr(cfg, field) for field in STRANDED_INPUTS]
 
 
 def register(app, ctx: AppContext) -> None:
-    """Nothing to register until the fleet views exist."""
+    drift_inputs = [Input(_drift_id(field), "value") for field in STRANDED_INPUTS]
+
+    @app.callback(Output("kv-notice", "children"), Output("kv-summary", "children"),
+                  Output(chart_id("fleet-kv-wall"), "figure"), Output(chart_id("fleet-kv-gain"), "figure"),
+                  Input("state", "data"), Input("kv-bandwidth", "value"), prevent_initial_call=True)
+    def kv(state, bandwidth):
+        return kv_view(ctx.scenario(state), bandwidth)
+
+    @app.callback(*[Output(_drift_id(field), "value") for field in STRANDED_INPUTS], Output("stranded-defaults-of", "data"),
+                  Input("state", "data"), State("stranded-defaults-of", "data"), prevent_initial_call=True)
+    def defaults(state, shown_for):
+        key = [state.get("scenario"), state.get("upload_name")]
+        if key == shown_for:
+            return [no_update] * (len(STRANDED_INPUTS) + 1)
+        return *stranded_defaults(ctx.scenario(state)), key
+
+    @app.callback(Output("stranded-notice", "children"), Output("stranded-table-box", "children"),
+                  Output(chart_id("fleet-stranded"), "figure"), Output(chart_id("fleet-stranded-hourly"), "figure"),
+                  Input("state", "data"), Input("stranded-policy", "value"), *drift_inputs, prevent_initial_call=True)
+    def stranded(state, policy, *values):
+        return stranded_view(ctx.scenario(state), policy, dict(zip(STRANDED_INPUTS, values, strict=True)))
+
+    @app.callback(Output("pareto-notice", "children"), Output("frontier-table-box", "children"),
+                  Output(chart_id("fleet-pareto"), "figure"), Input("state", "data"), Input("pareto-latency", "value"),
+                  prevent_initial_call=True)
+    def frontier(state, latency):
+        return pareto_view(ctx.scenario(state), latency)
+
+    @app.callback(Output("coordination-notice", "children"), Output("coordination-table-box", "children"),
+                  Output("tree-notice", "children"), Output("tree-table-box", "children"), Input("state", "data"),
+                  prevent_initial_call=True)
+    def tables(state):
+        scenario = ctx.scenario(state)
+        return *coordination_view(scenario), *tree_view(scenario)

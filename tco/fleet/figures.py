@@ -6,10 +6,14 @@ of colour-vision deficiency.
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 #: Okabe-Ito colour-blind-safe palette
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+USD_MTOK = "USD per million output tokens"
+PROMPT_HOVER = "%{x:,.0f} prompt tokens<br>%{y:,.4g} " + USD_MTOK
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False) -> go.Figure:
@@ -19,17 +23,52 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False) -> 
     return fig
 
 
+def _log_ticks(values) -> list[float]:
+    """1-2-5 ticks per decade spanning ``values`` (positive), for a readable log axis."""
+    v = [x for x in values if x > 0 and math.isfinite(x)]
+    if not v:
+        return []
+    low, high = math.floor(math.log10(min(v))), math.ceil(math.log10(max(v)))
+    ticks = [m * 10.0**e for e in range(low, high + 1) for m in (1, 2, 5)]
+    return [t for t in ticks if min(v) / 2 <= t <= max(v) * 2]
+
+
+def _mark_prompt(fig: go.Figure, x: float, text: str, colour: str = "#000000") -> None:
+    """A dashed vertical line at prompt length ``x`` with a label (annotations on a log axis take log10 positions)."""
+    fig.add_vline(x=x, line_dash="dash", line_color=colour)
+    fig.add_annotation(x=math.log10(x), y=1, xref="x", yref="y domain", text=text, showarrow=False,
+                       xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
+
+
 def kv_wall_figure(result) -> go.Figure:
     t = result.table
     fig = go.Figure()
-    fig.add_scatter(x=t["prompt_tokens"], y=t["split_usd_per_mtok"], name=f"{result.option} (split)")
+    fig.add_scatter(x=t["prompt_tokens"], y=t["split_usd_per_mtok"], name=f"{result.option} (split)",
+                    hovertemplate=PROMPT_HOVER)
     for role, name in result.counterparts.items():
-        fig.add_scatter(x=t["prompt_tokens"], y=t[f"{name}_usd_per_mtok"], name=f"{name} (colocated, {role} device)")
-    fig.add_scatter(x=t["prompt_tokens"], y=t["link_usd_per_mtok"], name="KV link cost", line={"dash": "dot"})
+        fig.add_scatter(x=t["prompt_tokens"], y=t[f"{name}_usd_per_mtok"], name=f"{name} (colocated, {role} device)",
+                        hovertemplate=PROMPT_HOVER)
+    fig.add_scatter(x=t["prompt_tokens"], y=t["link_usd_per_mtok"], name="KV link cost", line={"dash": "dot"},
+                    hovertemplate=PROMPT_HOVER)
     wall = result.breakevens["prompt_tokens"]["value"]
     if wall is not None:
-        fig.add_vline(x=wall, line_dash="dash", annotation_text=f"break-even {wall:,.0f} tokens")
-    return _layout(fig, "KV transfer wall", "prompt length [tokens]", "cost [USD per million output tokens]", log_x=True)
+        _mark_prompt(fig, wall, f"break-even {wall:,.0f} tokens")
+    return _layout(fig, "KV transfer wall", "prompt length [tokens]", f"cost [{USD_MTOK}]", log_x=True)
+
+
+def kv_gain_figure(result) -> go.Figure:
+    """The split's decode gain against its KV link cost over prompt length, and where the decode KV spills."""
+    t = result.table
+    fig = go.Figure()
+    fig.add_scatter(x=t["prompt_tokens"], y=t["decode_gain_usd_per_mtok"], name="decode gain (before the link)",
+                    line={"color": PALETTE[2]}, hovertemplate=PROMPT_HOVER)
+    fig.add_scatter(x=t["prompt_tokens"], y=t["link_usd_per_mtok"], name="KV transfer cost (link)",
+                    line={"color": PALETTE[3], "dash": "dot"}, hovertemplate=PROMPT_HOVER)
+    spill = result.breakevens["spill_onset_prompt_tokens"]["value"]
+    if spill is not None:
+        _mark_prompt(fig, spill, f"decode KV spills from {spill:,.0f} tokens")
+    return _layout(fig, "Decode gain against KV transfer cost", "prompt length [tokens]",
+                   f"gain or cost [{USD_MTOK}]", log_x=True)
 
 
 def stranded_figure(result) -> go.Figure:
@@ -39,16 +78,18 @@ def stranded_figure(result) -> go.Figure:
         rows = s[s["fleet"] == fleet]
         fig.add_bar(x=rows["policy"], y=rows["usd_per_mtok"], name=f"{fleet}: cost", marker_color=PALETTE[i],
                     customdata=rows[["stranded_share", "violation_hours"]],
-                    hovertemplate="stranded %{customdata[0]:.1%}, %{customdata[1]} late hours")
+                    hovertemplate="%{x}: %{y:,.4g} USD per million output tokens served<br>"
+                                  "stranded %{customdata[0]:.1%}, %{customdata[1]} late hours")
     return _layout(fig, "Quarter simulation by sizing policy", "pool sizing policy",
-                   "cost over the quarter [USD per million output tokens served]")
+                   "cost [USD per million output tokens served]")
 
 
 def backlog_figure(result, policy: str) -> go.Figure:
     h = result.hourly[result.hourly["policy"] == policy]
     fig = go.Figure()
     for i, col in enumerate(("prefill_backlog_req", "decode_backlog_req", "gpu_fleet_backlog_req")):
-        fig.add_scatter(x=h["hour"], y=h[col], name=col.replace("_req", "").replace("_", " "), line={"color": PALETTE[i]})
+        fig.add_scatter(x=h["hour"], y=h[col], name=col.replace("_req", "").replace("_", " "), line={"color": PALETTE[i]},
+                        hovertemplate="hour %{x:,.0f}: %{y:,.0f} requests queued")
     return _layout(fig, f"Backlog per hour, policy '{policy}'", "hour of the quarter [h]", "backlog [requests]")
 
 
@@ -63,13 +104,16 @@ def coordination_figure(result) -> go.Figure:
 
 def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
     ok = table[table["feasible"]]
+    hover = "%{text}<br>" + latency[:4].upper() + " %{x:.3g} s<br>%{y:,.4g} " + USD_MTOK
     fig = go.Figure()
     for i, (placement, rows) in enumerate(ok.groupby("placement", sort=False)):
         fig.add_scatter(x=rows[latency], y=rows["usd_per_mtok"], mode="markers", name=placement, text=rows["label"],
-                        marker={"color": PALETTE[i % len(PALETTE)]})
+                        marker={"color": PALETTE[i % len(PALETTE)]}, hovertemplate=hover)
     front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
     fig.add_scatter(x=front[latency], y=front["usd_per_mtok"], mode="lines", name="Pareto frontier", text=front["label"],
-                    line={"color": "#000000", "dash": "dot"})
+                    line={"color": "#000000", "dash": "dot"}, hovertemplate=hover)
+    fig.update_yaxes(type="log", tickvals=_log_ticks(ok["usd_per_mtok"]), tickformat="~g")
+    fig.update_xaxes(tickvals=_log_ticks(ok[latency]), tickformat="~g")
     return _layout(fig, "Cost against latency by placement", f"{latency[:4].upper()} [s]",
                    "cost [USD per million output tokens]", log_x=True)
 

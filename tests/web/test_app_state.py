@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import numpy as np
+import openpyxl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,11 +17,16 @@ import tco
 from app import create_app
 from app.context import AppContext
 from app.controller import update_state
-from app.pages.assumptions import cell, table_rows
+from app.fleet_views import coordination_view, kv_view, pareto_view, stranded_view, tree_view
+from app.pages.assumptions import cell, table_rows, workbook_download
 from app.pages.compare import compare_view
 from app.pages.lifecycle import cumulative_cost_figure, half_life_figure
 from app.pages.sensitivity import breakeven_view
 from app.state import query_from_state, scenario_choices, scenario_yaml, state_from_query, validated_edits
+from tco.export.reader import import_workbook
+from tco.fleet.config import fleet_config
+from tco.fleet.kv_wall import kv_wall
+from tco.fleet.stranded import simulate
 from tco.scenario import scenario_from_dict
 
 CHOICES = scenario_choices()
@@ -149,3 +156,67 @@ def test_scenario_file_option_is_listed_first_choice(tmp_path, toy_scenario):
     app = create_app(path, cache_dir=tmp_path / "c")
     assert "mine" in str(app.layout)
     assert scenario_from_dict(tco.load_scenario(path).to_dict()).values() == toy_scenario.values()
+
+
+def _axis_titles(fig):
+    return fig.layout.xaxis.title.text, fig.layout.yaxis.title.text
+
+
+@pytest.mark.parametrize("name", ["default", "fleet-split"])
+def test_fleet_views_show_the_fleet_analyses(name):
+    scenario = tco.load_scenario(name)
+    notice, summary, wall, gain = kv_view(scenario, None)
+    assert notice is None and "beats the cheaper colocated option" in str(summary) and "spills" in str(summary)
+    np.testing.assert_allclose(wall.data[0].y, kv_wall(scenario, fleet_config(scenario.spec.fleet_dynamics).kv_wall)
+                               .table["split_usd_per_mtok"])
+    assert _axis_titles(wall) == ("prompt length [tokens]", "cost [USD per million output tokens]")
+    assert all("USD per million output tokens" in t.hovertemplate for t in wall.data + gain.data)
+    notice, table, policies, hourly = stranded_view(scenario, "today", {})
+    every_policy = {"stranded": {"policies": ["today", "peak", "flex"]}}
+    expected = simulate(scenario, fleet_config(scenario.spec.fleet_dynamics, every_policy).stranded).summary
+    assert notice is None and str(table).count("Tr(") == 1 + len(expected) == 7
+    split = expected[expected["fleet"] != scenario.structure.baseline]
+    np.testing.assert_allclose(policies.data[0].y, split["usd_per_mtok"])
+    assert f"{split['stranded_share'].iloc[0] * 100:.2f}" in str(table)
+    assert hourly.layout.title.text == "Backlog per hour, policy 'today'"
+    notice, frontier, pareto_fig = pareto_view(scenario, "ttft_s")
+    assert notice is None and pareto_fig.data[-1].name == "Pareto frontier"
+    assert len(pareto_fig.data[-1].x) == str(frontier).count("Tr(") - 1 > 0
+    assert all("prefill" in label and "GB spilled" in label for label in pareto_fig.data[0].text)
+    assert coordination_view(scenario)[0] is None and "break-even utilization" in str(coordination_view(scenario)[1])
+    notice, tree_table = tree_view(scenario)
+    assert notice is None and "interactive batch-one" in str(tree_table)
+
+
+def test_changing_the_policy_changes_the_hourly_chart(default_scenario):
+    charts = {p: stranded_view(default_scenario, p, {})[3] for p in ("today", "peak", "flex")}
+    backlogs = {p: np.asarray(fig.data[1].y, float) for p, fig in charts.items()}  # decode backlog per hour
+    assert not np.array_equal(backlogs["today"], backlogs["peak"])
+    assert charts["flex"].layout.title.text.endswith("'flex'")
+
+
+def test_fleet_views_say_when_they_do_not_apply():
+    scenario = tco.load_scenario("batch-offline")
+    assert not any(o.disaggregated for o in scenario.structure.options)
+    for notice, *rest in (kv_view(scenario, None), stranded_view(scenario, "today", {}), coordination_view(scenario)):
+        assert "Does not apply to scenario 'batch-offline'" in str(notice) and rest[0] is None
+    assert pareto_view(scenario, "tpot_s")[0] is None and tree_view(scenario)[0] is None
+
+
+def test_bad_fleet_inputs_are_flagged_inline(default_scenario):
+    notice, table, *figs = stranded_view(default_scenario, "today", {"prompt_growth_per_year": -0.5})
+    assert "fleet_dynamics.stranded.prompt_growth_per_year: got -0.5; Input should be greater than or equal to 0" in str(notice)
+    assert table is None and all(f.layout.annotations[0].text == "see the message above" for f in figs)
+    notice, summary, *_ = kv_view(default_scenario, -1)
+    assert "bandwidth_bytes_per_s" in str(notice) and "must be a number in (0, inf)" in str(notice) and summary is None
+
+
+def test_workbook_download_is_the_export_of_the_edited_scenario(tmp_path):
+    state = {"scenario": "default", "upload": None, "set": {"economics.discount_rate": 0.123}}
+    download = workbook_download(CTX.scenario(state))
+    path = tmp_path / download["filename"]
+    path.write_bytes(base64.b64decode(download["content"]))
+    inputs = openpyxl.load_workbook(path)["Inputs"]
+    values = {row[0].value: row[1].value for row in inputs.iter_rows(min_row=4)}
+    assert values["economics.discount_rate"] == 0.123
+    assert import_workbook(path)[0].values() == CTX.scenario(state).values()

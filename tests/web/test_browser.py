@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import openpyxl
 from playwright.sync_api import expect
 
 import tco
@@ -135,4 +136,40 @@ def test_sensitivity_and_monte_carlo_run(page, live_app):
     expect(page.locator("#mc-table")).to_contain_text("p_win", timeout=60000)
     expect(page.locator("#monte-carlo-box .gtitle")).to_contain_text("Monte Carlo, 500 draws", timeout=15000)
     assert errors == []
+    assert log.records == []
+
+
+def test_fleet_tab_policy_changes_the_stranded_chart(page, live_app, artifacts):
+    url, log = live_app
+    errors = open_app(page, url)
+    page.click("#tab-fleet")
+    hourly = page.locator("#fleet-stranded-hourly-box .gtitle")
+    expect(hourly).to_have_text("Backlog per hour, policy 'today'", timeout=15000)
+    expect(page.locator("#stranded-table")).to_contain_text("flex")
+    expect(page.locator("#kv-breakevens")).to_contain_text("beats the cheaper colocated option", timeout=15000)
+    expect(page.locator("#fleet-pareto-box .gtitle")).to_contain_text("Cost against latency")
+    expect(page.locator("#tree-table")).to_contain_text("interactive batch-one")
+    page.click("#stranded-policy")
+    page.get_by_text("peak: sized for the quarter's peak load").click()
+    expect(hourly).to_have_text("Backlog per hour, policy 'peak'", timeout=15000)
+    page.fill("#stranded-prompt-growth-per-year", "-1")
+    page.keyboard.press("Enter")
+    expect(page.locator("#stranded-notice")).to_contain_text(
+        "fleet_dynamics.stranded.prompt_growth_per_year: got -1; Input should be greater than or equal to 0")
+    page.screenshot(path=str(artifacts / "app-fleet-bad-drift.png"), full_page=True)
+    assert errors == []
+    assert log.records == []
+
+
+def test_workbook_download(page, live_app, tmp_path):
+    url, log = live_app
+    open_app(page, url, "?scenario=default&set=economics.discount_rate:0.12")
+    page.click("#tab-assumptions")
+    with page.expect_download(timeout=30000) as info:
+        page.click("#download-xlsx-button")
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    assert path.suffix == ".xlsx"
+    inputs = openpyxl.load_workbook(path)["Inputs"]
+    assert {r[0].value: r[1].value for r in inputs.iter_rows(min_row=4)}["economics.discount_rate"] == 0.12
     assert log.records == []

@@ -1,0 +1,162 @@
+"""The Fleet tab's views: each is one call into :mod:`tco.fleet` for the user's scenario (the callback bodies; benchmarked).
+
+Every view returns ``(notice, *tables, *figures)``. ``notice`` is None when the view has
+something to show; otherwise it says why not (the scenario has no disaggregated option, or
+an input breaks a rule) and the tables are None and the figures say so too. No view raises
+on bad input.
+"""
+
+from __future__ import annotations
+
+from dash import html
+
+from tco.core.structure import link_param
+from tco.errors import InputError
+from tco.fleet import figures
+from tco.fleet.config import POLICIES, fleet_config
+from tco.fleet.coordination import coordination
+from tco.fleet.derived import scenario_link
+from tco.fleet.kv_wall import kv_wall
+from tco.fleet.pareto import pareto
+from tco.fleet.stranded import simulate
+from tco.fleet.tree import tree
+
+from .charts import message_figure, restyled
+from .context import error_list
+from .tables import Column, pairs_table, records_table
+
+GB = 1e9
+
+#: stranded-capacity settings the user edits: field of tco.fleet.config.Stranded -> label with unit
+STRANDED_INPUTS = {"demand_growth_per_year": "demand growth [1/yr]", "prompt_growth_per_year": "prompt-length drift [1/yr]",
+                   "output_growth_per_year": "output-length drift [1/yr]",
+                   "flex_buffer_share": "flex GPU buffer [share of GPU replicas]", "weeks": "weeks simulated"}
+
+STRANDED_COLUMNS: list[Column] = [
+    ("policy", "policy", None, 1.0), ("fleet", "fleet", None, 1.0), ("stranded share, %", "stranded_share", ".2f", 100.0),
+    ("SLO-violation hours, h", "violation_hours", ",.0f", 1.0),
+    ("output tokens not served, M", "output_tokens_not_served", ",.1f", 1e-6),
+    ("cost, USD per M output tokens served", "usd_per_mtok", ",.3f", 1.0), ("devices", "devices", ",.0f", 1.0)]
+
+FRONTIER_COLUMNS: list[Column] = [
+    ("placement (prefill>decode)", "placement", None, 1.0), ("TPOT target, ms", "tpot_target_s", ",.0f", 1e3),
+    ("batch cap", "batch_cap", ",.0f", 1.0), ("cost, USD per M output tokens", "usd_per_mtok", ",.3f", 1.0),
+    ("TTFT, ms", "ttft_s", ",.0f", 1e3), ("TPOT, ms", "tpot_s", ",.1f", 1e3), ("decode batch", "batch", ",.0f", 1.0),
+    ("spilled, GB", "spilled_bytes", ",.2f", 1e-9)]
+
+COORDINATION_ROWS: list[Column] = [
+    ("split option", "option", None, 1.0), ("specialized pool (device)", "pool", None, 1.0),
+    ("scheduling overhead, extra device time per token", "scheduling_overhead", ".0%", 1.0),
+    ("slack held idle, share of the pool", "slack", ".0%", 1.0),
+    ("pool utilization in the engine", "utilization_engine", ".1%", 1.0),
+    ("pool utilization with coordination", "utilization_with_coordination", ".1%", 1.0),
+    ("perf-per-watt break-even utilization (– : loses even fully busy)", "perf_per_watt_breakeven_utilization", ".1%", 1.0),
+    ("cost break-even utilization (– : loses even fully busy)", "cost_breakeven_utilization", ".1%", 1.0),
+    ("split fleet with coordination, output tokens per joule", "split_tokens_per_joule", ",.3g", 1.0),
+    ("homogeneous GPU fleet, output tokens per joule", "gpu_tokens_per_joule", ",.3g", 1.0),
+    ("split fleet with coordination, USD per M output tokens", "split_usd_per_mtok", ",.3f", 1.0),
+    ("homogeneous GPU fleet, USD per M output tokens", "gpu_usd_per_mtok", ",.3f", 1.0)]
+
+TREE_COLUMNS: list[Column] = [
+    ("view", "view", None, 1.0), ("leaf", "leaf", None, 1.0), ("winner", "winner", None, 1.0),
+    ("winner's cost, USD per M tokens", "usd_per_mtok", ",.3f", 1.0),
+    ("runner-up", "runner_up", None, 1.0), ("margin (runner-up cost / winner cost)", "margin", ",.2f", 1.0)]
+
+
+def not_applicable(scenario) -> str | None:
+    """Why the split-fleet views do not apply to ``scenario``, or None when they do."""
+    if any(o.disaggregated for o in scenario.structure.options):
+        return None
+    return (f"Does not apply to scenario '{scenario.name}': it has no disaggregated option (prefill on one device type, "
+            "decode on another, joined by a KV link). Add one to the scenario, or pick 'default' or 'fleet-split'.")
+
+
+def _skip(notice, tables: int, figs: int) -> tuple:
+    reason = notice if isinstance(notice, str) else "see the message above"
+    return (html.P(notice, className="hint not-applicable") if isinstance(notice, str) else notice,
+            *[None] * tables, *[message_figure(reason) for _ in range(figs)])
+
+
+def _answer(view, tables: int, figs: int, needs_split: bool):
+    """``view`` with a plain explanation instead of an error (scenario without a split, or an input breaking a rule)."""
+
+    def guarded(scenario, *args):
+        reason = not_applicable(scenario) if needs_split else None
+        if reason:
+            return _skip(reason, tables, figs)
+        try:
+            return (None, *view(scenario, *args))
+        except InputError as exc:
+            return _skip(error_list(exc), tables, figs)
+
+    guarded.__doc__ = view.__doc__
+    return guarded
+
+
+def _crossing(b: dict, subject: str, unit: str, scale: float = 1.0) -> str:
+    if b["status"] == "crosses":
+        side = "above" if b["split_wins_above"] else "below"
+        return f"The split beats the cheaper colocated option {side} a {subject} of {b['value'] * scale:,.4g} {unit}."
+    verb = "beats" if b["status"] == "always" else "never beats"
+    return (f"The split {verb} the cheaper colocated option at any {subject} in "
+            f"[{b['low'] * scale:,.4g}, {b['high'] * scale:,.4g}] {unit}.")
+
+
+def _spill(b: dict) -> str:
+    if b["status"] == "crosses":
+        return (f"The decode pool's KV spills out of the decode device's fastest memory from {b['value']:,.0f} prompt "
+                "tokens on: beyond it the decode chip's advantage shrinks.")
+    where = "at every" if b["status"] == "always" else "at no"
+    return f"The decode pool's KV spills out of the decode device's fastest memory {where} prompt length in the range."
+
+
+def _kv(scenario, bandwidth_gbps: float | None = None):
+    """KV transfer wall at the scenario's link bandwidth (or ``bandwidth_gbps`` [GB/s])."""
+    link = scenario_link(scenario)
+    if bandwidth_gbps is not None:
+        scenario = scenario.with_values({link_param(link, "bandwidth_bytes_per_s"): bandwidth_gbps * GB})
+    r = kv_wall(scenario, fleet_config(scenario.spec.fleet_dynamics).kv_wall)
+    bandwidth = scenario.values()[link_param(link, "bandwidth_bytes_per_s")] / GB
+    summary = html.Ul(id="kv-breakevens", children=[
+        html.Li(f"{r.option} against {' and '.join(r.counterparts.values())} (colocated; only those meeting the "
+                f"latency targets count); KV link {link} at {bandwidth:,.4g} GB/s."),
+        html.Li(_crossing(r.breakevens["prompt_tokens"], "prompt length", "tokens")),
+        html.Li(_crossing(r.breakevens["link_bandwidth_bytes_per_s"], "link bandwidth", "GB/s", 1 / GB)),
+        html.Li(_spill(r.breakevens["spill_onset_prompt_tokens"]))])
+    return summary, restyled(figures.kv_wall_figure(r)), restyled(figures.kv_gain_figure(r))
+
+
+def _stranded(scenario, policy: str, settings: dict):
+    """Quarter simulation of every policy beside the homogeneous GPU fleet; the hourly backlog of ``policy``."""
+    cfg = fleet_config(scenario.spec.fleet_dynamics, {"stranded": {**settings, "policies": list(POLICIES)}}).stranded
+    r = simulate(scenario, cfg)
+    table = records_table(r.summary.to_dict(orient="records"), STRANDED_COLUMNS, "stranded-table")
+    return table, restyled(figures.stranded_figure(r)), restyled(figures.backlog_figure(r, policy))
+
+
+def _pareto(scenario, latency: str):
+    """The labelled cost-latency frontier (``latency``: ``tpot_s`` or ``ttft_s``) and its points as a table."""
+    t = pareto(scenario, fleet_config(scenario.spec.fleet_dynamics).pareto)
+    front = t[t[f"on_frontier_{latency[:4]}"]].sort_values(latency)
+    return records_table(front.to_dict(orient="records"), FRONTIER_COLUMNS, "frontier-table"), \
+        restyled(figures.pareto_figure(t, latency))
+
+
+def _coordination(scenario):
+    """Coordination break-even of the split's specialized pool against the homogeneous GPU fleet."""
+    r = coordination(scenario, fleet_config(scenario.spec.fleet_dynamics).coordination)
+    return (pairs_table({**r.summary, "pool": f"{r.summary['specialized_pool']} ({r.summary['device']})"},
+                        COORDINATION_ROWS, "coordination-table"),)
+
+
+def _tree(scenario):
+    """Which device wins each leaf of the specialization tree, on the datasheet and with NRE and half-life."""
+    _costs, winners = tree(scenario, fleet_config(scenario.spec.fleet_dynamics).tree)
+    return (records_table(winners.to_dict(orient="records"), TREE_COLUMNS, "tree-table"),)
+
+
+kv_view = _answer(_kv, tables=1, figs=2, needs_split=True)
+stranded_view = _answer(_stranded, tables=1, figs=2, needs_split=True)
+pareto_view = _answer(_pareto, tables=1, figs=1, needs_split=False)
+coordination_view = _answer(_coordination, tables=1, figs=0, needs_split=True)
+tree_view = _answer(_tree, tables=1, figs=0, needs_split=False)

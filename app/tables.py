@@ -1,0 +1,35 @@
+"""Result tables shared by pages: numbers formatted with their unit in the row or column title."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+from dash import html
+
+#: a column or row: (title with unit, key, format spec or None for text, scale)
+Column = tuple[str, str, str | None, float]
+
+
+def number(value, fmt: str, scale: float = 1.0) -> str:
+    """``value * scale`` in ``fmt``; a dash for a missing or non-finite value."""
+    return "–" if value is None or not math.isfinite(value) else format(value * scale, fmt)
+
+
+def cell(value, fmt: str | None, scale: float = 1.0) -> str:
+    return number(value, fmt, scale) if fmt else ("–" if value is None else str(value))
+
+
+def records_table(records: Iterable[Mapping], columns: list[Column], ident: str) -> html.Table:
+    """One row per record, one column per entry of ``columns``."""
+    align = ["number" if fmt else "text" for _, _, fmt, _ in columns]
+    head = html.Tr([html.Th(title, className=a) for (title, *_), a in zip(columns, align, strict=True)])
+    body = [html.Tr([html.Td(cell(r.get(key), fmt, scale), className=a)
+                     for (_, key, fmt, scale), a in zip(columns, align, strict=True)]) for r in records]
+    return html.Table([html.Thead(head), html.Tbody(body)], className="results", id=ident)
+
+
+def pairs_table(record: Mapping, rows: list[Column], ident: str) -> html.Table:
+    """One row per entry of ``rows``: its title beside the record's value."""
+    body = [html.Tr([html.Th(title), html.Td(cell(record.get(key), fmt, scale))]) for title, key, fmt, scale in rows]
+    return html.Table(html.Tbody(body), className="results", id=ident)
