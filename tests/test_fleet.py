@@ -288,3 +288,17 @@ def test_cli_bad_input_exits_2_naming_the_field(capsys, argv, field):
 def test_cli_placement_on_a_device_too_small_for_the_model(capsys):
     code, _, err = run(capsys, "fleet", "pareto", "default", "--placement", "h100-sxm:groq-lpu:8:4")
     assert code == 2 and "fleet_dynamics.pareto.placements[0].decode" in err and "cannot hold the model" in err
+
+
+def test_kv_wall_figure_dots_the_points_that_miss_a_latency_target():
+    from tco.fleet.figures import kv_wall_figure
+
+    scenario = tco.load_scenario("fleet-split")
+    result = kv_wall(scenario, fleet_config(scenario.spec.fleet_dynamics).kv_wall)
+    figure = kv_wall_figure(result)
+    lines = {trace.name: np.asarray(trace.y, float) for trace in figure.data}
+    for role, name in result.counterparts.items():
+        solid = lines[f"{name} (colocated, {role} device)"]
+        feasible = result.table[f"{name}_feasible"].to_numpy()
+        np.testing.assert_array_equal(np.isnan(solid), ~feasible)
+        assert (f"{name} (colocated, {role} device): misses a latency target" in lines) == (not feasible.all())

@@ -40,14 +40,25 @@ def _mark_prompt(fig: go.Figure, x: float, text: str, colour: str = "#000000") -
                        xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
 
 
+def _cost_line(fig, x, cost, feasible, name, color) -> None:
+    """A solid line where the option meets its latency targets, dotted where it misses them."""
+    fig.add_scatter(x=x, y=cost.where(feasible), name=name, line={"color": color}, hovertemplate=PROMPT_HOVER)
+    if not feasible.all():
+        # infeasible points and their neighbours, so the dotted part joins the solid one
+        near_infeasible = ~(feasible & feasible.shift(1, fill_value=True) & feasible.shift(-1, fill_value=True))
+        fig.add_scatter(x=x, y=cost.where(near_infeasible), mode="lines",
+                        name=f"{name}: misses a latency target", line={"color": color, "dash": "dot", "width": 1},
+                        hovertemplate=PROMPT_HOVER)
+
+
 def kv_wall_figure(result) -> go.Figure:
+    """Cost of the split and its colocated counterparts over prompt length; dotted where a latency target is missed."""
     t = result.table
     fig = go.Figure()
-    fig.add_scatter(x=t["prompt_tokens"], y=t["split_usd_per_mtok"], name=f"{result.option} (split)",
-                    hovertemplate=PROMPT_HOVER)
-    for role, name in result.counterparts.items():
-        fig.add_scatter(x=t["prompt_tokens"], y=t[f"{name}_usd_per_mtok"], name=f"{name} (colocated, {role} device)",
-                        hovertemplate=PROMPT_HOVER)
+    _cost_line(fig, t["prompt_tokens"], t["split_usd_per_mtok"], t["split_feasible"], f"{result.option} (split)", PALETTE[0])
+    for i, (role, name) in enumerate(result.counterparts.items(), start=1):
+        _cost_line(fig, t["prompt_tokens"], t[f"{name}_usd_per_mtok"], t[f"{name}_feasible"],
+                   f"{name} (colocated, {role} device)", PALETTE[i])
     fig.add_scatter(x=t["prompt_tokens"], y=t["link_usd_per_mtok"], name="KV link cost", line={"dash": "dot"},
                     hovertemplate=PROMPT_HOVER)
     wall = result.breakevens["prompt_tokens"]["value"]

@@ -73,6 +73,8 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
         f"{names['prefill']}_usd_per_mtok": results[names["prefill"]]["lcot_usd_per_mtok"],
         f"{names['decode']}_usd_per_mtok": results[names["decode"]]["lcot_usd_per_mtok"],
         "split_feasible": r["feasible"] > 0,
+        f"{names['prefill']}_feasible": results[names["prefill"]]["feasible"] > 0,
+        f"{names['decode']}_feasible": results[names["decode"]]["feasible"] > 0,
         "decode_spilled_bytes": r["decode.spilled_bytes"],
         "decode_devices_per_replica": r["decode.devices_per_replica"],
         "decode_tokens_per_s_per_device": r["decode.decode_tokens_per_s"] / r["decode.devices_per_replica"],
