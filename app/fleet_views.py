@@ -18,6 +18,8 @@ from tco.fleet.coordination import coordination
 from tco.fleet.derived import scenario_link
 from tco.fleet.kv_wall import kv_wall
 from tco.fleet.pareto import pareto
+from tco.fleet.roadmap import roadmap
+from tco.fleet.routing import routing
 from tco.fleet.stranded import simulate
 from tco.fleet.tree import tree
 
@@ -61,6 +63,23 @@ TREE_COLUMNS: list[Column] = [
     ("view", "view", None, 1.0), ("leaf", "leaf", None, 1.0), ("winner", "winner", None, 1.0),
     ("winner's cost, USD per M tokens", "usd_per_mtok", ",.3f", 1.0),
     ("runner-up", "runner_up", None, 1.0), ("margin (runner-up cost / winner cost)", "margin", ",.2f", 1.0)]
+
+
+ROUTING_ROWS: list[Column] = [
+    ("option whose costs are used", "option", None, 1.0), ("large model", "large_model", None, 1.0),
+    ("small model", "small_model", None, 1.0), ("large model, USD per request", "large_usd_per_request", ",.5f", 1.0),
+    ("small model, USD per request", "small_usd_per_request", ",.5f", 1.0),
+    ("share of requests only the large model answers", "hard_share", ".0%", 1.0),
+    ("misroute penalty, USD per wrong answer", "penalty_usd", ",.5f", 1.0),
+    ("router share at which routing stops paying", "breakeven_router_share", ".1%", 1.0),
+    ("best router share", "optimal_router_share", ".1%", 1.0),
+    ("cost per useful answer at the best share, USD", "usd_per_useful_answer_at_optimum", ",.5f", 1.0),
+    ("saving against the large model alone", "saving_at_optimum", ".1%", 1.0)]
+
+ROADMAP_COLUMNS: list[Column] = [
+    ("lever (applied in order)", "lever", None, 1.0), ("what the model changes", "detail", None, 1.0),
+    ("factor, x tokens/J", "factor", ",.2f", 1.0), ("cumulative, x", "cumulative", ",.2f", 1.0),
+    ("gap left to the target, x", "gap_to_target", ",.2f", 1.0), ("source", "source", None, 1.0)]
 
 
 def not_applicable(scenario) -> str | None:
@@ -155,8 +174,24 @@ def _tree(scenario):
     return (records_table(winners.to_dict(orient="records"), TREE_COLUMNS, "tree-table"),)
 
 
+def _routing(scenario):
+    """Cost per useful answer when a router sends a share of requests to a small model."""
+    result = routing(scenario, fleet_config(scenario.spec.fleet_dynamics).routing)
+    return pairs_table(result.summary, ROUTING_ROWS, "routing-table"), restyled(figures.routing_figure(result))
+
+
+def _roadmap(scenario):
+    """What each lever gives toward the tokens-per-watt target (process, format, architecture, utilization, routing)."""
+    cfg = fleet_config(scenario.spec.fleet_dynamics)
+    table = roadmap(scenario, cfg.roadmap, cfg.routing)
+    return (records_table(table.to_dict(orient="records"), ROADMAP_COLUMNS, "roadmap-table"),
+            restyled(figures.roadmap_figure(table, cfg.roadmap.target_tokens_per_watt_gain)))
+
+
 kv_view = _answer(_kv, tables=1, figs=2, needs_split=True)
 stranded_view = _answer(_stranded, tables=1, figs=2, needs_split=True)
 pareto_view = _answer(_pareto, tables=1, figs=1, needs_split=False)
 coordination_view = _answer(_coordination, tables=1, figs=0, needs_split=True)
 tree_view = _answer(_tree, tables=1, figs=0, needs_split=False)
+routing_view = _answer(_routing, tables=1, figs=1, needs_split=False)
+roadmap_view = _answer(_roadmap, tables=1, figs=1, needs_split=False)

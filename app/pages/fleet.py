@@ -1,5 +1,6 @@
 """Fleet: KV transfer wall, stranded capacity over a quarter, the labelled Pareto frontier,
-coordination break-even and the specialization tree, for the user's scenario (``tco.fleet``).
+coordination break-even, the specialization tree, routing to a small model and the
+tokens-per-watt roadmap, for the user's scenario (``tco.fleet``).
 
 The stranded-capacity settings start from the scenario's ``fleet_dynamics`` block and are
 reset to it when the user picks another scenario; edits there are local to this tab.
@@ -14,7 +15,16 @@ from tco.fleet.config import POLICIES, fleet_config
 
 from ..charts import chart, chart_id
 from ..context import AppContext
-from ..fleet_views import STRANDED_INPUTS, coordination_view, kv_view, pareto_view, stranded_view, tree_view
+from ..fleet_views import (
+    STRANDED_INPUTS,
+    coordination_view,
+    kv_view,
+    pareto_view,
+    roadmap_view,
+    routing_view,
+    stranded_view,
+    tree_view,
+)
 from .sensitivity import _number
 
 ID = "fleet"
@@ -71,6 +81,18 @@ def layout(ctx: AppContext):
                "million prompt tokens.", className="hint"),
         html.Div(id="tree-notice", className="errors-box"),
         html.Div(id="tree-table-box", className="table-box"),
+        html.H3("Routing easy queries to a small model"),
+        html.P("A router sends a share of requests to a small model; hard requests it misroutes cost a retry on the large "
+               "model (or a penalty in dollars). Settings: the scenario's fleet_dynamics.routing block.", className="hint"),
+        html.Div(id="routing-notice", className="errors-box"),
+        html.Div(className="two-charts", children=[html.Div(id="routing-table-box", className="table-box"),
+                                                    chart("fleet-routing")]),
+        html.H3("Tokens per watt: what each lever gives"),
+        html.P("Toward a target such as 12x output tokens per joule (24x tokens for 2x power): each lever applied in turn "
+               "and its factor computed by the model. Settings: fleet_dynamics.roadmap.", className="hint"),
+        html.Div(id="roadmap-notice", className="errors-box"),
+        html.Div(id="roadmap-table-box", className="table-box"),
+        chart("fleet-roadmap"),
     ])
 
 
@@ -118,3 +140,11 @@ def register(app, ctx: AppContext) -> None:
     def tables(state):
         scenario = ctx.scenario(state)
         return *coordination_view(scenario), *tree_view(scenario)
+
+    @app.callback(Output("routing-notice", "children"), Output("routing-table-box", "children"),
+                  Output(chart_id("fleet-routing"), "figure"), Output("roadmap-notice", "children"),
+                  Output("roadmap-table-box", "children"), Output(chart_id("fleet-roadmap"), "figure"),
+                  Input("state", "data"), prevent_initial_call=True)
+    def orchestration(state):
+        scenario = ctx.scenario(state)
+        return *routing_view(scenario), *roadmap_view(scenario)

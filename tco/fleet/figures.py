@@ -141,15 +141,19 @@ def tree_figure(costs) -> go.Figure:
 def routing_figure(result) -> go.Figure:
     c = result.curve
     fig = go.Figure()
-    fig.add_scatter(x=c["router_share"], y=c["usd_per_useful_answer"], name="with router")
-    fig.add_scatter(x=c["router_share"], y=c["large_only_usd_per_answer"], name="large model only", line={"dash": "dash"})
+    hover = "routed %{x:.0%}: %{y:,.4g} USD per useful answer"
+    fig.add_scatter(x=c["router_share"], y=c["usd_per_useful_answer"], name="with router", line={"color": PALETTE[0]},
+                    hovertemplate=hover)
+    fig.add_scatter(x=c["router_share"], y=c["large_only_usd_per_answer"], name="large model only",
+                    line={"dash": "dash", "color": PALETTE[1]}, hovertemplate=hover)
     return _layout(fig, "Routing to a small model", "share routed to the small model [0-1]", "cost [USD per useful answer]")
 
 
 def roadmap_figure(table, target: float) -> go.Figure:
     fig = go.Figure()
     fig.add_bar(x=table["lever"], y=table["factor"], name="lever factor", marker_color=PALETTE[1],
-                text=[f"{f:.2f}x" for f in table["factor"]])
-    fig.add_scatter(x=table["lever"], y=table["cumulative"], name="cumulative", line={"color": PALETTE[0]})
+                text=[f"{f:.2f}x" for f in table["factor"]], hovertemplate="%{x}: %{y:.3g}x output tokens per joule")
+    fig.add_scatter(x=table["lever"], y=table["cumulative"], name="cumulative", line={"color": PALETTE[0]},
+                    hovertemplate="after %{x}: %{y:.3g}x output tokens per joule")
     fig.add_hline(y=target, line_dash="dash", annotation_text=f"target {target:g}x")
     return _layout(fig, "Tokens-per-watt levers", "lever (applied in order)", "gain in output tokens per joule [x]")

@@ -17,7 +17,7 @@ import tco
 from app import create_app
 from app.context import AppContext
 from app.controller import update_state
-from app.fleet_views import coordination_view, kv_view, pareto_view, stranded_view, tree_view
+from app.fleet_views import coordination_view, kv_view, pareto_view, roadmap_view, routing_view, stranded_view, tree_view
 from app.pages.assumptions import cell, table_rows, workbook_download
 from app.pages.compare import compare_view
 from app.pages.lifecycle import cumulative_cost_figure, half_life_figure
@@ -222,3 +222,31 @@ def test_workbook_download_is_the_export_of_the_edited_scenario(tmp_path):
     values = {row[0].value: row[1].value for row in inputs.iter_rows(min_row=4)}
     assert values["economics.discount_rate"] == 0.123
     assert import_workbook(path)[0].values() == CTX.scenario(state).values()
+
+
+@pytest.mark.parametrize("name", ["default", "fleet-split"])
+def test_routing_and_roadmap_views_show_tco_fleet(name):
+    from tco.fleet.config import fleet_config
+    from tco.fleet.roadmap import roadmap
+    from tco.fleet.routing import routing
+
+    scenario = tco.load_scenario(name)
+    cfg = fleet_config(scenario.spec.fleet_dynamics)
+    notice, table, figure = routing_view(scenario)
+    expected = routing(scenario, cfg.routing)
+    assert notice is None and f"{expected.summary['breakeven_router_share'] * 100:.1f}%" in str(table)
+    np.testing.assert_allclose(figure.data[0].y, expected.curve["usd_per_useful_answer"])
+    assert all("USD per useful answer" in trace.hovertemplate for trace in figure.data)
+    notice, table, figure = roadmap_view(scenario)
+    levers = roadmap(scenario, cfg.roadmap, cfg.routing)
+    assert notice is None and str(table).count("Tr(") == 1 + len(levers)
+    np.testing.assert_allclose(figure.data[0].y, levers["factor"])
+
+
+def test_routing_view_flags_an_unknown_small_model():
+    scenario = tco.load_scenario("default")
+    broken = scenario.spec.model_copy(update={"fleet_dynamics": {"routing": {"small_model": "llama-0b"}}})
+    from dataclasses import replace
+
+    notice, table, _figure = routing_view(replace(scenario, spec=broken))
+    assert "fleet_dynamics.routing.small_model" in str(notice) and table is None
