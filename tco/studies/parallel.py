@@ -21,6 +21,9 @@ import numpy as np
 
 from .chunks import progress_bar
 
+#: seconds to wait for an existing scheduler before giving up
+SCHEDULER_TIMEOUT_S = 20
+
 
 class StudyInterrupted(RuntimeError):
     """A chunked analysis stopped before its last chunk: what completed, out of how many, and why."""
@@ -66,10 +69,10 @@ class ChunkRunner:
             from dask.distributed import Client, LocalCluster
 
             if self.scheduler:
-                self.client = Client(self.scheduler)
+                self.client = Client(self.scheduler, timeout=SCHEDULER_TIMEOUT_S)
             else:
                 self._cluster = LocalCluster(n_workers=int(self.workers), threads_per_worker=1, processes=True,
-                                             dashboard_address=None, silence_logs=logging.ERROR)
+                                             dashboard_address=":0", silence_logs=logging.ERROR)
                 self.client = Client(self._cluster)
         return self
 

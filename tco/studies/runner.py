@@ -94,8 +94,8 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         started = time.perf_counter()
         metrics = [parse_metric(scenario, m) for m in a.monte_carlo.metrics or [study.metric]]
         correlations = [(c.a, c.b, c.rho) for c in a.monte_carlo.correlations]
-        result = monte_carlo_stream(scenario, metrics, a.monte_carlo.samples, seed, correlations, runner=runner,
-                                    keep=a.monte_carlo.keep_samples)
+        mc = a.monte_carlo
+        result = monte_carlo_stream(scenario, metrics, mc.samples, seed, correlations, mc.chunk_size, runner, mc.keep_samples)
         run.tables["montecarlo_summary"], run.tables["montecarlo_samples"] = result.summary, result.samples
         for i, m in enumerate(metrics):
             run.figures[f"montecarlo_{i}" if i else "montecarlo"] = mc_figure(result, m)

@@ -57,11 +57,12 @@ class MonteCarloJob:
 
 
 def chunk_values(job: MonteCarloJob, task: tuple[int, int]) -> dict[str, np.ndarray]:
-    """Metric values and win flags of chunk ``task = (cell, chunk index)``."""
+    """Metric values and win flags of chunk ``task = (cell, chunk index)``, one per draw (also when nothing is sampled)."""
     cell_index, index = task
     cell = job.cells[cell_index]
     start, stop = chunk_bounds(cell.samples, job.chunk_size)[index]
-    return evaluate_chunk(cell.scenario, cell.metrics, draw_chunk(cell.plan, job.seed, index, stop - start))
+    values = evaluate_chunk(cell.scenario, cell.metrics, draw_chunk(cell.plan, job.seed, index, stop - start))
+    return {k: np.broadcast_to(v, (stop - start,)) for k, v in values.items()}
 
 
 def aggregate_values(metrics: Sequence[Metric], values: dict[str, np.ndarray],
