@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
+from ..studies.parallel import ChunkRunner, StudyInterrupted
 from ..studies.runner import run_study
 from ..studies.spec import load_study
 
@@ -18,11 +19,16 @@ def add_parser(sub):
     parser.add_argument("--out", default=None, metavar="DIR", help="output folder (default: exports/<study-name>)")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: the study's seed)")
     parser.add_argument("--samples", type=int, default=None, help="Monte Carlo samples (overrides the study)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="spread the chunks over N local processes (a dask.distributed LocalCluster)")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="send the chunks to an existing dask.distributed scheduler (e.g. tcp://10.0.0.5:8786)")
     return parser
 
 
 def run(args) -> int:
-    for flag, value, minimum in (("--samples", args.samples, 1), ("--seed", args.seed, 0)):
+    for flag, value, minimum in (("--samples", args.samples, 1), ("--seed", args.seed, 0), ("--workers", args.workers, 1)):
         if value is not None and value < minimum:
             raise InputError.one(flag, value, f"must be an integer >= {minimum}")
     study, scenario = load_study(args.file)
@@ -33,7 +39,17 @@ def run(args) -> int:
             "monte_carlo": study.analyses.monte_carlo.model_copy(update={"samples": args.samples})})
         study = study.model_copy(update={"analyses": analyses})
     out = Path(args.out) if args.out else Path("exports") / study.name
-    run_study(study, scenario, out, args.seed)
+    try:
+        with ChunkRunner(args.workers, args.scheduler) as runner:
+            run_study(study, scenario, out, args.seed, runner=runner)
+    except StudyInterrupted as exc:
+        done = ", ".join(exc.completed_analyses) or "none"
+        print(f"tco: {exc}\ntco: analyses completed before it: {done}; nothing written to {out}", file=sys.stderr)
+        return 130 if isinstance(exc.cause, KeyboardInterrupt) else 1
+    except OSError as exc:  # the scheduler cannot be reached
+        if args.scheduler is None:
+            raise
+        raise InputError.one("--scheduler", args.scheduler, f"cannot reach a dask.distributed scheduler there ({exc})") from None
     print(f"{study.name}: {study.question.strip()}", file=sys.stderr)
     print(out)
     return 0

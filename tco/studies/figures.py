@@ -99,7 +99,21 @@ def mc_figure(result: MonteCarloResult, metric: Metric, bins: int = 80) -> go.Fi
     _mark_threshold(fig, metric, vertical=True)
     win = "" if not np.isfinite(row["p_win"]) else \
         f"; P({metric.option} wins) = {row['p_win']:.3f} ± {row['p_win_std_error']:.3f}"
-    return _layout(fig, f"Monte Carlo, {int(row['n'])} draws{win}", metric.label, "share of draws")
+    shown = f" (histogram: first {len(values):,})" if len(values) < row["n"] else ""
+    return _layout(fig, f"Monte Carlo, {int(row['n'])} draws{shown}{win}", metric.label, "share of draws")
+
+
+def portfolio_figure(frame: pd.DataFrame) -> go.Figure:
+    """P(challenger wins over the baseline) per cell: model / workload down, device and shape across."""
+    table = frame.assign(row=frame["model"] + " / " + frame["workload"], column=frame["device"] + " " + frame["shape"])
+    grid = table.pivot(index="row", columns="column", values="p_win").reindex(
+        index=table["row"].unique(), columns=table["column"].unique())
+    fig = go.Figure(go.Heatmap(z=grid.to_numpy(), x=list(grid.columns), y=list(grid.index), zmin=0, zmax=1,
+                               colorscale="Viridis", colorbar={"title": "P(wins)"},
+                               text=np.round(grid.to_numpy(), 2), texttemplate="%{text}"))
+    fig.update_layout(height=max(400, 40 * len(grid) + 200))
+    return _layout(fig, "Portfolio: probability that each option costs less than the baseline per output token",
+                   "challenger device and fleet shape", "model / workload")
 
 
 def sobol_figure(frame: pd.DataFrame, top: int = 20, title: str = "Sobol indices") -> go.Figure:

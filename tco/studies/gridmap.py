@@ -9,7 +9,9 @@ import pandas as pd
 
 from ..api import evaluate_scenario
 from ..scenario import Scenario
+from .chunks import CHUNK_SIZE
 from .metrics import Metric, gap_values, metric_table, parse_metric
+from .parallel import ChunkRunner
 from .sweep import sweep_points
 
 
@@ -64,16 +66,42 @@ def _zero_crossings(coords: np.ndarray, gap: np.ndarray, axis: int) -> tuple[np.
     return row, coords[col] + np.clip(t, 0, 1) * (coords[col + 1] - coords[col])
 
 
+@dataclass(frozen=True)
+class GridJob:
+    """What every grid block needs: the scenario, the metric, the two parameters and their axes."""
+
+    scenario: Scenario
+    metric: Metric
+    x_param: str
+    y_param: str
+    x: np.ndarray
+    y: np.ndarray
+
+
+def grid_block(job: GridJob, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Metric and gap on rows ``[start, stop)`` of the grid (``y[start:stop]`` x every ``x``): one core call."""
+    y = job.y[rows[0]:rows[1]]
+    updates = {job.x_param: job.x[None, :], job.y_param: y[:, None]}
+    results, _ = evaluate_scenario(job.scenario, updates)
+    shape = (len(y), len(job.x))
+    z = np.broadcast_to(metric_table(job.scenario, [job.metric], updates, results)[job.metric.name], shape)
+    return np.array(z), np.array(np.broadcast_to(gap_values(job.scenario, job.metric, results), shape))
+
+
 def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[float, float], y_range: tuple[float, float],
-             nx: int = 50, ny: int = 50, metric: Metric | str = "ratio", x_log: bool = False, y_log: bool = False) -> GridMap:
-    """The metric over an ``ny x nx`` grid, in one core call (``x`` as a row, ``y`` as a column)."""
+             nx: int = 50, ny: int = 50, metric: Metric | str = "ratio", x_log: bool = False, y_log: bool = False,
+             runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE) -> GridMap:
+    """The metric over an ``ny x nx`` grid (``x`` as a row, ``y`` as a column).
+
+    Evaluated in blocks of whole rows of at most ``chunk_size`` cells (one core call each,
+    one row at least), on ``runner`` (default: in this process); blocks are stacked in order.
+    """
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     x = sweep_points(scenario, x_param, *x_range, nx, x_log)
     y = sweep_points(scenario, y_param, *y_range, ny, y_log)
-    updates = {x_param: x[None, :], y_param: y[:, None]}
-    results, _ = evaluate_scenario(scenario, updates)
-    shape = (len(y), len(x))
-    z = np.broadcast_to(metric_table(scenario, [metric], updates, results)[metric.name], shape)
-    gap = np.broadcast_to(gap_values(scenario, metric, results), shape)
-    return GridMap(x_param, y_param, x, y, np.array(z), np.array(gap), metric,
-                   scenario.params[x_param].unit, scenario.params[y_param].unit)
+    step = max(1, chunk_size // len(x))
+    blocks = [(start, min(start + step, len(y))) for start in range(0, len(y), step)]
+    parts = (runner or ChunkRunner()).fold(grid_block, GridJob(scenario, metric, x_param, y_param, x, y), blocks,
+                                           lambda acc, part: [*acc, part], [], "map", [(b - a) * len(x) for a, b in blocks])
+    z, gap = (np.concatenate([p[k] for p in parts]) for k in (0, 1))
+    return GridMap(x_param, y_param, x, y, z, gap, metric, scenario.params[x_param].unit, scenario.params[y_param].unit)

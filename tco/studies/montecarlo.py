@@ -1,9 +1,11 @@
 """Monte Carlo: every uncertain parameter drawn from its distribution, in seeded chunks.
 
-Structured for distributed runs (issue #8): chunk ``i`` draws with its own generator
-seeded by ``(seed, i)`` (:func:`draw_chunk`), is evaluated (:func:`evaluate_chunk`), and
-the per-chunk metric arrays are accumulated (:func:`summarize`). The same seed and chunk
-size give identical numbers whatever order the chunks run in.
+Chunk ``i`` draws with its own generator seeded by child ``i`` of the study seed's
+``SeedSequence`` (:func:`draw_chunk`, :func:`tco.studies.parallel.chunk_seed`), is
+evaluated (:func:`evaluate_chunk`), and the per-chunk metric arrays are accumulated
+(:func:`summarize`). The same seed and chunk size give identical numbers whatever order the
+chunks run in. :mod:`tco.studies.streaming` folds the chunks into running aggregates
+instead of keeping every draw (studies at scale, on several processes or a cluster).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..params import Param
 from ..scenario import Scenario
 from .chunks import CHUNK_SIZE, chunk_bounds, progress_bar
 from .metrics import Metric, gap_values, metric_table, parse_metric
+from .parallel import chunk_seed
 from .sampling import iman_conover, is_sampled, values_at_quantiles
 
 #: one rank correlation between two named parameters: (name_a, name_b, Spearman rho)
@@ -64,8 +67,8 @@ def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None
 
 
 def draw_chunk(plan: SamplingPlan, seed: int, index: int, size: int) -> dict[str, np.ndarray]:
-    """Parameter values of chunk ``index``: uniform quantiles from a generator seeded by (seed, index)."""
-    rng = np.random.default_rng([int(seed), int(index)])
+    """Parameter values of chunk ``index``: uniform quantiles from a generator seeded by ``chunk_seed(seed, index)``."""
+    rng = np.random.default_rng(chunk_seed(seed, index))
     u = rng.random((size, len(plan.params)))
     if plan.correlated and size > 2:
         cols = list(plan.correlated)

@@ -22,12 +22,15 @@ import pandas as pd
 from .. import __version__
 from ..api import parameters
 from ..scenario import Scenario
-from .figures import map_figure, mc_figure, morris_figure, sobol_figure, sweep_figure, tornado_figure
+from .figures import map_figure, mc_figure, morris_figure, portfolio_figure, sobol_figure, sweep_figure, tornado_figure
 from .gridmap import grid_map
 from .metrics import parse_metric
-from .montecarlo import monte_carlo
-from .sensitivity import morris, sobol
-from .spec import StudySpec, axis_range
+from .parallel import ChunkRunner, StudyInterrupted
+from .portfolio import portfolio
+from .sensitivity import morris
+from .sobolstream import sobol_stream
+from .spec import StudySpec, axis_range, study_portfolio_cells
+from .streaming import monte_carlo_stream
 from .sweep import sweep
 from .tornado import tornado
 
@@ -42,9 +45,24 @@ class StudyRun:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: bool | None = None) -> StudyRun:
-    """Compute every analysis of the study (nothing is written)."""
+def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: bool | None = None,
+                 runner: ChunkRunner | None = None) -> StudyRun:
+    """Compute every analysis of the study (nothing is written).
+
+    The chunked analyses (map, Monte Carlo, Sobol, portfolio) run on ``runner`` (default:
+    in this process). If one stops, :class:`StudyInterrupted` lists the analyses completed before it.
+    """
     run = StudyRun()
+    try:
+        _run_analyses(run, study, scenario, seed, progress, runner or ChunkRunner(progress=progress))
+    except StudyInterrupted as exc:
+        exc.completed_analyses = list(run.seconds)
+        raise
+    return run
+
+
+def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int, progress: bool | None,
+                  runner: ChunkRunner) -> None:
     metric = parse_metric(scenario, study.metric)
     a = study.analyses
     if a.tornado:
@@ -67,7 +85,7 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: bool
         started = time.perf_counter()
         map_metric = parse_metric(scenario, a.map.metric or study.metric)
         grid = grid_map(scenario, a.map.x.param, a.map.y.param, axis_range(scenario, a.map.x), axis_range(scenario, a.map.y),
-                        a.map.x.points, a.map.y.points, map_metric, a.map.x.log, a.map.y.log)
+                        a.map.x.points, a.map.y.points, map_metric, a.map.x.log, a.map.y.log, runner)
         run.tables["map"], run.tables["map_contour"] = grid.frame(), grid.contour()
         run.figures["map"] = map_figure(grid)
         run.results["map"] = {"share_of_map_where_option_wins": float(grid.wins.mean()), "option": map_metric.option}
@@ -76,7 +94,8 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: bool
         started = time.perf_counter()
         metrics = [parse_metric(scenario, m) for m in a.monte_carlo.metrics or [study.metric]]
         correlations = [(c.a, c.b, c.rho) for c in a.monte_carlo.correlations]
-        result = monte_carlo(scenario, metrics, a.monte_carlo.samples, seed, correlations, progress=progress)
+        mc = a.monte_carlo
+        result = monte_carlo_stream(scenario, metrics, mc.samples, seed, correlations, mc.chunk_size, runner, mc.keep_samples)
         run.tables["montecarlo_summary"], run.tables["montecarlo_samples"] = result.summary, result.samples
         for i, m in enumerate(metrics):
             run.figures[f"montecarlo_{i}" if i else "montecarlo"] = mc_figure(result, m)
@@ -85,7 +104,7 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: bool
         run.seconds["monte_carlo"] = time.perf_counter() - started
     if a.sobol:
         started = time.perf_counter()
-        frame = sobol(scenario, metric, a.sobol.n, seed, a.sobol.params, progress)
+        frame = sobol_stream(scenario, metric, a.sobol.n, seed, a.sobol.params, runner)
         run.tables["sobol"], run.figures["sobol"] = frame, sobol_figure(frame, title=f"Sobol indices of {metric.name}")
         run.results["sobol"] = {"n": a.sobol.n, "top": frame.head(5).to_dict(orient="records")}
         run.seconds["sobol"] = time.perf_counter() - started
@@ -95,7 +114,14 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: bool
         run.tables["morris"], run.figures["morris"] = frame, morris_figure(frame, metric)
         run.results["morris"] = {"top": frame.head(5).to_dict(orient="records")}
         run.seconds["morris"] = time.perf_counter() - started
-    return run
+    if a.portfolio:
+        started = time.perf_counter()
+        p = a.portfolio
+        frame = portfolio(study_portfolio_cells(scenario, p), p.metric, p.samples, seed, runner)
+        run.tables["portfolio"], run.figures["portfolio"] = frame, portfolio_figure(frame)
+        run.results["portfolio"] = {"cells": len(frame), "samples_per_cell": p.samples, "baseline": p.baseline,
+                                    "p_win": frame[["model", "workload", "option", "p_win"]].to_dict(orient="records")}
+        run.seconds["portfolio"] = time.perf_counter() - started
 
 
 def summary(study: StudySpec, scenario: Scenario, seed: int, run: StudyRun, total_s: float) -> dict:
@@ -126,12 +152,16 @@ def _json_safe(value):
 
 
 def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: int | None = None,
-              progress: bool | None = None) -> Path:
-    """Run the study and write its folder at ``out_dir`` (replaced if it exists); returns the folder."""
+              progress: bool | None = None, runner: ChunkRunner | None = None) -> Path:
+    """Run the study and write its folder at ``out_dir`` (replaced if it exists); returns the folder.
+
+    Nothing is written until every analysis has completed: an interrupted study
+    (:class:`StudyInterrupted`) leaves neither ``out_dir`` nor a temporary folder behind.
+    """
     out_dir = Path(out_dir)
     seed = study.seed if seed is None else int(seed)
     started = time.perf_counter()
-    run = run_analyses(study, scenario, seed, progress)
+    run = run_analyses(study, scenario, seed, progress, runner)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     tmp.chmod(0o755)

@@ -11,6 +11,7 @@ functions with known indices (Ishigami).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ from SALib.analyze import sobol as sobol_analyze
 from SALib.sample import morris as morris_sample
 from SALib.sample import sobol as sobol_sample
 
+from ..params import Param
 from ..scenario import Scenario
 from .chunks import chunk_bounds, progress_bar
 from .metrics import Metric, metric_table, parse_metric
@@ -72,16 +74,24 @@ def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: 
                          "mu_star_conf": result["mu_star_conf"], "sigma": result["sigma"]})
 
 
+@dataclass(frozen=True)
+class QuantileMetric:
+    """A scenario metric as a function of the quantiles ``u`` (rows x params) of ``params``; picklable."""
+
+    scenario: Scenario
+    metric: Metric
+    params: tuple[Param, ...]
+
+    def __call__(self, u: np.ndarray) -> np.ndarray:
+        updates = values_at_quantiles(self.params, u)
+        return metric_table(self.scenario, [self.metric], updates)[self.metric.name]
+
+
 def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] | None) -> tuple[UnitFunction, list[str]]:
     """The metric as a function of the quantiles of the chosen (default: every sampled) parameters."""
     specs = ([scenario.params[name] for name in params] if params is not None
              else [p for p in scenario.params.values_list() if is_sampled(p) and p.name != metric.param])
-
-    def function(u: np.ndarray) -> np.ndarray:
-        updates = values_at_quantiles(specs, u)
-        return metric_table(scenario, [metric], updates)[metric.name]
-
-    return function, [p.name for p in specs]
+    return QuantileMetric(scenario, metric, tuple(specs)), [p.name for p in specs]
 
 
 def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0, params: Sequence[str] | None = None,

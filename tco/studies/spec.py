@@ -7,7 +7,7 @@ Every error names the field path, the value and the rule (:class:`tco.errors.Inp
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -15,8 +15,11 @@ from ..catalog import Strict
 from ..errors import FieldError, InputError
 from ..scenario import SCENARIOS_DIR, Scenario, load_scenario, scenario_from_dict
 from ..yamlio import pydantic_errors, read_yaml
+from .chunks import CHUNK_SIZE
 from .metrics import parse_metric
 from .montecarlo import sampling_plan
+from .portfolio import portfolio_cells
+from .streaming import KEEP_SAMPLES
 
 STUDIES_DIR = SCENARIOS_DIR / "studies"
 
@@ -57,6 +60,29 @@ class MonteCarloSpec(Strict):
     samples: PositiveInt = 10_000
     metrics: list[str] | None = None
     correlations: list[CorrelationSpec] = []
+    #: first draws written to montecarlo_samples.csv and drawn in the figure (the summary uses every draw)
+    keep_samples: Annotated[int, Field(ge=0, le=CHUNK_SIZE, strict=True)] = KEEP_SAMPLES
+    #: draws per chunk: what one process holds at a time (~0.1 GB per 100k draws for three options)
+    chunk_size: PositiveInt = CHUNK_SIZE
+
+    @model_validator(mode="after")
+    def _keep_within_first_chunk(self):
+        if self.keep_samples > self.chunk_size:
+            raise ValueError(f"keep_samples ({self.keep_samples}) must not exceed chunk_size ({self.chunk_size})")
+        return self
+
+
+class PortfolioSpec(Strict):
+    """Every device x model x workload preset x shape, against the baseline device (tco.studies.portfolio)."""
+
+    baseline: str
+    devices: list[str] = Field(min_length=1)
+    models: list[str] | None = None
+    workloads: dict[str, dict[str, Any]] | None = None
+    shapes: list[Literal["colocated", "disaggregated"]] = Field(default=["colocated"], min_length=1)
+    kv_link: str = "ib-400g"
+    samples: PositiveInt = 10_000
+    metric: Literal["ratio", "npv"] = "ratio"
 
 
 class SobolSpec(Strict):
@@ -83,6 +109,7 @@ class Analyses(Strict):
     monte_carlo: MonteCarloSpec | None = None
     sobol: SobolSpec | None = None
     morris: MorrisSpec | None = None
+    portfolio: PortfolioSpec | None = None
 
     @model_validator(mode="after")
     def _at_least_one(self):
@@ -212,6 +239,11 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
         spec = getattr(a, kind)
         for i, name in enumerate(spec.params or [] if spec else []):
             param(f"analyses.{kind}.params[{i}]", name, needs_range=True)
+    if a.portfolio:
+        try:
+            study_portfolio_cells(scenario, a.portfolio)
+        except InputError as exc:
+            errors.extend(exc.errors)
     if main is not None and main.param and a.sweep and a.sweep.param == main.param:
         errors.append(FieldError("analyses.sweep.param", a.sweep.param, "cannot sweep the parameter the metric solves for"))
     if errors:
@@ -222,3 +254,8 @@ def axis_range(scenario: Scenario, ax: Axis) -> tuple[float, float]:
     """The axis range with the parameter's low/high filling what the study left out."""
     spec = scenario.params[ax.param]
     return (spec.low if ax.low is None else ax.low, spec.high if ax.high is None else ax.high)
+
+
+def study_portfolio_cells(scenario: Scenario, spec: PortfolioSpec) -> list:
+    """The validated cells of a portfolio analysis (errors under ``analyses.portfolio``)."""
+    return portfolio_cells(scenario, spec.baseline, spec.devices, spec.models, spec.workloads, spec.shapes, spec.kv_link)

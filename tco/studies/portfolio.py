@@ -1,0 +1,113 @@
+"""Portfolio study: every device x model x workload x fleet option of a list, under uncertainty.
+
+Each *cell* is a scenario derived from the study's scenario and validated through the
+ordinary path (:func:`tco.scenario.scenario_from_dict`): the cell's model, the scenario's
+workload with the preset's fields replaced, and two options, the baseline device alone
+(colocated) and the challenger:
+
+- ``colocated``: the challenger device alone;
+- ``disaggregated``: prefill on the baseline device, decode on the challenger, KV over
+  ``kv_link``.
+
+Devices per replica are left to the model (the smallest replica that holds the weights and
+one sequence's KV). Every cell is a Monte Carlo of ``samples`` draws from its own sampled
+parameters with the study seed, evaluated in chunks on the study's
+:class:`~tco.studies.parallel.ChunkRunner` (the chunks of all cells in one queue) and folded
+into running aggregates (:mod:`tco.studies.streaming`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..errors import FieldError, InputError
+from ..scenario import Scenario, scenario_from_dict
+from .chunks import CHUNK_SIZE
+from .metrics import parse_metric
+from .montecarlo import sampling_plan
+from .parallel import ChunkRunner
+from .streaming import MonteCarloCell, run_cells, summary_frame
+
+SHAPES = ("colocated", "disaggregated")
+#: scenario keys a cell does not inherit: they name options or parameters the cell may not have
+NOT_INHERITED = ("study", "fleet_dynamics", "set", "program")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One portfolio cell: its labels and its validated scenario."""
+
+    model: str
+    workload: str
+    device: str
+    shape: str
+    scenario: Scenario
+
+    @property
+    def option(self) -> str:
+        return self.scenario.structure.challengers[0].name
+
+
+def cell_data(base: dict, baseline: str, model: str, workload: Mapping[str, object], device: str, shape: str,
+              kv_link: str) -> dict:
+    """The scenario data of one cell (module docstring), before validation."""
+    data = {k: v for k, v in base.items() if k not in NOT_INHERITED}
+    program = base.get("program")
+    if program and program.get("device") == device:
+        data["program"] = program
+    challenger = ({"name": device, "colocated": {"device": device}} if shape == "colocated" else
+                  {"name": f"{baseline}+{device}", "prefill": {"device": baseline}, "decode": {"device": device},
+                   "kv_link": kv_link})
+    data.update(name=f"{base.get('name', 'scenario')}.{model}.{device}.{shape}", model=model,
+                workload={**base["workload"], **workload},
+                options=[{"name": baseline, "colocated": {"device": baseline}}, challenger], baseline=baseline)
+    return data
+
+
+def portfolio_cells(scenario: Scenario, baseline: str, devices: Sequence[str], models: Sequence[str] | None = None,
+                    workloads: Mapping[str, Mapping[str, object]] | None = None, shapes: Sequence[str] = ("colocated",),
+                    kv_link: str = "ib-400g", path: str = "analyses.portfolio") -> list[Cell]:
+    """Every valid cell, in order model, workload, device, shape; all errors at once, under ``path``.
+
+    A colocated cell whose challenger is the baseline device is skipped (it would compare a
+    device with itself).
+    """
+    base = scenario.to_dict()
+    models = list(models or [base["model"]])
+    workloads = dict(workloads or {"scenario": {}})
+    cells, errors = [], []
+    for model in models:
+        for name, preset in workloads.items():
+            for device in devices:
+                for shape in shapes:
+                    if shape == "colocated" and device == baseline:
+                        continue
+                    where = f"{path}[model={model}, workload={name}, device={device}, {shape}]"
+                    try:
+                        data = cell_data(base, baseline, model, preset, device, shape, kv_link)
+                        cells.append(Cell(model, name, device, shape, scenario_from_dict(data, path=where)))
+                    except InputError as exc:
+                        errors.extend(FieldError(f"{where}.{e.path}", e.value, e.rule) for e in exc.errors)
+    if errors:
+        raise InputError(errors)
+    if not cells:
+        raise InputError.one(f"{path}.devices", list(devices), "needs at least one device other than the baseline")
+    return cells
+
+
+def portfolio(cells: Sequence[Cell], kind: str = "ratio", samples: int = 10_000, seed: int = 0,
+              runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE) -> pd.DataFrame:
+    """One row per cell: labels, the challenger's metric (``ratio`` or ``npv``) summary and P(win)."""
+    metrics = [parse_metric(c.scenario, f"{kind}:{c.option}") for c in cells]
+    mc_cells = [MonteCarloCell(c.scenario, (m,), sampling_plan(c.scenario), int(samples))
+                for c, m in zip(cells, metrics, strict=True)]
+    results = run_cells(mc_cells, seed, runner or ChunkRunner(), chunk_size, keep=0, label="portfolio")
+    rows = []
+    for cell, metric, result in zip(cells, metrics, results, strict=True):
+        row = summary_frame([metric], result.aggregates).iloc[0].to_dict()
+        rows.append({"model": cell.model, "workload": cell.workload, "device": cell.device, "shape": cell.shape,
+                     "option": cell.option, **row})
+    return pd.DataFrame(rows)

@@ -1,0 +1,232 @@
+"""Studies at scale: running aggregates against numpy on the whole sample, streaming analyses against
+the in-memory ones and SALib, the same numbers on 1 process and on a 2-process dask cluster, and
+interrupted studies that say what completed and write nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from SALib.analyze import sobol as salib_analyze
+from SALib.sample import sobol as salib_sample
+
+import tco
+from tco.cli import main
+from tco.studies import grid_map, monte_carlo
+from tco.studies import streaming as streaming_module
+from tco.studies.aggregates import Histogram, Moments, quantile_edges
+from tco.studies.parallel import ChunkRunner, StudyInterrupted, chunk_seed
+from tco.studies.portfolio import portfolio, portfolio_cells
+from tco.studies.sobolstream import sobol_indices
+from tco.studies.streaming import MonteCarloJob, chunk_values, monte_carlo_stream
+
+DATA = Path(__file__).parent / "data"
+METRICS = ["ratio:groq", "lcot:h100", "npv:h100-prefill+groq-decode"]
+
+finite = st.floats(-1e6, 1e6, allow_nan=False)
+
+
+def ishigami(u):
+    """Ishigami & Homma (1990), a = 7, b = 0.1, on [-pi, pi]^3 mapped from the unit cube."""
+    x = -np.pi + 2 * np.pi * u
+    return np.sin(x[:, 0]) + 7 * np.sin(x[:, 1]) ** 2 + 0.1 * x[:, 2] ** 4 * np.sin(x[:, 0])
+
+
+# --- running aggregates ---------------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(finite, min_size=2, max_size=200), st.lists(st.integers(0, 200), max_size=6))
+def test_moments_merged_in_pieces_equal_numpy_on_the_whole(values, cuts):
+    v = np.array(values)
+    pieces = np.split(v, sorted({c % len(v) for c in cuts}))
+    merged = Moments()
+    for piece in pieces:
+        merged = merged.merge(Moments.of(piece))
+    assert merged.count == len(v)
+    assert merged.mean == pytest.approx(v.mean(), rel=1e-9, abs=1e-6)
+    assert merged.variance == pytest.approx(v.var(ddof=1), rel=1e-7, abs=1e-3)
+    assert (merged.minimum, merged.maximum) == (v.min(), v.max())
+
+
+def test_moments_ignore_nan_and_chan_merge_by_hand():
+    # {1, 2} and {4, 6, NaN}: n = 2 + 2, delta = 5 - 1.5 = 3.5, mean = 1.5 + 3.5 * 2/4 = 3.25,
+    # M2 = 0.5 + 2 + 3.5^2 * 2 * 2 / 4 = 14.75 (= sum of squared deviations of 1, 2, 4, 6 from 3.25)
+    m = Moments.of(np.array([1.0, 2.0])).merge(Moments.of(np.array([4.0, 6.0, np.nan])))
+    assert (m.count, m.mean, m.m2) == (4, 3.25, 14.75)
+    assert m.std_error == pytest.approx(np.sqrt(14.75 / 3 / 4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(finite, min_size=5, max_size=300), st.lists(finite, min_size=3, max_size=50),
+       st.floats(0.01, 0.99))
+def test_histogram_quantile_lies_in_the_bin_of_the_exact_quantile(values, pilot, q):
+    """Edges fixed from a different (pilot) sample; the estimate may be off by at most that bin's width."""
+    v = np.array(values)
+    edges = quantile_edges(np.array(pilot), bins=16)
+    half = len(v) // 2
+    h = Histogram.of(v[:half], edges).merge(Histogram.of(v[half:], edges))
+    assert h.counts.sum() == len(v)
+    estimate = h.quantiles(np.array([q]), v.min(), v.max())[0]
+    ordered = np.sort(v)
+    # the q-quantile lies between the order statistics around rank q n; so does the estimate's bin
+    lows = np.concatenate([[v.min()], edges])
+    highs = np.concatenate([edges, [v.max()]])
+    k = np.searchsorted(np.cumsum(h.counts), q * len(v), side="left")
+    assert lows[k] - 1e-9 <= estimate <= highs[k] + 1e-9
+    assert ordered[max(0, int(np.ceil(q * len(v))) - 1)] >= lows[k] - 1e-9 or k == 0
+
+
+def test_chunk_seed_is_the_spawned_child():
+    children = np.random.SeedSequence(42).spawn(5)
+    for i, child in enumerate(children):
+        assert np.array_equal(chunk_seed(42, i).generate_state(4), child.generate_state(4))
+
+
+# --- streaming analyses against the in-memory ones ------------------------------------------------
+
+def test_streaming_monte_carlo_equals_the_in_memory_one(default_scenario):
+    full = monte_carlo(default_scenario, METRICS, samples=5000, seed=9, chunk_size=2000).summary.set_index("metric")
+    stream = monte_carlo_stream(default_scenario, METRICS, samples=5000, seed=9, chunk_size=2000, keep=100)
+    s = stream.summary.set_index("metric")
+    for m in METRICS:
+        assert s.loc[m, "mean"] == pytest.approx(full.loc[m, "mean"], rel=1e-12)
+        assert s.loc[m, "std_error"] == pytest.approx(full.loc[m, "std_error"], rel=1e-9)
+        assert (s.loc[m, "n"], s.loc[m, "p_win"]) == (full.loc[m, "n"], full.loc[m, "p_win"])
+        # P10/P50/P90 from 2048 equal-mass bins of the 2000-draw pilot: within ~0.5 % of the draws' spread
+        spread = s.loc[m, "max"] - s.loc[m, "min"]
+        for p in ("p10", "p50", "p90"):
+            assert abs(s.loc[m, p] - full.loc[m, p]) < 0.005 * spread
+    assert len(stream.samples) == 100 and stream.draws == 5000
+
+
+def test_streaming_sobol_equals_salib_on_the_same_design():
+    """Same scrambled Sobol' base sequence as SALib, so S1 and ST agree to rounding; chunks do not matter."""
+    names = ["x1", "x2", "x3"]
+    problem = {"num_vars": 3, "names": names, "bounds": [[0.0, 1.0]] * 3}
+    u = salib_sample.sample(problem, 512, calc_second_order=False, seed=3)
+    ref = salib_analyze.analyze(problem, ishigami(u), calc_second_order=False, seed=3)
+    one = sobol_indices(ishigami, names, 512, seed=3)
+    chunked = sobol_indices(ishigami, names, 512, seed=3, chunk_size=300)  # 32 base rows x 5 per chunk
+    for frame in (one, chunked):
+        assert frame["S1"].to_numpy() == pytest.approx(ref["S1"], abs=1e-10)
+        assert frame["ST"].to_numpy() == pytest.approx(ref["ST"], abs=1e-10)
+        # CLT half-widths: same order of magnitude as SALib's bootstrap
+        assert np.all(frame["ST_conf"].to_numpy() < 3 * ref["ST_conf"] + 0.02)
+
+
+def test_chunked_map_equals_one_block(asic_scenario):
+    args = (asic_scenario, "workload.half_life_years", "program.volume_units", (0.5, 8), (1e3, 1e6), 7, 9, "ratio:asic")
+    whole, blocks = grid_map(*args), grid_map(*args, chunk_size=14)  # 2 rows of 7 per block
+    assert np.array_equal(whole.z, blocks.z) and np.array_equal(whole.gap, blocks.gap)
+
+
+# --- portfolio ------------------------------------------------------------------------------------
+
+def test_portfolio_cells_are_validated_scenarios(toy_scenario):
+    cells = portfolio_cells(toy_scenario, "toy-gpu", ["toy-gpu", "toy-sram"], workloads={"short": {"prompt_tokens": 100},
+                            "long": {"prompt_tokens": 5000}}, shapes=["colocated", "disaggregated"], kv_link="ib-400g")
+    # toy-gpu colocated against itself is skipped: 2 workloads x (gpu disaggregated, sram both ways)
+    assert [(c.workload, c.device, c.shape) for c in cells] == [
+        ("short", "toy-gpu", "disaggregated"), ("short", "toy-sram", "colocated"), ("short", "toy-sram", "disaggregated"),
+        ("long", "toy-gpu", "disaggregated"), ("long", "toy-sram", "colocated"), ("long", "toy-sram", "disaggregated")]
+    assert cells[1].scenario.values()["workload.prompt_tokens"] == 100
+    assert cells[4].scenario.values()["workload.prompt_tokens"] == 5000
+    assert cells[2].option == "toy-gpu+toy-sram"
+
+
+def test_portfolio_cell_equals_a_monte_carlo_of_its_scenario(default_scenario):
+    cells = portfolio_cells(default_scenario, "h100-sxm", ["groq-lpu", "mi300x"])
+    frame = portfolio(cells, "ratio", samples=3000, seed=4, chunk_size=1000)
+    for cell, row in zip(cells, frame.itertuples(), strict=True):
+        direct = monte_carlo_stream(cell.scenario, [f"ratio:{cell.option}"], 3000, seed=4, chunk_size=1000).summary.iloc[0]
+        assert (row.mean, row.p_win, row.p50) == (direct["mean"], direct["p_win"], direct["p50"])
+
+
+def test_portfolio_bad_device_names_the_cell_and_the_rule(toy_scenario):
+    with pytest.raises(tco.InputError) as info:
+        portfolio_cells(toy_scenario, "toy-gpu", ["toy-sram", "toy-tpu"])
+    (error,) = info.value.errors
+    assert error.path.startswith("analyses.portfolio[model=toy-1b, workload=scenario, device=toy-tpu, colocated].options[1]")
+    assert error.value == "toy-tpu" and "is not a known device" in error.rule
+
+
+# --- 1 process, 2 processes: the same numbers -------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cluster_runner():
+    with ChunkRunner(workers=2, progress=False) as runner:
+        yield runner
+
+
+def test_two_dask_workers_give_the_same_numbers_as_one_process(default_scenario, cluster_runner):
+    kwargs = {"samples": 6000, "seed": 21, "chunk_size": 1000, "keep": 0}
+    local = monte_carlo_stream(default_scenario, METRICS, **kwargs).summary
+    spread = monte_carlo_stream(default_scenario, METRICS, runner=cluster_runner, **kwargs).summary
+    numbers = local.select_dtypes("number").columns
+    assert np.allclose(local[numbers].to_numpy(float), spread[numbers].to_numpy(float), rtol=1e-12, atol=0, equal_nan=True)
+    names = ["x1", "x2", "x3"]
+    assert sobol_indices(ishigami, names, 256, 5, chunk_size=160).equals(
+        sobol_indices(ishigami, names, 256, 5, runner=cluster_runner, chunk_size=160))
+
+
+def test_a_failing_chunk_on_a_worker_stops_the_study_and_says_what_completed(default_scenario, cluster_runner):
+    cell = streaming_module.MonteCarloCell(default_scenario, (), streaming_module.sampling_plan(default_scenario), 10)
+    job = MonteCarloJob((cell,), 0, 10)
+    with pytest.raises(StudyInterrupted) as info:  # task (1, 0) names a cell that does not exist: IndexError on the worker
+        cluster_runner.fold(chunk_values, job, [(0, 0), (1, 0)], lambda acc, v: acc + 1, 0, "test")
+    assert info.value.total == 2 and info.value.done <= 1 and isinstance(info.value.cause, IndexError)
+
+
+# --- command line: workers, interruption, no partial output ------------------------------------------
+
+def write_mc_study(tmp_path, samples=3000):
+    data = {"name": "toy-mc", "question": "How often does the toy SRAM chip win?", "scenario": str(DATA / "toy.yaml"),
+            "metric": "ratio:sram", "seed": 3,
+            "analyses": {"sweep": {"param": "devices.toy-sram.price_usd", "low": 1000, "high": 100000, "points": 5},
+                         "monte_carlo": {"samples": samples, "keep_samples": 50, "chunk_size": 1000}}}
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize("error, code, reason", [(RuntimeError("disk on fire"), 1, "RuntimeError: disk on fire"),
+                                                 (KeyboardInterrupt(), 130, "interrupted")])
+def test_interrupted_study_reports_chunks_done_and_leaves_no_output(tmp_path, capsys, monkeypatch, error, code, reason):
+    real = streaming_module.chunk_aggregates
+
+    def failing(job, task):
+        if task[1] == 2:
+            raise error
+        return real(job, task)
+
+    monkeypatch.setattr(streaming_module, "chunk_aggregates", failing)
+    out = tmp_path / "out"
+    path = write_mc_study(tmp_path)
+    assert main(["study", str(path), "--out", str(out)]) == code
+    err = capsys.readouterr().err
+    # chunk 0 is the pilot pass; of the 2 chunks of the second pass, the first completed
+    assert f"monte carlo: stopped after 1 of 2 chunks completed ({reason})" in err
+    assert "analyses completed before it: sweep" in err and "Traceback" not in err
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["study.yaml"]
+
+
+def test_cli_study_with_two_workers_matches_one_process(tmp_path):
+    path = write_mc_study(tmp_path, samples=600)
+    assert main(["study", str(path), "--out", str(tmp_path / "one")]) == 0
+    assert main(["study", str(path), "--out", str(tmp_path / "two"), "--workers", "2"]) == 0
+    one, two = ((tmp_path / d / "montecarlo_summary.csv").read_text() for d in ("one", "two"))
+    assert one == two
+    assert len((tmp_path / "one" / "montecarlo_samples.csv").read_text().splitlines()) == 51
+
+
+@pytest.mark.parametrize("argv, message", [(["--workers", "0"], "--workers: got 0"),
+                                           (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler: got 'tcp://127.0.0.1:1'")])
+def test_cli_bad_workers_or_scheduler_exit_2(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.setattr("tco.studies.parallel.SCHEDULER_TIMEOUT_S", 1)
+    out = tmp_path / "out"
+    assert main(["study", str(write_mc_study(tmp_path)), "--out", str(out), *argv]) == 2
+    assert message in capsys.readouterr().err and not out.exists()
