@@ -3,7 +3,6 @@ scenario, the background-callback manager, and helpers to answer bad input polit
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,16 +25,6 @@ class AppContext:
         """The current scenario of a user's ``state``."""
         return current_scenario(state or {"scenario": self.default}, self.choices)
 
-
-def optional_module(name: str):
-    """An engine module that other issues are adding (``tco.studies``, ``tco.fleet``,
-    ``tco.export``), or None while it has not landed."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name and name.startswith(exc.name):
-            return None
-        raise
 
 
 def error_list(exc: InputError) -> html.Ul:

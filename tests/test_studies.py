@@ -288,3 +288,12 @@ def test_cli_bad_sample_count_exits_2(tmp_path, capsys):
     assert main(["study", str(write_study(tmp_path)), "--out", str(out), "--samples", "0"]) == 2
     assert "--samples: got 0" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_progress_callback_reports_after_each_chunk():
+    from tco import studies
+
+    scenario = tco.load_scenario("default")
+    seen = []
+    studies.monte_carlo(scenario, ["ratio"], 600, seed=3, chunk_size=250, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(250, 600), (500, 600), (600, 600)]

@@ -1,8 +1,6 @@
 """The registry of pages: each is a module with ``ID``, ``LABEL``, ``layout(ctx)`` and ``register(app, ctx)``.
 
-Adding an analysis to the app is one module here plus one name in :data:`PAGES`. A page
-whose engine module has not landed yet (e.g. ``tco.studies``) says so in its layout
-instead of failing; see :func:`app.context.optional_module`.
+Adding an analysis to the app is one module here plus one name in :data:`PAGES`.
 """
 
 from __future__ import annotations

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dash import Input, Output, State, dcc, html, no_update
 
+from tco import studies
 from tco.api import BREAKEVEN_METRICS, breakeven
 from tco.errors import InputError
 from tco.solvers import spans_decades
+from tco.studies import figures
 
 from ..charts import chart, chart_id, message_figure
-from ..context import AppContext, error_list, optional_module
+from ..context import AppContext, error_list
 
 ID = "sensitivity"
 LABEL = "Break-even & sensitivity"
@@ -64,8 +66,7 @@ def _number(ident, label, **kw):
 
 
 def layout(ctx: AppContext):
-    studies = optional_module("tco.studies")
-    parts = [
+    return html.Div([
         html.H3("Break-even"),
         html.Div(className="controls", children=[
             _dropdown("be-param", "parameter"),
@@ -73,12 +74,6 @@ def layout(ctx: AppContext):
                       options=[{"label": f"{k}: {v[0]}", "value": k} for k, v in BREAKEVEN_METRICS.items()]),
             _number("be-low", "search from"), _number("be-high", "to")]),
         html.Div(id="breakeven-result", className="result-box"),
-    ]
-    if studies is None:
-        parts.append(html.P("Tornado, sweeps and 2-D maps appear here when tco.studies lands.", id="studies-missing",
-                            className="hint"))
-        return html.Div(parts)
-    parts += [
         html.H3("Sensitivity"),
         html.Div(className="controls", children=[_dropdown("sens-metric", "metric", width="380px")]),
         chart("tornado", height=520),
@@ -88,8 +83,7 @@ def layout(ctx: AppContext):
             _dropdown("map-x", "map x"), _dropdown("map-y", "map y"),
             _number("map-n", "cells per axis", value=40, min=5, max=150, step=1)]),
         chart("map", height=520),
-    ]
-    return html.Div(parts)
+    ])
 
 
 def register(app, ctx: AppContext) -> None:
@@ -116,14 +110,6 @@ def register(app, ctx: AppContext) -> None:
             return breakeven_view(ctx.scenario(state), param, metric, low, high)
         except InputError as exc:
             return error_list(exc)
-
-    if optional_module("tco.studies") is not None:
-        register_studies(app, ctx)
-
-
-def register_studies(app, ctx: AppContext) -> None:
-    from tco import studies
-    from tco.studies import figures
 
     @app.callback(Output("sens-metric", "options"), Output("sens-metric", "value"),
                   Output("sweep-param", "options"), Output("sweep-param", "value"),

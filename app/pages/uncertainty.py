@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from dash import Input, Output, State, dcc, html
 
+from tco import studies
+from tco.studies import figures
+
 from ..charts import chart, chart_id
-from ..context import AppContext, optional_module
+from ..context import AppContext
 from .sensitivity import _dropdown, _keep, _number, metric_options
 
 ID = "uncertainty"
@@ -17,33 +20,34 @@ LABEL = "Uncertainty"
 
 
 def layout(ctx: AppContext):
-    if optional_module("tco.studies") is None:
-        return html.P("Monte Carlo and Sobol analyses appear here when tco.studies lands.", id="studies-missing-uncertainty",
-                      className="hint")
     return html.Div([
         html.Div(className="controls", children=[
             _dropdown("mc-metric", "metric", width="380px"),
-            _number("mc-samples", "samples", value=2000, min=100, max=200000, step=100),
+            _number("mc-samples", "samples", value=2000, min=100, max=2_000_000, step=100),
             _number("mc-seed", "seed", value=1, min=0, step=1),
             html.Button("Run Monte Carlo", id="mc-run"), html.Button("Cancel", id="mc-cancel")]),
         html.Div(id="mc-status", className="hint"),
+        html.Div(id="mc-progress", className="hint"),
         html.Div(id="mc-summary", className="table-box"),
         chart("monte-carlo"),
         html.Div(className="controls", children=[
             _number("sobol-n", "Sobol base samples N", value=256, min=16, max=8192, step=16),
             html.Button("Run Sobol", id="sobol-run"), html.Button("Cancel", id="sobol-cancel")]),
         html.Div(id="sobol-status", className="hint"),
+        html.Div(id="sobol-progress", className="hint"),
         chart("sobol", height=520),
         dcc.Store(id="uncertainty-dummy"),
     ])
 
 
-def register(app, ctx: AppContext) -> None:
-    if optional_module("tco.studies") is None:
-        return
-    from tco import studies
-    from tco.studies import figures
+def progress_reporter(set_progress, unit: str):
+    """A ``tco.studies`` progress callback that shows ``done / total`` in the page, after each chunk."""
+    def report(done: int, total: int) -> None:
+        set_progress(f"{done / total:.0%} done: {done:,} of {total:,} {unit}")
+    return report
 
+
+def register(app, ctx: AppContext) -> None:
     @app.callback(Output("mc-metric", "options"), Output("mc-metric", "value"), Input("state", "data"),
                   State("mc-metric", "value"), prevent_initial_call=True)
     def metrics(state, current):
@@ -56,11 +60,12 @@ def register(app, ctx: AppContext) -> None:
                   background=True, manager=ctx.background_manager, prevent_initial_call=True,
                   running=[(Output("mc-run", "disabled"), True, False), (Output("mc-cancel", "disabled"), False, True),
                            (Output("mc-status", "children"), "running Monte Carlo...", "")],
-                  cancel=[Input("mc-cancel", "n_clicks")])
-    def monte_carlo(_clicks, state, metric, samples, seed):
+                  cancel=[Input("mc-cancel", "n_clicks")], progress=Output("mc-progress", "children"))
+    def monte_carlo(set_progress, _clicks, state, metric, samples, seed):
         scenario = ctx.scenario(state)
         parsed = studies.parse_metric(scenario, metric)
-        result = studies.monte_carlo(scenario, [parsed], int(samples or 2000), int(seed or 0), progress=False)
+        result = studies.monte_carlo(scenario, [parsed], int(samples or 2000), int(seed or 0),
+                                     progress=progress_reporter(set_progress, "samples"))
         summary = result.summary.round(4)
         table = html.Table([html.Thead(html.Tr([html.Th(c) for c in summary.columns])),
                             html.Tbody([html.Tr([html.Td(str(v)) for v in row]) for row in summary.itertuples(index=False)])],
@@ -72,7 +77,8 @@ def register(app, ctx: AppContext) -> None:
                   background=True, manager=ctx.background_manager, prevent_initial_call=True,
                   running=[(Output("sobol-run", "disabled"), True, False), (Output("sobol-cancel", "disabled"), False, True),
                            (Output("sobol-status", "children"), "running Sobol (Saltelli sampling)...", "")],
-                  cancel=[Input("sobol-cancel", "n_clicks")])
-    def sobol(_clicks, state, metric, n, seed):
-        frame = studies.sobol(ctx.scenario(state), metric, int(n or 256), int(seed or 0), progress=False)
+                  cancel=[Input("sobol-cancel", "n_clicks")], progress=Output("sobol-progress", "children"))
+    def sobol(set_progress, _clicks, state, metric, n, seed):
+        frame = studies.sobol(ctx.scenario(state), metric, int(n or 256), int(seed or 0),
+                              progress=progress_reporter(set_progress, "model runs"))
         return figures.sobol_figure(frame, title=f"Sobol indices of {metric}")

@@ -1,10 +1,16 @@
-"""Memory-bounded chunks and the terminal-only progress bar shared by the sampled analyses."""
+"""Memory-bounded chunks and the progress report shared by the sampled analyses."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 from tqdm import tqdm
+
+#: how an analysis reports progress: ``None`` a bar on a terminal only, ``True``/``False`` a bar
+#: always/never, or a callable ``report(done, total)`` called after each chunk (no bar), as the
+#: Dash app's background callbacks do
+Progress = bool | None | Callable[[int, int], None]
 
 #: samples evaluated per core call: bounds memory (~50 arrays of 8 B x 250k per option)
 CHUNK_SIZE = 250_000
@@ -15,7 +21,22 @@ def chunk_bounds(total: int, size: int = CHUNK_SIZE) -> list[tuple[int, int]]:
     return [(start, min(start + size, total)) for start in range(0, total, size)]
 
 
-def progress_bar(total: int, description: str, enabled: bool | None = None) -> tqdm:
-    """A tqdm bar on stderr, shown only when stderr is a terminal (``enabled=None``)."""
-    show = sys.stderr.isatty() if enabled is None else enabled
+class _Reported(tqdm):
+    """A silent tqdm that calls ``report(done, total)`` after each update."""
+
+    def __init__(self, report: Callable[[int, int], None], **kwargs):
+        self.report = report
+        super().__init__(disable=True, **kwargs)
+
+    def update(self, n=1):
+        self.n += n
+        self.report(self.n, self.total)
+
+
+def progress_bar(total: int, description: str, progress: Progress = None) -> tqdm:
+    """A tqdm bar on stderr (shown only when stderr is a terminal if ``progress`` is None),
+    or, when ``progress`` is callable, a silent counter that reports ``(done, total)``."""
+    if callable(progress):
+        return _Reported(progress, total=total, desc=description)
+    show = sys.stderr.isatty() if progress is None else progress
     return tqdm(total=total, desc=description, unit="sample", disable=not show, leave=False)

@@ -100,7 +100,7 @@ def mc_figure(result: MonteCarloResult, metric: Metric, bins: int = 80) -> go.Fi
     win = "" if not np.isfinite(row["p_win"]) else \
         f"; P({metric.option} wins) = {row['p_win']:.3f} ± {row['p_win_std_error']:.3f}"
     shown = f" (histogram: first {len(values):,})" if len(values) < row["n"] else ""
-    return _layout(fig, f"Monte Carlo, {int(row['n'])} draws{shown}{win}", metric.label, "share of draws")
+    return _layout(fig, f"Monte Carlo, {int(row['n']):,} draws{shown}{win}", metric.label, "share of draws")
 
 
 def portfolio_figure(frame: pd.DataFrame) -> go.Figure:

@@ -20,7 +20,7 @@ from ..api import evaluate_scenario
 from ..errors import InputError
 from ..params import Param
 from ..scenario import Scenario
-from .chunks import CHUNK_SIZE, chunk_bounds, progress_bar
+from .chunks import CHUNK_SIZE, Progress, chunk_bounds, progress_bar
 from .metrics import Metric, gap_values, metric_table, parse_metric
 from .parallel import chunk_seed
 from .sampling import iman_conover, is_sampled, values_at_quantiles
@@ -121,7 +121,7 @@ def summarize(metrics: Sequence[Metric], samples: pd.DataFrame) -> pd.DataFrame:
 
 def monte_carlo(scenario: Scenario, metrics: Sequence[Metric | str], samples: int, seed: int = 0,
                 correlations: Sequence[Correlation] | None = None, chunk_size: int = CHUNK_SIZE,
-                progress: bool | None = None) -> MonteCarloResult:
+                progress: Progress = None) -> MonteCarloResult:
     """Draw ``samples`` scenarios from the catalog distributions and evaluate the metrics."""
     parsed = [m if isinstance(m, Metric) else parse_metric(scenario, m) for m in metrics]
     plan = sampling_plan(scenario, correlations, exclude=[m.param for m in parsed if m.param])

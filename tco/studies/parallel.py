@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .chunks import progress_bar
+from .chunks import Progress, progress_bar
 
 #: environment of LocalCluster workers. Dask's default sets MALLOC_TRIM_THRESHOLD_=65536, which
 #: switches off glibc's dynamic mmap threshold: every chunk-sized numpy array is then mapped and
@@ -60,7 +60,7 @@ class ChunkRunner:
     Use as a context manager: the cluster (or the connection) lives for the whole study.
     """
 
-    def __init__(self, workers: int | None = None, scheduler: str | None = None, progress: bool | None = None):
+    def __init__(self, workers: int | None = None, scheduler: str | None = None, progress: Progress = None):
         self.workers, self.scheduler, self.progress = workers, scheduler, progress
         self.client = None
         self._cluster = None

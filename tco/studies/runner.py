@@ -22,6 +22,7 @@ import pandas as pd
 from .. import __version__
 from ..api import parameters
 from ..scenario import Scenario
+from .chunks import Progress
 from .figures import map_figure, mc_figure, morris_figure, portfolio_figure, sobol_figure, sweep_figure, tornado_figure
 from .gridmap import grid_map
 from .metrics import parse_metric
@@ -45,7 +46,7 @@ class StudyRun:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: bool | None = None,
+def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: Progress = None,
                  runner: ChunkRunner | None = None) -> StudyRun:
     """Compute every analysis of the study (nothing is written).
 
@@ -61,7 +62,7 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: bool
     return run
 
 
-def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int, progress: bool | None,
+def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int, progress: Progress,
                   runner: ChunkRunner) -> None:
     metric = parse_metric(scenario, study.metric)
     a = study.analyses
@@ -152,7 +153,7 @@ def _json_safe(value):
 
 
 def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: int | None = None,
-              progress: bool | None = None, runner: ChunkRunner | None = None) -> Path:
+              progress: Progress = None, runner: ChunkRunner | None = None) -> Path:
     """Run the study and write its folder at ``out_dir`` (replaced if it exists); returns the folder.
 
     Nothing is written until every analysis has completed: an interrupted study

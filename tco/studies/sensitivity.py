@@ -22,7 +22,7 @@ from SALib.sample import sobol as sobol_sample
 
 from ..params import Param
 from ..scenario import Scenario
-from .chunks import chunk_bounds, progress_bar
+from .chunks import Progress, chunk_bounds, progress_bar
 from .metrics import Metric, metric_table, parse_metric
 from .sampling import is_sampled, values_at_quantiles
 
@@ -33,7 +33,7 @@ def _problem(names: Sequence[str]) -> dict:
     return {"num_vars": len(names), "names": list(names), "bounds": [[0.0, 1.0]] * len(names)}
 
 
-def _evaluate_chunked(function: UnitFunction, u: np.ndarray, description: str, progress: bool | None) -> np.ndarray:
+def _evaluate_chunked(function: UnitFunction, u: np.ndarray, description: str, progress: Progress) -> np.ndarray:
     out = []
     with progress_bar(len(u), description, progress) as bar:
         for start, stop in chunk_bounds(len(u)):
@@ -43,7 +43,7 @@ def _evaluate_chunked(function: UnitFunction, u: np.ndarray, description: str, p
 
 
 def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: int = 0,
-                   progress: bool | None = None) -> pd.DataFrame:
+                   progress: Progress = None) -> pd.DataFrame:
     """Sobol indices of ``function(u)`` over the unit hypercube: Saltelli design, ``n (d + 2)`` rows.
 
     Saltelli, A. et al. (2010), "Variance based sensitivity analysis of model output",
@@ -59,7 +59,7 @@ def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: i
 
 
 def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: int, levels: int = 4, seed: int = 0,
-                    progress: bool | None = None) -> pd.DataFrame:
+                    progress: Progress = None) -> pd.DataFrame:
     """Morris elementary effects of ``function(u)``: ``trajectories (d + 1)`` rows.
 
     Morris, M. D. (1991), Technometrics 33(2), 161-174; ``mu_star`` (Campolongo et al.
@@ -95,7 +95,7 @@ def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] 
 
 
 def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0, params: Sequence[str] | None = None,
-          progress: bool | None = None) -> pd.DataFrame:
+          progress: Progress = None) -> pd.DataFrame:
     """Sobol first- and total-order indices of a scenario metric, sorted by ST, descending."""
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     function, names = scenario_function(scenario, metric, params)
@@ -104,7 +104,7 @@ def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0
 
 
 def morris(scenario: Scenario, metric: Metric | str, trajectories: int = 50, levels: int = 4, seed: int = 0,
-           params: Sequence[str] | None = None, progress: bool | None = None) -> pd.DataFrame:
+           params: Sequence[str] | None = None, progress: Progress = None) -> pd.DataFrame:
     """Morris screening of a scenario metric, sorted by mu_star, descending."""
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     function, names = scenario_function(scenario, metric, params)

@@ -131,10 +131,11 @@ def test_sensitivity_and_monte_carlo_run(page, live_app):
     expect(page.locator("#tornado-box .gtitle")).to_contain_text("Tornado", timeout=15000)
     expect(page.locator("#map-box .gtitle")).to_contain_text("wins in", timeout=15000)
     page.click("#tab-uncertainty")
-    page.fill("#mc-samples", "500")
+    page.fill("#mc-samples", "300000")  # two chunks of the studies' 250,000: progress is reported after each
     page.click("#mc-run")
     expect(page.locator("#mc-table")).to_contain_text("p_win", timeout=60000)
-    expect(page.locator("#monte-carlo-box .gtitle")).to_contain_text("Monte Carlo, 500 draws", timeout=15000)
+    expect(page.locator("#monte-carlo-box .gtitle")).to_contain_text("Monte Carlo, 300,000 draws", timeout=15000)
+    expect(page.locator("#mc-progress")).to_have_text("100% done: 300,000 of 300,000 samples")
     assert errors == []
     assert log.records == []
 
