@@ -8,26 +8,18 @@ Target: under 0.5 s. Run: ``python benchmarks/fleet.py [SCENARIO]``.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from timing import best_of
+
 import tco
 from tco.core import stranded as core
 from tco.fleet.config import fleet_config
 from tco.fleet.stranded import simulate
-
-
-def best_of(fn, repeats: int = 7) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main(name: str = "fleet-split") -> None:

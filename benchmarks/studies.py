@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from timing import best_of
 
 import tco
 from tco.studies import grid_map, monte_carlo, sobol
@@ -19,12 +20,6 @@ from tco.studies.metrics import metric_values
 from tco.studies.montecarlo import draw_chunk, sampling_plan
 
 LOOP_POINTS = 300
-
-
-def seconds(function):
-    started = time.perf_counter()
-    function()
-    return time.perf_counter() - started
 
 
 def loop_seconds_per_point(scenario, metric, points: list[dict]) -> float:
@@ -48,7 +43,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
 
     x, y = "workload.half_life_years", "program.volume_units"
-    t = seconds(lambda: grid_map(asic, x, y, (0.5, 8), (1000, 1e6), 200, 200, "ratio:asic", y_log=True).contour())
+    t = best_of(lambda: grid_map(asic, x, y, (0.5, 8), (1000, 1e6), 200, 200, "ratio:asic", y_log=True).contour(), 1)
     pts = [{x: float(a), y: float(b)} for a, b in zip(rng.uniform(0.5, 8, LOOP_POINTS), rng.uniform(1e3, 1e6, LOOP_POINTS),
                                                        strict=True)]
     report("200x200 map + contour (custom-asic)", t, 1.0, 40_000, loop_seconds_per_point(asic, "ratio:asic", pts))
@@ -56,11 +51,12 @@ def main() -> None:
     draws = draw_chunk(sampling_plan(default), 0, 0, LOOP_POINTS)
     pts = [{k: float(v[i]) for k, v in draws.items()} for i in range(LOOP_POINTS)]
     per_point = loop_seconds_per_point(default, "ratio:groq", pts)
-    t = seconds(lambda: monte_carlo(default, ["ratio:groq", "npv:h100-prefill+groq-decode", "lcot:h100"], 1_000_000, seed=1))
+    metrics = ["ratio:groq", "npv:h100-prefill+groq-decode", "lcot:h100"]
+    t = best_of(lambda: monte_carlo(default, metrics, 1_000_000, seed=1), 1)
     report("Monte Carlo 1,000,000 samples (default)", t, 5.0, 1_000_000, per_point)
 
     d = len(sampling_plan(default).params)
-    t = seconds(lambda: sobol(default, "ratio:groq", 4096, seed=1))
+    t = best_of(lambda: sobol(default, "ratio:groq", 4096, seed=1), 1)
     report(f"Sobol N=4096, {d} params ({4096 * (d + 2):,} runs)", t, 10.0, 4096 * (d + 2), per_point)
 
 

@@ -8,16 +8,12 @@ import pytest
 import tco
 from tco.core import cashflow
 from tco.core.evaluate import comparison, evaluate
+from tco.studies.montecarlo import draw_chunk, sampling_plan
 
 
 def random_values(scenario, n, seed=0):
-    """Uniform draws of every uncertain parameter within [low, high] (integers rounded)."""
-    rng = np.random.default_rng(seed)
-    values = scenario.values()
-    for p in scenario.params.uncertain():
-        draw = rng.uniform(p.low, p.high, n)
-        values[p.name] = np.round(draw) if p.field.integer else draw
-    return values
+    """Every uncertain parameter drawn from its distribution within [low, high] (integers rounded)."""
+    return scenario.values() | draw_chunk(sampling_plan(scenario), seed, 0, n)
 
 
 @pytest.mark.parametrize("name", ["default", "custom-asic"])
