@@ -22,12 +22,13 @@ sys.path[0] = str(Path(__file__).resolve().parents[1])
 import numpy as np
 
 from app import create_app
-from app.context import AppContext, optional_module
+from app.context import AppContext
 from app.controller import update_state
 from app.fleet_views import coordination_view, kv_view, pareto_view, stranded_view, tree_view
 from app.pages.assumptions import table_rows, workbook_download
 from app.pages.compare import compare_view
 from app.pages.lifecycle import cumulative_cost_figure, half_life_figure, life_table
+from app.pages.sensitivity import map_view
 from app.state import scenario_choices
 
 TARGETS_S = {"compare view": 0.2, "assumption edit (controller + compare)": 0.2, "lifecycle view": 0.2,
@@ -78,21 +79,15 @@ def main() -> None:
                                        {"prompt_growth_per_year": np.random.uniform(0.0, 3.0)}),
              "fleet: Pareto frontier": lambda: pareto_view(scenario, "tpot_s"),
              "fleet: coordination + tree tables": lambda: (coordination_view(scenario), tree_view(scenario)),
-             "workbook download (xlsx)": lambda: workbook_download(scenario)}
-    if optional_module("tco.studies") is not None:
-        from app.pages.sensitivity import map_view
-
-        metric = f"ratio:{scenario.structure.challengers[0].name}"
-        cases["100x100 map"] = lambda: map_view(scenario, "workload.requests_per_s", "economics.electricity_usd_per_kwh",
-                                                100, metric)
+             "workbook download (xlsx)": lambda: workbook_download(scenario),
+             "100x100 map": lambda: map_view(scenario, "workload.requests_per_s", "economics.electricity_usd_per_kwh", 100,
+                                             f"ratio:{scenario.structure.challengers[0].name}")}
     print(f"{'interaction':50s} {'p50 ms':>8s} {'p95 ms':>8s} {'target ms':>10s}")
     for name, fn in cases.items():
         t = timed(fn, max(3, args.repeat // 5) if any(w in name for w in ("load", "map", "workbook")) else args.repeat)
         p50, p95 = np.percentile(t, [50, 95]) * 1e3
         flag = "ok" if p95 <= TARGETS_S[name] * 1e3 else "SLOW"
         print(f"{name:50s} {p50:8.1f} {p95:8.1f} {TARGETS_S[name] * 1e3:10.0f}  {flag}")
-    if "100x100 map" not in cases:
-        print("100x100 map: needs tco.studies (not in this checkout yet)")
 
 
 if __name__ == "__main__":
