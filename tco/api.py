@@ -74,6 +74,7 @@ class Comparison:
 
     def _best_challenger(self) -> str | None:
         rows = self.options.drop(index=self.scenario.structure.baseline)
+        rows = rows[np.isfinite(rows["lcot_usd_per_mtok"])]
         feasible = rows[rows["feasible"]]
         pool = feasible if len(feasible) else rows
         return None if pool.empty else str(pool["lcot_usd_per_mtok"].idxmin())
@@ -156,6 +157,9 @@ def verdict(result: Comparison, results: Mapping[str, dict]) -> str:
     if feasible.empty:
         return "No option meets the latency targets; " + "; ".join(
             f"{d['name']}: {', '.join(d['infeasible_reasons'])}" for d in result.details)
+    feasible = feasible[np.isfinite(feasible["lcot_usd_per_mtok"])]
+    if feasible.empty:
+        return "No option has a finite cost at these inputs: an input is so large that the arithmetic overflows."
     best = str(feasible["lcot_usd_per_mtok"].idxmin())
     base = structure.baseline
     cost = feasible.loc[best, "lcot_usd_per_mtok"]

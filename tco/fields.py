@@ -31,7 +31,7 @@ class Field:
         return f"must be {kind} in {lo}{self.minimum:g}, {self.maximum:g}{hi} {self.unit}".rstrip()
 
     def admits(self, value: float) -> bool:
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
             return False
         if self.integer and value != int(value):
             return False
@@ -86,7 +86,7 @@ FIELDS: dict[str, Field] = {
     "kv_elements_per_token": _positive("elements/token", "cached elements per token (latent attention)"),
     "context_max_tokens": _positive("tokens", "context window", integer=True),
     # workload
-    "requests_per_s": _positive("req/s", "mean demand"),
+    "requests_per_s": _positive("req/s", "mean demand", maximum=1e9),
     "peak_to_mean": Field("ratio", 1.0, 100.0, description="peak demand / mean demand"),
     "prompt_tokens": Field("tokens", 1.0, 1e7, description="prompt (input) tokens per request"),
     "output_tokens": Field("tokens", 1.0, 1e6, description="output tokens per request"),

@@ -201,14 +201,17 @@ def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str |
     return _resolve(spec, catalog or load_catalog(), path)
 
 
-def _merge(entry: dict, overrides: dict) -> dict:
-    """Catalog entry with scenario overrides: a bare number replaces only the value."""
+def _merge(entry: dict, overrides: dict, path: str) -> dict:
+    """Catalog entry with scenario overrides at ``path``: a bare number replaces only the value."""
     merged = copy.deepcopy(entry)
     for key, value in overrides.items():
         if key == "memory" and isinstance(value, dict):
             tiers = {t["name"]: t for t in merged.get("memory_tiers", [])}
             for tier_name, tier_over in value.items():
-                tiers[tier_name] = _merge(tiers.get(tier_name, {"name": tier_name}), tier_over)
+                if not isinstance(tier_over, dict):
+                    raise InputError.one(f"{path}.memory.{tier_name}", tier_over,
+                                         "must be a mapping of tier fields (capacity_bytes, bandwidth_bytes_per_s)")
+                tiers[tier_name] = _merge(tiers.get(tier_name, {"name": tier_name}), tier_over, f"{path}.memory.{tier_name}")
             merged["memory_tiers"] = list(tiers.values())
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], "value": value}
@@ -223,7 +226,7 @@ def _lookup(kind: str, ident: str, entries: dict, overrides: dict, model, path: 
     if ident not in entries and ident not in overrides:
         known = ", ".join(sorted(entries))
         raise InputError.one(path, ident, f"is not a known {kind}; known: {known}")
-    data = _merge(entries.get(ident, {}), overrides.get(ident, {}))
+    data = _merge(entries.get(ident, {}), overrides.get(ident, {}), f"{kind}s.{ident}")
     data.setdefault("id", ident)
     return validated(model, data, f"{kind}s.{ident}")
 

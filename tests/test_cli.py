@@ -146,3 +146,22 @@ def test_python_dash_m_works_the_same():
     proc = subprocess.run([sys.executable, "-m", "tco", "params", "voice-agent", "--format", "csv"],
                           capture_output=True, text=True, check=True)
     assert proc.stdout.startswith("name,value,unit")
+
+
+@pytest.mark.parametrize(("edit", "path", "fragment"), [
+    (lambda t: t.replace("requests_per_s: {value: 100,", "requests_per_s: {value: .inf,"), "workload.requests_per_s", "got inf"),
+    (lambda t: t + "\nset: {devices.h100-sxm.price_usd: .inf}\n", "devices.h100-sxm.price_usd", "got inf"),
+    (lambda t: t + "\ndevices: {h100-sxm: {tdp_w: .inf}}\n", "devices.h100-sxm.tdp_w", "got inf"),
+    (lambda t: t + "\ndevices: {h100-sxm: {memory: {hbm: 5}}}\n", "devices.h100-sxm.memory.hbm", "mapping"),
+])
+def test_non_finite_and_malformed_overrides_are_refused(capsys, tmp_path, edit, path, fragment):
+    code, _out, err = run(capsys, "compare", write(tmp_path, edit(default_text())))
+    assert code == 2, err
+    assert path in err and fragment in err and "Traceback" not in err
+
+
+def test_overflowing_inputs_give_a_plain_verdict(capsys):
+    code, out, err = run(capsys, "compare", "--set", "devices.h100-sxm.price_usd=1e308", "--set",
+                         "devices.groq-lpu.price_usd=1e308")
+    assert code == 0 and "Traceback" not in err
+    assert "overflows" in out or "cheapest" in out

@@ -297,3 +297,23 @@ def test_progress_callback_reports_after_each_chunk():
     seen = []
     studies.monte_carlo(scenario, ["ratio"], 600, seed=3, chunk_size=250, progress=lambda done, total: seen.append((done, total)))
     assert seen == [(250, 600), (500, 600), (600, 600)]
+
+
+def test_cli_study_replaces_its_own_output_but_never_a_foreign_folder(tmp_path, capsys):
+    study = str(write_study(tmp_path))
+    out = tmp_path / "out"
+    assert main(["study", study, "--out", str(out)]) == 0
+    assert main(["study", study, "--out", str(out), "--seed", "9"]) == 0  # a rerun replaces the study's own folder
+    assert json.loads((out / "summary.json").read_text())["seed"] == 9
+    foreign = tmp_path / "precious"
+    (foreign / "keep").mkdir(parents=True)
+    (foreign / "notes.txt").write_text("keep me")
+    assert main(["study", study, "--out", str(foreign)]) == 2
+    assert "--out" in capsys.readouterr().err
+    assert (foreign / "notes.txt").read_text() == "keep me" and (foreign / "keep").is_dir()
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_study_name_cannot_be_a_relative_folder(tmp_path, capsys, name):
+    assert main(["study", str(write_study(tmp_path, name=name))]) == 2
+    assert "tco: error: name" in capsys.readouterr().err

@@ -291,3 +291,15 @@ def test_model_values_cover_the_core_outputs():
     for option, r in results.items():
         assert set(r) <= set(values[option])
         np.testing.assert_allclose(values[option]["pv_cost_usd"], float(r["pv_cost_usd"]))
+
+
+def test_import_reports_a_corrupted_scenario_sheet(tmp_path, capsys):
+    import openpyxl
+
+    path = write_workbook(tco.load_scenario("default"), tmp_path / "book.xlsx")
+    book = openpyxl.load_workbook(path)
+    book["Scenario"]["A1"] = "foo: [1"
+    book.save(path)
+    assert main(["import", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "Scenario" in err and "not valid YAML" in err and "Traceback" not in err

@@ -41,7 +41,11 @@ def read_workbook(path: str | Path) -> tuple[dict, dict[str, float]]:
         if sheet not in wb.sheetnames:
             raise InputError.one("WORKBOOK", str(path), f"has no {sheet!r} sheet; was it written by `tco export`?")
     lines = [row[0] or "" for row in wb[SCENARIO_SHEET].iter_rows(min_col=1, max_col=1, values_only=True)]
-    data = yaml.safe_load("\n".join(lines))
+    try:
+        data = yaml.safe_load("\n".join(lines))
+    except yaml.YAMLError as exc:
+        raise InputError.one(f"{path}:{SCENARIO_SHEET}", None,
+                             f"is not valid YAML (was the hidden sheet edited?): {getattr(exc, 'problem', exc)}") from None
     base = scenario_from_dict(data, path=f"{path}:{SCENARIO_SHEET}")
     known = base.params.values()
     edits, errors = {}, []

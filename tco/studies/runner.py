@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import __version__
 from ..api import parameters
+from ..errors import InputError
 from ..scenario import Scenario
 from .chunks import Progress
 from .figures import map_figure, mc_figure, morris_figure, portfolio_figure, sobol_figure, sweep_figure, tornado_figure
@@ -160,6 +161,7 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
     (:class:`StudyInterrupted`) leaves neither ``out_dir`` nor a temporary folder behind.
     """
     out_dir = Path(out_dir)
+    check_output_dir(out_dir)
     seed = study.seed if seed is None else int(seed)
     started = time.perf_counter()
     run = run_analyses(study, scenario, seed, progress, runner)
@@ -171,12 +173,24 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
             frame.to_csv(tmp / f"{stem}.csv", index=False)
         for stem, figure in run.figures.items():
             figure.write_html(tmp / f"{stem}.html", include_plotlyjs=True, full_html=True)
+        (tmp / STUDY_MARKER).write_text("written by tco study; the folder is replaced when the study runs again\n")
         data = summary(study, scenario, seed, run, time.perf_counter() - started)
         (tmp / "summary.json").write_text(json.dumps(_json_safe(data), indent=2, default=str) + "\n", encoding="utf-8")
         _replace_dir(tmp, out_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
+
+
+#: file that marks a folder as a study's output, so a rerun may replace it (and nothing else)
+STUDY_MARKER = ".tco-study"
+
+
+def check_output_dir(out_dir: Path) -> None:
+    """Refuse an output folder that exists and was not written by ``tco study`` (it would be replaced)."""
+    if out_dir.exists() and not (out_dir / STUDY_MARKER).is_file() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise InputError.one("--out", str(out_dir), f"exists and is not a tco study folder (no {STUDY_MARKER} marker); "
+                                                    "a study replaces its own output only: choose another folder")
 
 
 def _replace_dir(new: Path, target: Path) -> None:

@@ -121,7 +121,8 @@ class Analyses(Strict):
 class StudySpec(Strict):
     """The schema of a study file (or of a scenario's ``study:`` section, without ``scenario``)."""
 
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]*[A-Za-z0-9_-][A-Za-z0-9_.-]*$",
+                      description="a folder name under exports/: letters, digits, '_', '-', '.', not only dots")
     question: str = Field(min_length=1)
     scenario: str | None = None
     metric: str = "ratio"
