@@ -22,7 +22,7 @@ ASSUMPTIONS_DIR = Path(os.environ.get("TCO_ASSUMPTIONS", Path(__file__).resolve(
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True, allow_inf_nan=False)
 
 
 class MemoryTier(Strict):

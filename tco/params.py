@@ -24,7 +24,7 @@ Distribution = Literal["fixed", "uniform", "triangular", "normal", "lognormal"]
 class Quantity(BaseModel):
     """A number as written in a file, with its range and provenance."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     value: float
     low: float | None = None

@@ -151,12 +151,24 @@ def test_kv_wall_breakeven_ties_the_split_to_the_best_colocated(toy):
 
 # --- coordination --------------------------------------------------------------------------------------------------
 
-def test_coordination_reproduces_the_engine_without_overhead(toy):
+def test_coordination_pool_terms_rebuild_the_engine_pool(toy):
+    # The specialized pool's per-token energy and cost at the engine's utilization u0, from the analysis' own
+    # (fixed, variable) per-device terms, must equal the engine's figures for that pool. The toy has a 0 discount
+    # rate, life = horizon = 5 yr and no residual value, so capital recovery per year = unit capex / 5 exactly.
     scenario, cfg = toy
-    s = coordination(scenario, cfg.coordination.model_copy(update={"slack": 0.0, "scheduling_overhead": 0.0})).summary
-    c = tco.compare(scenario).options
-    assert s["split_usd_per_mtok"] == pytest.approx(c.loc["split", "lcot_usd_per_mtok"], rel=1e-9)
-    assert s["split_tokens_per_joule"] == pytest.approx(c.loc["split", "tokens_per_joule"], rel=1e-9)
+    result = coordination(scenario, cfg.coordination.model_copy(update={"slack": 0.0, "scheduling_overhead": 0.0}))
+    s, role = result.summary, result.pool
+    rate0, u0 = s["full_load_tokens_per_s_per_device"], s["utilization_engine"]
+    r, _ = evaluate(scenario)
+    split = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in r["split"].items()}
+    tokens_s = split["tokens_per_s"]
+    joules_per_token = coord.per_token_at_utilization(*result.terms["energy"], rate0, u0)
+    assert joules_per_token == pytest.approx(split[f"{role}.power_w"] / tokens_s, rel=1e-12)
+    yearly = split[f"{role}.energy_usd_per_year"] + split[f"{role}.facility_usd_per_year"] \
+        + split[f"{role}.maintenance_usd_per_year"]
+    capital = split[f"{role}.devices"] * (split[f"{role}.unit_hardware_usd"] + split[f"{role}.unit_nre_usd"]) / 5.0
+    usd_per_token = coord.per_token_at_utilization(*result.terms["cost"], rate0, u0)
+    assert usd_per_token == pytest.approx((capital + yearly) / (tokens_s * 8760 * 3600), rel=1e-9)
 
 
 @settings(max_examples=60, deadline=None)

@@ -7,9 +7,9 @@ field path under ``fleet_dynamics``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from ..catalog import Strict
 from ..errors import InputError
@@ -45,6 +45,14 @@ class KVWall(Strict):
     bandwidth_range_bytes_per_s: tuple[float, float] = (1.0e9, 1.0e12)
     points: int = Field(25, ge=3, le=400)
 
+    @model_validator(mode="after")
+    def _ranges_rise_from_above_zero(self):
+        for name in ("prompt_range", "bandwidth_range_bytes_per_s"):
+            low, high = getattr(self, name)
+            if not 0 < low < high:
+                raise ValueError(f"{name} must be [low, high] with 0 < low < high, got [{low:g}, {high:g}]")
+        return self
+
 
 class Coordination(Strict):
     option: str | None = None
@@ -57,7 +65,8 @@ class Routing(Strict):
     option: str | None = Field(None, description="option whose costs are used (default: the baseline)")
     hard_share: float = Field(0.3, gt=0, le=1, description="share of requests only the large model answers usefully")
     router_skill: float = Field(2.0, ge=0, le=100, description="exponent a of the misroute curve h r^(1+a)")
-    penalty: Literal["retry"] | float = Field("retry", description="'retry' on the large model, or USD per wrong answer")
+    penalty: Literal["retry"] | Annotated[float, Field(ge=0)] = Field(
+        "retry", description="'retry' on the large model, or USD per wrong answer (>= 0)")
 
 
 class Placement(Strict):
@@ -71,8 +80,8 @@ class Pareto(Strict):
     devices: list[str] | None = Field(None, description="device ids (default: every device of the scenario)")
     placements: list[Placement] | None = Field(None, description="explicit placements (default: every pair of devices)")
     link: str | None = None
-    tpot_targets_s: list[float] = Field([0.005, 0.01, 0.02, 0.04, 0.08, 0.2], min_length=1)
-    batch_caps: list[int] = Field([1, 4, 16, 64, 256, 1024], min_length=1)
+    tpot_targets_s: list[Annotated[float, Field(gt=0)]] = Field([0.005, 0.01, 0.02, 0.04, 0.08, 0.2], min_length=1)
+    batch_caps: list[Annotated[int, Field(ge=1, le=65536)]] = Field([1, 4, 16, 64, 256, 1024], min_length=1)
 
 
 class Tree(Strict):

@@ -29,6 +29,8 @@ class CoordinationResult:
     pool: str
     summary: dict
     curve: pd.DataFrame
+    #: the specialized pool's per-device ``(fixed, variable)`` rates: J/s for "energy", USD/s for "cost"
+    terms: dict
 
 
 def coordination(scenario, cfg: Coordination) -> CoordinationResult:
@@ -77,4 +79,4 @@ def coordination(scenario, cfg: Coordination) -> CoordinationResult:
         "gpu_tokens_per_joule": 1.0 / gpu["energy"],
         "split_usd_per_mtok": 1e6 * (rest["cost"] + core.per_token_at_utilization(*terms["cost"], rate, u)),
         "gpu_usd_per_mtok": 1e6 * gpu["cost"]})
-    return CoordinationResult(option.name, role, summary, curve)
+    return CoordinationResult(option.name, role, summary, curve, terms)
