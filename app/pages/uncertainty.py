@@ -31,7 +31,8 @@ def layout(ctx: AppContext):
         html.Div(id="mc-summary", className="table-box"),
         chart("monte-carlo"),
         html.Div(className="controls", children=[
-            _number("sobol-n", "Sobol base samples N", value=256, min=16, max=8192, step=16),
+            _dropdown("sobol-n", "Sobol base samples N (a power of 2: the Sobol' sequence's balance)", width="140px",
+                      value=256, options=[{"label": f"{2 ** k:,}", "value": 2 ** k} for k in range(4, 14)]),
             html.Button("Run Sobol", id="sobol-run"), html.Button("Cancel", id="sobol-cancel")]),
         html.Div(id="sobol-status", className="hint"),
         html.Div(id="sobol-progress", className="hint"),

@@ -47,7 +47,8 @@ def kv_transfer_time_s(bytes_per_request, link_bandwidth_bytes_per_s, link_laten
 def link_ports_needed(peak_requests_per_s, bytes_per_request, link_bandwidth_bytes_per_s, whole=True):
     """Link ports that carry the peak KV traffic ``lambda_peak x P x k`` [ports].
 
-    At least one port whenever KV moves at all; ``ceil`` when ``whole``.
+    With whole-device sizing, ``ceil`` and at least one port whenever KV moves at all;
+    continuous sizing returns the fractional port count.
     """
     exact = peak_requests_per_s * bytes_per_request / link_bandwidth_bytes_per_s
     return np.where(whole, np.maximum(np.ceil(exact - 1e-9), 1.0), exact)

@@ -74,12 +74,15 @@ def with_options(scenario: Scenario, options: list[dict], baseline: str | None =
     return scenario_from_dict(data, path=scenario.path)
 
 
-def with_model(scenario: Scenario, model: str) -> Scenario:
-    """The scenario serving another model (e.g. the small model of a routing tier)."""
+def with_model(scenario: Scenario, model: str, path: str = "fleet_dynamics.routing.small_model") -> Scenario:
+    """The scenario serving another model (e.g. the small model of a routing tier); errors name ``path``."""
     data = scenario.to_dict()
     data["model"] = model
     data["set"] = {k: v for k, v in data.get("set", {}).items() if not k.startswith("models.")}
-    return scenario_from_dict(data, path=scenario.path)
+    try:
+        return scenario_from_dict(data, path=scenario.path)
+    except InputError as exc:
+        raise InputError.one(path, model, exc.errors[0].rule) from None
 
 
 def disaggregated_option(scenario: Scenario, name: str | None, path: str) -> Option:

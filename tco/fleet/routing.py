@@ -38,10 +38,7 @@ def routing(scenario, cfg: Routing) -> RoutingResult:
     option = cfg.option or scenario.structure.baseline
     if option not in [o.name for o in scenario.structure.options]:
         raise InputError.one("fleet_dynamics.routing.option", option, "must name an option of the scenario")
-    try:
-        small_scenario = with_model(scenario, cfg.small_model)
-    except InputError as exc:
-        raise InputError.one("fleet_dynamics.routing.small_model", cfg.small_model, exc.errors[0].rule) from None
+    small_scenario = with_model(scenario, cfg.small_model)
     large, large_ok = cost_per_request_usd(scenario, option)
     small, small_ok = cost_per_request_usd(small_scenario, option)
     penalty = large if cfg.penalty == "retry" else float(cfg.penalty)

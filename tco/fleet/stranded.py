@@ -159,6 +159,8 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
     cost_base = r_colo * n_colo * (colo_cost["fixed"] + _energy(colo_cost, busy, values)) + colo_cost["pool_usd_per_hour"]
 
     demanded = np.sum(arrivals * output)
+    # per fleet and policy; ``decode_busy_share`` is the mean busy share of the pool that generates output
+    # tokens: the decode pool of the split fleet, the whole colocated GPU fleet
     rows = []
     for i, policy in enumerate(policies):
         for fleet, left, late, cost, devices, util, strands in (
@@ -173,7 +175,7 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
                 "policy": policy, "fleet": fleet, "devices": float(sum(devices.values())),
                 **{f"{k}_devices": float(v) for k, v in devices.items()},
                 "stranded_share": float(strands[0]), "stranded_share_prefill": float(strands[1]),
-                "stranded_share_decode": float(strands[2]), "mean_busy_share": util,
+                "stranded_share_decode": float(strands[2]), "decode_busy_share": util,
                 "violation_hours": int(np.sum(late)), "violation_share": float(np.mean(late)),
                 "output_tokens_demanded": float(demanded), "output_tokens_not_served": not_served,
                 "not_served_share": float(1.0 - tokens / demanded), "cost_usd": float(np.sum(cost)),
