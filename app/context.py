@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dash import html
+from dash import Input, html
+from dash.exceptions import PreventUpdate
 
 from tco.errors import InputError
 
@@ -30,3 +31,14 @@ class AppContext:
 def error_list(exc: InputError) -> html.Ul:
     """Each broken rule as ``path: got value; rule``."""
     return html.Ul([html.Li(str(e)) for e in exc.errors], className="errors")
+
+
+#: the tab bar: a page's views depend on it so that they are computed while the page is shown
+TAB = Input("tabs", "value")
+
+
+def shown(tab: str, page_id: str) -> None:
+    """Skip a view while its tab is hidden (it is computed when the tab is opened), so a scenario
+    edit recomputes only what the user is looking at."""
+    if tab != page_id:
+        raise PreventUpdate

@@ -14,7 +14,7 @@ from tco.errors import InputError
 from tco.fleet.config import POLICIES, fleet_config
 
 from ..charts import chart, chart_id
-from ..context import AppContext
+from ..context import TAB, AppContext, shown
 from ..fleet_views import (
     STRANDED_INPUTS,
     coordination_view,
@@ -110,8 +110,9 @@ def register(app, ctx: AppContext) -> None:
 
     @app.callback(Output("kv-notice", "children"), Output("kv-summary", "children"),
                   Output(chart_id("fleet-kv-wall"), "figure"), Output(chart_id("fleet-kv-gain"), "figure"),
-                  Input("state", "data"), Input("kv-bandwidth", "value"), prevent_initial_call=True)
-    def kv(state, bandwidth):
+                  Input("state", "data"), Input("kv-bandwidth", "value"), TAB, prevent_initial_call=True)
+    def kv(state, bandwidth, tab):
+        shown(tab, ID)
         return kv_view(ctx.scenario(state), bandwidth)
 
     @app.callback(*[Output(_drift_id(field), "value") for field in STRANDED_INPUTS], Output("stranded-defaults-of", "data"),
@@ -124,27 +125,31 @@ def register(app, ctx: AppContext) -> None:
 
     @app.callback(Output("stranded-notice", "children"), Output("stranded-table-box", "children"),
                   Output(chart_id("fleet-stranded"), "figure"), Output(chart_id("fleet-stranded-hourly"), "figure"),
-                  Input("state", "data"), Input("stranded-policy", "value"), *drift_inputs, prevent_initial_call=True)
-    def stranded(state, policy, *values):
+                  Input("state", "data"), Input("stranded-policy", "value"), TAB, *drift_inputs, prevent_initial_call=True)
+    def stranded(state, policy, tab, *values):
+        shown(tab, ID)
         return stranded_view(ctx.scenario(state), policy, dict(zip(STRANDED_INPUTS, values, strict=True)))
 
     @app.callback(Output("pareto-notice", "children"), Output("frontier-table-box", "children"),
-                  Output(chart_id("fleet-pareto"), "figure"), Input("state", "data"), Input("pareto-latency", "value"),
+                  Output(chart_id("fleet-pareto"), "figure"), Input("state", "data"), Input("pareto-latency", "value"), TAB,
                   prevent_initial_call=True)
-    def frontier(state, latency):
+    def frontier(state, latency, tab):
+        shown(tab, ID)
         return pareto_view(ctx.scenario(state), latency)
 
     @app.callback(Output("coordination-notice", "children"), Output("coordination-table-box", "children"),
-                  Output("tree-notice", "children"), Output("tree-table-box", "children"), Input("state", "data"),
+                  Output("tree-notice", "children"), Output("tree-table-box", "children"), Input("state", "data"), TAB,
                   prevent_initial_call=True)
-    def tables(state):
+    def tables(state, tab):
+        shown(tab, ID)
         scenario = ctx.scenario(state)
         return *coordination_view(scenario), *tree_view(scenario)
 
     @app.callback(Output("routing-notice", "children"), Output("routing-table-box", "children"),
                   Output(chart_id("fleet-routing"), "figure"), Output("roadmap-notice", "children"),
                   Output("roadmap-table-box", "children"), Output(chart_id("fleet-roadmap"), "figure"),
-                  Input("state", "data"), prevent_initial_call=True)
-    def orchestration(state):
+                  Input("state", "data"), TAB, prevent_initial_call=True)
+    def orchestration(state, tab):
+        shown(tab, ID)
         scenario = ctx.scenario(state)
         return *routing_view(scenario), *roadmap_view(scenario)

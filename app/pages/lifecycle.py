@@ -12,7 +12,7 @@ from tco.core.evaluate import comparison
 from tco.core.structure import device_param
 
 from ..charts import OKABE_ITO, chart, chart_id, styled
-from ..context import AppContext
+from ..context import TAB, AppContext, shown
 
 ID = "lifecycle"
 LABEL = "Lifecycle"
@@ -76,7 +76,8 @@ def layout(ctx: AppContext):
 
 def register(app, ctx: AppContext) -> None:
     @app.callback(Output("life-table-box", "children"), Output(chart_id("lifecycle-cumulative"), "figure"),
-                  Output(chart_id("lifecycle-half-life"), "figure"), Input("state", "data"), prevent_initial_call=True)
-    def show(state):
+                  Output(chart_id("lifecycle-half-life"), "figure"), Input("state", "data"), TAB, prevent_initial_call=True)
+    def show(state, tab):
+        shown(tab, ID)
         scenario = ctx.scenario(state)
         return life_table(scenario), cumulative_cost_figure(scenario), half_life_figure(scenario)

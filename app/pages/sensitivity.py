@@ -15,7 +15,7 @@ from tco.solvers import spans_decades
 from tco.studies import figures
 
 from ..charts import chart, chart_id, message_figure
-from ..context import AppContext, error_list
+from ..context import TAB, AppContext, error_list, shown
 
 ID = "sensitivity"
 LABEL = "Break-even & sensitivity"
@@ -102,8 +102,9 @@ def register(app, ctx: AppContext) -> None:
         return p.low, p.high
 
     @app.callback(Output("breakeven-result", "children"), Input("be-param", "value"), Input("be-metric", "value"),
-                  Input("be-low", "value"), Input("be-high", "value"), Input("state", "data"), prevent_initial_call=True)
-    def be_result(param, metric, low, high, state):
+                  Input("be-low", "value"), Input("be-high", "value"), Input("state", "data"), TAB, prevent_initial_call=True)
+    def be_result(param, metric, low, high, state, tab):
+        shown(tab, ID)
         if not param or low is None or high is None:
             return html.P("Pick a parameter and a search range.")
         try:
@@ -114,9 +115,10 @@ def register(app, ctx: AppContext) -> None:
     @app.callback(Output("sens-metric", "options"), Output("sens-metric", "value"),
                   Output("sweep-param", "options"), Output("sweep-param", "value"),
                   Output("map-x", "options"), Output("map-x", "value"), Output("map-y", "options"), Output("map-y", "value"),
-                  Input("state", "data"), State("sens-metric", "value"), State("sweep-param", "value"),
+                  Input("state", "data"), TAB, State("sens-metric", "value"), State("sweep-param", "value"),
                   State("map-x", "value"), State("map-y", "value"), prevent_initial_call=True)
-    def choices(state, metric, sweep_param, x, y):
+    def choices(state, tab, metric, sweep_param, x, y):
+        shown(tab, ID)
         scenario = ctx.scenario(state)
         metrics, ranged = metric_options(scenario), param_options(scenario, ranged_only=True)
         return (metrics, _keep(metric, metrics), ranged, _keep(sweep_param, ranged), ranged, _keep(x, ranged),
@@ -148,9 +150,6 @@ def register(app, ctx: AppContext) -> None:
 
 def sweep_view(scenario, param, metric):
     """A 1-D sweep of ``param`` over its range (geometric when it spans decades)."""
-    from tco import studies
-    from tco.studies import figures
-
     p, parsed = scenario.params[param], studies.parse_metric(scenario, metric)
     frame = studies.sweep(scenario, param, p.low, p.high, points=60, log=spans_decades(p.low, p.high), metrics=[parsed])
     return figures.sweep_figure(frame, [parsed])
@@ -158,9 +157,6 @@ def sweep_view(scenario, param, metric):
 
 def map_view(scenario, x, y, n, metric):
     """An n x n map of ``metric`` over the ranges of ``x`` and ``y``, with the break-even contour."""
-    from tco import studies
-    from tco.studies import figures
-
     px, py = scenario.params[x], scenario.params[y]
     grid = studies.grid_map(scenario, x, y, (px.low, px.high), (py.low, py.high), n, n, metric,
                             x_log=spans_decades(px.low, px.high), y_log=spans_decades(py.low, py.high))
