@@ -42,13 +42,14 @@ def _mark_prompt(fig: go.Figure, x: float, text: str, colour: str = "#000000") -
 
 def _cost_line(fig, x, cost, feasible, name, color) -> None:
     """A solid line where the option meets its latency targets, dotted where it misses them."""
-    fig.add_scatter(x=x, y=cost.where(feasible), name=name, line={"color": color}, hovertemplate=PROMPT_HOVER)
+    fig.add_scatter(x=x, y=cost.where(feasible), name=name, line={"color": color}, legendgroup=name,
+                    hovertemplate=PROMPT_HOVER)
     if not feasible.all():
         # infeasible points and their neighbours, so the dotted part joins the solid one
         near_infeasible = ~(feasible & feasible.shift(1, fill_value=True) & feasible.shift(-1, fill_value=True))
         fig.add_scatter(x=x, y=cost.where(near_infeasible), mode="lines",
                         name=f"{name}: misses a latency target", line={"color": color, "dash": "dot", "width": 1},
-                        hovertemplate=PROMPT_HOVER)
+                        legendgroup=name, showlegend=False, hovertemplate=PROMPT_HOVER)
 
 
 def kv_wall_figure(result) -> go.Figure:
@@ -64,7 +65,8 @@ def kv_wall_figure(result) -> go.Figure:
     wall = result.breakevens["prompt_tokens"]["value"]
     if wall is not None:
         _mark_prompt(fig, wall, f"break-even {wall:,.0f} tokens")
-    return _layout(fig, "KV transfer wall", "prompt length [tokens]", f"cost [{USD_MTOK}]", log_x=True)
+    return _layout(fig, "KV transfer wall (dotted: misses a latency target)", "prompt length [tokens]", f"cost [{USD_MTOK}]",
+                   log_x=True)
 
 
 def kv_gain_figure(result) -> go.Figure:
