@@ -317,3 +317,23 @@ def test_cli_study_replaces_its_own_output_but_never_a_foreign_folder(tmp_path, 
 def test_study_name_cannot_be_a_relative_folder(tmp_path, capsys, name):
     assert main(["study", str(write_study(tmp_path, name=name))]) == 2
     assert "tco: error: name" in capsys.readouterr().err
+
+
+def test_feasibility_shares_bound_the_wins_and_agree_with_the_engine(default_scenario):
+    from tco import studies
+    from tco.core.evaluate import evaluate
+    from tco.studies.montecarlo import draw_chunk, sampling_plan
+
+    result = studies.monte_carlo(default_scenario, ["ratio", "lcot:h100"], 4000, seed=2, chunk_size=1500)
+    rows = result.summary.set_index("metric")
+    # a win needs the option to meet its latency targets
+    assert (rows["p_win"] <= rows["p_feasible"] + 1e-12).all()
+    # the baseline's own metric: its option is the baseline
+    assert rows.loc["lcot:h100", "p_feasible"] == rows.loc["lcot:h100", "p_baseline_feasible"]
+    # the same draws straight through the engine
+    plan = sampling_plan(default_scenario)
+    feasible = []
+    for index, size in enumerate((1500, 1500, 1000)):
+        values = default_scenario.values() | draw_chunk(plan, 2, index, size)
+        feasible.append(np.broadcast_to(evaluate(default_scenario.structure, values)["h100"]["feasible"] > 0, (size,)))
+    assert rows.loc["lcot:h100", "p_feasible"] == pytest.approx(np.concatenate(feasible).mean(), abs=1e-12)

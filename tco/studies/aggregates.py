@@ -127,20 +127,26 @@ class Histogram:
 
 @dataclass(frozen=True)
 class MetricAggregate:
-    """One metric over many draws: moments and histogram of its finite values, draws and wins."""
+    """One metric over many draws: moments and histogram of its finite values, draws, wins, and the
+    draws where the metric's option and the baseline meet their latency targets."""
 
     moments: Moments
     histogram: Histogram
     draws: int
     wins: int
+    feasible: int
+    baseline_feasible: int
 
     @classmethod
-    def of(cls, values: np.ndarray, wins: np.ndarray, edges: np.ndarray) -> MetricAggregate:
-        return cls(Moments.of(values), Histogram.of(values, edges), int(np.size(values)), int(np.count_nonzero(wins)))
+    def of(cls, values: np.ndarray, wins: np.ndarray, edges: np.ndarray, feasible: np.ndarray,
+           baseline_feasible: np.ndarray) -> MetricAggregate:
+        return cls(Moments.of(values), Histogram.of(values, edges), int(np.size(values)), int(np.count_nonzero(wins)),
+                   int(np.count_nonzero(feasible)), int(np.count_nonzero(baseline_feasible)))
 
     def merge(self, other: MetricAggregate) -> MetricAggregate:
         return MetricAggregate(self.moments.merge(other.moments), self.histogram.merge(other.histogram),
-                               self.draws + other.draws, self.wins + other.wins)
+                               self.draws + other.draws, self.wins + other.wins, self.feasible + other.feasible,
+                               self.baseline_feasible + other.baseline_feasible)
 
     def summary(self) -> dict[str, float]:
         """Mean, standard error, P10/P50/P90 (histogram), P(win) with its binomial standard error, n.
@@ -153,6 +159,8 @@ class MetricAggregate:
         p_win = self.wins / self.draws if self.draws else np.nan
         return {"mean": m.mean if m.count else np.nan, "std_error": m.std_error, "p10": p10, "p50": p50, "p90": p90,
                 "p_win": p_win, "p_win_std_error": float(np.sqrt(p_win * (1 - p_win) / self.draws)) if self.draws else np.nan,
+                "p_feasible": self.feasible / self.draws if self.draws else np.nan,
+                "p_baseline_feasible": self.baseline_feasible / self.draws if self.draws else np.nan,
                 "n": m.count, "min": m.minimum if m.count else np.nan, "max": m.maximum if m.count else np.nan}
 
 

@@ -106,11 +106,19 @@ def mc_figure(result: MonteCarloResult, metric: Metric, bins: int = 80) -> go.Fi
 def portfolio_figure(frame: pd.DataFrame) -> go.Figure:
     """P(challenger wins over the baseline) per cell: model / workload down, device and shape across."""
     table = frame.assign(row=frame["model"] + " / " + frame["workload"], column=frame["device"] + " " + frame["shape"])
-    grid = table.pivot(index="row", columns="column", values="p_win").reindex(
-        index=table["row"].unique(), columns=table["column"].unique())
+
+    def pivot(values: str) -> pd.DataFrame:
+        return table.pivot(index="row", columns="column", values=values).reindex(
+            index=table["row"].unique(), columns=table["column"].unique())
+
+    grid = pivot("p_win")
+    # a win also counts where the baseline misses a latency target: the hover says how often each side meets them
+    feasible = np.dstack([pivot("p_feasible").to_numpy(), pivot("p_baseline_feasible").to_numpy()])
     fig = go.Figure(go.Heatmap(z=grid.to_numpy(), x=list(grid.columns), y=list(grid.index), zmin=0, zmax=1,
                                colorscale="Viridis", colorbar={"title": "P(wins)"},
-                               text=np.round(grid.to_numpy(), 2), texttemplate="%{text}"))
+                               text=np.round(grid.to_numpy(), 2), texttemplate="%{text}", customdata=feasible,
+                               hovertemplate="%{y}, %{x}<br>P(wins) %{z:.3f}<br>P(meets latency targets): option "
+                                             "%{customdata[0]:.3f}, baseline %{customdata[1]:.3f}<extra></extra>"))
     fig.update_layout(height=max(400, 40 * len(grid) + 200))
     return _layout(fig, "Portfolio: probability that each option costs less than the baseline per output token",
                    "challenger device and fleet shape", "model / workload")

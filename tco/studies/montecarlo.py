@@ -77,12 +77,20 @@ def draw_chunk(plan: SamplingPlan, seed: int, index: int, size: int) -> dict[str
 
 
 def evaluate_chunk(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Metric values and win indicators (``wins:<option>``) of one chunk: one core call."""
+    """Metric values, win indicators (``wins:<metric>``) and latency feasibility of the metric's
+    option (``feasible:<metric>``) and of the baseline (``feasible:baseline``) in one chunk: one core call.
+
+    A win counts when the option meets its latency targets and either costs less or the
+    baseline misses its targets; the feasibility shares tell those two kinds of win apart.
+    """
     results, _ = evaluate_scenario(scenario, updates)
     out = metric_table(scenario, metrics, updates, results)
     for m in metrics:
         out[f"wins:{m.name}"] = gap_values(scenario, m, results) < 0
-    return out
+        out[f"feasible:{m.name}"] = np.asarray(results[m.option]["feasible"]) > 0
+    out["feasible:baseline"] = np.asarray(results[scenario.structure.baseline]["feasible"]) > 0
+    draws = np.broadcast_shapes(*(np.shape(v) for v in updates.values()))
+    return {k: np.broadcast_to(v, np.broadcast_shapes(np.shape(v), draws)) for k, v in out.items()}
 
 
 @dataclass
@@ -101,8 +109,10 @@ def summarize(metrics: Sequence[Metric], samples: pd.DataFrame) -> pd.DataFrame:
 
     ``std_error`` = sample standard deviation / sqrt(n) of the mean; ``p_win`` is the
     share of draws where the option beats the baseline (NaN for break-even metrics),
-    with ``p_win_std_error`` = sqrt(p (1 - p) / n). NaN draws (no break-even in range)
-    are left out of the statistics and counted in ``n``.
+    with ``p_win_std_error`` = sqrt(p (1 - p) / n); ``p_feasible`` and
+    ``p_baseline_feasible`` are the shares of draws where the metric's option and the
+    baseline meet their latency targets. NaN draws (no break-even in range) are left out of
+    the statistics and counted in ``n``.
     """
     rows = []
     for m in metrics:
@@ -115,7 +125,9 @@ def summarize(metrics: Sequence[Metric], samples: pd.DataFrame) -> pd.DataFrame:
         rows.append({"metric": m.name, "unit": m.unit, "mean": v.mean() if n else np.nan,
                      "std_error": v.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan,
                      "p10": p10, "p50": p50, "p90": p90, "p_win": p_win,
-                     "p_win_std_error": np.sqrt(p_win * (1 - p_win) / total) if total else np.nan, "n": n})
+                     "p_win_std_error": np.sqrt(p_win * (1 - p_win) / total) if total else np.nan,
+                     "p_feasible": float(samples[f"feasible:{m.name}"].mean()),
+                     "p_baseline_feasible": float(samples["feasible:baseline"].mean()), "n": n})
     return pd.DataFrame(rows)
 
 

@@ -68,7 +68,8 @@ def chunk_values(job: MonteCarloJob, task: tuple[int, int]) -> dict[str, np.ndar
 def aggregate_values(metrics: Sequence[Metric], values: dict[str, np.ndarray],
                      edges: dict[str, np.ndarray]) -> dict[str, MetricAggregate]:
     """One chunk's values folded into one aggregate per metric."""
-    return {m.name: MetricAggregate.of(values[m.name], values[f"wins:{m.name}"], edges[m.name]) for m in metrics}
+    return {m.name: MetricAggregate.of(values[m.name], values[f"wins:{m.name}"], edges[m.name], values[f"feasible:{m.name}"],
+                                       values["feasible:baseline"]) for m in metrics}
 
 
 def chunk_aggregates(job: MonteCarloJob, task: tuple[int, int]) -> tuple[int, dict[str, MetricAggregate]]:
