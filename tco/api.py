@@ -118,6 +118,7 @@ def compare(scenario: Scenario) -> Comparison:
         breakdown = {k[3:]: _scalar(r[k]) for k in OPTION_OUTPUTS if k.startswith("pv_") and k.endswith("_usd")
                      and k != "pv_cost_usd"}
         row = {"option": option.name, "placement": placement, "feasible": code == 0,
+               "bound": ", ".join(f"{phase}: {what}" for phase, what in bound.items()),
                **{k: _scalar(r[k]) for k in ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "pv_cost_usd",
                                              "devices", "tokens_per_joule", "ttft_s", "tpot_s", "batch",
                                              "spilled_bytes", "power_w", "kv_transfer_s", "link_ports")}}

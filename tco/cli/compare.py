@@ -13,6 +13,7 @@ TABLE_COLUMNS = {
     "ttft_s": "TTFT s",
     "tpot_s": "TPOT s",
     "batch": "batch",
+    "bound": "bound by",
     "spilled_bytes": "spilled B",
     "feasible": "feasible",
 }
