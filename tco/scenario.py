@@ -29,7 +29,7 @@ from .catalog import (
 from .core.structure import Option, Pool, Structure, device_param, link_param, model_param, pool_param, tier_param
 from .errors import FieldError, InputError
 from .params import Param, ParamSet, Q, Quantity, param_from_quantity
-from .yamlio import pydantic_errors, read_yaml
+from .yamlio import bundled_or_path, pydantic_errors, read_yaml
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
 DEFAULT_SCENARIO = "default"
@@ -167,16 +167,7 @@ class Scenario:
 
 def scenario_path(name_or_path: str | Path | None) -> Path:
     """A bundled scenario by name (``default``) or a file path."""
-    if name_or_path is None:
-        name_or_path = DEFAULT_SCENARIO
-    path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
-        return path
-    bundled = SCENARIOS_DIR / f"{name_or_path}.yaml"
-    if bundled.exists():
-        return bundled
-    names = ", ".join(bundled_scenarios())
-    raise InputError.one("SCENARIO", str(name_or_path), f"is neither a file nor a bundled scenario ({names})")
+    return bundled_or_path(DEFAULT_SCENARIO if name_or_path is None else name_or_path, SCENARIOS_DIR, "SCENARIO", "scenario")
 
 
 def bundled_scenarios() -> list[str]:

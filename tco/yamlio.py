@@ -27,6 +27,21 @@ def read_yaml(path: Path | str) -> object:
         raise InputError.one(where, None, f"is not valid YAML: {problem}") from None
 
 
+def bundled_or_path(name_or_path: str | Path, folder: Path, field: str, kind: str) -> Path:
+    """A YAML file given by path, or bundled in ``folder`` by its name (``default``, ``tornado-default``).
+
+    Raises :class:`InputError` naming ``field`` and listing the bundled names.
+    """
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        return path
+    bundled = folder / f"{name_or_path}.yaml"
+    if bundled.exists():
+        return bundled
+    names = ", ".join(sorted(p.stem for p in folder.glob("*.yaml")))
+    raise InputError.one(field, str(name_or_path), f"is neither a file nor a bundled {kind} ({names})")
+
+
 def pydantic_errors(exc, prefix: str = "") -> InputError:
     """Turn a pydantic ``ValidationError`` into an :class:`InputError` with dotted paths."""
     from .errors import FieldError

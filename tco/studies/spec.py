@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError, model_validator
 from ..catalog import Strict
 from ..errors import FieldError, InputError
 from ..scenario import SCENARIOS_DIR, Scenario, load_scenario, scenario_from_dict
-from ..yamlio import pydantic_errors, read_yaml
+from ..yamlio import bundled_or_path, pydantic_errors, read_yaml
 from .chunks import CHUNK_SIZE
 from .metrics import parse_metric
 from .montecarlo import sampling_plan
@@ -132,14 +132,7 @@ class StudySpec(Strict):
 
 def study_path(name_or_path: str | Path) -> Path:
     """A bundled study by name (``tornado-default``) or a file path."""
-    path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
-        return path
-    bundled = STUDIES_DIR / f"{name_or_path}.yaml"
-    if bundled.exists():
-        return bundled
-    names = ", ".join(sorted(p.stem for p in STUDIES_DIR.glob("*.yaml")))
-    raise InputError.one("FILE", str(name_or_path), f"is neither a file nor a bundled study ({names})")
+    return bundled_or_path(name_or_path, STUDIES_DIR, "FILE", "study")
 
 
 def load_study(name_or_path: str | Path) -> tuple[StudySpec, Scenario]:
