@@ -1,32 +1,45 @@
 # The two setup commands (see README): `make run` and `make test`.
+# Everything installs into a project virtual environment (.venv), so both work where the
+# system Python refuses global installs (PEP 668, stock Debian 12 / Ubuntu 24.04).
 PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
 
-.PHONY: install install-test run test bench bench-scale
+.PHONY: install install-test run test test-fast bench bench-scale
 
-install:
-	$(PYTHON) -m pip install -q -e .
+# the venv, with pip able to install (Debian's python3 needs python3-venv for ensurepip)
+$(PY):
+	bash scripts/make-venv.sh $(PYTHON) $(VENV)
 
-install-test:
+install: $(PY)
+	$(PY) -m pip install -q -e .
+
+install-test: $(PY)
 	bash scripts/install-system-deps.sh
-	$(PYTHON) -m pip install -q -e ".[test]"
+	$(PY) -m pip install -q -e ".[test]"
 
 ## install and start the app on the bundled default scenario (http://127.0.0.1:8050)
 run: install
-	$(PYTHON) -m tco app
+	$(PY) -m tco app
 
 ## install everything and run the whole test suite (what CI runs)
 test: install-test
-	$(PYTHON) -m ruff check .
-	$(PYTHON) -m pytest -q
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q
+
+## the quick loop: no browser, no LibreOffice (under a minute)
+test-fast: $(PY)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -m "not slow and not libreoffice" --ignore=tests/web
 
 ## every speed target of the issues, printed as figures and ratios (a minute or two)
 bench: install
-	$(PYTHON) benchmarks/run.py
-	$(PYTHON) benchmarks/studies.py
-	$(PYTHON) benchmarks/fleet.py
-	$(PYTHON) benchmarks/workbook.py
-	$(PYTHON) benchmarks/app.py
+	$(PY) benchmarks/run.py
+	$(PY) benchmarks/studies.py
+	$(PY) benchmarks/fleet.py
+	$(PY) benchmarks/workbook.py
+	$(PY) benchmarks/app.py
 
 ## chunked studies at scale: 1 and 2 workers, peak memory (ARGS="--big 100000000" adds the 1e8 run; minutes)
 bench-scale: install
-	$(PYTHON) benchmarks/scale.py $(ARGS)
+	$(PY) benchmarks/scale.py $(ARGS)

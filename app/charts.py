@@ -30,7 +30,7 @@ def styled(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
 
 
 def restyled(fig: go.Figure) -> go.Figure:
-    """A figure built by an engine module (e.g. ``tco.fleet.figures``) with the app's look, its titles kept."""
+    """A figure built by an engine module (e.g. ``tco.dynamics.figures``) with the app's look, its titles kept."""
     return styled(fig, fig.layout.title.text, fig.layout.xaxis.title.text, fig.layout.yaxis.title.text)
 
 

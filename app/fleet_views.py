@@ -1,4 +1,4 @@
-"""The Fleet tab's views: each is one call into :mod:`tco.fleet` for the user's scenario (the callback bodies; benchmarked).
+"""The Fleet tab's views: each is one call into :mod:`tco.dynamics` for the user's scenario (the callback bodies; benchmarked).
 
 Every view returns ``(notice, *tables, *figures)``. ``notice`` is None when the view has
 something to show; otherwise it says why not (the scenario has no disaggregated option, or
@@ -11,17 +11,17 @@ from __future__ import annotations
 from dash import html
 
 from tco.core.structure import link_param
+from tco.dynamics import figures
+from tco.dynamics.config import POLICIES, fleet_config
+from tco.dynamics.coordination import coordination
+from tco.dynamics.derived import scenario_link
+from tco.dynamics.kv_wall import kv_wall
+from tco.dynamics.pareto import pareto
+from tco.dynamics.roadmap import roadmap
+from tco.dynamics.routing import routing
+from tco.dynamics.stranded import simulate
+from tco.dynamics.tree import tree
 from tco.errors import InputError
-from tco.fleet import figures
-from tco.fleet.config import POLICIES, fleet_config
-from tco.fleet.coordination import coordination
-from tco.fleet.derived import scenario_link
-from tco.fleet.kv_wall import kv_wall
-from tco.fleet.pareto import pareto
-from tco.fleet.roadmap import roadmap
-from tco.fleet.routing import routing
-from tco.fleet.stranded import simulate
-from tco.fleet.tree import tree
 
 from .charts import message_figure, restyled
 from .context import error_list
@@ -29,7 +29,7 @@ from .tables import Column, pairs_table, records_table
 
 GB = 1e9
 
-#: stranded-capacity settings the user edits: field of tco.fleet.config.Stranded -> label with unit
+#: stranded-capacity settings the user edits: field of tco.dynamics.config.Stranded -> label with unit
 STRANDED_INPUTS = {"demand_growth_per_year": "demand growth [1/yr]", "prompt_growth_per_year": "prompt-length drift [1/yr]",
                    "output_growth_per_year": "output-length drift [1/yr]",
                    "flex_buffer_share": "flex GPU buffer [share of GPU replicas]", "weeks": "weeks simulated"}

@@ -21,16 +21,15 @@ from pathlib import Path
 sys.path[0] = str(Path(__file__).resolve().parents[1])
 
 import numpy as np
-
-from app import create_app
-from app.context import AppContext
-from app.controller import update_state
-from app.fleet_views import coordination_view, kv_view, pareto_view, stranded_view, tree_view
-from app.pages.assumptions import table_rows, workbook_download
-from app.pages.compare import compare_view
-from app.pages.lifecycle import cumulative_cost_figure, half_life_figure, life_table
-from app.pages.sensitivity import map_view
-from app.state import scenario_choices
+from tco_app import create_app
+from tco_app.context import AppContext
+from tco_app.controller import update_state
+from tco_app.fleet_views import coordination_view, kv_view, pareto_view, stranded_view, tree_view
+from tco_app.pages.assumptions import table_rows, workbook_download
+from tco_app.pages.compare import compare_view
+from tco_app.pages.lifecycle import cumulative_cost_figure, half_life_figure, life_table
+from tco_app.pages.sensitivity import map_view
+from tco_app.state import scenario_choices
 
 TARGETS_S = {"compare view": 0.2, "assumption edit (controller + compare)": 0.2, "lifecycle view": 0.2,
              "100x100 map": 1.0, "first page load (server)": 2.0, "fleet: KV transfer wall": 1.0,

@@ -18,8 +18,8 @@ from timing import best_of
 
 import tco
 from tco.core import stranded as core
-from tco.fleet.config import fleet_config
-from tco.fleet.stranded import simulate
+from tco.dynamics.config import fleet_config
+from tco.dynamics.stranded import simulate
 
 
 def main(name: str = "fleet-split") -> None:

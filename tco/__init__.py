@@ -7,24 +7,41 @@ Public API::
     breakeven(scenario, param, ...)  -> list[Breakeven]
     parameters(scenario)             -> pandas DataFrame of every named input
     evaluate_scenario(scenario, updates) -> raw vectorized results
+
+The names are resolved on first use (PEP 562), so ``import tco`` and ``import tco.core``
+load numpy only; pandas and pydantic arrive with the first API call that needs them.
 """
 
-from .api import Breakeven, Comparison, breakeven, compare, evaluate_scenario, parameters
-from .errors import InputError
-from .scenario import Scenario, bundled_scenarios, load_scenario
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Breakeven",
-    "Comparison",
-    "InputError",
-    "Scenario",
-    "__version__",
-    "breakeven",
-    "bundled_scenarios",
-    "compare",
-    "evaluate_scenario",
-    "load_scenario",
-    "parameters",
-]
+#: public name -> module that defines it
+_EXPORTS = {
+    "Breakeven": ".api",
+    "Comparison": ".api",
+    "breakeven": ".api",
+    "compare": ".api",
+    "evaluate_scenario": ".api",
+    "parameters": ".api",
+    "InputError": ".errors",
+    "Scenario": ".scenario",
+    "bundled_scenarios": ".scenario",
+    "load_scenario": ".scenario",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'tco' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -22,16 +22,10 @@ from .core.evaluate import BOUND_NAMES, INFEASIBLE_REASONS, OPTION_OUTPUTS, comp
 from .errors import FieldError, InputError
 from .params import unknown_name_rule
 from .scenario import Scenario
-from .solvers import STATUS_NAMES, find_crossing
+from .solvers import BREAKEVEN_METRICS, STATUS_NAMES, find_crossing
 
 TOKEN_BASIS = "USD per million output tokens (input+output basis reported beside it)"
 
-#: break-even metrics: name -> (meaning, default target)
-BREAKEVEN_METRICS = {
-    "lcot": ("levelized cost per million output tokens: option minus baseline", 0.0),
-    "npv": ("NPV of choosing the option over the baseline", 0.0),
-    "ratio": ("option cost / baseline cost", 1.0),
-}
 
 
 def evaluate_scenario(scenario: Scenario, updates: Mapping[str, object] | None = None):

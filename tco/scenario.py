@@ -133,7 +133,7 @@ class ScenarioFile(Strict):
     program: Program | None = None
     set: dict[str, float] = {}
     study: dict[str, Any] | None = None
-    fleet_dynamics: dict[str, Any] | None = None  # validated by tco.fleet.config
+    fleet_dynamics: dict[str, Any] | None = None  # validated by tco.dynamics.config
 
 
 @dataclass(frozen=True)

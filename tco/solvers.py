@@ -15,6 +15,13 @@ import numpy as np
 CROSSES, ALWAYS, NEVER = 0, 1, -1
 STATUS_NAMES = {CROSSES: "crosses", ALWAYS: "always", NEVER: "never"}
 
+#: break-even metrics: name -> (meaning, default target)
+BREAKEVEN_METRICS = {
+    "lcot": ("levelized cost per million output tokens: option minus baseline", 0.0),
+    "npv": ("NPV of choosing the option over the baseline", 0.0),
+    "ratio": ("option cost / baseline cost", 1.0),
+}
+
 
 def spans_decades(low: float, high: float) -> bool:
     """Whether a range is better gridded geometrically: positive and wider than 100x."""

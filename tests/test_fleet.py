@@ -17,14 +17,14 @@ from tco.core import coordination as coord
 from tco.core import routing
 from tco.core import stranded as core
 from tco.core.pareto import pareto_mask
-from tco.fleet.config import fleet_config
-from tco.fleet.coordination import coordination
-from tco.fleet.derived import evaluate
-from tco.fleet.kv_wall import kv_wall
-from tco.fleet.roadmap import roadmap
-from tco.fleet.routing import routing as routing_analysis
-from tco.fleet.stranded import simulate
-from tco.fleet.tree import tree
+from tco.dynamics.config import fleet_config
+from tco.dynamics.coordination import coordination
+from tco.dynamics.derived import evaluate
+from tco.dynamics.kv_wall import kv_wall
+from tco.dynamics.roadmap import roadmap
+from tco.dynamics.routing import routing as routing_analysis
+from tco.dynamics.stranded import simulate
+from tco.dynamics.tree import tree
 
 TOY_SPLIT = Path(__file__).parent / "data" / "toy-split.yaml"
 
@@ -303,7 +303,7 @@ def test_cli_placement_on_a_device_too_small_for_the_model(capsys):
 
 
 def test_kv_wall_figure_dots_the_points_that_miss_a_latency_target():
-    from tco.fleet.figures import kv_wall_figure
+    from tco.dynamics.figures import kv_wall_figure
 
     scenario = tco.load_scenario("fleet-split")
     result = kv_wall(scenario, fleet_config(scenario.spec.fleet_dynamics).kv_wall)

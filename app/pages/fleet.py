@@ -1,6 +1,6 @@
 """Fleet: KV transfer wall, stranded capacity over a quarter, the labelled Pareto frontier,
 coordination break-even, the specialization tree, routing to a small model and the
-tokens-per-watt roadmap, for the user's scenario (``tco.fleet``).
+tokens-per-watt roadmap, for the user's scenario (``tco.dynamics``).
 
 The stranded-capacity settings start from the scenario's ``fleet_dynamics`` block and are
 reset to it when the user picks another scenario; edits there are local to this tab.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dash import Input, Output, State, dcc, html, no_update
 
+from tco.dynamics.config import POLICIES, fleet_config
 from tco.errors import InputError
-from tco.fleet.config import POLICIES, fleet_config
 
 from ..charts import chart, chart_id
 from ..context import TAB, AppContext, shown
@@ -41,7 +41,7 @@ def _drift_id(field: str) -> str:
 def layout(ctx: AppContext):
     return html.Div([
         html.P("Does a fleet split across chip types pay in a live fleet, not only on a datasheet? Each view runs "
-               "tco.fleet on the scenario chosen above, with its edits (docs/fleet-dynamics.md).", className="hint"),
+               "tco.dynamics on the scenario chosen above, with its edits (docs/fleet-dynamics.md).", className="hint"),
         html.H3("KV transfer wall"),
         html.Div(className="controls", children=[
             _number("kv-bandwidth", "KV link bandwidth [GB/s] (empty: the scenario's)", min=0)]),

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dash import Input, Output, State, dcc, html, no_update
 
 from tco import studies
-from tco.api import BREAKEVEN_METRICS, breakeven
+from tco.api import breakeven
 from tco.errors import InputError
-from tco.solvers import spans_decades
+from tco.solvers import BREAKEVEN_METRICS, spans_decades
 from tco.studies import figures
 
 from ..charts import chart, chart_id, message_figure

@@ -17,7 +17,7 @@ def add_parser(sub):
 def run(args) -> int:
     if not 0 < args.port < 65536:
         raise InputError.one("--port", args.port, "must be an integer in [1, 65535]")
-    from app import create_app  # lazy: the other subcommands never import Dash
+    from tco_app import create_app  # lazy: the other subcommands never import Dash
 
     server = create_app(args.scenario)
     print(f"tco app: serving on http://{args.host}:{args.port}/ (Ctrl+C to stop)")

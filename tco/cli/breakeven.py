@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
-from ..api import BREAKEVEN_METRICS, breakeven
+from ..solvers import BREAKEVEN_METRICS
 from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
 
 
@@ -25,6 +23,10 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    import pandas as pd
+
+    from ..api import breakeven
+
     scenario = scenario_from_args(args)
     low, high = args.range if args.range else (None, None)
     results = breakeven(scenario, args.param, low, high, args.metric, args.option, args.target)

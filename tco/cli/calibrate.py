@@ -7,10 +7,6 @@ values; copying them into assumptions/devices is a deliberate, reviewed step.
 
 from __future__ import annotations
 
-import pandas as pd
-
-from ..validation.calibrate import calibrate
-from ..validation.cases import cases_from_csv, load_suite
 from .common import add_format_argument, print_json, print_table
 
 
@@ -25,6 +21,11 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    import pandas as pd
+
+    from ..validation.calibrate import calibrate
+    from ..validation.cases import cases_from_csv, load_suite
+
     suite = load_suite(args.suite)
     extra = cases_from_csv(args.cases) if args.cases else []
     fits = calibrate(suite, extra)

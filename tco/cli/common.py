@@ -6,11 +6,6 @@ import json
 import math
 import sys
 
-import pandas as pd
-
-from ..params import parse_assignment
-from ..scenario import Scenario, load_scenario
-
 
 def add_scenario_arguments(parser, with_set: bool = True) -> None:
     parser.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
@@ -24,7 +19,11 @@ def add_format_argument(parser, choices=("table", "json", "csv")) -> None:
     parser.add_argument("--format", choices=choices, default="table", help="output format (default: table)")
 
 
-def scenario_from_args(args) -> Scenario:
+def scenario_from_args(args):
+    """The scenario named by ``args.scenario`` with every ``--set`` applied (validated)."""
+    from ..params import parse_assignment
+    from ..scenario import load_scenario
+
     scenario = load_scenario(args.scenario)
     updates = dict(parse_assignment(item) for item in getattr(args, "set", []) or [])
     return scenario.with_values(updates)
@@ -45,7 +44,9 @@ def print_json(data) -> None:
     sys.stdout.write("\n")
 
 
-def print_table(frame: pd.DataFrame, fmt: str) -> None:
+def print_table(frame, fmt: str) -> None:
+    import pandas as pd
+
     if fmt == "csv":
         frame.to_csv(sys.stdout, index=True)
     else:

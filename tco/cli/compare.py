@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..api import compare
 from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
 
 TABLE_COLUMNS = {
@@ -28,6 +27,8 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from ..api import compare
+
     result = compare(scenario_from_args(args))
     if args.format == "json":
         print_json(result.to_dict())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-from ..export import write_workbook
 from .common import add_scenario_arguments, scenario_from_args
 
 
@@ -17,6 +16,8 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from ..export import write_workbook
+
     scenario = scenario_from_args(args)
     start = time.perf_counter()
     path = write_workbook(scenario, args.xlsx, force=args.force)

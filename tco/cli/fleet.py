@@ -11,18 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
-import pandas as pd
-
 from ..errors import InputError
-from ..fleet import figures
-from ..fleet.config import fleet_config
-from ..fleet.coordination import coordination
-from ..fleet.kv_wall import kv_wall
-from ..fleet.pareto import pareto
-from ..fleet.roadmap import roadmap
-from ..fleet.routing import routing
-from ..fleet.stranded import simulate
-from ..fleet.tree import tree
 from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
 
 ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")
@@ -108,8 +97,19 @@ def write_html_atomically(fig, path: str) -> None:
             os.unlink(tmp)
 
 
-def run_analysis(name: str, scenario, cfg) -> tuple[dict, pd.DataFrame, object]:
+def run_analysis(name: str, scenario, cfg) -> tuple[dict, object, object]:
     """``(json payload, table, figure)`` of one analysis."""
+    import pandas as pd
+
+    from ..dynamics import figures
+    from ..dynamics.coordination import coordination
+    from ..dynamics.kv_wall import kv_wall
+    from ..dynamics.pareto import pareto
+    from ..dynamics.roadmap import roadmap
+    from ..dynamics.routing import routing
+    from ..dynamics.stranded import simulate
+    from ..dynamics.tree import tree
+
     if name == "kv-wall":
         r = kv_wall(scenario, cfg.kv_wall)
         return ({"option": r.option, "counterparts": r.counterparts, "breakevens": r.breakevens,
@@ -141,6 +141,8 @@ def run_analysis(name: str, scenario, cfg) -> tuple[dict, pd.DataFrame, object]:
 
 
 def run(args) -> int:
+    from ..dynamics.config import fleet_config
+
     scenario = scenario_from_args(args)
     cfg = fleet_config(scenario.spec.fleet_dynamics, _overrides(args))
     payload, table, fig = run_analysis(args.analysis, scenario, cfg)

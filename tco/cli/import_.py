@@ -7,10 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
 from ..errors import InputError
-from ..export.reader import import_workbook
 
 
 def add_parser(sub):
@@ -23,6 +20,10 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    import yaml
+
+    from ..export.reader import import_workbook
+
     scenario, data = import_workbook(args.workbook)
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     if not args.out:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..api import parameters
 from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
 
 
@@ -14,6 +13,8 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from ..api import parameters
+
     frame = parameters(scenario_from_args(args))
     if args.format == "json":
         print_json(frame.to_dict(orient="records"))

@@ -6,9 +6,6 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
-from ..studies.parallel import ChunkRunner, StudyInterrupted
-from ..studies.runner import run_study
-from ..studies.spec import load_study
 
 
 def add_parser(sub):
@@ -28,6 +25,10 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    from ..studies.parallel import ChunkRunner, StudyInterrupted
+    from ..studies.runner import run_study
+    from ..studies.spec import load_study
+
     for flag, value, minimum in (("--samples", args.samples, 1), ("--seed", args.seed, 0), ("--workers", args.workers, 1)):
         if value is not None and value < minimum:
             raise InputError.one(flag, value, f"must be an integer >= {minimum}")

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
-from ..validation.cases import load_suite
-from ..validation.suite import category_summary, run_suite
 from .common import add_format_argument, print_json, print_table
 
 
@@ -18,6 +14,11 @@ def add_parser(sub):
 
 
 def run(args) -> int:
+    import pandas as pd
+
+    from ..validation.cases import load_suite
+    from ..validation.suite import category_summary, run_suite
+
     results = run_suite(load_suite(args.suite))
     summary = category_summary(results)
     if args.format == "json":

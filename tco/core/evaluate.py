@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from . import finance, fleet, lifecycle, llm, nre, power, roofline
+from . import finance, lifecycle, llm, nre, power, roofline, sizing
 from .structure import Option, Pool, Structure, device_param, link_param, model_param, pool_param, tier_param
 
 #: infeasibility bits, combined in ``infeasible_code``
@@ -136,7 +136,7 @@ class _Workload:
         self.rate = get("economics.discount_rate")
         self.horizon = get("economics.horizon_years")
         self.annuity = finance.annuity_factor(self.rate, self.horizon)
-        self.output_tokens_per_year = self.mean_rps * self.output * fleet.SECONDS_PER_YEAR
+        self.output_tokens_per_year = self.mean_rps * self.output * sizing.SECONDS_PER_YEAR
         self.whole = structure.whole_devices
 
     def weights_read_bytes(self, tokens):
@@ -212,22 +212,22 @@ def _size_pools(option: Option, perf: dict[str, dict], w: _Workload) -> dict[str
         pre, dec = perf["prefill"], perf["decode"]
         for role, load, capacity in (("prefill", w.prompt, pre["prefill_tokens_per_s"]),
                                      ("decode", w.output, dec["decode_tokens_per_s"])):
-            replicas = fleet.replicas_needed(w.peak_rps * load, capacity, w.whole)
+            replicas = sizing.replicas_needed(w.peak_rps * load, capacity, w.whole)
             perf[role]["replicas"] = replicas
-            perf[role]["utilization"] = fleet.utilization(w.mean_rps * load, replicas, capacity)
+            perf[role]["utilization"] = sizing.utilization(w.mean_rps * load, replicas, capacity)
         link_bw = w.get(link_param(option.link, "bandwidth_bytes_per_s"))
-        bytes_per_request = fleet.kv_transfer_bytes_per_request(w.prompt, w.kv_per_token)
-        out["kv_transfer_s"] = fleet.kv_transfer_time_s(bytes_per_request, link_bw, w.get(link_param(option.link, "latency_s")))
-        out["link_ports"] = fleet.link_ports_needed(w.peak_rps, bytes_per_request, link_bw, w.whole)
+        bytes_per_request = sizing.kv_transfer_bytes_per_request(w.prompt, w.kv_per_token)
+        out["kv_transfer_s"] = sizing.kv_transfer_time_s(bytes_per_request, link_bw, w.get(link_param(option.link, "latency_s")))
+        out["link_ports"] = sizing.link_ports_needed(w.peak_rps, bytes_per_request, link_bw, w.whole)
         out["ttft_s"] = pre["prefill_s"] + out["kv_transfer_s"]
         out["tpot_s"], out["batch"], out["spilled_bytes"] = dec["step_s"], dec["batch"], dec["spilled_bytes"]
         out["tpot_met"] = dec["tpot_met"]
         out["prefill_time_share"] = np.ones_like(out["ttft_s"])
     else:
         pool = perf["colocated"]
-        capacity = fleet.colocated_requests_per_s(w.prompt, w.output, pool["prefill_tokens_per_s"], pool["decode_tokens_per_s"])
-        pool["replicas"] = fleet.replicas_needed(w.peak_rps, capacity, w.whole)
-        pool["utilization"] = fleet.utilization(w.mean_rps, pool["replicas"], capacity)
+        capacity = sizing.colocated_requests_per_s(w.prompt, w.output, pool["prefill_tokens_per_s"], pool["decode_tokens_per_s"])
+        pool["replicas"] = sizing.replicas_needed(w.peak_rps, capacity, w.whole)
+        pool["utilization"] = sizing.utilization(w.mean_rps, pool["replicas"], capacity)
         zero = np.zeros_like(capacity)
         out.update({"links.port_capex_usd": zero, "links.usd_per_year": zero})
         out.update(kv_transfer_s=zero, link_ports=zero, ttft_s=pool["prefill_s"], tpot_s=pool["step_s"],

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from openpyxl.utils import get_column_letter
 
 from ..core.cashflow import CASH_FLOW_LINES
-from ..core.fleet import SECONDS_PER_YEAR
+from ..core.sizing import SECONDS_PER_YEAR
 from ..core.structure import Option, Pool
 from ..fields import FIELDS
 from ..scenario import Scenario

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.fleet import SECONDS_PER_YEAR
 from ..core.nre import WAFER_DIAMETER_MM
 from ..core.power import HOURS_PER_YEAR
+from ..core.sizing import SECONDS_PER_YEAR
 from ..core.structure import Option, Pool, device_param, link_param, model_param, pool_param, tier_param
 from ..scenario import Scenario
 from . import formulas as fx
@@ -183,7 +183,7 @@ def _write_decode(sheet, pool: Pool, n: _Names, m: str, shared, out, dev, caps, 
 
 
 def _replicas(peak_load: str, capacity: str, whole: bool) -> str:
-    """:func:`tco.core.fleet.replicas_needed`: ``ceil(peak / capacity - 1e-9)``, or exact."""
+    """:func:`tco.core.sizing.replicas_needed`: ``ceil(peak / capacity - 1e-9)``, or exact."""
     exact = f"{peak_load}/{capacity}"
     return fx.ceil(f"{exact}-{fx.CEIL_GUARD_FLEET}") if whole else exact
 

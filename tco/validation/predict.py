@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..api import evaluate_scenario
-from ..core import fleet, llm, nre
+from ..core import llm, nre, sizing
 from ..errors import InputError
 from ..scenario import Scenario, scenario_from_dict
 from .cases import Case, Conditions, Suite
@@ -51,9 +51,9 @@ def system_output_tokens_per_s(r: Mapping[str, np.ndarray], c: Conditions):
 
     Replicas in the system (``system_devices / devices_per_replica``) times the requests/s
     one replica serves doing prefill and decode in turn
-    (:func:`tco.core.fleet.colocated_requests_per_s`) times the output tokens per request.
+    (:func:`tco.core.sizing.colocated_requests_per_s`) times the output tokens per request.
     """
-    requests_per_s = fleet.colocated_requests_per_s(c.prompt_tokens, c.output_tokens, r["colocated.prefill_tokens_per_s"],
+    requests_per_s = sizing.colocated_requests_per_s(c.prompt_tokens, c.output_tokens, r["colocated.prefill_tokens_per_s"],
                                                     r["colocated.decode_tokens_per_s"])
     return c.system_devices / r["colocated.devices_per_replica"] * requests_per_s * c.output_tokens
 
@@ -85,7 +85,7 @@ def kv_bytes_per_token(layers, kv_heads, head_dim, bits_per_kv):
 def kv_bytes_per_request_gib(layers, kv_heads, head_dim, bits_per_kv, prompt_tokens):
     """KV cache one request moves from prefill to decode [GiB]: ``P x k / 2^30``."""
     per_token = kv_bytes_per_token(layers, kv_heads, head_dim, bits_per_kv)
-    return fleet.kv_transfer_bytes_per_request(prompt_tokens, per_token) / 2.0**30
+    return sizing.kv_transfer_bytes_per_request(prompt_tokens, per_token) / 2.0**30
 
 
 def kv_link_load_gibit_per_s(layers, kv_heads, head_dim, bits_per_kv, prompt_tokens, requests_per_s):

@@ -12,9 +12,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from tco_app import create_app
 from werkzeug.serving import make_server
-
-from app import create_app
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

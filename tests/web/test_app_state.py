@@ -12,21 +12,21 @@ import openpyxl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tco_app import create_app
+from tco_app.context import AppContext
+from tco_app.controller import update_state
+from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap_view, routing_view, stranded_view, tree_view
+from tco_app.pages.assumptions import cell, table_rows, workbook_download
+from tco_app.pages.compare import compare_view
+from tco_app.pages.lifecycle import cumulative_cost_figure, half_life_figure
+from tco_app.pages.sensitivity import breakeven_view
+from tco_app.state import query_from_state, scenario_choices, scenario_yaml, state_from_query, validated_edits
 
 import tco
-from app import create_app
-from app.context import AppContext
-from app.controller import update_state
-from app.fleet_views import coordination_view, kv_view, pareto_view, roadmap_view, routing_view, stranded_view, tree_view
-from app.pages.assumptions import cell, table_rows, workbook_download
-from app.pages.compare import compare_view
-from app.pages.lifecycle import cumulative_cost_figure, half_life_figure
-from app.pages.sensitivity import breakeven_view
-from app.state import query_from_state, scenario_choices, scenario_yaml, state_from_query, validated_edits
+from tco.dynamics.config import fleet_config
+from tco.dynamics.kv_wall import kv_wall
+from tco.dynamics.stranded import simulate
 from tco.export.reader import import_workbook
-from tco.fleet.config import fleet_config
-from tco.fleet.kv_wall import kv_wall
-from tco.fleet.stranded import simulate
 from tco.scenario import scenario_from_dict
 
 CHOICES = scenario_choices()
@@ -226,9 +226,9 @@ def test_workbook_download_is_the_export_of_the_edited_scenario(tmp_path):
 
 @pytest.mark.parametrize("name", ["default", "fleet-split"])
 def test_routing_and_roadmap_views_show_tco_fleet(name):
-    from tco.fleet.config import fleet_config
-    from tco.fleet.roadmap import roadmap
-    from tco.fleet.routing import routing
+    from tco.dynamics.config import fleet_config
+    from tco.dynamics.roadmap import roadmap
+    from tco.dynamics.routing import routing
 
     scenario = tco.load_scenario(name)
     cfg = fleet_config(scenario.spec.fleet_dynamics)

@@ -8,9 +8,9 @@ import re
 
 import openpyxl
 from playwright.sync_api import expect
+from tco_app.pages import PAGES
 
 import tco
-from app.pages import PAGES
 from tco.scenario import scenario_from_dict
 
 VALUE_CELL = 'tr:has(td[data-dash-column="name"]:has-text("{name}")) td[data-dash-column="value"]'

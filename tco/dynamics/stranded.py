@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..core import stranded as core
 from ..core.finance import annuity_factor
-from ..core.fleet import colocated_requests_per_s, link_ports_needed
+from ..core.sizing import colocated_requests_per_s, link_ports_needed
 from ..core.structure import device_param, link_param
 from ..errors import InputError
 from ..scenario import Scenario

@@ -1,0 +1,44 @@
+"""The package installs every module, and its edges stay lazy (the core needs numpy only)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_package_folder_is_installed():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    mapped = {name: ROOT / folder for name, folder in config["package-dir"].items()}
+    found = set()
+    for top in ("tco", "tco_app"):
+        base = mapped.get(top, ROOT / top)
+        for init in base.rglob("__init__.py"):
+            parts = init.parent.relative_to(base).parts
+            found.add(".".join((top, *parts)))
+    assert found == listed
+
+
+def _modules_after(statement: str) -> set[str]:
+    code = f"{statement}\nimport sys\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+HEAVY = {"pandas", "pydantic", "dash", "openpyxl", "plotly", "scipy", "SALib", "yaml", "dask"}
+
+
+def test_the_core_imports_numpy_only():
+    for statement in ("import tco", "import tco.core", "import tco.core.evaluate"):
+        loaded = _modules_after(statement)
+        assert "numpy" in loaded or statement != "import tco.core.evaluate"
+        assert not HEAVY & loaded, (statement, sorted(HEAVY & loaded))
+
+
+def test_the_command_line_parses_before_importing_a_subcommand():
+    loaded = _modules_after("import tco.cli\ntco.cli.build_parser().parse_args(['compare'])")
+    assert not HEAVY & loaded, sorted(HEAVY & loaded)
