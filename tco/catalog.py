@@ -37,12 +37,16 @@ class Device(Strict):
     id: str
     name: str
     device_class: Literal["general", "specialized"] = Field(alias="class")
+    calibration_class: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    status: Literal["shipping", "announced", "template"]
     vendor: str = ""
     memory_tiers: list[MemoryTier] = Field(min_length=1)
     peak_flops_16bit: Q
     peak_flops_8bit: Q
     peak_flops_4bit: Q | None = None
     chip_to_chip_bandwidth_bytes_per_s: Q
+    scale_up_domain_devices: Q
+    scale_out_bandwidth_bytes_per_s: Q
     sync_latency_s: Q
     tdp_w: Q
     idle_power_w: Q

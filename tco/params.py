@@ -19,6 +19,8 @@ from .errors import FieldError, InputError
 from .fields import Field, field_for
 
 Distribution = Literal["fixed", "uniform", "triangular", "normal", "lognormal"]
+#: evidence grade of a sourced number: A measured or list, B analyst estimate, C our estimate
+Grade = Literal["A", "B", "C"]
 
 
 class Quantity(BaseModel):
@@ -34,6 +36,7 @@ class Quantity(BaseModel):
     source: str = ""
     date: str = ""
     note: str = ""
+    grade: Grade | None = None
 
 
 def _as_quantity(raw):
@@ -61,6 +64,7 @@ class Param:
     source: str = ""
     date: str = ""
     note: str = ""
+    grade: str = ""
 
     @property
     def field(self) -> Field:
@@ -95,7 +99,7 @@ def param_from_quantity(name: str, q: Quantity, default_source: str = "") -> Par
         raise InputError(errors)
     distribution = q.distribution or ("triangular" if high > low else "fixed")
     return Param(name, float(q.value), spec.unit, float(low), float(high), distribution,
-                 q.source or default_source, q.date, q.note)
+                 q.source or default_source, q.date, q.note, q.grade or "")
 
 
 class ParamSet(Mapping[str, Param]):

@@ -192,8 +192,8 @@ def test_fleet_views_show_the_fleet_analyses(name):
 
 def test_changing_the_policy_changes_the_hourly_chart(default_scenario):
     charts = {p: stranded_view(default_scenario, p, {})[3] for p in ("today", "peak", "flex")}
-    backlogs = {p: np.asarray(fig.data[1].y, float) for p, fig in charts.items()}  # decode backlog per hour
-    assert not np.array_equal(backlogs["today"], backlogs["peak"])
+    backlogs = {p: np.concatenate([np.asarray(trace.y, float) for trace in fig.data]) for p, fig in charts.items()}
+    assert not np.array_equal(backlogs["today"], backlogs["peak"])  # backlog per hour, every pool
     assert charts["flex"].layout.title.text.endswith("'flex'")
 
 
