@@ -258,9 +258,19 @@ def gap_from_results(results: Mapping[str, dict], baseline: str, option: str, me
     return np.where(ok, np.where(base_ok, gap, -np.abs(gap) - 1.0), np.abs(gap) + 1.0)
 
 
-def parameters(scenario: Scenario) -> pd.DataFrame:
-    """Every named parameter: name, value, unit, low, high, distribution, source."""
+def parameters(scenario: Scenario, reference: bool = False) -> pd.DataFrame:
+    """Every named parameter: name, value, unit, low, high, distribution, grade, source, date, note.
+
+    ``role`` is ``input`` for the parameters the model reads. With ``reference=True`` the
+    catalog figures shown beside them follow (device list/street/cost-of-goods prices,
+    architecture facts the core does not read yet), with ``role`` ``reference``: they are
+    never drawn by a study.
+    """
+    groups = [("input", scenario.params.values_list())]
+    if reference:
+        groups.append(("reference", scenario.reference.values_list()))
     rows = [{"name": p.name, "value": p.value, "unit": p.unit, "low": p.low, "high": p.high,
-             "distribution": p.distribution, "source": p.source, "date": p.date, "note": p.note}
-            for p in scenario.params.values_list()]
+             "distribution": p.distribution, "grade": p.grade, "source": p.source, "date": p.date, "note": p.note,
+             "role": role}
+            for role, params in groups for p in params]
     return pd.DataFrame(rows)

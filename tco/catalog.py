@@ -31,6 +31,20 @@ class MemoryTier(Strict):
     bandwidth_bytes_per_s: Q
 
 
+class Prices(Strict):
+    """Published prices of a device, shown beside ``price_usd`` but never read by the model.
+
+    ``price_usd`` is the one number the model uses; its ``note`` says which of these it
+    takes and why. These are reference figures (``tco params`` lists them as such) and
+    are not drawn by tornado, Monte Carlo or Sobol.
+    """
+
+    list_usd: Q | None = None
+    street_usd: Q | None = None
+    cogs_usd: Q | None = None
+    rental_usd_per_hour: Q | None = None
+
+
 class Device(Strict):
     """An accelerator: memory tiers (fastest first), compute, power, price, life."""
 
@@ -60,6 +74,7 @@ class Device(Strict):
     residual_value_fraction: Q
     residual_efficiency: Q
     reauthoring_usd_per_shift: Q
+    prices: Prices = Prices()
     note: str = ""
 
     @model_validator(mode="after")
@@ -79,6 +94,26 @@ class Device(Strict):
         return self.device_class == "specialized"
 
 
+class Architecture(Strict):
+    """Architecture facts of a model the core does not read yet (shown, never drawn).
+
+    They record what a published config says beyond the fields the roofline uses, so a
+    later core can model them: shared experts, MoE layers interleaved with dense ones,
+    sliding-window or chunked attention on some layers, latent attention ranks and the
+    number format the weights are released in.
+    """
+
+    vocab_size: Q | None = None
+    attention_heads: Q | None = None
+    shared_experts: Q | None = None
+    moe_layers: Q | None = None
+    sliding_window_tokens: Q | None = None
+    sliding_window_layers: Q | None = None
+    kv_lora_rank: Q | None = None
+    qk_rope_head_dim: Q | None = None
+    native_weight_bits: Q | None = None
+
+
 class LLM(Strict):
     """A transformer model: sizes that set weight bytes, KV bytes and FLOPs."""
 
@@ -95,6 +130,7 @@ class LLM(Strict):
     experts_per_token: Q = 1
     kv_elements_per_token: Q | None = None
     context_max_tokens: Q
+    architecture: Architecture = Architecture()
     note: str = ""
 
     @model_validator(mode="after")

@@ -75,6 +75,11 @@ FIELDS: dict[str, Field] = {
     "residual_value_fraction": Field("fraction", 0.0, 1.0, description="value left at end of life, share of price"),
     "residual_efficiency": _fraction("share of designed efficiency left on shifted work"),
     "reauthoring_usd_per_shift": _non_negative("USD", "software re-authoring per workload shift"),
+    # device prices shown beside price_usd (reference only, not read by the model)
+    "list_usd": _positive("USD", "vendor list price per device"),
+    "street_usd": _positive("USD", "price paid in the market per device (analyst or press)"),
+    "cogs_usd": _positive("USD", "vendor cost of goods per device (analyst estimate)"),
+    "rental_usd_per_hour": _positive("USD/h", "cloud rental price per device-hour"),
     # models
     "params_total": _positive("params", "total parameters"),
     "params_active": _positive("params", "parameters active per token"),
@@ -87,6 +92,16 @@ FIELDS: dict[str, Field] = {
     "experts_per_token": _positive("experts", "routed experts active per token (1 for dense)", integer=True),
     "kv_elements_per_token": _positive("elements/token", "cached elements per token (latent attention)"),
     "context_max_tokens": _positive("tokens", "context window", integer=True),
+    # model architecture facts (reference only, not read by the core yet)
+    "vocab_size": _positive("tokens", "vocabulary size", integer=True),
+    "attention_heads": _positive("heads", "query heads", integer=True),
+    "shared_experts": _non_negative("experts", "always-active shared experts per MoE layer"),
+    "moe_layers": _non_negative("layers", "layers with routed experts (the rest are dense)"),
+    "sliding_window_tokens": _positive("tokens", "attention window of windowed (or chunked) layers", integer=True),
+    "sliding_window_layers": _non_negative("layers", "layers with windowed or chunked attention"),
+    "kv_lora_rank": _positive("elements", "latent width cached per layer (multi-head latent attention)", integer=True),
+    "qk_rope_head_dim": _positive("elements", "decoupled RoPE key width cached per layer (MLA)", integer=True),
+    "native_weight_bits": Field("bits", 2.0, 32.0, description="bits per weight of the released checkpoint"),
     # workload
     "requests_per_s": _positive("req/s", "mean demand", maximum=1e9),
     "peak_to_mean": Field("ratio", 1.0, 100.0, description="peak demand / mean demand"),

@@ -149,6 +149,9 @@ class Scenario:
     spec: ScenarioFile
     path: str | None = None
     devices: dict[str, Device] = field(default_factory=dict)
+    #: catalog figures shown beside the inputs but never read by the model (device prices,
+    #: architecture facts of the model): named like parameters, not in :attr:`params`
+    reference: ParamSet = field(default_factory=lambda: ParamSet(()))
 
     def values(self) -> dict[str, float]:
         return self.params.values()
@@ -264,7 +267,31 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
                           spec.program.device if spec.program else None)
     params = _parameters(spec, catalog, model, devices)
     return Scenario(spec.name, spec.title, spec.description, spec.question, structure,
-                    params.with_values(spec.set), spec, path, devices)
+                    params.with_values(spec.set), spec, path, devices, _reference(model, devices))
+
+
+def _reference(model: LLM, devices: dict[str, Device]) -> ParamSet:
+    """Reference figures (prices, architecture facts) as named, domain-checked quantities.
+
+    Named like parameters (``devices.b200.prices.street_usd``, ``models.gpt-oss-120b.architecture.
+    sliding_window_tokens``) so ``tco params`` can list them beside the inputs; they are not in
+    the scenario's :class:`ParamSet`, so no study can draw or sweep them.
+    """
+    blocks = [(f"models.{model.id}.architecture", model.architecture)]
+    blocks += [(f"devices.{d.id}.prices", d.prices) for d in devices.values()]
+    collected, errors = [], []
+    for prefix, block in blocks:
+        for key in type(block).model_fields:
+            q = getattr(block, key)
+            if q is None:
+                continue
+            try:
+                collected.append(param_from_quantity(f"{prefix}.{key}", q, "catalog"))
+            except InputError as exc:
+                errors.extend(exc.errors)
+    if errors:
+        raise InputError(errors)
+    return ParamSet(collected)
 
 
 def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:

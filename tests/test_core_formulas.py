@@ -12,7 +12,7 @@ from tco.core import finance, lifecycle, llm, nre, roofline
 
 def test_kv_bytes_llama_70b_bf16():
     # meta-llama sku_list: 80 layers, 8 KV heads, head dim 128; BF16 = 16 bits:
-    # 2 x 80 x 8 x 128 x 2 B = 327,680 B per token (facts.md section 4)
+    # 2 x 80 x 8 x 128 x 2 B = 327,680 B per token ([llama-models-sku-list] in docs/sources.md)
     assert llm.kv_bytes_per_token(80, 8, 128, 16) == 327_680
 
 
@@ -24,7 +24,7 @@ def test_kv_bytes_deepseek_v3_latent():
 def test_weight_bytes_and_sram_chip_count():
     # 70B at 8 bits = 70e9 B; over 230 MB SRAM chips: 70e9 / 230e6 = 304.3 -> at least 305 chips
     assert roofline.replica_devices(llm.weight_bytes(70e9, 8), 230e6) == 305
-    # Llama 3.1 70B exactly (70,553,706,496 params): ceil(70.5537e9 / 230e6) = 307 (facts.md: "~307 GroqChips")
+    # Llama 3.1 70B with its embeddings (70,553,706,496 params): ceil(70.5537e9 / 230e6) = 307
     assert roofline.replica_devices(llm.weight_bytes(70_553_706_496, 8), 230e6) == 307
 
 

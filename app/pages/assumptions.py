@@ -1,4 +1,4 @@
-"""Assumptions: every named parameter with unit, range and source; edit values, download the scenario
+"""Assumptions: every named parameter with unit, range, evidence grade and source; edit values, download the scenario
 as YAML or as the finance workbook (``tco export``).
 
 Edits are validated cell by cell in :mod:`app.controller` (one callback owns the table);
@@ -21,7 +21,7 @@ ID = "assumptions"
 LABEL = "Assumptions"
 
 COLUMNS = [("name", "parameter"), ("value", "value (edit)"), ("unit", "unit"), ("low", "low"), ("high", "high"),
-           ("distribution", "distribution"), ("source", "source"), ("check", "check")]
+           ("distribution", "distribution"), ("grade", "grade"), ("source", "source"), ("check", "check")]
 
 
 def cell(value: float) -> str:
@@ -34,7 +34,7 @@ def table_rows(scenario, raw: dict | None = None, problems: dict | None = None) 
     """One row per parameter; ``raw`` keeps a user's rejected text, ``problems`` its rule."""
     raw, problems = raw or {}, problems or {}
     return [{"name": p.name, "value": raw.get(p.name, cell(p.value)), "unit": p.unit, "low": f"{p.low:.4g}",
-             "high": f"{p.high:.4g}", "distribution": p.distribution,
+             "high": f"{p.high:.4g}", "distribution": p.distribution, "grade": p.grade,
              "source": " ".join(x for x in (p.source, p.date, p.note) if x), "check": problems.get(p.name, "")}
             for p in scenario.params.values_list()]
 

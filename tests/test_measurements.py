@@ -1,0 +1,109 @@
+"""The calibration data (validation/measurements.yaml): schema, split, cross-references, and published figures."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from tco.catalog import load_catalog
+from tco.errors import InputError
+from tco.validation.cases import load_suite
+from tco.validation.measurements import IN_SAMPLE_ROUNDS, MEASUREMENTS_PATH, load_measurements
+
+M = load_measurements()
+CATALOG = load_catalog()
+
+
+def test_rounds_are_split_in_and_out_of_sample():
+    inside, outside = M.split("in_sample"), M.split("out_of_sample")
+    assert len(inside) >= 10 and len(outside) >= 20
+    assert {r.round for r in inside} == set(IN_SAMPLE_ROUNDS)
+    assert {r.round for r in outside} >= {"v5.0", "v5.1"} and not {r.round for r in outside} & set(IN_SAMPLE_ROUNDS)
+    assert {r.benchmark for r in M.mlperf} >= {"llama2-70b", "mixtral-8x7b", "llama3.1-405b"}
+    assert {r.scenario for r in M.mlperf} == {"offline", "server", "interactive"}
+
+
+def test_records_name_catalog_devices_and_models():
+    for r in M.mlperf:
+        assert r.device is None or r.device in CATALOG.devices, r.id
+        assert M.benchmarks[r.benchmark].model in CATALOG.models, r.benchmark
+    for r in M.per_user:
+        assert r.device is None or r.device in CATALOG.devices, r.id
+        assert r.model is None or r.model in CATALOG.models, r.id
+    assert {r.device for r in M.per_user} >= {"groq-lpu", "cerebras-cs3", "sambanova-sn40l"}
+
+
+def test_llama2_latency_limits_match_loadgen():
+    """mlperf.conf ([mlperf-loadgen-conf]): llama2-70b Server TTFT 2,000 ms / TPOT 200 ms, interactive 450 / 40, p99."""
+    lat = M.benchmarks["llama2-70b"].latency
+    assert (lat["server"].ttft_s, lat["server"].tpot_s, lat["server"].percentile) == (2.0, 0.2, 99)
+    assert (lat["interactive"].ttft_s, lat["interactive"].tpot_s) == (0.45, 0.04)
+    big = M.benchmarks["llama3.1-405b"].latency["server"]
+    assert (big.ttft_s, big.tpot_s) == (6.0, 0.175)
+
+
+def test_llama2_dataset_statistics_and_the_294_token_finding():
+    """[mlperf-llama2-reference]: 24,576 samples, FP16 reference 294.45 OUTPUT tokens per sample; results gate at
+    90 % of it: 0.9 x 294.45 = 265.005. The logged offline runs generate 290-292 tokens per sample
+    (H100 v4.1: 24,524.9 / 84.4792 = 290.31), between the gate and the reference. No published mean INPUT length."""
+    b = M.benchmarks["llama2-70b"]
+    assert b.samples == 24_576 and b.max_input_tokens == 1024
+    assert b.min_tokens_per_sample == pytest.approx(0.9 * b.reference_mean_output_tokens, rel=1e-12)
+    assert b.mean_input_tokens is None
+    logged = [r.output_tokens_per_sample for r in M.mlperf if r.benchmark == "llama2-70b" and r.output_tokens_per_sample]
+    assert logged and all(b.min_tokens_per_sample < x < b.reference_mean_output_tokens for x in logged)
+    h100 = next(r for r in M.mlperf if r.id == "v4.1-nvidia-h100x8-llama2-70b-offline")
+    assert h100.output_tokens_per_sample == pytest.approx(290.31, abs=0.01)
+
+
+def test_rankings_reproduce_published_ratios():
+    """Per accelerator, v4.1 offline: H200/H100 = 31,302.7 / 24,524.9 = 1.276 (brief: ~1.1-1.3x; v5.0: 34,988.2 /
+    31,306.8 = 1.118); MI300X/H200 = 23,514.8 / 31,302.7 = 0.751 (brief: ~0.73-0.80x); B200 (FP4, 1 GPU) over
+    H100 (4 GPUs) = 11,264.4 / (10,700 / 4) = 4.21, the press's "up to 4X"."""
+    ratio = {k.id: M.ratio(k) for k in M.rankings}
+    assert ratio["h200-vs-h100-llama2-offline-v4.1"] == pytest.approx(31302.7 / 24524.9)
+    assert 1.1 <= ratio["h200-vs-h100-llama2-offline-v5.0"] <= ratio["h200-vs-h100-llama2-offline-v4.1"] <= 1.3
+    assert ratio["mi300x-vs-h200-llama2-offline-v4.1"] == pytest.approx(23514.8 / 31302.7)
+    assert 0.70 <= ratio["mi300x-vs-h200-llama2-server-v4.1"] <= ratio["mi300x-vs-h200-llama2-offline-v4.1"] <= 0.80
+    assert ratio["b200-fp4-vs-h100-llama2-offline-v4.1"] == pytest.approx(11264.4 / (10700 / 4))
+    assert ratio["cerebras-vs-groq-llama31-70b-per-user"] == pytest.approx(450 / 250)
+
+
+def test_suite_cases_agree_with_the_measurement_rows():
+    """validation/cases.yaml's MLPerf cases publish the same figures as the measurement rows."""
+    rows = {(r.round, r.device, r.count, r.scenario): r.tokens_per_s for r in M.mlperf
+            if r.benchmark == "llama2-70b" and "CTS" not in r.accelerator}  # the 1,000 W H200 variant is another part
+    checked = 0
+    for case in load_suite().cases:
+        if case.name.startswith("mlperf41-") and case.metric == "system_output_tokens_per_s":
+            scenario = "offline" if case.name.endswith("offline") else "server"
+            key = ("v4.1", case.conditions.device, int(case.conditions.system_devices), scenario)
+            assert rows[key] == pytest.approx(case.published, rel=1e-9), case.name
+            checked += 1
+    assert checked == 4
+
+
+def _broken(tmp_path, mutate):
+    data = yaml.safe_load(MEASUREMENTS_PATH.read_text())
+    mutate(data)
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(InputError) as info:
+        load_measurements(path)
+    return str(info.value)
+
+
+def test_an_out_of_sample_round_cannot_be_marked_in_sample(tmp_path):
+    def mutate(d):
+        row = next(r for r in d["mlperf"] if r["round"] == "v5.0")
+        row["split"] = "in_sample"
+    assert "out_of_sample" in _broken(tmp_path, mutate)
+
+
+def test_bad_references_are_named(tmp_path):
+    assert "is not a record id" in _broken(tmp_path, lambda d: d["rankings"][0].update(numerator="no-such-row"))
+    assert "ids must be unique" in _broken(tmp_path, lambda d: d["mlperf"][1].update(id=d["mlperf"][0]["id"]))
+    message = _broken(tmp_path, lambda d: d["mlperf"][0].update(benchmark="gpt-5"))
+    assert "mlperf[0]" in message and "gpt-5" in message
+    assert "has no interactive latency limit" in _broken(
+        tmp_path, lambda d: next(r for r in d["mlperf"] if r["benchmark"] == "mixtral-8x7b").update(scenario="interactive"))
