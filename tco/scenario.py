@@ -117,6 +117,7 @@ class Fleet(Strict):
 class ScenarioFile(Strict):
     """The schema of a scenario YAML file."""
 
+    kind: Literal["inference"] = "inference"
     name: str = Field(min_length=1)
     title: str = ""
     description: str = ""
@@ -175,7 +176,11 @@ def bundled_scenarios() -> list[str]:
 
 
 def load_scenario(name_or_path: str | Path | None = None, catalog: Catalog | None = None) -> Scenario:
-    """Read, validate and resolve a scenario file (bundled name or path)."""
+    """Read, validate and resolve a scenario file (bundled name or path).
+
+    A file with ``kind: training`` resolves to a
+    :class:`~tco.training_scenario.TrainingScenario` instead.
+    """
     path = scenario_path(name_or_path)
     data = read_yaml(path)
     return scenario_from_dict(data, catalog, path=str(path))
@@ -185,6 +190,10 @@ def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str |
     """Validate and resolve scenario data (as read from YAML)."""
     if not isinstance(data, dict):
         raise InputError.one(path or "<scenario>", type(data).__name__, "a scenario must be a YAML mapping")
+    if data.get("kind") == "training":
+        from .training_scenario import training_scenario_from_dict
+
+        return training_scenario_from_dict(data, catalog, path)
     try:
         spec = ScenarioFile.model_validate(data)
     except ValidationError as exc:
@@ -213,7 +222,8 @@ def _merge(entry: dict, overrides: dict, path: str) -> dict:
     return merged
 
 
-def _lookup(kind: str, ident: str, entries: dict, overrides: dict, model, path: str):
+def lookup_entry(kind: str, ident: str, entries: dict, overrides: dict, model, path: str):
+    """A catalog entry by id with the scenario's overrides merged in, validated; errors name ``path``."""
     if ident not in entries and ident not in overrides:
         known = ", ".join(sorted(entries))
         raise InputError.one(path, ident, f"is not a known {kind}; known: {known}")
@@ -233,7 +243,7 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     if errors:
         raise InputError(errors)
 
-    model = _lookup("model", spec.model, catalog.models, spec.models, LLM, "model")
+    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model")
     devices: dict[str, Device] = {}
     options = []
     for i, opt in enumerate(spec.options):
@@ -241,7 +251,7 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
         for role, pool in opt.pools().items():
             where = f"options[{i}].{role}.device"
             if pool.device not in devices:
-                devices[pool.device] = _lookup("device", pool.device, catalog.devices, spec.devices, Device, where)
+                devices[pool.device] = lookup_entry("device", pool.device, catalog.devices, spec.devices, Device, where)
             device = devices[pool.device]
             built = spec.program is not None and spec.program.device == pool.device
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
@@ -304,7 +314,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
                 add(device_param(device.id, key), value)
     links_used = sorted({o.kv_link for o in spec.options if o.kv_link})
     for link_id in links_used:
-        link = _lookup("link", link_id, catalog.links, spec.links, Link, "kv_link")
+        link = lookup_entry("link", link_id, catalog.links, spec.links, Link, "kv_link")
         for key in ("bandwidth_bytes_per_s", "latency_s", "port_cost_usd", "port_power_w"):
             add(link_param(link_id, key), getattr(link, key))
     for option in spec.options:

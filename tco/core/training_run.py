@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import finance, goodput, power, training
+from . import finance, goodput, power, siting, training
 from .sizing import SECONDS_PER_YEAR
 from .structure import device_param, model_param, tier_param
 
@@ -38,6 +38,7 @@ class TrainingStructure:
     model: str
     options: tuple[TrainingOption, ...]
     baseline: str
+    site: str | None = None  # where the cluster sits (assumptions/sites.yaml); None: the economics defaults
 
     def option(self, name: str) -> TrainingOption:
         return next(o for o in self.options if o.name == name)
@@ -99,22 +100,37 @@ def training_peak_flops(get, device: str, compute_bits, experts_routed):
     return peak * np.where(experts_routed > 1, get("training.moe_compute_efficiency"), 1.0)
 
 
-def device_usd_per_year(get, device: str, power_w):
+def site_economics(get, site: str | None) -> dict[str, np.ndarray]:
+    """Electricity price, PUE and data-hall rate where a cluster sits.
+
+    Without a site: the scenario's economics (colocation rate per kW-month). At a site of
+    ``assumptions/sites.yaml``: its power price and PUE, and its construction cost
+    annualized over the facility life (:func:`tco.core.siting.built_facility_usd_per_kw_month`).
+    """
+    if site is None:
+        return {k: get(f"economics.{k}") for k in ("electricity_usd_per_kwh", "pue", "facility_usd_per_kw_month")}
+    return {"electricity_usd_per_kwh": get(f"sites.{site}.electricity_usd_per_kwh"), "pue": get(f"sites.{site}.pue"),
+            "facility_usd_per_kw_month": siting.built_facility_usd_per_kw_month(
+                get(f"sites.{site}.construction_usd_per_w"), get("sites.facility_life_years"), get("economics.discount_rate"))}
+
+
+def device_usd_per_year(get, device: str, power_w, site: str | None = None):
     """Yearly cost of owning and running one device [USD/yr] and its parts.
 
     Capital: ``(price + system) (1 - rv (1+r)^-L) / annuity(r, L)``, the level yearly
     charge that repays the hardware over its life ``L`` net of the residual value ``rv``;
     energy at ``power_w`` with PUE; data hall on the provisioned ``TDP + host`` power;
-    maintenance as a share of the hardware.
+    maintenance as a share of the hardware (economics of the ``site``, :func:`site_economics`).
     """
+    place = site_economics(get, site)
     rate = get("economics.discount_rate")
     unit = get(device_param(device, "price_usd")) + get(device_param(device, "system_overhead_usd"))
     life = get(device_param(device, "useful_life_years"))
     residual = get(device_param(device, "residual_value_fraction"))
     capital = unit * (1.0 - residual * finance.discount_factor(rate, life)) / finance.annuity_factor(rate, life)
-    energy = power.energy_cost_usd_per_year(power_w, get("economics.pue"), get("economics.electricity_usd_per_kwh"))
+    energy = power.energy_cost_usd_per_year(power_w, place["pue"], place["electricity_usd_per_kwh"])
     provisioned = get(device_param(device, "tdp_w")) + get(device_param(device, "host_power_w"))
-    facility = power.facility_cost_usd_per_year(provisioned, get("economics.facility_usd_per_kw_month"))
+    facility = power.facility_cost_usd_per_year(provisioned, place["facility_usd_per_kw_month"])
     maintenance = get("economics.maintenance_fraction_per_year") * unit
     return {"capex": capital, "energy": energy, "facility": facility, "maintenance": maintenance}
 
@@ -153,7 +169,7 @@ def _evaluate_option(structure: TrainingStructure, option: TrainingOption, get) 
     wall_s = np.where(share > 0, get("training.tokens") / (tokens_per_s * np.where(share > 0, share, 1.0)), np.inf)
     device_w = power.device_power_w(get(device_param(d, "idle_power_w")), get(device_param(d, "tdp_w")),
                                     get("training.power_utilization"), get(device_param(d, "host_power_w")))
-    yearly = device_usd_per_year(get, d, device_w)
+    yearly = device_usd_per_year(get, d, device_w, structure.site)
     years = wall_s / SECONDS_PER_YEAR
     parts = {f"{k}_usd": devices * v * years for k, v in yearly.items()}
     cost = sum(parts.values())
