@@ -147,6 +147,7 @@ FIELDS: dict[str, Field] = {
     "construction_usd_per_w": _non_negative("USD/W", "construction cost per W of critical IT load"),
     "rtt_to_users_s": _non_negative("s", "network round trip from the site to its users"),
     "egress_usd_per_gb": _non_negative("USD/GB", "network egress price"),
+    "bytes_per_token": _positive("B/token", "bytes of answer text per output token sent to users"),
     "retire_after_years": Field("yr", 0.0, 30.0, description="age at which devices leave the training cluster"),
 }
 

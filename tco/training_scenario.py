@@ -213,10 +213,11 @@ def _parameters(spec: TrainingScenarioFile, catalog: Catalog, model: LLM, device
                 "assumptions/training.yaml")
     for option in spec.options:
         add(cluster_param(option.name), option.cluster_devices)
-    used_sites = sorted({s for s in (spec.site, spec.serving.site) if s})
-    if used_sites:
+    all_sites = catalog.sites.get("sites", {})
+    if all_sites:
         add("sites.facility_life_years", catalog.sites.get("facility_life_years"), "assumptions/sites.yaml")
-    for site in used_sites:
+        add("sites.bytes_per_token", catalog.sites.get("bytes_per_token"), "assumptions/sites.yaml")
+    for site in all_sites:
         for key in SITE_FIELDS:
             add(site_param(site, key), catalog.sites["sites"][site].get(key), "assumptions/sites.yaml")
     add("second_life.retire_after_years", spec.second_life.retire_after_years)
