@@ -118,9 +118,10 @@ def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> Tra
         row = {k: _scalar(r[k]) for k in TRAINING_OUTPUTS}
         row["feasible"] = row["feasible"] > 0
         row["placement"] = f"{row['devices']:.0f} x {option.device}"
-        row["shape"] = (f"TP{row['tensor_parallel']:.0f} PP{row['pipeline_parallel']:.0f} DP{row['data_parallel']:.0f}"
-                        + (f" EP{row['expert_parallel']:.0f}" if row["expert_parallel"] > 1 else "")
-                        + (f" recompute {row['recompute']:.2g}" if row["recompute"] > 0 else "")) if row["feasible"] else "none fits"
+        shape = (f"TP{row['tensor_parallel']:.0f} PP{row['pipeline_parallel']:.0f} DP{row['data_parallel']:.0f}"
+                 + (f" EP{row['expert_parallel']:.0f}" if row["expert_parallel"] > 1 else "")
+                 + (f" recompute {row['recompute']:.2g}" if row["recompute"] > 0 else ""))
+        row["shape"] = shape if row["feasible"] else "none fits"
         row["bound"] = TRAINING_BOUNDS[int(row["bound"])] if row["feasible"] else "memory"
         rows.append({"option": option.name, **row})
     table = pd.DataFrame(rows).set_index("option")
@@ -154,8 +155,9 @@ def training_verdict(result: TrainingComparison, winner: str | None) -> str:
     feasible = table[table["feasible"]]
     fastest = str(feasible["time_to_train_days"].idxmin())
     text = f"{winner} trains cheapest at ${cost / 1e6:.3g}M per run in {days:.3g} days"
+    base_cost = table.loc[base, "cost_per_run_usd"]
     if winner != base and table.loc[base, "feasible"]:
-        text += f" ({cost / table.loc[base, 'cost_per_run_usd']:.2f}x the baseline {base}'s ${table.loc[base, 'cost_per_run_usd'] / 1e6:.3g}M)"
+        text += f" ({cost / base_cost:.2f}x the baseline {base}'s ${base_cost / 1e6:.3g}M)"
     elif winner == base and len(feasible) > 1:
         runner = str(feasible.drop(index=winner)["cost_per_run_usd"].idxmin())
         text += f"; the next cheapest, {runner}, costs {feasible.loc[runner, 'cost_per_run_usd'] / cost:.2f}x as much"
@@ -211,7 +213,8 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
     bytes_per_token = values["sites.bytes_per_token"]
     devices = _scalar(results[winner]["devices"])
     train_it_w = _scalar(results[winner]["power_w"])
-    provisioned_train_w = devices * (values[device_param(option.device, "tdp_w")] + values[device_param(option.device, "host_power_w")])
+    provisioned_train_w = devices * (values[device_param(option.device, "tdp_w")]
+                                     + values[device_param(option.device, "host_power_w")])
     serve_it_w = _scalar(sr["power_w"])
     serve_provisioned_w = sum(
         _scalar(sr[f"{p.role}.devices"]) * (serve_values[device_param(p.device, "tdp_w")]
@@ -222,7 +225,8 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
     for site in sites:
         facility = siting.built_facility_usd_per_kw_month(quantity(site, "construction_usd_per_w"), life, rate)
         price, pue = quantity(site, "electricity_usd_per_kwh"), quantity(site, "pue")
-        t = power.energy_cost_usd_per_year(train_it_w, pue, price) + power.facility_cost_usd_per_year(provisioned_train_w, facility)
+        t = (power.energy_cost_usd_per_year(train_it_w, pue, price)
+             + power.facility_cost_usd_per_year(provisioned_train_w, facility))
         egress = siting.egress_usd_per_mtok(bytes_per_token, quantity(site, "egress_usd_per_gb")) * tokens_per_year / 1e6
         s = (power.energy_cost_usd_per_year(serve_it_w, pue, price)
              + power.facility_cost_usd_per_year(serve_provisioned_w, facility) + egress)
@@ -254,7 +258,7 @@ def second_life(scenario: TrainingScenario, values: Mapping[str, object]) -> dic
     from .dynamics.derived import placement_spec, replica_minimums, with_options
 
     serving = _serving_scenario(scenario)
-    base_results, serve_values = evaluate_scenario(serving)
+    base_results, _ = evaluate_scenario(serving)
     feasible = {n: _scalar(r["lcot_usd_per_mtok"]) for n, r in base_results.items() if _scalar(r["feasible"]) > 0}
     if not feasible:
         return {}

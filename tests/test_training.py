@@ -1,0 +1,178 @@
+"""The training branch: step model, goodput, siting, second life, flips and the training scenario."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tco
+from tco.core import cascade, goodput, siting, training
+from tco.core.training_run import evaluate_training
+from tco.errors import InputError
+from tco.flips import flip_conditions
+from tco.params import Param, ParamSet
+from tco.scenario import scenario_from_dict
+from tco.training_api import compare_training
+
+
+@pytest.fixture(scope="module")
+def run():
+    return tco.load_scenario("training-run")
+
+
+def test_model_flops_llama_70b_at_8k():
+    # 6 x 70.55e9 = 4.2332e11 through the weights; causal attention 6 x 80 layers x 8192 x 8192 = 3.2212e10
+    flops = training.model_flops_per_token(70.553706496e9, 80, 8192, 8192)
+    assert flops == pytest.approx(6 * 70.553706496e9 + 6 * 80 * 8192 * 8192)
+    # a full recomputation adds one forward pass: 2/6 more
+    assert training.hardware_flops_per_token(70.553706496e9, 80, 8192, 8192, 1.0) == pytest.approx(flops * 4 / 3)
+
+
+def test_activation_memory_405b_selective_and_full():
+    # Korthikanti et al. 2023: 34 s b h / t per layer; 8192 x 16384 x 34 x 126 / 8 = 71.87 GB
+    assert training.activation_bytes_per_device(8192, 1, 16384, 126, 8, 0.0) == pytest.approx(8192 * 16384 * 34 * 126 / 8)
+    # full recomputation keeps 2 s b h / t per layer plus one layer rebuilt: (2 x 126 + 34) s h / 8
+    assert training.activation_bytes_per_device(8192, 1, 16384, 126, 8, 1.0) == pytest.approx(8192 * 16384 * (2 * 126 + 34) / 8)
+
+
+def test_model_state_405b_tp8_pp16_dp64():
+    # weights + grads 405e9 / 128 x 4 B = 12.66 GB; Adam state 12 x 405e9 / 8192 = 0.593 GB
+    state = training.model_state_bytes_per_device(405e9, 0.0, 8, 16, 1, 64, 4.0, 12.0)
+    assert state == pytest.approx(405e9 / 128 * 4 + 12 * 405e9 / 8192)
+
+
+def test_moe_expert_params_mixtral():
+    # e = (46.7e9 - 12.88e9) / (8 - 2); all routed experts: 8 e
+    assert training.routed_expert_params(46.7e9, 12.88e9, 8, 2) == pytest.approx(8 * (46.7e9 - 12.88e9) / 6)
+    assert training.routed_expert_params(70e9, 70e9, 1, 1) == 0.0
+
+
+def test_collectives_and_bubble():
+    assert training.ring_allreduce_bytes_per_device(100.0, 4) == pytest.approx(150.0)  # 2 x 3/4 x 100
+    assert training.ring_allreduce_bytes_per_device(100.0, 1) == 0.0
+    # 1e9 B at 1e11 B/s + 1 collective x 2 log2(8) x 5 us = 0.01 + 3e-5 s
+    assert training.collective_time_s(1e9, 1e11, 5e-6, 8.0) == pytest.approx(0.01 + 6 * 5e-6)
+    assert training.pipeline_bubble_fraction(16, 4, 32) == pytest.approx(15 / 128)
+    # within an 8-device domain the scale-up link, beyond it the scale-out network
+    assert training.link_bandwidth(np.array([8.0, 16.0]), 8.0, 450e9, 50e9).tolist() == [450e9, 50e9]
+
+
+def test_goodput_llama3_405b():
+    """Llama 3: 419 interruptions / (54 d x 16,384 GPUs) = 4.74e-4 per device-day, M = 11,130 s; a 405B checkpoint
+    at 14 B/param over 2 TB/s blocks 2.835 s; tau = sqrt(2 x 2.835 x M) = 251 s; restart 600 s:
+    goodput = (1 - (600 + 125.6) / 11130) / (1 + 2.835 / 251) = 0.924 (published: above 90 %)."""
+    rate = 419 / (54 * 16384)
+    mtbi = goodput.mean_time_between_interruptions_s(rate, 16384)
+    assert mtbi == pytest.approx(86400 * 54 / 419)
+    delta = goodput.checkpoint_write_s(405e9, 14.0, 2e12)
+    assert delta == pytest.approx(2.835)
+    tau = np.sqrt(2 * delta * mtbi)
+    expected = (1 - (600 + tau / 2) / mtbi) / (1 + delta / tau)
+    assert goodput.goodput_fraction(mtbi, 600.0, delta) == pytest.approx(expected)
+    assert 0.92 < expected < 0.93
+    assert goodput.goodput_fraction(100.0, 600.0, 2.0) == 0.0  # restarts outlast the time between failures
+
+
+@settings(max_examples=40, deadline=None)
+@given(rate=st.floats(1e-5, 1e-2), devices=st.floats(8, 1e5), restart=st.floats(0, 3600), delta=st.floats(0.1, 600))
+def test_goodput_falls_with_failure_rate(rate, devices, restart, delta):
+    g1 = goodput.goodput_fraction(goodput.mean_time_between_interruptions_s(rate, devices), restart, delta)
+    g2 = goodput.goodput_fraction(goodput.mean_time_between_interruptions_s(rate * 2, devices), restart, delta)
+    assert 0.0 <= g2 <= g1 <= 1.0
+
+
+def test_built_facility_rate():
+    # $11.7/W = $11,700/kW over 15 years at 9 %: annuity 8.0607 -> 11,700 / 8.0607 / 12 = 120.96 USD/kW-month
+    annuity = (1 - 1.09 ** -15) / 0.09
+    assert siting.built_facility_usd_per_kw_month(11.7, 15, 0.09) == pytest.approx(11700 / annuity / 12)
+
+
+def test_combined_versus_split_sites():
+    # two sites: training cheaper at site 1; serving only feasible at site 0 -> combined must use site 0
+    combined, split, c_site, t_site, s_site = siting.combined_and_split_usd([10.0, 6.0], [3.0, 2.0], [True, False])
+    assert (combined, split, c_site, t_site, s_site) == (13.0, 9.0, 0, 1, 0)
+    combined, split, *_ = siting.combined_and_split_usd([10.0, 6.0], [3.0, 2.0], [True, True])
+    assert combined == split == 8.0
+    assert siting.user_ttft_s(0.2, 0.05) == pytest.approx(0.25)
+    assert siting.egress_usd_per_mtok(4.0, 0.09) == pytest.approx(4e6 / 1e9 * 0.09)
+
+
+def test_cascade_value_and_choice():
+    # r = 0: 2 years x (1e10 tokens x $1/M - $2,000) + end value $1,000 = 2 x 8,000 + 1,000 = 17,000
+    assert cascade.cascade_value_usd(1e10, 1.0, 2000.0, 2.0, 0.0, 1000.0) == pytest.approx(17000.0)
+    assert cascade.market_value_fraction(3.0, 5.0, 0.1) == pytest.approx(1 - 0.9 * 3 / 5)
+    choice, premium = cascade.second_life_choice(np.array([17000.0, 5000.0]), 8000.0)
+    assert choice.tolist() == [0.0, 1.0] and premium.tolist() == [9000.0, -3000.0]
+
+
+def test_flip_conditions_on_a_known_gap():
+    # gap = x - 3 over [0, 10]: the winner (gap < 0) loses above x = 3; y never flips
+    params = ParamSet([Param("a.x", 1.0, "USD", 0.0, 10.0, "uniform"), Param("a.y", 1.0, "USD", 0.0, 2.0, "uniform")])
+    flips = flip_conditions(params, lambda u: np.asarray(u.get("a.x", 1.0)) - 3.0 + 0.0 * np.asarray(u.get("a.y", 1.0)))
+    assert len(flips) == 1 and flips[0]["name"] == "a.x" and flips[0]["direction"] == "above"
+    assert flips[0]["value"] == pytest.approx(3.0, abs=1e-9)
+
+
+def test_training_run_scenario_outputs_add_up(run):
+    results = evaluate_training(run.structure, run.values())
+    v = run.values()
+    for name, r in results.items():
+        assert r["feasible"] == 1.0, name
+        parts = r["capex_usd"] + r["energy_usd"] + r["facility_usd"] + r["maintenance_usd"]
+        assert r["cost_per_run_usd"] == pytest.approx(parts)
+        assert r["time_to_train_s"] == pytest.approx(v["training.tokens"] / (r["tokens_per_s"] * r["goodput"]))
+        assert 0.2 < r["mfu"] < 0.7, name
+        assert r["memory_bytes_per_device"] <= v[f"devices.{run.structure.option(name).device}.memory.hbm.capacity_bytes"]
+
+
+def test_training_evaluation_is_vectorized(run):
+    """Five draws at once equal five scalar evaluations."""
+    draws = {"devices.h100-sxm.price_usd": np.array([20e3, 25e3, 27.5e3, 30e3, 35e3]),
+             "training.failure_rate_per_device_day": np.array([1e-4, 3e-4, 4.74e-4, 1e-3, 3e-3])}
+    values = run.values() | draws
+    batch = evaluate_training(run.structure, values)["h100"]
+    for i in range(5):
+        one = evaluate_training(run.structure, run.values() | {k: v[i] for k, v in draws.items()})["h100"]
+        assert batch["cost_per_run_usd"][i] == pytest.approx(float(one["cost_per_run_usd"]))
+        assert batch["time_to_train_s"][i] == pytest.approx(float(one["time_to_train_s"]))
+
+
+def test_compare_training_verdict_and_flips(run):
+    result = compare_training(run)
+    cheapest = result.options[result.options["feasible"]]["cost_per_run_usd"].idxmin()
+    assert result.verdict.startswith(f"{cheapest} trains cheapest")
+    assert result.flips and all(f["low"] <= f["value"] <= f["high"] for f in result.flips)
+    data = result.to_dict()
+    assert data["scenario"]["kind"] == "training"
+    assert {o["name"] for o in data["options"]} == {"h100", "b200", "tpu-v6e", "mi300x"}
+    assert data["siting"]["combined_usd_per_year"] >= data["siting"]["split_usd_per_year"]
+    assert set(data["second_life"]["devices"]) == {"h100-sxm", "b200", "tpu-v6e", "mi300x"}
+
+
+def test_flip_is_a_real_flip(run):
+    """Moving the nearest flip parameter just past its flip value changes the cheapest option."""
+    result = compare_training(run)
+    flip = result.flips[0]
+    step = 1e-3 * (flip["high"] - flip["low"])
+    past = flip["value"] + (step if flip["direction"] == "above" else -step)
+    moved = compare_training(run.with_values({flip["name"]: past}), with_flips=False)
+    feasible = moved.options[moved.options["feasible"]]
+    assert feasible["cost_per_run_usd"].idxmin() != result.options["cost_per_run_usd"].idxmin()
+
+
+def test_inference_only_device_cannot_train(run):
+    data = run.to_dict()
+    data["options"] = [{"name": "groq", "device": "groq-lpu", "cluster_devices": 576}]
+    data["baseline"] = "groq"
+    with pytest.raises(InputError) as err:
+        scenario_from_dict(data)
+    assert err.value.errors[0].path == "options[0].device" and "cannot train" in err.value.errors[0].rule
+
+
+def test_unknown_site_is_named(run):
+    data = run.to_dict() | {"site": "moon"}
+    with pytest.raises(InputError) as err:
+        scenario_from_dict(data)
+    assert err.value.errors[0].path == "site"
