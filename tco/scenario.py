@@ -171,8 +171,9 @@ def scenario_path(name_or_path: str | Path | None) -> Path:
     return bundled_or_path(DEFAULT_SCENARIO if name_or_path is None else name_or_path, SCENARIOS_DIR, "SCENARIO", "scenario")
 
 
-def bundled_scenarios() -> list[str]:
-    return sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml"))
+def bundled_scenarios(kind: str = "inference") -> list[str]:
+    """Names of the bundled scenarios of one ``kind`` (``inference`` or ``training``)."""
+    return sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml") if (read_yaml(p) or {}).get("kind", "inference") == kind)
 
 
 def load_scenario(name_or_path: str | Path | None = None, catalog: Catalog | None = None) -> Scenario:

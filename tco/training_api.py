@@ -120,7 +120,8 @@ def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> Tra
         row["placement"] = f"{row['devices']:.0f} x {option.device}"
         shape = (f"TP{row['tensor_parallel']:.0f} PP{row['pipeline_parallel']:.0f} DP{row['data_parallel']:.0f}"
                  + (f" EP{row['expert_parallel']:.0f}" if row["expert_parallel"] > 1 else "")
-                 + (f" recompute {row['recompute']:.2g}" if row["recompute"] > 0 else ""))
+                 + (f" recompute {row['recompute']:.2g}" if row["recompute"] > 0 else "")
+                 + (" FSDP" if row["fsdp"] > 0 else ""))
         row["shape"] = shape if row["feasible"] else "none fits"
         row["bound"] = TRAINING_BOUNDS[int(row["bound"])] if row["feasible"] else "memory"
         rows.append({"option": option.name, **row})

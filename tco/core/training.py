@@ -47,6 +47,7 @@ class Candidates:
     virtual: np.ndarray
     expert: np.ndarray
     recompute: np.ndarray
+    fsdp: np.ndarray
 
     def __len__(self) -> int:
         return len(self.tensor)
@@ -54,19 +55,20 @@ class Candidates:
     def label(self, k: int) -> str:
         """``TP8 PP16 VP4 EP1 selective`` for candidate ``k``."""
         return (f"TP{int(self.tensor[k])} PP{int(self.pipeline[k])} VP{int(self.virtual[k])} EP{int(self.expert[k])} "
-                f"recompute {self.recompute[k]:g}")
+                f"recompute {self.recompute[k]:g}{' FSDP' if self.fsdp[k] else ''}")
 
 
 def _candidates() -> Candidates:
-    rows = [(t, p, v, e, r) for t, p, v, e, r in itertools.product((1, 2, 4, 8), (1, 2, 4, 8, 16), (1, 4), (1, 8, 64),
-                                                                    (0.0, 0.25, 0.5, 1.0))
-            if not (p == 1 and v > 1)]
+    rows = [(t, p, v, e, r, f) for t, p, v, e, r, f in itertools.product((1, 2, 4, 8), (1, 2, 4, 8, 16), (1, 4), (1, 8, 64),
+                                                                          (0.0, 0.25, 0.5, 1.0), (0, 1))
+            if not (p == 1 and v > 1) and not (f and p > 1)]
     columns = np.array(rows, dtype=float).T
     return Candidates(*columns)
 
 
 #: the static candidate list: TP 1-8, PP 1-16, interleaving 1 or 4, EP 1/8/64, a share 0, 1/4, 1/2 or all of the
-#: layers fully recomputed (Megatron ``--recompute-num-layers``; the rest keep selective recomputation)
+#: layers fully recomputed (Megatron ``--recompute-num-layers``; the rest keep selective recomputation), and,
+#: without pipelining, fully sharded data parallelism (FSDP / ZeRO-3) or not
 CANDIDATES = _candidates()
 
 
@@ -113,6 +115,18 @@ def model_state_bytes_per_device(params_total, expert_params, tensor, pipeline, 
     dense = np.asarray(params_total, float) - expert_params
     shard = dense / (tensor * pipeline) + expert_params / (tensor * pipeline * expert)
     return shard * weight_grad_bytes_per_param + optimizer_bytes_per_param * params_total / (tensor * pipeline * data)
+
+
+def fully_sharded_state_bytes_per_device(params_total, layers, tensor, data, weight_grad_bytes_per_param,
+                                         optimizer_bytes_per_param):
+    """Model state per device under fully sharded data parallelism (FSDP, ZeRO stage 3) [B].
+
+    Weights, gradients and optimizer state all split ``t d`` ways (Rajbhandari et al., SC 2020:
+    ``(2 + 2 + K) N / N_d``), plus the unsharded weights of the two layers being gathered
+    (the one computing and the one prefetched): ``2 x 2 N / (L t)`` bytes at BF16.
+    """
+    params = np.asarray(params_total, float)
+    return (weight_grad_bytes_per_param + optimizer_bytes_per_param) * params / (tensor * data) + 4.0 * params / (layers * tensor)
 
 
 def activation_bytes_per_device(seq_len, micro_batch_seqs, hidden, layers, tensor, recompute):
@@ -193,7 +207,7 @@ def step_terms(x: StepInputs, c: Candidates = CANDIDATES) -> dict[str, np.ndarra
 
     devices, layers, hidden, seq = col(x.devices), col(x.layers), col(x.hidden), col(x.seq_len)
     experts, k_active = col(x.experts_routed), col(x.experts_per_token)
-    t, p, v, e, r = c.tensor, c.pipeline, c.virtual, c.expert, c.recompute
+    t, p, v, e, r, f = c.tensor, c.pipeline, c.virtual, c.expert, c.recompute, c.fsdp
     data = np.floor(devices / (t * p) + 1e-9)
     used = data * t * p
     batch_seqs = col(x.global_batch_tokens) / seq
@@ -204,8 +218,11 @@ def step_terms(x: StepInputs, c: Candidates = CANDIDATES) -> dict[str, np.ndarra
     # shape rules: whole groups, a micro-batch per pipeline, layers to fill the stages, experts to split
     valid = (data >= 1.0) & (microbatches >= 1.0 - 1e-9) & (layers >= p * v - 1e-9) & (e <= np.where(moe, experts, 1.0))
     valid &= e <= data  # expert groups are carved out of the data-parallel group
-    state = model_state_bytes_per_device(col(x.params_total), expert_params, t, p, e, np.maximum(data, 1.0),
-                                         col(x.weight_grad_bytes_per_param), col(x.optimizer_bytes_per_param))
+    state = np.where(f > 0, fully_sharded_state_bytes_per_device(
+        col(x.params_total), layers, t, np.maximum(data, 1.0), col(x.weight_grad_bytes_per_param),
+        col(x.optimizer_bytes_per_param)), model_state_bytes_per_device(
+        col(x.params_total), expert_params, t, p, e, np.maximum(data, 1.0), col(x.weight_grad_bytes_per_param),
+        col(x.optimizer_bytes_per_param)))
     activations = activation_bytes_per_device(seq, micro, hidden, layers, t, r)
     memory_need = state + activations
     fits = memory_need <= col(x.memory_bytes) * col(x.memory_usable_fraction)
@@ -228,15 +245,18 @@ def step_terms(x: StepInputs, c: Candidates = CANDIDATES) -> dict[str, np.ndarra
     # pipeline: one activation forward and one gradient backward per stage boundary and micro-batch
     pp_bytes = 2.0 * v * microbatches * activation_msg / t
     pp_s = np.where(p > 1.0, pp_bytes / link_bandwidth(t * data * 2.0, domain, c2c, out_bw) + 2.0 * v * microbatches * lat, 0.0)
-    # data parallel: gradient reduce-scatter + parameter all-gather of the device's shard, once per step
+    # data parallel: gradient reduce-scatter + parameter all-gather of the device's shard, once per step;
+    # FSDP gathers the parameters twice (forward and backward): 1.5x the volume (ZeRO stage 3, Rajbhandari et al.)
     shard_params = (col(x.params_total) - expert_params) / (t * p) + expert_params / (t * p * e)
-    dp_bytes = ring_allreduce_bytes_per_device(shard_params * col(x.gradient_bytes_per_param), data)
-    dp_s = collective_time_s(dp_bytes, link_bandwidth(t * data, domain, c2c, out_bw), lat, data, 2.0)
+    dp_bytes = (1.0 + 0.5 * f) * ring_allreduce_bytes_per_device(shard_params * col(x.gradient_bytes_per_param), data)
+    dp_s = collective_time_s(dp_bytes, link_bandwidth(t * data, domain, c2c, out_bw), lat, data, 2.0 + f)
 
     overlap = col(x.comm_overlap)
     bubble = pipeline_bubble_fraction(p, v, np.maximum(microbatches, 1.0))
     in_stage = compute_s + (1.0 - overlap) * (tp_s + ep_s)
-    dp_exposed = np.maximum(dp_s - overlap * compute_s / np.maximum(microbatches, 1.0), 0.0)
+    # the exchange hides behind one micro-batch (last backward, first forward); FSDP prefetches layer by layer
+    window = np.where(f > 0, compute_s, compute_s / np.maximum(microbatches, 1.0))
+    dp_exposed = np.maximum(dp_s - overlap * window, 0.0)
     pp_exposed = (1.0 - overlap) * pp_s
     step_s = in_stage * (1.0 + bubble) + pp_exposed + dp_exposed
     parts = np.stack(np.broadcast_arrays(compute_s, in_stage * bubble, (1.0 - overlap) * tp_s * (1.0 + bubble),
@@ -261,6 +281,6 @@ def best_shape(terms: dict[str, np.ndarray], c: Candidates = CANDIDATES) -> dict
     out["step_s"] = np.where(any_fit, out["step_s"], np.inf)
     out["shape_index"] = np.where(any_fit, index, -1).astype(float)
     for name, column in (("tensor_parallel", c.tensor), ("pipeline_parallel", c.pipeline), ("virtual_stages", c.virtual),
-                         ("expert_parallel", c.expert), ("recompute", c.recompute)):
+                         ("expert_parallel", c.expert), ("recompute", c.recompute), ("fsdp", c.fsdp)):
         out[name] = np.where(any_fit, column[index], np.nan)
     return out

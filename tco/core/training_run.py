@@ -81,6 +81,7 @@ TRAINING_OUTPUTS: dict[str, tuple[str, str]] = {
     "expert_parallel": ("devices", "expert-parallel degree (1 for a dense model)"),
     "data_parallel": ("replicas", "data-parallel degree"),
     "recompute": ("0-1", "share of layers whose activations are fully recomputed to fit memory"),
+    "fsdp": ("bool", "1 when weights, gradients and optimizer state are fully sharded over data parallel (ZeRO-3)"),
     "bubble_fraction": ("0-1", "pipeline fill and drain added to the step"),
     "bound": ("code", "what limits the step: 0 compute, 1 pipeline bubble, 2 TP, 3 EP, 4 DP, 5 PP traffic"),
     "feasible": ("bool", "1 when a parallel shape fits memory and the run finishes"),
