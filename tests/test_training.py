@@ -176,3 +176,33 @@ def test_unknown_site_is_named(run):
     with pytest.raises(InputError) as err:
         scenario_from_dict(data)
     assert err.value.errors[0].path == "site"
+
+
+@pytest.fixture(scope="module")
+def training_suite():
+    from tco.validation.training import load_training_suite
+
+    return load_training_suite()
+
+
+def test_training_validation_cases_within_tolerance(training_suite):
+    """Every training case, fitted and out of sample, is within its tolerance at the catalog's
+    (calibrated) values; the throughput cases' tolerance is +-20 %."""
+    from tco.validation.training import run_training_suite
+
+    results = run_training_suite(training_suite)
+    bad = [(r.case.name, round(r.rel_error, 3)) for r in results if not r.within_tolerance]
+    assert not bad
+    assert any(r.case.out_of_sample for r in results) and any(r.case.fit for r in results)
+    assert all(r.case.tolerance.high <= 0.2 and r.case.tolerance.low >= -0.2 for r in results)
+
+
+def test_catalog_training_efficiencies_are_the_fit(training_suite):
+    """assumptions/training.yaml holds the calibrated value of each fitted class (to 1 %)."""
+    from tco.catalog import load_catalog
+    from tco.validation.training import calibrate_training
+
+    classes = load_catalog().training["classes"]
+    for fit in calibrate_training(training_suite):
+        assert classes[fit.device_class]["training_compute_efficiency"]["value"] == pytest.approx(fit.value[0], rel=0.01)
+        assert fit.rms_log_error(after=True) <= fit.rms_log_error(after=False)
