@@ -60,8 +60,9 @@ COORDINATION_ROWS: list[Column] = [
     ("homogeneous GPU fleet, USD per M output tokens", "gpu_usd_per_mtok", ",.3f", 1.0)]
 
 TREE_COLUMNS: list[Column] = [
-    ("view", "view", None, 1.0), ("leaf", "leaf", None, 1.0), ("winner", "winner", None, 1.0),
-    ("winner's cost, USD per M tokens", "usd_per_mtok", ",.3f", 1.0),
+    ("view", "view", None, 1.0), ("branch", "branch", None, 1.0), ("leaf", "leaf", None, 1.0),
+    ("precious resource", "precious_resource", None, 1.0), ("winner", "winner", None, 1.0),
+    ("winner's cost, USD per M tokens (training tokens for the training leaf)", "usd_per_mtok", ",.3f", 1.0),
     ("runner-up", "runner_up", None, 1.0), ("margin (runner-up cost / winner cost)", "margin", ",.2f", 1.0)]
 
 
