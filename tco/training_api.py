@@ -252,49 +252,90 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
             "split_saves_usd_per_year": _plain(float(combined - split))}
 
 
-def second_life(scenario: TrainingScenario, values: Mapping[str, object]) -> dict:
-    """Per training option: the value at retirement of cascading a device to serving, of
-    selling it and of scrapping it, and which wins (:mod:`tco.core.cascade`)."""
+def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
+                       serving_updates: Mapping[str, object] | None = None) -> tuple[dict, np.ndarray, str]:
+    """Cascade, sell and premium per training device, vectorized over the arrays in ``values``
+    (training parameters) and ``serving_updates`` (serving-scenario parameters), which broadcast.
+
+    Returns ``({device: {name: array}}, value per Mtok, the new serving option at the base values)``.
+    The serving tokens are valued at the cheapest feasible new option of the serving scenario
+    (per draw); a retired device that misses the serving latency targets cannot cascade.
+    """
     from .api import evaluate_scenario
     from .dynamics.derived import placement_spec, replica_minimums, with_options
 
     serving = _serving_scenario(scenario)
-    base_results, _ = evaluate_scenario(serving)
-    feasible = {n: _scalar(r["lcot_usd_per_mtok"]) for n, r in base_results.items() if _scalar(r["feasible"]) > 0}
-    if not feasible:
-        return {}
-    new_option = min(feasible, key=feasible.get)
-    value_per_mtok = feasible[new_option]
-    age = values["second_life.retire_after_years"]
-    rate = values["economics.discount_rate"]
     devices = sorted({o.device for o in scenario.structure.options})
     minimums = replica_minimums(serving)
     derived = with_options(serving, [placement_spec(d, d, "ib-400g", minimums) | {"name": f"retired:{d}"} for d in devices])
-    results, derived_values = evaluate_scenario(derived)
+    results, serve_values = evaluate_scenario(derived, serving_updates)
+    new = [o.name for o in serving.structure.options]
+    lcot = np.stack([np.where(results[n]["feasible"] > 0, results[n]["lcot_usd_per_mtok"], np.inf) for n in new])
+    value_per_mtok = np.min(lcot, axis=0)
+    base_option = new[int(np.argmin(lcot.reshape(len(new), -1)[:, 0]))]
+    age = np.asarray(values["second_life.retire_after_years"], float)
+    rate = np.asarray(values["economics.discount_rate"], float)
     site = scenario.spec.serving.site
-    get_values = {**derived_values, **{k: v for k, v in values.items() if k.startswith("sites.")}}
+    merged = {**serve_values, **{k: v for k, v in values.items() if k.startswith(("sites.", "economics.", "devices."))}}
 
     def get(name):
-        return np.asarray(get_values[name], float)
+        return np.asarray(merged[name], float)
 
-    rows = {}
-    for d in devices:
+    out = {}
+    for d in devices:  # a structural loop over the few training devices
         r = results[f"retired:{d}"]
-        n = _scalar(r["devices"])
-        tokens_per_year = _scalar(r["tokens_per_s"]) / n * 8760.0 * 3600.0
-        per_device_w = _scalar(r["power_w"]) / n
-        yearly = device_usd_per_year(get, d, per_device_w, site)
-        running = float(yearly["energy"] + yearly["facility"] + yearly["maintenance"])
-        unit = values[device_param(d, "price_usd")] + values[device_param(d, "system_overhead_usd")]
-        life = values[device_param(d, "useful_life_years")]
-        rv = values[device_param(d, "residual_value_fraction")]
-        sell = unit * float(cascade.market_value_fraction(age, life, rv))
-        keep = float(cascade.cascade_value_usd(tokens_per_year, value_per_mtok, running, life - age, rate, unit * rv))
-        ok = _scalar(r["feasible"]) > 0  # a retired device that misses the latency targets cannot serve
-        choice, premium = cascade.second_life_choice(keep if ok else -np.inf, sell, 0.0)
-        rows[d] = {"feasible": bool(ok), "tokens_per_year_per_device": tokens_per_year,
-                   "running_usd_per_year": running, "remaining_years": float(life - age),
-                   "cascade_usd": keep, "sell_usd": sell, "scrap_usd": 0.0,
-                   "best": ("cascade", "sell", "scrap")[int(choice)], "cascade_premium_usd": float(premium)}
-    return {"serving_scenario": serving.name, "value_usd_per_mtok": value_per_mtok, "priced_against": new_option,
-            "retire_after_years": float(age), "devices": rows}
+        tokens_per_year = r["tokens_per_s"] / r["devices"] * 8760.0 * 3600.0
+        yearly = device_usd_per_year(get, d, r["power_w"] / r["devices"], site)
+        running = yearly["energy"] + yearly["facility"] + yearly["maintenance"]
+        unit = get(device_param(d, "price_usd")) + get(device_param(d, "system_overhead_usd"))
+        life, rv = get(device_param(d, "useful_life_years")), get(device_param(d, "residual_value_fraction"))
+        sell = unit * cascade.market_value_fraction(age, life, rv)
+        keep = cascade.cascade_value_usd(tokens_per_year, value_per_mtok, running, life - age, rate, unit * rv)
+        ok = r["feasible"] > 0
+        choice, premium = cascade.second_life_choice(np.where(ok, keep, -np.inf), sell, 0.0)
+        out[d] = {"feasible": ok.astype(float), "tokens_per_year_per_device": tokens_per_year, "running_usd_per_year": running,
+                  "remaining_years": life - age, "cascade_usd": keep, "sell_usd": sell, "choice": choice,
+                  "cascade_premium_usd": np.where(ok, premium, -sell)}
+    return out, value_per_mtok, base_option
+
+
+def second_life(scenario: TrainingScenario, values: Mapping[str, object]) -> dict:
+    """Per training device at the base values: the value at retirement of cascading it to serving,
+    of selling it and of scrapping it, and which wins (:mod:`tco.core.cascade`)."""
+    rows, value_per_mtok, new_option = second_life_arrays(scenario, values)
+    if not np.isfinite(_scalar(value_per_mtok)):
+        return {}
+    devices = {d: {"feasible": bool(_scalar(r["feasible"]) > 0),
+                   **{k: _scalar(r[k]) for k in ("tokens_per_year_per_device", "running_usd_per_year", "remaining_years",
+                                                 "cascade_usd", "sell_usd", "cascade_premium_usd")},
+                   "scrap_usd": 0.0, "best": ("cascade", "sell", "scrap")[int(_scalar(r["choice"]))]}
+               for d, r in rows.items()}
+    return {"serving_scenario": scenario.spec.serving.scenario, "value_usd_per_mtok": _scalar(value_per_mtok),
+            "priced_against": new_option, "retire_after_years": float(values["second_life.retire_after_years"]),
+            "devices": devices}
+
+
+def cascade_under_uncertainty(scenario: TrainingScenario, samples: int, seed: int) -> pd.DataFrame:
+    """Monte Carlo of the second-life decision: every uncertain parameter of the training scenario
+    and of its serving scenario drawn from its distribution (:mod:`tco.studies.sampling`), all
+    draws evaluated at once. One row per training device: how often cascading beats selling and
+    scrapping, and the spread of its premium [USD per device]."""
+    from .studies.sampling import is_sampled, values_at_quantiles
+
+    rng = np.random.default_rng(seed)
+    serving = _serving_scenario(scenario)
+    train_params = [p for p in scenario.params.values_list() if is_sampled(p)]
+    serve_params = [p for p in serving.params.values_list() if is_sampled(p)]
+    values = scenario.values() | values_at_quantiles(train_params, rng.random((samples, len(train_params))))
+    serve_updates = values_at_quantiles(serve_params, rng.random((samples, len(serve_params))))
+    rows, value_per_mtok, _ = second_life_arrays(scenario, values, serve_updates)
+    out = []
+    for d, r in rows.items():
+        premium = np.broadcast_to(r["cascade_premium_usd"], (samples,))
+        choice = np.broadcast_to(r["choice"], (samples,))
+        out.append({"device": d, "samples": samples, "p_cascade_best": float(np.mean(choice == 0)),
+                    "p_sell_best": float(np.mean(choice == 1)), "p_scrap_best": float(np.mean(choice == 2)),
+                    "premium_mean_usd": float(np.mean(premium)), "premium_p5_usd": float(np.percentile(premium, 5)),
+                    "premium_p50_usd": float(np.percentile(premium, 50)), "premium_p95_usd": float(np.percentile(premium, 95)),
+                    "value_usd_per_mtok_p50": float(np.percentile(np.broadcast_to(value_per_mtok, (samples,)), 50))})
+    return pd.DataFrame(out).set_index("device")

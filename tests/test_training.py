@@ -206,3 +206,28 @@ def test_catalog_training_efficiencies_are_the_fit(training_suite):
     for fit in calibrate_training(training_suite):
         assert classes[fit.device_class]["training_compute_efficiency"]["value"] == pytest.approx(fit.value[0], rel=0.01)
         assert fit.rms_log_error(after=True) <= fit.rms_log_error(after=False)
+
+
+def test_cascade_under_uncertainty_study(run):
+    """The bundled cascade study runs on the training scenario; its draws agree with the base-value decision's sign
+    for the device whose premium is far from zero, and probabilities add up to one."""
+    from tco.studies.spec import load_study
+    from tco.training_api import cascade_under_uncertainty, second_life
+
+    study, scenario = load_study("cascade-value")
+    assert scenario.name == "training-run" and study.analyses.cascade is not None
+    frame = cascade_under_uncertainty(run, 400, 7)
+    assert np.allclose(frame[["p_cascade_best", "p_sell_best", "p_scrap_best"]].sum(axis=1), 1.0)
+    base = second_life(run, run.values())["devices"]
+    strongest = max(base, key=lambda d: abs(base[d]["cascade_premium_usd"]))
+    assert (frame.loc[strongest, "premium_p50_usd"] > 0) == (base[strongest]["cascade_premium_usd"] > 0)
+    assert frame.loc[strongest, "premium_p5_usd"] <= frame.loc[strongest, "premium_p50_usd"] <= frame.loc[strongest, "premium_p95_usd"]
+
+
+def test_inference_analyses_refuse_a_training_scenario():
+    from tco.studies.spec import check_study, parse_study
+
+    study = parse_study({"name": "x", "question": "q", "analyses": {"tornado": {}}})
+    with pytest.raises(InputError) as err:
+        check_study(study, tco.load_scenario("training-run"))
+    assert err.value.errors[0].path == "analyses.tornado"
