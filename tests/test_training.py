@@ -221,7 +221,8 @@ def test_cascade_under_uncertainty_study(run):
     base = second_life(run, run.values())["devices"]
     strongest = max(base, key=lambda d: abs(base[d]["cascade_premium_usd"]))
     assert (frame.loc[strongest, "premium_p50_usd"] > 0) == (base[strongest]["cascade_premium_usd"] > 0)
-    assert frame.loc[strongest, "premium_p5_usd"] <= frame.loc[strongest, "premium_p50_usd"] <= frame.loc[strongest, "premium_p95_usd"]
+    row = frame.loc[strongest]
+    assert row["premium_p5_usd"] <= row["premium_p50_usd"] <= row["premium_p95_usd"]
 
 
 def test_inference_analyses_refuse_a_training_scenario():
@@ -231,3 +232,23 @@ def test_inference_analyses_refuse_a_training_scenario():
     with pytest.raises(InputError) as err:
         check_study(study, tco.load_scenario("training-run"))
     assert err.value.errors[0].path == "analyses.tornado"
+
+
+def test_cli_validate_and_calibrate_training(capsys):
+    from tco.cli import main
+
+    assert main(["validate", "--training"]) == 0
+    out = capsys.readouterr().out
+    assert "out of sample:" in out and "bridge-gb200x64-llama3-70b-fp8" in out and " NO " not in out
+    assert main(["calibrate", "--training", "--format", "json"]) == 0
+    assert '"class": "hopper"' in capsys.readouterr().out
+    assert main(["calibrate", "--training", "--cases", "x.csv"]) == 2
+
+
+def test_cli_compare_training_run(capsys):
+    from tco.cli import main
+
+    assert main(["compare", "training-run"]) == 0
+    out = capsys.readouterr().out
+    assert "USD/run" in out and "trains cheapest" in out and "second life" in out and "combined facility" in out
+    assert main(["compare", "training-run", "--set", "options.h100.cluster_devices=0"]) == 2
