@@ -172,7 +172,8 @@ def training_verdict(result: TrainingComparison, winner: str | None) -> str:
     return text
 
 
-def _serving_scenario(scenario: TrainingScenario):
+def serving_scenario(scenario: TrainingScenario):
+    """The inference scenario a training scenario's model serves (``serving.scenario``)."""
     from .scenario import load_scenario
 
     serving = load_scenario(scenario.spec.serving.scenario)
@@ -196,7 +197,7 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
     sites = catalog.sites.get("sites", {})
     if not sites:
         return {}
-    serving = _serving_scenario(scenario)
+    serving = serving_scenario(scenario)
     serve_results, serve_values = evaluate_scenario(serving)
     feasible = [n for n, r in serve_results.items() if _scalar(r["feasible"]) > 0]
     if not feasible:
@@ -264,7 +265,7 @@ def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
     from .api import evaluate_scenario
     from .dynamics.derived import placement_spec, replica_minimums, with_options
 
-    serving = _serving_scenario(scenario)
+    serving = serving_scenario(scenario)
     devices = sorted({o.device for o in scenario.structure.options})
     minimums = replica_minimums(serving)
     derived = with_options(serving, [placement_spec(d, d, "ib-400g", minimums) | {"name": f"retired:{d}"} for d in devices])
@@ -323,7 +324,7 @@ def cascade_under_uncertainty(scenario: TrainingScenario, samples: int, seed: in
     from .studies.sampling import is_sampled, values_at_quantiles
 
     rng = np.random.default_rng(seed)
-    serving = _serving_scenario(scenario)
+    serving = serving_scenario(scenario)
     train_params = [p for p in scenario.params.values_list() if is_sampled(p)]
     serve_params = [p for p in serving.params.values_list() if is_sampled(p)]
     values = scenario.values() | values_at_quantiles(train_params, rng.random((samples, len(train_params))))

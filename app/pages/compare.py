@@ -10,6 +10,7 @@ from tco.api import compare
 from ..charts import OKABE_ITO, chart, chart_id, styled
 from ..context import AppContext
 from ..tables import number
+from ..training_views import training_compare_view
 
 ID = "compare"
 LABEL = "Compare"
@@ -119,6 +120,8 @@ def register(app, ctx: AppContext) -> None:
 
 def compare_view(scenario):
     """Everything the Compare page shows, for one scenario (the callback body; benchmarked)."""
+    if getattr(scenario, "kind", "inference") == "training":
+        return training_compare_view(scenario)
     result = compare(scenario)
     return (scenario.title or scenario.name, scenario.question, result.verdict, options_table(result),
             challengers_table(result), lcot_figure(result), breakdown_figure(result))

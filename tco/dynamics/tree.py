@@ -41,14 +41,15 @@ PRECIOUS_RESOURCE = {
 }
 
 
-def training_leaf_rows(training_scenario: str) -> list[dict]:
-    """Cost per million training tokens of each cluster of a training scenario, as tree rows (both views)."""
+def training_leaf_rows(training) -> list[dict]:
+    """Cost per million training tokens of each cluster of a training scenario (a name, a path or a
+    loaded scenario), as tree rows (both views)."""
     from ..scenario import load_scenario
     from ..training_api import evaluate_training_scenario
 
-    scenario = load_scenario(training_scenario)
+    scenario = load_scenario(training) if isinstance(training, str) else training
     if getattr(scenario, "kind", "inference") != "training":
-        raise InputError.one("fleet_dynamics.tree.training_scenario", training_scenario, "must name a kind: training scenario")
+        raise InputError.one("fleet_dynamics.tree.training_scenario", scenario.name, "must name a kind: training scenario")
     results, _ = evaluate_training_scenario(scenario)
     rows = []
     for view in ("datasheet", "with NRE and half-life"):
@@ -60,8 +61,11 @@ def training_leaf_rows(training_scenario: str) -> list[dict]:
     return rows
 
 
-def tree(scenario, cfg: Tree) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Returns ``(costs, winners)``: cost per device, leaf and view; the winner and margin per leaf and view."""
+def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Returns ``(costs, winners)``: cost per device, leaf and view; the winner and margin per leaf and view.
+
+    ``training`` (a loaded training scenario) overrides ``cfg.training_scenario`` for the training leaf.
+    """
     devices = cfg.devices or scenario_devices(scenario)
     for i, device in enumerate(devices):
         _check_device(scenario, device, f"fleet_dynamics.tree.devices[{i}]")
@@ -93,8 +97,8 @@ def tree(scenario, cfg: Tree) -> tuple[pd.DataFrame, pd.DataFrame]:
                              "token_basis": "prompt tokens" if leaf == "prefill only" else "output tokens",
                              "feasible": bool(r["feasible"][i] > 0), "batch": float(r["batch"][i]),
                              "spilled_bytes": float(r["spilled_bytes"][i])})
-    if cfg.training_scenario:
-        rows = training_leaf_rows(cfg.training_scenario) + rows
+    if training is not None or cfg.training_scenario:
+        rows = training_leaf_rows(training if training is not None else cfg.training_scenario) + rows
     costs = pd.DataFrame(rows)
     winners = []
     for (view, leaf), group in costs.groupby(["view", "leaf"], sort=False):
