@@ -252,3 +252,28 @@ def test_cli_compare_training_run(capsys):
     out = capsys.readouterr().out
     assert "USD/run" in out and "trains cheapest" in out and "second life" in out and "combined facility" in out
     assert main(["compare", "training-run", "--set", "options.h100.cluster_devices=0"]) == 2
+
+
+def test_app_views_on_a_training_scenario(run):
+    """Compare, Lifecycle and Fleet show the training objective (time to train, cost per run) instead of failing."""
+    from tco_app.fleet_views import kv_view, tree_view
+    from tco_app.pages.compare import compare_view
+    from tco_app.pages.sensitivity import breakeven_view, metric_options
+    from tco_app.state import scenario_choices
+    from tco_app.training_views import training_lifecycle_view
+
+    assert "training-run" in scenario_choices()
+    title, _question, verdict, table, details, cost_fig, time_fig = compare_view(run)
+    assert title == run.title and "trains cheapest" in verdict and table.id == "options-table"
+    assert "siting-table" in str(details) and "flip-list" in str(details)
+    assert "cost per training run" in cost_fig.layout.title.text.lower()
+    assert "time to train" in time_fig.layout.title.text.lower()
+    assert "cost per run, M USD" in str(table)
+    life, run_fig, second_fig = training_lifecycle_view(run)
+    assert "second-life-table" in str(life) and len(run_fig.data) == 4 and len(second_fig.data) == 2
+    notice, tree_table = tree_view(run)
+    assert notice is None and "training" in str(tree_table)
+    assert kv_view(run, None)[0] is None  # runs on the serving scenario (default has a split option)
+    assert metric_options(run) == []
+    with pytest.raises(InputError):
+        breakeven_view(run, "training.tokens", "lcot", 1e13, 2e13)
