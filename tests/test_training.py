@@ -277,3 +277,50 @@ def test_app_views_on_a_training_scenario(run):
     assert metric_options(run) == []
     with pytest.raises(InputError):
         breakeven_view(run, "training.tokens", "lcot", 1e13, 2e13)
+
+
+def test_training_workbook_formulas_are_live_and_allowed(run):
+    from openpyxl.formula.tokenizer import Tokenizer
+
+    from tco.export import build_workbook
+    from tco.export.formulas import ALLOWED_FUNCTIONS
+
+    wb = build_workbook(run)
+    assert wb.sheetnames == ["Cover", "Inputs", "Model", "Check", "Scenario"]
+    used, count = set(), 0
+    for ws in wb:
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.data_type == "f":
+                    count += 1
+                    used |= {t.value.rstrip("(").upper() for t in Tokenizer(cell.value).items
+                             if t.type == "FUNC" and t.subtype == "OPEN"}
+    assert count > 300 and used <= ALLOWED_FUNCTIONS, used - ALLOWED_FUNCTIONS
+
+
+@pytest.mark.libreoffice
+def test_training_workbook_agrees_with_the_python_model(run, tmp_path):
+    """LibreOffice recalculates every training quantity to within 1e-9 of the Python model; every output is covered."""
+    from workbook_helpers import agrees, check_rows, error_cells, recalculate
+
+    from tco.export import write_workbook
+    from tco.export.training_sheet import training_model_values
+
+    path = write_workbook(run, tmp_path / "training.xlsx")
+    converted = recalculate(path, tmp_path)
+    assert error_cells(converted) == []
+    rows = check_rows(converted)
+    expected = training_model_values(run)
+    covered = {(option, key) for option, key, *_ in rows}
+    assert not {(o, k) for o, values in expected.items() for k in values} - covered
+    bad = [row for row in rows if not agrees(row[2], row[3])]
+    assert not bad, bad[:10]
+
+
+def test_training_workbook_imports_back(run, tmp_path, capsys):
+    from tco.cli import main
+
+    book, back = tmp_path / "t.xlsx", tmp_path / "t.yaml"
+    assert main(["export", "training-run", "--xlsx", str(book)]) == 0
+    assert main(["import", str(book), "--out", str(back)]) == 0
+    assert tco.load_scenario(back).values() == run.values()
