@@ -72,6 +72,17 @@ def cost_gap(results: Mapping[str, dict], winner: str):
     return np.where(np.isnan(gap), 0.0, gap)
 
 
+def training_option_gap(scenario: TrainingScenario, updates: Mapping[str, object], option: str, metric: str, target: float):
+    """:func:`tco.api.option_gap` for a training scenario: the cost per run stands for the cost
+    per token (``lcot``: USD per run apart; ``npv``: USD saved per run; ``ratio``: cost ratio)."""
+    from .api import gap_from_results
+
+    results, _ = evaluate_training_scenario(scenario, updates)
+    as_costs = {name: {"lcot_usd_per_mtok": r["cost_per_run_usd"], "pv_cost_usd": r["cost_per_run_usd"],
+                       "feasible": r["feasible"]} for name, r in results.items()}
+    return gap_from_results(as_costs, scenario.structure.baseline, option, metric, target)
+
+
 @dataclass
 class TrainingComparison:
     """What ``tco compare`` reports for a training scenario."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -324,3 +326,21 @@ def test_training_workbook_imports_back(run, tmp_path, capsys):
     assert main(["export", "training-run", "--xlsx", str(book)]) == 0
     assert main(["import", str(book), "--out", str(back)]) == 0
     assert tco.load_scenario(back).values() == run.values()
+
+
+def test_breakeven_on_a_training_scenario_is_a_cost_per_run_crossing(run):
+    """Where the TPU's price makes its run cost what the H100 run costs: at that price the two costs agree."""
+    from tco.api import breakeven
+
+    [result] = breakeven(run, "devices.tpu-v6e.price_usd", 5000.0, 200000.0, option="tpu-v6e")
+    assert result.status == "crosses" and result.wins_above is False
+    tied = evaluate_training(run.structure, run.values() | {"devices.tpu-v6e.price_usd": result.value})
+    assert tied["tpu-v6e"]["cost_per_run_usd"] == pytest.approx(float(tied["h100"]["cost_per_run_usd"]), rel=1e-6)
+
+
+def test_fleet_analyses_on_a_training_scenario_use_its_serving_fleet(capsys):
+    from tco.cli import main
+
+    assert main(["fleet", "tree", "training-run", "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["scenario"] == "default" and payload["winners"][0]["leaf"] == "training"
