@@ -13,7 +13,7 @@ from dash import html
 from tco.training_api import compare_training
 
 from .charts import OKABE_ITO, styled
-from .tables import Column, number, records_table
+from .tables import Column, number, records_table, versus_table
 
 #: rows of the per-option table: (key, title with unit, format, scale)
 OPTION_ROWS = [
@@ -63,13 +63,7 @@ def options_table(result) -> html.Table:
 
 
 def challengers_table(result) -> html.Table | html.P:
-    table = result.challengers
-    if table.empty:
-        return html.P("The scenario has no option besides the baseline.")
-    head = html.Tr([html.Th("")] + [html.Th(f"{n} vs {result.scenario.structure.baseline}") for n in table.index])
-    rows = [html.Tr([html.Th(title)] + [html.Td(number(table.loc[n, key], fmt, scale)) for n in table.index])
-            for key, title, fmt, scale in CHALLENGER_ROWS]
-    return html.Table([html.Thead(head), html.Tbody(rows)], className="results", id="challengers-table")
+    return versus_table(result.challengers, result.scenario.structure.baseline, CHALLENGER_ROWS)
 
 
 def cost_figure(result) -> go.Figure:

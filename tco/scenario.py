@@ -137,8 +137,26 @@ class ScenarioFile(Strict):
     fleet_dynamics: dict[str, Any] | None = None  # validated by tco.dynamics.config
 
 
+class ScenarioEdits:
+    """What every resolved scenario (inference or training) offers: base values, ``--set`` edits, its file."""
+
+    def values(self) -> dict[str, float]:
+        return self.params.values()
+
+    def with_values(self, updates: dict[str, float]):
+        """This scenario with new base values (``--set``); each is domain-checked."""
+        if not updates:
+            return self
+        spec = self.spec.model_copy(update={"set": {**self.spec.set, **updates}})
+        return replace(self, params=self.params.with_values(updates), spec=spec)
+
+    def to_dict(self) -> dict:
+        """The scenario file as plain data (loadable again), edits in ``set`` included."""
+        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 @dataclass(frozen=True)
-class Scenario:
+class Scenario(ScenarioEdits):
     """A validated scenario: its structure, its named parameters and its file contents."""
 
     name: str
@@ -150,20 +168,6 @@ class Scenario:
     spec: ScenarioFile
     path: str | None = None
     devices: dict[str, Device] = field(default_factory=dict)
-
-    def values(self) -> dict[str, float]:
-        return self.params.values()
-
-    def with_values(self, updates: dict[str, float]) -> Scenario:
-        """This scenario with new base values (``--set``); each is domain-checked."""
-        if not updates:
-            return self
-        spec = self.spec.model_copy(update={"set": {**self.spec.set, **updates}})
-        return replace(self, params=self.params.with_values(updates), spec=spec)
-
-    def to_dict(self) -> dict:
-        """The scenario file as plain data (loadable again), edits in ``set`` included."""
-        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 def scenario_path(name_or_path: str | Path | None) -> Path:
@@ -278,18 +282,33 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
                     params.with_values(spec.set), spec, path, devices)
 
 
-def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:
-    """Flatten everything the scenario uses into named parameters, in a stable order."""
-    collected: list[Param] = []
-    errors: list[FieldError] = []
+class ParamCollector:
+    """Named parameters gathered in order; every broken rule is kept and raised together by :meth:`param_set`."""
 
-    def add(name: str, q: Quantity | None, default_source: str = "scenario file"):
+    def __init__(self):
+        self.params: list[Param] = []
+        self.errors: list[FieldError] = []
+
+    def add(self, name: str, q, default_source: str = "scenario file") -> None:
+        """Add ``q`` (a :class:`Quantity`, a raw catalog mapping or None: skipped) as parameter ``name``."""
         if q is None:
             return
         try:
-            collected.append(param_from_quantity(name, q, default_source))
+            quantity = q if isinstance(q, Quantity) else validated(Quantity, q, name)
+            self.params.append(param_from_quantity(name, quantity, default_source))
         except InputError as exc:
-            errors.extend(exc.errors)
+            self.errors.extend(exc.errors)
+
+    def param_set(self) -> ParamSet:
+        if self.errors:
+            raise InputError(self.errors)
+        return ParamSet(self.params)
+
+
+def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:
+    """Flatten everything the scenario uses into named parameters, in a stable order."""
+    collector = ParamCollector()
+    add, errors = collector.add, collector.errors
 
     workload = spec.workload
     for key in Workload.model_fields:
@@ -323,9 +342,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
             add(pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
     if spec.program is not None:
         _program_parameters(spec.program, catalog, add, errors)
-    if errors:
-        raise InputError(errors)
-    return ParamSet(collected)
+    return collector.param_set()
 
 
 def _program_parameters(program: Program, catalog: Catalog, add, errors: list[FieldError]) -> None:

@@ -9,7 +9,7 @@ efficiencies from ``assumptions/training.yaml``, sites from ``assumptions/sites.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
@@ -18,7 +18,8 @@ from .catalog import LLM, Catalog, Device, Economics, Strict, load_catalog, vali
 from .core.structure import device_param, model_param, tier_param
 from .core.training_run import TrainingOption, TrainingStructure, cluster_param
 from .errors import FieldError, InputError
-from .params import Param, ParamSet, Q, Quantity, param_from_quantity
+from .params import ParamSet, Q, Quantity
+from .scenario import ParamCollector, ScenarioEdits
 from .yamlio import pydantic_errors
 
 #: per-class training quantities (assumptions/training.yaml ``classes``), as device parameters
@@ -96,7 +97,7 @@ class TrainingScenarioFile(Strict):
 
 
 @dataclass(frozen=True)
-class TrainingScenario:
+class TrainingScenario(ScenarioEdits):
     """A validated training scenario: its structure, named parameters and file contents."""
 
     name: str
@@ -110,19 +111,6 @@ class TrainingScenario:
     devices: dict[str, Device] = field(default_factory=dict)
     kind: str = "training"
 
-    def values(self) -> dict[str, float]:
-        return self.params.values()
-
-    def with_values(self, updates: dict[str, float]) -> TrainingScenario:
-        """This scenario with new base values (``--set``); each is domain-checked."""
-        if not updates:
-            return self
-        spec = self.spec.model_copy(update={"set": {**self.spec.set, **updates}})
-        return replace(self, params=self.params.with_values(updates), spec=spec)
-
-    def to_dict(self) -> dict:
-        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-
 
 def site_param(site: str, name: str) -> str:
     return f"sites.{site}.{name}"
@@ -135,7 +123,7 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
     except ValidationError as exc:
         raise pydantic_errors(exc) from None
     catalog = catalog or load_catalog()
-    from .scenario import lookup_entry  # the inference loader's catalog lookup, shared
+    from .scenario import lookup_entry
 
     errors: list[FieldError] = []
     names = [o.name for o in spec.options]
@@ -175,17 +163,8 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
 
 def _parameters(spec: TrainingScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:
     """Flatten everything the training scenario uses into named parameters, in a stable order."""
-    collected: list[Param] = []
-    errors: list[FieldError] = []
-
-    def add(name: str, q, default_source: str = "scenario file"):
-        if q is None:
-            return
-        try:
-            quantity = q if isinstance(q, Quantity) else validated(Quantity, q, name)
-            collected.append(param_from_quantity(name, quantity, default_source))
-        except InputError as exc:
-            errors.extend(exc.errors)
+    collector = ParamCollector()
+    add = collector.add
 
     run = catalog.training.get("run", {})
     for key in ("tokens", "seq_len_tokens", "global_batch_tokens", "compute_bits"):
@@ -221,6 +200,4 @@ def _parameters(spec: TrainingScenarioFile, catalog: Catalog, model: LLM, device
         for key in SITE_FIELDS:
             add(site_param(site, key), catalog.sites["sites"][site].get(key), "assumptions/sites.yaml")
     add("second_life.retire_after_years", spec.second_life.retire_after_years)
-    if errors:
-        raise InputError(errors)
-    return ParamSet(collected)
+    return collector.param_set()

@@ -42,13 +42,7 @@ def build_workbook(scenario: Scenario) -> Workbook:
     """The workbook of ``scenario`` (in memory)."""
     if getattr(scenario, "kind", "inference") == "training":
         return build_training_workbook(scenario)
-    wb = Workbook()
-    sheets = {title: (wb.active if i == 0 else wb.create_sheet()) for i, title in enumerate(SHEETS)}
-    for title, ws in sheets.items():
-        ws.title = title
-    params = scenario.params.values_list()
-    names = excel_names(p.name for p in params)
-    write_inputs(wb, sheets["Inputs"], params, names)
+    wb, sheets, names = _workbook_with_inputs(scenario, SHEETS)
     model = write_model(sheets["Model"], scenario, names)
     cash = write_cash_flows(sheets["Cash flows"], scenario, names, model)
     closed = write_breakeven(sheets["Break-even"], scenario, names, model, cash)
@@ -65,18 +59,24 @@ def build_workbook(scenario: Scenario) -> Workbook:
 TRAINING_SHEETS = ("Cover", "Inputs", "Model", "Check", SCENARIO_SHEET)
 
 
-def build_training_workbook(scenario) -> Workbook:
-    """The workbook of a ``kind: training`` scenario: Inputs, the Model of every cluster, Check, Scenario."""
-    from ..training_api import compare_training
-    from .training_sheet import training_model_values, write_training_model
-
+def _workbook_with_inputs(scenario, titles) -> tuple[Workbook, dict, dict[str, str]]:
+    """A workbook with one sheet per title and the Inputs sheet filled; returns it, the sheets and the defined names."""
     wb = Workbook()
-    sheets = {title: (wb.active if i == 0 else wb.create_sheet()) for i, title in enumerate(TRAINING_SHEETS)}
+    sheets = {title: (wb.active if i == 0 else wb.create_sheet()) for i, title in enumerate(titles)}
     for title, ws in sheets.items():
         ws.title = title
     params = scenario.params.values_list()
     names = excel_names(p.name for p in params)
     write_inputs(wb, sheets["Inputs"], params, names)
+    return wb, sheets, names
+
+
+def build_training_workbook(scenario) -> Workbook:
+    """The workbook of a ``kind: training`` scenario: Inputs, the Model of every cluster, Check, Scenario."""
+    from ..training_api import compare_training
+    from .training_sheet import training_model_values, write_training_model
+
+    wb, sheets, names = _workbook_with_inputs(scenario, TRAINING_SHEETS)
     refs = write_training_model(sheets["Model"], scenario, names)
     write_check(sheets["Check"], scenario, refs, training_model_values(scenario))
     _write_cover(sheets["Cover"], scenario, compare_training(scenario, with_flips=False).verdict,

@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..yamlio import pydantic_errors, read_yaml
-from .cases import DeviceClass, Source, Tolerance, load_suite
+from .cases import DeviceClass, Source, Tolerance, check_names_and_classes, load_suite
 
 TRAINING_SUITE_PATH = Path(__file__).resolve().parents[2] / "validation" / "training.yaml"
 OPTION = "measured"
@@ -76,13 +76,7 @@ class TrainingSuite(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self):
-        names = [c.name for c in self.cases]
-        duplicated = sorted({n for n in names if names.count(n) > 1})
-        if duplicated:
-            raise ValueError(f"case names must be unique: {', '.join(duplicated)}")
-        for case in self.cases:
-            if case.device_class is not None and case.device_class not in self.classes:
-                raise ValueError(f"case {case.name}: class {case.device_class!r} is not one of {', '.join(self.classes)}")
+        check_names_and_classes(self.cases, self.classes)
         return self
 
 
