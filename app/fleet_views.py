@@ -22,6 +22,7 @@ from tco.dynamics.routing import routing
 from tco.dynamics.stranded import simulate
 from tco.dynamics.tree import tree
 from tco.errors import InputError
+from tco.training_api import serving_scenario
 
 from .charts import message_figure, restyled
 from .context import error_list
@@ -60,8 +61,9 @@ COORDINATION_ROWS: list[Column] = [
     ("homogeneous GPU fleet, USD per M output tokens", "gpu_usd_per_mtok", ",.3f", 1.0)]
 
 TREE_COLUMNS: list[Column] = [
-    ("view", "view", None, 1.0), ("leaf", "leaf", None, 1.0), ("winner", "winner", None, 1.0),
-    ("winner's cost, USD per M tokens", "usd_per_mtok", ",.3f", 1.0),
+    ("view", "view", None, 1.0), ("branch", "branch", None, 1.0), ("leaf", "leaf", None, 1.0),
+    ("precious resource", "precious_resource", None, 1.0), ("winner", "winner", None, 1.0),
+    ("winner's cost, USD per M tokens (training tokens for the training leaf)", "usd_per_mtok", ",.3f", 1.0),
     ("runner-up", "runner_up", None, 1.0), ("margin (runner-up cost / winner cost)", "margin", ",.2f", 1.0)]
 
 
@@ -96,15 +98,26 @@ def _skip(notice, tables: int, figs: int) -> tuple:
             *[None] * tables, *[message_figure(reason) for _ in range(figs)])
 
 
-def _answer(view, tables: int, figs: int, needs_split: bool):
-    """``view`` with a plain explanation instead of an error (scenario without a split, or an input breaking a rule)."""
+def _answer(view, tables: int, figs: int, needs_split: bool, takes_training: bool = False):
+    """``view`` with a plain explanation instead of an error (scenario without a split, or an input breaking a rule).
+
+    On a ``kind: training`` scenario the views run on its serving scenario (``serving.scenario``);
+    a view that ``takes_training`` (the tree) also gets the training scenario for its training leaf.
+    """
 
     def guarded(scenario, *args):
+        extra = {}
+        if getattr(scenario, "kind", "inference") == "training":
+            extra = {"training": scenario} if takes_training else {}
+            try:
+                scenario = serving_scenario(scenario)
+            except InputError as exc:
+                return _skip(error_list(exc), tables, figs)
         reason = not_applicable(scenario) if needs_split else None
         if reason:
             return _skip(reason, tables, figs)
         try:
-            return (None, *view(scenario, *args))
+            return (None, *view(scenario, *args, **extra))
         except InputError as exc:
             return _skip(error_list(exc), tables, figs)
 
@@ -168,9 +181,10 @@ def _coordination(scenario):
                         COORDINATION_ROWS, "coordination-table"),)
 
 
-def _tree(scenario):
-    """Which device wins each leaf of the specialization tree, on the datasheet and with NRE and half-life."""
-    _costs, winners = tree(scenario, fleet_config(scenario.spec.fleet_dynamics).tree)
+def _tree(scenario, training=None):
+    """Which device wins each leaf of the specialization tree, on the datasheet and with NRE and half-life;
+    the training leaf from ``training`` (the user's training scenario) or the tree's configured one."""
+    _costs, winners = tree(scenario, fleet_config(scenario.spec.fleet_dynamics).tree, training)
     return (records_table(winners.to_dict(orient="records"), TREE_COLUMNS, "tree-table"),)
 
 
@@ -192,6 +206,6 @@ kv_view = _answer(_kv, tables=1, figs=2, needs_split=True)
 stranded_view = _answer(_stranded, tables=1, figs=2, needs_split=True)
 pareto_view = _answer(_pareto, tables=1, figs=1, needs_split=False)
 coordination_view = _answer(_coordination, tables=1, figs=0, needs_split=True)
-tree_view = _answer(_tree, tables=1, figs=0, needs_split=False)
+tree_view = _answer(_tree, tables=1, figs=0, needs_split=False, takes_training=True)
 routing_view = _answer(_routing, tables=1, figs=1, needs_split=False)
 roadmap_view = _answer(_roadmap, tables=1, figs=1, needs_split=False)

@@ -28,7 +28,7 @@ UPLOAD = "upload"
 
 def scenario_choices(extra: str | Path | None = None) -> dict[str, str]:
     """Scenario keys shown in the picker -> file path: the bundled ones plus ``extra``."""
-    choices = {name: str(scenario_path(name)) for name in bundled_scenarios()}
+    choices = {name: str(scenario_path(name)) for name in bundled_scenarios() + bundled_scenarios("training")}
     if extra is not None:
         path = Path(extra)
         load_scenario(path)  # fail fast, at startup, on a bad --scenario file

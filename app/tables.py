@@ -33,3 +33,13 @@ def pairs_table(record: Mapping, rows: list[Column], ident: str) -> html.Table:
     """One row per entry of ``rows``: its title beside the record's value."""
     body = [html.Tr([html.Th(title), html.Td(cell(record.get(key), fmt, scale))]) for title, key, fmt, scale in rows]
     return html.Table(html.Tbody(body), className="results", id=ident)
+
+
+def versus_table(table, baseline: str, rows, ident: str = "challengers-table") -> html.Table | html.P:
+    """Each challenger (a column) against ``baseline``: one row per ``(key, title, format, scale)`` the table has."""
+    if table.empty:
+        return html.P("The scenario has no option besides the baseline.")
+    head = html.Tr([html.Th("")] + [html.Th(f"{n} vs {baseline}") for n in table.index])
+    body = [html.Tr([html.Th(title)] + [html.Td(number(table.loc[n, key], fmt, scale)) for n in table.index])
+            for key, title, fmt, scale in rows if key in table]
+    return html.Table([html.Thead(head), html.Tbody(body)], className="results", id=ident)

@@ -207,7 +207,8 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
     """Value of ``param`` at which ``option`` (every challenger by default) ties the baseline.
 
     ``metric`` is ``lcot`` (cost per output token equal), ``npv`` (NPV of choosing the
-    option equals ``target``) or ``ratio`` (option / baseline cost equals ``target``).
+    option equals ``target``) or ``ratio`` (option / baseline cost equals ``target``); on a
+    training scenario the cost is the cost per run (``npv``: USD saved per run).
     Returns one :class:`Breakeven` per option; ``status`` is ``crosses``, ``always``
     (the option wins across the range) or ``never``.
     """
@@ -226,9 +227,12 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
     names = [o.name for o in scenario.structure.challengers]
     if option is not None and option not in names:
         raise InputError.one("--option", option, f"must be a non-baseline option: {', '.join(names)}")
+    gap = option_gap
+    if getattr(scenario, "kind", "inference") == "training":  # cost per run instead of cost per token
+        from .training_api import training_option_gap as gap
     out = []
     for name in [option] if option else names:
-        x, status, above = find_crossing(lambda xs, n=name: option_gap(scenario, {param: xs}, n, metric, target), low, high)
+        x, status, above = find_crossing(lambda xs, n=name: gap(scenario, {param: xs}, n, metric, target), low, high)
         found = int(status) == 0
         out.append(Breakeven(name, param, metric, target, low, high, float(x) if found else None,
                              STATUS_NAMES[int(status)], bool(above) if found else None, spec.value, spec.unit))

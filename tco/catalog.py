@@ -191,6 +191,8 @@ class Catalog:
     links: dict[str, dict] = field(default_factory=dict)
     nodes: dict[str, dict] = field(default_factory=dict)
     economics: dict = field(default_factory=dict)
+    training: dict = field(default_factory=dict)  # assumptions/training.yaml: classes and run defaults
+    sites: dict = field(default_factory=dict)  # assumptions/sites.yaml: sites and facility life
 
 
 def _entries_by_id(folder: Path) -> dict[str, dict]:
@@ -215,6 +217,8 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
         links=dict(links.get("links", {})),
         nodes=dict(nodes.get("nodes", {})),
         economics=read_yaml(folder / "economics.yaml") or {},
+        training=(read_yaml(folder / "training.yaml") or {}) if (folder / "training.yaml").exists() else {},
+        sites=(read_yaml(folder / "sites.yaml") or {}) if (folder / "sites.yaml").exists() else {},
     )
 
 

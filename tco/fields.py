@@ -139,6 +139,31 @@ FIELDS: dict[str, Field] = {
     "package_memory_board_usd": _non_negative("USD", "packaging, test, memory and board per unit"),
     # fleet options
     "devices_per_replica": Field("devices", 1.0, 1e6, integer=True, description="minimum devices per replica"),
+    # training runs (assumptions/training.yaml, scenarios of kind: training)
+    "cluster_devices": Field("devices", 1.0, 1e7, integer=True, description="devices in a training cluster"),
+    "tokens": _positive("tokens", "training token budget"),
+    "seq_len_tokens": Field("tokens", 1.0, 1e7, integer=True, description="training sequence length"),
+    "global_batch_tokens": _positive("tokens", "tokens per optimizer step"),
+    "micro_batch_sequences": Field("sequences", 1.0, 1024.0, integer=True, description="sequences per micro-batch"),
+    "training_compute_efficiency": _fraction("share of the 16-bit peak the training GEMMs sustain", open_zero=True),
+    "comm_overlap": _fraction("share of parallelism traffic hidden behind compute"),
+    "fp8_training_speedup": Field("ratio", 1.0, 2.0, description="training throughput in FP8 / in BF16"),
+    "moe_compute_efficiency": _fraction("compute efficiency of a routed (MoE) model relative to dense", open_zero=True),
+    "failure_rate_per_device_day": _positive("1/device-day", "job interruptions per device and day"),
+    "restart_s": _non_negative("s", "time to restart a job after an interruption"),
+    "storage_write_bytes_per_s": _positive("B/s", "checkpoint write rate of the cluster's storage"),
+    "checkpoint_bytes_per_param": _positive("B/param", "checkpoint bytes per parameter"),
+    "weight_grad_bytes_per_param": _positive("B/param", "weight and gradient bytes per parameter on a device"),
+    "optimizer_bytes_per_param": _non_negative("B/param", "optimizer-state bytes per parameter (sharded)"),
+    "gradient_bytes_per_param": _positive("B/param", "gradient bytes per parameter on the wire"),
+    "power_utilization": _fraction("share of (TDP - idle) drawn while training"),
+    # sites (assumptions/sites.yaml) and second life
+    "facility_life_years": Field("yr", 1.0, 50.0, description="years over which a built data hall is annualized"),
+    "construction_usd_per_w": _non_negative("USD/W", "construction cost per W of critical IT load"),
+    "rtt_to_users_s": _non_negative("s", "network round trip from the site to its users"),
+    "egress_usd_per_gb": _non_negative("USD/GB", "network egress price"),
+    "bytes_per_token": _positive("B/token", "bytes of answer text per output token sent to users"),
+    "retire_after_years": Field("yr", 0.0, 30.0, description="age at which devices leave the training cluster"),
 }
 
 

@@ -117,6 +117,7 @@ class Fleet(Strict):
 class ScenarioFile(Strict):
     """The schema of a scenario YAML file."""
 
+    kind: Literal["inference"] = "inference"
     name: str = Field(min_length=1)
     title: str = ""
     description: str = ""
@@ -136,8 +137,26 @@ class ScenarioFile(Strict):
     fleet_dynamics: dict[str, Any] | None = None  # validated by tco.dynamics.config
 
 
+class ScenarioEdits:
+    """What every resolved scenario (inference or training) offers: base values, ``--set`` edits, its file."""
+
+    def values(self) -> dict[str, float]:
+        return self.params.values()
+
+    def with_values(self, updates: dict[str, float]):
+        """This scenario with new base values (``--set``); each is domain-checked."""
+        if not updates:
+            return self
+        spec = self.spec.model_copy(update={"set": {**self.spec.set, **updates}})
+        return replace(self, params=self.params.with_values(updates), spec=spec)
+
+    def to_dict(self) -> dict:
+        """The scenario file as plain data (loadable again), edits in ``set`` included."""
+        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
 @dataclass(frozen=True)
-class Scenario:
+class Scenario(ScenarioEdits):
     """A validated scenario: its structure, its named parameters and its file contents."""
 
     name: str
@@ -153,32 +172,23 @@ class Scenario:
     #: architecture facts of the model): named like parameters, not in :attr:`params`
     reference: ParamSet = field(default_factory=lambda: ParamSet(()))
 
-    def values(self) -> dict[str, float]:
-        return self.params.values()
-
-    def with_values(self, updates: dict[str, float]) -> Scenario:
-        """This scenario with new base values (``--set``); each is domain-checked."""
-        if not updates:
-            return self
-        spec = self.spec.model_copy(update={"set": {**self.spec.set, **updates}})
-        return replace(self, params=self.params.with_values(updates), spec=spec)
-
-    def to_dict(self) -> dict:
-        """The scenario file as plain data (loadable again), edits in ``set`` included."""
-        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-
 
 def scenario_path(name_or_path: str | Path | None) -> Path:
     """A bundled scenario by name (``default``) or a file path."""
     return bundled_or_path(DEFAULT_SCENARIO if name_or_path is None else name_or_path, SCENARIOS_DIR, "SCENARIO", "scenario")
 
 
-def bundled_scenarios() -> list[str]:
-    return sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml"))
+def bundled_scenarios(kind: str = "inference") -> list[str]:
+    """Names of the bundled scenarios of one ``kind`` (``inference`` or ``training``)."""
+    return sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml") if (read_yaml(p) or {}).get("kind", "inference") == kind)
 
 
 def load_scenario(name_or_path: str | Path | None = None, catalog: Catalog | None = None) -> Scenario:
-    """Read, validate and resolve a scenario file (bundled name or path)."""
+    """Read, validate and resolve a scenario file (bundled name or path).
+
+    A file with ``kind: training`` resolves to a
+    :class:`~tco.training_scenario.TrainingScenario` instead.
+    """
     path = scenario_path(name_or_path)
     data = read_yaml(path)
     return scenario_from_dict(data, catalog, path=str(path))
@@ -188,6 +198,10 @@ def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str |
     """Validate and resolve scenario data (as read from YAML)."""
     if not isinstance(data, dict):
         raise InputError.one(path or "<scenario>", type(data).__name__, "a scenario must be a YAML mapping")
+    if data.get("kind") == "training":
+        from .training_scenario import training_scenario_from_dict
+
+        return training_scenario_from_dict(data, catalog, path)
     try:
         spec = ScenarioFile.model_validate(data)
     except ValidationError as exc:
@@ -216,7 +230,8 @@ def _merge(entry: dict, overrides: dict, path: str) -> dict:
     return merged
 
 
-def _lookup(kind: str, ident: str, entries: dict, overrides: dict, model, path: str):
+def lookup_entry(kind: str, ident: str, entries: dict, overrides: dict, model, path: str):
+    """A catalog entry by id with the scenario's overrides merged in, validated; errors name ``path``."""
     if ident not in entries and ident not in overrides:
         known = ", ".join(sorted(entries))
         raise InputError.one(path, ident, f"is not a known {kind}; known: {known}")
@@ -236,7 +251,7 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     if errors:
         raise InputError(errors)
 
-    model = _lookup("model", spec.model, catalog.models, spec.models, LLM, "model")
+    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model")
     devices: dict[str, Device] = {}
     options = []
     for i, opt in enumerate(spec.options):
@@ -244,7 +259,7 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
         for role, pool in opt.pools().items():
             where = f"options[{i}].{role}.device"
             if pool.device not in devices:
-                devices[pool.device] = _lookup("device", pool.device, catalog.devices, spec.devices, Device, where)
+                devices[pool.device] = lookup_entry("device", pool.device, catalog.devices, spec.devices, Device, where)
             device = devices[pool.device]
             built = spec.program is not None and spec.program.device == pool.device
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
@@ -294,18 +309,33 @@ def _reference(model: LLM, devices: dict[str, Device]) -> ParamSet:
     return ParamSet(collected)
 
 
-def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:
-    """Flatten everything the scenario uses into named parameters, in a stable order."""
-    collected: list[Param] = []
-    errors: list[FieldError] = []
+class ParamCollector:
+    """Named parameters gathered in order; every broken rule is kept and raised together by :meth:`param_set`."""
 
-    def add(name: str, q: Quantity | None, default_source: str = "scenario file"):
+    def __init__(self):
+        self.params: list[Param] = []
+        self.errors: list[FieldError] = []
+
+    def add(self, name: str, q, default_source: str = "scenario file") -> None:
+        """Add ``q`` (a :class:`Quantity`, a raw catalog mapping or None: skipped) as parameter ``name``."""
         if q is None:
             return
         try:
-            collected.append(param_from_quantity(name, q, default_source))
+            quantity = q if isinstance(q, Quantity) else validated(Quantity, q, name)
+            self.params.append(param_from_quantity(name, quantity, default_source))
         except InputError as exc:
-            errors.extend(exc.errors)
+            self.errors.extend(exc.errors)
+
+    def param_set(self) -> ParamSet:
+        if self.errors:
+            raise InputError(self.errors)
+        return ParamSet(self.params)
+
+
+def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:
+    """Flatten everything the scenario uses into named parameters, in a stable order."""
+    collector = ParamCollector()
+    add, errors = collector.add, collector.errors
 
     workload = spec.workload
     for key in Workload.model_fields:
@@ -331,7 +361,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
                 add(device_param(device.id, key), value)
     links_used = sorted({o.kv_link for o in spec.options if o.kv_link})
     for link_id in links_used:
-        link = _lookup("link", link_id, catalog.links, spec.links, Link, "kv_link")
+        link = lookup_entry("link", link_id, catalog.links, spec.links, Link, "kv_link")
         for key in ("bandwidth_bytes_per_s", "latency_s", "port_cost_usd", "port_power_w"):
             add(link_param(link_id, key), getattr(link, key))
     for option in spec.options:
@@ -339,9 +369,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
             add(pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
     if spec.program is not None:
         _program_parameters(spec.program, catalog, add, errors)
-    if errors:
-        raise InputError(errors)
-    return ParamSet(collected)
+    return collector.param_set()
 
 
 def _program_parameters(program: Program, catalog: Catalog, add, errors: list[FieldError]) -> None:

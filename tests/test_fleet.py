@@ -240,11 +240,27 @@ def test_no_frontier_point_is_dominated(points):
 def test_tree_winner_is_the_cheapest_feasible_device(toy):
     scenario, cfg = toy
     costs, winners = tree(scenario, cfg.tree)
-    assert len(winners) == 8
+    assert len(winners) == 10  # the training leaf and four inference leaves, in two views
+    assert winners["branch"].iloc[0] == "training" and set(winners["branch"]) == {
+        "training", "inference > interactive", "inference > batch", "inference > prefill", "inference > decode"}
     for w in winners.itertuples():
         group = costs[(costs["view"] == w.view) & (costs["leaf"] == w.leaf) & costs["feasible"]]
         assert w.winner == group.loc[group["usd_per_mtok"].idxmin(), "device"]
         assert w.margin >= 1.0
+
+
+def test_tree_training_leaf_is_the_cheapest_training_cluster(toy):
+    """The training leaf's winner is the device of the training scenario's cheapest run per token."""
+    from tco.training_api import compare_training
+
+    scenario, cfg = toy
+    _, winners = tree(scenario, cfg.tree)
+    training = tco.load_scenario(cfg.tree.training_scenario)
+    table = compare_training(training, with_flips=False).options
+    cheapest = table.loc[table["usd_per_mtok_trained"].idxmin()]
+    leaf = winners[(winners["leaf"] == "training") & (winners["view"] == "datasheet")].iloc[0]
+    assert leaf["winner"] == training.structure.option(cheapest.name).device
+    assert leaf["usd_per_mtok"] == pytest.approx(cheapest["usd_per_mtok_trained"])
 
 
 def test_roadmap_process_lever_by_hand(toy):

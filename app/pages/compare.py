@@ -9,7 +9,8 @@ from tco.api import compare
 
 from ..charts import OKABE_ITO, chart, chart_id, styled
 from ..context import AppContext
-from ..tables import number
+from ..tables import number, versus_table
+from ..training_views import training_compare_view
 
 ID = "compare"
 LABEL = "Compare"
@@ -60,13 +61,7 @@ def options_table(result) -> html.Table:
 
 
 def challengers_table(result) -> html.Table | html.P:
-    table = result.challengers
-    if table.empty:
-        return html.P("The scenario has no option besides the baseline.")
-    head = html.Tr([html.Th("")] + [html.Th(f"{n} vs {result.scenario.structure.baseline}") for n in table.index])
-    rows = [html.Tr([html.Th(label)] + [html.Td(number(table.loc[n, key], fmt, scale)) for n in table.index])
-            for key, label, fmt, scale in CHALLENGER_ROWS if key in table]
-    return html.Table([html.Thead(head), html.Tbody(rows)], className="results", id="challengers-table")
+    return versus_table(result.challengers, result.scenario.structure.baseline, CHALLENGER_ROWS)
 
 
 def breakdown_figure(result) -> go.Figure:
@@ -119,6 +114,8 @@ def register(app, ctx: AppContext) -> None:
 
 def compare_view(scenario):
     """Everything the Compare page shows, for one scenario (the callback body; benchmarked)."""
+    if getattr(scenario, "kind", "inference") == "training":
+        return training_compare_view(scenario)
     result = compare(scenario)
     return (scenario.title or scenario.name, scenario.question, result.verdict, options_table(result),
             challengers_table(result), lcot_figure(result), breakdown_figure(result))

@@ -12,6 +12,7 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from tco.dynamics.config import POLICIES, fleet_config
 from tco.errors import InputError
+from tco.training_api import serving_scenario
 
 from ..charts import chart, chart_id
 from ..context import TAB, AppContext, shown
@@ -99,6 +100,8 @@ def layout(ctx: AppContext):
 def stranded_defaults(scenario) -> list:
     """The stranded-capacity settings of the scenario's ``fleet_dynamics`` block (defaults where it breaks a rule)."""
     try:
+        if getattr(scenario, "kind", "inference") == "training":  # the views run on its serving fleet
+            scenario = serving_scenario(scenario)
         cfg = fleet_config(scenario.spec.fleet_dynamics).stranded
     except InputError:
         cfg = fleet_config(None).stranded  # the views show the broken rule

@@ -13,6 +13,7 @@ from tco.core.structure import device_param
 
 from ..charts import OKABE_ITO, chart, chart_id, styled
 from ..context import TAB, AppContext, shown
+from ..training_views import training_lifecycle_view
 
 ID = "lifecycle"
 LABEL = "Lifecycle"
@@ -80,4 +81,6 @@ def register(app, ctx: AppContext) -> None:
     def show(state, tab):
         shown(tab, ID)
         scenario = ctx.scenario(state)
+        if getattr(scenario, "kind", "inference") == "training":
+            return training_lifecycle_view(scenario)
         return life_table(scenario), cumulative_cost_figure(scenario), half_life_figure(scenario)

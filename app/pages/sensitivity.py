@@ -24,7 +24,10 @@ METRIC_LABELS = {"ratio": "cost ratio to baseline", "npv": "NPV over baseline", 
 
 
 def metric_options(scenario) -> list[dict]:
-    """Study metrics (``ratio:<option>`` ...) for every challenger."""
+    """Study metrics (``ratio:<option>`` ...) for every challenger; none for a training scenario
+    (its verdict, flip conditions and cascade study live on Compare, Lifecycle and ``tco study``)."""
+    if getattr(scenario, "kind", "inference") == "training":
+        return []
     return [{"label": f"{METRIC_LABELS[m]}: {o.name}", "value": f"{m}:{o.name}"}
             for o in scenario.structure.challengers for m in METRIC_LABELS]
 
@@ -43,6 +46,9 @@ def _keep(value, options, fallback_index=0):
 
 def breakeven_view(scenario, param, metric, low, high):
     """The break-even of ``param`` for every challenger, in words."""
+    if getattr(scenario, "kind", "inference") == "training":
+        raise InputError.one("scenario", scenario.name, "is a training scenario: its flip conditions (the break-even of "
+                             "every input) are listed on the Compare tab")
     results = breakeven(scenario, param, low, high, metric=metric)
     items = []
     for r in results:

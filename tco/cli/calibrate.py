@@ -16,6 +16,8 @@ def add_parser(sub):
     parser.add_argument("--suite", default=None, metavar="YAML", help="suite file (default: validation/cases.yaml)")
     parser.add_argument("--cases", default=None, metavar="CSV",
                         help="your own measurements, one row each (see docs/calibration.md)")
+    parser.add_argument("--training", action="store_true",
+                        help="fit the training compute efficiency per class to validation/training.yaml instead")
     add_format_argument(parser, ("table", "json"))
     return parser
 
@@ -26,9 +28,15 @@ def run(args) -> int:
     from ..validation.calibrate import calibrate
     from ..validation.cases import cases_from_csv, load_suite
 
-    suite = load_suite(args.suite)
-    extra = cases_from_csv(args.cases) if args.cases else []
-    fits = calibrate(suite, extra)
+    if args.training:
+        from ..errors import InputError
+        from ..validation.training import calibrate_training, load_training_suite
+
+        if args.cases:
+            raise InputError.one("--cases", args.cases, "user measurement CSVs calibrate the inference suite only")
+        fits = calibrate_training(load_training_suite(args.suite))
+    else:
+        fits = calibrate(load_suite(args.suite), cases_from_csv(args.cases) if args.cases else [])
     if args.format == "json":
         print_json({"fits": [f.to_dict() for f in fits]})
         return 0

@@ -97,8 +97,8 @@ def write_html_atomically(fig, path: str) -> None:
             os.unlink(tmp)
 
 
-def run_analysis(name: str, scenario, cfg) -> tuple[dict, object, object]:
-    """``(json payload, table, figure)`` of one analysis."""
+def run_analysis(name: str, scenario, cfg, training=None) -> tuple[dict, object, object]:
+    """``(json payload, table, figure)`` of one analysis; ``training`` feeds the tree's training leaf."""
     import pandas as pd
 
     from ..dynamics import figures
@@ -128,7 +128,7 @@ def run_analysis(name: str, scenario, cfg) -> tuple[dict, object, object]:
         front = t[t["on_frontier_tpot"] | t["on_frontier_ttft"]]
         return {"points": t.to_dict(orient="records")}, front.set_index("placement"), figures.pareto_figure(t)
     if name == "tree":
-        costs, winners = tree(scenario, cfg.tree)
+        costs, winners = tree(scenario, cfg.tree, training)
         return ({"winners": winners.to_dict(orient="records"), "costs": costs.to_dict(orient="records")},
                 winners.set_index(["view", "leaf"]), figures.tree_figure(costs))
     if name == "routing":
@@ -143,9 +143,13 @@ def run_analysis(name: str, scenario, cfg) -> tuple[dict, object, object]:
 def run(args) -> int:
     from ..dynamics.config import fleet_config
 
-    scenario = scenario_from_args(args)
+    scenario, training = scenario_from_args(args), None
+    if getattr(scenario, "kind", "inference") == "training":  # the analyses run on the fleet serving its model
+        from ..training_api import serving_scenario
+
+        training, scenario = scenario, serving_scenario(scenario)
     cfg = fleet_config(scenario.spec.fleet_dynamics, _overrides(args))
-    payload, table, fig = run_analysis(args.analysis, scenario, cfg)
+    payload, table, fig = run_analysis(args.analysis, scenario, cfg, training)
     if args.html:
         write_html_atomically(fig, args.html)
     if args.format == "json":

@@ -86,6 +86,7 @@ class Pareto(Strict):
 
 class Tree(Strict):
     devices: list[str] | None = None
+    training_scenario: str | None = Field("training-run", description="training scenario of the tree's training leaf")
     interactive_tpot_target_s: float | None = Field(None, gt=0)
     throughput_max_batch: int = Field(1024, ge=1)
     throughput_tpot_target_s: float = Field(0.25, gt=0)

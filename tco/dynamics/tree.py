@@ -11,6 +11,11 @@ serving, and perhaps prefill from decode"):
 
 Two views: ``datasheet`` (no NRE, a workload that never shifts: half-life 1e6 years) and
 ``with NRE and half-life`` (the scenario as given).
+
+The tree's root splits training from inference (issue 17): the ``training`` leaf prices a
+pre-training run of the training scenario named by ``fleet_dynamics.tree.training_scenario``
+(:mod:`tco.training_api`) per million *training* tokens, on each of its clusters. Every leaf
+names the resource it is precious in (:data:`PRECIOUS_RESOURCE`) and its cheapest device.
 """
 
 from __future__ import annotations
@@ -18,16 +23,49 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
 from .config import Tree
 from .derived import evaluate, placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
 from .pareto import _check_device
 
 LEAVES = ("interactive batch-one", "throughput batch", "prefill only", "decode only")
+TRAINING_LEAF = "training"
 NEVER_SHIFTS_YEARS = 1.0e6
+#: leaf -> (branch of the tree, the resource the leaf is precious in)
+PRECIOUS_RESOURCE = {
+    TRAINING_LEAF: ("training", "FLOP/s at scale and scale-up / scale-out bandwidth for gradients; memory for optimizer state"),
+    "interactive batch-one": ("inference > interactive", "memory bandwidth per user (weights read every token)"),
+    "throughput batch": ("inference > batch", "memory capacity for KV cache, then FLOP/s"),
+    "prefill only": ("inference > prefill", "FLOP/s"),
+    "decode only": ("inference > decode", "memory bandwidth and capacity"),
+}
 
 
-def tree(scenario, cfg: Tree) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Returns ``(costs, winners)``: cost per device, leaf and view; the winner and margin per leaf and view."""
+def training_leaf_rows(training) -> list[dict]:
+    """Cost per million training tokens of each cluster of a training scenario (a name, a path or a
+    loaded scenario), as tree rows (both views)."""
+    from ..scenario import load_scenario
+    from ..training_api import evaluate_training_scenario
+
+    scenario = load_scenario(training) if isinstance(training, str) else training
+    if getattr(scenario, "kind", "inference") != "training":
+        raise InputError.one("fleet_dynamics.tree.training_scenario", scenario.name, "must name a kind: training scenario")
+    results, _ = evaluate_training_scenario(scenario)
+    rows = []
+    for view in ("datasheet", "with NRE and half-life"):
+        for option in scenario.structure.options:
+            r = results[option.name]
+            rows.append({"view": view, "leaf": TRAINING_LEAF, "device": option.device,
+                         "usd_per_mtok": float(r["usd_per_mtok_trained"]), "token_basis": "training tokens",
+                         "feasible": bool(r["feasible"] > 0), "batch": float("nan"), "spilled_bytes": 0.0})
+    return rows
+
+
+def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Returns ``(costs, winners)``: cost per device, leaf and view; the winner and margin per leaf and view.
+
+    ``training`` (a loaded training scenario) overrides ``cfg.training_scenario`` for the training leaf.
+    """
     devices = cfg.devices or scenario_devices(scenario)
     for i, device in enumerate(devices):
         _check_device(scenario, device, f"fleet_dynamics.tree.devices[{i}]")
@@ -59,14 +97,21 @@ def tree(scenario, cfg: Tree) -> tuple[pd.DataFrame, pd.DataFrame]:
                              "token_basis": "prompt tokens" if leaf == "prefill only" else "output tokens",
                              "feasible": bool(r["feasible"][i] > 0), "batch": float(r["batch"][i]),
                              "spilled_bytes": float(r["spilled_bytes"][i])})
+    if training is not None or cfg.training_scenario:
+        rows = training_leaf_rows(training if training is not None else cfg.training_scenario) + rows
     costs = pd.DataFrame(rows)
     winners = []
     for (view, leaf), group in costs.groupby(["view", "leaf"], sort=False):
         ranked = group[group["feasible"]].sort_values("usd_per_mtok")
         best = ranked.iloc[0] if len(ranked) else None
         runner = ranked.iloc[1] if len(ranked) > 1 else None
-        winners.append({"view": view, "leaf": leaf, "winner": None if best is None else best["device"],
+        branch, resource = PRECIOUS_RESOURCE[leaf]
+        winners.append({"view": view, "branch": branch, "leaf": leaf, "precious_resource": resource,
+                        "winner": None if best is None else best["device"],
                         "usd_per_mtok": None if best is None else best["usd_per_mtok"],
                         "runner_up": None if runner is None else runner["device"],
                         "margin": None if runner is None else runner["usd_per_mtok"] / best["usd_per_mtok"]})
-    return costs, pd.DataFrame(winners)
+    order = {leaf: i for i, leaf in enumerate((TRAINING_LEAF, *LEAVES))}
+    winners = pd.DataFrame(winners)
+    winners = winners.iloc[np.lexsort((winners["leaf"].map(order), winners["view"] != "datasheet"))].reset_index(drop=True)
+    return costs, winners

@@ -58,9 +58,13 @@ def relative_difference(python: str, workbook: str) -> str:
             f"ABS({workbook}-{python})/MAX(ABS({python}),ABS({workbook}),1E-300),1))")
 
 
-def write_check(ws, scenario: Scenario, refs: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
-    """Fill ``ws``; returns the ``(option, key)`` of each row, in order (row ``FIRST_ROW + i``)."""
-    expected = model_values(scenario)
+def write_check(ws, scenario: Scenario, refs: dict[str, dict[str, str]],
+                expected: dict[str, dict[str, float | str]] | None = None) -> list[tuple[str, str]]:
+    """Fill ``ws``; returns the ``(option, key)`` of each row, in order (row ``FIRST_ROW + i``).
+
+    ``expected`` is the Python model's values (default: :func:`model_values`, the inference model).
+    """
+    expected = model_values(scenario) if expected is None else expected
     put_text(ws, 1, 1, "Python model (snapshot when written) beside the workbook's live formulas.", bold=True)
     put_text(ws, 2, 1, "largest relative difference")
     put_text(ws, 3, 1, f"rows differing by more than {TOLERANCE:g}")

@@ -40,13 +40,9 @@ def currency_year(scenario: Scenario) -> str:
 
 def build_workbook(scenario: Scenario) -> Workbook:
     """The workbook of ``scenario`` (in memory)."""
-    wb = Workbook()
-    sheets = {title: (wb.active if i == 0 else wb.create_sheet()) for i, title in enumerate(SHEETS)}
-    for title, ws in sheets.items():
-        ws.title = title
-    params = scenario.params.values_list()
-    names = excel_names(p.name for p in params)
-    write_inputs(wb, sheets["Inputs"], params, names)
+    if getattr(scenario, "kind", "inference") == "training":
+        return build_training_workbook(scenario)
+    wb, sheets, names = _workbook_with_inputs(scenario, SHEETS)
     model = write_model(sheets["Model"], scenario, names)
     cash = write_cash_flows(sheets["Cash flows"], scenario, names, model)
     closed = write_breakeven(sheets["Break-even"], scenario, names, model, cash)
@@ -60,7 +56,39 @@ def build_workbook(scenario: Scenario) -> Workbook:
     return wb
 
 
-def _write_cover(ws, scenario: Scenario) -> None:
+TRAINING_SHEETS = ("Cover", "Inputs", "Model", "Check", SCENARIO_SHEET)
+
+
+def _workbook_with_inputs(scenario, titles) -> tuple[Workbook, dict, dict[str, str]]:
+    """A workbook with one sheet per title and the Inputs sheet filled; returns it, the sheets and the defined names."""
+    wb = Workbook()
+    sheets = {title: (wb.active if i == 0 else wb.create_sheet()) for i, title in enumerate(titles)}
+    for title, ws in sheets.items():
+        ws.title = title
+    params = scenario.params.values_list()
+    names = excel_names(p.name for p in params)
+    write_inputs(wb, sheets["Inputs"], params, names)
+    return wb, sheets, names
+
+
+def build_training_workbook(scenario) -> Workbook:
+    """The workbook of a ``kind: training`` scenario: Inputs, the Model of every cluster, Check, Scenario."""
+    from ..training_api import compare_training
+    from .training_sheet import training_model_values, write_training_model
+
+    wb, sheets, names = _workbook_with_inputs(scenario, TRAINING_SHEETS)
+    refs = write_training_model(sheets["Model"], scenario, names)
+    write_check(sheets["Check"], scenario, refs, training_model_values(scenario))
+    _write_cover(sheets["Cover"], scenario, compare_training(scenario, with_flips=False).verdict,
+                 "cost per training run (USD) and time to train (days); costs per million TRAINING tokens")
+    _write_scenario(sheets[SCENARIO_SHEET], scenario)
+    for title in ("Model", "Check"):
+        lock_formulas(sheets[title])
+    return wb
+
+
+def _write_cover(ws, scenario: Scenario, verdict: str | None = None,
+                 basis: str = "costs per million OUTPUT tokens unless labelled input+output") -> None:
     ws.column_dimensions["A"].width = 22
     ws.column_dimensions["B"].width = 120
     rows = [
@@ -68,8 +96,8 @@ def _write_cover(ws, scenario: Scenario) -> None:
         ("description", scenario.description), ("baseline", scenario.structure.baseline),
         ("tco version", __version__), ("written", dt.date.today().isoformat()),
         ("currency", f"USD of {currency_year(scenario)} (the latest source date in the catalog)"),
-        ("token basis", "costs per million OUTPUT tokens unless labelled input+output"),
-        ("verdict", compare(scenario).verdict),
+        ("token basis", basis),
+        ("verdict", compare(scenario).verdict if verdict is None else verdict),
         ("how to use", "Edit only the shaded value cells on Inputs; Model, Cash flows, Break-even and Check recalculate."),
         ("", "Every formula refers to inputs by defined name (the Inputs sheet lists each parameter's name)."),
         ("", "Sensitivity and the solver break-evens are snapshots from tco: rerun `tco export` after edits."),

@@ -142,3 +142,16 @@ def morris_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure:
                     marker_color=PALETTE[2], error_x={"type": "data", "array": frame["mu_star_conf"]}, name="parameters")
     return _layout(fig, f"Morris screening of {metric.name}", f"mu* [{metric.unit} per full parameter range]",
                    f"sigma [{metric.unit} per full parameter range]")
+
+
+def cascade_figure(frame: pd.DataFrame) -> go.Figure:
+    """Second-life premium per device (P5, median, P95) and how often cascading wins."""
+    fig = go.Figure()
+    fig.add_bar(x=frame.index, y=frame["premium_p50_usd"], name="median premium", marker_color=PALETTE[0],
+                error_y={"type": "data", "symmetric": False, "array": frame["premium_p95_usd"] - frame["premium_p50_usd"],
+                         "arrayminus": frame["premium_p50_usd"] - frame["premium_p5_usd"]},
+                text=[f"P(cascade) {p:.0%}" for p in frame["p_cascade_best"]],
+                hovertemplate="%{x}: median %{y:,.0f} USD per device (P5-P95 bars)")
+    fig.add_hline(y=0.0, line_dash="dot", line_color="grey")
+    return _layout(fig, "Second life: value of cascading a retired training device to serving over selling it",
+                   "device", "cascade premium over the better of selling and scrapping [USD per device]")

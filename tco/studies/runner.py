@@ -24,7 +24,16 @@ from ..api import parameters
 from ..errors import InputError
 from ..scenario import Scenario
 from .chunks import Progress
-from .figures import map_figure, mc_figure, morris_figure, portfolio_figure, sobol_figure, sweep_figure, tornado_figure
+from .figures import (
+    cascade_figure,
+    map_figure,
+    mc_figure,
+    morris_figure,
+    portfolio_figure,
+    sobol_figure,
+    sweep_figure,
+    tornado_figure,
+)
 from .gridmap import grid_map
 from .metrics import parse_metric
 from .parallel import ChunkRunner, StudyInterrupted
@@ -65,8 +74,17 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: Prog
 
 def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int, progress: Progress,
                   runner: ChunkRunner) -> None:
-    metric = parse_metric(scenario, study.metric)
     a = study.analyses
+    if a.cascade:
+        from ..training_api import cascade_under_uncertainty
+
+        started = time.perf_counter()
+        frame = cascade_under_uncertainty(scenario, a.cascade.samples, seed)
+        run.tables["cascade"], run.figures["cascade"] = frame, cascade_figure(frame)
+        run.results["cascade"] = {"samples": a.cascade.samples, "devices": frame.reset_index().to_dict(orient="records")}
+        run.seconds["cascade"] = time.perf_counter() - started
+        return
+    metric = parse_metric(scenario, study.metric)
     if a.tornado:
         started = time.perf_counter()
         frame = tornado(scenario, metric, a.tornado.params)

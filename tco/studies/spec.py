@@ -102,6 +102,12 @@ class MorrisSpec(Strict):
     params: list[str] | None = None
 
 
+class CascadeSpec(Strict):
+    """Second life of a training scenario's devices under uncertainty (tco.training_api.cascade_under_uncertainty)."""
+
+    samples: PositiveInt = 10_000
+
+
 class Analyses(Strict):
     tornado: TornadoSpec | None = None
     sweep: SweepSpec | None = None
@@ -110,6 +116,7 @@ class Analyses(Strict):
     sobol: SobolSpec | None = None
     morris: MorrisSpec | None = None
     portfolio: PortfolioSpec | None = None
+    cascade: CascadeSpec | None = None
 
     @model_validator(mode="after")
     def _at_least_one(self):
@@ -168,6 +175,13 @@ def parse_study(data: dict, prefix: str = "") -> StudySpec:
 def check_study(study: StudySpec, scenario: Scenario) -> None:
     """Every parameter, metric and range of the study against the scenario; all errors at once."""
     errors: list[FieldError] = []
+    training = getattr(scenario, "kind", "inference") == "training"
+    for kind in type(study.analyses).model_fields:
+        if getattr(study.analyses, kind) is not None and training != (kind == "cascade"):
+            errors.append(FieldError(f"analyses.{kind}", kind, "the cascade analysis needs a kind: training scenario"
+                                     if kind == "cascade" else "runs on inference scenarios; a training scenario runs cascade"))
+    if errors:
+        raise InputError(errors)
 
     def metric(path: str, text: str):
         try:

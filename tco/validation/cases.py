@@ -132,14 +132,19 @@ class Suite(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self):
-        names = [c.name for c in self.cases]
-        duplicated = sorted({n for n in names if names.count(n) > 1})
-        if duplicated:
-            raise ValueError(f"case names must be unique: {', '.join(duplicated)}")
-        for case in self.cases:
-            if case.device_class is not None and case.device_class not in self.classes:
-                raise ValueError(f"case {case.name}: class {case.device_class!r} is not one of {', '.join(self.classes)}")
+        check_names_and_classes(self.cases, self.classes)
         return self
+
+
+def check_names_and_classes(cases, classes) -> None:
+    """Case names are unique and every case's class is one of the suite's classes (ValueError otherwise)."""
+    names = [c.name for c in cases]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise ValueError(f"case names must be unique: {', '.join(duplicated)}")
+    for case in cases:
+        if case.device_class is not None and case.device_class not in classes:
+            raise ValueError(f"case {case.name}: class {case.device_class!r} is not one of {', '.join(classes)}")
 
 
 def load_suite(path: str | Path | None = None) -> Suite:

@@ -29,6 +29,7 @@ class CaseResult:
     def to_dict(self) -> dict:
         c = self.case
         return {"name": c.name, "category": c.category, "class": c.device_class, "fit": c.fit,
+                "out_of_sample": getattr(c, "out_of_sample", False),
                 "source": c.source.model_dump(exclude_defaults=True), "predicted": self.predicted, "published": c.published,
                 "unit": c.unit, "rel_error": self.rel_error,
                 "tolerance": c.tolerance.model_dump(), "within_tolerance": self.within_tolerance}

@@ -174,3 +174,24 @@ def test_workbook_download(page, live_app, tmp_path):
     inputs = openpyxl.load_workbook(path)["Inputs"]
     assert {r[0].value: r[1].value for r in inputs.iter_rows(min_row=4)}["economics.discount_rate"] == 0.12
     assert log.records == []
+
+
+def test_training_scenario_in_every_tab(page, live_app, artifacts):
+    """A training scenario: Compare gives time to train, cost per run and the verdict; Lifecycle the second life;
+    Fleet the tree with its training leaf; no tab logs an error."""
+    url, log = live_app
+    errors = open_app(page, url, "?scenario=training-run")
+    expect(page.locator("#verdict")).to_contain_text("trains cheapest")
+    expect(page.locator("#options-table")).to_contain_text("time to train, days")
+    expect(page.locator("#options-table")).to_contain_text("cost per run, M USD")
+    expect(page.locator("#siting-table")).to_be_visible()
+    page.screenshot(path=str(artifacts / "app-training-compare.png"), full_page=True)
+    page.click("#tab-lifecycle")
+    expect(page.locator("#second-life-table")).to_contain_text("cascade", timeout=15000)
+    page.click("#tab-fleet")
+    expect(page.locator("#tree-table")).to_contain_text("training", timeout=30000)
+    for name in PAGES:
+        page.click(f"#tab-{name}")
+        page.wait_for_timeout(600)
+    assert errors == []
+    assert log.records == []

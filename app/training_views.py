@@ -1,0 +1,154 @@
+"""What the Compare and Lifecycle pages show for a ``kind: training`` scenario (the callback bodies).
+
+The objective of a training scenario is the cost of a run and the time to train, not a cost per
+served token: the tables and charts say so in their titles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from dash import html
+
+from tco.training_api import compare_training
+
+from .charts import OKABE_ITO, styled
+from .tables import Column, number, records_table, versus_table
+
+#: rows of the per-option table: (key, title with unit, format, scale)
+OPTION_ROWS = [
+    ("placement", "cluster", None, 1.0),
+    ("time_to_train_days", "time to train, days", ",.1f", 1.0),
+    ("cost_per_run_usd", "cost per run, M USD", ",.2f", 1e-6),
+    ("usd_per_mtok_trained", "cost, USD per million training tokens", ",.3f", 1.0),
+    ("mfu", "model FLOPs utilization (16-bit peak), %", ".1f", 100.0),
+    ("goodput", "goodput after failures and checkpoints, %", ".1f", 100.0),
+    ("mtbi_s", "mean time between interruptions, h", ",.2f", 1 / 3600),
+    ("tokens_per_s_per_device", "training tokens/s per device", ",.0f", 1.0),
+    ("tokens_per_joule", "training tokens per joule (IT power)", ",.3g", 1.0),
+    ("energy_mwh", "IT energy of the run, MWh", ",.0f", 1.0),
+    ("shape", "parallel shape", None, 1.0),
+    ("bound", "bound by", None, 1.0),
+    ("memory_bytes_per_device", "memory per device, GB", ",.1f", 1e-9),
+]
+CHALLENGER_ROWS = [("cost_ratio", "cost ratio to the baseline (wins below 1)", ".3f", 1.0),
+                   ("time_ratio", "time ratio to the baseline", ".3f", 1.0),
+                   ("usd_saved_per_run", "saved per run, M USD", ",.2f", 1e-6)]
+COST_LINES = {"capex_usd": "hardware (annual capital charge)", "energy_usd": "energy", "facility_usd": "facility",
+              "maintenance_usd": "maintenance"}
+SITE_COLUMNS: list[Column] = [
+    ("site", "site", None, 1.0), ("data hall, USD per kW-month (built)", "facility_usd_per_kw_month", ",.1f", 1.0),
+    ("training cluster, M USD/yr (site-dependent)", "training_usd_per_year", ",.2f", 1e-6),
+    ("serving fleet, M USD/yr (site-dependent)", "serving_usd_per_year", ",.3f", 1e-6),
+    ("user TTFT incl. round trip, ms", "user_ttft_s", ",.0f", 1e3),
+    ("meets the serving TTFT target", "serving_meets_ttft", None, 1.0)]
+SECOND_LIFE_COLUMNS: list[Column] = [
+    ("device", "device", None, 1.0), ("best use at retirement", "best", None, 1.0),
+    ("cascade to serving, USD per device (PV)", "cascade_usd", ",.0f", 1.0), ("sell, USD per device", "sell_usd", ",.0f", 1.0),
+    ("cascade premium over the better of sell and scrap, USD", "cascade_premium_usd", ",.0f", 1.0),
+    ("output tokens served per device-year, M", "tokens_per_year_per_device", ",.0f", 1e-6),
+    ("running cost in serving, USD per device-year", "running_usd_per_year", ",.0f", 1.0)]
+
+
+def _cell(value, fmt, scale):
+    return number(value, fmt, scale) if fmt else str(value)
+
+
+def options_table(result) -> html.Table:
+    table, base = result.options, result.scenario.structure.baseline
+    head = html.Tr([html.Th("")] + [html.Th(n + (" (baseline)" if n == base else "")) for n in table.index])
+    rows = [html.Tr([html.Th(title)] + [html.Td(_cell(table.loc[n, key], fmt, scale), id=f"cell-{key}-{i}")
+                                        for i, n in enumerate(table.index)]) for key, title, fmt, scale in OPTION_ROWS]
+    return html.Table([html.Thead(head), html.Tbody(rows)], className="results", id="options-table")
+
+
+def challengers_table(result) -> html.Table | html.P:
+    return versus_table(result.challengers, result.scenario.structure.baseline, CHALLENGER_ROWS)
+
+
+def cost_figure(result) -> go.Figure:
+    """Cost per run per option, stacked by line, with the time to train in the hover."""
+    table = result.options
+    fig = go.Figure()
+    for i, (key, label) in enumerate(COST_LINES.items()):
+        fig.add_bar(x=list(table.index), y=table[key] / 1e6, name=label, marker_color=OKABE_ITO[i % len(OKABE_ITO)],
+                    customdata=table["time_to_train_days"],
+                    hovertemplate=f"{label}<br>%{{x}}: %{{y:,.2f}} M USD (run of %{{customdata:,.1f}} days)<extra></extra>")
+    fig.update_layout(barmode="stack")
+    return styled(fig, "Cost per training run, by line", "cluster option", "cost per run, million USD")
+
+
+def time_figure(result) -> go.Figure:
+    table = result.options
+    colours = [OKABE_ITO[0] if f else "#999999" for f in table["feasible"]]
+    fig = go.Figure(go.Bar(x=list(table.index), y=table["time_to_train_days"], marker_color=colours,
+                           text=[f"{d:,.1f} d" for d in table["time_to_train_days"]], textposition="outside",
+                           hovertemplate="%{x}<br>%{y:,.2f} days to train<extra></extra>"))
+    return styled(fig, "Time to train the token budget (failures and checkpoints included)", "cluster option",
+                  "time to train, days")
+
+
+def flips_list(result) -> html.Ul | html.P:
+    if not result.flips:
+        return html.P("No single input moved across its range changes the cheapest cluster.")
+    return html.Ul([html.Li(f"{f['name']} {f['direction']} {f['value']:,.4g} {f['unit']} (now {f['base']:,.4g}; "
+                            f"range {f['low']:,.4g}-{f['high']:,.4g})") for f in result.flips[:8]], id="flip-list")
+
+
+def siting_box(result) -> html.Div:
+    s = result.siting
+    if not s:
+        return html.Div()
+    summary = (f"One combined facility at {s['combined_site']}: {number(s['combined_usd_per_year'], ',.3f', 1e-6)} M USD/yr; "
+               f"split, training at {s['split_training_site']} and serving at {s['split_serving_site']}: "
+               f"{number(s['split_usd_per_year'], ',.3f', 1e-6)} M USD/yr (site-dependent costs only: power, data hall, "
+               f"egress; serving fleet of '{s['serving_scenario']}' on {s['serving_option']}).")
+    return html.Div([html.P(summary, id="siting-summary"), records_table(s["sites"], SITE_COLUMNS, "siting-table")])
+
+
+def second_life_box(result) -> html.Div:
+    life = result.second_life
+    if not life:
+        return html.Div(html.P("No serving option meets its targets: the second life cannot be priced."))
+    records = [{"device": d, **row} for d, row in life["devices"].items()]
+    intro = (f"Devices retire from training after {life['retire_after_years']:g} years and serve '{life['serving_scenario']}' "
+             f"for the rest of their life; their tokens are valued at what the cheapest new option "
+             f"({life['priced_against']}) charges: {life['value_usd_per_mtok']:,.3g} USD per million output tokens.")
+    return html.Div([html.P(intro), records_table(records, SECOND_LIFE_COLUMNS, "second-life-table")])
+
+
+def training_compare_view(scenario):
+    """Everything the Compare page shows for a training scenario, in the inference view's output order."""
+    result = compare_training(scenario)
+    details = html.Div([challengers_table(result), html.H3("What would change the cheapest cluster"), flips_list(result),
+                        html.H3("Siting: one facility or two"), siting_box(result)])
+    return (scenario.title or scenario.name, scenario.question, result.verdict, options_table(result), details,
+            cost_figure(result), time_figure(result))
+
+
+def run_cost_figure(result) -> go.Figure:
+    """Cumulative cost of each cluster over the run, million USD (linear: devices are held for the run)."""
+    fig = go.Figure()
+    for i, (name, row) in enumerate(result.options.iterrows()):
+        days = np.linspace(0.0, row["time_to_train_days"], 50) if row["feasible"] else np.array([0.0])
+        fig.add_scatter(x=days, y=row["cost_per_run_usd"] / 1e6 * days / max(row["time_to_train_days"], 1e-12),
+                        mode="lines", name=name, line={"color": OKABE_ITO[i % len(OKABE_ITO)]},
+                        hovertemplate=f"{name}<br>day %{{x:,.1f}}: %{{y:,.2f}} M USD<extra></extra>")
+    return styled(fig, "Cost accumulated over the run", "days since the run started", "cumulative cost, million USD")
+
+
+def second_life_figure(result) -> go.Figure:
+    life = result.second_life
+    fig = go.Figure()
+    if life:
+        devices = list(life["devices"])
+        for i, (key, label) in enumerate((("cascade_usd", "cascade to serving (PV)"), ("sell_usd", "sell at retirement"))):
+            fig.add_bar(x=devices, y=[life["devices"][d][key] for d in devices], name=label,
+                        marker_color=OKABE_ITO[i], hovertemplate=f"{label}<br>%{{x}}: %{{y:,.0f}} USD per device<extra></extra>")
+    return styled(fig, "Second life: value of a retired training device", "device", "USD per device at retirement")
+
+
+def training_lifecycle_view(scenario):
+    """The Lifecycle page for a training scenario: second life table, cost over the run, second-life values."""
+    result = compare_training(scenario, with_flips=False)
+    return second_life_box(result), run_cost_figure(result), second_life_figure(result)

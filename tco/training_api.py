@@ -1,0 +1,353 @@
+"""The training run as the user sees it: ``tco compare`` on a ``kind: training`` scenario.
+
+    >>> import tco
+    >>> s = tco.load_scenario("training-run")
+    >>> result = tco.training_api.compare_training(s)
+    >>> result.options[["time_to_train_days", "cost_per_run_usd"]]
+
+Besides the per-option table, the comparison carries the verdict with its flip
+conditions (:mod:`tco.flips`), the siting of training and serving (one combined facility
+against facilities split by purpose, :mod:`tco.core.siting`) and the second life of the
+cluster's devices in serving (:mod:`tco.core.cascade`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .core import cascade, power, siting
+from .core.structure import device_param
+from .core.training import TRAINING_BOUNDS
+from .core.training_run import TRAINING_OUTPUTS, device_usd_per_year, evaluate_training, training_comparison
+from .errors import FieldError, InputError
+from .flips import flip_conditions
+from .params import unknown_name_rule
+from .training_scenario import TrainingScenario, site_param
+
+#: columns of the ``tco compare`` table for a training scenario
+TABLE_COLUMNS = {
+    "time_to_train_days": "days",
+    "cost_per_run_usd": "USD/run",
+    "usd_per_mtok_trained": "USD/Mtok trained",
+    "mfu": "MFU",
+    "goodput": "goodput",
+    "tokens_per_joule": "tok/J",
+    "shape": "parallel shape",
+    "bound": "bound by",
+    "feasible": "feasible",
+}
+
+
+def evaluate_training_scenario(scenario: TrainingScenario, updates: Mapping[str, object] | None = None):
+    """Core results ``{option: {output: array}}`` at the scenario's values with ``updates`` on top."""
+    values = scenario.values()
+    if updates:
+        unknown = [FieldError(n, v, unknown_name_rule(n, values)) for n, v in updates.items() if n not in values]
+        if unknown:
+            raise InputError(unknown)
+        values.update(updates)
+    return evaluate_training(scenario.structure, values), values
+
+
+def _scalar(array) -> float:
+    return float(np.asarray(array).reshape(-1)[0])
+
+
+def cheapest_option(results: Mapping[str, dict]) -> str | None:
+    """The feasible option with the lowest cost per run (None when none finishes)."""
+    costs = {n: _scalar(r["cost_per_run_usd"]) for n, r in results.items() if _scalar(r["feasible"]) > 0}
+    return min(costs, key=costs.get) if costs else None
+
+
+def cost_gap(results: Mapping[str, dict], winner: str):
+    """Signed gap of ``winner`` against the cheapest other option [USD]: negative while it stays cheapest."""
+    own = np.where(results[winner]["feasible"] > 0, results[winner]["cost_per_run_usd"], np.inf)
+    others = np.min(np.stack([np.where(r["feasible"] > 0, r["cost_per_run_usd"], np.inf)
+                              for n, r in results.items() if n != winner]), axis=0)
+    gap = own - others
+    return np.where(np.isnan(gap), 0.0, gap)
+
+
+def training_option_gap(scenario: TrainingScenario, updates: Mapping[str, object], option: str, metric: str, target: float):
+    """:func:`tco.api.option_gap` for a training scenario: the cost per run stands for the cost
+    per token (``lcot``: USD per run apart; ``npv``: USD saved per run; ``ratio``: cost ratio)."""
+    from .api import gap_from_results
+
+    results, _ = evaluate_training_scenario(scenario, updates)
+    as_costs = {name: {"lcot_usd_per_mtok": r["cost_per_run_usd"], "pv_cost_usd": r["cost_per_run_usd"],
+                       "feasible": r["feasible"]} for name, r in results.items()}
+    return gap_from_results(as_costs, scenario.structure.baseline, option, metric, target)
+
+
+@dataclass
+class TrainingComparison:
+    """What ``tco compare`` reports for a training scenario."""
+
+    scenario: TrainingScenario
+    options: pd.DataFrame
+    challengers: pd.DataFrame
+    verdict: str
+    flips: list[dict] = field(default_factory=list)
+    siting: dict = field(default_factory=dict)
+    second_life: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """The JSON contract of ``tco compare --format json`` for a training scenario (docs/outputs.md)."""
+        s = self.scenario
+        return {
+            "scenario": {"name": s.name, "kind": "training", "title": s.title, "question": s.question,
+                         "baseline": s.structure.baseline, "model": s.structure.model, "site": s.structure.site,
+                         "objective": "cost per training run (USD), time to train (days)"},
+            "options": [{"name": name, **{k: _plain(v) for k, v in row.items()}} for name, row in self.options.iterrows()],
+            "comparison": {name: {k: _plain(v) for k, v in row.items()} for name, row in self.challengers.iterrows()},
+            "verdict": self.verdict,
+            "flip_conditions": self.flips,
+            "siting": self.siting,
+            "second_life": self.second_life,
+        }
+
+
+def _plain(value):
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        return None if not np.isfinite(value) else value
+    if isinstance(value, (np.integer, np.bool_)):
+        return value.item()
+    return value
+
+
+def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> TrainingComparison:
+    """Evaluate every cluster option at the base values and explain the result."""
+    results, values = evaluate_training_scenario(scenario)
+    rows = []
+    for option in scenario.structure.options:
+        r = results[option.name]
+        row = {k: _scalar(r[k]) for k in TRAINING_OUTPUTS}
+        row["feasible"] = row["feasible"] > 0
+        row["placement"] = f"{row['devices']:.0f} x {option.device}"
+        shape = (f"TP{row['tensor_parallel']:.0f} PP{row['pipeline_parallel']:.0f} DP{row['data_parallel']:.0f}"
+                 + (f" EP{row['expert_parallel']:.0f}" if row["expert_parallel"] > 1 else "")
+                 + (f" recompute {row['recompute']:.2g}" if row["recompute"] > 0 else "")
+                 + (" FSDP" if row["fsdp"] > 0 else ""))
+        row["shape"] = shape if row["feasible"] else "none fits"
+        row["bound"] = TRAINING_BOUNDS[int(row["bound"])] if row["feasible"] else "memory"
+        rows.append({"option": option.name, **row})
+    table = pd.DataFrame(rows).set_index("option")
+    comp = training_comparison(scenario.structure, results)
+    challengers = pd.DataFrame([{"option": n, **{k: _scalar(v) for k, v in c.items()}} for n, c in comp.items()])
+    challengers = challengers.set_index("option") if len(challengers) else pd.DataFrame()
+    winner = cheapest_option(results)
+    flips = []
+    if with_flips and winner is not None and len(results) > 1:
+        flips = flip_conditions(scenario.params, lambda updates: cost_gap(evaluate_training_scenario(scenario, updates)[0],
+                                                                          winner))
+    result = TrainingComparison(scenario, table, challengers, "", flips)
+    result.siting = training_siting(scenario, results, values)
+    result.second_life = second_life(scenario, values)
+    result.verdict = training_verdict(result, winner)
+    return result
+
+
+def _describe_flip(flip: dict) -> str:
+    return f"{flip['name']} {flip['direction']} {flip['value']:.4g} {flip['unit']} (now {flip['base']:.4g})"
+
+
+def training_verdict(result: TrainingComparison, winner: str | None) -> str:
+    """One paragraph: the cheapest and the fastest cluster, by how much, and what would flip it."""
+    table = result.options
+    if winner is None:
+        return "No option can train the model: no parallel shape fits memory, or failures outpace restarts."
+    base = result.scenario.structure.baseline
+    cost = table.loc[winner, "cost_per_run_usd"]
+    days = table.loc[winner, "time_to_train_days"]
+    feasible = table[table["feasible"]]
+    fastest = str(feasible["time_to_train_days"].idxmin())
+    text = f"{winner} trains cheapest at ${cost / 1e6:.3g}M per run in {days:.3g} days"
+    base_cost = table.loc[base, "cost_per_run_usd"]
+    if winner != base and table.loc[base, "feasible"]:
+        text += f" ({cost / base_cost:.2f}x the baseline {base}'s ${base_cost / 1e6:.3g}M)"
+    elif winner == base and len(feasible) > 1:
+        runner = str(feasible.drop(index=winner)["cost_per_run_usd"].idxmin())
+        text += f"; the next cheapest, {runner}, costs {feasible.loc[runner, 'cost_per_run_usd'] / cost:.2f}x as much"
+    text += "."
+    if fastest != winner:
+        text += f" {fastest} is fastest: {feasible.loc[fastest, 'time_to_train_days']:.3g} days."
+    if result.flips:
+        text += " It stops being cheapest if " + "; or ".join(_describe_flip(f) for f in result.flips[:3]) + "."
+    elif len(feasible) > 1:
+        text += " No single input moved across its range changes the winner."
+    return text
+
+
+def serving_scenario(scenario: TrainingScenario):
+    """The inference scenario a training scenario's model serves (``serving.scenario``)."""
+    from .scenario import load_scenario
+
+    serving = load_scenario(scenario.spec.serving.scenario)
+    if getattr(serving, "kind", "inference") == "training":
+        raise InputError.one("serving.scenario", scenario.spec.serving.scenario, "must name an inference scenario")
+    return serving
+
+
+def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], values: Mapping[str, object]) -> dict:
+    """Site-dependent yearly cost of the training cluster and of the serving fleet, per site,
+    and one combined facility against facilities split by purpose.
+
+    Hardware costs the same anywhere; what a site changes is electricity, PUE, the data
+    hall and egress, and whether its round trip to users fits the serving TTFT target.
+    Yearly basis: the cluster trains continuously; the fleet serves the serving scenario.
+    """
+    from .api import evaluate_scenario
+    from .catalog import load_catalog
+
+    catalog = load_catalog()
+    sites = catalog.sites.get("sites", {})
+    if not sites:
+        return {}
+    serving = serving_scenario(scenario)
+    serve_results, serve_values = evaluate_scenario(serving)
+    feasible = [n for n, r in serve_results.items() if _scalar(r["feasible"]) > 0]
+    if not feasible:
+        return {}
+    serve_option = min(feasible, key=lambda n: _scalar(serve_results[n]["lcot_usd_per_mtok"]))
+    sr = serve_results[serve_option]
+    winner = cheapest_option(results) or scenario.structure.baseline
+    option = scenario.structure.option(winner)
+    rate = values["economics.discount_rate"]
+
+    def quantity(site: str, key: str) -> float:
+        return values[site_param(site, key)]
+
+    life = values["sites.facility_life_years"]
+    bytes_per_token = values["sites.bytes_per_token"]
+    devices = _scalar(results[winner]["devices"])
+    train_it_w = _scalar(results[winner]["power_w"])
+    provisioned_train_w = devices * (values[device_param(option.device, "tdp_w")]
+                                     + values[device_param(option.device, "host_power_w")])
+    serve_it_w = _scalar(sr["power_w"])
+    serve_provisioned_w = sum(
+        _scalar(sr[f"{p.role}.devices"]) * (serve_values[device_param(p.device, "tdp_w")]
+                                             + serve_values[device_param(p.device, "host_power_w")])
+        for p in serving.structure.option(serve_option).pools)
+    tokens_per_year = _scalar(sr["tokens_per_s"]) * 8760.0 * 3600.0
+    rows, train_cost, serve_cost, serve_ok = [], [], [], []
+    for site in sites:
+        facility = siting.built_facility_usd_per_kw_month(quantity(site, "construction_usd_per_w"), life, rate)
+        price, pue = quantity(site, "electricity_usd_per_kwh"), quantity(site, "pue")
+        t = (power.energy_cost_usd_per_year(train_it_w, pue, price)
+             + power.facility_cost_usd_per_year(provisioned_train_w, facility))
+        egress = siting.egress_usd_per_mtok(bytes_per_token, quantity(site, "egress_usd_per_gb")) * tokens_per_year / 1e6
+        s = (power.energy_cost_usd_per_year(serve_it_w, pue, price)
+             + power.facility_cost_usd_per_year(serve_provisioned_w, facility) + egress)
+        ttft = float(siting.user_ttft_s(_scalar(sr["ttft_s"]), quantity(site, "rtt_to_users_s")))
+        ok = ttft <= serve_values["workload.ttft_target_s"]
+        rows.append({"site": site, "name": sites[site].get("name", site), "facility_usd_per_kw_month": float(facility),
+                     "training_usd_per_year": float(t), "serving_usd_per_year": float(s), "user_ttft_s": ttft,
+                     "serving_meets_ttft": bool(ok)})
+        train_cost.append(t)
+        serve_cost.append(s)
+        serve_ok.append(ok)
+    combined, split, c_site, t_site, s_site = siting.combined_and_split_usd(train_cost, serve_cost, serve_ok)
+    names = list(sites)
+
+    def site_name(i):
+        return None if int(i) < 0 else names[int(i)]
+
+    return {"training_option": winner, "serving_scenario": serving.name, "serving_option": serve_option,
+            "sites": rows, "combined_usd_per_year": _plain(float(combined)), "split_usd_per_year": _plain(float(split)),
+            "combined_site": site_name(c_site), "split_training_site": site_name(t_site),
+            "split_serving_site": site_name(s_site),
+            "split_saves_usd_per_year": _plain(float(combined - split))}
+
+
+def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
+                       serving_updates: Mapping[str, object] | None = None) -> tuple[dict, np.ndarray, str]:
+    """Cascade, sell and premium per training device, vectorized over the arrays in ``values``
+    (training parameters) and ``serving_updates`` (serving-scenario parameters), which broadcast.
+
+    Returns ``({device: {name: array}}, value per Mtok, the new serving option at the base values)``.
+    The serving tokens are valued at the cheapest feasible new option of the serving scenario
+    (per draw); a retired device that misses the serving latency targets cannot cascade.
+    """
+    from .api import evaluate_scenario
+    from .dynamics.derived import placement_spec, replica_minimums, with_options
+
+    serving = serving_scenario(scenario)
+    devices = sorted({o.device for o in scenario.structure.options})
+    minimums = replica_minimums(serving)
+    derived = with_options(serving, [placement_spec(d, d, "ib-400g", minimums) | {"name": f"retired:{d}"} for d in devices])
+    results, serve_values = evaluate_scenario(derived, serving_updates)
+    new = [o.name for o in serving.structure.options]
+    lcot = np.stack([np.where(results[n]["feasible"] > 0, results[n]["lcot_usd_per_mtok"], np.inf) for n in new])
+    value_per_mtok = np.min(lcot, axis=0)
+    base_option = new[int(np.argmin(lcot.reshape(len(new), -1)[:, 0]))]
+    age = np.asarray(values["second_life.retire_after_years"], float)
+    rate = np.asarray(values["economics.discount_rate"], float)
+    site = scenario.spec.serving.site
+    merged = {**serve_values, **{k: v for k, v in values.items() if k.startswith(("sites.", "economics.", "devices."))}}
+
+    def get(name):
+        return np.asarray(merged[name], float)
+
+    out = {}
+    for d in devices:  # a structural loop over the few training devices
+        r = results[f"retired:{d}"]
+        tokens_per_year = r["tokens_per_s"] / r["devices"] * 8760.0 * 3600.0
+        yearly = device_usd_per_year(get, d, r["power_w"] / r["devices"], site)
+        running = yearly["energy"] + yearly["facility"] + yearly["maintenance"]
+        unit = get(device_param(d, "price_usd")) + get(device_param(d, "system_overhead_usd"))
+        life, rv = get(device_param(d, "useful_life_years")), get(device_param(d, "residual_value_fraction"))
+        sell = unit * cascade.market_value_fraction(age, life, rv)
+        keep = cascade.cascade_value_usd(tokens_per_year, value_per_mtok, running, life - age, rate, unit * rv)
+        ok = r["feasible"] > 0
+        choice, premium = cascade.second_life_choice(np.where(ok, keep, -np.inf), sell, 0.0)
+        out[d] = {"feasible": ok.astype(float), "tokens_per_year_per_device": tokens_per_year, "running_usd_per_year": running,
+                  "remaining_years": life - age, "cascade_usd": keep, "sell_usd": sell, "choice": choice,
+                  "cascade_premium_usd": np.where(ok, premium, -sell)}
+    return out, value_per_mtok, base_option
+
+
+def second_life(scenario: TrainingScenario, values: Mapping[str, object]) -> dict:
+    """Per training device at the base values: the value at retirement of cascading it to serving,
+    of selling it and of scrapping it, and which wins (:mod:`tco.core.cascade`)."""
+    rows, value_per_mtok, new_option = second_life_arrays(scenario, values)
+    if not np.isfinite(_scalar(value_per_mtok)):
+        return {}
+    devices = {d: {"feasible": bool(_scalar(r["feasible"]) > 0),
+                   **{k: _scalar(r[k]) for k in ("tokens_per_year_per_device", "running_usd_per_year", "remaining_years",
+                                                 "cascade_usd", "sell_usd", "cascade_premium_usd")},
+                   "scrap_usd": 0.0, "best": ("cascade", "sell", "scrap")[int(_scalar(r["choice"]))]}
+               for d, r in rows.items()}
+    return {"serving_scenario": scenario.spec.serving.scenario, "value_usd_per_mtok": _scalar(value_per_mtok),
+            "priced_against": new_option, "retire_after_years": float(values["second_life.retire_after_years"]),
+            "devices": devices}
+
+
+def cascade_under_uncertainty(scenario: TrainingScenario, samples: int, seed: int) -> pd.DataFrame:
+    """Monte Carlo of the second-life decision: every uncertain parameter of the training scenario
+    and of its serving scenario drawn from its distribution (:mod:`tco.studies.sampling`), all
+    draws evaluated at once. One row per training device: how often cascading beats selling and
+    scrapping, and the spread of its premium [USD per device]."""
+    from .studies.sampling import is_sampled, values_at_quantiles
+
+    rng = np.random.default_rng(seed)
+    serving = serving_scenario(scenario)
+    train_params = [p for p in scenario.params.values_list() if is_sampled(p)]
+    serve_params = [p for p in serving.params.values_list() if is_sampled(p)]
+    values = scenario.values() | values_at_quantiles(train_params, rng.random((samples, len(train_params))))
+    serve_updates = values_at_quantiles(serve_params, rng.random((samples, len(serve_params))))
+    rows, value_per_mtok, _ = second_life_arrays(scenario, values, serve_updates)
+    out = []
+    for d, r in rows.items():
+        premium = np.broadcast_to(r["cascade_premium_usd"], (samples,))
+        choice = np.broadcast_to(r["choice"], (samples,))
+        out.append({"device": d, "samples": samples, "p_cascade_best": float(np.mean(choice == 0)),
+                    "p_sell_best": float(np.mean(choice == 1)), "p_scrap_best": float(np.mean(choice == 2)),
+                    "premium_mean_usd": float(np.mean(premium)), "premium_p5_usd": float(np.percentile(premium, 5)),
+                    "premium_p50_usd": float(np.percentile(premium, 50)), "premium_p95_usd": float(np.percentile(premium, 95)),
+                    "value_usd_per_mtok_p50": float(np.percentile(np.broadcast_to(value_per_mtok, (samples,)), 50))})
+    return pd.DataFrame(out).set_index("device")
