@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import finance, lifecycle
-from .outputs import CASH_FLOW_LINES, CashFlows, OptionResult
+from .outputs import CASH_FLOW_LINES, YEARLY_COSTS, CashFlows, OptionResult
 from .sizing import SECONDS_PER_YEAR
 from .structure import Option
 
@@ -47,10 +47,8 @@ def yearly_cash_flows(option: Option, result: OptionResult, values: Mapping[str,
         held = np.where(np.mod(y, life) == 0, life, np.mod(y, life))
         value = 1.0 - (1.0 - col(c.residual_value_fraction)) * held / life
         lines["residual_usd"] -= credited * (y > 0) * value * col(devices * c.unit_hardware_usd)
-        lines["energy_usd"] += operating * col(c.energy_usd_per_year)
-        lines["facility_usd"] += operating * col(c.facility_usd_per_year)
-        lines["maintenance_usd"] += operating * col(c.maintenance_usd_per_year)
-        lines["reauthoring_usd"] += operating * col(c.reauthoring_usd_per_year)
+        for name, line in YEARLY_COSTS.items():
+            lines[line] += operating * col(getattr(c, name))
         served = lifecycle.served_efficiency_in_year(y, col(half_life), col(c.residual_efficiency),
                                                      col(c.half_life_offset_years))
         lines["workload_shift_usd"] += operating * (1.0 - served) * col(p.present_values.shift_exposure_usd_per_year)

@@ -24,6 +24,7 @@ import numpy as np
 from . import finance, lifecycle, llm, nre, power, roofline, sizing
 from .outputs import (
     CASH_FLOW_LINES,
+    YEARLY_COSTS,
     LinkCosts,
     OptionResult,
     PoolCosts,
@@ -274,9 +275,7 @@ def pool_present_values(pool: Pool, size: PoolSizing, costs: PoolCosts, w: _Work
     opex = (costs.energy_usd_per_year + costs.facility_usd_per_year + costs.maintenance_usd_per_year) * w.annuity
     exposure = _shift_exposure_usd_per_year(pool, w, baseline)
     lines = {"capex_usd": capex, "nre_usd": nre_pv, "residual_usd": residual,
-             "energy_usd": costs.energy_usd_per_year * w.annuity, "facility_usd": costs.facility_usd_per_year * w.annuity,
-             "maintenance_usd": costs.maintenance_usd_per_year * w.annuity,
-             "reauthoring_usd": costs.reauthoring_usd_per_year * w.annuity}
+             **{line: getattr(costs, name) * w.annuity for name, line in YEARLY_COSTS.items()}}
     if exposure is None:
         exposure = np.zeros_like(capex)
     else:
@@ -305,7 +304,8 @@ def link_costs(option: Option, size: OptionSizing, decode: PoolCosts | None, w: 
 
 
 def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCosts, link_life_years):
-    """Straight-line depreciation of (price less residual value, plus NRE share) over the life, plus opex [USD/yr].
+    """Straight-line depreciation of (price less residual value, plus NRE share) over the life, plus the
+    yearly running costs (:data:`~tco.core.outputs.YEARLY_COSTS`) [USD/yr].
 
     The KV-link ports depreciate over the decode devices' life (``link_life_years``; None when colocated).
     """
@@ -313,9 +313,9 @@ def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCos
     for p in pools.values():
         c = p.costs
         depreciable = c.unit_hardware_usd * (1.0 - c.residual_value_fraction) + c.unit_nre_usd
-        depreciation = p.sizing.devices * depreciable / c.life_years
-        total = total + depreciation + c.energy_usd_per_year + c.facility_usd_per_year \
-            + c.maintenance_usd_per_year + c.reauthoring_usd_per_year
+        total = total + p.sizing.devices * depreciable / c.life_years
+        for name in YEARLY_COSTS:
+            total = total + getattr(c, name)
     if link_life_years is not None:
         total = total + links.port_capex_usd / link_life_years + links.usd_per_year
     return total

@@ -41,7 +41,9 @@ class OutputSpec:
     how a reader sees it (``format(value * scale, fmt)`` followed by ``display_unit``).
     ``column`` is the short header of the CLI table. ``cost_line`` marks the present
     values that add up to ``pv_cost_usd`` (their yearly twins are the cash-flow lines);
-    ``workbook`` is False for the few outputs the workbook does not recompute as formulas.
+    ``yearly_line`` names the cash-flow line a pool's yearly running cost feeds (it is paid in
+    every operating year, discounted with the annuity factor and expensed in the accounting
+    view); ``workbook`` is False for the few outputs the workbook does not recompute as formulas.
     """
 
     name: str
@@ -53,6 +55,7 @@ class OutputSpec:
     fmt: str = ",.4g"
     column: str = ""
     cost_line: bool = False
+    yearly_line: str = ""
     workbook: bool = True
 
     @property
@@ -66,6 +69,10 @@ class OutputSpec:
             return "–"
         return format(float(value) * self.scale, self.fmt)
 
+    def as_column(self, key: str | None = None) -> tuple[str, str, str, float]:
+        """``(title, key, format spec, scale)``: a table column showing this output (under ``key``, default its name)."""
+        return self.title, key or self.name, self.fmt, self.scale
+
     @property
     def line(self) -> str:
         """Cash-flow line of a cost-line present value: ``pv_energy_usd`` -> ``energy_usd``."""
@@ -73,11 +80,12 @@ class OutputSpec:
 
 
 def output(unit: str, meaning: str, label: str, display_unit: str | None = None, *, scale: float = 1.0,
-           fmt: str = ",.4g", column: str = "", cost_line: bool = False, workbook: bool = True,
+           fmt: str = ",.4g", column: str = "", cost_line: bool = False, yearly_line: str = "", workbook: bool = True,
            optional: bool = False) -> Any:
     """A result field with its table row; ``optional`` fields default to None (absent for this pool or option)."""
     spec = {"unit": unit, "meaning": meaning, "label": label, "display_unit": unit if display_unit is None else display_unit,
-            "scale": scale, "fmt": fmt, "column": column, "cost_line": cost_line, "workbook": workbook}
+            "scale": scale, "fmt": fmt, "column": column, "cost_line": cost_line, "yearly_line": yearly_line,
+            "workbook": workbook}
     if optional:
         return field(default=None, metadata={_SPEC: spec})
     return field(metadata={_SPEC: spec})
@@ -166,11 +174,14 @@ class PoolCosts:
                                             "%", scale=100.0, fmt=".0f")
     power_w: Array = output("W", "mean IT power of the pool: devices x (idle + (TDP - idle) x utilization + host)",
                             "mean IT power", "kW", scale=1e-3)
-    energy_usd_per_year: Array = output("USD/yr", "electricity of the pool (PUE included)", "electricity")
-    facility_usd_per_year: Array = output("USD/yr", "data hall of the pool, per provisioned kW", "data hall")
-    maintenance_usd_per_year: Array = output("USD/yr", "maintenance of the pool, a share of hardware capex", "maintenance")
+    energy_usd_per_year: Array = output("USD/yr", "electricity of the pool (PUE included)", "electricity",
+                                        yearly_line="energy_usd")
+    facility_usd_per_year: Array = output("USD/yr", "data hall of the pool, per provisioned kW", "data hall",
+                                          yearly_line="facility_usd")
+    maintenance_usd_per_year: Array = output("USD/yr", "maintenance of the pool, a share of hardware capex", "maintenance",
+                                             yearly_line="maintenance_usd")
     reauthoring_usd_per_year: Array = output("USD/yr", "re-authoring (specialized pools): cost per shift / half-life",
-                                             "re-authoring")
+                                             "re-authoring", yearly_line="reauthoring_usd")
     residual_efficiency: Array = output("fraction", "efficiency kept on shifted work (1 for general pools)",
                                         "efficiency on shifted work", "%", scale=100.0, fmt=".0f")
     half_life_offset_years: Array = output("yr", "time to market before deployment (built devices)", "time to market")
@@ -388,6 +399,8 @@ COMPARISON_OUTPUTS: dict[str, OutputSpec] = _table(ChallengerResult)
 COST_LINES: tuple[OutputSpec, ...] = tuple(o for o in OPTION_OUTPUTS.values() if o.cost_line)
 #: their yearly twins: ``capex_usd``, ``nre_usd``, ...
 CASH_FLOW_LINES: tuple[str, ...] = tuple(o.line for o in COST_LINES)
+#: a pool's yearly running costs and the cash-flow line each feeds: ``{"energy_usd_per_year": "energy_usd", ...}``
+YEARLY_COSTS: dict[str, str] = {o.name: o.yearly_line for o in _table(PoolCosts).values() if o.yearly_line}
 
 
 def iter_outputs() -> Iterator[tuple[str, OutputSpec]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from openpyxl.utils import get_column_letter
 
-from ..core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, OutputSpec
+from ..core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
 from ..core.sizing import SECONDS_PER_YEAR
 from ..core.structure import Option, Pool
 from ..fields import FIELDS
@@ -205,8 +205,7 @@ def _pool_lines(sheet: CashFlowSheet, option: Option, pool: Pool, m: OptionRefs,
         "capex_usd": sheet.years(LINE_LABELS["capex_usd"], "USD", lambda y: f"{sheet.cell(units.row, y)}*{hardware}"),
         "nre_usd": sheet.years(LINE_LABELS["nre_usd"], "USD", lambda y: f"{sheet.cell(units.row, y)}*{nre}"),
     }
-    for line, key in (("energy_usd", "energy_usd_per_year"), ("facility_usd", "facility_usd_per_year"),
-                      ("maintenance_usd", "maintenance_usd_per_year"), ("reauthoring_usd", "reauthoring_usd_per_year")):
+    for key, line in YEARLY_COSTS.items():
         lines[line] = sheet.years(LINE_LABELS[line], "USD", lambda y, v=p[key]: f"{sheet.op(y)}*{v}")
     spec = POOL_OUTPUTS["shift_exposure_usd_per_year"]
     if base is not None and pool.specialized:
@@ -253,8 +252,7 @@ def _write_accounting(sheet: CashFlowSheet, option: Option, m: OptionRefs) -> st
         p = m.pool(pool.role)
         depreciation.append(f"{p['devices']}*({p['unit_hardware_usd']}*(1-{p['residual_value_fraction']})"
                             f"+{p['unit_nre_usd']})/{p['life_years']}")
-        opex += [p[k] for k in ("energy_usd_per_year", "facility_usd_per_year", "maintenance_usd_per_year",
-                                "reauthoring_usd_per_year")]
+        opex += [p[k] for k in YEARLY_COSTS]
     if option.disaggregated:
         depreciation.append(f"{m.links['port_capex_usd']}/{m.pool('decode')['life_years']}")
         opex.append(m.links["usd_per_year"])
