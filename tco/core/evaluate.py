@@ -284,23 +284,22 @@ def pool_present_values(pool: Pool, size: PoolSizing, costs: PoolCosts, w: _Work
                              own_usd=capex + nre_pv + residual + opex)
 
 
-def link_costs(option: Option, size: OptionSizing, decode: PoolCosts | None, w: _Workload) -> tuple[LinkCosts, dict]:
+def link_costs(option: Option, size: OptionSizing, decode: PoolCosts | None, w: _Workload) -> LinkCosts:
     """The KV link's purchase and running cost, its PV and its power (zeros when colocated).
 
-    Ports are bought with the decode devices (same life, no residual value). Returns the
-    :class:`LinkCosts` and ``{"pv_usd", "power_w"}`` [USD, W].
+    Ports are bought with the decode devices (same life, no residual value).
     """
     if not option.disaggregated:
         zero = np.zeros_like(size.link_ports)
-        return LinkCosts(port_capex_usd=zero, usd_per_year=zero), {"pv_usd": 0.0, "power_w": None}
+        return LinkCosts(port_capex_usd=zero, usd_per_year=zero)
     link = option.link
     port_w = size.link_ports * w.get(link_param(link, "port_power_w"))
     purchases, _ = finance.hardware_pv_factors(w.rate, decode.life_years, w.horizon, 0.0)
     port_capex = size.link_ports * w.get(link_param(link, "port_cost_usd"))
     yearly = power.running_cost_usd_per_year(port_w, w.get("economics.pue"), w.get("economics.electricity_usd_per_kwh"),
                                              w.get("economics.facility_usd_per_kw_month"))
-    return (LinkCosts(port_capex_usd=port_capex, usd_per_year=yearly),
-            {"pv_usd": port_capex * purchases + yearly * w.annuity, "power_w": port_w})
+    return LinkCosts(port_capex_usd=port_capex, usd_per_year=yearly, pv_usd=port_capex * purchases + yearly * w.annuity,
+                     power_w=port_w)
 
 
 def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCosts, link_life_years):
@@ -332,14 +331,12 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         pools[pool.role] = PoolResult(pool.role, pool.device, perf[pool.role], sizes[pool.role], costs,
                                       pool_present_values(pool, sizes[pool.role], costs, w, baseline))
     decode = pools["decode"].costs if option.disaggregated else None
-    links, link = link_costs(option, size, decode, w)
+    links = link_costs(option, size, decode, w)
     lines = {line: sum((p.present_values.lines.get(line, 0.0) for p in pools.values()), 0.0) for line in CASH_FLOW_LINES}
-    lines["links_usd"] = link["pv_usd"]
+    lines["links_usd"] = links.pv_usd
     pv_cost = sum(lines[line] for line in CASH_FLOW_LINES)
     pv_tokens = w.output_tokens_per_year * w.annuity
-    power_w = sum((p.costs.power_w for p in pools.values()), 0.0)
-    if link["power_w"] is not None:
-        power_w = power_w + link["power_w"]
+    power_w = sum((p.costs.power_w for p in pools.values()), 0.0) + links.power_w
     if option.disaggregated:
         pre, dec = pools["prefill"].present_values.own_usd, pools["decode"].present_values.own_usd
         prefill_share = pre / (pre + dec)

@@ -227,10 +227,16 @@ class PoolResult:
 
 @dataclass(kw_only=True)
 class LinkCosts:
-    """The KV link of a disaggregated option (zeros when colocated)."""
+    """The KV link of a disaggregated option (zeros when colocated).
+
+    ``pv_usd`` is the link's present value over the horizon (the option's ``pv_links_usd``)
+    [USD]; ``power_w`` the ports' power, part of the option's ``power_w`` [W].
+    """
 
     port_capex_usd: Array = output("USD", "purchase of the KV-link ports, once per decode-device life", "KV-link ports purchase")
     usd_per_year: Array = output("USD/yr", "electricity and data hall of the KV-link ports", "KV-link running cost")
+    pv_usd: Array | float = 0.0
+    power_w: Array | float = 0.0
 
 
 # --- per option -------------------------------------------------------------------------------------
