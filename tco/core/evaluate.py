@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -95,6 +96,11 @@ class _Workload:
         self.annuity = finance.annuity_factor(self.rate, self.horizon)
         self.output_tokens_per_year = self.mean_rps * self.output * sizing.SECONDS_PER_YEAR
         self.whole = structure.whole_devices
+
+    @cached_property
+    def yearly_discount_factors(self) -> list[np.ndarray]:
+        """``(1+r)^-y`` for the years ``1..max horizon``, computed once per evaluation [-]."""
+        return [finance.discount_factor(self.rate, year) for year in range(1, int(np.max(self.horizon)) + 1)]
 
     def weights_read_bytes(self, tokens):
         """Weight bytes read when ``tokens`` tokens pass through the model in one step."""
@@ -246,9 +252,9 @@ def pool_costs(pool: Pool, size: PoolSizing, w: _Workload, values: Mapping[str, 
 def _shift_pv_factor(w: _Workload, costs: PoolCosts):
     """``sum_y (1 - served_y) (1+r)^-y`` over the horizon: PV weight of shifted work [yr]."""
     total = 0.0
-    for year in range(1, int(np.max(w.horizon)) + 1):
+    for year, discount in enumerate(w.yearly_discount_factors, start=1):
         served = lifecycle.served_efficiency_in_year(year, w.half_life, costs.residual_efficiency, costs.half_life_offset_years)
-        total = total + (year <= w.horizon + 1e-9) * (1.0 - served) * finance.discount_factor(w.rate, year)
+        total = total + (year <= w.horizon + 1e-9) * (1.0 - served) * discount
     return total
 
 
@@ -264,8 +270,22 @@ def _shift_exposure_usd_per_year(pool: Pool, w: _Workload, baseline: OptionResul
     return w.output_tokens_per_year * baseline.lcot_usd_per_mtok / 1e6 * share
 
 
+@dataclass
+class PoolLinePVs:
+    """Present values of one pool's cost lines (``capex_usd`` ..., without ``links_usd``) [USD], and
+    ``own_usd``, the PV of owning and running the pool (capex, NRE, residual, energy, facility,
+    maintenance) [USD] that splits a disaggregated option's cost between prefill and decode.
+
+    Summed into the option's present values by :func:`evaluate_option`, not kept (a million
+    draws would hold eight more arrays per pool).
+    """
+
+    lines: dict[str, np.ndarray]
+    own_usd: np.ndarray
+
+
 def pool_present_values(pool: Pool, size: PoolSizing, costs: PoolCosts, w: _Workload,
-                        baseline: OptionResult | None) -> PoolPresentValues:
+                        baseline: OptionResult | None) -> tuple[PoolPresentValues, PoolLinePVs]:
     """Present values of one pool's cost lines over the horizon (DESIGN.md section 5)."""
     purchases, credits = finance.hardware_pv_factors(w.rate, costs.life_years, w.horizon, costs.residual_value_fraction)
     units = size.devices * purchases
@@ -280,8 +300,8 @@ def pool_present_values(pool: Pool, size: PoolSizing, costs: PoolCosts, w: _Work
         exposure = np.zeros_like(capex)
     else:
         lines["workload_shift_usd"] = exposure * _shift_pv_factor(w, costs)
-    return PoolPresentValues(pv_units_bought=units, shift_exposure_usd_per_year=exposure, lines=lines,
-                             own_usd=capex + nre_pv + residual + opex)
+    return (PoolPresentValues(pv_units_bought=units, shift_exposure_usd_per_year=exposure),
+            PoolLinePVs(lines, capex + nre_pv + residual + opex))
 
 
 def link_costs(option: Option, size: OptionSizing, decode: PoolCosts | None, w: _Workload) -> LinkCosts:
@@ -308,15 +328,24 @@ def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCos
 
     The KV-link ports depreciate over the decode devices' life (``link_life_years``; None when colocated).
     """
-    total = 0.0
+    terms = []
     for p in pools.values():
         c = p.costs
         depreciable = c.unit_hardware_usd * (1.0 - c.residual_value_fraction) + c.unit_nre_usd
-        total = total + p.sizing.devices * depreciable / c.life_years
-        for name in YEARLY_COSTS:
-            total = total + getattr(c, name)
+        terms += [p.sizing.devices * depreciable / c.life_years, *(getattr(c, name) for name in YEARLY_COSTS)]
     if link_life_years is not None:
-        total = total + links.port_capex_usd / link_life_years + links.usd_per_year
+        terms += [links.port_capex_usd / link_life_years, links.usd_per_year]
+    return _total(terms)
+
+
+def _total(terms):
+    """``t1 + t2 + ...`` left to right, skipping terms that are the number 0 (absent lines) [unit of the terms]."""
+    present = [t for t in terms if not (isinstance(t, float) and t == 0.0)]
+    if not present:
+        return 0.0
+    total = present[0]
+    for term in present[1:]:
+        total = total + term
     return total
 
 
@@ -325,20 +354,20 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
     """One option: its pools step by step, then the option's totals (broadcast to one shape)."""
     perf = {pool.role: pool_performance(option, pool, w) for pool in option.pools}
     sizes, size = size_option(option, perf, w)
-    pools = {}
+    pools, line_pvs = {}, {}
     for pool in option.pools:
         costs = pool_costs(pool, sizes[pool.role], w, values)
-        pools[pool.role] = PoolResult(pool.role, pool.device, perf[pool.role], sizes[pool.role], costs,
-                                      pool_present_values(pool, sizes[pool.role], costs, w, baseline))
+        present, line_pvs[pool.role] = pool_present_values(pool, sizes[pool.role], costs, w, baseline)
+        pools[pool.role] = PoolResult(pool.role, pool.device, perf[pool.role], sizes[pool.role], costs, present)
     decode = pools["decode"].costs if option.disaggregated else None
     links = link_costs(option, size, decode, w)
-    lines = {line: sum((p.present_values.lines.get(line, 0.0) for p in pools.values()), 0.0) for line in CASH_FLOW_LINES}
+    lines = {line: _total([p.lines.get(line, 0.0) for p in line_pvs.values()]) for line in CASH_FLOW_LINES}
     lines["links_usd"] = links.pv_usd
-    pv_cost = sum(lines[line] for line in CASH_FLOW_LINES)
+    pv_cost = _total([lines[line] for line in CASH_FLOW_LINES])
     pv_tokens = w.output_tokens_per_year * w.annuity
-    power_w = sum((p.costs.power_w for p in pools.values()), 0.0) + links.power_w
+    power_w = _total([*(p.costs.power_w for p in pools.values()), links.power_w])
     if option.disaggregated:
-        pre, dec = pools["prefill"].present_values.own_usd, pools["decode"].present_values.own_usd
+        pre, dec = line_pvs["prefill"].own_usd, line_pvs["decode"].own_usd
         prefill_share = pre / (pre + dec)
     else:
         prefill_share = size.prefill_time_share
@@ -350,7 +379,7 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         lcot_usd_per_mtok=finance.levelized_cost_usd_per_mtok(pv_cost, pv_tokens),
         lcot_usd_per_mtok_all_tokens=finance.levelized_cost_usd_per_mtok(pv_cost, pv_tokens * (w.prompt + w.output) / w.output),
         pv_cost_usd=pv_cost, pv_tokens=pv_tokens, **{"pv_" + line: lines[line] for line in CASH_FLOW_LINES},
-        devices=sum(p.sizing.devices for p in pools.values()), ttft_s=size.ttft_s, tpot_s=size.tpot_s, batch=size.batch,
+        devices=_total([p.sizing.devices for p in pools.values()]), ttft_s=size.ttft_s, tpot_s=size.tpot_s, batch=size.batch,
         spilled_bytes=size.spilled_bytes, tokens_per_joule=tokens_per_s / power_w, tokens_per_s=tokens_per_s,
         power_w=power_w, kv_transfer_s=size.kv_transfer_s, link_ports=size.link_ports,
         feasible=(code == 0).astype(float), infeasible_code=code.astype(float), prefill_cost_share=prefill_share,

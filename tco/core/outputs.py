@@ -189,21 +189,13 @@ class PoolCosts:
 
 @dataclass(kw_only=True)
 class PoolPresentValues:
-    """Present values of one pool over the horizon.
-
-    ``lines`` holds the PV of each cost line this pool carries (``capex_usd`` ...,
-    without ``links_usd``, which the option carries) [USD]; ``own_usd`` is the PV of owning
-    and running the pool (capex, NRE, residual, energy, facility, maintenance) [USD], which
-    splits a disaggregated option's cost between prefill and decode.
-    """
+    """What one pool's present values rest on: the units it buys and the work it may lose to shifts."""
 
     pv_units_bought: Array = output("devices", "PV of the units bought over the horizon (replacements included)",
                                     "PV of units bought", "", fmt=",.1f")
     shift_exposure_usd_per_year: Array = output(
         "USD/yr", "baseline cost of this pool's work, charged as (1 - served share) in the workload-shift line",
         "shift exposure")
-    lines: dict[str, Array] = field(default_factory=dict)
-    own_usd: Array | float = 0.0
 
 
 @dataclass
