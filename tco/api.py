@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -266,7 +267,17 @@ def option_gap(scenario: Scenario, updates: Mapping[str, object], option: str, m
     return gap_from_results(results, scenario.structure.baseline, option, metric, target)
 
 
-def gap_from_results(results: Mapping[str, OptionResult], baseline: str, option: str, metric: str, target: float):
+class CostFigures(NamedTuple):
+    """What a win gap reads of an option: an :class:`~tco.core.outputs.OptionResult` has these
+    fields; a training option maps its cost per run onto them (:mod:`tco.training_api`)."""
+
+    lcot_usd_per_mtok: object
+    pv_cost_usd: object
+    feasible: object
+
+
+def gap_from_results(results: Mapping[str, OptionResult | CostFigures], baseline: str, option: str, metric: str,
+                     target: float):
     """:func:`option_gap` from core results already computed (``{option: OptionResult}``)."""
     r, base = results[option], results[baseline]
     if metric == "lcot":
