@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dash import html
 
+from tco.core.outputs import OPTION_OUTPUTS
 from tco.core.structure import link_param
 from tco.dynamics import figures
 from tco.dynamics.config import POLICIES, fleet_config
@@ -43,9 +44,8 @@ STRANDED_COLUMNS: list[Column] = [
 
 FRONTIER_COLUMNS: list[Column] = [
     ("placement (prefill>decode)", "placement", None, 1.0), ("TPOT target, ms", "tpot_target_s", ",.0f", 1e3),
-    ("batch cap", "batch_cap", ",.0f", 1.0), ("cost, USD per M output tokens", "usd_per_mtok", ",.3f", 1.0),
-    ("TTFT, ms", "ttft_s", ",.0f", 1e3), ("TPOT, ms", "tpot_s", ",.1f", 1e3), ("decode batch", "batch", ",.0f", 1.0),
-    ("spilled, GB", "spilled_bytes", ",.2f", 1e-9)]
+    ("batch cap", "batch_cap", ",.0f", 1.0), OPTION_OUTPUTS["lcot_usd_per_mtok"].as_column("usd_per_mtok"),
+    *(OPTION_OUTPUTS[k].as_column() for k in ("ttft_s", "tpot_s", "batch", "spilled_bytes"))]
 
 COORDINATION_ROWS: list[Column] = [
     ("split option", "option", None, 1.0), ("specialized pool (device)", "pool", None, 1.0),

@@ -27,7 +27,7 @@ from tco_app.controller import update_state
 from tco_app.fleet_views import coordination_view, kv_view, pareto_view, stranded_view, tree_view
 from tco_app.pages.assumptions import table_rows, workbook_download
 from tco_app.pages.compare import compare_view
-from tco_app.pages.lifecycle import cumulative_cost_figure, half_life_figure, life_table
+from tco_app.pages.lifecycle import lifecycle_view
 from tco_app.pages.sensitivity import map_view
 from tco_app.state import scenario_choices
 
@@ -71,7 +71,7 @@ def main() -> None:
         compare_view(ctx.scenario(new))
 
     cases = {"compare view": lambda: compare_view(scenario), "assumption edit (controller + compare)": edit,
-             "lifecycle view": lambda: (life_table(scenario), cumulative_cost_figure(scenario), half_life_figure(scenario)),
+             "lifecycle view": lambda: lifecycle_view(scenario),
              "first page load (server)": first_load,
              "fleet: KV transfer wall": lambda: kv_view(scenario, None),
              "fleet: stranded capacity (policy or drift change)":

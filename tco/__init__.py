@@ -6,7 +6,8 @@ Public API::
     compare(scenario)                -> Comparison (pandas tables + verdict)
     breakeven(scenario, param, ...)  -> list[Breakeven]
     parameters(scenario)             -> pandas DataFrame of every named input
-    evaluate_scenario(scenario, updates) -> raw vectorized results
+    evaluate_scenario(scenario, updates) -> ({option: OptionResult}, values): typed vectorized results
+    analyse_scenario(scenario, updates)  -> Analysis: results, cash flows, each challenger vs the baseline
 
 The names are resolved on first use (PEP 562), so ``import tco`` and ``import tco.core``
 load numpy only; pandas and pydantic arrive with the first API call that needs them.
@@ -24,6 +25,7 @@ _EXPORTS = {
     "Comparison": ".api",
     "breakeven": ".api",
     "compare": ".api",
+    "analyse_scenario": ".api",
     "evaluate_scenario": ".api",
     "parameters": ".api",
     "InputError": ".errors",

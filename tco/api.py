@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from .core import cashflow
-from .core.evaluate import BOUND_NAMES, INFEASIBLE_REASONS, OPTION_OUTPUTS, comparison, evaluate
+from .core.comparison import Analysis, analyse, cost_ratio, npv_usd
+from .core.evaluate import BOUND_NAMES, INFEASIBLE_REASONS, evaluate
+from .core.outputs import COST_LINES, OptionResult
 from .errors import FieldError, InputError
 from .params import unknown_name_rule
 from .scenario import Scenario
@@ -28,9 +30,9 @@ TOKEN_BASIS = "USD per million output tokens (input+output basis reported beside
 
 
 
-def evaluate_scenario(scenario: Scenario, updates: Mapping[str, object] | None = None):
-    """Core results ``{option: {output: array}}`` at the scenario's values, with ``updates``
-    (names to floats or arrays) applied on top without range checks (for sweeps)."""
+def scenario_values(scenario: Scenario, updates: Mapping[str, object] | None = None) -> dict[str, object]:
+    """The scenario's parameter values with ``updates`` (names to floats or arrays) applied on top
+    without range checks (for sweeps); an unknown name is an input error."""
     values = scenario.values()
     if updates:
         unknown = [FieldError(name, value, unknown_name_rule(name, values)) for name, value in updates.items()
@@ -38,7 +40,19 @@ def evaluate_scenario(scenario: Scenario, updates: Mapping[str, object] | None =
         if unknown:
             raise InputError(unknown)
         values.update(updates)
+    return values
+
+
+def evaluate_scenario(scenario: Scenario, updates: Mapping[str, object] | None = None):
+    """Core results ``{option: OptionResult}`` and the values used, with ``updates`` applied
+    (see :func:`scenario_values`)."""
+    values = scenario_values(scenario, updates)
     return evaluate(scenario.structure, values), values
+
+
+def analyse_scenario(scenario: Scenario, updates: Mapping[str, object] | None = None) -> Analysis:
+    """The core pipeline (results, cash flows, comparison against the baseline) at the scenario's values."""
+    return analyse(scenario.structure, scenario_values(scenario, updates))
 
 
 @dataclass
@@ -89,62 +103,67 @@ def _scalar(array) -> float:
     return float(np.asarray(array).reshape(-1)[0])
 
 
+#: option outputs of the ``tco compare`` table, in column order
+TABLE_OUTPUTS = ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "pv_cost_usd", "devices", "tokens_per_joule", "ttft_s",
+                 "tpot_s", "batch", "spilled_bytes", "power_w", "kv_transfer_s", "link_ports")
+
+
+def bounds(result: OptionResult) -> dict[str, str]:
+    """What limits each phase: ``{"prefill": "compute", "decode": "bandwidth"}`` (first draw)."""
+    bound = {}
+    for pool in result.pools.values():
+        if pool.performance.prefill_bound is not None:
+            bound["prefill"] = BOUND_NAMES[int(_scalar(pool.performance.prefill_bound))]
+        if pool.performance.decode_bound is not None:
+            bound["decode"] = BOUND_NAMES[int(_scalar(pool.performance.decode_bound))]
+    return bound
+
+
+def placement(result: OptionResult) -> str:
+    """Which phase runs on which device, in words."""
+    return "; ".join(f"{'prefill+decode' if role == 'colocated' else role} on {p.device}" for role, p in result.pools.items())
+
+
 def compare(scenario: Scenario) -> Comparison:
     """Evaluate every option of ``scenario`` at its base values and explain the result."""
-    results, values = evaluate_scenario(scenario)
-    structure = scenario.structure
-    challengers = comparison(structure, results, values)
-    base_flows = cashflow.yearly_cash_flows(structure.option(structure.baseline), results[structure.baseline], values)
+    analysis = analyse_scenario(scenario)
     rows, details, comp_rows = [], [], []
-    for option in structure.options:
-        r = results[option.name]
-        pools = {p.role: p for p in option.pools}
-        bound = {}
-        for role in pools:
-            if f"{role}.prefill_bound" in r:
-                bound["prefill"] = BOUND_NAMES[int(_scalar(r[f"{role}.prefill_bound"]))]
-            if f"{role}.decode_bound" in r:
-                bound["decode"] = BOUND_NAMES[int(_scalar(r[f"{role}.decode_bound"]))]
-        code = int(_scalar(r["infeasible_code"]))
+    for option in scenario.structure.options:
+        r = analysis.options[option.name]
+        bound = bounds(r)
+        code = int(_scalar(r.infeasible_code))
         reasons = [text for bit, text in INFEASIBLE_REASONS.items() if code & bit]
-        placement = "; ".join(f"{'prefill+decode' if role == 'colocated' else role} on {p.device}"
-                              for role, p in pools.items())
-        breakdown = {k[3:]: _scalar(r[k]) for k in OPTION_OUTPUTS if k.startswith("pv_") and k.endswith("_usd")
-                     and k != "pv_cost_usd"}
-        row = {"option": option.name, "placement": placement, "feasible": code == 0,
+        where = placement(r)
+        row = {"option": option.name, "placement": where, "feasible": code == 0,
                "bound": ", ".join(f"{phase}: {what}" for phase, what in bound.items()),
-               **{k: _scalar(r[k]) for k in ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "pv_cost_usd",
-                                             "devices", "tokens_per_joule", "ttft_s", "tpot_s", "batch",
-                                             "spilled_bytes", "power_w", "kv_transfer_s", "link_ports")}}
+               **{k: _scalar(getattr(r, k)) for k in TABLE_OUTPUTS}}
         rows.append(row)
         details.append({
-            "name": option.name, "placement": placement, "specialized": option.specialized,
+            "name": option.name, "placement": where, "specialized": option.specialized,
             "lcot_usd_per_mtok": row["lcot_usd_per_mtok"],
             "lcot_usd_per_mtok_all_tokens": row["lcot_usd_per_mtok_all_tokens"],
             "pv_cost_usd": row["pv_cost_usd"],
-            "devices": {role: _scalar(r[f"{role}.devices"]) for role in pools},
-            "devices_per_replica": {role: _scalar(r[f"{role}.devices_per_replica"]) for role in pools},
-            "utilization": {role: _scalar(r[f"{role}.utilization"]) for role in pools},
-            "tokens_per_joule": row["tokens_per_joule"], "tokens_per_s": _scalar(r["tokens_per_s"]),
+            "devices": {role: _scalar(p.sizing.devices) for role, p in r.pools.items()},
+            "devices_per_replica": {role: _scalar(p.performance.devices_per_replica) for role, p in r.pools.items()},
+            "utilization": {role: _scalar(p.sizing.utilization) for role, p in r.pools.items()},
+            "tokens_per_joule": row["tokens_per_joule"], "tokens_per_s": _scalar(r.tokens_per_s),
             "power_w": row["power_w"], "ttft_s": row["ttft_s"], "tpot_s": row["tpot_s"], "batch": row["batch"],
             "bound": bound, "spilled_bytes": row["spilled_bytes"], "kv_transfer_s": row["kv_transfer_s"],
             "link_ports": row["link_ports"], "feasible": code == 0, "infeasible_reasons": reasons,
-            "cost_breakdown_pv_usd": breakdown,
-            "accounting_cost_usd_per_year": _scalar(r["accounting_cost_usd_per_year"]),
+            "cost_breakdown_pv_usd": {line.line: _scalar(getattr(r, line.name)) for line in COST_LINES},
+            "accounting_cost_usd_per_year": _scalar(r.accounting_cost_usd_per_year),
         })
-        if option.name in challengers:
-            flows = cashflow.yearly_cash_flows(option, r, values)
-            payback, irr = cashflow.payback_and_irr(base_flows, flows)
-            comp_rows.append({"option": option.name, **{k: _scalar(v) for k, v in challengers[option.name].items()},
-                              "payback_year": _scalar(payback), "irr": _scalar(irr)})
+        if option.name in analysis.challengers:
+            comp_rows.append({"option": option.name,
+                              **{k: _scalar(v) for k, v in analysis.challengers[option.name].flat().items()}})
     options = pd.DataFrame(rows).set_index("option")
     table = pd.DataFrame(comp_rows).set_index("option") if comp_rows else pd.DataFrame()
     result = Comparison(scenario, options, table, "", details)
-    result.verdict = verdict(result, results)
+    result.verdict = verdict(result, analysis.options)
     return result
 
 
-def verdict(result: Comparison, results: Mapping[str, dict]) -> str:
+def verdict(result: Comparison, results: Mapping[str, OptionResult]) -> str:
     """One sentence: which option is cheapest per output token, by how much, and why."""
     structure = result.scenario.structure
     table = result.options
@@ -172,14 +191,13 @@ def verdict(result: Comparison, results: Mapping[str, dict]) -> str:
             f"{_main_reason(results[best], results[base])}.")
 
 
-def _main_reason(option: Mapping, base: Mapping) -> str:
+def _main_reason(option: OptionResult, base: OptionResult) -> str:
     """The cost line whose PV differs most between two options, in words."""
-    lines = [k for k in OPTION_OUTPUTS if k.startswith("pv_") and k.endswith("_usd") and k != "pv_cost_usd"]
-    diffs = {k: _scalar(option[k]) - _scalar(base[k]) for k in lines}
-    key = max(diffs, key=lambda k: abs(diffs[k]))
-    word = "higher" if diffs[key] > 0 else "lower"
-    what = key[3:-4].replace("_", " ")
-    return f"{word} {what} (PV {diffs[key] / 1e6:+.3g} M USD)"
+    diffs = {line: _scalar(getattr(option, line.name)) - _scalar(getattr(base, line.name)) for line in COST_LINES}
+    line = max(diffs, key=lambda k: abs(diffs[k]))
+    word = "higher" if diffs[line] > 0 else "lower"
+    what = line.line.removesuffix("_usd").replace("_", " ")
+    return f"{word} {what} (PV {diffs[line] / 1e6:+.3g} M USD)"
 
 
 @dataclass
@@ -249,16 +267,26 @@ def option_gap(scenario: Scenario, updates: Mapping[str, object], option: str, m
     return gap_from_results(results, scenario.structure.baseline, option, metric, target)
 
 
-def gap_from_results(results: Mapping[str, dict], baseline: str, option: str, metric: str, target: float):
-    """:func:`option_gap` from core results already computed (``{option: {output: array}}``)."""
+class CostFigures(NamedTuple):
+    """What a win gap reads of an option: an :class:`~tco.core.outputs.OptionResult` has these
+    fields; a training option maps its cost per run onto them (:mod:`tco.training_api`)."""
+
+    lcot_usd_per_mtok: object
+    pv_cost_usd: object
+    feasible: object
+
+
+def gap_from_results(results: Mapping[str, OptionResult | CostFigures], baseline: str, option: str, metric: str,
+                     target: float):
+    """:func:`option_gap` from core results already computed (``{option: OptionResult}``)."""
     r, base = results[option], results[baseline]
     if metric == "lcot":
-        gap = r["lcot_usd_per_mtok"] - base["lcot_usd_per_mtok"] - target
+        gap = r.lcot_usd_per_mtok - base.lcot_usd_per_mtok - target
     elif metric == "npv":
-        gap = target - (base["pv_cost_usd"] - r["pv_cost_usd"])
+        gap = target - npv_usd(base, r)
     else:
-        gap = r["lcot_usd_per_mtok"] / base["lcot_usd_per_mtok"] - target
-    ok, base_ok = r["feasible"] > 0, base["feasible"] > 0
+        gap = cost_ratio(base, r) - target
+    ok, base_ok = r.feasible > 0, base.feasible > 0
     return np.where(ok, np.where(base_ok, gap, -np.abs(gap) - 1.0), np.abs(gap) + 1.0)
 
 

@@ -75,11 +75,10 @@ def cost_gap(results: Mapping[str, dict], winner: str):
 def training_option_gap(scenario: TrainingScenario, updates: Mapping[str, object], option: str, metric: str, target: float):
     """:func:`tco.api.option_gap` for a training scenario: the cost per run stands for the cost
     per token (``lcot``: USD per run apart; ``npv``: USD saved per run; ``ratio``: cost ratio)."""
-    from .api import gap_from_results
+    from .api import CostFigures, gap_from_results
 
     results, _ = evaluate_training_scenario(scenario, updates)
-    as_costs = {name: {"lcot_usd_per_mtok": r["cost_per_run_usd"], "pv_cost_usd": r["cost_per_run_usd"],
-                       "feasible": r["feasible"]} for name, r in results.items()}
+    as_costs = {name: CostFigures(r["cost_per_run_usd"], r["cost_per_run_usd"], r["feasible"]) for name, r in results.items()}
     return gap_from_results(as_costs, scenario.structure.baseline, option, metric, target)
 
 
@@ -210,10 +209,10 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
         return {}
     serving = serving_scenario(scenario)
     serve_results, serve_values = evaluate_scenario(serving)
-    feasible = [n for n, r in serve_results.items() if _scalar(r["feasible"]) > 0]
+    feasible = [n for n, r in serve_results.items() if _scalar(r.feasible) > 0]
     if not feasible:
         return {}
-    serve_option = min(feasible, key=lambda n: _scalar(serve_results[n]["lcot_usd_per_mtok"]))
+    serve_option = min(feasible, key=lambda n: _scalar(serve_results[n].lcot_usd_per_mtok))
     sr = serve_results[serve_option]
     winner = cheapest_option(results) or scenario.structure.baseline
     option = scenario.structure.option(winner)
@@ -228,12 +227,12 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
     train_it_w = _scalar(results[winner]["power_w"])
     provisioned_train_w = devices * (values[device_param(option.device, "tdp_w")]
                                      + values[device_param(option.device, "host_power_w")])
-    serve_it_w = _scalar(sr["power_w"])
+    serve_it_w = _scalar(sr.power_w)
     serve_provisioned_w = sum(
-        _scalar(sr[f"{p.role}.devices"]) * (serve_values[device_param(p.device, "tdp_w")]
+        _scalar(sr.pool(p.role).sizing.devices) * (serve_values[device_param(p.device, "tdp_w")]
                                              + serve_values[device_param(p.device, "host_power_w")])
         for p in serving.structure.option(serve_option).pools)
-    tokens_per_year = _scalar(sr["tokens_per_s"]) * 8760.0 * 3600.0
+    tokens_per_year = _scalar(sr.tokens_per_s) * 8760.0 * 3600.0
     rows, train_cost, serve_cost, serve_ok = [], [], [], []
     for site in sites:
         facility = siting.built_facility_usd_per_kw_month(quantity(site, "construction_usd_per_w"), life, rate)
@@ -243,7 +242,7 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
         egress = siting.egress_usd_per_mtok(bytes_per_token, quantity(site, "egress_usd_per_gb")) * tokens_per_year / 1e6
         s = (power.energy_cost_usd_per_year(serve_it_w, pue, price)
              + power.facility_cost_usd_per_year(serve_provisioned_w, facility) + egress)
-        ttft = float(siting.user_ttft_s(_scalar(sr["ttft_s"]), quantity(site, "rtt_to_users_s")))
+        ttft = float(siting.user_ttft_s(_scalar(sr.ttft_s), quantity(site, "rtt_to_users_s")))
         ok = ttft <= serve_values["workload.ttft_target_s"]
         rows.append({"site": site, "name": sites[site].get("name", site), "facility_usd_per_kw_month": float(facility),
                      "training_usd_per_year": float(t), "serving_usd_per_year": float(s), "user_ttft_s": ttft,
@@ -282,7 +281,7 @@ def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
     derived = with_options(serving, [placement_spec(d, d, "ib-400g", minimums) | {"name": f"retired:{d}"} for d in devices])
     results, serve_values = evaluate_scenario(derived, serving_updates)
     new = [o.name for o in serving.structure.options]
-    lcot = np.stack([np.where(results[n]["feasible"] > 0, results[n]["lcot_usd_per_mtok"], np.inf) for n in new])
+    lcot = np.stack([np.where(results[n].feasible > 0, results[n].lcot_usd_per_mtok, np.inf) for n in new])
     value_per_mtok = np.min(lcot, axis=0)
     base_option = new[int(np.argmin(lcot.reshape(len(new), -1)[:, 0]))]
     age = np.asarray(values["second_life.retire_after_years"], float)
@@ -296,14 +295,14 @@ def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
     out = {}
     for d in devices:  # a structural loop over the few training devices
         r = results[f"retired:{d}"]
-        tokens_per_year = r["tokens_per_s"] / r["devices"] * 8760.0 * 3600.0
-        yearly = device_usd_per_year(get, d, r["power_w"] / r["devices"], site)
+        tokens_per_year = r.tokens_per_s / r.devices * 8760.0 * 3600.0
+        yearly = device_usd_per_year(get, d, r.power_w / r.devices, site)
         running = yearly["energy"] + yearly["facility"] + yearly["maintenance"]
         unit = get(device_param(d, "price_usd")) + get(device_param(d, "system_overhead_usd"))
         life, rv = get(device_param(d, "useful_life_years")), get(device_param(d, "residual_value_fraction"))
         sell = unit * cascade.market_value_fraction(age, life, rv)
         keep = cascade.cascade_value_usd(tokens_per_year, value_per_mtok, running, life - age, rate, unit * rv)
-        ok = r["feasible"] > 0
+        ok = r.feasible > 0
         choice, premium = cascade.second_life_choice(np.where(ok, keep, -np.inf), sell, 0.0)
         out[d] = {"feasible": ok.astype(float), "tokens_per_year_per_device": tokens_per_year, "running_usd_per_year": running,
                   "remaining_years": life - age, "cascade_usd": keep, "sell_usd": sell, "choice": choice,

@@ -116,3 +116,43 @@ def test_two_for_two_rule():
     assert bool(holds) and ratio == 2
     assert not bool(nre.two_for_two(150e6, 100e6, 3)[0])
     assert not bool(nre.two_for_two(300e6, 100e6, 1.5)[0])
+
+
+def test_capital_recovery_by_hand():
+    # r = 10 %, L = 2 yr, no residual: annuity = 1/1.1 + 1/1.21 = 2.1/1.21, so 2,100 USD costs 2,100 x 1.21 / 2.1 = 1,210 USD/yr
+    assert finance.capital_recovery_usd_per_year(2100.0, 0.1, 2.0) == pytest.approx(1210.0, rel=1e-12)
+    # r = 0: the price less the residual value, spread evenly: 1,000 x (1 - 0.2) / 4 = 200 USD/yr
+    assert finance.capital_recovery_usd_per_year(1000.0, 0.0, 4.0, 0.2) == pytest.approx(200.0, rel=1e-12)
+
+
+def test_breakeven_nre_lies_on_the_same_line_as_the_breakeven_volume():
+    # PV cost a + b NRE / V against the baseline's c: a = 80, b = 4 units, c = 100, V = 1,000 units
+    # NRE* = (c - a) V / b = 20 x 1000 / 4 = 5,000 USD; at that NRE the break-even volume is V itself
+    assert nre.breakeven_nre_usd(4.0, 80.0, 100.0, 1000.0) == pytest.approx(5000.0, rel=1e-12)
+    assert nre.breakeven_volume_units(5000.0, 4.0, 80.0, 100.0) == pytest.approx(1000.0, rel=1e-12)
+    # the option loses even with free NRE (a >= c): never
+    assert np.isnan(nre.breakeven_nre_usd(4.0, 120.0, 100.0, 1000.0))
+
+
+def test_energy_price_per_joule_matches_the_yearly_energy_cost():
+    from tco.core import power
+
+    # PUE 1.5 at 0.10 USD/kWh: 0.15 USD per 3.6e6 J = 4.1667e-8 USD/J
+    assert power.energy_price_usd_per_joule(1.5, 0.10) == pytest.approx(0.15 / 3.6e6, rel=1e-12)
+    # 1 kW for a year at that price: 8,760 kWh x 0.15 = 1,314 USD, both ways
+    per_year = power.energy_cost_usd_per_year(1000.0, 1.5, 0.10)
+    assert per_year == pytest.approx(1314.0, rel=1e-12)
+    assert per_year == pytest.approx(1000.0 * 8760 * 3600 * power.energy_price_usd_per_joule(1.5, 0.10), rel=1e-12)
+    # a 20 W link port at 40 USD/kW-month adds 0.02 x 40 x 12 = 9.6 USD/yr of data hall
+    assert power.running_cost_usd_per_year(20.0, 1.5, 0.10, 40.0) == pytest.approx(20 * 8.76 * 0.15 + 9.6, rel=1e-12)
+
+
+def test_whole_counts_and_latency_tolerance():
+    from tco.core import sizing
+
+    # a load of 3.0000000001 replicas is 3 (round-off guard), 3.1 needs 4, continuous sizing keeps 3.1
+    assert sizing.whole_count(3.0000000001) == 3 and sizing.whole_count(3.1) == 4
+    assert sizing.whole_count(3.1, whole=False) == 3.1
+    assert sizing.replicas_needed(310.0, 100.0) == 4
+    # a TTFT within 1e-12 of its target meets it; 1e-9 above does not
+    assert sizing.within_target(0.3 * (1 + 1e-13), 0.3) and not sizing.within_target(0.3 * (1 + 1e-9), 0.3)

@@ -140,13 +140,13 @@ def test_kv_wall_breakeven_ties_the_split_to_the_best_colocated(toy):
         b = result.breakevens[key]
         assert b["status"] == "crosses", key
         r, _ = evaluate(scenario, {name: b["value"]})
-        best = min(float(r[n]["lcot_usd_per_mtok"]) for n in result.counterparts.values())
-        assert float(r["split"]["lcot_usd_per_mtok"]) == pytest.approx(best, rel=1e-6)
+        best = min(float(r[n].lcot_usd_per_mtok) for n in result.counterparts.values())
+        assert float(r["split"].lcot_usd_per_mtok) == pytest.approx(best, rel=1e-6)
     # spill onset: decode bytes = W + B x C x k exceed 2 GB of SRAM (1 GB of weights), found where spilled bytes turn > 0
     onset = result.breakevens["spill_onset_prompt_tokens"]["value"]
     r_below, _ = evaluate(scenario, {"workload.prompt_tokens": onset * 0.99})
     r_above, _ = evaluate(scenario, {"workload.prompt_tokens": onset * 1.01})
-    assert float(r_below["split"]["decode.spilled_bytes"]) == 0.0 < float(r_above["split"]["decode.spilled_bytes"])
+    assert float(r_below["split"].flat()["decode.spilled_bytes"]) == 0.0 < float(r_above["split"].flat()["decode.spilled_bytes"])
 
 
 # --- coordination --------------------------------------------------------------------------------------------------
@@ -160,7 +160,7 @@ def test_coordination_pool_terms_rebuild_the_engine_pool(toy):
     s, role = result.summary, result.pool
     rate0, u0 = s["full_load_tokens_per_s_per_device"], s["utilization_engine"]
     r, _ = evaluate(scenario)
-    split = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in r["split"].items()}
+    split = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in r["split"].flat().items()}
     tokens_s = split["tokens_per_s"]
     joules_per_token = coord.per_token_at_utilization(*result.terms["energy"], rate0, u0)
     assert joules_per_token == pytest.approx(split[f"{role}.power_w"] / tokens_s, rel=1e-12)

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 import tco
 from tco.core import nre
-from tco.core.evaluate import comparison, evaluate
+from tco.core.comparison import comparison
+from tco.core.evaluate import evaluate
 
 SCENARIOS = {name: tco.load_scenario(name) for name in tco.bundled_scenarios()}
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -26,17 +27,21 @@ def scenario_draw(draw):
     return scenario, values
 
 
+#: comparison outputs whose inf or NaN means "never" or "none" (docs/outputs.md)
+NEVER_OR_NONE = {"breakeven_volume_units", "breakeven_nre_usd", "payback_year", "irr"}
+
+
 @FAST
 @given(scenario_draw())
 def test_random_valid_scenarios_give_finite_outputs(draw):
     scenario, values = draw
     results = evaluate(scenario.structure, values)
     for option, result in results.items():
-        for key, value in result.items():
+        for key, value in result.flat().items():
             assert np.all(np.isfinite(value)), (option, key, value)
     for row in comparison(scenario.structure, results, values).values():
-        for key, value in row.items():
-            if key != "breakeven_volume_units":  # inf means "never", by contract
+        for key, value in row.flat().items():
+            if key not in NEVER_OR_NONE:  # inf or NaN means "never" or "none", by contract
                 assert np.all(np.isfinite(value)), (key, value)
 
 
@@ -62,8 +67,8 @@ def test_higher_utilization_never_raises_cost_per_token(draw, factor):
     busier["workload.peak_to_mean"] = ptm / factor
     a, b = evaluate(scenario.structure, values), evaluate(scenario.structure, busier)
     for option in a:
-        np.testing.assert_array_equal(a[option]["devices"], b[option]["devices"])
-        assert np.all(b[option]["lcot_usd_per_mtok"] <= a[option]["lcot_usd_per_mtok"] * (1 + 1e-12))
+        np.testing.assert_array_equal(a[option].devices, b[option].devices)
+        assert np.all(b[option].lcot_usd_per_mtok <= a[option].lcot_usd_per_mtok * (1 + 1e-12))
 
 
 @FAST
@@ -74,7 +79,7 @@ def test_longer_half_life_never_hurts_the_specialized_option(draw, factor):
     a, b = evaluate(scenario.structure, values), evaluate(scenario.structure, longer)
     for option in scenario.structure.options:
         if option.specialized:
-            assert np.all(b[option.name]["lcot_usd_per_mtok"] <= a[option.name]["lcot_usd_per_mtok"] * (1 + 1e-12))
+            assert np.all(b[option.name].lcot_usd_per_mtok <= a[option.name].lcot_usd_per_mtok * (1 + 1e-12))
 
 
 @FAST
@@ -86,7 +91,7 @@ def test_more_nre_never_lowers_the_model_breakeven_volume(factor):
     a = comparison(scenario.structure, evaluate(scenario.structure, values), values)
     b = comparison(scenario.structure, evaluate(scenario.structure, more), more)
     for option in a:
-        assert b[option]["breakeven_volume_units"] >= a[option]["breakeven_volume_units"]
+        assert b[option].breakeven_volume_units >= a[option].breakeven_volume_units
 
 
 @FAST
@@ -96,7 +101,7 @@ def test_cheaper_electricity_never_raises_cost(draw, factor):
     cheaper = dict(values, **{"economics.electricity_usd_per_kwh": values["economics.electricity_usd_per_kwh"] / factor})
     a, b = evaluate(scenario.structure, values), evaluate(scenario.structure, cheaper)
     for option in a:
-        assert np.all(b[option]["pv_cost_usd"] <= a[option]["pv_cost_usd"])
+        assert np.all(b[option].pv_cost_usd <= a[option].pv_cost_usd)
 
 
 def test_closed_form_breakeven_volume_equals_the_solver(asic_scenario):

@@ -335,5 +335,5 @@ def test_feasibility_shares_bound_the_wins_and_agree_with_the_engine(default_sce
     feasible = []
     for index, size in enumerate((1500, 1500, 1000)):
         values = default_scenario.values() | draw_chunk(plan, 2, index, size)
-        feasible.append(np.broadcast_to(evaluate(default_scenario.structure, values)["h100"]["feasible"] > 0, (size,)))
+        feasible.append(np.broadcast_to(evaluate(default_scenario.structure, values)["h100"].feasible > 0, (size,)))
     assert rows.loc["lcot:h100", "p_feasible"] == pytest.approx(np.concatenate(feasible).mean(), abs=1e-12)

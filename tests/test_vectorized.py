@@ -7,7 +7,9 @@ import pytest
 
 import tco
 from tco.core import cashflow
-from tco.core.evaluate import comparison, evaluate
+from tco.core.comparison import comparison
+from tco.core.evaluate import evaluate
+from tco.core.outputs import COST_LINES
 from tco.studies.montecarlo import draw_chunk, sampling_plan
 
 
@@ -24,17 +26,22 @@ def test_vectorized_equals_scalar_calls(name):
     vector = evaluate(scenario.structure, values)
     vector_cmp = comparison(scenario.structure, vector, values)
     keys = ("lcot_usd_per_mtok", "pv_cost_usd", "tpot_s", "ttft_s", "batch", "devices", "feasible", "spilled_bytes")
+    vector_flat = {option: r.flat() for option, r in vector.items()}
     for i in range(n):
         point = {k: (v[i] if np.ndim(v) else v) for k, v in values.items()}
         scalar = evaluate(scenario.structure, point)
         for option, result in scalar.items():
             for key in keys:
-                assert vector[option][key][i] == pytest.approx(float(result[key]), rel=1e-12, abs=1e-300), (i, option, key)
+                assert vector_flat[option][key][i] == pytest.approx(float(getattr(result, key)), rel=1e-12, abs=1e-300), \
+                    (i, option, key)
         if i % 97 == 0:
+            for option, result in scalar.items():  # every output, pools and links included
+                for key, value in result.flat().items():
+                    assert vector_flat[option][key][i] == pytest.approx(float(value), rel=1e-12, abs=1e-300), (i, option, key)
             scalar_cmp = comparison(scenario.structure, scalar, point)
             for option, row in scalar_cmp.items():
-                for key, value in row.items():
-                    assert vector_cmp[option][key][i] == pytest.approx(float(value), rel=1e-12, nan_ok=True)
+                for key, value in row.flat().items():
+                    assert vector_cmp[option].flat()[key][i] == pytest.approx(float(value), rel=1e-12, nan_ok=True)
 
 
 @pytest.mark.parametrize("name", ["default", "custom-asic", "batch-offline", "voice-agent"])
@@ -45,10 +52,7 @@ def test_yearly_cash_flows_sum_to_the_present_values(name):
     for option in scenario.structure.options:
         r = results[option.name]
         flows = cashflow.yearly_cash_flows(option, r, values)
-        pv = np.sum(flows["total_usd"] * flows["discount_factor"], axis=-1)
-        np.testing.assert_allclose(pv, r["pv_cost_usd"], rtol=1e-10)
-        tokens = np.sum(flows["output_tokens"] * flows["discount_factor"], axis=-1)
-        np.testing.assert_allclose(tokens, r["pv_tokens"], rtol=1e-10)
-        for line in ("capex_usd", "nre_usd", "energy_usd", "residual_usd", "workload_shift_usd", "links_usd"):
-            np.testing.assert_allclose(np.sum(flows[line] * flows["discount_factor"], axis=-1),
-                                       r["pv_" + line], rtol=1e-10, atol=1e-6)
+        np.testing.assert_allclose(flows.present_value(flows.total_usd), r.pv_cost_usd, rtol=1e-10)
+        np.testing.assert_allclose(flows.present_value(flows.output_tokens), r.pv_tokens, rtol=1e-10)
+        for line in COST_LINES:  # every cash-flow line against its closed-form present value
+            np.testing.assert_allclose(flows.present_value(flows.lines[line.line]), getattr(r, line.name), rtol=1e-10, atol=1e-6)

@@ -289,8 +289,8 @@ def test_model_values_cover_the_core_outputs():
     values = model_values(scenario)
     results, _ = tco.evaluate_scenario(scenario)
     for option, r in results.items():
-        assert set(r) <= set(values[option])
-        np.testing.assert_allclose(values[option]["pv_cost_usd"], float(r["pv_cost_usd"]))
+        assert set(r.flat()) <= set(values[option])
+        np.testing.assert_allclose(values[option]["pv_cost_usd"], float(r.pv_cost_usd))
 
 
 def test_import_reports_a_corrupted_scenario_sheet(tmp_path, capsys):

@@ -6,49 +6,54 @@ import plotly.graph_objects as go
 from dash import Input, Output, html
 
 from tco.api import compare
+from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, OutputSpec
 
 from ..charts import OKABE_ITO, chart, chart_id, styled
 from ..context import AppContext
-from ..tables import number, versus_table
+from ..tables import versus_table
 from ..training_views import training_compare_view
 
 ID = "compare"
 LABEL = "Compare"
 
-#: cost lines of ``cost_breakdown_pv_usd``, in stacking order, with their labels
-COST_LINES = {"capex_usd": "hardware capex", "nre_usd": "NRE share", "energy_usd": "energy", "facility_usd": "facility",
-              "maintenance_usd": "maintenance", "links_usd": "KV links", "reauthoring_usd": "re-authoring",
-              "workload_shift_usd": "workload shift", "residual_usd": "residual value (credit)"}
 
-
-def _by_role(values: dict, fmt: str, scale: float = 1.0) -> str:
+def _by_role(values: dict, spec: OutputSpec) -> str:
     if len(values) == 1:
-        return number(next(iter(values.values())), fmt, scale)
-    return ", ".join(f"{role} {number(v, fmt, scale)}" for role, v in values.items())
+        return spec.format(next(iter(values.values())))
+    return ", ".join(f"{role} {spec.format(v)}" for role, v in values.items())
+
+
+def _output_row(ident: str, name: str):
+    """A row showing option output ``name`` as the output table says (title, scale, format)."""
+    spec = OPTION_OUTPUTS[name]
+    return ident, spec.title, lambda d: spec.format(d[name])
+
+
+def _pool_row(ident: str, name: str, title: str):
+    """A row showing pool output ``name`` per role (``{role: value}`` in the JSON details)."""
+    spec = POOL_OUTPUTS[name]
+    return ident, title, lambda d: _by_role(d[name], spec)
 
 
 OPTION_ROWS = [
     ("placement", "placement", lambda d: d["placement"]),
-    ("lcot", "cost, USD per million output tokens", lambda d: number(d["lcot_usd_per_mtok"], ",.3f")),
-    ("lcot-all", "cost, USD per million input+output tokens", lambda d: number(d["lcot_usd_per_mtok_all_tokens"], ",.3f")),
-    ("tpj", "output tokens per joule", lambda d: number(d["tokens_per_joule"], ",.3g")),
-    ("ttft", "time to first token, ms", lambda d: number(d["ttft_s"], ",.0f", 1e3)),
-    ("tpot", "time per output token, ms", lambda d: number(d["tpot_s"], ",.1f", 1e3)),
-    ("devices", "devices (fleet)", lambda d: _by_role(d["devices"], ",.0f")),
-    ("util", "utilization, %", lambda d: _by_role(d["utilization"], ".0f", 100)),
+    _output_row("lcot", "lcot_usd_per_mtok"),
+    _output_row("lcot-all", "lcot_usd_per_mtok_all_tokens"),
+    _output_row("tpj", "tokens_per_joule"),
+    _output_row("ttft", "ttft_s"),
+    _output_row("tpot", "tpot_s"),
+    _pool_row("devices", "devices", OPTION_OUTPUTS["devices"].title),
+    _pool_row("util", "utilization", POOL_OUTPUTS["utilization"].title),
     ("bound", "bound by", lambda d: ", ".join(f"{k}: {v}" for k, v in d["bound"].items())),
-    ("spilled", "bytes spilled below the fastest tier, GB", lambda d: number(d["spilled_bytes"], ",.2f", 1e-9)),
-    ("batch", "decode batch, sequences", lambda d: number(d["batch"], ",.0f")),
-    ("feasible", "meets latency targets", lambda d: "yes" if d["feasible"] else "no: " + "; ".join(d["infeasible_reasons"])),
+    _output_row("spilled", "spilled_bytes"),
+    _output_row("batch", "batch"),
+    ("feasible", OPTION_OUTPUTS["feasible"].title,
+     lambda d: "yes" if d["feasible"] else "no: " + "; ".join(d["infeasible_reasons"])),
 ]
 
-CHALLENGER_ROWS = [
-    ("npv_usd", "NPV of choosing it over the baseline, M USD", ",.2f", 1e-6),
-    ("cost_ratio", "cost ratio to the baseline (wins below 1)", ".3f", 1.0),
-    ("life_over_half_life", "L/H: useful life / workload half-life", ".2f", 1.0),
-    ("payback_year", "discounted payback, year", ".0f", 1.0),
-    ("breakeven_volume_units", "break-even volume, units", ",.0f", 1.0),
-]
+#: comparison outputs shown against the baseline, in order
+CHALLENGER_ROWS = [COMPARISON_OUTPUTS[k] for k in ("npv_usd", "cost_ratio", "life_over_half_life", "payback_year",
+                                                   "breakeven_volume_units")]
 
 
 def options_table(result) -> html.Table:
@@ -61,17 +66,19 @@ def options_table(result) -> html.Table:
 
 
 def challengers_table(result) -> html.Table | html.P:
-    return versus_table(result.challengers, result.scenario.structure.baseline, CHALLENGER_ROWS)
+    return versus_table(result.challengers, result.scenario.structure.baseline,
+                        [(s.name, s.title, s.fmt, s.scale) for s in CHALLENGER_ROWS])
 
 
 def breakdown_figure(result) -> go.Figure:
     """Stacked PV of each cost line per option, million USD (residual value is a credit, below 0)."""
     names = [d["name"] for d in result.details]
     fig = go.Figure()
-    for i, (key, label) in enumerate(COST_LINES.items()):
-        ys = [d["cost_breakdown_pv_usd"].get(key, 0.0) / 1e6 for d in result.details]
+    for i, line in enumerate(COST_LINES):
+        ys = [d["cost_breakdown_pv_usd"].get(line.line, 0.0) / 1e6 for d in result.details]
         if any(abs(y) > 0 for y in ys):
-            colour = "#999999" if key == "residual_usd" else OKABE_ITO[i % len(OKABE_ITO)]
+            colour = "#999999" if line.line == "residual_usd" else OKABE_ITO[i % len(OKABE_ITO)]
+            label = line.label
             fig.add_bar(x=names, y=ys, name=label, marker_color=colour,
                         hovertemplate=f"{label}<br>%{{x}}: %{{y:,.2f}} M USD (PV)<extra></extra>")
     fig.update_layout(barmode="relative")

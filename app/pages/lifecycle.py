@@ -6,9 +6,9 @@ import numpy as np
 import plotly.graph_objects as go
 from dash import Input, Output, html
 
-from tco.api import evaluate_scenario
-from tco.core import cashflow, lifecycle
-from tco.core.evaluate import comparison
+from tco.api import analyse_scenario
+from tco.core import lifecycle
+from tco.core.outputs import COMPARISON_OUTPUTS
 from tco.core.structure import device_param
 
 from ..charts import OKABE_ITO, chart, chart_id, styled
@@ -19,13 +19,12 @@ ID = "lifecycle"
 LABEL = "Lifecycle"
 
 
-def cumulative_cost_figure(scenario) -> go.Figure:
+def cumulative_cost_figure(analysis) -> go.Figure:
     """Cumulative discounted cost ``sum_{y'<=y} flow_y' (1+r)^-y'`` per option, million USD."""
-    results, values = evaluate_scenario(scenario)
     fig = go.Figure()
-    for i, option in enumerate(scenario.structure.options):
-        flows = cashflow.yearly_cash_flows(option, results[option.name], values)
-        pv = np.cumsum(flows["total_usd"] * flows["discount_factor"], axis=-1).reshape(-1) / 1e6
+    for i, option in enumerate(analysis.structure.options):
+        flows = analysis.flows[option.name]
+        pv = np.cumsum(flows.total_usd * flows.discount_factor, axis=-1).reshape(-1) / 1e6
         fig.add_scatter(x=np.arange(pv.size), y=pv, mode="lines+markers", name=option.name,
                         line={"color": OKABE_ITO[i % len(OKABE_ITO)], "dash": ["solid", "dash", "dot", "dashdot"][i % 4]},
                         hovertemplate=f"{option.name}<br>year %{{x}}: %{{y:,.2f}} M USD (PV, cumulative)<extra></extra>")
@@ -53,15 +52,15 @@ def half_life_figure(scenario) -> go.Figure:
                   "share of demand at designed efficiency")
 
 
-def life_table(scenario) -> html.Table | html.P:
-    results, values = evaluate_scenario(scenario)
-    rows = comparison(scenario.structure, results, values)
-    lines = [(name, float(np.ravel(r["life_over_half_life"])[0]), float(np.ravel(r["effective_life_years"])[0]))
-             for name, r in rows.items() if "life_over_half_life" in r]
+def life_table(analysis) -> html.Table | html.P:
+    lines = [(name, c.life_over_half_life, c.effective_life_years) for name, c in analysis.challengers.items()
+             if c.life_over_half_life is not None]
     if not lines:
         return html.P("No option uses specialized devices: the workload half-life does not apply.")
-    head = html.Tr([html.Th("option"), html.Th("L/H"), html.Th("effective life L_eff, years")])
-    body = [html.Tr([html.Td(n), html.Td(f"{lh:.2f}"), html.Td(f"{el:.2f}")]) for n, lh, el in lines]
+    ratio, life = COMPARISON_OUTPUTS["life_over_half_life"], COMPARISON_OUTPUTS["effective_life_years"]
+    head = html.Tr([html.Th("option"), html.Th("L/H"), html.Th(f"effective life L_eff, {life.display_unit}")])
+    body = [html.Tr([html.Td(n), html.Td(ratio.format(np.ravel(lh)[0])), html.Td(life.format(np.ravel(el)[0]))])
+            for n, lh, el in lines]
     return html.Table([html.Thead(head), html.Tbody(body)], className="results", id="life-table")
 
 
@@ -80,7 +79,12 @@ def register(app, ctx: AppContext) -> None:
                   Output(chart_id("lifecycle-half-life"), "figure"), Input("state", "data"), TAB, prevent_initial_call=True)
     def show(state, tab):
         shown(tab, ID)
-        scenario = ctx.scenario(state)
-        if getattr(scenario, "kind", "inference") == "training":
-            return training_lifecycle_view(scenario)
-        return life_table(scenario), cumulative_cost_figure(scenario), half_life_figure(scenario)
+        return lifecycle_view(ctx.scenario(state))
+
+
+def lifecycle_view(scenario):
+    """Everything the Lifecycle page shows, for one scenario (the callback body; benchmarked)."""
+    if getattr(scenario, "kind", "inference") == "training":
+        return training_lifecycle_view(scenario)
+    analysis = analyse_scenario(scenario)
+    return life_table(analysis), cumulative_cost_figure(analysis), half_life_figure(scenario)

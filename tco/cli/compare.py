@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
 
-TABLE_COLUMNS = {
-    "lcot_usd_per_mtok": "USD/Mtok out",
-    "lcot_usd_per_mtok_all_tokens": "USD/Mtok in+out",
-    "devices": "devices",
-    "tokens_per_joule": "tok/J",
-    "ttft_s": "TTFT s",
-    "tpot_s": "TPOT s",
-    "batch": "batch",
-    "bound": "bound by",
-    "spilled_bytes": "spilled B",
-    "feasible": "feasible",
-}
+#: option outputs shown as columns of the table (headers from the output table), after ``placement``
+TABLE_COLUMNS = ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "devices", "tokens_per_joule", "ttft_s", "tpot_s",
+                 "batch", "bound", "spilled_bytes", "feasible")
+
+
+def table_columns() -> dict[str, str]:
+    """Column name -> header: the output table's short ``column`` header (``bound`` is text, not an output)."""
+    from ..core.outputs import OPTION_OUTPUTS
+
+    return {name: "bound by" if name == "bound" else OPTION_OUTPUTS[name].column for name in TABLE_COLUMNS}
 
 
 def add_parser(sub):
@@ -41,7 +39,8 @@ def run(args) -> int:
         return 0
     scenario = result.scenario
     print(f"{scenario.title or scenario.name}\n")
-    table = result.options[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS)
+    columns = table_columns()
+    table = result.options[list(columns)].rename(columns=columns)
     table.insert(0, "placement", result.options["placement"])
     print_table(table, "table")
     if not result.challengers.empty:

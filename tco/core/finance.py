@@ -26,6 +26,17 @@ def annuity_factor(rate, years):
     return np.where(np.abs(rate) < 1e-12, years, (1.0 - np.power(1.0 + safe, -np.asarray(years, float))) / safe)
 
 
+def capital_recovery_usd_per_year(capex_usd, rate, life_years, residual_value_fraction=0.0):
+    """Equivalent yearly cost of owning an asset over its life [USD/yr].
+
+    ``capex (1 - rv (1+r)^-L) / annuity(r, L)``: the price net of the discounted value
+    recovered at end of life, spread as a level annuity over ``L`` years (the capital
+    recovery factor; Brealey, Myers and Allen, *Principles of Corporate Finance*, ch. 6).
+    """
+    net = capex_usd * (1.0 - residual_value_fraction * discount_factor(rate, life_years))
+    return net / annuity_factor(rate, life_years)
+
+
 def purchase_times(useful_life_years, horizon_years):
     """Purchase times ``k L`` inside the horizon, as a list of ``(t_k, mask_k)`` pairs.
 

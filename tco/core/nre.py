@@ -6,6 +6,8 @@ the scenario builds its own chip (DESIGN.md section 5).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 WAFER_DIAMETER_MM = 300.0
@@ -33,6 +35,11 @@ def good_die_cost_usd(die_area_mm2, wafer_price_usd, defect_density_per_cm2):
     return wafer_price_usd / (dies_per_wafer(die_area_mm2) * die_yield(die_area_mm2, defect_density_per_cm2))
 
 
+def program_nre_usd(values: Mapping[str, object]):
+    """Total NRE of the scenario's chip program: the sum of its ``program.nre.*`` parts [USD]."""
+    return sum(np.asarray(v, float) for k, v in values.items() if k.startswith("program.nre."))
+
+
 def nre_share_usd_per_unit(nre_usd, volume_units):
     """NRE amortized over every unit built [USD/unit]: ``NRE / V``."""
     return nre_usd / volume_units
@@ -49,6 +56,16 @@ def breakeven_volume_units(nre_usd, pv_units_bought, pv_cost_without_nre_usd, pv
     margin = np.asarray(pv_cost_target_usd, float) - pv_cost_without_nre_usd
     safe = np.where(margin > 0, margin, 1.0)
     return np.where(margin > 0, pv_units_bought * nre_usd / safe, np.inf)
+
+
+def breakeven_nre_usd(pv_units_bought, pv_cost_without_nre_usd, pv_cost_target_usd, volume_units):
+    """NRE at which the built option ties the target at the program's volume ``V`` [USD].
+
+    From the same linear cost ``a + b NRE / V = c``: ``NRE* = (c - a) V / b``. NaN where
+    ``c <= a``: the option loses even with free NRE (never).
+    """
+    margin = np.asarray(pv_cost_target_usd, float) - pv_cost_without_nre_usd
+    return np.where(margin > 0, margin * volume_units / pv_units_bought, np.nan)
 
 
 def two_for_two(baseline_tco_usd_per_year, nre_usd, tco_improvement):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 HOURS_PER_YEAR = 8760.0
+JOULES_PER_KWH = 3.6e6
 
 
 def device_power_w(idle_power_w, tdp_w, utilization, host_power_w=0.0):
@@ -30,3 +31,17 @@ def facility_cost_usd_per_year(provisioned_power_w, facility_usd_per_kw_month):
     America Data Center Trends, H2 2024), so no PUE here.
     """
     return provisioned_power_w / 1000.0 * facility_usd_per_kw_month * 12.0
+
+
+def running_cost_usd_per_year(power_w, pue, electricity_usd_per_kwh, facility_usd_per_kw_month):
+    """Electricity plus data hall of a constant IT load provisioned at that load [USD/yr].
+
+    :func:`energy_cost_usd_per_year` + :func:`facility_cost_usd_per_year` (KV-link ports).
+    """
+    return energy_cost_usd_per_year(power_w, pue, electricity_usd_per_kwh) \
+        + facility_cost_usd_per_year(power_w, facility_usd_per_kw_month)
+
+
+def energy_price_usd_per_joule(pue, electricity_usd_per_kwh):
+    """What one joule of IT energy costs at the wall [USD/J]: ``PUE x price / 3.6e6``."""
+    return pue * electricity_usd_per_kwh / JOULES_PER_KWH

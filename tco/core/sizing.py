@@ -9,6 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 SECONDS_PER_YEAR = 8760.0 * 3600.0
+#: rounding guard of whole counts: a load of 3.0000000001 replicas still needs 3
+WHOLE_COUNT_GUARD = 1e-9
+#: relative tolerance of a latency target: a figure within 1e-12 of its target meets it
+TARGET_TOLERANCE = 1e-12
 
 
 def colocated_requests_per_s(prompt_tokens, output_tokens, prefill_tokens_per_s, decode_tokens_per_s):
@@ -20,13 +24,26 @@ def colocated_requests_per_s(prompt_tokens, output_tokens, prefill_tokens_per_s,
     return 1.0 / (prompt_tokens / prefill_tokens_per_s + output_tokens / decode_tokens_per_s)
 
 
+def whole_count(exact, whole=True):
+    """A count of devices, replicas or ports: ``ceil(exact - 1e-9)`` when ``whole``, else ``exact`` [-].
+
+    ``whole`` may be an array of booleans (whole-device or continuous sizing).
+    """
+    exact = np.asarray(exact, float)
+    return np.where(whole, np.ceil(exact - WHOLE_COUNT_GUARD), exact)
+
+
 def replicas_needed(peak_load, capacity_per_replica, whole=True):
-    """Replicas to carry ``peak_load`` [replicas]: ``ceil`` when ``whole``, else continuous.
+    """Replicas to carry ``peak_load`` [replicas]: ``ceil(peak / capacity)`` when ``whole``, else continuous.
 
     ``whole`` may be an array of booleans; load and capacity share a unit (req/s or tok/s).
     """
-    exact = np.asarray(peak_load, float) / capacity_per_replica
-    return np.where(whole, np.ceil(exact - 1e-9), exact)
+    return whole_count(np.asarray(peak_load, float) / capacity_per_replica, whole)
+
+
+def within_target(value, target):
+    """Whether a latency figure meets its target [bool]: ``value <= target (1 + 1e-12)``."""
+    return value <= target * (1 + TARGET_TOLERANCE)
 
 
 def utilization(mean_load, replicas, capacity_per_replica):
@@ -51,4 +68,4 @@ def link_ports_needed(peak_requests_per_s, bytes_per_request, link_bandwidth_byt
     continuous sizing returns the fractional port count.
     """
     exact = peak_requests_per_s * bytes_per_request / link_bandwidth_bytes_per_s
-    return np.where(whole, np.maximum(np.ceil(exact - 1e-9), 1.0), exact)
+    return np.where(whole, np.maximum(whole_count(exact), 1.0), exact)

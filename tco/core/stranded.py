@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .finance import annuity_factor
+from .finance import capital_recovery_usd_per_year
+from .power import HOURS_PER_YEAR, device_power_w, energy_cost_usd_per_year
+from .sizing import whole_count
 
 HOURS_PER_DAY = 24
 HOURS_PER_WEEK = 168
-HOURS_PER_YEAR = 8760.0
 #: 13 weeks
 QUARTER_HOURS = 13 * HOURS_PER_WEEK
 #: relative tolerance under which a backlog counts as empty (round-off of the running sums)
@@ -134,25 +135,25 @@ def replicas_for_load(load, capacity_per_replica, whole=True):
 
     ``load`` and ``capacity_per_replica`` share a unit and may vary by hour (last axis).
     """
-    exact = np.max(np.asarray(load, float) / capacity_per_replica, axis=-1)
-    return np.where(whole, np.ceil(exact - 1e-9), exact)
+    return whole_count(np.max(np.asarray(load, float) / capacity_per_replica, axis=-1), whole)
 
 
 def fixed_cost_usd_per_device_hour(unit_capex_usd, rate, life_years, residual_value_fraction, fixed_usd_per_device_year):
     """Hourly cost of owning one device, busy or idle [USD/device-h].
 
-    Capital recovery of the unit price net of the discounted residual value,
-    ``capex (1 - rv (1+r)^-L) / annuity(r, L)``, plus fixed yearly costs per device
-    (facility, maintenance), spread over 8,760 h.
+    Capital recovery of the unit price net of the discounted residual value
+    (:func:`tco.core.finance.capital_recovery_usd_per_year`), plus fixed yearly costs per
+    device (facility, maintenance), spread over 8,760 h.
     """
-    net = unit_capex_usd * (1.0 - residual_value_fraction * np.power(1.0 + np.asarray(rate, float), -life_years))
-    return (net / annuity_factor(rate, life_years) + fixed_usd_per_device_year) / HOURS_PER_YEAR
+    capital = capital_recovery_usd_per_year(unit_capex_usd, rate, life_years, residual_value_fraction)
+    return (capital + fixed_usd_per_device_year) / HOURS_PER_YEAR
 
 
 def energy_cost_usd_per_device_hour(idle_power_w, tdp_w, host_power_w, busy_share, pue, electricity_usd_per_kwh):
     """Electricity of one device in an hour at its busy share [USD/device-h].
 
-    ``(idle + (TDP - idle) busy + host) x PUE / 1000 x price`` (linear power model, see
-    :func:`tco.core.power.device_power_w`).
+    The yearly electricity (:func:`tco.core.power.energy_cost_usd_per_year`) of the device's
+    power at that busy share (:func:`tco.core.power.device_power_w`), over 8,760 h.
     """
-    return (idle_power_w + (tdp_w - idle_power_w) * busy_share + host_power_w) * pue / 1000.0 * electricity_usd_per_kwh
+    power_w = device_power_w(idle_power_w, tdp_w, busy_share, host_power_w)
+    return energy_cost_usd_per_year(power_w, pue, electricity_usd_per_kwh) / HOURS_PER_YEAR

@@ -36,10 +36,10 @@ def _gap(scenario, option: str, counterparts: dict[str, str], updates):
     """Split cost minus the cheaper feasible colocated counterpart [USD/Mtok]; an infeasible split never wins."""
     results, _ = evaluate(scenario, updates)
     r = results[option]
-    best = np.minimum.reduce([np.where(results[n]["feasible"] > 0, results[n]["lcot_usd_per_mtok"], np.inf)
+    best = np.minimum.reduce([np.where(results[n].feasible > 0, results[n].lcot_usd_per_mtok, np.inf)
                               for n in counterparts.values()])
-    gap = np.where(np.isfinite(best), r["lcot_usd_per_mtok"] - np.where(np.isfinite(best), best, 0.0), -1.0)
-    return np.where(r["feasible"] > 0, gap, np.abs(gap) + 1.0)
+    gap = np.where(np.isfinite(best), r.lcot_usd_per_mtok - np.where(np.isfinite(best), best, 0.0), -1.0)
+    return np.where(r.feasible > 0, gap, np.abs(gap) + 1.0)
 
 
 def _crossing(gap, low, high) -> dict:
@@ -57,28 +57,29 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
     r = results[option.name]
     link = option.link
     bw, latency = values[link_param(link, "bandwidth_bytes_per_s")], values[link_param(link, "latency_s")]
-    link_usd = r["pv_links_usd"] / r["pv_tokens"] * 1e6
-    gpu = results[names["prefill"]]
-    gpu_decode_per_device = gpu["colocated.decode_tokens_per_s"] / gpu["colocated.devices_per_replica"]
+    link_usd = r.pv_links_usd / r.pv_tokens * 1e6
+    gpu = results[names["prefill"]].pool("colocated").performance
+    gpu_decode_per_device = gpu.decode_tokens_per_s / gpu.devices_per_replica
+    decode = r.pool("decode").performance
     table = pd.DataFrame({
         "prompt_tokens": prompts,
-        "kv_bytes_per_request": (r["kv_transfer_s"] - latency) * bw,
-        "kv_transfer_s": r["kv_transfer_s"],
-        "ttft_s": r["ttft_s"],
-        "link_ports": r["link_ports"],
-        "link_power_w": r["link_ports"] * values[link_param(link, "port_power_w")],
+        "kv_bytes_per_request": (r.kv_transfer_s - latency) * bw,
+        "kv_transfer_s": r.kv_transfer_s,
+        "ttft_s": r.ttft_s,
+        "link_ports": r.link_ports,
+        "link_power_w": r.link_ports * values[link_param(link, "port_power_w")],
         "link_usd_per_mtok": link_usd,
-        "split_usd_per_mtok": r["lcot_usd_per_mtok"],
-        "decode_gain_usd_per_mtok": results[names["prefill"]]["lcot_usd_per_mtok"] - (r["lcot_usd_per_mtok"] - link_usd),
-        f"{names['prefill']}_usd_per_mtok": results[names["prefill"]]["lcot_usd_per_mtok"],
-        f"{names['decode']}_usd_per_mtok": results[names["decode"]]["lcot_usd_per_mtok"],
-        "split_feasible": r["feasible"] > 0,
-        f"{names['prefill']}_feasible": results[names["prefill"]]["feasible"] > 0,
-        f"{names['decode']}_feasible": results[names["decode"]]["feasible"] > 0,
-        "decode_spilled_bytes": r["decode.spilled_bytes"],
-        "decode_devices_per_replica": r["decode.devices_per_replica"],
-        "decode_tokens_per_s_per_device": r["decode.decode_tokens_per_s"] / r["decode.devices_per_replica"],
-        "decode_advantage": r["decode.decode_tokens_per_s"] / r["decode.devices_per_replica"] / gpu_decode_per_device,
+        "split_usd_per_mtok": r.lcot_usd_per_mtok,
+        "decode_gain_usd_per_mtok": results[names["prefill"]].lcot_usd_per_mtok - (r.lcot_usd_per_mtok - link_usd),
+        f"{names['prefill']}_usd_per_mtok": results[names["prefill"]].lcot_usd_per_mtok,
+        f"{names['decode']}_usd_per_mtok": results[names["decode"]].lcot_usd_per_mtok,
+        "split_feasible": r.feasible > 0,
+        f"{names['prefill']}_feasible": results[names["prefill"]].feasible > 0,
+        f"{names['decode']}_feasible": results[names["decode"]].feasible > 0,
+        "decode_spilled_bytes": decode.spilled_bytes,
+        "decode_devices_per_replica": decode.devices_per_replica,
+        "decode_tokens_per_s_per_device": decode.decode_tokens_per_s / decode.devices_per_replica,
+        "decode_advantage": decode.decode_tokens_per_s / decode.devices_per_replica / gpu_decode_per_device,
     })
     low, high = cfg.prompt_range
     breakevens = {
@@ -87,6 +88,6 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
             lambda x: _gap(derived, option.name, names, {link_param(link, "bandwidth_bytes_per_s"): x}),
             *cfg.bandwidth_range_bytes_per_s),
         "spill_onset_prompt_tokens": _crossing(
-            lambda x: 0.5 - evaluate(derived, {PROMPT: x})[0][option.name]["decode.spilled_bytes"], low, high),
+            lambda x: 0.5 - evaluate(derived, {PROMPT: x})[0][option.name].pool("decode").performance.spilled_bytes, low, high),
     }
     return KVWallResult(option.name, names, table, breakevens)

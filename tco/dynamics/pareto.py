@@ -69,8 +69,8 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
         frames.append(pd.DataFrame({
             "placement": spec["name"], "prefill_device": prefill, "decode_device": decode,
             "tpot_target_s": grid_t.ravel(), "batch_cap": grid_b.ravel(),
-            "usd_per_mtok": r["lcot_usd_per_mtok"].ravel(), "ttft_s": r["ttft_s"].ravel(), "tpot_s": r["tpot_s"].ravel(),
-            "batch": r["batch"].ravel(), "spilled_bytes": r["spilled_bytes"].ravel(), "feasible": r["feasible"].ravel() > 0}))
+            "usd_per_mtok": r.lcot_usd_per_mtok.ravel(), "ttft_s": r.ttft_s.ravel(), "tpot_s": r.tpot_s.ravel(),
+            "batch": r.batch.ravel(), "spilled_bytes": r.spilled_bytes.ravel(), "feasible": r.feasible.ravel() > 0}))
     table = pd.concat(frames, ignore_index=True)
     ok = table["feasible"].to_numpy()
     cost = np.where(ok, table["usd_per_mtok"], np.nan)

@@ -28,7 +28,7 @@ from .routing import routing
 
 def _tpj(scenario, updates, option):
     results, _ = evaluate(scenario, updates)
-    return float(np.asarray(results[option]["tokens_per_joule"]).reshape(-1)[0]), results
+    return float(np.asarray(results[option].tokens_per_joule).reshape(-1)[0]), results
 
 
 def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
@@ -58,8 +58,8 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
     record("number format", f"weights, KV and arithmetic at {cfg.target_bits:g} bits", _tpj(scenario, updates, base)[0],
            "engine: fewer bytes per weight and KV element, 4-bit peak FLOP/s where the device has them")
     _, results = _tpj(scenario, updates, base)
-    feasible = [o.name for o in scenario.structure.options if np.asarray(results[o.name]["feasible"]).reshape(-1)[0] > 0]
-    best = max(feasible or [base], key=lambda n: float(np.asarray(results[n]["tokens_per_joule"]).reshape(-1)[0]))
+    feasible = [o.name for o in scenario.structure.options if np.asarray(results[o.name].feasible).reshape(-1)[0] > 0]
+    best = max(feasible or [base], key=lambda n: float(np.asarray(results[n].tokens_per_joule).reshape(-1)[0]))
     record("architecture", f"best option by tokens/J: {best}", _tpj(scenario, updates, best)[0],
            "engine: the scenario's options (SRAM, disaggregation)")
     updates["workload.peak_to_mean"] = 1.0

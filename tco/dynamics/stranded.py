@@ -22,8 +22,10 @@ import numpy as np
 import pandas as pd
 
 from ..core import stranded as core
-from ..core.finance import annuity_factor
-from ..core.sizing import colocated_requests_per_s, link_ports_needed
+from ..core.finance import capital_recovery_usd_per_year
+from ..core.outputs import OptionResult
+from ..core.power import running_cost_usd_per_year
+from ..core.sizing import colocated_requests_per_s, link_ports_needed, whole_count, within_target
 from ..core.structure import device_param, link_param
 from ..errors import InputError
 from ..scenario import Scenario
@@ -60,23 +62,39 @@ def quarter_demand(scenario: Scenario, cfg: Stranded) -> dict[str, np.ndarray]:
     return {"hour": hours, "arrivals": arrivals, "prompt": prompt, "output": output}
 
 
-def _pool_hour_costs(r: dict, role: str, values: dict, device: str) -> dict[str, float]:
+def _first(array) -> float:
+    return float(np.asarray(array).reshape(-1)[0])
+
+
+def _pool_hour_costs(r: OptionResult, role: str, values: dict) -> dict[str, float]:
     """Fixed cost per device-hour and the power terms of one pool, from the engine's pool outputs."""
-    first = {k: float(np.asarray(r[f"{role}.{k}"]).reshape(-1)[0])
-             for k in ("unit_hardware_usd", "unit_nre_usd", "life_years", "residual_value_fraction", "devices",
-                       "facility_usd_per_year", "maintenance_usd_per_year", "reauthoring_usd_per_year")}
-    per_device_year = (first["facility_usd_per_year"] + first["maintenance_usd_per_year"]) / first["devices"]
-    fixed = core.fixed_cost_usd_per_device_hour(first["unit_hardware_usd"] + first["unit_nre_usd"],
-                                                values["economics.discount_rate"], first["life_years"],
-                                                first["residual_value_fraction"], per_device_year)
-    return {"fixed": float(fixed), "pool_usd_per_hour": first["reauthoring_usd_per_year"] / core.HOURS_PER_YEAR,
-            "idle": values[device_param(device, "idle_power_w")], "tdp": values[device_param(device, "tdp_w")],
-            "host": values[device_param(device, "host_power_w")], "life": first["life_years"]}
+    pool = r.pool(role)
+    c, devices = pool.costs, _first(pool.sizing.devices)
+    per_device_year = (_first(c.facility_usd_per_year) + _first(c.maintenance_usd_per_year)) / devices
+    fixed = core.fixed_cost_usd_per_device_hour(_first(c.unit_hardware_usd) + _first(c.unit_nre_usd),
+                                                values["economics.discount_rate"], _first(c.life_years),
+                                                _first(c.residual_value_fraction), per_device_year)
+    return {"fixed": float(fixed), "pool_usd_per_hour": _first(c.reauthoring_usd_per_year) / core.HOURS_PER_YEAR,
+            "idle": values[device_param(pool.device, "idle_power_w")], "tdp": values[device_param(pool.device, "tdp_w")],
+            "host": values[device_param(pool.device, "host_power_w")], "life": _first(c.life_years)}
 
 
 def _energy(pool: dict, busy, values: dict):
     return core.energy_cost_usd_per_device_hour(pool["idle"], pool["tdp"], pool["host"], busy,
                                                 values["economics.pue"], values["economics.electricity_usd_per_kwh"])
+
+
+def _link_usd_per_hour(link: str, split: OptionResult, arrivals, values: dict, life_years: float, whole) -> float:
+    """KV-link cost per hour [USD/h]: ports for the quarter's peak KV traffic, each costing its capital
+    recovery over the decode devices' life plus its electricity and data hall."""
+    bw = values[link_param(link, "bandwidth_bytes_per_s")]
+    kv_bytes = (split.kv_transfer_s - values[link_param(link, "latency_s")]) * bw
+    ports = np.max(link_ports_needed(arrivals / SECONDS_PER_HOUR, kv_bytes, bw, whole))
+    per_port_year = capital_recovery_usd_per_year(values[link_param(link, "port_cost_usd")], values["economics.discount_rate"],
+                                                  life_years) \
+        + running_cost_usd_per_year(values[link_param(link, "port_power_w")], values["economics.pue"],
+                                    values["economics.electricity_usd_per_kwh"], values["economics.facility_usd_per_kw_month"])
+    return ports * per_port_year / core.HOURS_PER_YEAR
 
 
 def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
@@ -92,14 +110,14 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
     split, base = results[option.name], results[structure.baseline]
 
     # capacities per replica and hour [req/h]
-    pre_rep = split["prefill.prefill_tokens_per_s"] * SECONDS_PER_HOUR / prompt
-    dec_rep = split["decode.decode_tokens_per_s"] * SECONDS_PER_HOUR / output
-    colo_rep = SECONDS_PER_HOUR * colocated_requests_per_s(prompt, output, base["colocated.prefill_tokens_per_s"],
-                                                           base["colocated.decode_tokens_per_s"])
-    buf_pre = base["colocated.prefill_tokens_per_s"] * SECONDS_PER_HOUR / prompt
-    buf_dec = base["colocated.decode_tokens_per_s"] * SECONDS_PER_HOUR / output
-    n_pre, n_dec, n_colo = (float(np.max(r)) for r in (split["prefill.devices_per_replica"], split["decode.devices_per_replica"],
-                                                       base["colocated.devices_per_replica"]))
+    pre, dec, colo = (split.pool("prefill").performance, split.pool("decode").performance,
+                      base.pool("colocated").performance)
+    pre_rep = pre.prefill_tokens_per_s * SECONDS_PER_HOUR / prompt
+    dec_rep = dec.decode_tokens_per_s * SECONDS_PER_HOUR / output
+    colo_rep = SECONDS_PER_HOUR * colocated_requests_per_s(prompt, output, colo.prefill_tokens_per_s, colo.decode_tokens_per_s)
+    buf_pre = colo.prefill_tokens_per_s * SECONDS_PER_HOUR / prompt
+    buf_dec = colo.decode_tokens_per_s * SECONDS_PER_HOUR / output
+    n_pre, n_dec, n_colo = (float(np.max(p.devices_per_replica)) for p in (pre, dec, colo))
 
     whole = structure.whole_devices
     peak = np.max(arrivals)
@@ -109,9 +127,7 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
         "today": (today["pre"], today["dec"], 0.0, today["colo"]),
         "peak": (core.replicas_for_load(arrivals, pre_rep, whole), core.replicas_for_load(arrivals, dec_rep, whole), 0.0,
                  core.replicas_for_load(arrivals, colo_rep, whole)),
-        "flex": (today["pre"], today["dec"],
-                 np.where(whole, np.ceil(cfg.flex_buffer_share * today["colo"] - 1e-9), cfg.flex_buffer_share * today["colo"]),
-                 today["colo"]),
+        "flex": (today["pre"], today["dec"], whole_count(cfg.flex_buffer_share * today["colo"], whole), today["colo"]),
     }
     policies = list(dict.fromkeys(cfg.policies))
     r_pre, r_dec, r_buf, r_colo = (np.array([float(sizing[p][i]) for p in policies])[:, None] for i in range(4))
@@ -127,23 +143,15 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
     strand_pre = core.stranded_share(r_pre * n_pre, busy1, core.nonempty(q2, c2))
     strand_dec = core.stranded_share(r_dec * n_dec, busy2, core.nonempty(q1, c1))
     headline = strand_pre if prefill_pool.specialized and not decode_pool.specialized else strand_dec
-    ttft = split["ttft_s"] + SECONDS_PER_HOUR * q1 / c1
-    tpot = split["tpot_s"] + SECONDS_PER_HOUR * q2 / c2 / output
-    ttft_target, tpot_target = values["workload.ttft_target_s"] * (1 + 1e-12), values["workload.tpot_target_s"] * (1 + 1e-12)
-    late_split = (ttft > ttft_target) | (tpot > tpot_target) | (split["feasible"] < 1)
+    ttft = split.ttft_s + SECONDS_PER_HOUR * q1 / c1
+    tpot = split.tpot_s + SECONDS_PER_HOUR * q2 / c2 / output
+    ttft_target, tpot_target = values["workload.ttft_target_s"], values["workload.tpot_target_s"]
+    late_split = ~within_target(ttft, ttft_target) | ~within_target(tpot, tpot_target) | (split.feasible < 1)
 
-    pre_cost = _pool_hour_costs(split, "prefill", values, prefill_pool.device)
-    dec_cost = _pool_hour_costs(split, "decode", values, decode_pool.device)
-    colo_cost = _pool_hour_costs(base, "colocated", values, base_option.pools[0].device)
-    link = option.link
-    bw = values[link_param(link, "bandwidth_bytes_per_s")]
-    kv_bytes = (split["kv_transfer_s"] - values[link_param(link, "latency_s")]) * bw
-    ports = np.max(link_ports_needed(arrivals / SECONDS_PER_HOUR, kv_bytes, bw, whole))
-    port_w = values[link_param(link, "port_power_w")]
-    port_usd_per_hour = ports * (values[link_param(link, "port_cost_usd")] / annuity_factor(
-        values["economics.discount_rate"], dec_cost["life"]) / core.HOURS_PER_YEAR
-        + port_w * values["economics.pue"] / 1000.0 * values["economics.electricity_usd_per_kwh"]
-        + port_w / 1000.0 * values["economics.facility_usd_per_kw_month"] * 12.0 / core.HOURS_PER_YEAR)
+    pre_cost = _pool_hour_costs(split, "prefill", values)
+    dec_cost = _pool_hour_costs(split, "decode", values)
+    colo_cost = _pool_hour_costs(base, "colocated", values)
+    port_usd_per_hour = _link_usd_per_hour(option.link, split, arrivals, values, dec_cost["life"], whole)
     busy_buf = share * busy1 + (1.0 - share) * busy2
     cost_split = (r_pre * n_pre * (pre_cost["fixed"] + _energy(pre_cost, busy1, values)) + pre_cost["pool_usd_per_hour"]
                   + r_dec * n_dec * (dec_cost["fixed"] + _energy(dec_cost, busy2, values)) + dec_cost["pool_usd_per_hour"]
@@ -154,8 +162,8 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
     q = core.backlog(arrivals, c)
     done = core.completions(arrivals, q)
     busy = np.minimum(done / c, 1.0)
-    late_base = (base["ttft_s"] + SECONDS_PER_HOUR * q / c > ttft_target) | (base["tpot_s"] > tpot_target) \
-        | (base["feasible"] < 1)
+    late_base = ~within_target(base.ttft_s + SECONDS_PER_HOUR * q / c, ttft_target) \
+        | ~within_target(base.tpot_s, tpot_target) | (base.feasible < 1)
     cost_base = r_colo * n_colo * (colo_cost["fixed"] + _energy(colo_cost, busy, values)) + colo_cost["pool_usd_per_hour"]
 
     demanded = np.sum(arrivals * output)

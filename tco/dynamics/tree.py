@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..core.finance import levelized_cost_usd_per_mtok
 from ..errors import InputError
 from .config import Tree
 from .derived import evaluate, placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
@@ -88,15 +89,15 @@ def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame
         results, _ = evaluate(derived, updates | extra)
         for d in devices:
             r = results[f"leaf:{d}"]
-            cost = r["pv_cost_usd"] - (r["pv_nre_usd"] if drop_nre else 0.0)
-            per_mtok = cost / r["pv_tokens"] * 1e6
-            share = r["prefill_cost_share"]
+            cost = r.pv_cost_usd - (r.pv_nre_usd if drop_nre else 0.0)
+            per_mtok = levelized_cost_usd_per_mtok(cost, r.pv_tokens)
+            share = r.prefill_cost_share
             usd = [per_mtok[0], per_mtok[1], per_mtok[2] * share[2] / prompt_per_output, per_mtok[3] * (1.0 - share[3])]
             for i, leaf in enumerate(LEAVES):
                 rows.append({"view": view, "leaf": leaf, "device": d, "usd_per_mtok": float(usd[i]),
                              "token_basis": "prompt tokens" if leaf == "prefill only" else "output tokens",
-                             "feasible": bool(r["feasible"][i] > 0), "batch": float(r["batch"][i]),
-                             "spilled_bytes": float(r["spilled_bytes"][i])})
+                             "feasible": bool(r.feasible[i] > 0), "batch": float(r.batch[i]),
+                             "spilled_bytes": float(r.spilled_bytes[i])})
     if training is not None or cfg.training_scenario:
         rows = training_leaf_rows(training if training is not None else cfg.training_scenario) + rows
     costs = pd.DataFrame(rows)

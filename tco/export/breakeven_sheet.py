@@ -9,56 +9,58 @@ Closed forms (:mod:`tco.core.nre`, :mod:`tco.core.lifecycle`): the break-even vo
 from __future__ import annotations
 
 from ..api import breakeven
+from ..core.outputs import COMPARISON_OUTPUTS
 from ..core.structure import device_param
 from ..scenario import Scenario
 from .cells import SNAPSHOT_FILL, QuantitySheet, put_text
+from .model_sheet import ModelRefs, OptionRefs
 
 #: parameters the snapshot solves for, when the scenario gives them a range (each search costs
 #: ~0.13 s, and export must stay under 2 s; `tco breakeven` solves for any other parameter)
 SOLVER_PARAMS = ("workload.half_life_years", "workload.requests_per_s", "program.volume_units")
 
 
-def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model, cash) -> dict[str, dict[str, str]]:
+def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelRefs,
+                    cash: dict[str, OptionRefs]) -> dict[str, OptionRefs]:
     """Fill ``ws``; returns per challenger the references of its closed-form quantities."""
     sheet = QuantitySheet(ws)
     q = sheet.quantity
     structure = scenario.structure
-    base = cash[structure.baseline]
+    base = cash[structure.baseline].option
     half_life = names["workload.half_life_years"]
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, OptionRefs] = {}
+
+    def output(name: str, formula: str) -> str:
+        """A row for comparison output ``name`` (label and unit from the output table)."""
+        spec = COMPARISON_OUTPUTS[name]
+        refs[name] = q(spec.meaning, formula, spec.unit, name)
+        return refs[name]
+
     sheet.heading("Closed-form break-evens and specialization indicators (live formulas)")
     for option in structure.challengers:
-        refs = out[option.name] = {}
+        out[option.name] = OptionRefs()
+        refs = out[option.name].option
         sheet.heading(f"{option.name} vs the baseline {structure.baseline}", level=2)
         lives = [names[device_param(p.device, "useful_life_years")] for p in option.pools if p.specialized]
         if lives:
             life = lives[0] if len(lives) == 1 else f"MAX({','.join(lives)})"
-            refs["life_over_half_life"] = q("L/H: useful life over workload half-life (above 1 specialization can pay)",
-                                            f"{life}/{half_life}", "ratio", "life_over_half_life")
-            refs["effective_life_years"] = q("effective life H/ln2 (1 - 2^(-L/H))",
-                                             f"{half_life}/LN(2)*(1-2^(-{life}/{half_life}))", "yr", "effective_life_years")
+            output("life_over_half_life", f"{life}/{half_life}")
+            output("effective_life_years", f"{half_life}/LN(2)*(1-2^(-{life}/{half_life}))")
         built = [p for p in option.pools if p.built]
         if not built:
             continue
         c = cash[option.name]
-        nre = refs["nre_usd"] = q("NRE of the chip program", model.shared["nre"], "USD", "nre_usd")
-        units = q("PV of the units this fleet buys (b)", "+".join(c[f"{p.role}.pv_units_bought"] for p in built), "units")
-        without = q("PV cost without the NRE share (a)", f"{c['pv_cost_usd']}-{c['pv_nre_usd']}", "USD")
+        nre = output("nre_usd", model.shared["nre"])
+        units = q("PV of the units this fleet buys (b)", "+".join(c.pool(p.role)["pv_units_bought"] for p in built), "units")
+        without = q("PV cost without the NRE share (a)", f"{c.option['pv_cost_usd']}-{c.option['pv_nre_usd']}", "USD")
         margin = q("baseline PV cost minus a (c - a)", f"{base['pv_cost_usd']}-{without}", "USD")
-        refs["breakeven_volume_units"] = q("break-even volume V* = b NRE / (c - a)",
-                                           f'IF({margin}>0,{units}*{nre}/{margin},"never")', "units",
-                                           "breakeven_volume_units")
-        refs["breakeven_nre_usd"] = q("NRE that breaks even at the program's volume (c - a) V / b",
-                                      f'IF({margin}>0,{margin}*{names["program.volume_units"]}/{units},"never")', "USD",
-                                      "breakeven_nre_usd")
+        output("breakeven_volume_units", f'IF({margin}>0,{units}*{nre}/{margin},"never")')
+        output("breakeven_nre_usd", f'IF({margin}>0,{margin}*{names["program.volume_units"]}/{units},"never")')
         yearly = q("baseline TCO per year (PV cost / annuity factor)", f"{base['pv_cost_usd']}/{model.shared['annuity']}",
                    "USD/yr")
-        refs["baseline_tco_over_nre"] = q("baseline TCO per year / NRE", f"{yearly}/{nre}", "ratio", "baseline_tco_over_nre")
-        refs["tco_improvement"] = q("TCO improvement without NRE (baseline PV / a)", f"{base['pv_cost_usd']}/{without}",
-                                    "ratio", "tco_improvement")
-        refs["two_for_two_holds"] = q(
-            "two-for-two rule holds (Magaki et al., ISCA 2016): TCO/yr >= 2 NRE and improvement >= 2",
-            f"IF(AND({refs['baseline_tco_over_nre']}>=2,{refs['tco_improvement']}>=2),1,0)", "bool", "two_for_two_holds")
+        ratio = output("baseline_tco_over_nre", f"{yearly}/{nre}")
+        improvement = output("tco_improvement", f"{base['pv_cost_usd']}/{without}")
+        output("two_for_two_holds", f"IF(AND({ratio}>=2,{improvement}>=2),1,0)")
     _write_solver_snapshot(sheet, scenario)
     return out
 

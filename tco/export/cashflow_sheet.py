@@ -13,25 +13,21 @@ from dataclasses import dataclass
 
 from openpyxl.utils import get_column_letter
 
-from ..core.cashflow import CASH_FLOW_LINES
+from ..core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
 from ..core.sizing import SECONDS_PER_YEAR
 from ..core.structure import Option, Pool
 from ..fields import FIELDS
 from ..scenario import Scenario
 from . import formulas as fx
 from .cells import BOLD, HEADING_FONT, absolute, put_formula, put_text
-from .model_sheet import ModelRefs
+from .model_sheet import ModelRefs, OptionRefs
 
 LAST_YEAR = int(FIELDS["horizon_years"].maximum)
 FIRST_YEAR_COLUMN = 4  # D
 PV_COLUMN = 3  # C
 
-LINE_LABELS = {
-    "capex_usd": "capex (devices + system overhead)", "nre_usd": "NRE share", "energy_usd": "energy",
-    "facility_usd": "facility (data hall)", "maintenance_usd": "maintenance", "links_usd": "KV links",
-    "reauthoring_usd": "re-authoring", "workload_shift_usd": "workload shift (work moved to general hardware)",
-    "residual_usd": "residual value (credit)",
-}
+#: label of each cash-flow line, from the output table
+LINE_LABELS = {line.line: line.label for line in COST_LINES}
 
 
 @dataclass
@@ -107,17 +103,21 @@ class CashFlowSheet:
         self.row += 1
         return absolute(self.ws, self.row - 1, PV_COLUMN)
 
+    def output(self, spec: OutputSpec, formula: str) -> str:
+        """A single value of an output (label and unit from the output table)."""
+        return self.scalar(spec.meaning, spec.unit, formula)
+
     def bought(self, y: int, life: str) -> str:
         """Purchase year: ``t mod L = 0`` and ``t < horizon``."""
         t = self.year(y)
         return f"AND(MOD({t},{life})=0,{t}<{self.horizon})"
 
 
-def write_cash_flows(ws, scenario: Scenario, names: dict[str, str], model: ModelRefs) -> dict[str, dict[str, str]]:
+def write_cash_flows(ws, scenario: Scenario, names: dict[str, str], model: ModelRefs) -> dict[str, OptionRefs]:
     """Fill ``ws``; returns per option the references of its PVs, LCOT, NPV, payback, accounting cost."""
     sheet = CashFlowSheet(ws, names["economics.discount_rate"], names["economics.horizon_years"])
     structure = scenario.structure
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, OptionRefs] = {}
     base_total = None
     for option in (structure.option(structure.baseline), *structure.challengers):
         base = None if base_total is None else (out[structure.baseline], base_total)
@@ -125,7 +125,7 @@ def write_cash_flows(ws, scenario: Scenario, names: dict[str, str], model: Model
         base_total = base_total or total
     sheet.heading("Accounting view: straight-line depreciation plus opex, by year")
     for option in structure.options:
-        out[option.name]["accounting_cost_usd_per_year"] = _write_accounting(sheet, option, model.options[option.name])
+        out[option.name].option["accounting_cost_usd_per_year"] = _write_accounting(sheet, option, model.options[option.name])
     return out
 
 
@@ -133,44 +133,39 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, name
     """An option's pool lines, option lines, PVs and (for challengers) NPV and payback."""
     m = model.options[option.name]
     sheet.heading(f"Option {option.name}" + (" (baseline)" if base is None else ""))
-    refs: dict[str, str] = {}
-    pool_lines = {}
+    refs = OptionRefs()
+    pool_lines, pool_pv = {}, {}
     for pool in option.pools:
-        pool_refs, pool_lines[pool.role] = _pool_lines(sheet, option, pool, m, names, model.shared, base)
-        refs.update(pool_refs)
+        pool_lines[pool.role], pool_pv[pool.role] = _pool_lines(sheet, option, pool, m, refs, names, model.shared, base)
     sheet.heading("option lines", level=2)
     lines = {}
-    for line in CASH_FLOW_LINES:
-        rows = [p[line].row for p in pool_lines.values() if line in p]
+    for spec in COST_LINES:
+        rows = [p[spec.line].row for p in pool_lines.values() if spec.line in p]
         if rows:
-            lines[line] = sheet.years(LINE_LABELS[line], "USD", lambda y, rs=rows: fx.total([sheet.cell(r, y) for r in rs]))
-            refs["pv_" + line] = lines[line].pv
+            lines[spec.line] = sheet.years(spec.label, "USD", lambda y, rs=rows: fx.total([sheet.cell(r, y) for r in rs]))
+            refs.option[spec.name] = lines[spec.line].pv
         else:
-            refs["pv_" + line] = sheet.scalar(LINE_LABELS[line] + " (none)", "USD", "0")
+            refs.option[spec.name] = sheet.scalar(spec.label + " (none)", "USD", "0")
     total = sheet.years("total cost", "USD", lambda y: fx.total([sheet.cell(row.row, y) for row in lines.values()]))
     tokens = sheet.years("output tokens served", "tokens",
-                         lambda y: f"{sheet.op(y)}*{m['tokens_per_s']}*{SECONDS_PER_YEAR / 3600:g}*3600")
-    refs["pv_cost_usd"], refs["pv_tokens"] = total.pv, tokens.pv
+                         lambda y: f"{sheet.op(y)}*{m.option['tokens_per_s']}*{SECONDS_PER_YEAR / 3600:g}*3600")
+    refs.option["pv_cost_usd"], refs.option["pv_tokens"] = total.pv, tokens.pv
     prompt, output = names["workload.prompt_tokens"], names["workload.output_tokens"]
-    refs["lcot_usd_per_mtok"] = sheet.scalar("levelized cost per million output tokens: PV(costs)/PV(tokens) x 1e6",
-                                             "USD/Mtok", f"{total.pv}/{tokens.pv}*1E6")
-    refs["lcot_usd_per_mtok_all_tokens"] = sheet.scalar(
-        "levelized cost per million input+output tokens", "USD/Mtok",
-        f"{total.pv}/({tokens.pv}*({prompt}+{output})/{output})*1E6")
+    refs.option["lcot_usd_per_mtok"] = sheet.output(OPTION_OUTPUTS["lcot_usd_per_mtok"], f"{total.pv}/{tokens.pv}*1E6")
+    refs.option["lcot_usd_per_mtok_all_tokens"] = sheet.output(
+        OPTION_OUTPUTS["lcot_usd_per_mtok_all_tokens"], f"{total.pv}/({tokens.pv}*({prompt}+{output})/{output})*1E6")
     if option.disaggregated:
-        pre, dec = refs.pop("prefill.pool_pv"), refs.pop("decode.pool_pv")
+        pre, dec = pool_pv["prefill"], pool_pv["decode"]
         share = f"({pre})/(({pre})+({dec}))"
     else:
-        refs.pop("colocated.pool_pv")
-        share = m["prefill_time_share"]
-    refs["prefill_cost_share"] = sheet.scalar("share of the cost due to prefill", "0-1", share)
+        share = m.sizing["prefill_time_share"]
+    refs.option["prefill_cost_share"] = sheet.output(OPTION_OUTPUTS["prefill_cost_share"], share)
     if base is not None:
         base_refs, base_total = base
-        refs["npv_usd"] = sheet.scalar("NPV of choosing this option over the baseline (PV saved)", "USD",
-                                       f"{base_refs['pv_cost_usd']}-{total.pv}")
-        refs["cost_ratio"] = sheet.scalar("cost per output token / baseline's", "ratio",
-                                          f"{refs['lcot_usd_per_mtok']}/{base_refs['lcot_usd_per_mtok']}")
-        refs["payback_year"] = _write_payback(sheet, base_total, total)
+        refs.option["npv_usd"] = sheet.output(COMPARISON_OUTPUTS["npv_usd"], f"{base_refs.option['pv_cost_usd']}-{total.pv}")
+        refs.option["cost_ratio"] = sheet.output(
+            COMPARISON_OUTPUTS["cost_ratio"], f"{refs.option['lcot_usd_per_mtok']}/{base_refs.option['lcot_usd_per_mtok']}")
+        refs.option["payback_year"] = _write_payback(sheet, base_total, total)
     return refs, total
 
 
@@ -196,41 +191,39 @@ def _write_payback(sheet: CashFlowSheet, base_total: YearRow, total: YearRow) ->
                         f'IF({sheet.cell(run.row, LAST_YEAR)}=1,MATCH(1,{sheet.span(run.row)},0)-1,"none")')
 
 
-def _pool_lines(sheet: CashFlowSheet, option: Option, pool: Pool, m: dict[str, str], names, shared, base):
-    """One pool's lines (as in ``yearly_cash_flows``), plus its PV used for the prefill cost share."""
+def _pool_lines(sheet: CashFlowSheet, option: Option, pool: Pool, m: OptionRefs, refs: OptionRefs, names, shared, base):
+    """One pool's lines (as in ``yearly_cash_flows``), and the PV of owning and running it (``own_usd``
+    of the core's pool present values), which splits a disaggregated option's cost between the pools."""
     role = pool.role
+    p = m.pool(role)
     sheet.heading(f"{role} pool on {pool.device}", level=2)
-    life, horizon = m[f"{role}.life_years"], names["economics.horizon_years"]
-    devices, hardware, nre = m[f"{role}.devices"], m[f"{role}.unit_hardware_usd"], m[f"{role}.unit_nre_usd"]
-    refs: dict[str, str] = {}
+    life, horizon = p["life_years"], names["economics.horizon_years"]
+    devices, hardware, nre = p["devices"], p["unit_hardware_usd"], p["unit_nre_usd"]
     units = sheet.years("units bought", "devices", lambda y: f"IF({sheet.bought(y, life)},{devices},0)")
-    refs[f"{role}.pv_units_bought"] = units.pv
+    refs.pool(role)["pv_units_bought"] = units.pv
     lines = {
         "capex_usd": sheet.years(LINE_LABELS["capex_usd"], "USD", lambda y: f"{sheet.cell(units.row, y)}*{hardware}"),
         "nre_usd": sheet.years(LINE_LABELS["nre_usd"], "USD", lambda y: f"{sheet.cell(units.row, y)}*{nre}"),
     }
-    for line, key in (("energy_usd", "energy_usd_per_year"), ("facility_usd", "facility_usd_per_year"),
-                      ("maintenance_usd", "maintenance_usd_per_year"), ("reauthoring_usd", "reauthoring_usd_per_year")):
-        yearly = m[f"{role}.{key}"]
-        lines[line] = sheet.years(LINE_LABELS[line], "USD", lambda y, v=yearly: f"{sheet.op(y)}*{v}")
+    for key, line in YEARLY_COSTS.items():
+        lines[line] = sheet.years(LINE_LABELS[line], "USD", lambda y, v=p[key]: f"{sheet.op(y)}*{v}")
+    spec = POOL_OUTPUTS["shift_exposure_usd_per_year"]
     if base is not None and pool.specialized:
         base_refs = base[0]
-        share = {"colocated": "1", "prefill": base_refs["prefill_cost_share"],
-                 "decode": f"(1-{base_refs['prefill_cost_share']})"}[role]
-        exposure = sheet.scalar("shift exposure: the baseline's cost of this pool's work", "USD/yr",
-                                f"{shared['tokens_per_year']}*{base_refs['lcot_usd_per_mtok']}/1E6*{share}")
+        share = {"colocated": "1", "prefill": base_refs.option["prefill_cost_share"],
+                 "decode": f"(1-{base_refs.option['prefill_cost_share']})"}[role]
+        exposure = sheet.output(spec, f"{shared['tokens_per_year']}*{base_refs.option['lcot_usd_per_mtok']}/1E6*{share}")
     else:
-        exposure = sheet.scalar("shift exposure (general pool or baseline: none)", "USD/yr", "0")
-    refs[f"{role}.shift_exposure_usd_per_year"] = exposure
-    half_life, efficiency, offset = (names["workload.half_life_years"], m[f"{role}.residual_efficiency"],
-                                     m[f"{role}.half_life_offset_years"])
+        exposure = sheet.scalar(spec.meaning + " (general pool or baseline: none)", spec.unit, "0")
+    refs.pool(role)["shift_exposure_usd_per_year"] = exposure
+    half_life, efficiency, offset = names["workload.half_life_years"], p["residual_efficiency"], p["half_life_offset_years"]
 
     def shift(y):
         served = fx.served_efficiency_in_year(sheet.year(y), half_life, efficiency, offset)
         return f"{sheet.op(y)}*(1-{served})*{exposure}"
 
     lines["workload_shift_usd"] = sheet.years(LINE_LABELS["workload_shift_usd"], "USD", shift)
-    rv = m[f"{role}.residual_value_fraction"]
+    rv = p["residual_value_fraction"]
 
     def residual(y):
         t = sheet.year(y)
@@ -240,32 +233,31 @@ def _pool_lines(sheet: CashFlowSheet, option: Option, pool: Pool, m: dict[str, s
 
     lines["residual_usd"] = sheet.years(LINE_LABELS["residual_usd"], "USD", residual)
     if role == "decode" and option.disaggregated:
-        capex, yearly = m["links.port_capex_usd"], m["links.usd_per_year"]
+        capex, yearly = m.links["port_capex_usd"], m.links["usd_per_year"]
         lines["links_usd"] = sheet.years(LINE_LABELS["links_usd"], "USD",
                                          lambda y: f"IF({sheet.bought(y, life)},{capex},0)+{sheet.op(y)}*{yearly}")
-    refs[f"{role}.pool_pv"] = fx.total([lines[k].pv for k in ("capex_usd", "nre_usd", "residual_usd", "energy_usd",
-                                                              "facility_usd", "maintenance_usd")])
-    return refs, lines
+    own = fx.total([lines[k].pv for k in ("capex_usd", "nre_usd", "residual_usd", "energy_usd", "facility_usd",
+                                          "maintenance_usd")])
+    return lines, own
 
 
-def _write_accounting(sheet: CashFlowSheet, option: Option, m: dict[str, str]) -> str:
+def _write_accounting(sheet: CashFlowSheet, option: Option, m: OptionRefs) -> str:
     """Straight-line depreciation of (price less residual value, plus NRE share) over the life, plus opex.
 
-    Mirrors ``accounting_cost_usd_per_year`` of :mod:`tco.core.evaluate`: the same sum, year by year.
+    Mirrors :func:`tco.core.evaluate.accounting_cost_usd_per_year`: the same sum, year by year.
     """
     sheet.heading(f"{option.name}", level=2)
     depreciation, opex = [], []
     for pool in option.pools:
-        r = pool.role
-        depreciation.append(f"{m[r + '.devices']}*({m[r + '.unit_hardware_usd']}*(1-{m[r + '.residual_value_fraction']})"
-                            f"+{m[r + '.unit_nre_usd']})/{m[r + '.life_years']}")
-        opex += [m[f"{r}.{k}"] for k in ("energy_usd_per_year", "facility_usd_per_year", "maintenance_usd_per_year",
-                                         "reauthoring_usd_per_year")]
+        p = m.pool(pool.role)
+        depreciation.append(f"{p['devices']}*({p['unit_hardware_usd']}*(1-{p['residual_value_fraction']})"
+                            f"+{p['unit_nre_usd']})/{p['life_years']}")
+        opex += [p[k] for k in YEARLY_COSTS]
     if option.disaggregated:
-        depreciation.append(f"{m['links.port_capex_usd']}/{m['decode.life_years']}")
-        opex.append(m["links.usd_per_year"])
+        depreciation.append(f"{m.links['port_capex_usd']}/{m.pool('decode')['life_years']}")
+        opex.append(m.links["usd_per_year"])
     dep = sheet.scalar("depreciation per year", "USD/yr", fx.total(depreciation))
     ops = sheet.scalar("opex per year", "USD/yr", fx.total(opex))
     sheet.years("depreciation", "USD", lambda y: f"{sheet.op(y)}*{dep}", pv=False)
     sheet.years("opex", "USD", lambda y: f"{sheet.op(y)}*{ops}", pv=False)
-    return sheet.scalar("accounting cost per year (depreciation + opex)", "USD/yr", f"{dep}+{ops}")
+    return sheet.output(OPTION_OUTPUTS["accounting_cost_usd_per_year"], f"{dep}+{ops}")

@@ -11,7 +11,7 @@ HEADING_FONT = Font(bold=True, size=12)
 BOLD = Font(bold=True)
 
 #: number formats by unit (anything else: general with thousands separators)
-FORMATS = {"USD": '"$"#,##0', "USD/yr": '"$"#,##0', "USD/device": '"$"#,##0', "fraction": "0.00%", "0-1": "0.00%"}
+FORMATS = {"USD": '"$"#,##0', "USD/yr": '"$"#,##0', "USD/device": '"$"#,##0', "fraction": "0.00%"}
 
 
 def put_text(ws, row: int, column: int, text: object, bold: bool = False):

@@ -11,15 +11,16 @@ import math
 
 import numpy as np
 
-from ..api import evaluate_scenario
-from ..core import cashflow
-from ..core.evaluate import comparison
+from ..api import analyse_scenario
+from ..core.outputs import COMPARISON_OUTPUTS
 from ..scenario import Scenario
 from .cells import BOLD, SNAPSHOT_FILL, put_formula, put_text
 
 TOLERANCE = 1e-9
 #: text the workbook shows where the Python model has no finite number
 NEVER, NONE = "never", "none"
+#: the text for a missing comparison output ("never" unless listed)
+MISSING_TEXT = {"payback_year": NONE}
 HEADER_ROW = 5
 FIRST_ROW = HEADER_ROW + 1
 
@@ -30,25 +31,19 @@ def _plain(value, missing: str):
 
 
 def model_values(scenario: Scenario) -> dict[str, dict[str, float | str]]:
-    """Every quantity the workbook computes, from the Python model: ``{option: {key: value}}``."""
-    results, values = evaluate_scenario(scenario)
-    structure = scenario.structure
-    comp = comparison(structure, results, values)
-    base = structure.baseline
-    base_flows = cashflow.yearly_cash_flows(structure.option(base), results[base], values)
+    """Every quantity the workbook computes, from the Python model: ``{option: {dotted name: value}}``.
+
+    The option's outputs (:meth:`~tco.core.outputs.OptionResult.flat`) and, for challengers,
+    the comparison outputs the workbook recomputes (``workbook`` in the output table).
+    """
+    analysis = analyse_scenario(scenario)
     out: dict[str, dict[str, float | str]] = {}
-    for option in structure.options:
-        r = results[option.name]
-        row = {k: _plain(v, NEVER) for k, v in r.items()}
-        if option.name in comp:
-            row.update({k: _plain(v, NEVER) for k, v in comp[option.name].items()})
-            flows = cashflow.yearly_cash_flows(option, r, values)
-            row["payback_year"] = _plain(cashflow.payback_and_irr(base_flows, flows)[0], NONE)
-            if "breakeven_volume_units" in comp[option.name]:
-                margin = float(results[base]["pv_cost_usd"] - (r["pv_cost_usd"] - r["pv_nre_usd"]))
-                units = sum(float(r[f"{p.role}.pv_units_bought"]) for p in option.pools if p.built)
-                row["breakeven_nre_usd"] = margin * values["program.volume_units"] / units if margin > 0 else NEVER
-        out[option.name] = row
+    for name, r in analysis.options.items():
+        row = {k: _plain(v, NEVER) for k, v in r.flat().items()}
+        if name in analysis.challengers:
+            row.update({k: _plain(v, MISSING_TEXT.get(k, NEVER)) for k, v in analysis.challengers[name].flat().items()
+                        if COMPARISON_OUTPUTS[k].workbook})
+        out[name] = row
     return out
 
 

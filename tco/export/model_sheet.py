@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.nre import WAFER_DIAMETER_MM
+from ..core.outputs import LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS, dotted_name, flatten
 from ..core.power import HOURS_PER_YEAR
 from ..core.sizing import SECONDS_PER_YEAR
 from ..core.structure import Option, Pool, device_param, link_param, model_param, pool_param, tier_param
@@ -20,11 +21,58 @@ from .cells import QuantitySheet
 
 
 @dataclass
+class OptionRefs:
+    """Cell references of one option's outputs, addressed like its :class:`~tco.core.outputs.OptionResult`:
+    its own outputs by name, pool outputs by role and name, KV-link outputs by name."""
+
+    option: dict[str, str] = field(default_factory=dict)
+    pools: dict[str, dict[str, str]] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    #: option-level sizing terms that are not outputs (``tpot_met``, ``prefill_time_share`` when colocated)
+    sizing: dict[str, str] = field(default_factory=dict)
+
+    def pool(self, role: str) -> dict[str, str]:
+        return self.pools.setdefault(role, {})
+
+    def update(self, other: OptionRefs) -> None:
+        """Add ``other``'s references (another sheet's quantities of the same option)."""
+        self.option.update(other.option)
+        self.links.update(other.links)
+        for role, refs in other.pools.items():
+            self.pool(role).update(refs)
+
+    def flat(self) -> dict[str, str]:
+        """References under the outputs' dotted names (:func:`tco.core.outputs.flatten`)."""
+        return flatten(self.option, {"links": self.links, **self.pools})
+
+
+@dataclass
 class ModelRefs:
-    """Where each quantity lives: ``shared[key]`` and ``options[option][key]`` (pool keys ``role.key``)."""
+    """Where each quantity lives: ``shared[key]`` and ``options[option]``."""
 
     shared: dict[str, str] = field(default_factory=dict)
-    options: dict[str, dict[str, str]] = field(default_factory=dict)
+    options: dict[str, OptionRefs] = field(default_factory=dict)
+
+
+def write_pool_output(sheet: QuantitySheet, out: OptionRefs, role: str, name: str, formula: str) -> str:
+    """A row for pool output ``name`` (label and unit from the output table); returns its reference."""
+    spec = POOL_OUTPUTS[name]
+    ref = out.pool(role)[name] = sheet.quantity(spec.meaning, formula, spec.unit, dotted_name(role, name))
+    return ref
+
+
+def write_option_output(sheet: QuantitySheet, out: OptionRefs, name: str, formula: str) -> str:
+    """A row for option output ``name`` (label and unit from the output table); returns its reference."""
+    spec = OPTION_OUTPUTS[name]
+    ref = out.option[name] = sheet.quantity(spec.meaning, formula, spec.unit, name)
+    return ref
+
+
+def write_link_output(sheet: QuantitySheet, out: OptionRefs, name: str, formula: str) -> str:
+    """A row for KV-link output ``name`` (label and unit from the output table); returns its reference."""
+    spec = LINK_OUTPUTS[name]
+    ref = out.links[name] = sheet.quantity(spec.meaning, formula, spec.unit, dotted_name("links", name))
+    return ref
 
 
 class _Names:
@@ -88,9 +136,9 @@ def _weights_read(tokens: str, n: _Names, m: str, shared: dict[str, str]) -> str
                                  n(model_param(m, "experts_per_token")), shared["slot"], shared["wbpp"])
 
 
-def _write_option(sheet: QuantitySheet, scenario: Scenario, option: Option, n: _Names, shared) -> dict[str, str]:
+def _write_option(sheet: QuantitySheet, scenario: Scenario, option: Option, n: _Names, shared) -> OptionRefs:
     sheet.heading(f"Option {option.name}")
-    out: dict[str, str] = {}
+    out = OptionRefs()
     for pool in option.pools:
         _write_pool_performance(sheet, scenario, option, pool, n, shared, out)
     _write_sizing(sheet, scenario, option, n, shared, out)
@@ -100,7 +148,7 @@ def _write_option(sheet: QuantitySheet, scenario: Scenario, option: Option, n: _
     return out
 
 
-def _write_pool_performance(sheet, scenario: Scenario, option: Option, pool: Pool, n: _Names, shared, out) -> None:
+def _write_pool_performance(sheet, scenario: Scenario, option: Option, pool: Pool, n: _Names, shared, out: OptionRefs) -> None:
     q, d, m, role = sheet.quantity, pool.device, scenario.structure.model, pool.role
     sheet.heading(f"{role} pool on {d}: performance", level=2)
     prompt, output = n("workload.prompt_tokens"), n("workload.output_tokens")
@@ -112,9 +160,8 @@ def _write_pool_performance(sheet, scenario: Scenario, option: Option, pool: Poo
     stored = f"{shared['stored']}+{sequence}*{shared['kv']}"
     fits = f"({stored})/(({fx.total(capacities)})*{usable})"
     minimum = n(pool_param(option.name, role, "devices_per_replica")) if pool.has_min_devices else "1"
-    dev = out[f"{role}.devices_per_replica"] = q(
-        "devices per replica (memory fit, at least the given minimum)",
-        f"MAX(MAX({fx.ceil(fits + '-' + fx.CEIL_GUARD_REPLICA)},1),{minimum})", "devices", f"{role}.devices_per_replica")
+    dev = write_pool_output(sheet, out, role, "devices_per_replica",
+                            f"MAX(MAX({fx.ceil(fits + '-' + fx.CEIL_GUARD_REPLICA)},1),{minimum})")
     caps = [q(f"usable capacity of tier {t} per replica", f"{c}*{usable}*{dev}", "B")
             for t, c in zip(pool.tiers, capacities, strict=True)]
     eff_bw = n(device_param(d, "bandwidth_efficiency"))
@@ -137,16 +184,14 @@ def _write_pool_performance(sheet, scenario: Scenario, option: Option, pool: Poo
         read = q("prefill bytes read", f"{_weights_read(prompt, n, m, shared)}+{prompt}*{shared['kv']}", "B")
         tm = q("prefill memory time", fx.memory_read_time_s(read, caps, bws), "s")
         sync = f"{s0}+{s1}*{prompt}"
-        pre = out[f"{role}.prefill_s"] = q("prefill time of one prompt", f"MAX({tc},{tm})+{sync}", "s", f"{role}.prefill_s")
-        out[f"{role}.prefill_tokens_per_s"] = q("prefill tokens/s per replica", f"{prompt}/{pre}", "tokens/s",
-                                                f"{role}.prefill_tokens_per_s")
-        out[f"{role}.prefill_bound"] = q("prefill bound (0 bandwidth, 1 compute, 2 interconnect)",
-                                         fx.bound_code(tm, tc, f"({sync})"), "code", f"{role}.prefill_bound")
+        pre = write_pool_output(sheet, out, role, "prefill_s", f"MAX({tc},{tm})+{sync}")
+        write_pool_output(sheet, out, role, "prefill_tokens_per_s", f"{prompt}/{pre}")
+        write_pool_output(sheet, out, role, "prefill_bound", fx.bound_code(tm, tc, f"({sync})"))
     if pool.serves_decode:
         _write_decode(sheet, pool, n, m, shared, out, dev, caps, bws, peak, s0, s1)
 
 
-def _write_decode(sheet, pool: Pool, n: _Names, m: str, shared, out, dev, caps, bws, peak, s0, s1) -> None:
+def _write_decode(sheet, pool: Pool, n: _Names, m: str, shared, out: OptionRefs, dev, caps, bws, peak, s0, s1) -> None:
     q, role = sheet.quantity, pool.role
     prompt, output, tpot = n("workload.prompt_tokens"), n("workload.output_tokens"), n("workload.tpot_target_s")
     layers, active = n(model_param(m, "layers")), n(model_param(m, "params_active"))
@@ -167,19 +212,16 @@ def _write_decode(sheet, pool: Pool, n: _Names, m: str, shared, out, dev, caps, 
     capacity = q("largest batch that fits memory",
                  f"(({fx.total(caps)})-{shared['stored']})/(({prompt}+{output})*{shared['kv']})", "sequences")
     limit = f"MIN(MIN({batch_time},{capacity}),{n('workload.max_batch')})+{fx.FLOOR_GUARD_BATCH}"
-    batch = out[f"{role}.batch"] = q("decode batch per replica", f"MAX({fx.floor(limit)},1)", "sequences", f"{role}.batch")
+    batch = write_pool_output(sheet, out, role, "batch", f"MAX({fx.floor(limit)},1)")
     step_bytes = q("bytes read per decode step", f"{_weights_read(batch, n, m, shared)}+{batch}*{kv_step}", "B")
     tm = q("decode memory time", fx.memory_read_time_s(step_bytes, caps, bws), "s")
     tc = q("decode compute time", f"{batch}*{t_token}", "s")
     sync = f"{s0}+{s1}*{batch}"
-    step = out[f"{role}.step_s"] = q("decode step time", f"MAX({tm},{tc})+{sync}", "s", f"{role}.step_s")
-    out[f"{role}.decode_tokens_per_s"] = q("decode tokens/s per replica", f"{batch}/{step}", "tokens/s",
-                                           f"{role}.decode_tokens_per_s")
-    out[f"{role}.decode_bound"] = q("decode bound (0 bandwidth, 1 compute, 2 interconnect)",
-                                    fx.bound_code(tm, tc, f"({sync})"), "code", f"{role}.decode_bound")
-    out[f"{role}.spilled_bytes"] = q("bytes per step beyond the fastest tier", f"MAX({step_bytes}-{caps[0]},0)", "B",
-                                     f"{role}.spilled_bytes")
-    out[f"{role}.tpot_met"] = q("TPOT target met (1 yes)", f"IF({batch_time}>=1-1E-9,1,0)", "bool")
+    step = write_pool_output(sheet, out, role, "step_s", f"MAX({tm},{tc})+{sync}")
+    write_pool_output(sheet, out, role, "decode_tokens_per_s", f"{batch}/{step}")
+    write_pool_output(sheet, out, role, "decode_bound", fx.bound_code(tm, tc, f"({sync})"))
+    write_pool_output(sheet, out, role, "spilled_bytes", f"MAX({step_bytes}-{caps[0]},0)")
+    write_pool_output(sheet, out, role, "tpot_met", f"IF({batch_time}>=1-1E-9,1,0)")
 
 
 def _replicas(peak_load: str, capacity: str, whole: bool) -> str:
@@ -188,54 +230,55 @@ def _replicas(peak_load: str, capacity: str, whole: bool) -> str:
     return fx.ceil(f"{exact}-{fx.CEIL_GUARD_FLEET}") if whole else exact
 
 
-def _write_sizing(sheet, scenario: Scenario, option: Option, n: _Names, shared, out) -> None:
+def _write_sizing(sheet, scenario: Scenario, option: Option, n: _Names, shared, out: OptionRefs) -> None:
+    """Replicas, utilization and devices per pool, the KV link and latency (``size_option`` of the core)."""
     q, whole = sheet.quantity, scenario.structure.whole_devices
     sheet.heading("fleet sizing", level=2)
     mean, peak_rps = n("workload.requests_per_s"), shared["peak_rps"]
     prompt, output = n("workload.prompt_tokens"), n("workload.output_tokens")
     if option.disaggregated:
-        for role, load, capacity in (("prefill", prompt, out["prefill.prefill_tokens_per_s"]),
-                                     ("decode", output, out["decode.decode_tokens_per_s"])):
-            replicas = out[f"{role}.replicas"] = q(f"{role} replicas at peak", _replicas(f"{peak_rps}*{load}", capacity, whole),
-                                                   "replicas", f"{role}.replicas")
-            out[f"{role}.utilization"] = q(f"{role} utilization", f"MIN({mean}*{load}/({replicas}*{capacity}),1)", "0-1",
-                                           f"{role}.utilization")
+        for role, load, capacity in (("prefill", prompt, out.pool("prefill")["prefill_tokens_per_s"]),
+                                     ("decode", output, out.pool("decode")["decode_tokens_per_s"])):
+            replicas = write_pool_output(sheet, out, role, "replicas", _replicas(f"{peak_rps}*{load}", capacity, whole))
+            write_pool_output(sheet, out, role, "utilization", f"MIN({mean}*{load}/({replicas}*{capacity}),1)")
         link = option.link
         bw = n(link_param(link, "bandwidth_bytes_per_s"))
         per_request = q("KV bytes moved per request", f"{prompt}*{shared['kv']}", "B")
-        out["kv_transfer_s"] = q("KV transfer time per request", f"{per_request}/{bw}+{n(link_param(link, 'latency_s'))}",
-                                 "s", "kv_transfer_s")
+        transfer = write_option_output(sheet, out, "kv_transfer_s", f"{per_request}/{bw}+{n(link_param(link, 'latency_s'))}")
         exact = f"{peak_rps}*{per_request}/{bw}"
-        out["link_ports"] = q("KV-link ports", f"MAX({fx.ceil(exact + '-' + fx.CEIL_GUARD_FLEET)},1)" if whole else exact,
-                              "ports", "link_ports")
-        out["ttft_s"] = q("time to first token", f"{out['prefill.prefill_s']}+{out['kv_transfer_s']}", "s", "ttft_s")
-        decode = "decode"
+        write_option_output(sheet, out, "link_ports",
+                            f"MAX({fx.ceil(exact + '-' + fx.CEIL_GUARD_FLEET)},1)" if whole else exact)
+        write_option_output(sheet, out, "ttft_s", f"{out.pool('prefill')['prefill_s']}+{transfer}")
+        decode = out.pool("decode")
     else:
-        pre, dec = out["colocated.prefill_tokens_per_s"], out["colocated.decode_tokens_per_s"]
+        pool = out.pool("colocated")
+        pre, dec = pool["prefill_tokens_per_s"], pool["decode_tokens_per_s"]
         capacity = q("requests/s per replica", f"1/({prompt}/{pre}+{output}/{dec})", "req/s")
-        replicas = out["colocated.replicas"] = q("replicas at peak", _replicas(peak_rps, capacity, whole), "replicas",
-                                                 "colocated.replicas")
-        out["colocated.utilization"] = q("utilization", f"MIN({mean}/({replicas}*{capacity}),1)", "0-1",
-                                         "colocated.utilization")
+        replicas = write_pool_output(sheet, out, "colocated", "replicas", _replicas(peak_rps, capacity, whole))
+        write_pool_output(sheet, out, "colocated", "utilization", f"MIN({mean}/({replicas}*{capacity}),1)")
         zero = q("KV transfer, link ports and link costs (none when colocated)", "0", "", "kv_transfer_s")
-        for key in ("kv_transfer_s", "link_ports", "links.port_capex_usd", "links.usd_per_year"):
-            out[key] = zero
-        out["ttft_s"] = q("time to first token", out["colocated.prefill_s"], "s", "ttft_s")
-        out["prefill_time_share"] = q("share of replica time spent in prefill", f"{prompt}/{pre}*{capacity}", "0-1")
-        decode = "colocated"
-    for key in ("tpot_s", "batch", "spilled_bytes"):
-        out[key] = out[f"{decode}.{'step_s' if key == 'tpot_s' else key}"]
-    out["tpot_met"] = out[f"{decode}.tpot_met"]
+        out.option.update(kv_transfer_s=zero, link_ports=zero)
+        out.links.update(port_capex_usd=zero, usd_per_year=zero)
+        write_option_output(sheet, out, "ttft_s", pool["prefill_s"])
+        out.sizing["prefill_time_share"] = q("share of replica time spent in prefill", f"{prompt}/{pre}*{capacity}", "fraction")
+        decode = pool
+    out.option.update(tpot_s=decode["step_s"], batch=decode["batch"], spilled_bytes=decode["spilled_bytes"])
+    out.sizing["tpot_met"] = decode["tpot_met"]
     for pool in option.pools:
-        out[f"{pool.role}.devices"] = q(f"{pool.role} devices", f"{out[pool.role + '.replicas']}*"
-                                        f"{out[pool.role + '.devices_per_replica']}", "devices", f"{pool.role}.devices")
+        refs = out.pool(pool.role)
+        write_pool_output(sheet, out, pool.role, "devices", f"{refs['replicas']}*{refs['devices_per_replica']}")
 
 
-def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out) -> None:
-    """Yearly cost terms and unit capex (``_pool_costs`` of the core)."""
+def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs) -> None:
+    """Yearly cost terms and unit capex (``pool_costs`` of the core)."""
     q, d, role = sheet.quantity, pool.device, pool.role
+    refs = out.pool(role)
+
+    def row(name: str, formula: str) -> str:
+        return write_pool_output(sheet, out, role, name, formula)
+
     sheet.heading(f"{role} pool on {d}: unit costs and yearly costs", level=2)
-    devices = out[f"{role}.devices"]
+    devices = refs["devices"]
     price = n(device_param(d, "price_usd"))
     if pool.built and "program.die_area_mm2" in n:
         area = n("program.die_area_mm2")
@@ -243,34 +286,19 @@ def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out) -> None:
         die_yield = f"EXP(-{area}/100*{n('program.defect_density_per_cm2')})"
         price = q("unit cost built up from silicon (good die + package, memory, board)",
                   f"{n('program.wafer_price_usd')}/({dies}*{die_yield})+{n('program.package_memory_board_usd')}", "USD")
-    hardware = out[f"{role}.unit_hardware_usd"] = q("hardware per device (price + system overhead)",
-                                                    f"{price}+{n(device_param(d, 'system_overhead_usd'))}", "USD/device",
-                                                    f"{role}.unit_hardware_usd")
-    nre = f"{shared['nre']}/{n('program.volume_units')}" if pool.built else "0"
-    out[f"{role}.unit_nre_usd"] = q("NRE share per device (built devices)", nre, "USD/device", f"{role}.unit_nre_usd")
-    out[f"{role}.life_years"] = q("useful life", n(device_param(d, "useful_life_years")), "yr", f"{role}.life_years")
-    out[f"{role}.residual_value_fraction"] = q("residual value at end of life", n(device_param(d, "residual_value_fraction")),
-                                               "fraction", f"{role}.residual_value_fraction")
+    hardware = row("unit_hardware_usd", f"{price}+{n(device_param(d, 'system_overhead_usd'))}")
+    row("unit_nre_usd", f"{shared['nre']}/{n('program.volume_units')}" if pool.built else "0")
+    row("life_years", n(device_param(d, "useful_life_years")))
+    row("residual_value_fraction", n(device_param(d, "residual_value_fraction")))
     tdp, host, idle = (n(device_param(d, k)) for k in ("tdp_w", "host_power_w", "idle_power_w"))
-    power = out[f"{role}.power_w"] = q("mean IT power (idle + (TDP - idle) x utilization + host)",
-                                       f"{devices}*({idle}+({tdp}-{idle})*{out[role + '.utilization']}+{host})", "W",
-                                       f"{role}.power_w")
-    out[f"{role}.energy_usd_per_year"] = q("electricity", _energy(power, n), "USD/yr", f"{role}.energy_usd_per_year")
-    out[f"{role}.facility_usd_per_year"] = q("data hall (provisioned kW)", _facility(f"{devices}*({tdp}+{host})", n),
-                                             "USD/yr", f"{role}.facility_usd_per_year")
-    out[f"{role}.maintenance_usd_per_year"] = q(
-        "maintenance", f"{n('economics.maintenance_fraction_per_year')}*{devices}*{hardware}", "USD/yr",
-        f"{role}.maintenance_usd_per_year")
+    power = row("power_w", f"{devices}*({idle}+({tdp}-{idle})*{refs['utilization']}+{host})")
+    row("energy_usd_per_year", _energy(power, n))
+    row("facility_usd_per_year", _facility(f"{devices}*({tdp}+{host})", n))
+    row("maintenance_usd_per_year", f"{n('economics.maintenance_fraction_per_year')}*{devices}*{hardware}")
     shift_cost = n(device_param(d, "reauthoring_usd_per_shift"))
-    reauthoring = f"{shift_cost}/{n('workload.half_life_years')}" if pool.specialized else "0"
-    out[f"{role}.reauthoring_usd_per_year"] = q("re-authoring (cost per shift / half-life; specialized only)", reauthoring,
-                                                "USD/yr", f"{role}.reauthoring_usd_per_year")
-    out[f"{role}.residual_efficiency"] = q(
-        "efficiency kept on shifted work", n(device_param(d, "residual_efficiency")) if pool.specialized else "1",
-        "fraction", f"{role}.residual_efficiency")
-    out[f"{role}.half_life_offset_years"] = q(
-        "time to market before deployment", n("program.time_to_market_years") if pool.built else "0", "yr",
-        f"{role}.half_life_offset_years")
+    row("reauthoring_usd_per_year", f"{shift_cost}/{n('workload.half_life_years')}" if pool.specialized else "0")
+    row("residual_efficiency", n(device_param(d, "residual_efficiency")) if pool.specialized else "1")
+    row("half_life_offset_years", n("program.time_to_market_years") if pool.built else "0")
 
 
 def _energy(power: str, n: _Names) -> str:
@@ -283,27 +311,23 @@ def _facility(provisioned: str, n: _Names) -> str:
     return f"{provisioned}/1000*{n('economics.facility_usd_per_kw_month')}*12"
 
 
-def _write_option_totals(sheet, scenario: Scenario, option: Option, n: _Names, out) -> None:
+def _write_option_totals(sheet, scenario: Scenario, option: Option, n: _Names, out: OptionRefs) -> None:
     q = sheet.quantity
     sheet.heading("option totals", level=2)
     prompt, output = n("workload.prompt_tokens"), n("workload.output_tokens")
-    power = [out[f"{pool.role}.power_w"] for pool in option.pools]
+    power = [out.pool(pool.role)["power_w"] for pool in option.pools]
     if option.disaggregated:
         link = option.link
-        port_w = q("KV-link power", f"{out['link_ports']}*{n(link_param(link, 'port_power_w'))}", "W")
-        out["links.port_capex_usd"] = q("KV-link ports purchase", f"{out['link_ports']}*{n(link_param(link, 'port_cost_usd'))}",
-                                        "USD")
-        out["links.usd_per_year"] = q("KV-link electricity and data hall", f"{_energy(port_w, n)}+{_facility(port_w, n)}",
-                                      "USD/yr")
+        ports = out.option["link_ports"]
+        port_w = q("KV-link power", f"{ports}*{n(link_param(link, 'port_power_w'))}", "W")
+        write_link_output(sheet, out, "port_capex_usd", f"{ports}*{n(link_param(link, 'port_cost_usd'))}")
+        write_link_output(sheet, out, "usd_per_year", f"{_energy(port_w, n)}+{_facility(port_w, n)}")
         power.append(port_w)
-    out["devices"] = q("devices, all pools", fx.total([out[f"{p.role}.devices"] for p in option.pools]), "devices", "devices")
-    out["tokens_per_s"] = q("output tokens/s served (mean)", f"{n('workload.requests_per_s')}*{output}", "tokens/s",
-                            "tokens_per_s")
-    out["power_w"] = q("mean IT power", fx.total(power), "W", "power_w")
-    out["tokens_per_joule"] = q("output tokens per joule", f"{out['tokens_per_s']}/{out['power_w']}", "tokens/J",
-                                "tokens_per_joule")
-    code = (f"IF({out['tpot_met']}=1,0,1)+IF({out['ttft_s']}<={n('workload.ttft_target_s')}*(1+1E-12),0,2)"
+    write_option_output(sheet, out, "devices", fx.total([out.pool(p.role)["devices"] for p in option.pools]))
+    tokens = write_option_output(sheet, out, "tokens_per_s", f"{n('workload.requests_per_s')}*{output}")
+    total_power = write_option_output(sheet, out, "power_w", fx.total(power))
+    write_option_output(sheet, out, "tokens_per_joule", f"{tokens}/{total_power}")
+    code = (f"IF({out.sizing['tpot_met']}=1,0,1)+IF({out.option['ttft_s']}<={n('workload.ttft_target_s')}*(1+1E-12),0,2)"
             f"+IF({prompt}+{output}<={n(model_param(scenario.structure.model, 'context_max_tokens'))},0,4)")
-    out["infeasible_code"] = q("infeasibility (1 TPOT missed, 2 TTFT missed, 4 context too long; 0 feasible)", code,
-                               "bitmask", "infeasible_code")
-    out["feasible"] = q("feasible (1 yes)", f"IF({out['infeasible_code']}=0,1,0)", "bool", "feasible")
+    infeasible = write_option_output(sheet, out, "infeasible_code", code)
+    write_option_output(sheet, out, "feasible", f"IF({infeasible}=0,1,0)")

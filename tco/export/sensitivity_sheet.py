@@ -10,6 +10,7 @@ import numpy as np
 from openpyxl.chart import BarChart, LineChart, Reference
 
 from ..api import compare, evaluate_scenario
+from ..core.comparison import npv_usd
 from ..scenario import Scenario
 from ..solvers import grid
 from .cells import SNAPSHOT_FILL, put_text
@@ -20,8 +21,8 @@ TORNADO_BARS = 15
 
 
 def npv_of(results, option: str, baseline: str):
-    """NPV of choosing ``option`` over the baseline [USD] (the core's ``npv_usd``)."""
-    return results[baseline]["pv_cost_usd"] - results[option]["pv_cost_usd"]
+    """NPV of choosing ``option`` over the baseline [USD] (:func:`tco.core.comparison.npv_usd`)."""
+    return npv_usd(results[baseline], results[option])
 
 
 def tornado(scenario: Scenario, option: str) -> list[tuple[str, float, float, float, float]]:
@@ -50,7 +51,7 @@ def sweep(scenario: Scenario, name: str = SWEEP_PARAM, points: int = SWEEP_POINT
     low, high = (p.low, p.high) if p.uncertain else (p.value / 4, p.value * 4)
     xs = grid(low, high, points)
     results, _ = evaluate_scenario(scenario, {name: xs})
-    return xs, {o: np.broadcast_to(r["lcot_usd_per_mtok"], xs.shape) for o, r in results.items()}
+    return xs, {o: np.broadcast_to(r.lcot_usd_per_mtok, xs.shape) for o, r in results.items()}
 
 
 def write_sensitivity(ws, scenario: Scenario) -> None:

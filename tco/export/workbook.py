@@ -24,7 +24,7 @@ from .cashflow_sheet import write_cash_flows
 from .cells import lock_formulas, put_text
 from .check_sheet import write_check
 from .inputs_sheet import write_inputs
-from .model_sheet import write_model
+from .model_sheet import OptionRefs, write_model
 from .names import excel_names
 from .sensitivity_sheet import write_sensitivity
 
@@ -47,8 +47,11 @@ def build_workbook(scenario: Scenario) -> Workbook:
     cash = write_cash_flows(sheets["Cash flows"], scenario, names, model)
     closed = write_breakeven(sheets["Break-even"], scenario, names, model, cash)
     write_sensitivity(sheets["Sensitivity"], scenario)
-    refs = {o.name: {**model.options[o.name], **cash[o.name], **closed.get(o.name, {})} for o in scenario.structure.options}
-    write_check(sheets["Check"], scenario, refs)
+    refs = {o.name: OptionRefs() for o in scenario.structure.options}
+    for name, merged in refs.items():
+        for part in (model.options[name], cash[name], closed.get(name, OptionRefs())):
+            merged.update(part)
+    write_check(sheets["Check"], scenario, {name: r.flat() for name, r in refs.items()})
     _write_cover(sheets["Cover"], scenario)
     _write_scenario(sheets[SCENARIO_SHEET], scenario)
     for title in ("Model", "Cash flows", "Break-even", "Check"):

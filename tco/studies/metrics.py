@@ -21,13 +21,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api import evaluate_scenario, gap_from_results
+from ..core.comparison import cost_ratio, npv_usd
+from ..core.outputs import COMPARISON_OUTPUTS, OPTION_OUTPUTS, OptionResult
 from ..errors import InputError
 from ..params import unknown_name_rule
 from ..scenario import Scenario
 from ..solvers import find_crossing
 
 KINDS = ("lcot", "ratio", "npv", "breakeven")
-UNITS = {"lcot": "USD/M output tokens", "ratio": "option/baseline cost", "npv": "USD"}
+#: the output each one-evaluation metric reads (its unit comes from the output table)
+OUTPUTS = {"lcot": OPTION_OUTPUTS["lcot_usd_per_mtok"], "ratio": COMPARISON_OUTPUTS["cost_ratio"],
+           "npv": COMPARISON_OUTPUTS["npv_usd"]}
 #: the metric value at which the option ties the baseline (NaN: no fixed threshold)
 THRESHOLDS = {"lcot": math.nan, "ratio": 1.0, "npv": 0.0, "breakeven": math.nan}
 #: the break-even gap used for winning: (api metric, target)
@@ -81,7 +85,7 @@ def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
     if option not in allowed:
         raise InputError.one(path, text, f"option must be one of {', '.join(allowed)}")
     if kind != "breakeven":
-        return Metric(kind, option, None, UNITS[kind])
+        return Metric(kind, option, None, OUTPUTS[kind].unit)
     if param not in scenario.values():
         raise InputError.one(path, text, f"parameter {param} " + unknown_name_rule(param, scenario.params))
     spec = scenario.params[param]
@@ -102,19 +106,19 @@ def contour_option(scenario: Scenario, metric: Metric) -> str:
     return metric.option if metric.option in challengers else challengers[0]
 
 
-def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str, dict]) -> np.ndarray:
+def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str, OptionResult]) -> np.ndarray:
     """A ``lcot``, ``ratio`` or ``npv`` metric from core results already computed."""
     r, base = results[metric.option], results[scenario.structure.baseline]
     if metric.kind == "lcot":
-        return np.asarray(r["lcot_usd_per_mtok"])
+        return np.asarray(r.lcot_usd_per_mtok)
     if metric.kind == "ratio":
-        return np.asarray(r["lcot_usd_per_mtok"] / base["lcot_usd_per_mtok"])
+        return np.asarray(cost_ratio(base, r))
     if metric.kind == "npv":
-        return np.asarray(base["pv_cost_usd"] - r["pv_cost_usd"])
+        return np.asarray(npv_usd(base, r))
     raise ValueError(f"{metric.name} is not computed from one evaluation")
 
 
-def gap_values(scenario: Scenario, metric: Metric, results: Mapping[str, dict]) -> np.ndarray:
+def gap_values(scenario: Scenario, metric: Metric, results: Mapping[str, OptionResult]) -> np.ndarray:
     """Signed distance of the metric's option from winning (negative: it wins), latency targets included."""
     kind, target = GAP_METRIC[metric.kind]
     return np.asarray(gap_from_results(results, scenario.structure.baseline, contour_option(scenario, metric), kind, target))
@@ -146,7 +150,7 @@ def breakeven_values(scenario: Scenario, metric: Metric, updates: Mapping[str, o
 
 
 def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping[str, object],
-                 results: Mapping[str, dict] | None = None) -> dict[str, np.ndarray]:
+                 results: Mapping[str, OptionResult] | None = None) -> dict[str, np.ndarray]:
     """Every metric at the points of ``updates``: one core call for all one-evaluation metrics."""
     if results is None and any(m.kind != "breakeven" for m in metrics):
         results, _ = evaluate_scenario(scenario, updates)

@@ -87,8 +87,8 @@ def evaluate_chunk(scenario: Scenario, metrics: Sequence[Metric], updates: Mappi
     out = metric_table(scenario, metrics, updates, results)
     for m in metrics:
         out[f"wins:{m.name}"] = gap_values(scenario, m, results) < 0
-        out[f"feasible:{m.name}"] = np.asarray(results[m.option]["feasible"]) > 0
-    out["feasible:baseline"] = np.asarray(results[scenario.structure.baseline]["feasible"]) > 0
+        out[f"feasible:{m.name}"] = np.asarray(results[m.option].feasible) > 0
+    out["feasible:baseline"] = np.asarray(results[scenario.structure.baseline].feasible) > 0
     draws = np.broadcast_shapes(*(np.shape(v) for v in updates.values()))
     return {k: np.broadcast_to(v, np.broadcast_shapes(np.shape(v), draws)) for k, v in out.items()}
 

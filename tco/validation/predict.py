@@ -15,6 +15,7 @@ import numpy as np
 
 from ..api import evaluate_scenario
 from ..core import llm, nre, sizing
+from ..core.outputs import OptionResult
 from ..errors import InputError
 from ..scenario import Scenario, scenario_from_dict
 from .cases import Case, Conditions, Suite
@@ -46,31 +47,32 @@ def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) 
     return scenario_from_dict(data, path=f"case {name}")
 
 
-def system_output_tokens_per_s(r: Mapping[str, np.ndarray], c: Conditions):
+def system_output_tokens_per_s(r: OptionResult, c: Conditions):
     """Output tokens/s of the measured system [tokens/s].
 
     Replicas in the system (``system_devices / devices_per_replica``) times the requests/s
     one replica serves doing prefill and decode in turn
     (:func:`tco.core.sizing.colocated_requests_per_s`) times the output tokens per request.
     """
-    requests_per_s = sizing.colocated_requests_per_s(c.prompt_tokens, c.output_tokens, r["colocated.prefill_tokens_per_s"],
-                                                    r["colocated.decode_tokens_per_s"])
-    return c.system_devices / r["colocated.devices_per_replica"] * requests_per_s * c.output_tokens
+    perf = r.pool("colocated").performance
+    requests_per_s = sizing.colocated_requests_per_s(c.prompt_tokens, c.output_tokens, perf.prefill_tokens_per_s,
+                                                    perf.decode_tokens_per_s)
+    return c.system_devices / perf.devices_per_replica * requests_per_s * c.output_tokens
 
 
-def per_user_decode_tokens_per_s(r: Mapping[str, np.ndarray], c: Conditions):
+def per_user_decode_tokens_per_s(r: OptionResult, c: Conditions):
     """Output tokens/s one user sees: ``1 / t_step`` at the chosen batch [tokens/s]."""
-    return 1.0 / r["colocated.step_s"]
+    return 1.0 / r.pool("colocated").performance.step_s
 
 
-def ttft_s(r: Mapping[str, np.ndarray], c: Conditions):
+def ttft_s(r: OptionResult, c: Conditions):
     """Time to first token: the prefill of one prompt on an idle replica [s]."""
-    return r["colocated.prefill_s"]
+    return r.pool("colocated").performance.prefill_s
 
 
-def tpot_s(r: Mapping[str, np.ndarray], c: Conditions):
+def tpot_s(r: OptionResult, c: Conditions):
     """Time per output token: one decode step at the chosen batch [s]."""
-    return r["colocated.step_s"]
+    return r.pool("colocated").performance.step_s
 
 
 METRIC_READERS: dict[str, Callable] = {f.__name__: f for f in (system_output_tokens_per_s, per_user_decode_tokens_per_s,

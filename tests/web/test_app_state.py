@@ -18,7 +18,7 @@ from tco_app.controller import update_state
 from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap_view, routing_view, stranded_view, tree_view
 from tco_app.pages.assumptions import cell, table_rows, workbook_download
 from tco_app.pages.compare import compare_view
-from tco_app.pages.lifecycle import cumulative_cost_figure, half_life_figure
+from tco_app.pages.lifecycle import half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
 from tco_app.state import query_from_state, scenario_choices, scenario_yaml, state_from_query, validated_edits
 
@@ -114,7 +114,7 @@ def test_compare_view_shows_the_model_numbers(toy_scenario):
 
 
 def test_lifecycle_curves(toy_scenario):
-    fig = cumulative_cost_figure(toy_scenario)
+    _table, fig, _half = lifecycle_view(toy_scenario)
     result = tco.compare(toy_scenario)
     # the last point of the cumulative discounted cost is the option's PV of cost
     np.testing.assert_allclose([t.y[-1] for t in fig.data], result.options["pv_cost_usd"] / 1e6, rtol=1e-9)

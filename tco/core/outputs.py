@@ -1,0 +1,409 @@
+"""The output table and the typed results of the core.
+
+Every number the model reports is a field of one of the result dataclasses below, and
+the field's metadata is its row of the output table: unit, meaning, a short label and
+how to show it (unit scaling such as ms for seconds, a format spec). The CLI columns, the
+app's labels, the workbook's labels and units and the study metrics all read this table
+(:data:`OPTION_OUTPUTS`, :data:`POOL_OUTPUTS`, :data:`LINK_OUTPUTS`,
+:data:`COMPARISON_OUTPUTS`) instead of restating it.
+
+Results are plain dataclasses of numpy arrays that broadcast together: one scenario or a
+million parameter draws. :meth:`OptionResult.flat` and :meth:`ChallengerResult.flat` give the
+dotted names ``"<role>.<name>"`` (pool outputs), ``"links.<name>"`` and ``"<name>"`` that
+the workbook check, the studies and the JSON contract use; :func:`dotted_name` is the one
+place such a name is built.
+
+Fields without table metadata (``name``, ``pools``, ``present_values``) are structure or
+internal terms, not outputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Array = np.ndarray
+
+#: metadata key of a result field's table row
+_SPEC = "output"
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """One row of the output table.
+
+    ``unit`` is the SI unit the core returns; ``display_unit``, ``scale`` and ``fmt`` say
+    how a reader sees it (``format(value * scale, fmt)`` followed by ``display_unit``).
+    ``column`` is the short header of the CLI table. ``cost_line`` marks the present
+    values that add up to ``pv_cost_usd`` (their yearly twins are the cash-flow lines);
+    ``yearly_line`` names the cash-flow line a pool's yearly running cost feeds (it is paid in
+    every operating year, discounted with the annuity factor and expensed in the accounting
+    view); ``workbook`` is False for the few outputs the workbook does not recompute as formulas.
+    """
+
+    name: str
+    unit: str
+    meaning: str
+    label: str
+    display_unit: str
+    scale: float = 1.0
+    fmt: str = ",.4g"
+    column: str = ""
+    cost_line: bool = False
+    yearly_line: str = ""
+    workbook: bool = True
+
+    @property
+    def title(self) -> str:
+        """Row or axis title with the displayed unit: ``"time to first token, ms"``."""
+        return f"{self.label}, {self.display_unit}" if self.display_unit else self.label
+
+    def format(self, value) -> str:
+        """``value`` as displayed (scaled, formatted); a dash for a missing or non-finite value."""
+        if value is None or not math.isfinite(float(value)):
+            return "–"
+        return format(float(value) * self.scale, self.fmt)
+
+    def as_column(self, key: str | None = None) -> tuple[str, str, str, float]:
+        """``(title, key, format spec, scale)``: a table column showing this output (under ``key``, default its name)."""
+        return self.title, key or self.name, self.fmt, self.scale
+
+    @property
+    def line(self) -> str:
+        """Cash-flow line of a cost-line present value: ``pv_energy_usd`` -> ``energy_usd``."""
+        return self.name.removeprefix("pv_")
+
+
+def output(unit: str, meaning: str, label: str, display_unit: str | None = None, *, scale: float = 1.0,
+           fmt: str = ",.4g", column: str = "", cost_line: bool = False, yearly_line: str = "", workbook: bool = True,
+           optional: bool = False) -> Any:
+    """A result field with its table row; ``optional`` fields default to None (absent for this pool or option)."""
+    spec = {"unit": unit, "meaning": meaning, "label": label, "display_unit": unit if display_unit is None else display_unit,
+            "scale": scale, "fmt": fmt, "column": column, "cost_line": cost_line, "yearly_line": yearly_line,
+            "workbook": workbook}
+    if optional:
+        return field(default=None, metadata={_SPEC: spec})
+    return field(metadata={_SPEC: spec})
+
+
+def _table(*classes) -> dict[str, OutputSpec]:
+    """The table rows of the result classes' fields, in field order."""
+    return {f.name: OutputSpec(f.name, **f.metadata[_SPEC]) for cls in classes for f in dataclasses.fields(cls)
+            if _SPEC in f.metadata}
+
+
+def dotted_name(prefix: str | None, name: str) -> str:
+    """The flat output name: ``"<role>.<name>"`` for a pool output, ``"links.<name>"``, or ``name``.
+
+    The one place these names are built; studies, the workbook and the JSON contract use them.
+    """
+    return f"{prefix}.{name}" if prefix else name
+
+
+def flatten(option: Mapping[str, Any], parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``{name: v}`` for an option's own outputs plus ``{"<part>.<name>": v}`` for each part (pools, links)."""
+    flat = dict(option)
+    for prefix, values in parts.items():
+        flat.update({dotted_name(prefix, name): value for name, value in values.items()})
+    return flat
+
+
+def _outputs_of(result) -> dict[str, Any]:
+    """The output fields of a dataclass instance that are present (not None)."""
+    return {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
+            if _SPEC in f.metadata and getattr(result, f.name) is not None}
+
+
+def _broadcast_fields(result, shape):
+    """A copy of ``result`` with every present output field broadcast to ``shape`` as floats."""
+    return dataclasses.replace(result, **{k: np.broadcast_to(np.asarray(v, float), shape)
+                                          for k, v in _outputs_of(result).items()})
+
+
+# --- per pool ---------------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class PoolPerformance:
+    """Replica size and roofline performance of one pool (DESIGN.md section 3); prefill fields
+    are present for pools that serve prefill, decode fields for pools that serve decode."""
+
+    devices_per_replica: Array = output("devices", "devices in one replica, from memory fit (or the given minimum)",
+                                        "devices per replica", "", fmt=",.0f")
+    prefill_s: Array | None = output("s", "prefill time of one prompt on one replica", "prefill time", "ms", scale=1e3,
+                                     fmt=",.1f", optional=True)
+    prefill_tokens_per_s: Array | None = output("tokens/s", "prompt tokens per second per replica",
+                                                "prefill tokens per second per replica", optional=True)
+    prefill_bound: Array | None = output("code", "what limits prefill: 0 memory bandwidth, 1 compute, 2 interconnect",
+                                         "prefill bound", "", fmt=".0f", optional=True)
+    batch: Array | None = output("sequences", "decode batch per replica", "decode batch", fmt=",.0f", optional=True)
+    step_s: Array | None = output("s", "decode step time at the chosen batch", "decode step time", "ms", scale=1e3, fmt=",.1f",
+                                  optional=True)
+    decode_tokens_per_s: Array | None = output("tokens/s", "output tokens per second per replica at the chosen batch",
+                                               "decode tokens per second per replica", optional=True)
+    decode_bound: Array | None = output("code", "what limits a decode step: 0 memory bandwidth, 1 compute, 2 interconnect",
+                                        "decode bound", "", fmt=".0f", optional=True)
+    spilled_bytes: Array | None = output("B", "decode-step bytes beyond the fastest tier",
+                                         "bytes spilled below the fastest tier", "GB", scale=1e-9, fmt=",.2f", optional=True)
+    tpot_met: Array | None = output("bool", "1 when batch 1 meets the time-per-output-token target", "TPOT target met", "",
+                                    fmt=".0f", optional=True)
+
+
+@dataclass(kw_only=True)
+class PoolSizing:
+    """Replicas at peak demand and utilization at mean demand (DESIGN.md section 4)."""
+
+    replicas: Array = output("replicas", "replicas sized at peak demand", "replicas", "", fmt=",.0f")
+    utilization: Array = output("fraction", "mean load / provisioned capacity", "utilization", "%", scale=100.0, fmt=".0f")
+    devices: Array = output("devices", "devices in the pool", "devices", "", fmt=",.0f")
+
+
+@dataclass(kw_only=True)
+class PoolCosts:
+    """Per-device capex and yearly cost terms of one pool (DESIGN.md section 5)."""
+
+    unit_hardware_usd: Array = output("USD/device", "device price + system overhead", "hardware per device")
+    unit_nre_usd: Array = output("USD/device", "NRE share per device (built devices only)", "NRE share per device")
+    life_years: Array = output("yr", "useful life of the pool's devices", "useful life")
+    residual_value_fraction: Array = output("fraction", "value left at end of life, share of the price", "residual value",
+                                            "%", scale=100.0, fmt=".0f")
+    power_w: Array = output("W", "mean IT power of the pool: devices x (idle + (TDP - idle) x utilization + host)",
+                            "mean IT power", "kW", scale=1e-3)
+    energy_usd_per_year: Array = output("USD/yr", "electricity of the pool (PUE included)", "electricity",
+                                        yearly_line="energy_usd")
+    facility_usd_per_year: Array = output("USD/yr", "data hall of the pool, per provisioned kW", "data hall",
+                                          yearly_line="facility_usd")
+    maintenance_usd_per_year: Array = output("USD/yr", "maintenance of the pool, a share of hardware capex", "maintenance",
+                                             yearly_line="maintenance_usd")
+    reauthoring_usd_per_year: Array = output("USD/yr", "re-authoring (specialized pools): cost per shift / half-life",
+                                             "re-authoring", yearly_line="reauthoring_usd")
+    residual_efficiency: Array = output("fraction", "efficiency kept on shifted work (1 for general pools)",
+                                        "efficiency on shifted work", "%", scale=100.0, fmt=".0f")
+    half_life_offset_years: Array = output("yr", "time to market before deployment (built devices)", "time to market")
+
+
+@dataclass(kw_only=True)
+class PoolPresentValues:
+    """What one pool's present values rest on: the units it buys and the work it may lose to shifts."""
+
+    pv_units_bought: Array = output("devices", "PV of the units bought over the horizon (replacements included)",
+                                    "PV of units bought", "", fmt=",.1f")
+    shift_exposure_usd_per_year: Array = output(
+        "USD/yr", "baseline cost of this pool's work, charged as (1 - served share) in the workload-shift line",
+        "shift exposure")
+
+
+@dataclass
+class PoolResult:
+    """One pool of an option: its performance, sizing, yearly costs and present values."""
+
+    role: str
+    device: str
+    performance: PoolPerformance
+    sizing: PoolSizing
+    costs: PoolCosts
+    present_values: PoolPresentValues
+
+    def steps(self) -> tuple:
+        return self.performance, self.sizing, self.costs, self.present_values
+
+    def outputs(self) -> dict[str, Array]:
+        """Every present pool output by name (without the role)."""
+        return {k: v for step in self.steps() for k, v in _outputs_of(step).items()}
+
+
+@dataclass(kw_only=True)
+class LinkCosts:
+    """The KV link of a disaggregated option (zeros when colocated).
+
+    ``pv_usd`` is the link's present value over the horizon (the option's ``pv_links_usd``)
+    [USD]; ``power_w`` the ports' power, part of the option's ``power_w`` [W].
+    """
+
+    port_capex_usd: Array = output("USD", "purchase of the KV-link ports, once per decode-device life", "KV-link ports purchase")
+    usd_per_year: Array = output("USD/yr", "electricity and data hall of the KV-link ports", "KV-link running cost")
+    pv_usd: Array | float = 0.0
+    power_w: Array | float = 0.0
+
+
+# --- per option -------------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class OptionResult:
+    """Everything the model says about one fleet option; pools by role (``colocated`` or ``prefill`` and ``decode``)."""
+
+    name: str
+    pools: dict[str, PoolResult]
+    links: LinkCosts
+    lcot_usd_per_mtok: Array = output("USD per million output tokens", "levelized cost: PV(costs) / PV(output tokens) x 1e6",
+                                      "cost", fmt=",.3f", column="USD/Mtok out")
+    lcot_usd_per_mtok_all_tokens: Array = output("USD per million input+output tokens",
+                                                 "levelized cost over prompt and output tokens", "cost", fmt=",.3f",
+                                                 column="USD/Mtok in+out")
+    pv_cost_usd: Array = output("USD", "present value of all costs over the horizon, residual value credited",
+                                "present value of costs", "M USD", scale=1e-6, fmt=",.2f")
+    pv_tokens: Array = output("output tokens", "present value (discounted count) of output tokens served",
+                              "present value of output tokens", "")
+    pv_capex_usd: Array = output("USD", "PV of device and system purchases, replacements included, NRE excluded",
+                                 "hardware capex", "M USD", scale=1e-6, fmt=",.2f", cost_line=True)
+    pv_nre_usd: Array = output("USD", "PV of the NRE share carried by the units this fleet buys", "NRE share", "M USD",
+                               scale=1e-6, fmt=",.2f", cost_line=True)
+    pv_energy_usd: Array = output("USD", "PV of electricity for devices and hosts (PUE included)", "energy", "M USD",
+                                  scale=1e-6, fmt=",.2f", cost_line=True)
+    pv_facility_usd: Array = output("USD", "PV of data-hall cost per provisioned kW", "facility (data hall)", "M USD",
+                                    scale=1e-6, fmt=",.2f", cost_line=True)
+    pv_maintenance_usd: Array = output("USD", "PV of maintenance, a share of hardware capex per year", "maintenance", "M USD",
+                                       scale=1e-6, fmt=",.2f", cost_line=True)
+    pv_links_usd: Array = output("USD", "PV of KV-link ports: purchase, energy and facility", "KV links", "M USD",
+                                 scale=1e-6, fmt=",.2f", cost_line=True)
+    pv_reauthoring_usd: Array = output("USD", "PV of software re-authoring, one cost per workload shift", "re-authoring",
+                                       "M USD", scale=1e-6, fmt=",.2f", cost_line=True)
+    pv_workload_shift_usd: Array = output("USD", "PV of shifted demand served on general hardware at the baseline's cost",
+                                          "workload shift", "M USD", scale=1e-6, fmt=",.2f",
+                                          cost_line=True)
+    pv_residual_usd: Array = output("USD", "PV of value recovered at end of life or horizon (negative: a credit)",
+                                    "residual value (credit)", "M USD", scale=1e-6, fmt=",.2f", cost_line=True)
+    devices: Array = output("devices", "devices in the fleet, all pools", "devices (fleet)", "", fmt=",.0f", column="devices")
+    ttft_s: Array = output("s", "time to first token: prefill (+ KV transfer when disaggregated)", "time to first token", "ms",
+                           scale=1e3, fmt=",.0f", column="TTFT s")
+    tpot_s: Array = output("s", "time per output token: one decode step at the chosen batch", "time per output token", "ms",
+                           scale=1e3, fmt=",.1f", column="TPOT s")
+    batch: Array = output("sequences", "decode batch per replica: the largest that fits memory and meets the TPOT target",
+                          "decode batch", fmt=",.0f", column="batch")
+    spilled_bytes: Array = output("B", "bytes per decode step that did not fit the fastest memory tier",
+                                  "bytes spilled below the fastest tier", "GB", scale=1e-9, fmt=",.2f", column="spilled B")
+    tokens_per_joule: Array = output("output tokens/J",
+                                     "output tokens per joule of IT power (devices, hosts, links) at mean load",
+                                     "output tokens per joule", "", fmt=",.3g", column="tok/J")
+    tokens_per_s: Array = output("output tokens/s", "mean output tokens per second served", "output tokens per second", "")
+    power_w: Array = output("W", "mean IT power of the fleet", "mean IT power", "kW", scale=1e-3)
+    kv_transfer_s: Array = output("s", "KV-cache transfer time per request (0 when colocated)", "KV transfer time", "ms",
+                                  scale=1e3, fmt=",.2f")
+    link_ports: Array = output("ports", "KV-link ports (0 when colocated)", "KV-link ports", "", fmt=",.0f")
+    feasible: Array = output("bool", "1 when every latency target is met", "meets latency targets", "", fmt=".0f",
+                             column="feasible")
+    infeasible_code: Array = output("bitmask", "1: TPOT missed, 2: TTFT missed, 4: context too long (0: feasible)",
+                                    "infeasibility code", "", fmt=".0f")
+    prefill_cost_share: Array = output("fraction", "share of the option's cost due to prefill", "prefill share of cost", "%",
+                                       scale=100.0, fmt=".0f")
+    accounting_cost_usd_per_year: Array = output("USD/yr", "straight-line depreciation plus year-1 opex",
+                                                 "accounting cost per year", "M USD/yr", scale=1e-6, fmt=",.2f")
+
+    def pool(self, role: str) -> PoolResult:
+        return self.pools[role]
+
+    @property
+    def decode_pool(self) -> PoolResult:
+        """The pool that generates output tokens (``decode`` or ``colocated``)."""
+        return self.pools.get("decode") or self.pools["colocated"]
+
+    def outputs(self) -> dict[str, Array]:
+        """The option's own outputs by name (no pool or link outputs)."""
+        return _outputs_of(self)
+
+    def flat(self) -> dict[str, Array]:
+        """Every output under its dotted name: option outputs, ``links.<name>``, ``<role>.<name>``."""
+        return flatten(self.outputs(), {"links": _outputs_of(self.links),
+                                        **{role: pool.outputs() for role, pool in self.pools.items()}})
+
+    def broadcast(self) -> OptionResult:
+        """The same result with every output broadcast to one common shape (float arrays)."""
+        shape = np.broadcast_shapes(*(np.shape(v) for v in self.flat().values()))
+        pools = {role: dataclasses.replace(p, **{name: _broadcast_fields(step, shape) for name, step in
+                                                 zip(("performance", "sizing", "costs", "present_values"), p.steps(),
+                                                     strict=True)})
+                 for role, p in self.pools.items()}
+        return dataclasses.replace(_broadcast_fields(self, shape), pools=pools,
+                                   links=_broadcast_fields(self.links, shape))
+
+
+# --- challenger against the baseline ----------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class ChallengerResult:
+    """A challenger against the baseline; lifecycle fields for options with specialized devices,
+    NRE fields for options that use the scenario's built device (None otherwise)."""
+
+    npv_usd: Array = output("USD", "PV saved by choosing the option over the baseline (> 0: it pays)",
+                            "NPV of choosing it over the baseline", "M USD", scale=1e-6, fmt=",.2f")
+    cost_ratio: Array = output("ratio", "option LCOT / baseline LCOT (the option wins below 1)",
+                               "cost ratio to the baseline (wins below 1)", "", fmt=".3f")
+    life_over_half_life: Array | None = output(
+        "ratio", "L/H: device useful life over workload half-life (> 1 specialization can pay)",
+        "L/H: useful life / workload half-life", "", fmt=".2f", optional=True)
+    effective_life_years: Array | None = output("yr", "H/ln2 (1 - 2^(-L/H)): years of service at designed efficiency",
+                                                "effective life", "years", fmt=".2f", optional=True)
+    breakeven_volume_units: Array | None = output("units", "volume at which the built chip ties the baseline (inf: never)",
+                                                  "break-even volume", "units", fmt=",.0f", optional=True)
+    breakeven_nre_usd: Array | None = output("USD", "NRE at which the built chip ties the baseline at the program's volume "
+                                             "(NaN: never, it loses even with free NRE)", "break-even NRE", "M USD",
+                                             scale=1e-6, fmt=",.1f", optional=True)
+    nre_usd: Array | None = output("USD", "total NRE of the chip program", "NRE of the program", "M USD", scale=1e-6,
+                                   fmt=",.1f", optional=True)
+    two_for_two_holds: Array | None = output("bool", "ASIC-Clouds rule (Magaki et al., ISCA 2016): baseline TCO/yr >= 2 NRE "
+                                             "and TCO improvement >= 2", "two-for-two rule holds", "", fmt=".0f", optional=True)
+    baseline_tco_over_nre: Array | None = output("ratio", "baseline TCO per year / NRE", "baseline TCO per year / NRE", "",
+                                                 fmt=".2f", optional=True)
+    tco_improvement: Array | None = output("ratio", "baseline PV cost / the option's PV cost without NRE",
+                                           "TCO improvement without NRE", "", fmt=".2f", optional=True)
+    payback_year: Array = output("yr", "first year from which cumulative discounted savings stay >= 0 (NaN: never)",
+                                 "discounted payback", "year", fmt=".0f")
+    irr: Array = output("1/yr", "IRR of the yearly saving, for an investment (net outlay in year 0); else NaN",
+                        "internal rate of return", "%", scale=100.0, fmt=".1f", workbook=False)
+
+    def flat(self) -> dict[str, Array]:
+        """The present comparison outputs by name."""
+        return _outputs_of(self)
+
+    def broadcast(self) -> ChallengerResult:
+        shape = np.broadcast_shapes(*(np.shape(v) for v in self.flat().values()))
+        return _broadcast_fields(self, shape)
+
+
+@dataclass
+class CashFlows:
+    """Year-by-year flows of one option, years on the last axis (year 0 first).
+
+    ``lines`` by cash-flow line (:data:`CASH_FLOW_LINES`) [USD per year]; ``total_usd`` their
+    sum [USD]; ``output_tokens`` served per year [tokens]; ``discount_factor`` ``(1+r)^-y`` [-].
+    """
+
+    lines: dict[str, Array]
+    total_usd: Array
+    output_tokens: Array
+    discount_factor: Array
+
+    def present_value(self, flow: Array) -> Array:
+        """``sum_y flow_y (1+r)^-y`` along the years."""
+        return np.sum(flow * self.discount_factor, axis=-1)
+
+    def flat(self) -> dict[str, Array]:
+        return {**self.lines, "total_usd": self.total_usd, "output_tokens": self.output_tokens,
+                "discount_factor": self.discount_factor}
+
+
+OPTION_OUTPUTS: dict[str, OutputSpec] = _table(OptionResult)
+POOL_OUTPUTS: dict[str, OutputSpec] = _table(PoolPerformance, PoolSizing, PoolCosts, PoolPresentValues)
+LINK_OUTPUTS: dict[str, OutputSpec] = _table(LinkCosts)
+COMPARISON_OUTPUTS: dict[str, OutputSpec] = _table(ChallengerResult)
+#: the present values that add up to ``pv_cost_usd``, in the order a finance reader expects them
+COST_LINES: tuple[OutputSpec, ...] = tuple(o for o in OPTION_OUTPUTS.values() if o.cost_line)
+#: their yearly twins: ``capex_usd``, ``nre_usd``, ...
+CASH_FLOW_LINES: tuple[str, ...] = tuple(o.line for o in COST_LINES)
+#: a pool's yearly running costs and the cash-flow line each feeds: ``{"energy_usd_per_year": "energy_usd", ...}``
+YEARLY_COSTS: dict[str, str] = {o.name: o.yearly_line for o in _table(PoolCosts).values() if o.yearly_line}
+
+
+def iter_outputs() -> Iterator[tuple[str, OutputSpec]]:
+    """Every table row with its level: ``("option" | "pool" | "links" | "comparison", OutputSpec)``."""
+    for level, table in (("option", OPTION_OUTPUTS), ("pool", POOL_OUTPUTS), ("links", LINK_OUTPUTS),
+                         ("comparison", COMPARISON_OUTPUTS)):
+        for spec in table.values():
+            yield level, spec
