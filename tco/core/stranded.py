@@ -131,7 +131,8 @@ def flexible_split(prefill_capacity, decode_capacity, buffer_prefill_capacity, b
 
 
 def replicas_for_load(load, capacity_per_replica, whole=True):
-    """Replicas to carry the largest hourly load [replicas]: ``max(ceil(max_t load / capacity), 1)`` (:func:`.sizing.replicas_needed`).
+    """Replicas to carry the largest hourly load [replicas]: ``max(ceil(max_t load / capacity), 1)``
+    (:func:`.sizing.replicas_needed`).
 
     ``load`` and ``capacity_per_replica`` share a unit and may vary by hour (last axis).
     """

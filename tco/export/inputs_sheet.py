@@ -8,7 +8,6 @@ validation built from its field's domain (:mod:`tco.fields`).
 
 from __future__ import annotations
 
-
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
