@@ -191,9 +191,9 @@ def checked_edits(params: ParamSet, updates: Mapping[str, object]) -> tuple[dict
 
 def outside_range_message(param: Param) -> str:
     """Why a value outside ``param``'s sourced range deserves a look (the value is still used)."""
-    source = f"; source: {param.source[:100]}" if param.source else ""
-    return (f"{param.unit} is outside the sourced range [{param.low:g}, {param.high:g}] of {param.name}{source}; "
-            "used as given").replace("  ", " ")
+    source = param.source if len(param.source) <= 60 else param.source[:57] + "..."
+    return f"{param.unit} is outside its sourced range [{param.low:g}, {param.high:g}]" + (
+        f" ({source})" if source else "") + "; used as given"
 
 
 #: (lower, upper): fields of one device or model where the first must not exceed the second

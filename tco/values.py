@@ -42,7 +42,6 @@ _NUMBER = re.compile(r"""
     [ ]?(?P<suffix>%|k|K|M|bn|G|T)?
 """, re.VERBOSE | re.ASCII)
 
-_PLAIN = re.compile(r"[+-]?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _SUFFIX_EXPONENT = {"%": -2, "k": 3, "K": 3, "M": 6, "bn": 9, "G": 9, "T": 12}
 #: field units a percent applies to
 PERCENT_UNITS = ("fraction", "1/yr")
@@ -98,8 +97,6 @@ def read_number(raw: object, field: Field | None, path: str, check_domain: bool 
             value = _from_text(raw, field)
         except ValueError as exc:
             raise InputError.one(path, raw, f"{exc}; {rule}") from None
-        if _PLAIN.fullmatch(raw.strip(" \t")):
-            raw = value  # a plain number in text (--set, a query string) is reported as the number
     else:
         raise InputError.one(path, raw, f"is not a number; {rule}")
     if check_domain and field is not None and not field.admits(value):
