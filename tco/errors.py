@@ -36,13 +36,18 @@ def brief(value: object) -> str:
 
 @dataclass(frozen=True)
 class FieldError:
-    """One broken rule: where (dotted path), what was given, and what is required."""
+    """One broken rule: where (dotted path), what was given, and what is required.
+
+    A value of None (a whole file, or nothing given) is left out of the message.
+    """
 
     path: str
     value: object
     rule: str
 
     def __str__(self) -> str:
+        if self.value is None:
+            return f"{self.path}: {self.rule}"
         return f"{self.path}: got {brief(self.value)}; {self.rule}"
 
 

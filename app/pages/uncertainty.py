@@ -71,19 +71,7 @@ def register(app, ctx: AppContext) -> None:
                            (Output("mc-status", "children"), "running Monte Carlo...", "")],
                   cancel=[Input("mc-cancel", "n_clicks")], progress=Output("mc-progress", "children"))
     def monte_carlo(set_progress, _clicks, state, metric, samples, seed):
-        try:
-            scenario = ctx.scenario(state)
-            parsed = studies.parse_metric(scenario, metric)
-            draws = bounded_int(samples, "samples", *MC_SAMPLES)
-            result = studies.monte_carlo(scenario, [parsed], draws, bounded_int(seed, "seed", *SEEDS),
-                                         progress=progress_reporter(set_progress, "samples"))
-        except InputError as exc:
-            return message_figure("not run: see the message above"), error_list(exc)
-        summary = result.summary.round(4)
-        table = html.Table([html.Thead(html.Tr([html.Th(c) for c in summary.columns])),
-                            html.Tbody([html.Tr([html.Td(str(v)) for v in row]) for row in summary.itertuples(index=False)])],
-                           className="results", id="mc-table")
-        return figures.mc_figure(result, parsed), table
+        return monte_carlo_view(ctx, state, metric, samples, seed, set_progress)
 
     @app.callback(Output(chart_id("sobol"), "figure"), Input("sobol-run", "n_clicks"), State("state", "data"),
                   State("mc-metric", "value"), State("sobol-n", "value"), State("mc-seed", "value"),
@@ -92,11 +80,34 @@ def register(app, ctx: AppContext) -> None:
                            (Output("sobol-status", "children"), "running Sobol (Saltelli sampling)...", "")],
                   cancel=[Input("sobol-cancel", "n_clicks")], progress=Output("sobol-progress", "children"))
     def sobol(set_progress, _clicks, state, metric, n, seed):
-        try:
-            if n not in SOBOL_N:
-                raise InputError.one("Sobol base samples N", n, f"must be one of {', '.join(f'{k:,}' for k in SOBOL_N)}")
-            frame = studies.sobol(ctx.scenario(state), metric, n, bounded_int(seed, "seed", *SEEDS),
-                                  progress=progress_reporter(set_progress, "model runs"))
-        except InputError as exc:
-            return message_figure("; ".join(shown_lines(exc.errors)))
-        return figures.sobol_figure(frame, title=f"Sobol indices of {metric}")
+        return sobol_view(ctx, state, metric, n, seed, set_progress)
+
+
+def monte_carlo_view(ctx: AppContext, state, metric, samples, seed, set_progress=lambda text: None):
+    """The Monte Carlo chart and summary table of a request (the background callback's body): every
+    control is checked on the server, a refused one is named instead of run."""
+    try:
+        scenario = ctx.scenario(state)
+        parsed = studies.parse_metric(scenario, metric)
+        draws = bounded_int(samples, "samples", *MC_SAMPLES)
+        result = studies.monte_carlo(scenario, [parsed], draws, bounded_int(seed, "seed", *SEEDS),
+                                     progress=progress_reporter(set_progress, "samples"))
+    except InputError as exc:
+        return message_figure("not run: see the message above"), error_list(exc)
+    summary = result.summary.round(4)
+    table = html.Table([html.Thead(html.Tr([html.Th(c) for c in summary.columns])),
+                        html.Tbody([html.Tr([html.Td(str(v)) for v in row]) for row in summary.itertuples(index=False)])],
+                       className="results", id="mc-table")
+    return figures.mc_figure(result, parsed), table
+
+
+def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text: None):
+    """The Sobol chart of a request (the background callback's body); a refused control is named on the chart."""
+    try:
+        if n not in SOBOL_N:
+            raise InputError.one("Sobol base samples N", n, f"must be one of {', '.join(f'{k:,}' for k in SOBOL_N)}")
+        frame = studies.sobol(ctx.scenario(state), metric, n, bounded_int(seed, "seed", *SEEDS),
+                              progress=progress_reporter(set_progress, "model runs"))
+    except InputError as exc:
+        return message_figure("; ".join(shown_lines(exc.errors)))
+    return figures.sobol_figure(frame, title=f"Sobol indices of {metric}")

@@ -46,6 +46,11 @@ REFUSED_PARTS = (
     (re.compile(r"/activex/|/embeddings/|/ctrlprops/|^customui/|/customui/"), "embeds objects or controls"),
 )
 _DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)", re.IGNORECASE)
+_WORKSHEET = re.compile(r"^/xl/worksheets/[^/]+\.xml$")
+_DIMENSION = re.compile(rb"<(?:\w+:)?dimension\b")
+_SHEET_DATA = re.compile(rb"<(?:\w+:)?sheetData\b")
+#: most rows of the hidden Scenario sheet (one YAML line each; the default scenario has ~110)
+MAX_SCENARIO_ROWS = 20_000
 
 
 def check_package(path: Path) -> None:
@@ -76,6 +81,10 @@ def check_package(path: Path) -> None:
             if name.endswith((".xml", ".rels", ".vml")) and _declares_dtd(package, part):
                 raise InputError.one("WORKBOOK", where, f"declares an XML document type or entities (part {part.filename}); "
                                                         "refused (entity expansion)")
+            if _WORKSHEET.search(name) and not _has_dimension(package, part):
+                raise InputError.one("WORKBOOK", where, f"has a sheet without a dimension record (part {part.filename}), "
+                                                        "which Excel, LibreOffice and tco always write; refused (its rows "
+                                                        "would have to be parsed to be counted)")
         if b"macroenabled" in package.read("[Content_Types].xml").lower() if "[Content_Types].xml" in names else False:
             raise InputError.one("WORKBOOK", where, "is a macro-enabled workbook; tco reads plain workbooks only")
 
@@ -91,6 +100,15 @@ def _declares_dtd(package: zipfile.ZipFile, part: zipfile.ZipInfo) -> bool:
     return False
 
 
+def _has_dimension(package: zipfile.ZipFile, part: zipfile.ZipInfo) -> bool:
+    """Whether a worksheet declares its dimension before its rows (in its first 256 kB), so that
+    openpyxl learns the row count without parsing every row."""
+    with package.open(part) as handle:
+        head = handle.read(1 << 18)
+    dimension, data = _DIMENSION.search(head), _SHEET_DATA.search(head)
+    return dimension is not None and (data is None or dimension.start() < data.start())
+
+
 def _literal(cell, where: str, errors: list[FieldError]):
     """The cell's value, or None with an error when it holds a formula (its cached value is never read)."""
     if cell.data_type == "f" or (isinstance(cell.value, str) and cell.value.startswith("=")):
@@ -101,8 +119,11 @@ def _literal(cell, where: str, errors: list[FieldError]):
 
 def _scenario_text(ws, path: Path) -> str:
     """The YAML held by the hidden Scenario sheet, one line per row of column A (bounded, literal text only)."""
+    if (ws.max_row or 0) > MAX_SCENARIO_ROWS:
+        raise InputError.one(f"{path}:{SCENARIO_SHEET}", f"{ws.max_row:,} rows",
+                             f"has more than {MAX_SCENARIO_ROWS:,} rows of scenario text (was the hidden sheet edited?)")
     lines, size, errors = [], 0, []
-    for row, (cell,) in enumerate(ws.iter_rows(min_col=1, max_col=1), start=1):
+    for row, (cell,) in enumerate(ws.iter_rows(min_col=1, max_col=1, max_row=MAX_SCENARIO_ROWS), start=1):
         value = _literal(cell, f"{SCENARIO_SHEET}!A{row}", errors)
         line = "" if value is None else str(value)
         size += len(line) + 1

@@ -1,0 +1,123 @@
+"""Run one attack in a child process with a memory cap and a timeout, and measure what it cost.
+
+Children fork from a ``multiprocessing`` fork server that imported tco, pandas, openpyxl and
+the Dash app once (single-threaded: ``OPENBLAS_NUM_THREADS=1``), so an attack starts in ~10 ms
+instead of a fresh interpreter's ~1 s. In the child, ``RLIMIT_AS`` allows
+:data:`HEADROOM_MB` beyond what the fork server already mapped; the parent kills it after
+``timeout`` seconds. The child reports its exit code (or the traceback of an exception it did
+not turn into one), what it printed, its CPU time and its peak resident set (which counts
+the pages it shares with the fork server, so it over-states, never under-states, its memory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import multiprocessing
+import os
+import resource
+import time
+import traceback
+from dataclasses import dataclass
+from importlib import import_module
+
+#: address space a child may map beyond the fork server's own [MB]
+HEADROOM_MB = 1500
+#: modules the fork server imports once
+PRELOAD = ["numpy", "pandas", "yaml", "openpyxl", "plotly.graph_objects", "tco", "tco.api", "tco.cli", "tco.scenario",
+           "tco.export", "tco.export.reader", "tco.studies", "tco.studies.runner", "tco.dynamics.config", "tco_app",
+           "tco_app.controller", "tco_app.pages.assumptions", "tco_app.pages.sensitivity", "tco_app.pages.uncertainty"]
+
+_CONTEXT = None
+
+
+def _context():
+    global _CONTEXT
+    if _CONTEXT is None:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        _CONTEXT = multiprocessing.get_context("forkserver")
+        _CONTEXT.set_forkserver_preload(PRELOAD)
+    return _CONTEXT
+
+
+@dataclass
+class Outcome:
+    """What one attack did: exit code (None if it raised), output, cost."""
+
+    code: int | None
+    stdout: str
+    stderr: str
+    error: str | None
+    wall_s: float
+    cpu_s: float
+    peak_mb: float
+    timed_out: bool
+    result: object = None
+
+    @property
+    def one_line_error(self) -> bool:
+        """Exit 2 with errors on stderr, each one line starting ``tco: error:``, and no traceback."""
+        lines = [line for line in self.stderr.splitlines() if line.strip()]
+        return (self.code == 2 and self.error is None and bool(lines) and "Traceback" not in self.stderr
+                and all(line.startswith(("tco: error:", "tco: warning:")) for line in lines))
+
+
+def _vm_size_bytes() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _child(connection, target: str, args: tuple, cwd: str | None, umask: int | None) -> None:
+    if cwd:
+        os.chdir(cwd)
+    if umask is not None:
+        os.umask(umask)
+    cap = _vm_size_bytes() + HEADROOM_MB * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    out, err = io.StringIO(), io.StringIO()
+    code, error, result = None, None, None
+    module, _, name = target.partition(":")
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            result = getattr(import_module(module), name)(*args)
+            code = result if isinstance(result, int) else 0
+        except BaseException:  # reported to the parent as a failure of the attack's handling
+            error = traceback.format_exc()[-3000:]
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    plain = isinstance(result, (str, int, float, dict, list, tuple, type(None)))
+    try:
+        connection.send({"code": code, "stdout": out.getvalue()[-20000:], "stderr": err.getvalue()[-20000:],
+                         "error": error, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024,
+                         "result": result if plain else repr(result)})
+    finally:
+        connection.close()
+
+
+def run(target: str, *args, cwd: str | None = None, timeout: float = 30.0, umask: int | None = None) -> Outcome:
+    """Call ``module:function(*args)`` in a capped child; a CLI attack calls ``tco.cli:main`` with an argv list."""
+    ctx = _context()
+    receive, send = ctx.Pipe(duplex=False)
+    started = time.perf_counter()
+    process = ctx.Process(target=_child, args=(send, target, args, cwd, umask))
+    process.start()
+    send.close()
+    report = receive.recv() if receive.poll(timeout) else None
+    process.join(5 if report else 0)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    wall = time.perf_counter() - started
+    if report is None:
+        return Outcome(None, "", "", f"no report (timed out after {timeout} s or died: exit {process.exitcode})", wall,
+                       float("nan"), float("nan"), True)
+    return Outcome(report["code"], report["stdout"], report["stderr"], report["error"], wall, report["cpu_s"],
+                   report["peak_mb"], False, report["result"])
+
+
+def tco(*argv: str, cwd=None, timeout: float = 30.0, umask: int | None = None) -> Outcome:
+    """``tco ARGV...`` (what the ``tco`` command runs) in a capped child."""
+    return run("tco.cli:main", list(argv), cwd=str(cwd) if cwd else None, timeout=timeout, umask=umask)
