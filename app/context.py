@@ -38,8 +38,11 @@ def bounded_int(raw, label: str, low: int, high: int) -> int:
     """A whole number from a control, checked on the server (a request can carry anything):
     :class:`InputError` naming ``label`` and the bounds otherwise."""
     rule = f"must be a whole number from {low:,} to {high:,}"
-    value = read_number(raw, None, label) if raw is not None else None
-    if value is None or value != int(value) or not low <= value <= high:
+    try:
+        value = read_number(raw, None, label)
+    except InputError:
+        raise InputError.one(label, raw, rule) from None
+    if value != int(value) or not low <= value <= high:
         raise InputError.one(label, raw, rule)
     return int(value)
 

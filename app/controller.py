@@ -17,7 +17,7 @@ from tco.yamlio import MAX_YAML_BYTES
 
 from .context import AppContext
 from .pages.assumptions import table_rows
-from .state import UPLOAD, _load_upload, base_scenario, query_from_state, state_from_query, validated_edits
+from .state import UPLOAD, _load_upload, base_scenario, current_scenario, query_from_state, state_from_query, validated_edits
 
 
 def _messages(errors: list[FieldError], warnings: list[FieldWarning] = ()):
@@ -40,7 +40,7 @@ def update_state(trigger, search, picked, upload, upload_name, rows, state, ctx_
     upload_errors: list[FieldError] = []
     raw, problems = {}, {}
     try:
-        base_scenario(state, ctx_.choices)
+        current_scenario(state, ctx_.choices)
     except InputError as exc:  # a crafted or stale state: start again from the link
         trigger, errors = None, exc.errors
     if trigger in (None, "url"):
