@@ -42,6 +42,8 @@ _NUMBER = re.compile(r"""
     [ ]?(?P<suffix>%|k|K|M|bn|G|T)?
 """, re.VERBOSE | re.ASCII)
 
+_DECIMAL_COMMA = re.compile(r"[+-]?\$?(?:[0-9]+,[0-9]{1,2}|[0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]+)?) ?(?:%|k|K|M|bn|G|T)?",
+                            re.ASCII)
 _SUFFIX_EXPONENT = {"%": -2, "k": 3, "K": 3, "M": 6, "bn": 9, "G": 9, "T": 12}
 #: field units a percent applies to
 PERCENT_UNITS = ("fraction", "1/yr")
@@ -56,6 +58,9 @@ def _from_text(text: str, field: Field | None) -> float:
     if len(text) > MAX_NUMBER_CHARS:
         raise ValueError(f"is not a number: longer than {MAX_NUMBER_CHARS} characters")
     match = _NUMBER.fullmatch(text)
+    if match is None and _DECIMAL_COMMA.fullmatch(text):
+        raise ValueError("is ambiguous: a decimal comma or a thousands separator? write 2.5 for two and a half, "
+                         "2,500 or 2500 for two thousand five hundred")
     if match is None or not (match["whole"] or match["fraction"]):
         raise ValueError(f"is not a number tco reads: {FORMS}")
     suffix = match["suffix"]

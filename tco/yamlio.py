@@ -10,11 +10,13 @@ hidden Scenario sheet of a workbook) goes through :func:`parse_yaml`, which refu
   it (anchors and ``<<`` merge keys of ordinary size stay usable);
 - a recursive alias (a node that contains itself).
 
-Only plain YAML types are built (``yaml.SafeLoader``): no Python object tags.
+Only plain YAML types are built (``yaml.SafeLoader``): no Python object tags; plain scalars
+follow YAML 1.2's core schema (see ``_Loader``).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -29,7 +31,27 @@ MAX_YAML_DEPTH = 40
 MAX_YAML_NODES = 100_000
 
 #: libyaml's composer when PyYAML was built with it (10x faster), else the pure-Python one
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BOOL, _INT, _FLOAT = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+
+
+class _Loader(_BASE):
+    """Plain types only, with YAML 1.2's core schema for plain scalars: ``true``/``false`` are the
+    only booleans (not ``yes``, ``no``, ``on``, ``off``), and numbers are decimal without
+    underscores or sexagesimal (YAML 1.1 reads ``2_56`` as 256 and ``1:30`` as 90; here they
+    stay text, which the number reader then refuses with a reason); ``1e9`` is a number."""
+
+    yaml_implicit_resolvers = {first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_BOOL, _INT, _FLOAT)]
+                               for first, resolvers in _BASE.yaml_implicit_resolvers.items()}
+
+
+_Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_Loader.add_implicit_resolver(_INT, re.compile(r"^[-+]?[0-9]+$"), list("-+0123456789"))
+_Loader.add_implicit_resolver(_FLOAT, re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+0123456789."))
+_Loader.add_constructor(_INT, lambda loader, node: int(loader.construct_scalar(node), 10))  # 012 is twelve, not octal
+_LOADER = _Loader
 
 
 class _Refused(yaml.YAMLError):

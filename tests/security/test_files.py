@@ -14,8 +14,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 import yaml
-from conftest import contained, refused
-from harness import run, tco
+from harness import contained, refused, run, tco
 
 from tco.util import FORMULA_STARTS, csv_cell, slug
 

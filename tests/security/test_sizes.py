@@ -9,8 +9,7 @@ from __future__ import annotations
 import attacks
 import pytest
 import yaml
-from conftest import contained, refused
-from harness import run, tco
+from harness import contained, refused, run, tco
 
 from tco.limits import MAX_PROCESS_SECONDS, MAX_WORKERS
 

@@ -12,7 +12,7 @@ from xml.sax.saxutils import escape
 
 import openpyxl
 import pytest
-from conftest import contained, refused
+from harness import contained, refused
 from harness import tco as run_tco
 from test_yaml import ALIAS_BOMB
 

@@ -7,8 +7,7 @@ in a one-line error, exit 2, within the bounds of conftest.py.
 from __future__ import annotations
 
 import pytest
-from conftest import contained, refused
-from harness import run, tco
+from harness import contained, refused, run, tco
 
 #: 9 levels of 9 aliases: under 500 bytes of text, 9^9 = 387 million strings once expanded
 ALIAS_BOMB = "\n".join(
