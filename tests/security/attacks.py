@@ -12,9 +12,9 @@ DEFAULT_STATE = {"scenario": "default", "upload": None, "set": {}}
 
 
 def _app():
-    from tco_app import create_app
+    from preloaded_app import APP  # built in the fork server
 
-    return create_app(cache_dir=tempfile.mkdtemp(prefix="tco-security-"))
+    return APP
 
 
 def _answer(response) -> dict:
@@ -107,3 +107,12 @@ def workbook_download(name: str, folder: str) -> dict:
     tempfile.tempdir = folder  # the download's temporary folder is created here
     answer = download(scenario)
     return {"filename": answer["filename"], "left": sorted(str(p.relative_to(folder)) for p in Path(folder).rglob("*"))}
+
+
+def preloaded() -> list[str]:
+    """Which of the fork server's preloaded modules a child finds already imported."""
+    import sys
+
+    from harness import PRELOAD
+
+    return [name for name in PRELOAD if name not in sys.modules]

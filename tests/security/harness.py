@@ -20,24 +20,38 @@ import time
 import traceback
 from dataclasses import dataclass
 from importlib import import_module
+from multiprocessing import forkserver
+from pathlib import Path
 
 #: address space a child may map beyond the fork server's own [MB]
 HEADROOM_MB = 1500
 #: modules the fork server imports once
 PRELOAD = ["numpy", "pandas", "yaml", "openpyxl", "plotly.graph_objects", "tco", "tco.api", "tco.cli", "tco.scenario",
            "tco.export", "tco.export.reader", "tco.studies", "tco.studies.runner", "tco.dynamics.config", "tco_app",
-           "tco_app.controller", "tco_app.pages.assumptions", "tco_app.pages.sensitivity", "tco_app.pages.uncertainty"]
+           "tco_app.controller", "tco_app.pages.assumptions", "tco_app.pages.sensitivity", "tco_app.pages.uncertainty",
+           "preloaded_app"]
 
 _CONTEXT = None
 
 
 def _context():
+    """The fork-server context, its server started with this folder importable (Python 3.11's fork
+    server preloads modules with its own ``sys.path``: the working folder, not the parent's path)."""
     global _CONTEXT
     if _CONTEXT is None:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         os.environ.setdefault("OMP_NUM_THREADS", "1")
         _CONTEXT = multiprocessing.get_context("forkserver")
         _CONTEXT.set_forkserver_preload(PRELOAD)
+        saved = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).parent), saved) if p)
+        try:
+            forkserver.ensure_running()
+        finally:
+            if saved is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = saved
     return _CONTEXT
 
 
