@@ -13,7 +13,8 @@ of running until killed or ending in a ``MemoryError``. Two kinds of bound:
 
 Rates and sizes were measured with ``python benchmarks/limits.py`` (and
 ``benchmarks/scale.py``) on this project's machine (2 cores shared with other jobs); the
-benchmark prints them beside the constants below.
+benchmark prints them beside the constants below (each byte figure is the slope between two
+sizes, so the interpreter and one chunk cancel out).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import os
 
 from .errors import InputError
 
-#: model evaluations per second in one process, for a scenario of :data:`RATE_OPTIONS` options
-#: (default scenario, every parameter drawn: 464,000-540,000/s measured, README "Studies at scale"; rounded down)
-EVALUATIONS_PER_S = 400_000
+#: model evaluations per second in one process, for a scenario of :data:`RATE_OPTIONS` options (default
+#: scenario, every parameter drawn: 464,000-540,000/s on the idle machine, README "Studies at scale";
+#: 210,000-270,000/s with other jobs sharing it, benchmarks/limits.py): the shared figure, rounded down
+EVALUATIONS_PER_S = 200_000
 #: options of the scenario the rate was measured on (an evaluation costs in proportion to the options)
 RATE_OPTIONS = 3
 #: longest run allowed in one process [s]
@@ -38,15 +40,14 @@ MAX_WORKERS = max(1, os.cpu_count() or 1)
 #: bytes of memory one analysis may hold at once, beyond what the interpreter and one chunk use
 #: (half of the 500 MB any request may cost)
 MEMORY_BUDGET_BYTES = 250e6
-#: bytes held per sweep point (core outputs of every option): ~0.4 kB measured at 1e5 points; 1 kB assumed
+#: bytes held per sweep point (core outputs of every option): 445 measured (benchmarks/limits.py), 1 kB assumed
 BYTES_PER_SWEEP_POINT = 1_000
-#: bytes held per map cell after evaluation (metric and gap, the x/y/z frame, the contour search): ~48
+#: bytes held per map cell after evaluation (metric and gap, the x/y/z frame, the contour search): 45 measured
 BYTES_PER_MAP_CELL = 48
-#: bytes held per in-memory Monte Carlo draw and metric (value, win and feasibility columns, concatenated): ~32
+#: bytes held per in-memory Monte Carlo draw and metric (value, win and feasibility columns, concatenated): 18 measured
 BYTES_PER_DRAW_METRIC = 32
-#: bytes held per design value of SALib's Sobol and Morris samplers (float64, ~2.5 copies: 570 MB measured
-#: above the interpreter for Sobol n=8192 over 60 parameters, i.e. 8192 x 62 x 60 x 8 B x 2.3)
-BYTES_PER_DESIGN_VALUE = 20
+#: bytes held per design value of SALib's Sobol and Morris samplers (float64, ~5 copies): 42 measured
+BYTES_PER_DESIGN_VALUE = 48
 #: most draws evaluated in one chunk (~0.1 GB per 100,000 draws for three options, docs/scale.md)
 MAX_CHUNK_SIZE = 500_000
 #: most cells of a portfolio (each is a scenario validated in ~5 ms)

@@ -23,7 +23,7 @@ LABEL = "Uncertainty"
 MC_SAMPLES = (100, 2_000_000)
 #: seeds numpy's generators take
 SEEDS = (0, 2**32 - 1)
-#: Sobol base samples offered (powers of two; SALib's design for 2,048 over ~60 parameters is ~0.2 GB in memory)
+#: Sobol base samples offered (powers of two; SALib's design for 2,048 over 49 parameters holds ~0.2 GB, tco.limits)
 SOBOL_N = tuple(2**k for k in range(4, 12))
 
 
