@@ -38,6 +38,13 @@ class Field:
             return False
         return self.minimum <= value <= self.maximum
 
+    def admits_bound(self, value: float) -> bool:
+        """Whether ``value`` may end a search range or sweep axis: in the domain, or, for an integer
+        field, a number that rounds into it (the swept values are rounded)."""
+        if self.admits(value):
+            return True
+        return self.integer and isinstance(value, float) and math.isfinite(value) and self.admits(round(value))
+
 
 def _fraction(description, minimum=0.0):
     return Field("fraction", minimum, 1.0, description=description)

@@ -215,7 +215,7 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
         low = spec.low if ax.low is None else ax.low
         high = spec.high if ax.high is None else ax.high
         for side, value in (("low", low), ("high", high)):
-            if not spec.field.admits(value) and not (spec.field.integer and spec.field.admits(round(value))):
+            if not spec.field.admits_bound(value):
                 errors.append(FieldError(f"{path}.{side}", value, f"{ax.param} {spec.field.rule()}"))
         if not high > low:
             errors.append(FieldError(f"{path}.high", high, f"must be greater than low ({low:g})"))
