@@ -42,6 +42,8 @@ class Quantity(BaseModel):
 def _as_quantity(raw, info: ValidationInfo):
     """A bare number as ``{value: ...}``; value, low and high read by :func:`tco.values.read_number`
     with the unit of the field they are given for (so ``9%`` is 0.09 for a rate, refused for a price)."""
+    if isinstance(raw, Quantity):  # a default given in code
+        return raw
     data = dict(raw) if isinstance(raw, dict) else {"value": raw}
     field = FIELDS.get(info.field_name or "")
     for key in ("value", "low", "high"):

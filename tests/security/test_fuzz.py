@@ -26,10 +26,11 @@ from hypothesis import strategies as st
 
 import tco
 from tco.core.evaluate import comparison, evaluate
+from tco.core.training_run import TRAINING_OUTPUTS, evaluate_training
 from tco.errors import InputError
 from tco.scenario import bundled_scenarios
 
-SCENARIOS = {name: tco.load_scenario(name) for name in bundled_scenarios()}
+SCENARIOS = {name: tco.load_scenario(name) for name in bundled_scenarios() + bundled_scenarios("training")}
 EDIT_SETS_PER_EXAMPLE = 20
 EXAMPLES = 500
 #: examples whose every choice hypothesis draws (and shrinks)
@@ -147,7 +148,8 @@ def cross_rules_hold(scenario, values: dict) -> bool:
         d = f"devices.{device_id}."
         if values[d + "idle_power_w"] > values[d + "tdp_w"]:
             return False
-        bandwidths = [values[f"{d}memory.{tier.name}.bandwidth_bytes_per_s"] for tier in device.memory_tiers]
+        bandwidths = [values[f"{d}memory.{tier.name}.bandwidth_bytes_per_s"] for tier in device.memory_tiers
+                      if f"{d}memory.{tier.name}.bandwidth_bytes_per_s" in values]  # training reads capacities only
         if any(later > earlier for earlier, later in itertools.pairwise(bandwidths)):
             return False
     m = f"models.{scenario.structure.model}."
@@ -167,9 +169,13 @@ def meant_outcome(scenario, edits: dict) -> tuple[dict[str, float], bool]:
 
 
 def assert_finite(scenario, accepted: list[dict]) -> None:
-    """One core call for every accepted edit set of ``scenario``: every output finite for every option."""
+    """One core call for every accepted edit set of ``scenario``: every output finite for every option
+    (for a training scenario: for every option that can train; the others are named infeasible)."""
     base = scenario.values()
     values = {name: np.array([a.get(name, value) for a in accepted]) for name, value in base.items()}
+    if getattr(scenario, "kind", "inference") == "training":
+        assert_training_finite(scenario, values)
+        return
     results = evaluate(scenario.structure, values)
     for option, outputs in results.items():
         for key in FINITE_OUTPUTS:
@@ -286,6 +292,16 @@ def test_scenario_files_with_hostile_values(slot, value):
     assert_finite(scenario, [{}])
 
 
+def assert_training_finite(scenario, values: dict) -> None:
+    """Every training output finite wherever the option can train (a shape fits and the run ends); where it
+    cannot, ``feasible`` is 0, which the verdict names."""
+    for option, outputs in evaluate_training(scenario.structure, values).items():
+        feasible = np.asarray(outputs["feasible"]) > 0
+        for key in TRAINING_OUTPUTS:
+            bad = ~np.isfinite(outputs[key]) & feasible
+            assert not bad.any(), (option, key)
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_the_whole_domain_of_every_field_gives_finite_answers(name):
     """2,000 draws per bundled scenario, every parameter anywhere in its field's domain (log-uniform,
@@ -310,8 +326,12 @@ def test_the_whole_domain_of_every_field_gives_finite_answers(name):
         previous = None
         for tier in device.memory_tiers:
             key = f"devices.{device_id}.memory.{tier.name}.bandwidth_bytes_per_s"
-            values[key] = values[key] if previous is None else np.minimum(values[key], previous)
-            previous = values[key]
+            if key in values:
+                values[key] = values[key] if previous is None else np.minimum(values[key], previous)
+                previous = values[key]
+    if getattr(scenario, "kind", "inference") == "training":
+        assert_training_finite(scenario, values)
+        return
     results = evaluate(scenario.structure, values)
     for option, outputs in results.items():
         for key in FINITE_OUTPUTS:
