@@ -48,8 +48,7 @@ _SUFFIX_EXPONENT = {"%": -2, "k": 3, "K": 3, "M": 6, "bn": 9, "G": 9, "T": 12}
 #: field units a percent applies to
 PERCENT_UNITS = ("fraction", "1/yr")
 
-FORMS = ("use digits with '.' for decimals, ',' only between groups of three (2,000.5), an exponent (1.5e9), "
-         "or a suffix k, M, bn/G, T (20k, 1.5M)")
+FORMS = "write it like 2500, 2,500.5, 2.5e3, 2.5k, 1.5M, 2bn (or 9% for a rate)"
 
 
 def _from_text(text: str, field: Field | None) -> float:
