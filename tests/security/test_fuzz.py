@@ -169,10 +169,14 @@ def meant_outcome(scenario, edits: dict) -> tuple[dict[str, float], bool]:
 
 
 def assert_finite(scenario, accepted: list[dict]) -> None:
-    """One core call for every accepted edit set of ``scenario``: every output finite for every option
-    (for a training scenario: for every option that can train; the others are named infeasible)."""
+    """One core call for every accepted edit set of ``scenario``: every output finite for every option."""
     base = scenario.values()
-    values = {name: np.array([a.get(name, value) for a in accepted]) for name, value in base.items()}
+    assert_values_finite(scenario, {name: np.array([a.get(name, value) for a in accepted]) for name, value in base.items()})
+
+
+def assert_values_finite(scenario, values: dict) -> None:
+    """One core call on ``values`` (arrays of draws): every output finite for every option (for a training
+    scenario: for every option that can train; the others are named infeasible)."""
     if getattr(scenario, "kind", "inference") == "training":
         assert_training_finite(scenario, values)
         return
@@ -180,7 +184,7 @@ def assert_finite(scenario, accepted: list[dict]) -> None:
     for option, outputs in results.items():
         for key in FINITE_OUTPUTS:
             bad = ~np.isfinite(outputs[key])
-            assert not bad.any(), (option, key, [accepted[i] for i in np.flatnonzero(bad)[:3]])
+            assert not bad.any(), (option, key, {k: np.ravel(v)[np.flatnonzero(bad)[:1]] for k, v in values.items()})
     for option, row in comparison(scenario.structure, results, values).items():
         for key in ("npv_usd", "cost_ratio"):
             assert np.isfinite(row[key]).all(), (option, key)
@@ -329,10 +333,4 @@ def test_the_whole_domain_of_every_field_gives_finite_answers(name):
             if key in values:
                 values[key] = values[key] if previous is None else np.minimum(values[key], previous)
                 previous = values[key]
-    if getattr(scenario, "kind", "inference") == "training":
-        assert_training_finite(scenario, values)
-        return
-    results = evaluate(scenario.structure, values)
-    for option, outputs in results.items():
-        for key in FINITE_OUTPUTS:
-            assert np.isfinite(outputs[key]).all(), (name, option, key)
+    assert_values_finite(scenario, values)
