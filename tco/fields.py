@@ -76,7 +76,8 @@ FIELDS: dict[str, Field] = {
     "memory_usable_fraction": _fraction("share of memory usable for weights and KV", 0.01),
     "useful_life_years": Field("yr", 1.0, 30.0, integer=True,
                                description="useful life (whole years: hardware is bought at the start of a year)"),
-    "residual_value_fraction": _fraction("value left at end of life, share of price"),
+    # at most 0.9: a device resold at its full price would cost nothing, and every cost ratio to it divides by 0
+    "residual_value_fraction": Field("fraction", 0.0, 0.9, description="value left at end of life, share of price"),
     "residual_efficiency": _fraction("share of designed efficiency left on shifted work"),
     "reauthoring_usd_per_shift": Field("USD", 0.0, 1e12, description="software re-authoring per workload shift"),
     # device prices shown beside price_usd (reference only, not read by the model)
