@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..errors import InputError
 from ..util import atomic_write, check_target
+from ..values import read_number
 from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
 
 ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")
@@ -44,9 +45,9 @@ def _penalty(text):
     if text is None or text == "retry":
         return text
     try:
-        return float(text)
-    except ValueError:
-        raise InputError.one("--penalty", text, "must be 'retry' or a number of USD per wrong answer") from None
+        return read_number(text, None, "--penalty")
+    except InputError:
+        raise InputError.one("--penalty", text, "must be 'retry' or a finite number of USD per wrong answer") from None
 
 
 def _placement(text: str) -> dict:
