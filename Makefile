@@ -39,6 +39,7 @@ bench: install
 	$(PY) benchmarks/fleet.py
 	$(PY) benchmarks/workbook.py
 	$(PY) benchmarks/app.py
+	$(PY) benchmarks/limits.py
 
 ## chunked studies at scale: 1 and 2 workers, peak memory (ARGS="--big 100000000" adds the 1e8 run; minutes)
 bench-scale: install

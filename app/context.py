@@ -9,7 +9,8 @@ from typing import Any
 from dash import Input, html
 from dash.exceptions import PreventUpdate
 
-from tco.errors import InputError
+from tco.errors import InputError, shown_lines
+from tco.values import read_number
 
 from .state import current_scenario
 
@@ -29,8 +30,21 @@ class AppContext:
 
 
 def error_list(exc: InputError) -> html.Ul:
-    """Each broken rule as ``path: got value; rule``."""
-    return html.Ul([html.Li(str(e)) for e in exc.errors], className="errors")
+    """Each broken rule as ``path: got value; rule`` (the first few, then how many more)."""
+    return html.Ul([html.Li(line) for line in shown_lines(exc.errors)], className="errors")
+
+
+def bounded_int(raw, label: str, low: int, high: int) -> int:
+    """A whole number from a control, checked on the server (a request can carry anything):
+    :class:`InputError` naming ``label`` and the bounds otherwise."""
+    rule = f"must be a whole number from {low:,} to {high:,}"
+    try:
+        value = read_number(raw, None, label)
+    except InputError:
+        raise InputError.one(label, raw, rule) from None
+    if value != int(value) or not low <= value <= high:
+        raise InputError.one(label, raw, rule)
+    return int(value)
 
 
 #: the tab bar: a page's views depend on it so that they are computed while the page is shown

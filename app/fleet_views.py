@@ -24,6 +24,7 @@ from tco.dynamics.stranded import simulate
 from tco.dynamics.tree import tree
 from tco.errors import InputError
 from tco.training_api import serving_scenario
+from tco.values import read_number
 
 from .charts import message_figure, restyled
 from .context import error_list
@@ -146,7 +147,8 @@ def _kv(scenario, bandwidth_gbps: float | None = None):
     """KV transfer wall at the scenario's link bandwidth (or ``bandwidth_gbps`` [GB/s])."""
     link = scenario_link(scenario)
     if bandwidth_gbps is not None:
-        scenario = scenario.with_values({link_param(link, "bandwidth_bytes_per_s"): bandwidth_gbps * GB})
+        gbps = read_number(bandwidth_gbps, None, "KV link bandwidth [GB/s]")
+        scenario = scenario.with_values({link_param(link, "bandwidth_bytes_per_s"): gbps * GB})
     r = kv_wall(scenario, fleet_config(scenario.spec.fleet_dynamics).kv_wall)
     bandwidth = scenario.values()[link_param(link, "bandwidth_bytes_per_s")] / GB
     summary = html.Ul(id="kv-breakevens", children=[

@@ -13,6 +13,7 @@ import diskcache
 from dash import MATCH, Dash, DiskcacheManager, Input, Output, State, dcc, html
 
 from tco.scenario import DEFAULT_SCENARIO
+from tco.util import slug
 
 from . import controller
 from .charts import figure_html
@@ -21,6 +22,9 @@ from .pages import page_modules
 from .state import scenario_choices
 
 ASSETS = Path(__file__).with_name("assets")
+#: largest request body the server reads (an upload at the YAML limit is ~0.35 MB; a 150 x 150 map figure sent
+#: back for its HTML download ~2 MB); a larger request is refused with 413 before any callback runs
+MAX_REQUEST_BYTES = 16_000_000
 
 
 def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None = None) -> Dash:
@@ -59,6 +63,7 @@ def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None 
                     "HTML from the button below each chart. The address bar holds a shareable link to this view.",
                     className="footer"),
     ])
+    app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     controller.register(app, ctx)
     for page in pages:
         page.register(app, ctx)
@@ -74,4 +79,5 @@ def register_chart_downloads(app: Dash) -> None:
                   State({"type": "chart", "name": MATCH}, "figure"), State({"type": "chart", "name": MATCH}, "id"),
                   prevent_initial_call=True)
     def chart_html(_clicks, figure, ident):
-        return {"content": figure_html(figure), "filename": f"{ident['name']}.html", "type": "text/html"}
+        return {"content": figure_html(figure), "filename": f"{slug(ident.get('name', ''), 'chart')}.html",
+                "type": "text/html"}

@@ -11,7 +11,6 @@ loading is cached per file or upload text (immutable data, shared safely by all 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -19,9 +18,10 @@ from urllib.parse import parse_qs, urlencode
 
 import yaml
 
-from tco.errors import FieldError, InputError
-from tco.params import unknown_name_rule
+from tco.errors import FieldError, FieldWarning, InputError
+from tco.params import checked_edits
 from tco.scenario import Scenario, bundled_scenarios, load_scenario, scenario_from_dict, scenario_path
+from tco.yamlio import parse_yaml
 
 UPLOAD = "upload"
 
@@ -44,70 +44,61 @@ def _load_file(path: str) -> Scenario:
 
 @lru_cache(maxsize=32)
 def _load_upload(text: str) -> Scenario:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError.one("uploaded file", None, f"is not valid YAML: {getattr(exc, 'problem', exc)}") from None
-    return scenario_from_dict(data, path="uploaded file")
+    return scenario_from_dict(parse_yaml(text, "uploaded file"), path="uploaded file")
 
 
 def base_scenario(state: Mapping, choices: Mapping[str, str]) -> Scenario:
-    """The scenario of ``state`` without its edits."""
+    """The scenario of ``state`` without its edits.
+
+    ``state`` comes from the browser and may be crafted: an upload is bounded by the YAML
+    reader's limits, an unknown scenario key is refused by name.
+    """
     if state.get("scenario") == UPLOAD and state.get("upload"):
-        return _load_upload(state["upload"])
+        upload = state["upload"]
+        if not isinstance(upload, str):
+            raise InputError.one("uploaded file", type(upload).__name__, "must be the text of a YAML file")
+        return _load_upload(upload)
     key = state.get("scenario")
-    if key not in choices:
+    if not isinstance(key, str) or key not in choices:
         raise InputError.one("scenario", key, f"must be one of {', '.join(choices)}")
     return _load_file(choices[key])
 
 
 def current_scenario(state: Mapping, choices: Mapping[str, str]) -> Scenario:
-    """The scenario of ``state`` with its (already validated) edits applied."""
-    return base_scenario(state, choices).with_values(dict(state.get("set") or {}))
+    """The scenario of ``state`` with its edits applied (the same rules as every other edit)."""
+    edits = state.get("set") or {}
+    if not isinstance(edits, Mapping):
+        raise InputError.one("set", type(edits).__name__, "must map parameter names to values")
+    return base_scenario(state, choices).with_values(dict(edits))
 
 
-def parse_number(text) -> float:
-    """A finite float from a table cell or query string; :class:`ValueError` otherwise."""
-    if isinstance(text, bool) or text is None:
-        raise ValueError
-    value = float(str(text).strip()) if isinstance(text, str) else float(text)
-    if not math.isfinite(value):
-        raise ValueError
-    return value
+def validated_edits(scenario: Scenario, edits: Mapping[str, object]) -> tuple[dict[str, float], list[FieldError],
+                                                                               list[FieldWarning]]:
+    """Split raw edits ``{name: text or number}`` into accepted values, broken rules and warnings
+    (:func:`tco.params.checked_edits`, the rules every edit meets); an edit back to the base value is dropped."""
+    accepted, errors, warnings = checked_edits(scenario.params, edits)
+    base = scenario.values()
+    return {k: v for k, v in accepted.items() if v != base[k]}, errors, [w for w in warnings if w.path in accepted]
 
 
-def validated_edits(scenario: Scenario, edits: Mapping[str, object]) -> tuple[dict[str, float], list[FieldError]]:
-    """Split raw edits ``{name: text or number}`` into accepted values and broken rules.
-
-    Each value is checked on its own against its field's domain (``tco.fields``), so one
-    bad cell never hides the others; an edit back to the base value is dropped.
-    """
-    accepted, errors = {}, []
-    known = set(scenario.params)
-    for name, raw in edits.items():
-        if name not in known:
-            errors.append(FieldError(name, raw, unknown_name_rule(name, known)))
-            continue
-        param = scenario.params[name]
-        try:
-            value = parse_number(raw)
-        except (TypeError, ValueError):
-            errors.append(FieldError(name, raw, f"must be a number; {param.field.rule()}"))
-            continue
-        if not param.field.admits(value):
-            errors.append(FieldError(name, raw, param.field.rule()))
-        elif value != param.value:
-            accepted[name] = value
-    return accepted, errors
+#: longest query string of a shared link read (a link with every parameter edited is ~6 kB)
+MAX_QUERY_CHARS = 20_000
 
 
 def state_from_query(search: str | None, choices: Mapping[str, str], default: str) -> tuple[dict, list[FieldError]]:
     """The state a shared link encodes: ``?scenario=default&set=name:value,name:value``."""
-    query = parse_qs((search or "").lstrip("?"))
+    search = search or ""
+    try:
+        if len(search) > MAX_QUERY_CHARS:
+            raise ValueError(f"is too long: at most {MAX_QUERY_CHARS:,} characters")
+        query = parse_qs(search.lstrip("?"), max_num_fields=10)
+    except ValueError as exc:
+        return ({"scenario": default, "upload": None, "set": {}},
+                [FieldError("link", f"{len(search):,} characters", f"{exc}; the default scenario is shown")])
     key = (query.get("scenario") or [default])[0]
     errors = []
     if key not in choices:
-        errors.append(FieldError("scenario", key, f"must be one of {', '.join(choices)}"))
+        errors.append(FieldError("scenario", key, f"must be one of {', '.join(choices)}; the default scenario is shown"))
         key = default
     raw = {}
     for chunk in ",".join(query.get("set", [])).split(","):
@@ -117,7 +108,7 @@ def state_from_query(search: str | None, choices: Mapping[str, str], default: st
                 errors.append(FieldError("set", chunk, "must look like name:value"))
             else:
                 raw[name.strip()] = value
-    accepted, bad = validated_edits(_load_file(choices[key]), raw)
+    accepted, bad, _warnings = validated_edits(_load_file(choices[key]), raw)
     return {"scenario": key, "upload": None, "set": accepted}, errors + bad
 
 

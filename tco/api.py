@@ -25,6 +25,8 @@ from .errors import FieldError, InputError
 from .params import unknown_name_rule
 from .scenario import Scenario
 from .solvers import BREAKEVEN_METRICS, STATUS_NAMES, find_crossing
+from .util import json_safe, scalar
+from .values import read_number
 
 TOKEN_BASIS = "USD per million output tokens (input+output basis reported beside it)"
 
@@ -68,14 +70,14 @@ class Comparison:
     def to_dict(self) -> dict:
         """The JSON contract of ``tco compare --format json`` (see docs/outputs.md)."""
         best = self._best_challenger()
-        comp = {k: _plain(v) for k, v in (self.challengers.loc[best].items() if best else [])}
+        comp = {k: json_safe(v) for k, v in (self.challengers.loc[best].items() if best else [])}
         structure = self.scenario.structure
         return {
             "scenario": {"name": self.scenario.name, "title": self.scenario.title, "question": self.scenario.question,
                          "baseline": structure.baseline, "model": structure.model, "token_basis": TOKEN_BASIS},
             "options": self.details,
             "comparison": {"option": best, "baseline": structure.baseline, **comp,
-                           "by_option": {name: {k: _plain(v) for k, v in row.items()}
+                           "by_option": {name: {k: json_safe(v) for k, v in row.items()}
                                          for name, row in self.challengers.iterrows()}},
             "verdict": self.verdict,
         }
@@ -88,21 +90,6 @@ class Comparison:
         return None if pool.empty else str(pool["lcot_usd_per_mtok"].idxmin())
 
 
-def _plain(value):
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        return None if not np.isfinite(value) else value
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
-
-
-def _scalar(array) -> float:
-    return float(np.asarray(array).reshape(-1)[0])
-
-
 #: option outputs of the ``tco compare`` table, in column order
 TABLE_OUTPUTS = ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "pv_cost_usd", "devices", "tokens_per_joule", "ttft_s",
                  "tpot_s", "batch", "spilled_bytes", "power_w", "kv_transfer_s", "link_ports")
@@ -113,9 +100,9 @@ def bounds(result: OptionResult) -> dict[str, str]:
     bound = {}
     for pool in result.pools.values():
         if pool.performance.prefill_bound is not None:
-            bound["prefill"] = BOUND_NAMES[int(_scalar(pool.performance.prefill_bound))]
+            bound["prefill"] = BOUND_NAMES[int(scalar(pool.performance.prefill_bound))]
         if pool.performance.decode_bound is not None:
-            bound["decode"] = BOUND_NAMES[int(_scalar(pool.performance.decode_bound))]
+            bound["decode"] = BOUND_NAMES[int(scalar(pool.performance.decode_bound))]
     return bound
 
 
@@ -131,31 +118,31 @@ def compare(scenario: Scenario) -> Comparison:
     for option in scenario.structure.options:
         r = analysis.options[option.name]
         bound = bounds(r)
-        code = int(_scalar(r.infeasible_code))
+        code = int(scalar(r.infeasible_code))
         reasons = [text for bit, text in INFEASIBLE_REASONS.items() if code & bit]
         where = placement(r)
         row = {"option": option.name, "placement": where, "feasible": code == 0,
                "bound": ", ".join(f"{phase}: {what}" for phase, what in bound.items()),
-               **{k: _scalar(getattr(r, k)) for k in TABLE_OUTPUTS}}
+               **{k: scalar(getattr(r, k)) for k in TABLE_OUTPUTS}}
         rows.append(row)
         details.append({
             "name": option.name, "placement": where, "specialized": option.specialized,
             "lcot_usd_per_mtok": row["lcot_usd_per_mtok"],
             "lcot_usd_per_mtok_all_tokens": row["lcot_usd_per_mtok_all_tokens"],
             "pv_cost_usd": row["pv_cost_usd"],
-            "devices": {role: _scalar(p.sizing.devices) for role, p in r.pools.items()},
-            "devices_per_replica": {role: _scalar(p.performance.devices_per_replica) for role, p in r.pools.items()},
-            "utilization": {role: _scalar(p.sizing.utilization) for role, p in r.pools.items()},
-            "tokens_per_joule": row["tokens_per_joule"], "tokens_per_s": _scalar(r.tokens_per_s),
+            "devices": {role: scalar(p.sizing.devices) for role, p in r.pools.items()},
+            "devices_per_replica": {role: scalar(p.performance.devices_per_replica) for role, p in r.pools.items()},
+            "utilization": {role: scalar(p.sizing.utilization) for role, p in r.pools.items()},
+            "tokens_per_joule": row["tokens_per_joule"], "tokens_per_s": scalar(r.tokens_per_s),
             "power_w": row["power_w"], "ttft_s": row["ttft_s"], "tpot_s": row["tpot_s"], "batch": row["batch"],
             "bound": bound, "spilled_bytes": row["spilled_bytes"], "kv_transfer_s": row["kv_transfer_s"],
             "link_ports": row["link_ports"], "feasible": code == 0, "infeasible_reasons": reasons,
-            "cost_breakdown_pv_usd": {line.line: _scalar(getattr(r, line.name)) for line in COST_LINES},
-            "accounting_cost_usd_per_year": _scalar(r.accounting_cost_usd_per_year),
+            "cost_breakdown_pv_usd": {line.line: scalar(getattr(r, line.name)) for line in COST_LINES},
+            "accounting_cost_usd_per_year": scalar(r.accounting_cost_usd_per_year),
         })
         if option.name in analysis.challengers:
             comp_rows.append({"option": option.name,
-                              **{k: _scalar(v) for k, v in analysis.challengers[option.name].flat().items()}})
+                              **{k: scalar(v) for k, v in analysis.challengers[option.name].flat().items()}})
     options = pd.DataFrame(rows).set_index("option")
     table = pd.DataFrame(comp_rows).set_index("option") if comp_rows else pd.DataFrame()
     result = Comparison(scenario, options, table, "", details)
@@ -171,9 +158,13 @@ def verdict(result: Comparison, results: Mapping[str, OptionResult]) -> str:
     if feasible.empty:
         return "No option meets the latency targets; " + "; ".join(
             f"{d['name']}: {', '.join(d['infeasible_reasons'])}" for d in result.details)
-    feasible = feasible[np.isfinite(feasible["lcot_usd_per_mtok"])]
-    if feasible.empty:
-        return "No option has a finite cost at these inputs: an input is so large that the arithmetic overflows."
+    finite = feasible[np.isfinite(feasible["lcot_usd_per_mtok"])]
+    if finite.empty:
+        overflow = np.isinf(feasible["pv_cost_usd"]).any()
+        return ("No option has a finite cost at these inputs: " + (
+            "the costs overflow (an input is too large)." if overflow else
+            "the cost per token is undefined (0/0); please report these inputs."))
+    feasible = finite
     best = str(feasible["lcot_usd_per_mtok"].idxmin())
     base = structure.baseline
     cost = feasible.loc[best, "lcot_usd_per_mtok"]
@@ -193,7 +184,7 @@ def verdict(result: Comparison, results: Mapping[str, OptionResult]) -> str:
 
 def _main_reason(option: OptionResult, base: OptionResult) -> str:
     """The cost line whose PV differs most between two options, in words."""
-    diffs = {line: _scalar(getattr(option, line.name)) - _scalar(getattr(base, line.name)) for line in COST_LINES}
+    diffs = {line: scalar(getattr(option, line.name)) - scalar(getattr(base, line.name)) for line in COST_LINES}
     line = max(diffs, key=lambda k: abs(diffs[k]))
     word = "higher" if diffs[line] > 0 else "lower"
     what = line.line.removesuffix("_usd").replace("_", " ")
@@ -217,7 +208,7 @@ class Breakeven:
     unit: str
 
     def to_dict(self) -> dict:
-        return {k: _plain(v) for k, v in self.__dict__.items()}
+        return {k: json_safe(v) for k, v in self.__dict__.items()}
 
 
 def breakeven(scenario: Scenario, param: str, low: float | None = None, high: float | None = None,
@@ -232,19 +223,18 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
     """
     spec = scenario.params[param]
     if metric not in BREAKEVEN_METRICS:
-        raise InputError.one("--metric", metric, f"must be one of {', '.join(BREAKEVEN_METRICS)}")
-    target = BREAKEVEN_METRICS[metric][1] if target is None else float(target)
-    low = spec.low if low is None else float(low)
-    high = spec.high if high is None else float(high)
+        raise InputError.one("metric", metric, f"must be one of {', '.join(BREAKEVEN_METRICS)}")
+    target = BREAKEVEN_METRICS[metric][1] if target is None else read_number(target, None, "target")
+    low = spec.low if low is None else read_number(low, None, "low")
+    high = spec.high if high is None else read_number(high, None, "high")
     for name, bound in (("low", low), ("high", high)):
-        if not spec.field.admits(bound) and not (spec.field.integer and spec.field.admits(round(bound))):
-            raise InputError.one(f"--range {name}", bound, f"{param} {spec.field.rule()}")
+        if not spec.field.admits_bound(bound):
+            raise InputError.one(name, bound, f"{param} {spec.field.rule()}")
     if not high > low:
-        raise InputError.one("--range", [low, high],
-                             f"needs low < high; {param} has no range in the scenario, give --range LO HI")
+        raise InputError.one("range", [low, high], f"needs low < high; {param} has no range in the scenario, give one")
     names = [o.name for o in scenario.structure.challengers]
     if option is not None and option not in names:
-        raise InputError.one("--option", option, f"must be a non-baseline option: {', '.join(names)}")
+        raise InputError.one("option", option, f"must be a non-baseline option: {', '.join(names)}")
     gap = option_gap
     if getattr(scenario, "kind", "inference") == "training":  # cost per run instead of cost per token
         from .training_api import training_option_gap as gap

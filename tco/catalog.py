@@ -79,11 +79,8 @@ class Device(Strict):
 
     @model_validator(mode="after")
     def _consistent(self):
-        if self.idle_power_w.value > self.tdp_w.value:
-            raise ValueError(f"idle_power_w ({self.idle_power_w.value:g}) must not exceed tdp_w ({self.tdp_w.value:g})")
-        bandwidths = [t.bandwidth_bytes_per_s.value for t in self.memory_tiers]
-        if bandwidths != sorted(bandwidths, reverse=True):
-            raise ValueError("memory_tiers must be listed fastest first (falling bandwidth)")
+        """Unique tier names. Rules between values (idle <= TDP, tiers fastest first) are checked on the
+        resolved parameters with every edit applied (:func:`tco.params.cross_field_errors`)."""
         names = [t.name for t in self.memory_tiers]
         if len(set(names)) != len(names):
             raise ValueError(f"memory tier names must be unique, got {names}")
@@ -135,10 +132,7 @@ class LLM(Strict):
 
     @model_validator(mode="after")
     def _consistent(self):
-        if self.params_active.value > self.params_total.value:
-            raise ValueError("params_active must not exceed params_total")
-        if self.experts_per_token.value > self.experts_routed.value:
-            raise ValueError("experts_per_token must not exceed experts_routed")
+        """KV given one way or the other; rules between values are :func:`tco.params.cross_field_errors`."""
         if self.kv_elements_per_token is None and (self.kv_heads is None or self.head_dim is None):
             raise ValueError("give kv_heads and head_dim, or kv_elements_per_token for latent attention")
         return self

@@ -8,15 +8,15 @@ and valid domain of its field (:mod:`tco.fields`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
-from .errors import FieldError, InputError
-from .fields import Field, field_for
+from .errors import FieldError, FieldWarning, InputError
+from .fields import FIELDS, Field, field_for
+from .values import read_number
 
 Distribution = Literal["fixed", "uniform", "triangular", "normal", "lognormal"]
 #: evidence grade of a sourced number: A measured or list, B analyst estimate, C our estimate
@@ -39,12 +39,17 @@ class Quantity(BaseModel):
     grade: Grade | None = None
 
 
-def _as_quantity(raw):
-    if isinstance(raw, bool):
-        raise ValueError("must be a number, not a boolean")
-    if isinstance(raw, (int, float)):
-        return {"value": raw}
-    return raw
+def _as_quantity(raw, info: ValidationInfo):
+    """A bare number as ``{value: ...}``; value, low and high read by :func:`tco.values.read_number`
+    with the unit of the field they are given for (so ``9%`` is 0.09 for a rate, refused for a price)."""
+    if isinstance(raw, Quantity):  # a default given in code
+        return raw
+    data = dict(raw) if isinstance(raw, dict) else {"value": raw}
+    field = FIELDS.get(info.field_name or "")
+    for key in ("value", "low", "high"):
+        if data.get(key) is not None or (key == "value" and "value" in data):
+            data[key] = read_number(data[key], field, key, check_domain=False)  # an InputError at .value, .low, .high
+    return data
 
 
 #: a field that accepts a bare number or a full quantity mapping
@@ -112,7 +117,7 @@ class ParamSet(Mapping[str, Param]):
         try:
             return self._params[name]
         except KeyError:
-            raise InputError.one("--param", name, unknown_name_rule(name, self._params)) from None
+            raise InputError.one("parameter", name, unknown_name_rule(name, self._params)) from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._params
@@ -135,21 +140,100 @@ class ParamSet(Mapping[str, Param]):
         """Parameters whose low and high differ, in order."""
         return [p for p in self._params.values() if p.uncertain]
 
-    def with_values(self, updates: Mapping[str, float]) -> ParamSet:
-        """A copy with new base values, each checked against its field's domain."""
-        errors = []
-        params = dict(self._params)
-        for name, value in updates.items():
-            if name not in params:
-                errors.append(FieldError(name, value, unknown_name_rule(name, params)))
-                continue
-            if not params[name].field.admits(value):
-                errors.append(FieldError(name, value, params[name].field.rule()))
-                continue
-            params[name] = params[name].with_value(value)
+    def with_values(self, updates: Mapping[str, object]) -> ParamSet:
+        """A copy with new base values (each read by :func:`checked_edits`); raises on any broken rule."""
+        return self.edited(updates)[0]
+
+    def edited(self, updates: Mapping[str, object]) -> tuple[ParamSet, list[FieldWarning]]:
+        """A copy with new base values and the warnings about them; raises :class:`InputError`
+        listing every broken rule (see :func:`checked_edits`)."""
+        accepted, errors, warnings = checked_edits(self, updates)
         if errors:
             raise InputError(errors)
-        return ParamSet(params.values())
+        params = dict(self._params)
+        for name, value in accepted.items():
+            params[name] = params[name].with_value(value)
+        return ParamSet(params.values()), warnings
+
+
+#: most edits one request may carry (a scenario has ~100 parameters; a URL or file with more is not a user's)
+MAX_EDITS = 1000
+
+
+def checked_edits(params: ParamSet, updates: Mapping[str, object]) -> tuple[dict[str, float], list[FieldError],
+                                                                          list[FieldWarning]]:
+    """The one validation of edits to base values, whoever sends them (``set:``, ``--set``, the
+    app, a shared link, a workbook, the API): ``(accepted values, errors, warnings)``.
+
+    Each value is read by :func:`tco.values.read_number` (booleans, Python-only literals and
+    non-finite numbers refused; "9%", "2,000", "20k" read) and checked against its field's
+    domain, then every cross-field rule (:func:`cross_field_errors`) is applied to the edited
+    scenario. A value outside the parameter's sourced low/high is accepted with a warning.
+    One bad edit never hides another: each is reported, the others are accepted.
+    """
+    if len(updates) > MAX_EDITS:
+        return {}, [FieldError("set", f"{len(updates):,} entries", f"has too many entries: at most {MAX_EDITS:,}")], []
+    accepted: dict[str, float] = {}
+    errors: list[FieldError] = []
+    for name, raw in updates.items():
+        if not isinstance(name, str) or name not in params:
+            errors.append(FieldError(str(name)[:200], raw, unknown_name_rule(str(name)[:200], params)))
+            continue
+        try:
+            accepted[name] = read_number(raw, params[name].field, name)
+        except InputError as exc:
+            errors.extend(exc.errors)
+    crossed = cross_field_errors({**params.values(), **accepted}, set(accepted))
+    for error in crossed:
+        accepted.pop(error.path, None)
+    warnings = [FieldWarning(name, value, outside_range_message(params[name]))
+                for name, value in accepted.items() if not params[name].low <= value <= params[name].high]
+    return accepted, errors + crossed, warnings
+
+
+def outside_range_message(param: Param) -> str:
+    """Why a value outside ``param``'s sourced range deserves a look (the value is still used)."""
+    source = param.source if len(param.source) <= 60 else param.source[:57] + "..."
+    return f"{param.unit} is outside its sourced range [{param.low:g}, {param.high:g}]" + (
+        f" ({source})" if source else "") + "; used as given"
+
+
+#: (lower, upper): fields of one device or model where the first must not exceed the second
+ORDERED_FIELDS = (("idle_power_w", "tdp_w"), ("params_active", "params_total"), ("experts_per_token", "experts_routed"))
+
+
+def cross_field_errors(values: Mapping[str, float], edited: set[str] | None = None) -> list[FieldError]:
+    """Rules between fields, on base values: idle power <= TDP, active <= total parameters,
+    experts per token <= routed experts, and memory tiers listed fastest first.
+
+    ``values`` maps dotted names to floats in the scenario's order (tiers in the order the
+    device lists them). An error is reported at the edited name of a broken pair (both when
+    both were edited); with ``edited`` None, at the first name.
+    """
+    errors = []
+    for lower, upper in ORDERED_FIELDS:
+        for name, value in values.items():
+            if not name.endswith("." + lower):
+                continue
+            other = name[: -len(lower)] + upper
+            if other not in values or value <= values[other]:
+                continue
+            if edited is None or name in edited or other not in edited:
+                errors.append(FieldError(name, value, f"must not exceed {other} ({values[other]:g})"))
+            if edited is not None and other in edited:
+                errors.append(FieldError(other, values[other], f"must be at least {name} ({value:g})"))
+    previous: dict[str, tuple[str, float]] = {}
+    for name, value in values.items():
+        head, sep, _ = name.partition(".memory.")
+        if not sep or not name.endswith(".bandwidth_bytes_per_s"):
+            continue
+        if head in previous and value > previous[head][1]:
+            faster, bandwidth = previous[head]
+            where = name if edited is None or name in edited or faster not in edited else faster
+            errors.append(FieldError(where, values[where], f"memory tiers are listed fastest first: {name} ({value:g} B/s) "
+                                                           f"must not exceed {faster} ({bandwidth:g} B/s)"))
+        previous[head] = (name, value)
+    return errors
 
 
 def unknown_name_rule(name: str, known: Iterable[str]) -> str:
@@ -161,15 +245,9 @@ def unknown_name_rule(name: str, known: Iterable[str]) -> str:
     return "is not a parameter of this scenario" + hint
 
 
-def parse_assignment(text: str) -> tuple[str, float]:
-    """Parse ``NAME=VALUE`` from the command line into a name and a float."""
+def parse_assignment(text: str) -> tuple[str, str]:
+    """Split ``NAME=VALUE`` from the command line; the value is read by :func:`checked_edits`."""
     name, sep, raw = text.partition("=")
     if not sep or not name.strip():
         raise InputError.one("--set", text, "must look like NAME=VALUE, e.g. economics.discount_rate=0.08")
-    try:
-        value = float(raw)
-    except ValueError:
-        raise InputError.one(name.strip(), raw, "must be a number") from None
-    if math.isnan(value) or math.isinf(value):
-        raise InputError.one(name.strip(), raw, "must be a finite number")
-    return name.strip(), value
+    return name.strip(), raw

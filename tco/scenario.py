@@ -8,6 +8,7 @@ needs, and the :class:`~tco.params.ParamSet` of every named input it uses.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -27,8 +28,8 @@ from .catalog import (
     validated,
 )
 from .core.structure import Option, Pool, Structure, device_param, link_param, model_param, pool_param, tier_param
-from .errors import FieldError, InputError
-from .params import Param, ParamSet, Q, Quantity, param_from_quantity
+from .errors import FieldError, FieldWarning, InputError
+from .params import Param, ParamSet, Q, Quantity, cross_field_errors, outside_range_message, param_from_quantity
 from .yamlio import bundled_or_path, pydantic_errors, read_yaml
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
@@ -127,12 +128,12 @@ class ScenarioFile(Strict):
     options: list[OptionSpec] = Field(min_length=1)
     baseline: str
     fleet: Fleet = Fleet()
-    economics: dict[str, Q] = {}
+    economics: dict[str, Any] = {}  # validated against the catalog's economics (tco.catalog.Economics)
     devices: dict[str, dict[str, Any]] = {}
     models: dict[str, dict[str, Any]] = {}
     links: dict[str, dict[str, Any]] = {}
     program: Program | None = None
-    set: dict[str, float] = {}
+    set: dict[str, Any] = {}
     study: dict[str, Any] | None = None
     fleet_dynamics: dict[str, Any] | None = None  # validated by tco.dynamics.config
 
@@ -143,12 +144,16 @@ class ScenarioEdits:
     def values(self) -> dict[str, float]:
         return self.params.values()
 
-    def with_values(self, updates: dict[str, float]):
-        """This scenario with new base values (``--set``); each is domain-checked."""
+    def with_values(self, updates: Mapping[str, object]):
+        """This scenario with new base values (``--set``, the app, the API), read and checked by
+        :func:`tco.params.checked_edits` (the same rules as ``set:`` in a file); warnings are added
+        to :attr:`warnings`."""
         if not updates:
             return self
-        spec = self.spec.model_copy(update={"set": {**self.spec.set, **updates}})
-        return replace(self, params=self.params.with_values(updates), spec=spec)
+        params, warnings = self.params.edited(updates)
+        edits = {name: params[name].value for name in updates}
+        spec = self.spec.model_copy(update={"set": {**self.spec.set, **edits}})
+        return replace(self, params=params, spec=spec, warnings=self.warnings + tuple(warnings))
 
     def to_dict(self) -> dict:
         """The scenario file as plain data (loadable again), edits in ``set`` included."""
@@ -171,6 +176,8 @@ class Scenario(ScenarioEdits):
     #: catalog figures shown beside the inputs but never read by the model (device prices,
     #: architecture facts of the model): named like parameters, not in :attr:`params`
     reference: ParamSet = field(default_factory=lambda: ParamSet(()))
+    #: inputs accepted but worth a look: values outside their sourced range
+    warnings: tuple[FieldWarning, ...] = ()
 
 
 def scenario_path(name_or_path: str | Path | None) -> Path:
@@ -209,8 +216,14 @@ def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str |
     return _resolve(spec, catalog or load_catalog(), path)
 
 
-def _merge(entry: dict, overrides: dict, path: str) -> dict:
-    """Catalog entry with scenario overrides at ``path``: a bare number replaces only the value."""
+def _merge(entry: dict, overrides: dict, path: str, edits: dict[str, object]) -> dict:
+    """Catalog entry with scenario overrides at ``path``.
+
+    A mapping replaces the catalog's quantity (a new value with its own range and source); a
+    bare value over a catalog quantity is an edit of its base value, collected in ``edits``
+    under its parameter name and applied like ``set:`` (:func:`tco.params.checked_edits`), so
+    the sourced range stays and a value outside it gets a warning.
+    """
     merged = copy.deepcopy(entry)
     for key, value in overrides.items():
         if key == "memory" and isinstance(value, dict):
@@ -219,25 +232,40 @@ def _merge(entry: dict, overrides: dict, path: str) -> dict:
                 if not isinstance(tier_over, dict):
                     raise InputError.one(f"{path}.memory.{tier_name}", tier_over,
                                          "must be a mapping of tier fields (capacity_bytes, bandwidth_bytes_per_s)")
-                tiers[tier_name] = _merge(tiers.get(tier_name, {"name": tier_name}), tier_over, f"{path}.memory.{tier_name}")
+                tiers[tier_name] = _merge(tiers.get(tier_name, {"name": tier_name}), tier_over, f"{path}.memory.{tier_name}",
+                                          edits)
             merged["memory_tiers"] = list(tiers.values())
-        elif isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(merged.get(key), dict):
-            merged[key] = {**merged[key], "value": value}
-            merged[key]["low"] = min(merged[key].get("low", value), value)
-            merged[key]["high"] = max(merged[key].get("high", value), value)
+        elif isinstance(merged.get(key), dict) and not isinstance(value, (dict, list)):
+            edits[f"{path}.{key}"] = value
         else:
             merged[key] = value
     return merged
 
 
-def lookup_entry(kind: str, ident: str, entries: dict, overrides: dict, model, path: str):
-    """A catalog entry by id with the scenario's overrides merged in, validated; errors name ``path``."""
+def lookup_entry(kind: str, ident: str, entries: dict, overrides: dict, model, path: str, edits: dict[str, object]):
+    """A catalog entry by id with the scenario's overrides merged in, validated; errors name ``path``.
+
+    Bare-number overrides of catalog quantities are collected in ``edits`` (see :func:`_merge`).
+    """
     if ident not in entries and ident not in overrides:
         known = ", ".join(sorted(entries))
         raise InputError.one(path, ident, f"is not a known {kind}; known: {known}")
-    data = _merge(entries.get(ident, {}), overrides.get(ident, {}), f"{kind}s.{ident}")
+    override = overrides.get(ident, {})
+    if not isinstance(override, dict):
+        raise InputError.one(f"{kind}s.{ident}", override, f"must be a mapping of {kind} fields")
+    data = _merge(entries.get(ident, {}), override, f"{kind}s.{ident}", edits)
     data.setdefault("id", ident)
     return validated(model, data, f"{kind}s.{ident}")
+
+
+def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping[str, object]) -> tuple[ParamSet,
+                                                                                                         list[FieldWarning]]:
+    """A scenario's parameters with the cross-field rules checked on the catalog's values, then its
+    bare-number overrides and ``set:`` applied as edits (:meth:`tco.params.ParamSet.edited`)."""
+    crossed = cross_field_errors(params.values())
+    if crossed:
+        raise InputError(crossed)
+    return params.edited({**edits, **set_})
 
 
 def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario:
@@ -251,7 +279,8 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     if errors:
         raise InputError(errors)
 
-    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model")
+    edits: dict[str, object] = {}
+    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
     devices: dict[str, Device] = {}
     options = []
     for i, opt in enumerate(spec.options):
@@ -259,7 +288,8 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
         for role, pool in opt.pools().items():
             where = f"options[{i}].{role}.device"
             if pool.device not in devices:
-                devices[pool.device] = lookup_entry("device", pool.device, catalog.devices, spec.devices, Device, where)
+                devices[pool.device] = lookup_entry("device", pool.device, catalog.devices, spec.devices, Device, where,
+                                                    edits)
             device = devices[pool.device]
             built = spec.program is not None and spec.program.device == pool.device
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
@@ -280,9 +310,28 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
 
     structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
                           spec.program.device if spec.program else None)
-    params = _parameters(spec, catalog, model, devices)
-    return Scenario(spec.name, spec.title, spec.description, spec.question, structure,
-                    params.with_values(spec.set), spec, path, devices, _reference(model, devices))
+    params, warnings = resolved_params(_parameters(spec, catalog, model, devices, edits), edits, spec.set)
+    warnings += _economics_warnings(spec, catalog, params)
+    spec = spec.model_copy(update={"set": {name: params[name].value for name in spec.set}})
+    return Scenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices,
+                    _reference(model, devices), tuple(warnings))
+
+
+def _economics_warnings(spec, catalog: Catalog, params: ParamSet) -> list[FieldWarning]:
+    """A bare number under ``economics:`` replaces the catalog's quantity (a fixed value of the
+    scenario's own); one outside the catalog's sourced range gets the same warning as an edit."""
+    bare = [key for key, value in spec.economics.items() if not isinstance(value, dict)]
+    if not bare:
+        return []
+    sourced = validated(Economics, catalog.economics, "economics")
+    warnings = []
+    for key in bare:
+        name = f"economics.{key}"
+        if name in params and hasattr(sourced, key):
+            source = param_from_quantity(name, getattr(sourced, key))
+            if not source.low <= params[name].value <= source.high:
+                warnings.append(FieldWarning(name, params[name].value, outside_range_message(source)))
+    return warnings
 
 
 def _reference(model: LLM, devices: dict[str, Device]) -> ParamSet:
@@ -332,7 +381,8 @@ class ParamCollector:
         return ParamSet(self.params)
 
 
-def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:
+def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device],
+                edits: dict[str, object]) -> ParamSet:
     """Flatten everything the scenario uses into named parameters, in a stable order."""
     collector = ParamCollector()
     add, errors = collector.add, collector.errors
@@ -340,8 +390,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
     workload = spec.workload
     for key in Workload.model_fields:
         add(f"workload.{key}", getattr(workload, key) or WORKLOAD_DEFAULTS.get(key))
-    economics = validated(Economics, {**catalog.economics, **{k: v.model_dump() for k, v in spec.economics.items()}},
-                          "economics")
+    economics = validated(Economics, {**catalog.economics, **spec.economics}, "economics")
     for key in Economics.model_fields:
         add(f"economics.{key}", getattr(economics, key))
     for key in ("params_total", "params_active", "layers", "kv_heads", "head_dim", "attention_dim", "hidden_size",
@@ -361,7 +410,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
                 add(device_param(device.id, key), value)
     links_used = sorted({o.kv_link for o in spec.options if o.kv_link})
     for link_id in links_used:
-        link = lookup_entry("link", link_id, catalog.links, spec.links, Link, "kv_link")
+        link = lookup_entry("link", link_id, catalog.links, spec.links, Link, "kv_link", edits)
         for key in ("bandwidth_bytes_per_s", "latency_s", "port_cost_usd", "port_power_w"):
             add(link_param(link_id, key), getattr(link, key))
     for option in spec.options:

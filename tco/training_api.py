@@ -27,6 +27,7 @@ from .errors import FieldError, InputError
 from .flips import flip_conditions
 from .params import unknown_name_rule
 from .training_scenario import TrainingScenario, site_param
+from .util import json_safe, scalar
 
 #: columns of the ``tco compare`` table for a training scenario
 TABLE_COLUMNS = {
@@ -53,13 +54,9 @@ def evaluate_training_scenario(scenario: TrainingScenario, updates: Mapping[str,
     return evaluate_training(scenario.structure, values), values
 
 
-def _scalar(array) -> float:
-    return float(np.asarray(array).reshape(-1)[0])
-
-
 def cheapest_option(results: Mapping[str, dict]) -> str | None:
     """The feasible option with the lowest cost per run (None when none finishes)."""
-    costs = {n: _scalar(r["cost_per_run_usd"]) for n, r in results.items() if _scalar(r["feasible"]) > 0}
+    costs = {n: scalar(r["cost_per_run_usd"]) for n, r in results.items() if scalar(r["feasible"]) > 0}
     return min(costs, key=costs.get) if costs else None
 
 
@@ -101,22 +98,13 @@ class TrainingComparison:
             "scenario": {"name": s.name, "kind": "training", "title": s.title, "question": s.question,
                          "baseline": s.structure.baseline, "model": s.structure.model, "site": s.structure.site,
                          "objective": "cost per training run (USD), time to train (days)"},
-            "options": [{"name": name, **{k: _plain(v) for k, v in row.items()}} for name, row in self.options.iterrows()],
-            "comparison": {name: {k: _plain(v) for k, v in row.items()} for name, row in self.challengers.iterrows()},
+            "options": [{"name": name, **{k: json_safe(v) for k, v in row.items()}} for name, row in self.options.iterrows()],
+            "comparison": {name: {k: json_safe(v) for k, v in row.items()} for name, row in self.challengers.iterrows()},
             "verdict": self.verdict,
             "flip_conditions": self.flips,
             "siting": self.siting,
             "second_life": self.second_life,
         }
-
-
-def _plain(value):
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        return None if not np.isfinite(value) else value
-    if isinstance(value, (np.integer, np.bool_)):
-        return value.item()
-    return value
 
 
 def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> TrainingComparison:
@@ -125,7 +113,7 @@ def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> Tra
     rows = []
     for option in scenario.structure.options:
         r = results[option.name]
-        row = {k: _scalar(r[k]) for k in TRAINING_OUTPUTS}
+        row = {k: scalar(r[k]) for k in TRAINING_OUTPUTS}
         row["feasible"] = row["feasible"] > 0
         row["placement"] = f"{row['devices']:.0f} x {option.device}"
         shape = (f"TP{row['tensor_parallel']:.0f} PP{row['pipeline_parallel']:.0f} DP{row['data_parallel']:.0f}"
@@ -137,7 +125,7 @@ def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> Tra
         rows.append({"option": option.name, **row})
     table = pd.DataFrame(rows).set_index("option")
     comp = training_comparison(scenario.structure, results)
-    challengers = pd.DataFrame([{"option": n, **{k: _scalar(v) for k, v in c.items()}} for n, c in comp.items()])
+    challengers = pd.DataFrame([{"option": n, **{k: scalar(v) for k, v in c.items()}} for n, c in comp.items()])
     challengers = challengers.set_index("option") if len(challengers) else pd.DataFrame()
     winner = cheapest_option(results)
     flips = []
@@ -209,10 +197,10 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
         return {}
     serving = serving_scenario(scenario)
     serve_results, serve_values = evaluate_scenario(serving)
-    feasible = [n for n, r in serve_results.items() if _scalar(r.feasible) > 0]
+    feasible = [n for n, r in serve_results.items() if scalar(r.feasible) > 0]
     if not feasible:
         return {}
-    serve_option = min(feasible, key=lambda n: _scalar(serve_results[n].lcot_usd_per_mtok))
+    serve_option = min(feasible, key=lambda n: scalar(serve_results[n].lcot_usd_per_mtok))
     sr = serve_results[serve_option]
     winner = cheapest_option(results) or scenario.structure.baseline
     option = scenario.structure.option(winner)
@@ -223,16 +211,16 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
 
     life = values["sites.facility_life_years"]
     bytes_per_token = values["sites.bytes_per_token"]
-    devices = _scalar(results[winner]["devices"])
-    train_it_w = _scalar(results[winner]["power_w"])
+    devices = scalar(results[winner]["devices"])
+    train_it_w = scalar(results[winner]["power_w"])
     provisioned_train_w = devices * (values[device_param(option.device, "tdp_w")]
                                      + values[device_param(option.device, "host_power_w")])
-    serve_it_w = _scalar(sr.power_w)
+    serve_it_w = scalar(sr.power_w)
     serve_provisioned_w = sum(
-        _scalar(sr.pool(p.role).sizing.devices) * (serve_values[device_param(p.device, "tdp_w")]
+        scalar(sr.pool(p.role).sizing.devices) * (serve_values[device_param(p.device, "tdp_w")]
                                              + serve_values[device_param(p.device, "host_power_w")])
         for p in serving.structure.option(serve_option).pools)
-    tokens_per_year = _scalar(sr.tokens_per_s) * 8760.0 * 3600.0
+    tokens_per_year = scalar(sr.tokens_per_s) * 8760.0 * 3600.0
     rows, train_cost, serve_cost, serve_ok = [], [], [], []
     for site in sites:
         facility = siting.built_facility_usd_per_kw_month(quantity(site, "construction_usd_per_w"), life, rate)
@@ -242,7 +230,7 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
         egress = siting.egress_usd_per_mtok(bytes_per_token, quantity(site, "egress_usd_per_gb")) * tokens_per_year / 1e6
         s = (power.energy_cost_usd_per_year(serve_it_w, pue, price)
              + power.facility_cost_usd_per_year(serve_provisioned_w, facility) + egress)
-        ttft = float(siting.user_ttft_s(_scalar(sr.ttft_s), quantity(site, "rtt_to_users_s")))
+        ttft = float(siting.user_ttft_s(scalar(sr.ttft_s), quantity(site, "rtt_to_users_s")))
         ok = ttft <= serve_values["workload.ttft_target_s"]
         rows.append({"site": site, "name": sites[site].get("name", site), "facility_usd_per_kw_month": float(facility),
                      "training_usd_per_year": float(t), "serving_usd_per_year": float(s), "user_ttft_s": ttft,
@@ -257,10 +245,10 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
         return None if int(i) < 0 else names[int(i)]
 
     return {"training_option": winner, "serving_scenario": serving.name, "serving_option": serve_option,
-            "sites": rows, "combined_usd_per_year": _plain(float(combined)), "split_usd_per_year": _plain(float(split)),
+            "sites": rows, "combined_usd_per_year": json_safe(float(combined)), "split_usd_per_year": json_safe(float(split)),
             "combined_site": site_name(c_site), "split_training_site": site_name(t_site),
             "split_serving_site": site_name(s_site),
-            "split_saves_usd_per_year": _plain(float(combined - split))}
+            "split_saves_usd_per_year": json_safe(float(combined - split))}
 
 
 def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
@@ -314,14 +302,14 @@ def second_life(scenario: TrainingScenario, values: Mapping[str, object]) -> dic
     """Per training device at the base values: the value at retirement of cascading it to serving,
     of selling it and of scrapping it, and which wins (:mod:`tco.core.cascade`)."""
     rows, value_per_mtok, new_option = second_life_arrays(scenario, values)
-    if not np.isfinite(_scalar(value_per_mtok)):
+    if not np.isfinite(scalar(value_per_mtok)):
         return {}
-    devices = {d: {"feasible": bool(_scalar(r["feasible"]) > 0),
-                   **{k: _scalar(r[k]) for k in ("tokens_per_year_per_device", "running_usd_per_year", "remaining_years",
+    devices = {d: {"feasible": bool(scalar(r["feasible"]) > 0),
+                   **{k: scalar(r[k]) for k in ("tokens_per_year_per_device", "running_usd_per_year", "remaining_years",
                                                  "cascade_usd", "sell_usd", "cascade_premium_usd")},
-                   "scrap_usd": 0.0, "best": ("cascade", "sell", "scrap")[int(_scalar(r["choice"]))]}
+                   "scrap_usd": 0.0, "best": ("cascade", "sell", "scrap")[int(scalar(r["choice"]))]}
                for d, r in rows.items()}
-    return {"serving_scenario": scenario.spec.serving.scenario, "value_usd_per_mtok": _scalar(value_per_mtok),
+    return {"serving_scenario": scenario.spec.serving.scenario, "value_usd_per_mtok": scalar(value_per_mtok),
             "priced_against": new_option, "retire_after_years": float(values["second_life.retire_after_years"]),
             "devices": devices}
 

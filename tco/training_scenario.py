@@ -17,7 +17,7 @@ from pydantic import Field, ValidationError
 from .catalog import LLM, Catalog, Device, Economics, Strict, load_catalog, validated
 from .core.structure import device_param, model_param, tier_param
 from .core.training_run import TrainingOption, TrainingStructure, cluster_param
-from .errors import FieldError, InputError
+from .errors import FieldError, FieldWarning, InputError
 from .params import ParamSet, Q, Quantity
 from .scenario import ParamCollector, ScenarioEdits
 from .yamlio import pydantic_errors
@@ -92,7 +92,7 @@ class TrainingScenarioFile(Strict):
     economics: dict[str, Q] = {}
     devices: dict[str, dict[str, Any]] = {}
     models: dict[str, dict[str, Any]] = {}
-    set: dict[str, float] = {}
+    set: dict[str, Any] = {}
     study: dict[str, Any] | None = None
 
 
@@ -109,6 +109,8 @@ class TrainingScenario(ScenarioEdits):
     spec: TrainingScenarioFile
     path: str | None = None
     devices: dict[str, Device] = field(default_factory=dict)
+    #: inputs accepted but worth a look: values outside their sourced range
+    warnings: tuple[FieldWarning, ...] = ()
     kind: str = "training"
 
 
@@ -123,7 +125,7 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
     except ValidationError as exc:
         raise pydantic_errors(exc) from None
     catalog = catalog or load_catalog()
-    from .scenario import lookup_entry
+    from .scenario import lookup_entry, resolved_params
 
     errors: list[FieldError] = []
     names = [o.name for o in spec.options]
@@ -139,14 +141,15 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
             errors.append(FieldError(where, site, f"is not a known site; known: {', '.join(sorted(sites))}"))
     if errors:
         raise InputError(errors)
-    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model")
+    edits: dict[str, object] = {}
+    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
     devices: dict[str, Device] = {}
     options = []
     for i, opt in enumerate(spec.options):
         if opt.device not in devices:
             overrides = {d: {k: v for k, v in o.items() if k not in CLASS_FIELDS} for d, o in spec.devices.items()}
             devices[opt.device] = lookup_entry("device", opt.device, catalog.devices, overrides, Device,
-                                               f"options[{i}].device")
+                                               f"options[{i}].device", edits)
         device = devices[opt.device]
         if device.calibration_class not in classes:
             errors.append(FieldError(f"options[{i}].device", opt.device,
@@ -156,9 +159,10 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
     if errors:
         raise InputError(errors)
     structure = TrainingStructure(spec.model, tuple(options), spec.baseline, spec.site)
-    params = _parameters(spec, catalog, model, devices)
-    return TrainingScenario(spec.name, spec.title, spec.description, spec.question, structure,
-                            params.with_values(spec.set), spec, path, devices)
+    params, warnings = resolved_params(_parameters(spec, catalog, model, devices), edits, spec.set)
+    spec = spec.model_copy(update={"set": {name: params[name].value for name in spec.set}})
+    return TrainingScenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices,
+                            tuple(warnings))
 
 
 def _parameters(spec: TrainingScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:

@@ -142,7 +142,7 @@ def test_python_dash_m_works_the_same():
     proc = subprocess.run([sys.executable, "-m", "tco", "compare", "--set", "economics.pue=0.5"],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 2
-    assert "economics.pue: got 0.5" in proc.stderr and "Traceback" not in proc.stderr
+    assert "economics.pue: got '0.5'" in proc.stderr and "Traceback" not in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "tco", "params", "voice-agent", "--format", "csv"],
                           capture_output=True, text=True, check=True)
     assert proc.stdout.startswith("name,value,unit")
@@ -160,8 +160,13 @@ def test_non_finite_and_malformed_overrides_are_refused(capsys, tmp_path, edit, 
     assert path in err and fragment in err and "Traceback" not in err
 
 
-def test_overflowing_inputs_give_a_plain_verdict(capsys):
-    code, out, err = run(capsys, "compare", "--set", "devices.h100-sxm.price_usd=1e308", "--set",
-                         "devices.groq-lpu.price_usd=1e308")
+def test_extreme_inputs_are_refused_or_give_a_finite_verdict_with_a_warning(capsys):
+    """A price of 1e308 USD is outside the field's domain (exit 2, the rule named); the largest
+    accepted price (1e9 USD) gives a finite verdict, and a warning that it lies outside the
+    sourced range."""
+    code, out, err = run(capsys, "compare", "--set", "devices.h100-sxm.price_usd=1e308")
+    assert code == 2 and "devices.h100-sxm.price_usd: got '1e308'; must be a number in [0.01, 1e+09] USD" in err
+    code, out, err = run(capsys, "compare", "--set", "devices.h100-sxm.price_usd=1e9", "--set", "devices.groq-lpu.price_usd=1e9")
     assert code == 0 and "Traceback" not in err
-    assert "overflows" in out or "cheapest" in out
+    assert "cheapest" in out and "overflow" not in out
+    assert "tco: warning: devices.h100-sxm.price_usd: 1000000000.0 USD is outside its sourced range [25000, 30000]" in err

@@ -13,6 +13,7 @@ from pathlib import Path
 from dash import Input, Output, State, dash_table, dcc, html
 
 from tco.export import write_workbook
+from tco.util import slug
 
 from ..context import AppContext
 from ..state import scenario_yaml
@@ -70,7 +71,7 @@ def register(app, ctx: AppContext) -> None:
                   prevent_initial_call=True)
     def download_yaml(_clicks, state):
         scenario = ctx.scenario(state)
-        return {"content": scenario_yaml(scenario), "filename": f"{scenario.name}-edited.yaml", "type": "text/yaml"}
+        return {"content": scenario_yaml(scenario), "filename": f"{slug(scenario.name)}-edited.yaml", "type": "text/yaml"}
 
     @app.callback(Output("download-xlsx", "data"), Input("download-xlsx-button", "n_clicks"), State("state", "data"),
                   prevent_initial_call=True)
@@ -80,6 +81,6 @@ def register(app, ctx: AppContext) -> None:
 
 def workbook_download(scenario) -> dict:
     """The finance workbook of ``scenario`` (what ``tco export`` writes), as a download."""
-    with tempfile.TemporaryDirectory(prefix="tco-xlsx-") as folder:
-        path = write_workbook(scenario, Path(folder) / f"{scenario.name}-edited.xlsx")
+    with tempfile.TemporaryDirectory(prefix="tco-xlsx-") as folder:  # the name is a slug: it stays in the folder
+        path = write_workbook(scenario, Path(folder) / f"{slug(scenario.name)}-edited.xlsx")
         return dcc.send_bytes(path.read_bytes(), path.name)

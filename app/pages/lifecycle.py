@@ -10,6 +10,7 @@ from tco.api import analyse_scenario
 from tco.core import lifecycle
 from tco.core.outputs import COMPARISON_OUTPUTS
 from tco.core.structure import device_param
+from tco.util import scalar
 
 from ..charts import OKABE_ITO, chart, chart_id, styled
 from ..context import TAB, AppContext, shown
@@ -59,7 +60,7 @@ def life_table(analysis) -> html.Table | html.P:
         return html.P("No option uses specialized devices: the workload half-life does not apply.")
     ratio, life = COMPARISON_OUTPUTS["life_over_half_life"], COMPARISON_OUTPUTS["effective_life_years"]
     head = html.Tr([html.Th("option"), html.Th("L/H"), html.Th(f"effective life L_eff, {life.display_unit}")])
-    body = [html.Tr([html.Td(n), html.Td(ratio.format(np.ravel(lh)[0])), html.Td(life.format(np.ravel(el)[0]))])
+    body = [html.Tr([html.Td(n), html.Td(ratio.format(scalar(lh))), html.Td(life.format(scalar(el)))])
             for n, lh, el in lines]
     return html.Table([html.Thead(head), html.Tbody(body)], className="results", id="life-table")
 

@@ -10,15 +10,18 @@ from dash import Input, Output, State, dcc, html, no_update
 
 from tco import studies
 from tco.api import breakeven
-from tco.errors import InputError
+from tco.errors import InputError, shown_lines
 from tco.solvers import BREAKEVEN_METRICS, spans_decades
 from tco.studies import figures
 
 from ..charts import chart, chart_id, message_figure
-from ..context import TAB, AppContext, error_list, shown
+from ..context import TAB, AppContext, bounded_int, error_list, shown
 
 ID = "sensitivity"
 LABEL = "Break-even & sensitivity"
+
+#: cells per axis of the map the app draws (a 150 x 150 map is ~1 MB in the browser; the server refuses more)
+MAP_CELLS = (5, 150)
 
 METRIC_LABELS = {"ratio": "cost ratio to baseline", "npv": "NPV over baseline", "lcot": "cost per Mtok out"}
 
@@ -87,7 +90,7 @@ def layout(ctx: AppContext):
         chart("sweep"),
         html.Div(className="controls", children=[
             _dropdown("map-x", "map x"), _dropdown("map-y", "map y"),
-            _number("map-n", "cells per axis", value=40, min=5, max=150, step=1)]),
+            _number("map-n", "cells per axis", value=40, min=MAP_CELLS[0], max=MAP_CELLS[1], step=1)]),
         chart("map", height=520),
     ])
 
@@ -135,23 +138,33 @@ def register(app, ctx: AppContext) -> None:
     def tornado(metric, state):
         if not metric:
             return message_figure("pick a metric")
-        scenario = ctx.scenario(state)
-        parsed = studies.parse_metric(scenario, metric)
-        return figures.tornado_figure(studies.tornado(scenario, parsed), parsed)
+        try:
+            scenario = ctx.scenario(state)
+            parsed = studies.parse_metric(scenario, metric)
+            return figures.tornado_figure(studies.tornado(scenario, parsed), parsed)
+        except InputError as exc:
+            return message_figure("; ".join(shown_lines(exc.errors)))
 
     @app.callback(Output(chart_id("sweep"), "figure"), Input("sweep-param", "value"), Input("sens-metric", "value"),
                   State("state", "data"), prevent_initial_call=True)
     def sweep(param, metric, state):
         if not param or not metric:
             return message_figure("pick a parameter and a metric")
-        return sweep_view(ctx.scenario(state), param, metric)
+        try:
+            return sweep_view(ctx.scenario(state), param, metric)
+        except InputError as exc:
+            return message_figure("; ".join(shown_lines(exc.errors)))
 
     @app.callback(Output(chart_id("map"), "figure"), Input("map-x", "value"), Input("map-y", "value"),
                   Input("map-n", "value"), Input("sens-metric", "value"), State("state", "data"), prevent_initial_call=True)
     def grid(x, y, n, metric, state):
         if not (x and y and metric) or x == y:
             return message_figure("pick two different parameters and a metric")
-        return map_view(ctx.scenario(state), x, y, int(n or 40), metric)
+        try:
+            cells = bounded_int(n, "cells per axis", MAP_CELLS[0], MAP_CELLS[1])
+            return map_view(ctx.scenario(state), x, y, cells, metric)
+        except InputError as exc:
+            return message_figure("; ".join(shown_lines(exc.errors)))
 
 
 def sweep_view(scenario, param, metric):

@@ -9,22 +9,30 @@ from __future__ import annotations
 from dash import Input, Output, State, dcc, html
 
 from tco import studies
+from tco.errors import InputError, shown_lines
 from tco.studies import figures
 
-from ..charts import chart, chart_id
-from ..context import AppContext
+from ..charts import chart, chart_id, message_figure
+from ..context import AppContext, bounded_int, error_list
 from .sensitivity import _dropdown, _keep, _number, metric_options
 
 ID = "uncertainty"
 LABEL = "Uncertainty"
+
+#: Monte Carlo draws the app runs (2e6 draws: ~7 s and ~0.6 GB here; the server refuses more)
+MC_SAMPLES = (100, 2_000_000)
+#: seeds numpy's generators take
+SEEDS = (0, 2**32 - 1)
+#: Sobol base samples offered (powers of two; SALib's design for 2,048 over 49 parameters holds ~0.2 GB, tco.limits)
+SOBOL_N = tuple(2**k for k in range(4, 12))
 
 
 def layout(ctx: AppContext):
     return html.Div([
         html.Div(className="controls", children=[
             _dropdown("mc-metric", "metric", width="380px"),
-            _number("mc-samples", "samples", value=2000, min=100, max=2_000_000, step=100),
-            _number("mc-seed", "seed", value=1, min=0, step=1),
+            _number("mc-samples", "samples", value=2000, min=MC_SAMPLES[0], max=MC_SAMPLES[1], step=100),
+            _number("mc-seed", "seed", value=1, min=SEEDS[0], max=SEEDS[1], step=1),
             html.Button("Run Monte Carlo", id="mc-run"), html.Button("Cancel", id="mc-cancel")]),
         html.Div(id="mc-status", className="hint"),
         html.Div(id="mc-progress", className="hint"),
@@ -32,7 +40,7 @@ def layout(ctx: AppContext):
         chart("monte-carlo"),
         html.Div(className="controls", children=[
             _dropdown("sobol-n", "Sobol base samples N (a power of 2: the Sobol' sequence's balance)", width="140px",
-                      value=256, options=[{"label": f"{2 ** k:,}", "value": 2 ** k} for k in range(4, 14)]),
+                      value=256, options=[{"label": f"{n:,}", "value": n} for n in SOBOL_N]),
             html.Button("Run Sobol", id="sobol-run"), html.Button("Cancel", id="sobol-cancel")]),
         html.Div(id="sobol-status", className="hint"),
         html.Div(id="sobol-progress", className="hint"),
@@ -63,15 +71,7 @@ def register(app, ctx: AppContext) -> None:
                            (Output("mc-status", "children"), "running Monte Carlo...", "")],
                   cancel=[Input("mc-cancel", "n_clicks")], progress=Output("mc-progress", "children"))
     def monte_carlo(set_progress, _clicks, state, metric, samples, seed):
-        scenario = ctx.scenario(state)
-        parsed = studies.parse_metric(scenario, metric)
-        result = studies.monte_carlo(scenario, [parsed], int(samples or 2000), int(seed or 0),
-                                     progress=progress_reporter(set_progress, "samples"))
-        summary = result.summary.round(4)
-        table = html.Table([html.Thead(html.Tr([html.Th(c) for c in summary.columns])),
-                            html.Tbody([html.Tr([html.Td(str(v)) for v in row]) for row in summary.itertuples(index=False)])],
-                           className="results", id="mc-table")
-        return figures.mc_figure(result, parsed), table
+        return monte_carlo_view(ctx, state, metric, samples, seed, set_progress)
 
     @app.callback(Output(chart_id("sobol"), "figure"), Input("sobol-run", "n_clicks"), State("state", "data"),
                   State("mc-metric", "value"), State("sobol-n", "value"), State("mc-seed", "value"),
@@ -80,6 +80,34 @@ def register(app, ctx: AppContext) -> None:
                            (Output("sobol-status", "children"), "running Sobol (Saltelli sampling)...", "")],
                   cancel=[Input("sobol-cancel", "n_clicks")], progress=Output("sobol-progress", "children"))
     def sobol(set_progress, _clicks, state, metric, n, seed):
-        frame = studies.sobol(ctx.scenario(state), metric, int(n or 256), int(seed or 0),
+        return sobol_view(ctx, state, metric, n, seed, set_progress)
+
+
+def monte_carlo_view(ctx: AppContext, state, metric, samples, seed, set_progress=lambda text: None):
+    """The Monte Carlo chart and summary table of a request (the background callback's body): every
+    control is checked on the server, a refused one is named instead of run."""
+    try:
+        scenario = ctx.scenario(state)
+        parsed = studies.parse_metric(scenario, metric)
+        draws = bounded_int(samples, "samples", *MC_SAMPLES)
+        result = studies.monte_carlo(scenario, [parsed], draws, bounded_int(seed, "seed", *SEEDS),
+                                     progress=progress_reporter(set_progress, "samples"))
+    except InputError as exc:
+        return message_figure("not run: see the message above"), error_list(exc)
+    summary = result.summary.round(4)
+    table = html.Table([html.Thead(html.Tr([html.Th(c) for c in summary.columns])),
+                        html.Tbody([html.Tr([html.Td(str(v)) for v in row]) for row in summary.itertuples(index=False)])],
+                       className="results", id="mc-table")
+    return figures.mc_figure(result, parsed), table
+
+
+def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text: None):
+    """The Sobol chart of a request (the background callback's body); a refused control is named on the chart."""
+    try:
+        if n not in SOBOL_N:
+            raise InputError.one("Sobol base samples N", n, f"must be one of {', '.join(f'{k:,}' for k in SOBOL_N)}")
+        frame = studies.sobol(ctx.scenario(state), metric, n, bounded_int(seed, "seed", *SEEDS),
                               progress=progress_reporter(set_progress, "model runs"))
-        return figures.sobol_figure(frame, title=f"Sobol indices of {metric}")
+    except InputError as exc:
+        return message_figure("; ".join(shown_lines(exc.errors)))
+    return figures.sobol_figure(frame, title=f"Sobol indices of {metric}")

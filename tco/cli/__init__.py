@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-from ..errors import InputError
+from ..errors import InputError, shown_lines
 
 #: subcommand modules under tco.cli, in the order ``tco --help`` lists them
 COMMANDS = ("compare", "params", "breakeven", "study", "fleet", "export", "import_", "validate", "calibrate", "app")
@@ -36,11 +36,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except InputError as exc:
-        for error in exc.errors:
-            print(f"tco: error: {error}", file=sys.stderr)
+        for line in shown_lines(exc.errors):
+            print(f"tco: error: {line}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `tco params | head`
         return 0
+    except OSError as exc:  # a file or folder the user named: one line, never a traceback
+        where = exc.filename if exc.filename is not None else "file system"
+        print(f"tco: error: {where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 def run() -> None:

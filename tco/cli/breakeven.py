@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from ..errors import InputError
 from ..solvers import BREAKEVEN_METRICS
-from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
+from .common import add_format_argument, add_scenario_arguments, print_json, print_table, renamed, scenario_from_args
+
+#: the API's names for the break-even inputs -> this command's flags
+FLAGS = {"parameter": "--param", "low": "--range low", "high": "--range high", "range": "--range", "metric": "--metric",
+         "option": "--option", "target": "--target"}
 
 
 def add_parser(sub):
@@ -29,7 +34,10 @@ def run(args) -> int:
 
     scenario = scenario_from_args(args)
     low, high = args.range if args.range else (None, None)
-    results = breakeven(scenario, args.param, low, high, args.metric, args.option, args.target)
+    try:
+        results = breakeven(scenario, args.param, low, high, args.metric, args.option, args.target)
+    except InputError as exc:
+        raise renamed(exc, FLAGS) from None
     if args.format == "json":
         print_json({"scenario": scenario.name, "baseline": scenario.structure.baseline,
                     "results": [r.to_dict() for r in results]})

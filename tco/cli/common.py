@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 
 
@@ -20,27 +19,36 @@ def add_format_argument(parser, choices=("table", "json", "csv")) -> None:
 
 
 def scenario_from_args(args):
-    """The scenario named by ``args.scenario`` with every ``--set`` applied (validated)."""
+    """The scenario named by ``args.scenario`` with every ``--set`` applied (validated); its
+    warnings are printed to stderr."""
     from ..params import parse_assignment
     from ..scenario import load_scenario
 
     scenario = load_scenario(args.scenario)
     updates = dict(parse_assignment(item) for item in getattr(args, "set", []) or [])
-    return scenario.with_values(updates)
+    return print_warnings(scenario.with_values(updates))
 
 
-def _json_safe(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    return value
+def print_warnings(scenario):
+    """Print each of the scenario's warnings as one ``tco: warning:`` line on stderr; returns the scenario."""
+    from ..errors import shown_lines
+
+    for line in shown_lines(list(scenario.warnings)):
+        print(f"tco: warning: {line}", file=sys.stderr)
+    return scenario
+
+
+def renamed(exc, flags: dict[str, str]):
+    """``exc`` (an :class:`InputError`) with the API's field names replaced by the command's flags."""
+    from ..errors import FieldError, InputError
+
+    return InputError([FieldError(flags.get(e.path, e.path), e.value, e.rule) for e in exc.errors])
 
 
 def print_json(data) -> None:
-    json.dump(_json_safe(data), sys.stdout, indent=2, default=float)
+    from ..util import json_safe
+
+    json.dump(json_safe(data), sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 
@@ -48,7 +56,9 @@ def print_table(frame, fmt: str) -> None:
     import pandas as pd
 
     if fmt == "csv":
-        frame.to_csv(sys.stdout, index=True)
+        from ..util import to_csv
+
+        to_csv(frame, sys.stdout)
     else:
         with pd.option_context("display.max_columns", None, "display.width", 250):
             print(frame.to_string(float_format=lambda x: f"{x:.6g}"))

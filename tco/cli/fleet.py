@@ -7,11 +7,9 @@ overridden by the options below.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 from ..errors import InputError
+from ..util import atomic_write, check_target
+from ..values import read_number
 from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
 
 ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")
@@ -47,9 +45,9 @@ def _penalty(text):
     if text is None or text == "retry":
         return text
     try:
-        return float(text)
-    except ValueError:
-        raise InputError.one("--penalty", text, "must be 'retry' or a number of USD per wrong answer") from None
+        return read_number(text, None, "--penalty")
+    except InputError:
+        raise InputError.one("--penalty", text, "must be 'retry' or a finite number of USD per wrong answer") from None
 
 
 def _placement(text: str) -> dict:
@@ -78,23 +76,6 @@ def _overrides(args) -> dict:
         "pareto": {"devices": devices, "placements": [_placement(p) for p in args.placement] if args.placement else None},
         "tree": {"devices": devices},
     }
-
-
-def write_html_atomically(fig, path: str) -> None:
-    """Write a figure to ``path`` through a temporary file in the same folder (no half-written file)."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError.one("--html", path, "the folder does not exist")
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    os.close(fd)
-    try:
-        fig.write_html(tmp, include_plotlyjs="cdn")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def run_analysis(name: str, scenario, cfg, training=None) -> tuple[dict, object, object]:
@@ -143,6 +124,8 @@ def run_analysis(name: str, scenario, cfg, training=None) -> tuple[dict, object,
 def run(args) -> int:
     from ..dynamics.config import fleet_config
 
+    if args.html:
+        check_target(args.html, True, "--html")
     scenario, training = scenario_from_args(args), None
     if getattr(scenario, "kind", "inference") == "training":  # the analyses run on the fleet serving its model
         from ..training_api import serving_scenario
@@ -150,8 +133,9 @@ def run(args) -> int:
         training, scenario = scenario, serving_scenario(scenario)
     cfg = fleet_config(scenario.spec.fleet_dynamics, _overrides(args))
     payload, table, fig = run_analysis(args.analysis, scenario, cfg, training)
-    if args.html:
-        write_html_atomically(fig, args.html)
+    if args.html:  # plotly.js inlined: the file opens offline, like every HTML tco writes
+        atomic_write(args.html, lambda temp: fig.write_html(temp, include_plotlyjs=True, full_html=True), force=True,
+                     field="--html")
     if args.format == "json":
         print_json({"analysis": args.analysis, "scenario": scenario.name, **payload})
     elif args.format == "csv":

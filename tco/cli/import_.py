@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
-from pathlib import Path
 
-from ..errors import InputError
+from ..util import atomic_write, check_target
+from .common import print_warnings
 
 
 def add_parser(sub):
@@ -24,22 +22,15 @@ def run(args) -> int:
 
     from ..export.reader import import_workbook
 
+    if args.out:
+        check_target(args.out, args.force, "--out")  # before the workbook is read
     scenario, data = import_workbook(args.workbook)
+    print_warnings(scenario)
     text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
     if not args.out:
         sys.stdout.write(text)
         return 0
-    out = Path(args.out)
-    if out.exists() and not args.force:
-        raise InputError.one("--out", str(out), "exists already; pass --force to overwrite it")
-    handle, temp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent if str(out.parent) else ".")
-    try:
-        with os.fdopen(handle, "w") as f:
-            f.write(text)
-        os.replace(temp, out)
-    finally:
-        if os.path.exists(temp):
-            os.remove(temp)
+    out = atomic_write(args.out, lambda temp: temp.write_text(text, encoding="utf-8"), force=args.force, field="--out")
     edits = len(data.get("set", {}))
     print(f"wrote {out} ({scenario.name}, {edits} value(s) under set)", file=sys.stderr)
     return 0

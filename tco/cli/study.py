@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError
+from ..limits import MAX_WORKERS
+from .common import print_warnings
 
 
 def add_parser(sub):
@@ -26,13 +28,17 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..studies.parallel import ChunkRunner, StudyInterrupted
-    from ..studies.runner import run_study
-    from ..studies.spec import load_study
+    from ..studies.runner import check_output_dir, run_study
+    from ..studies.spec import check_study_sizes, load_study
 
     for flag, value, minimum in (("--samples", args.samples, 1), ("--seed", args.seed, 0), ("--workers", args.workers, 1)):
         if value is not None and value < minimum:
             raise InputError.one(flag, value, f"must be an integer >= {minimum}")
+    if args.workers is not None and args.workers > MAX_WORKERS:
+        raise InputError.one("--workers", args.workers, f"must be at most {MAX_WORKERS}, the cores of this machine "
+                                                         "(each worker is a process; use --scheduler for a cluster)")
     study, scenario = load_study(args.file)
+    print_warnings(scenario)
     if args.samples is not None:
         if study.analyses.monte_carlo is None:
             raise InputError.one("--samples", args.samples, f"study {study.name} has no monte_carlo analysis")
@@ -40,6 +46,8 @@ def run(args) -> int:
             "monte_carlo": study.analyses.monte_carlo.model_copy(update={"samples": args.samples})})
         study = study.model_copy(update={"analyses": analyses})
     out = Path(args.out) if args.out else Path("exports") / study.name
+    check_output_dir(out)  # before a cluster starts: a refused folder or size costs nothing
+    check_study_sizes(study, scenario, ChunkRunner(args.workers, args.scheduler))
     try:
         with ChunkRunner(args.workers, args.scheduler) as runner:
             run_study(study, scenario, out, args.seed, runner=runner)

@@ -36,9 +36,13 @@ def whole_count(exact, whole=True):
 def replicas_needed(peak_load, capacity_per_replica, whole=True):
     """Replicas to carry ``peak_load`` [replicas]: ``ceil(peak / capacity)`` when ``whole``, else continuous.
 
-    ``whole`` may be an array of booleans; load and capacity share a unit (req/s or tok/s).
+    With whole devices a fleet has at least one replica, however small the demand (the
+    ``- 1e-9`` that forgives rounding on an exact multiple must not round a tiny load to
+    no fleet at all). ``whole`` may be an array of booleans; load and capacity share a
+    unit (req/s or tok/s).
     """
-    return whole_count(np.asarray(peak_load, float) / capacity_per_replica, whole)
+    exact = np.asarray(peak_load, float) / capacity_per_replica
+    return np.where(whole, np.maximum(whole_count(exact, True), 1.0), exact)
 
 
 def within_target(value, target):

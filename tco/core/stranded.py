@@ -23,7 +23,7 @@ import numpy as np
 
 from .finance import capital_recovery_usd_per_year
 from .power import HOURS_PER_YEAR, device_power_w, energy_cost_usd_per_year
-from .sizing import whole_count
+from .sizing import replicas_needed
 
 HOURS_PER_DAY = 24
 HOURS_PER_WEEK = 168
@@ -131,11 +131,12 @@ def flexible_split(prefill_capacity, decode_capacity, buffer_prefill_capacity, b
 
 
 def replicas_for_load(load, capacity_per_replica, whole=True):
-    """Replicas to carry the largest hourly load [replicas]: ``ceil(max_t load / capacity)``.
+    """Replicas to carry the largest hourly load [replicas]: ``max(ceil(max_t load / capacity), 1)``
+    (:func:`.sizing.replicas_needed`).
 
     ``load`` and ``capacity_per_replica`` share a unit and may vary by hour (last axis).
     """
-    return whole_count(np.max(np.asarray(load, float) / capacity_per_replica, axis=-1), whole)
+    return replicas_needed(np.max(np.asarray(load, float) / capacity_per_replica, axis=-1), 1.0, whole)
 
 
 def fixed_cost_usd_per_device_hour(unit_capex_usd, rate, life_years, residual_value_fraction, fixed_usd_per_device_year):

@@ -18,6 +18,7 @@ from ..core import coordination as core
 from ..core.power import energy_price_usd_per_joule
 from ..core.stranded import fixed_cost_usd_per_device_hour
 from ..core.structure import device_param
+from ..util import scalar
 from .config import Coordination
 from .derived import disaggregated_option, evaluate
 
@@ -40,23 +41,20 @@ def coordination(scenario, cfg: Coordination) -> CoordinationResult:
     pool = prefill if prefill.specialized and not decode.specialized else decode
     role, device = pool.role, pool.device
 
-    def one(array) -> float:
-        return float(np.asarray(array).reshape(-1)[0])
-
     costs, sizing = r.pool(role).costs, r.pool(role).sizing
-    u0 = one(sizing.utilization)
-    devices = one(sizing.devices)
-    rate0 = one(r.tokens_per_s) / (devices * u0)  # full-load output tokens/s per device
+    u0 = scalar(sizing.utilization)
+    devices = scalar(sizing.devices)
+    rate0 = scalar(r.tokens_per_s) / (devices * u0)  # full-load output tokens/s per device
     rate = float(core.effective_tokens_per_device_s(rate0, cfg.scheduling_overhead))
     idle, tdp, host = (values[device_param(device, k)] for k in ("idle_power_w", "tdp_w", "host_power_w"))
     usd_per_j = energy_price_usd_per_joule(values["economics.pue"], values["economics.electricity_usd_per_kwh"])
-    per_device_year = (one(costs.facility_usd_per_year) + one(costs.maintenance_usd_per_year)) / devices
-    fixed_usd_s = float(fixed_cost_usd_per_device_hour(one(costs.unit_hardware_usd) + one(costs.unit_nre_usd),
-                                                       values["economics.discount_rate"], one(costs.life_years),
-                                                       one(costs.residual_value_fraction), per_device_year)) / 3600.0
+    per_device_year = (scalar(costs.facility_usd_per_year) + scalar(costs.maintenance_usd_per_year)) / devices
+    fixed_usd_s = float(fixed_cost_usd_per_device_hour(scalar(costs.unit_hardware_usd) + scalar(costs.unit_nre_usd),
+                                                       values["economics.discount_rate"], scalar(costs.life_years),
+                                                       scalar(costs.residual_value_fraction), per_device_year)) / 3600.0
     terms = {"energy": (idle + host, tdp - idle), "cost": (fixed_usd_s + usd_per_j * (idle + host), usd_per_j * (tdp - idle))}
-    split_now = {"energy": 1.0 / one(r.tokens_per_joule), "cost": one(r.lcot_usd_per_mtok) / 1e6}
-    gpu = {"energy": 1.0 / one(base.tokens_per_joule), "cost": one(base.lcot_usd_per_mtok) / 1e6}
+    split_now = {"energy": 1.0 / scalar(r.tokens_per_joule), "cost": scalar(r.lcot_usd_per_mtok) / 1e6}
+    gpu = {"energy": 1.0 / scalar(base.tokens_per_joule), "cost": scalar(base.lcot_usd_per_mtok) / 1e6}
     rest = {k: split_now[k] - core.per_token_at_utilization(*terms[k], rate0, u0) for k in terms}
     u_run = u0 * (1.0 - cfg.slack)
     summary = {"option": option.name, "specialized_pool": role, "device": device, "scheduling_overhead": cfg.scheduling_overhead,

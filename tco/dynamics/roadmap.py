@@ -16,11 +16,11 @@ the engine's output tokens per joule (IT power: devices, hosts, links) after and
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from ..core import routing as routing_core
 from ..core.structure import device_param
+from ..util import scalar
 from .config import DALLY_SOURCE, Roadmap, Routing
 from .derived import evaluate, scenario_devices, with_model
 from .routing import routing
@@ -28,7 +28,7 @@ from .routing import routing
 
 def _tpj(scenario, updates, option):
     results, _ = evaluate(scenario, updates)
-    return float(np.asarray(results[option].tokens_per_joule).reshape(-1)[0]), results
+    return scalar(results[option].tokens_per_joule), results
 
 
 def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
@@ -58,8 +58,8 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
     record("number format", f"weights, KV and arithmetic at {cfg.target_bits:g} bits", _tpj(scenario, updates, base)[0],
            "engine: fewer bytes per weight and KV element, 4-bit peak FLOP/s where the device has them")
     _, results = _tpj(scenario, updates, base)
-    feasible = [o.name for o in scenario.structure.options if np.asarray(results[o.name].feasible).reshape(-1)[0] > 0]
-    best = max(feasible or [base], key=lambda n: float(np.asarray(results[n].tokens_per_joule).reshape(-1)[0]))
+    feasible = [o.name for o in scenario.structure.options if scalar(results[o.name].feasible) > 0]
+    best = max(feasible or [base], key=lambda n: scalar(results[n].tokens_per_joule))
     record("architecture", f"best option by tokens/J: {best}", _tpj(scenario, updates, best)[0],
            "engine: the scenario's options (SRAM, disaggregation)")
     updates["workload.peak_to_mean"] = 1.0

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..core import routing as core
 from ..errors import InputError
+from ..util import scalar
 from .config import Routing
 from .derived import evaluate, with_model
 
@@ -30,8 +31,8 @@ def cost_per_request_usd(scenario, option: str) -> tuple[float, bool]:
     """Levelized cost of one request on ``option`` [USD/request] and whether it meets the latency targets."""
     results, values = evaluate(scenario)
     r = results[option]
-    usd = float(np.asarray(r.lcot_usd_per_mtok).reshape(-1)[0]) / 1e6 * values["workload.output_tokens"]
-    return usd, bool(np.asarray(r.feasible).reshape(-1)[0] > 0)
+    usd = scalar(r.lcot_usd_per_mtok) / 1e6 * values["workload.output_tokens"]
+    return usd, bool(scalar(r.feasible) > 0)
 
 
 def routing(scenario, cfg: Routing) -> RoutingResult:

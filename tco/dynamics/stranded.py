@@ -29,6 +29,7 @@ from ..core.sizing import colocated_requests_per_s, link_ports_needed, whole_cou
 from ..core.structure import device_param, link_param
 from ..errors import InputError
 from ..scenario import Scenario
+from ..util import scalar
 from .config import Stranded
 from .derived import disaggregated_option, evaluate
 
@@ -62,21 +63,17 @@ def quarter_demand(scenario: Scenario, cfg: Stranded) -> dict[str, np.ndarray]:
     return {"hour": hours, "arrivals": arrivals, "prompt": prompt, "output": output}
 
 
-def _first(array) -> float:
-    return float(np.asarray(array).reshape(-1)[0])
-
-
 def _pool_hour_costs(r: OptionResult, role: str, values: dict) -> dict[str, float]:
     """Fixed cost per device-hour and the power terms of one pool, from the engine's pool outputs."""
     pool = r.pool(role)
-    c, devices = pool.costs, _first(pool.sizing.devices)
-    per_device_year = (_first(c.facility_usd_per_year) + _first(c.maintenance_usd_per_year)) / devices
-    fixed = core.fixed_cost_usd_per_device_hour(_first(c.unit_hardware_usd) + _first(c.unit_nre_usd),
-                                                values["economics.discount_rate"], _first(c.life_years),
-                                                _first(c.residual_value_fraction), per_device_year)
-    return {"fixed": float(fixed), "pool_usd_per_hour": _first(c.reauthoring_usd_per_year) / core.HOURS_PER_YEAR,
+    c, devices = pool.costs, scalar(pool.sizing.devices)
+    per_device_year = (scalar(c.facility_usd_per_year) + scalar(c.maintenance_usd_per_year)) / devices
+    fixed = core.fixed_cost_usd_per_device_hour(scalar(c.unit_hardware_usd) + scalar(c.unit_nre_usd),
+                                                values["economics.discount_rate"], scalar(c.life_years),
+                                                scalar(c.residual_value_fraction), per_device_year)
+    return {"fixed": float(fixed), "pool_usd_per_hour": scalar(c.reauthoring_usd_per_year) / core.HOURS_PER_YEAR,
             "idle": values[device_param(pool.device, "idle_power_w")], "tdp": values[device_param(pool.device, "tdp_w")],
-            "host": values[device_param(pool.device, "host_power_w")], "life": _first(c.life_years)}
+            "host": values[device_param(pool.device, "host_power_w")], "life": scalar(c.life_years)}
 
 
 def _energy(pool: dict, busy, values: dict):

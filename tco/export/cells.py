@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter, quote_sheetname
 
@@ -15,9 +16,10 @@ FORMATS = {"USD": '"$"#,##0', "USD/yr": '"$"#,##0', "USD/device": '"$"#,##0', "f
 
 
 def put_text(ws, row: int, column: int, text: object, bold: bool = False):
-    """Write ``text`` as a literal string, never as a formula (``=HYPERLINK(..)`` stays text)."""
+    """Write ``text`` as a literal string, never as a formula (``=HYPERLINK(..)`` stays text); control
+    characters a worksheet cannot hold (a NUL in a scenario name) become U+FFFD."""
     cell = ws.cell(row=row, column=column)
-    cell.value = "" if text is None else str(text)
+    cell.value = "" if text is None else ILLEGAL_CHARACTERS_RE.sub("\ufffd", str(text))
     cell.data_type = "s"
     cell.quotePrefix = cell.value[:1] in ("=", "+", "-", "@")
     if bold:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..api import analyse_scenario
 from ..core.outputs import COMPARISON_OUTPUTS
 from ..scenario import Scenario
+from ..util import scalar
 from .cells import BOLD, SNAPSHOT_FILL, put_formula, put_text
 
 TOLERANCE = 1e-9
@@ -25,8 +24,9 @@ HEADER_ROW = 5
 FIRST_ROW = HEADER_ROW + 1
 
 
-def _plain(value, missing: str):
-    value = float(np.asarray(value).reshape(-1)[0])
+def finite_or(value, missing: str):
+    """The first element of a model result as a float, or ``missing`` (text the workbook shows) when not finite."""
+    value = scalar(value)
     return value if math.isfinite(value) else missing
 
 
@@ -39,9 +39,9 @@ def model_values(scenario: Scenario) -> dict[str, dict[str, float | str]]:
     analysis = analyse_scenario(scenario)
     out: dict[str, dict[str, float | str]] = {}
     for name, r in analysis.options.items():
-        row = {k: _plain(v, NEVER) for k, v in r.flat().items()}
+        row = {k: finite_or(v, NEVER) for k, v in r.flat().items()}
         if name in analysis.challengers:
-            row.update({k: _plain(v, MISSING_TEXT.get(k, NEVER)) for k, v in analysis.challengers[name].flat().items()
+            row.update({k: finite_or(v, MISSING_TEXT.get(k, NEVER)) for k, v in analysis.challengers[name].flat().items()
                         if COMPARISON_OUTPUTS[k].workbook})
         out[name] = row
     return out

@@ -8,8 +8,6 @@ validation built from its field's domain (:mod:`tco.fields`).
 
 from __future__ import annotations
 
-import math
-
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
@@ -27,12 +25,10 @@ WIDTHS = (58, 16, 14, 12, 12, 12, 70, 10, 50, 58)
 
 
 def validation_formula(field: Field, cell: str) -> str:
-    """Custom data-validation formula admitting exactly ``field``'s domain (open bounds included)."""
+    """Custom data-validation formula admitting exactly ``field``'s domain."""
     terms = [f"ISNUMBER({cell})"]
-    if math.isfinite(field.minimum):
-        terms.append(f"{cell}{'>' if field.minimum_open else '>='}{field.minimum:.17g}")
-    if math.isfinite(field.maximum):
-        terms.append(f"{cell}<={field.maximum:.17g}")
+    terms.append(f"{cell}>={field.minimum:.17g}")
+    terms.append(f"{cell}<={field.maximum:.17g}")
     if field.integer:
         terms.append(f"{cell}=INT({cell})")
     return f"AND({','.join(terms)})"

@@ -225,9 +225,9 @@ def _write_decode(sheet, pool: Pool, n: _Names, m: str, shared, out: OptionRefs,
 
 
 def _replicas(peak_load: str, capacity: str, whole: bool) -> str:
-    """:func:`tco.core.sizing.replicas_needed`: ``ceil(peak / capacity - 1e-9)``, or exact."""
+    """:func:`tco.core.sizing.replicas_needed`: ``max(ceil(peak / capacity - 1e-9), 1)``, or exact."""
     exact = f"{peak_load}/{capacity}"
-    return fx.ceil(f"{exact}-{fx.CEIL_GUARD_FLEET}") if whole else exact
+    return f"MAX({fx.ceil(f'{exact}-{fx.CEIL_GUARD_FLEET}')},1)" if whole else exact
 
 
 def _write_sizing(sheet, scenario: Scenario, option: Option, n: _Names, shared, out: OptionRefs) -> None:

@@ -10,10 +10,6 @@ written (rerun ``tco export`` after edits that should change it). Every other nu
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from ..core.goodput import SECONDS_PER_DAY
 from ..core.power import HOURS_PER_YEAR
 from ..core.sizing import SECONDS_PER_YEAR
@@ -21,15 +17,10 @@ from ..core.structure import device_param, model_param
 from ..core.training import ACTIVATION_BYTES_PER_HIDDEN, CHECKPOINTED_INPUT_BYTES_PER_HIDDEN, WIRE_BYTES
 from ..core.training_run import cluster_param, evaluate_training, training_comparison
 from .cells import QuantitySheet
-from .check_sheet import NEVER
+from .check_sheet import NEVER, finite_or
 
 #: shape outputs written as constants (the structure of the option)
 SHAPE_KEYS = ("tensor_parallel", "pipeline_parallel", "virtual_stages", "expert_parallel", "recompute", "fsdp", "shape_index")
-
-
-def _plain(value):
-    value = float(np.asarray(value).reshape(-1)[0])
-    return value if math.isfinite(value) else NEVER
 
 
 def training_model_values(scenario) -> dict[str, dict[str, float | str]]:
@@ -38,8 +29,8 @@ def training_model_values(scenario) -> dict[str, dict[str, float | str]]:
     comp = training_comparison(scenario.structure, results)
     out = {}
     for option in scenario.structure.options:
-        row = {k: _plain(v) for k, v in results[option.name].items()}
-        row.update({k: _plain(v) for k, v in comp.get(option.name, {}).items()})
+        row = {k: finite_or(v, NEVER) for k, v in results[option.name].items()}
+        row.update({k: finite_or(v, NEVER) for k, v in comp.get(option.name, {}).items()})
         out[option.name] = row
     return out
 

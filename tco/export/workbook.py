@@ -7,9 +7,7 @@ Scenario sheet holding the scenario file (what ``tco import`` rebuilds the scena
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -19,6 +17,7 @@ from .. import __version__
 from ..api import compare
 from ..errors import InputError
 from ..scenario import Scenario
+from ..util import atomic_write, check_target
 from .breakeven_sheet import write_breakeven
 from .cashflow_sheet import write_cash_flows
 from .cells import lock_formulas, put_text
@@ -121,24 +120,13 @@ def _write_scenario(ws, scenario: Scenario) -> None:
 
 
 def write_workbook(scenario: Scenario, path: str | Path, force: bool = False) -> Path:
-    """Write the workbook to ``path`` through a temporary file and a rename.
+    """Write the workbook to ``path`` through a temporary file and a rename (:func:`tco.util.atomic_write`).
 
-    Refuses to overwrite an existing file unless ``force``; a failure leaves no partial file.
+    Refuses to overwrite an existing file unless ``force`` (which keeps its permissions; a new
+    file gets the umask's); a failure leaves no partial file.
     """
     path = Path(path)
     if path.suffix.lower() != ".xlsx":
         raise InputError.one("--xlsx", str(path), "must end in .xlsx")
-    if path.exists() and not force:
-        raise InputError.one("--xlsx", str(path), "exists already; pass --force to overwrite it")
-    if not path.parent.is_dir():
-        raise InputError.one("--xlsx", str(path), f"folder {path.parent} does not exist")
-    wb = build_workbook(scenario)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".xlsx.tmp", dir=path.parent)
-    os.close(handle)
-    try:
-        wb.save(temp)
-        os.replace(temp, path)
-    finally:
-        if os.path.exists(temp):
-            os.remove(temp)
-    return path
+    check_target(path, force, "--xlsx")  # before the workbook is built
+    return atomic_write(path, build_workbook(scenario).save, force=force, field="--xlsx")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..api import evaluate_scenario
 from ..scenario import Scenario
 from .chunks import CHUNK_SIZE
@@ -88,6 +89,15 @@ def grid_block(job: GridJob, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndar
     return np.array(z), np.array(np.broadcast_to(gap_values(job.scenario, job.metric, results), shape))
 
 
+def check_cells(scenario: Scenario, nx: int, ny: int, chunk_size: int, runner: ChunkRunner) -> None:
+    """Refuse a map of ``nx x ny`` cells too large to hold or too long to compute (:mod:`tco.limits`)."""
+    cells = int(nx) * int(ny)
+    limits.check_chunk_size(chunk_size)
+    limits.check_memory("points", cells, "map cells", cells * limits.BYTES_PER_MAP_CELL)
+    limits.check_evaluations("points", cells, "map cells", cells * len(scenario.structure.options), runner.workers,
+                             runner.scheduler)
+
+
 def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[float, float], y_range: tuple[float, float],
              nx: int = 50, ny: int = 50, metric: Metric | str = "ratio", x_log: bool = False, y_log: bool = False,
              runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE) -> GridMap:
@@ -97,11 +107,13 @@ def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[floa
     one row at least), on ``runner`` (default: in this process); blocks are stacked in order.
     """
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
+    runner = runner or ChunkRunner()
+    check_cells(scenario, nx, ny, chunk_size, runner)
     x = sweep_points(scenario, x_param, *x_range, nx, x_log)
     y = sweep_points(scenario, y_param, *y_range, ny, y_log)
     step = max(1, chunk_size // len(x))
     blocks = [(start, min(start + step, len(y))) for start in range(0, len(y), step)]
-    parts = (runner or ChunkRunner()).fold(grid_block, GridJob(scenario, metric, x_param, y_param, x, y), blocks,
+    parts = runner.fold(grid_block, GridJob(scenario, metric, x_param, y_param, x, y), blocks,
                                            lambda acc, part: [*acc, part], [], "map", [(b - a) * len(x) for a, b in blocks])
     z, gap = (np.concatenate([p[k] for p in parts]) for k in (0, 1))
     return GridMap(x_param, y_param, x, y, z, gap, metric, scenario.params[x_param].unit, scenario.params[y_param].unit)

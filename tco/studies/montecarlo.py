@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..api import evaluate_scenario
 from ..errors import InputError
 from ..params import Param
@@ -134,8 +135,12 @@ def summarize(metrics: Sequence[Metric], samples: pd.DataFrame) -> pd.DataFrame:
 def monte_carlo(scenario: Scenario, metrics: Sequence[Metric | str], samples: int, seed: int = 0,
                 correlations: Sequence[Correlation] | None = None, chunk_size: int = CHUNK_SIZE,
                 progress: Progress = None) -> MonteCarloResult:
-    """Draw ``samples`` scenarios from the catalog distributions and evaluate the metrics."""
+    """Draw ``samples`` scenarios from the catalog distributions and evaluate the metrics (every draw kept in memory)."""
     parsed = [m if isinstance(m, Metric) else parse_metric(scenario, m) for m in metrics]
+    limits.check_chunk_size(chunk_size)
+    limits.check_memory("samples", samples, "samples kept in memory", samples * len(parsed) * limits.BYTES_PER_DRAW_METRIC)
+    limits.check_evaluations("samples", samples, "samples", samples * len(scenario.structure.options),
+                             hint="tco.studies.streaming.monte_carlo_stream keeps summaries only")
     plan = sampling_plan(scenario, correlations, exclude=[m.param for m in parsed if m.param])
     parts = []
     with progress_bar(samples, "monte carlo", progress) as bar:

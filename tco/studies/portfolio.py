@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .. import limits
 from ..errors import FieldError, InputError
 from ..scenario import Scenario, scenario_from_dict
 from .chunks import CHUNK_SIZE
@@ -78,6 +79,8 @@ def portfolio_cells(scenario: Scenario, baseline: str, devices: Sequence[str], m
     base = scenario.to_dict()
     models = list(models or [base["model"]])
     workloads = dict(workloads or {"scenario": {}})
+    limits.check_count(path, len(models) * len(workloads) * len(devices) * len(shapes), "cells (models x workloads x "
+                       "devices x shapes)", limits.MAX_PORTFOLIO_CELLS, "each cell is a scenario validated in ~5 ms")
     cells, errors = [], []
     for model in models:
         for name, preset in workloads.items():
@@ -98,13 +101,22 @@ def portfolio_cells(scenario: Scenario, baseline: str, devices: Sequence[str], m
     return cells
 
 
+def check_portfolio_samples(cells: Sequence[Cell], samples: int, chunk_size: int, runner: ChunkRunner) -> None:
+    """Refuse ``samples`` draws per cell too long for the processes of ``runner`` (:mod:`tco.limits`)."""
+    limits.check_chunk_size(chunk_size)
+    limits.check_evaluations("samples", samples, "samples per cell",
+                             samples * sum(len(c.scenario.structure.options) for c in cells), runner.workers, runner.scheduler)
+
+
 def portfolio(cells: Sequence[Cell], kind: str = "ratio", samples: int = 10_000, seed: int = 0,
               runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE) -> pd.DataFrame:
     """One row per cell: labels, the challenger's metric (``ratio`` or ``npv``) summary and P(win)."""
+    runner = runner or ChunkRunner()
+    check_portfolio_samples(cells, samples, chunk_size, runner)
     metrics = [parse_metric(c.scenario, f"{kind}:{c.option}") for c in cells]
     mc_cells = [MonteCarloCell(c.scenario, (m,), sampling_plan(c.scenario), int(samples))
                 for c, m in zip(cells, metrics, strict=True)]
-    results = run_cells(mc_cells, seed, runner or ChunkRunner(), chunk_size, keep=0, label="portfolio")
+    results = run_cells(mc_cells, seed, runner, chunk_size, keep=0, label="portfolio")
     rows = []
     for cell, metric, result in zip(cells, metrics, results, strict=True):
         row = summary_frame([metric], result.aggregates).iloc[0].to_dict()

@@ -9,20 +9,18 @@ into place only when every analysis succeeded.
 from __future__ import annotations
 
 import json
-import math
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .. import __version__
 from ..api import parameters
 from ..errors import InputError
 from ..scenario import Scenario
+from ..util import json_safe, new_folder, to_csv
 from .chunks import Progress
 from .figures import (
     cascade_figure,
@@ -40,7 +38,7 @@ from .parallel import ChunkRunner, StudyInterrupted
 from .portfolio import portfolio
 from .sensitivity import morris
 from .sobolstream import sobol_stream
-from .spec import StudySpec, axis_range, study_portfolio_cells
+from .spec import StudySpec, axis_range, check_study_sizes, study_portfolio_cells
 from .streaming import monte_carlo_stream
 from .sweep import sweep
 from .tornado import tornado
@@ -64,8 +62,10 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: Prog
     in this process). If one stops, :class:`StudyInterrupted` lists the analyses completed before it.
     """
     run = StudyRun()
+    runner = runner or ChunkRunner(progress=progress)
+    check_study_sizes(study, scenario, runner)
     try:
-        _run_analyses(run, study, scenario, seed, progress, runner or ChunkRunner(progress=progress))
+        _run_analyses(run, study, scenario, seed, progress, runner)
     except StudyInterrupted as exc:
         exc.completed_analyses = list(run.seconds)
         raise
@@ -159,18 +159,6 @@ def summary(study: StudySpec, scenario: Scenario, seed: int, run: StudyRun, tota
     }
 
 
-def _json_safe(value):
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, (np.generic,)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: int | None = None,
               progress: Progress = None, runner: ChunkRunner | None = None) -> Path:
     """Run the study and write its folder at ``out_dir`` (replaced if it exists); returns the folder.
@@ -178,25 +166,27 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
     Nothing is written until every analysis has completed: an interrupted study
     (:class:`StudyInterrupted`) leaves neither ``out_dir`` nor a temporary folder behind.
     """
-    out_dir = Path(out_dir)
-    check_output_dir(out_dir)
+    out_dir = check_output_dir(Path(out_dir))
     seed = study.seed if seed is None else int(seed)
     started = time.perf_counter()
     run = run_analyses(study, scenario, seed, progress, runner)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    tmp.chmod(0o755)
+    tmp = None
     try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = new_folder(out_dir.parent, f".{out_dir.name}.")
         for stem, frame in run.tables.items():
-            frame.to_csv(tmp / f"{stem}.csv", index=False)
+            to_csv(frame, tmp / f"{stem}.csv", index=False)
         for stem, figure in run.figures.items():
             figure.write_html(tmp / f"{stem}.html", include_plotlyjs=True, full_html=True)
         (tmp / STUDY_MARKER).write_text("written by tco study; the folder is replaced when the study runs again\n")
         data = summary(study, scenario, seed, run, time.perf_counter() - started)
-        (tmp / "summary.json").write_text(json.dumps(_json_safe(data), indent=2, default=str) + "\n", encoding="utf-8")
+        (tmp / "summary.json").write_text(json.dumps(json_safe(data), indent=2, default=str) + "\n", encoding="utf-8")
         _replace_dir(tmp, out_dir)
+    except OSError as exc:
+        raise InputError.one("--out", str(out_dir), f"cannot be written: {exc.strerror or exc}") from None
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
 
 
@@ -204,17 +194,23 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
 STUDY_MARKER = ".tco-study"
 
 
-def check_output_dir(out_dir: Path) -> None:
-    """Refuse an output folder that exists and was not written by ``tco study`` (it would be replaced)."""
-    if out_dir.exists() and not (out_dir / STUDY_MARKER).is_file() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+def check_output_dir(out_dir: Path) -> Path:
+    """The output folder as an absolute path; refuses one that exists and was not written by
+    ``tco study`` (it would be replaced), and the current folder or one of its parents (``.``)."""
+    resolved = out_dir.resolve()
+    if resolved == Path.cwd().resolve() or resolved in Path.cwd().resolve().parents or resolved.parent == resolved:
+        raise InputError.one("--out", str(out_dir), "is the current folder or one above it: name a folder for the study "
+                                                    "(e.g. exports/<study-name>)")
+    if resolved.exists() and not (resolved / STUDY_MARKER).is_file() and (not resolved.is_dir() or any(resolved.iterdir())):
         raise InputError.one("--out", str(out_dir), f"exists and is not a tco study folder (no {STUDY_MARKER} marker); "
                                                     "a study replaces its own output only: choose another folder")
+    return resolved
 
 
 def _replace_dir(new: Path, target: Path) -> None:
     """Move ``new`` to ``target``, replacing a previous output folder only once ``new`` is complete."""
     if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        old = new_folder(target.parent, f".{target.name}.old.")
         target.rename(old / target.name)
         new.rename(target)
         shutil.rmtree(old, ignore_errors=True)

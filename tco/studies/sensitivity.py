@@ -20,6 +20,7 @@ from SALib.analyze import sobol as sobol_analyze
 from SALib.sample import morris as morris_sample
 from SALib.sample import sobol as sobol_sample
 
+from .. import limits
 from ..params import Param
 from ..scenario import Scenario
 from .chunks import Progress, chunk_bounds, progress_bar
@@ -94,11 +95,29 @@ def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] 
     return QuantileMetric(scenario, metric, tuple(specs)), [p.name for p in specs]
 
 
+def _check_design(path: str, requested: int, what: str, rows: int, dims: int, options: int) -> None:
+    """Refuse a SALib design (held in memory at once) of ``rows`` x ``dims`` too large for memory or time."""
+    limits.check_memory(path, requested, what, rows * dims * limits.BYTES_PER_DESIGN_VALUE)
+    limits.check_evaluations(path, requested, what, rows * options, hint="")
+
+
+def check_sobol_design(scenario: Scenario, dims: int, n: int) -> None:
+    """Refuse an in-memory Sobol design of ``n (dims + 2)`` rows too large (:mod:`tco.limits`)."""
+    _check_design("n", n, "Sobol base samples", n * (dims + 2), dims, len(scenario.structure.options))
+
+
+def check_morris_design(scenario: Scenario, dims: int, trajectories: int) -> None:
+    """Refuse a Morris design of ``trajectories (dims + 1)`` rows too large (:mod:`tco.limits`)."""
+    _check_design("trajectories", trajectories, "Morris trajectories", trajectories * (dims + 1), dims,
+                  len(scenario.structure.options))
+
+
 def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0, params: Sequence[str] | None = None,
           progress: Progress = None) -> pd.DataFrame:
     """Sobol first- and total-order indices of a scenario metric, sorted by ST, descending."""
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     function, names = scenario_function(scenario, metric, params)
+    check_sobol_design(scenario, len(names), n)
     frame = sobol_analysis(function, names, n, seed, progress)
     return frame.sort_values("ST", ascending=False, kind="stable").reset_index(drop=True)
 
@@ -108,5 +127,6 @@ def morris(scenario: Scenario, metric: Metric | str, trajectories: int = 50, lev
     """Morris screening of a scenario metric, sorted by mu_star, descending."""
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     function, names = scenario_function(scenario, metric, params)
+    check_morris_design(scenario, len(names), trajectories)
     frame = morris_analysis(function, names, trajectories, levels, seed, progress)
     return frame.sort_values("mu_star", ascending=False, kind="stable").reset_index(drop=True)

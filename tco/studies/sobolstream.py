@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import qmc
 
+from .. import limits
 from ..scenario import Scenario
 from .aggregates import Moments
 from .chunks import CHUNK_SIZE
@@ -136,10 +137,19 @@ def sobol_indices(function: UnitFunction, names: Sequence[str], n: int, seed: in
     return sums.indices(names)
 
 
+def check_base_samples(scenario: Scenario, dims: int, n: int, chunk_size: int, runner: ChunkRunner) -> None:
+    """Refuse a streamed Sobol analysis (``n (dims + 2)`` evaluations) too long for ``runner`` (:mod:`tco.limits`)."""
+    limits.check_chunk_size(chunk_size)
+    limits.check_evaluations("n", n, "Sobol base samples", n * (dims + 2) * len(scenario.structure.options),
+                             runner.workers, runner.scheduler)
+
+
 def sobol_stream(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0, params: Sequence[str] | None = None,
                  runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE) -> pd.DataFrame:
     """Sobol indices of a scenario metric in bounded memory, sorted by ST, descending."""
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     function, names = scenario_function(scenario, metric, params)
+    runner = runner or ChunkRunner()
+    check_base_samples(scenario, len(names), n, chunk_size, runner)
     frame = sobol_indices(function, names, n, seed, runner, chunk_size)
     return frame.sort_values("ST", ascending=False, kind="stable").reset_index(drop=True)

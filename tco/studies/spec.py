@@ -13,13 +13,19 @@ from pydantic import Field, ValidationError, model_validator
 
 from ..catalog import Strict
 from ..errors import FieldError, InputError
+from ..limits import MAX_CHUNK_SIZE
 from ..scenario import SCENARIOS_DIR, Scenario, load_scenario, scenario_from_dict
 from ..yamlio import bundled_or_path, pydantic_errors, read_yaml
 from .chunks import CHUNK_SIZE
+from .gridmap import check_cells
 from .metrics import parse_metric
 from .montecarlo import sampling_plan
-from .portfolio import portfolio_cells
-from .streaming import KEEP_SAMPLES
+from .parallel import ChunkRunner
+from .portfolio import check_portfolio_samples, portfolio_cells
+from .sensitivity import check_morris_design, scenario_function
+from .sobolstream import check_base_samples
+from .streaming import KEEP_SAMPLES, check_samples
+from .sweep import check_points
 
 STUDIES_DIR = SCENARIOS_DIR / "studies"
 
@@ -63,7 +69,7 @@ class MonteCarloSpec(Strict):
     #: first draws written to montecarlo_samples.csv and drawn in the figure (the summary uses every draw)
     keep_samples: Annotated[int, Field(ge=0, le=CHUNK_SIZE, strict=True)] = KEEP_SAMPLES
     #: draws per chunk: what one process holds at a time (~0.1 GB per 100k draws for three options)
-    chunk_size: PositiveInt = CHUNK_SIZE
+    chunk_size: Annotated[int, Field(gt=0, le=MAX_CHUNK_SIZE, strict=True)] = CHUNK_SIZE
 
     @model_validator(mode="after")
     def _keep_within_first_chunk(self):
@@ -209,7 +215,7 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
         low = spec.low if ax.low is None else ax.low
         high = spec.high if ax.high is None else ax.high
         for side, value in (("low", low), ("high", high)):
-            if not spec.field.admits(value) and not (spec.field.integer and spec.field.admits(round(value))):
+            if not spec.field.admits_bound(value):
                 errors.append(FieldError(f"{path}.{side}", value, f"{ax.param} {spec.field.rule()}"))
         if not high > low:
             errors.append(FieldError(f"{path}.high", high, f"must be greater than low ({low:g})"))
@@ -254,6 +260,39 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
             errors.extend(exc.errors)
     if main is not None and main.param and a.sweep and a.sweep.param == main.param:
         errors.append(FieldError("analyses.sweep.param", a.sweep.param, "cannot sweep the parameter the metric solves for"))
+    if errors:
+        raise InputError(errors)
+
+
+def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner) -> None:
+    """Every size the study asks for against :mod:`tco.limits` (time on ``runner``'s processes,
+    memory), before anything runs; all errors at once, under their ``analyses.*`` paths."""
+    errors: list[FieldError] = []
+
+    def under(prefix: str, check, *args) -> None:
+        try:
+            check(*args)
+        except InputError as exc:
+            errors.extend(FieldError(f"{prefix}.{e.path}", e.value, e.rule) for e in exc.errors)
+
+    a = study.analyses
+    if a.sweep:
+        under("analyses.sweep", check_points, a.sweep.points)
+    if a.map:
+        under("analyses.map", check_cells, scenario, a.map.x.points, a.map.y.points, CHUNK_SIZE, runner)
+    if a.monte_carlo:
+        under("analyses.monte_carlo", check_samples, scenario, a.monte_carlo.samples, a.monte_carlo.chunk_size, runner)
+    for kind, check in (("sobol", check_base_samples), ("morris", check_morris_design)):
+        spec = getattr(a, kind)
+        if spec is not None:
+            _function, names = scenario_function(scenario, parse_metric(scenario, study.metric), spec.params)
+            if kind == "sobol":
+                under("analyses.sobol", check, scenario, len(names), spec.n, CHUNK_SIZE, runner)
+            else:
+                under("analyses.morris", check, scenario, len(names), spec.trajectories)
+    if a.portfolio:
+        under("analyses.portfolio", check_portfolio_samples, study_portfolio_cells(scenario, a.portfolio),
+              a.portfolio.samples, CHUNK_SIZE, runner)
     if errors:
         raise InputError(errors)
 

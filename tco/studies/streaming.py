@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..scenario import Scenario
 from .aggregates import MetricAggregate, merge_tables, quantile_edges
 from .chunks import CHUNK_SIZE, chunk_bounds
@@ -141,14 +142,22 @@ class StreamingMonteCarlo:
     draws: int = 0
 
 
+def check_samples(scenario: Scenario, samples: int, chunk_size: int, runner: ChunkRunner) -> None:
+    """Refuse a streamed Monte Carlo too long for the processes of ``runner`` (:mod:`tco.limits`)."""
+    limits.check_chunk_size(chunk_size)
+    limits.check_evaluations("samples", samples, "samples", samples * len(scenario.structure.options), runner.workers,
+                             runner.scheduler)
+
+
 def monte_carlo_stream(scenario: Scenario, metrics: Sequence[Metric | str], samples: int, seed: int = 0,
                        correlations: Sequence[Correlation] | None = None, chunk_size: int = CHUNK_SIZE,
                        runner: ChunkRunner | None = None, keep: int = KEEP_SAMPLES) -> StreamingMonteCarlo:
     """Monte Carlo of ``samples`` draws in memory bounded by ``chunk_size``, on ``runner`` (default: in-process)."""
     parsed = tuple(m if isinstance(m, Metric) else parse_metric(scenario, m) for m in metrics)
+    runner = runner or ChunkRunner()
+    check_samples(scenario, samples, chunk_size, runner)
     plan = sampling_plan(scenario, correlations, exclude=[m.param for m in parsed if m.param])
     cell = MonteCarloCell(scenario, parsed, plan, int(samples))
-    runner = runner or ChunkRunner()
     (result,) = run_cells([cell], seed, runner, chunk_size, keep)
     return StreamingMonteCarlo(summary_frame(parsed, result.aggregates), result.samples, int(seed), int(chunk_size),
                                [p.name for p in plan.params], result.aggregates, int(samples))

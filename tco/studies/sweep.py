@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .. import limits
 from ..api import evaluate_scenario
 from ..scenario import Scenario
 from ..solvers import STATUS_NAMES, find_crossing, grid
@@ -14,9 +15,15 @@ from .metrics import Metric, contour_option, gap_values, metric_table, parse_met
 from .sampling import round_integers
 
 
+def check_points(points: int) -> None:
+    """Refuse a sweep of more points than memory holds at once (:mod:`tco.limits`)."""
+    limits.check_memory("points", points, "sweep points", points * limits.BYTES_PER_SWEEP_POINT)
+
+
 def sweep_points(scenario: Scenario, param: str, low: float, high: float, points: int, log: bool) -> np.ndarray:
     """The swept values [param unit]: linear or geometric; whole numbers for integer fields."""
     spec = scenario.params[param]
+    check_points(points)
     xs = grid(float(low), float(high), int(points), bool(log))
     return np.unique(round_integers(spec, xs)) if spec.field.integer else xs
 

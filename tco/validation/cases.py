@@ -8,12 +8,14 @@ published figure, its unit, and a tolerance band on the relative error with its 
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import FieldError, InputError
+from ..util import read_bounded
 from ..yamlio import pydantic_errors, read_yaml
 
 SUITE_PATH = Path(__file__).resolve().parents[2] / "validation" / "cases.yaml"
@@ -163,6 +165,11 @@ CSV_REQUIRED = ("name", "class", "model", "device", "devices_per_replica", "syst
 CSV_OPTIONAL = ("ttft_target_s", "max_batch", "bits", "unit", "source")
 
 
+#: largest measurements CSV read [B], and most rows
+MAX_CSV_BYTES = 5_000_000
+MAX_CSV_ROWS = 10_000
+
+
 def cases_from_csv(path: str | Path) -> list[Case]:
     """Measured cases from a CSV, one row per measurement, all entering the fit.
 
@@ -170,11 +177,15 @@ def cases_from_csv(path: str | Path) -> list[Case]:
     user case is wide open (the calibration reports the error; it does not judge it).
     """
     path = Path(path)
+    data = read_bounded(path, MAX_CSV_BYTES, "--cases")
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-    except FileNotFoundError:
-        raise InputError.one("--cases", str(path), "file not found") from None
+        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
+    except UnicodeDecodeError as exc:
+        raise InputError.one("--cases", str(path), f"is not UTF-8 text (byte {exc.start}): is it a binary file?") from None
+    except csv.Error as exc:
+        raise InputError.one("--cases", str(path), f"is not a CSV file tco reads ({exc})") from None
+    if len(rows) > MAX_CSV_ROWS:
+        raise InputError.one("--cases", str(path), f"has {len(rows):,} rows; at most {MAX_CSV_ROWS:,} measurements are read")
     if not rows:
         raise InputError.one(str(path), None, "has no data rows")
     missing = [c for c in CSV_REQUIRED if c not in rows[0]]

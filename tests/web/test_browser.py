@@ -72,7 +72,8 @@ def test_invalid_value_is_flagged_not_applied(page, live_app):
     expect(page.locator("#edit-errors")).to_contain_text(message)
     expect(page.locator(VALUE_CELL.format(name="economics.pue"))).to_have_text("5")
     edit(page, "economics.electricity_usd_per_kwh", "cheap")
-    expect(page.locator("#edit-errors")).to_contain_text("economics.electricity_usd_per_kwh: got 'cheap'; must be a number")
+    refused = "economics.electricity_usd_per_kwh: got 'cheap'; is not a number tco reads"
+    expect(page.locator("#edit-errors")).to_contain_text(refused)
     page.click("#tab-compare")
     expect(page.locator("#cell-lcot-0")).to_have_text(before)
     assert errors == []
