@@ -10,7 +10,7 @@ from tco.core import cashflow
 from tco.core.comparison import comparison
 from tco.core.evaluate import evaluate
 from tco.core.outputs import COST_LINES
-from tco.studies.montecarlo import draw_chunk, sampling_plan
+from tco.studies.sampling import draw_chunk, sampling_plan
 
 
 def random_values(scenario, n, seed=0):

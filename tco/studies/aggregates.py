@@ -124,6 +124,18 @@ class Histogram:
         share = np.where(self.counts[k] > 0, (target - below) / np.maximum(self.counts[k], 1), 0.0)
         return np.clip(lows[k] + np.clip(share, 0, 1) * (highs[k] - lows[k]), minimum, maximum)
 
+    def cdf(self, minimum: float, maximum: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(value, share below value)`` at ``minimum``, at every edge and at ``maximum`` (share 1).
+
+        Exact, not interpolated: the draws below ``edges[j]`` are ``counts[0] + ... + counts[j]``.
+        Empty arrays when the histogram is.
+        """
+        total = int(self.counts.sum())
+        if not total:
+            return np.array([]), np.array([])
+        below = np.cumsum(self.counts)[: len(self.edges)] / total
+        return np.concatenate([[minimum], self.edges, [maximum]]), np.concatenate([[0.0], below, [1.0]])
+
 
 @dataclass(frozen=True)
 class MetricAggregate:
@@ -147,6 +159,10 @@ class MetricAggregate:
         return MetricAggregate(self.moments.merge(other.moments), self.histogram.merge(other.histogram),
                                self.draws + other.draws, self.wins + other.wins, self.feasible + other.feasible,
                                self.baseline_feasible + other.baseline_feasible)
+
+    def cdf(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(value, share of the finite draws below value)`` (:meth:`Histogram.cdf`)."""
+        return self.histogram.cdf(self.moments.minimum, self.moments.maximum)
 
     def summary(self) -> dict[str, float]:
         """Mean, standard error, P10/P50/P90 (histogram), P(win) with its binomial standard error, n.
