@@ -204,7 +204,7 @@ def test_portfolio_bad_device_names_the_cell_and_the_rule(toy_scenario):
     assert error.value == "toy-tpu" and "is not a known device" in error.rule
 
 
-# --- 1 process, 2 processes: the same numbers -------------------------------------------------------
+# --- 1 process, 2 processes: the same numbers (marked slow: a dask cluster takes seconds to start) -----
 
 @pytest.fixture(scope="module")
 def cluster_runner():
@@ -212,6 +212,7 @@ def cluster_runner():
         yield runner
 
 
+@pytest.mark.slow  # starts a 2-process dask cluster: runs in `make test`, not in `make test-fast`
 def test_two_dask_workers_give_the_same_numbers_as_one_process(default_scenario, cluster_runner):
     """Bit for bit: summary, kept draws, distribution; Sobol and Morris indices."""
     kwargs = {"samples": 6000, "seed": 21, "chunk_size": 1000, "keep": 50}
@@ -226,18 +227,20 @@ def test_two_dask_workers_give_the_same_numbers_as_one_process(default_scenario,
         morris_analysis(ishigami, names, 20, seed=5, runner=cluster_runner, chunk_size=16))
 
 
-@pytest.mark.parametrize("where", ["in-process", "cluster"])
-def test_cancel_stops_between_chunks_and_says_what_completed(default_scenario, cluster_runner, where):
+@pytest.mark.parametrize("where", ["in-process", pytest.param("cluster", marks=pytest.mark.slow)])
+def test_cancel_stops_between_chunks_and_says_what_completed(default_scenario, request, where):
     seen = []
+    runner = request.getfixturevalue("cluster_runner") if where == "cluster" else None
     with pytest.raises(StudyInterrupted) as info:
         monte_carlo(default_scenario, METRICS, 5000, seed=1, chunk_size=1000, progress=lambda done, total: seen.append(done),
-                    cancel=lambda: len(seen) >= 2, runner=cluster_runner if where == "cluster" else None)
+                    cancel=lambda: len(seen) >= 2, runner=runner)
     assert info.value.total == 5 and 2 <= info.value.done < 5
     assert str(info.value).endswith("chunks completed (cancelled)")
     if where == "in-process":  # asked before every chunk: the third never starts
         assert seen == [1000, 2000] and info.value.done == 2
 
 
+@pytest.mark.slow  # starts a 2-process dask cluster: runs in `make test`, not in `make test-fast`
 def test_a_failing_chunk_on_a_worker_stops_the_study_and_says_what_completed(default_scenario, cluster_runner):
     cell = MonteCarloCell(default_scenario, (), sampling_plan(default_scenario), 10)
     job = MonteCarloJob((cell,), 0, 10)
@@ -279,6 +282,7 @@ def test_interrupted_study_reports_chunks_done_and_leaves_no_output(tmp_path, ca
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["study.yaml"]
 
 
+@pytest.mark.slow  # starts a 2-process dask cluster: runs in `make test`, not in `make test-fast`
 def test_cli_study_with_two_workers_matches_one_process(tmp_path):
     path = write_mc_study(tmp_path, samples=600)
     assert main(["study", str(path), "--out", str(tmp_path / "one")]) == 0
@@ -288,8 +292,9 @@ def test_cli_study_with_two_workers_matches_one_process(tmp_path):
     assert len((tmp_path / "one" / "montecarlo_samples.csv").read_text().splitlines()) == 51
 
 
-@pytest.mark.parametrize("argv, message", [(["--workers", "0"], "--workers: got 0"),
-                                           (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler: got 'tcp://127.0.0.1:1'")])
+@pytest.mark.parametrize("argv, message", [
+    (["--workers", "0"], "--workers: got 0"),
+    pytest.param(["--scheduler", "tcp://127.0.0.1:1"], "--scheduler: got 'tcp://127.0.0.1:1'", marks=pytest.mark.slow)])
 def test_cli_bad_workers_or_scheduler_exit_2(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.setattr("tco.studies.parallel.SCHEDULER_TIMEOUT_S", 1)
     out = tmp_path / "out"

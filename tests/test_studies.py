@@ -118,6 +118,30 @@ def test_breakeven_metric_matches_solver_per_point(asic_scenario):
     assert win_threshold("npv") == 0.0 and win_threshold("ratio:asic") == 1.0
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.5, 2000.0), st.floats(0.05, 40.0), st.integers(1, 9), st.booleans(), st.sampled_from([1, 5, 60]))
+def test_batched_bisection_gives_the_brackets_of_one_halving_per_call(root, slope, teeth, log, halvings):
+    """A scalar crossing narrowed 4 halvings per call (15 points a call) ends in the bracket that plain
+    bisection (1 point a call) reaches: the same midpoints, the same decisions. The gap is a sawtooth of
+    ``teeth`` steps plus a slope (several sign changes in a bracket, as whole device counts make)."""
+    from tco.solvers import _bisection, _bisection_in_batches
+
+    calls = []
+
+    def gap(x):
+        x = np.asarray(x, float)
+        calls.append(x.size)
+        return slope * (x - root) + np.floor(x * teeth / root) % 2 - 0.5
+
+    lo, hi = (np.float64(0.25), np.float64(4000.0))
+    g_lo = gap(lo)
+    one = _bisection(gap, lo, hi, g_lo, halvings, log)
+    calls.clear()
+    batched = _bisection_in_batches(gap, lo, hi, g_lo, halvings, log)
+    assert (float(batched[0]), float(batched[1])) == (float(one[0]), float(one[1]))
+    assert len(calls) == -(-halvings // 4) and max(calls) == 2 ** min(halvings, 4) - 1
+
+
 # --- sampling ------------------------------------------------------------------------------------
 
 def uncertain(distribution, value=10.0, low=5.0, high=20.0, name="devices.x.price_usd"):
