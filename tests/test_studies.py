@@ -356,26 +356,36 @@ def test_progress_callback_reports_after_each_chunk():
     assert seen == [(250, 600), (500, 600), (600, 600)]
 
 
-def test_app_and_cli_give_the_same_monte_carlo_summary(tmp_path):
+def test_app_and_cli_give_the_same_monte_carlo_summary(tmp_path, monkeypatch):
     """The Uncertainty tab and ``tco study`` run the one Monte Carlo with the same defaults: same seed, same numbers."""
     import pandas as pd
-    from tco_app.pages.uncertainty import monte_carlo_run, monte_carlo_view
+    from tco_app.context import AppContext
+    from tco_app.pages.uncertainty import monte_carlo_view
+    from tco_app.state import scenario_choices
+
+    from tco import studies
 
     data = {"name": "mc", "question": "How often does Groq win?", "scenario": "default", "metric": "ratio:groq", "seed": 7,
             "analyses": {"monte_carlo": {"samples": 1500}}}
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(data))
     assert main(["study", str(tmp_path / "study.yaml"), "--out", str(tmp_path / "out")]) == 0
     cli = pd.read_csv(tmp_path / "out" / "montecarlo_summary.csv")
-    scenario = tco.load_scenario("default")
-    seen = []
-    app = monte_carlo_run(scenario, "ratio:groq", 1500, 7, lambda done, total: seen.append((done, total))).summary
-    assert seen == [(1500, 1500)] and list(app.columns) == list(cli.columns)
+    runs, progress = [], []
+
+    def recorded(*args, **kwargs):  # the app's call, kept to compare every digit
+        runs.append(monte_carlo(*args, **kwargs))
+        return runs[-1]
+
+    monkeypatch.setattr(studies, "monte_carlo", recorded)
+    state = {"scenario": "default", "upload": None, "set": {}}
+    _figure, table = monte_carlo_view(AppContext(scenario_choices(), "default"), state, "ratio:groq", 1500, 7, progress.append)
+    app = runs[0].summary
+    assert progress == ["100% done: 1,500 of 1,500 samples"] and list(app.columns) == list(cli.columns)
     numbers = app.select_dtypes("number").columns
     assert np.array_equal(app[numbers].to_numpy(float), cli[numbers].to_numpy(float), equal_nan=True)
-    _figure, table = monte_carlo_view(scenario, "ratio:groq", monte_carlo_run(scenario, "ratio:groq", 1500, 7))
-    assert [c.children for c in table.children[0].children.children] == list(cli.columns)
-    assert [float(c.children) for c in table.children[1].children[0].children[2:]] == \
-        [round(float(v), 4) for v in cli.iloc[0, 2:]]
+    header, body = table.children
+    assert [c.children for c in header.children.children] == list(cli.columns)
+    assert [float(c.children) for c in body.children[0].children[2:]] == [round(float(v), 4) for v in cli.iloc[0, 2:]]
     distribution = pd.read_csv(tmp_path / "out" / "montecarlo_distribution.csv")
     assert set(distribution["metric"]) == {"ratio:groq"} and distribution["cdf"].is_monotonic_increasing
 
