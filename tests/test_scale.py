@@ -21,7 +21,7 @@ from tco.cli import main
 from tco.studies import grid_map, monte_carlo, morris_analysis, parse_metric, sobol_analysis
 from tco.studies import montecarlo as montecarlo_module
 from tco.studies.aggregates import Histogram, Moments, quantile_edges
-from tco.studies.montecarlo import MonteCarloCell, MonteCarloJob, chunk_values
+from tco.studies.montecarlo import MonteCarloJob, chunk_values, metric_cell
 from tco.studies.parallel import ChunkRunner, StudyInterrupted, chunk_seed
 from tco.studies.portfolio import portfolio, portfolio_cells
 from tco.studies.sampling import sampling_plan
@@ -95,7 +95,7 @@ def test_monte_carlo_summary_equals_numpy_on_every_draw(default_scenario):
     """Three chunks of 2000, 2000 and 1000 draws, the draws rebuilt chunk by chunk and summarized by numpy."""
     result = monte_carlo(default_scenario, METRICS, samples=5000, seed=9, chunk_size=2000, keep=100)
     metrics = tuple(parse_metric(default_scenario, m) for m in METRICS)
-    job = MonteCarloJob((MonteCarloCell(default_scenario, metrics, sampling_plan(default_scenario), 5000),), 9, 2000)
+    job = MonteCarloJob((metric_cell(default_scenario, metrics, sampling_plan(default_scenario), 5000),), 9, 2000)
     every = {k: np.concatenate([chunk_values(job, (0, i))[k] for i in range(3)]) for k in chunk_values(job, (0, 0))}
     s = result.summary.set_index("metric")
     for m in METRICS:
@@ -242,7 +242,7 @@ def test_cancel_stops_between_chunks_and_says_what_completed(default_scenario, r
 
 @pytest.mark.slow  # starts a 2-process dask cluster: runs in `make test`, not in `make test-fast`
 def test_a_failing_chunk_on_a_worker_stops_the_study_and_says_what_completed(default_scenario, cluster_runner):
-    cell = MonteCarloCell(default_scenario, (), sampling_plan(default_scenario), 10)
+    cell = metric_cell(default_scenario, (), sampling_plan(default_scenario), 10)
     job = MonteCarloJob((cell,), 0, 10)
     with pytest.raises(StudyInterrupted) as info:  # task (1, 0) names a cell that does not exist: IndexError on the worker
         cluster_runner.fold(chunk_values, job, [(0, 0), (1, 0)], lambda acc, v: acc + 1, 0, "test")

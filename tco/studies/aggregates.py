@@ -16,7 +16,8 @@ the number of samples.
   are read by linear interpolation inside the bin holding them, so a quantile's error is at
   most the width of that bin.
 - :class:`MetricAggregate`: the two above over the finite values of a metric, plus the
-  number of draws (NaN included) and the number where the option wins.
+  number of draws (NaN included) and the number where each named indicator holds (the
+  option wins, meets its latency targets, a device is best cascaded...).
 """
 
 from __future__ import annotations
@@ -139,44 +140,49 @@ class Histogram:
 
 @dataclass(frozen=True)
 class MetricAggregate:
-    """One metric over many draws: moments and histogram of its finite values, draws, wins, and the
-    draws where the metric's option and the baseline meet their latency targets."""
+    """One metric over many draws: moments and histogram of its finite values, the number of draws
+    (NaN included) and, per named indicator (e.g. ``win``, ``feasible``), the draws where it holds."""
 
     moments: Moments
     histogram: Histogram
     draws: int
-    wins: int
-    feasible: int
-    baseline_feasible: int
+    counts: dict[str, int]
 
     @classmethod
-    def of(cls, values: np.ndarray, wins: np.ndarray, edges: np.ndarray, feasible: np.ndarray,
-           baseline_feasible: np.ndarray) -> MetricAggregate:
-        return cls(Moments.of(values), Histogram.of(values, edges), int(np.size(values)), int(np.count_nonzero(wins)),
-                   int(np.count_nonzero(feasible)), int(np.count_nonzero(baseline_feasible)))
+    def of(cls, values: np.ndarray, edges: np.ndarray, indicators: dict[str, np.ndarray]) -> MetricAggregate:
+        return cls(Moments.of(values), Histogram.of(values, edges), int(np.size(values)),
+                   {k: int(np.count_nonzero(v)) for k, v in indicators.items()})
 
     def merge(self, other: MetricAggregate) -> MetricAggregate:
         return MetricAggregate(self.moments.merge(other.moments), self.histogram.merge(other.histogram),
-                               self.draws + other.draws, self.wins + other.wins, self.feasible + other.feasible,
-                               self.baseline_feasible + other.baseline_feasible)
+                               self.draws + other.draws, {k: c + other.counts[k] for k, c in self.counts.items()})
+
+    def share(self, indicator: str) -> float:
+        """Share of the draws where ``indicator`` holds [0-1] (NaN draws count as not holding); NaN with no draws."""
+        return self.counts[indicator] / self.draws if self.draws else np.nan
+
+    def share_std_error(self, indicator: str) -> float:
+        """Binomial standard error of :meth:`share`, ``sqrt(p (1 - p) / draws)`` [0-1]."""
+        p = self.share(indicator)
+        return float(np.sqrt(p * (1 - p) / self.draws)) if self.draws else np.nan
+
+    def quantiles(self, q) -> np.ndarray:
+        """Quantiles ``q`` of the finite values from the histogram (:meth:`Histogram.quantiles`)."""
+        return self.histogram.quantiles(np.asarray(q, float), self.moments.minimum, self.moments.maximum)
 
     def cdf(self) -> tuple[np.ndarray, np.ndarray]:
         """``(value, share of the finite draws below value)`` (:meth:`Histogram.cdf`)."""
         return self.histogram.cdf(self.moments.minimum, self.moments.maximum)
 
     def summary(self) -> dict[str, float]:
-        """Mean, standard error, P10/P50/P90 (histogram), P(win) with its binomial standard error, n.
+        """Mean, standard error, P10/P50/P90 (histogram), ``p_<indicator>`` for every indicator, n, min, max.
 
-        ``p_win`` = wins / draws (NaN draws count as not winning); its standard error is
-        sqrt(p (1 - p) / draws). ``n`` counts the finite values behind the other statistics.
+        ``n`` counts the finite values behind the statistics of the values.
         """
         m = self.moments
-        p10, p50, p90 = self.histogram.quantiles(np.array([0.1, 0.5, 0.9]), m.minimum, m.maximum)
-        p_win = self.wins / self.draws if self.draws else np.nan
+        p10, p50, p90 = self.quantiles([0.1, 0.5, 0.9])
         return {"mean": m.mean if m.count else np.nan, "std_error": m.std_error, "p10": p10, "p50": p50, "p90": p90,
-                "p_win": p_win, "p_win_std_error": float(np.sqrt(p_win * (1 - p_win) / self.draws)) if self.draws else np.nan,
-                "p_feasible": self.feasible / self.draws if self.draws else np.nan,
-                "p_baseline_feasible": self.baseline_feasible / self.draws if self.draws else np.nan,
+                **{f"p_{k}": self.share(k) for k in self.counts},
                 "n": m.count, "min": m.minimum if m.count else np.nan, "max": m.maximum if m.count else np.nan}
 
 

@@ -23,7 +23,7 @@ read from the aggregates, so they cover every draw.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,14 +59,42 @@ def evaluate_chunk(scenario: Scenario, metrics: Sequence[Metric], updates: Mappi
     return {k: np.broadcast_to(v, np.broadcast_shapes(np.shape(v), draws)) for k, v in out.items()}
 
 
+#: what a cell aggregates: a value column and its indicators ``{indicator name: boolean column}``
+Aggregated = tuple[str, dict[str, str]]
+
+
 @dataclass(frozen=True)
-class MonteCarloCell:
-    """What one Monte Carlo evaluates: a scenario, its metrics, its sampling plan and sample count."""
+class MetricColumns:
+    """The per-draw columns of scenario metrics (:func:`evaluate_chunk`); picklable, for workers."""
 
     scenario: Scenario
     metrics: tuple[Metric, ...]
+
+    def __call__(self, updates: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return evaluate_chunk(self.scenario, self.metrics, updates)
+
+    @property
+    def aggregated(self) -> tuple[Aggregated, ...]:
+        """Every metric with its indicators: ``win``, ``feasible`` (its option), ``baseline_feasible``."""
+        return tuple((m.name, {"win": f"wins:{m.name}", "feasible": f"feasible:{m.name}",
+                               "baseline_feasible": "feasible:baseline"}) for m in self.metrics)
+
+
+@dataclass(frozen=True)
+class MonteCarloCell:
+    """What one Monte Carlo evaluates: ``columns(draws)`` gives per-draw columns, of which
+    ``aggregated`` are folded into running aggregates; the sampling plan and the sample count."""
+
+    columns: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+    aggregated: tuple[Aggregated, ...]
     plan: SamplingPlan
     samples: int
+
+
+def metric_cell(scenario: Scenario, metrics: Sequence[Metric], plan: SamplingPlan, samples: int) -> MonteCarloCell:
+    """A cell of scenario metrics (:class:`MetricColumns`)."""
+    columns = MetricColumns(scenario, tuple(metrics))
+    return MonteCarloCell(columns, columns.aggregated, plan, int(samples))
 
 
 @dataclass(frozen=True)
@@ -80,25 +108,25 @@ class MonteCarloJob:
 
 
 def chunk_values(job: MonteCarloJob, task: tuple[int, int]) -> dict[str, np.ndarray]:
-    """Metric values and win flags of chunk ``task = (cell, chunk index)``, one per draw (also when nothing is sampled)."""
+    """The columns of chunk ``task = (cell, chunk index)``, one value per draw (also when nothing is sampled)."""
     cell_index, index = task
     cell = job.cells[cell_index]
     start, stop = chunk_bounds(cell.samples, job.chunk_size)[index]
-    values = evaluate_chunk(cell.scenario, cell.metrics, draw_chunk(cell.plan, job.seed, index, stop - start))
+    values = cell.columns(draw_chunk(cell.plan, job.seed, index, stop - start))
     return {k: np.broadcast_to(v, (stop - start,)) for k, v in values.items()}
 
 
-def aggregate_values(metrics: Sequence[Metric], values: dict[str, np.ndarray],
+def aggregate_values(cell: MonteCarloCell, values: dict[str, np.ndarray],
                      edges: dict[str, np.ndarray]) -> dict[str, MetricAggregate]:
-    """One chunk's values folded into one aggregate per metric."""
-    return {m.name: MetricAggregate.of(values[m.name], values[f"wins:{m.name}"], edges[m.name], values[f"feasible:{m.name}"],
-                                       values["feasible:baseline"]) for m in metrics}
+    """One chunk's columns folded into one aggregate per aggregated column."""
+    return {name: MetricAggregate.of(values[name], edges[name], {k: values[c] for k, c in indicators.items()})
+            for name, indicators in cell.aggregated}
 
 
 def chunk_aggregates(job: MonteCarloJob, task: tuple[int, int]) -> tuple[int, dict[str, MetricAggregate]]:
     """``(cell, aggregates)`` of one chunk: what pass 2 sends back instead of the draws."""
     cell = job.cells[task[0]]
-    return task[0], aggregate_values(cell.metrics, chunk_values(job, task), job.edges[task[0]])
+    return task[0], aggregate_values(cell, chunk_values(job, task), job.edges[task[0]])
 
 
 @dataclass
@@ -120,9 +148,9 @@ def run_cells(cells: Sequence[MonteCarloCell], seed: int, runner: ChunkRunner, c
     with runner.analysis(label, sum(map(len, bounds)), sum(c.samples for c in cells), progress, cancel) as analysis:
         pilots = analysis.fold(chunk_values, job, [(c, 0) for c in range(len(cells))], lambda acc, v: [*acc, v], [],
                                [b[0][1] for b in bounds])
-        edges = tuple({m.name: quantile_edges(values[m.name]) for m in cell.metrics}
+        edges = tuple({name: quantile_edges(values[name]) for name, _ in cell.aggregated}
                       for cell, values in zip(cells, pilots, strict=True))
-        totals = [aggregate_values(cell.metrics, values, e) for cell, values, e in zip(cells, pilots, edges, strict=True)]
+        totals = [aggregate_values(cell, values, e) for cell, values, e in zip(cells, pilots, edges, strict=True)]
         kept = [pd.DataFrame({k: v[:keep] for k, v in values.items()}) for values in pilots]
         del pilots
 
@@ -140,12 +168,15 @@ def summary_frame(metrics: Sequence[Metric], aggregates: dict[str, MetricAggrega
     """One row per metric: mean, std_error, P10/P50/P90, P(win) and its standard error, the
     feasibility shares, n, min, max (:meth:`~tco.studies.aggregates.MetricAggregate.summary`).
 
-    P10/P50/P90 come from the histograms (:meth:`~tco.studies.aggregates.Histogram.quantiles`),
-    P(win) is NaN for break-even metrics.
+    P10/P50/P90 come from the histograms (:meth:`~tco.studies.aggregates.Histogram.quantiles`);
+    ``p_win`` = wins / draws with standard error ``sqrt(p (1 - p) / draws)``, NaN for break-even metrics.
     """
     rows = []
     for m in metrics:
-        row = {"metric": m.name, "unit": m.unit, **aggregates[m.name].summary()}
+        a = aggregates[m.name]
+        row = {"metric": m.name, "unit": m.unit, **a.summary()}
+        row = {**{k: row[k] for k in ("metric", "unit", "mean", "std_error", "p10", "p50", "p90", "p_win")},
+               "p_win_std_error": a.share_std_error("win"), **row}
         if m.kind == "breakeven":
             row["p_win"] = row["p_win_std_error"] = np.nan
         rows.append(row)
@@ -206,7 +237,7 @@ def monte_carlo(scenario: Scenario, metrics: Sequence[Metric | str], samples: in
     runner = runner or ChunkRunner()
     check_samples(scenario, samples, chunk_size, runner)
     plan = sampling_plan(scenario, correlations, exclude=[m.param for m in parsed if m.param])
-    cell = MonteCarloCell(scenario, parsed, plan, samples)
+    cell = metric_cell(scenario, parsed, plan, samples)
     (result,) = run_cells([cell], seed, runner, chunk_size, keep, progress=progress, cancel=cancel)
     return MonteCarloResult(summary_frame(parsed, result.aggregates), result.samples, int(seed), chunk_size,
                             [p.name for p in plan.params], result.aggregates, samples)

@@ -28,7 +28,7 @@ from ..errors import FieldError, InputError
 from ..scenario import Scenario, scenario_from_dict
 from .chunks import CHUNK_SIZE, Cancel, Progress
 from .metrics import parse_metric
-from .montecarlo import MonteCarloCell, run_cells, summary_frame
+from .montecarlo import metric_cell, run_cells, summary_frame
 from .parallel import ChunkRunner
 from .sampling import sampling_plan
 
@@ -114,8 +114,7 @@ def portfolio(cells: Sequence[Cell], kind: str = "ratio", samples: int = 10_000,
     runner = runner or ChunkRunner()
     check_portfolio_samples(cells, samples, chunk_size, runner)
     metrics = [parse_metric(c.scenario, f"{kind}:{c.option}") for c in cells]
-    mc_cells = [MonteCarloCell(c.scenario, (m,), sampling_plan(c.scenario), int(samples))
-                for c, m in zip(cells, metrics, strict=True)]
+    mc_cells = [metric_cell(c.scenario, (m,), sampling_plan(c.scenario), samples) for c, m in zip(cells, metrics, strict=True)]
     results = run_cells(mc_cells, seed, runner, chunk_size, keep=0, label="portfolio", progress=progress, cancel=cancel)
     rows = []
     for cell, metric, result in zip(cells, metrics, results, strict=True):

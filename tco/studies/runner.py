@@ -79,7 +79,7 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         from ..training_api import cascade_under_uncertainty
 
         started = time.perf_counter()
-        frame = cascade_under_uncertainty(scenario, a.cascade.samples, seed)
+        frame = cascade_under_uncertainty(scenario, a.cascade.samples, seed, runner, progress)
         run.tables["cascade"], run.figures["cascade"] = frame, cascade_figure(frame)
         run.results["cascade"] = {"samples": a.cascade.samples, "devices": frame.reset_index().to_dict(orient="records")}
         run.seconds["cascade"] = time.perf_counter() - started

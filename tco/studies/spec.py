@@ -281,6 +281,13 @@ def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner)
             errors.extend(FieldError(f"{prefix}.{e.path}", e.value, e.rule) for e in exc.errors)
 
     a = study.analyses
+    if a.cascade:
+        from ..training_api import serving_scenario
+
+        # one evaluation of the serving scenario with a retired option per training device, per draw
+        options = len(serving_scenario(scenario).structure.options) + len({o.device for o in scenario.structure.options})
+        under("analyses.cascade", runner.check_run, "samples", a.cascade.samples, "samples", a.cascade.samples * options,
+              CHUNK_SIZE)
     if a.sweep:
         under("analyses.sweep", check_points, a.sweep.points)
     if a.map:
