@@ -4,6 +4,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# test processes (pytest-xdist): both cores of the project's 2-core machine; JOBS=0 runs in this process.
+# Whole files go to one process (--dist loadfile) so module fixtures (a dask cluster, the live app) start once.
+JOBS ?= 2
+PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadfile
 
 .PHONY: install install-test run test test-fast bench bench-scale
 
@@ -25,12 +29,12 @@ run: install
 ## install everything and run the whole test suite (what CI runs)
 test: install-test
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q
+	$(PYTEST)
 
-## the quick loop: no browser, no LibreOffice (under a minute)
+## the quick loop: no browser, no LibreOffice, no dask cluster (under a minute)
 test-fast: $(PY)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -m "not slow and not libreoffice" --ignore=tests/web
+	$(PYTEST) -m "not slow and not libreoffice" --ignore=tests/web
 
 ## every speed target of the issues, printed as figures and ratios (a minute or two)
 bench: install
