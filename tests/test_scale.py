@@ -83,6 +83,22 @@ def test_histogram_quantile_lies_in_the_bin_of_the_exact_quantile(values, pilot,
     assert ordered[max(0, int(np.ceil(q * len(v))) - 1)] >= lows[k] - 1e-9 or k == 0
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(finite, min_size=1, max_size=300), st.lists(finite, min_size=1, max_size=40), st.integers(1, 5))
+def test_histogram_cdf_counts_the_values_below_every_edge(values, pilot, pieces):
+    """Merged in pieces, the CDF at each edge is the exact share of values below it; 0 at the minimum, 1 at the maximum."""
+    v = np.array(values)
+    edges = quantile_edges(np.array(pilot), bins=8)
+    parts = [Histogram.of(piece, edges) for piece in np.array_split(v, pieces)]
+    h = parts[0]
+    for part in parts[1:]:
+        h = h.merge(part)
+    value, cdf = h.cdf(v.min(), v.max())
+    assert np.array_equal(value[1:-1], edges) and (value[0], value[-1]) == (v.min(), v.max())
+    assert np.array_equal(cdf[1:-1], (v[None, :] < edges[:, None]).sum(axis=1) / len(v))
+    assert (cdf[0], cdf[-1]) == (0.0, 1.0) and np.all(np.diff(cdf[1:-1]) >= 0)
+
+
 def test_chunk_seed_is_the_spawned_child():
     children = np.random.SeedSequence(42).spawn(5)
     for i, child in enumerate(children):
