@@ -202,11 +202,13 @@ class MonteCarloResult:
         Columns ``value`` [metric unit], ``cdf`` (share of the finite draws below ``value``)
         and ``exceedance`` (``1 - cdf``: the share at or above it), at the smallest draw, at
         every histogram edge and at the largest draw (cdf 1); exact at every row
-        (:meth:`~tco.studies.aggregates.MetricAggregate.cdf`).
+        (:meth:`~tco.studies.aggregates.MetricAggregate.cdf`); a row equal to the one before it
+        (the smallest draw on the first edge) is left out.
         """
         name = metric.name if isinstance(metric, Metric) else str(metric)
         value, cdf = self.aggregates[name].cdf()
-        return pd.DataFrame({"value": value, "cdf": cdf, "exceedance": 1.0 - cdf})
+        new = np.concatenate([[True], (np.diff(value) != 0) | (np.diff(cdf) != 0)]) if len(value) else np.array([], bool)
+        return pd.DataFrame({"value": value[new], "cdf": cdf[new], "exceedance": 1.0 - cdf[new]})
 
 
 def check_samples(scenario: Scenario, samples: int, chunk_size: int, runner: ChunkRunner) -> None:
