@@ -162,12 +162,11 @@ class Analysis:
         task) drive the progress report.
         """
         try:
-            self._check()
             if not self.runner.distributed:
                 for task, size in zip(tasks, sizes, strict=True):
+                    self._check()
                     initial = merge(initial, function(shared, task))
                     self._completed(size)
-                    self._check()
                 return initial
             return self._fold_distributed(function, shared, tasks, merge, initial, sizes)
         except BaseException as exc:
@@ -176,6 +175,7 @@ class Analysis:
     def _fold_distributed(self, function, shared, tasks, merge, initial, sizes):
         from dask.distributed import as_completed
 
+        self._check()
         client = self.runner.client
         remote = client.scatter(shared, broadcast=True, hash=False)
         futures = client.map(_call, [function] * len(tasks), [remote] * len(tasks), list(tasks), pure=False)
@@ -190,7 +190,8 @@ class Analysis:
                 while following in waiting:
                     initial = merge(initial, waiting.pop(following))
                     following += 1
-                self._check()
+                if following < len(tasks):
+                    self._check()
             return initial
         except BaseException:
             client.cancel(futures)
