@@ -4,6 +4,12 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# test processes (pytest-xdist): two when the machine is idle (1-minute load average below half its cores),
+# else none (one process: on busy cores a second one only adds its start-up and contention; measured here:
+# fast loop 100 s on one process, 141 s on two, at a load of 4-5). JOBS=N forces N (0: this process).
+# Whole files go to one process (--dist loadfile) so module fixtures (a dask cluster, the live app) start once.
+JOBS ?= $(shell $(PYTHON) -c "import os; n = os.cpu_count() or 1; print(2 if n >= 2 and os.getloadavg()[0] < n / 2 else 0)")
+PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadfile
 
 .PHONY: install install-test run test test-fast bench bench-scale
 
@@ -25,12 +31,12 @@ run: install
 ## install everything and run the whole test suite (what CI runs)
 test: install-test
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q
+	$(PYTEST)
 
-## the quick loop: no browser, no LibreOffice (under a minute)
+## the quick loop: no browser, no LibreOffice, no dask cluster (under a minute)
 test-fast: $(PY)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -m "not slow and not libreoffice" --ignore=tests/web
+	$(PYTEST) -m "not slow and not libreoffice" --ignore=tests/web
 
 ## every speed target of the issues, printed as figures and ratios (a minute or two)
 bench: install

@@ -1,4 +1,4 @@
-"""The figures behind ``tco.limits``: evaluation rate of a streamed Monte Carlo, and the memory each
+"""The figures behind ``tco.limits``: evaluation rate of the (chunked) Monte Carlo, and the memory each
 held-at-once size costs, measured here and printed beside the constants the limits use.
 
 Run: ``python benchmarks/limits.py`` (``make bench``). Each memory figure is measured in a fresh
@@ -28,12 +28,8 @@ def _measure(kind: str, size: int, queue) -> None:
     scenario = tco.load_scenario(SCENARIO)
     before = _peak_mb()
     started = time.perf_counter()
-    if kind == "monte carlo (streamed)":
-        from tco.studies.streaming import monte_carlo_stream
-
-        monte_carlo_stream(scenario, ["ratio:groq"], size, 0)
-    elif kind == "monte carlo (in memory)":
-        studies.monte_carlo(scenario, ["ratio:groq"], size, 0, chunk_size=50_000)
+    if kind == "monte carlo":
+        studies.monte_carlo(scenario, ["ratio:groq"], size, 0)
     elif kind == "sweep":
         p = scenario.params["economics.discount_rate"]
         studies.sweep(scenario, p.name, p.low, p.high, size)
@@ -41,8 +37,6 @@ def _measure(kind: str, size: int, queue) -> None:
         px, py = scenario.params["economics.discount_rate"], scenario.params["workload.requests_per_s"]
         studies.grid_map(scenario, px.name, py.name, (px.low, px.high), (py.low, py.high), size, size, "ratio:groq",
                          chunk_size=50_000).frame()
-    elif kind == "sobol (SALib, in memory)":
-        studies.sobol(scenario, "ratio:groq", size, 0)
     queue.put((time.perf_counter() - started, _peak_mb() - before, len(scenario.structure.options)))
 
 
@@ -57,14 +51,13 @@ def measure(kind: str, size: int) -> tuple[float, float, int]:
 
 
 def main() -> None:
-    seconds, _, options = measure("monte carlo (streamed)", 1_000_000)
+    seconds, _, options = measure("monte carlo", 1_000_000)
     rate = 1_000_000 * options / seconds / limits.RATE_OPTIONS
     verdict = "ok" if rate >= limits.EVALUATIONS_PER_S else "SLOWER than assumed: the time limits are too generous"
-    print(f"streamed Monte Carlo, {SCENARIO} ({options} options): {rate:,.0f} draws/s per process "
+    print(f"Monte Carlo (chunked), {SCENARIO} ({options} options): {rate:,.0f} draws/s per process "
           f"(limits assume {limits.EVALUATIONS_PER_S:,}: {verdict})")
     rows = [("sweep", 50_000, 200_000, 1, limits.BYTES_PER_SWEEP_POINT, "sweep point"),
-            ("map", 500, 1_000, 2, limits.BYTES_PER_MAP_CELL, "map cell"),
-            ("monte carlo (in memory)", 500_000, 2_000_000, 1, limits.BYTES_PER_DRAW_METRIC, "draw and metric")]
+            ("map", 500, 1_000, 2, limits.BYTES_PER_MAP_CELL, "map cell")]
     for kind, small, large, power, assumed, unit in rows:  # the slope between two sizes: fixed costs cancel
         _s, small_mb, _ = measure(kind, small)
         seconds, large_mb, _ = measure(kind, large)
@@ -72,17 +65,6 @@ def main() -> None:
         print(f"{kind}: {per:,.0f} B per {unit} ({small:,} to {large:,}{' per axis' if power == 2 else ''}: "
               f"{small_mb:,.0f} to {large_mb:,.0f} MB, {seconds:.2f} s; limits assume {assumed:,}: "
               f"{'ok' if per <= assumed else 'MORE than assumed'})")
-    import tco
-    from tco.studies.sensitivity import scenario_function
-
-    scenario = tco.load_scenario(SCENARIO)
-    _f, names = scenario_function(scenario, tco.studies.parse_metric(scenario, "ratio:groq"), None)
-    _s, small_mb, _ = measure("sobol (SALib, in memory)", 512)
-    seconds, large_mb, _ = measure("sobol (SALib, in memory)", 2048)
-    per = (large_mb - small_mb) * 1e6 / ((2048 - 512) * (len(names) + 2) * len(names))
-    print(f"Sobol (SALib) over {len(names)} parameters: {per:.1f} B per design value (n 512 to 2,048: {small_mb:,.0f} to "
-          f"{large_mb:,.0f} MB, {seconds:.2f} s; limits assume {limits.BYTES_PER_DESIGN_VALUE}: "
-          f"{'ok' if per <= limits.BYTES_PER_DESIGN_VALUE else 'MORE than assumed'})")
     print(f"limits: {limits.MAX_PROCESS_SECONDS / 60:.0f} minutes per process, {limits.MEMORY_BUDGET_BYTES / 1e6:.0f} MB held "
           f"at once, chunks of at most {limits.MAX_CHUNK_SIZE:,} draws, {limits.MAX_WORKERS} local workers")
 

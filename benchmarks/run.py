@@ -14,7 +14,7 @@ from timing import best_of
 
 import tco
 from tco.core.evaluate import evaluate
-from tco.studies.montecarlo import draw_chunk, sampling_plan
+from tco.studies.sampling import draw_chunk, sampling_plan
 
 TARGET_RATE = 1_000_000
 TARGET_RATIO = 300

@@ -22,8 +22,8 @@ import time
 import psutil
 
 import tco
+from tco.studies import monte_carlo
 from tco.studies.parallel import ChunkRunner
-from tco.studies.streaming import monte_carlo_stream
 
 METRICS = ["ratio:groq", "ratio:h100-prefill+groq-decode", "lcot:h100", "npv:h100-prefill+groq-decode"]
 
@@ -59,10 +59,10 @@ class PeakMemory:
 
 
 def timed_run(scenario, samples: int, runner: ChunkRunner) -> tuple[float, float]:
-    """(seconds, peak GB) of a streaming Monte Carlo of ``samples`` draws on ``runner``."""
+    """(seconds, peak GB) of a Monte Carlo of ``samples`` draws on ``runner``."""
     with PeakMemory() as memory:
         started = time.perf_counter()
-        monte_carlo_stream(scenario, METRICS, samples, seed=1, runner=runner)
+        monte_carlo(scenario, METRICS, samples, seed=1, runner=runner)
         seconds = time.perf_counter() - started
     return seconds, memory.peak / 1e9
 

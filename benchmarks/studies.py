@@ -17,7 +17,7 @@ from timing import best_of
 import tco
 from tco.studies import grid_map, monte_carlo, sobol
 from tco.studies.metrics import metric_values
-from tco.studies.montecarlo import draw_chunk, sampling_plan
+from tco.studies.sampling import draw_chunk, sampling_plan
 
 LOOP_POINTS = 300
 

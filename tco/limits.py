@@ -4,12 +4,12 @@ A request above a bound is refused at once with an :class:`~tco.errors.InputErro
 what it would have cost ("1e+12 samples would take ~690 hours ...; the limit is ..."), instead
 of running until killed or ending in a ``MemoryError``. Two kinds of bound:
 
-- **time**, for the chunked analyses (Monte Carlo, Sobol, the 2-D map, the portfolio): memory
+- **time**, for the chunked analyses (Monte Carlo, Sobol, Morris, the 2-D map, the portfolio): memory
   is bounded by the chunk size, so the cost is evaluations / rate. A process is allowed
   :data:`MAX_PROCESS_SECONDS`; ``--workers N`` multiplies that by N, ``--scheduler`` by
   :data:`SCHEDULER_PROCESSES` (a cluster of unknown size).
-- **memory**, for what is held at once: sweep points, map cells, the in-memory Monte Carlo
-  table, the SALib Sobol and Morris designs, the chunk size.
+- **memory**, for what is held at once: sweep points, map cells, Morris elementary effects, the
+  chunk size.
 
 Rates and sizes were measured with ``python benchmarks/limits.py`` (and
 ``benchmarks/scale.py``) on this project's machine (2 cores shared with other jobs); the
@@ -44,10 +44,9 @@ MEMORY_BUDGET_BYTES = 250e6
 BYTES_PER_SWEEP_POINT = 1_000
 #: bytes held per map cell after evaluation (metric and gap, the x/y/z frame, the contour search): 45 measured
 BYTES_PER_MAP_CELL = 48
-#: bytes held per in-memory Monte Carlo draw and metric (value, win and feasibility columns, concatenated): 18 measured
-BYTES_PER_DRAW_METRIC = 32
-#: bytes held per design value of SALib's Sobol and Morris samplers (float64, ~5 copies): 42 measured
-BYTES_PER_DESIGN_VALUE = 48
+#: bytes held per Morris elementary effect (trajectories x parameters float64: the chunks' arrays, their
+#: concatenation and the absolute values; 4 copies of 8 B, an estimate)
+BYTES_PER_MORRIS_EFFECT = 32
 #: most draws evaluated in one chunk (~0.1 GB per 100,000 draws for three options, docs/scale.md)
 MAX_CHUNK_SIZE = 500_000
 #: most cells of a portfolio (each is a scenario validated in ~5 ms)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,10 @@ from .flips import flip_conditions
 from .params import unknown_name_rule
 from .training_scenario import TrainingScenario, site_param
 from .util import json_safe, scalar
+
+if TYPE_CHECKING:
+    from .studies.chunks import Cancel, Progress
+    from .studies.parallel import ChunkRunner
 
 #: columns of the ``tco compare`` table for a training scenario
 TABLE_COLUMNS = {
@@ -314,27 +319,60 @@ def second_life(scenario: TrainingScenario, values: Mapping[str, object]) -> dic
             "devices": devices}
 
 
-def cascade_under_uncertainty(scenario: TrainingScenario, samples: int, seed: int) -> pd.DataFrame:
-    """Monte Carlo of the second-life decision: every uncertain parameter of the training scenario
-    and of its serving scenario drawn from its distribution (:mod:`tco.studies.sampling`), all
-    draws evaluated at once. One row per training device: how often cascading beats selling and
-    scrapping, and the spread of its premium [USD per device]."""
-    from .studies.sampling import is_sampled, values_at_quantiles
+@dataclass(frozen=True)
+class SecondLifeColumns:
+    """Per-draw columns of the second-life decision (:func:`second_life_arrays`) for the Monte Carlo
+    engine (:mod:`tco.studies.montecarlo`): ``premium:<device>`` [USD per device], the boolean columns
+    ``cascade:<device>``, ``sell:<device>``, ``scrap:<device>`` (which wins) and ``value_usd_per_mtok``.
+    A draw of a parameter both scenarios have goes to both (one quantity, one value). Picklable."""
 
-    rng = np.random.default_rng(seed)
+    scenario: TrainingScenario
+    training: tuple[str, ...]
+    serving: tuple[str, ...]
+
+    def __call__(self, draws: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        values = self.scenario.values() | {k: draws[k] for k in self.training}
+        rows, value_per_mtok, _ = second_life_arrays(self.scenario, values, {k: draws[k] for k in self.serving})
+        out = {"value_usd_per_mtok": value_per_mtok}
+        for d, r in rows.items():
+            out[f"premium:{d}"] = r["cascade_premium_usd"]
+            out |= {f"{name}:{d}": r["choice"] == i for i, name in enumerate(("cascade", "sell", "scrap"))}
+        return out
+
+    @property
+    def aggregated(self) -> tuple[tuple[str, dict[str, str]], ...]:
+        devices = sorted({o.device for o in self.scenario.structure.options})
+        return (*((f"premium:{d}", {f"{n}_best": f"{n}:{d}" for n in ("cascade", "sell", "scrap")}) for d in devices),
+                ("value_usd_per_mtok", {}))
+
+
+def cascade_under_uncertainty(scenario: TrainingScenario, samples: int, seed: int, runner: ChunkRunner | None = None,
+                              progress: Progress = None, cancel: Cancel = None) -> pd.DataFrame:
+    """Monte Carlo of the second-life decision: every uncertain parameter of the training scenario
+    and of its serving scenario drawn from its distribution, run by the package's one Monte Carlo
+    (:func:`tco.studies.montecarlo.run_cells`: seeded chunks, running aggregates, ``runner``,
+    ``progress`` and ``cancel`` as there). One row per training device: how often cascading beats
+    selling and scrapping, and the mean and P5/P50/P95 of its premium [USD per device] (P-values from
+    the aggregates' histogram), with the median value of the serving tokens [USD per Mtok]."""
+    from .studies.montecarlo import MonteCarloCell, run_cells
+    from .studies.parallel import ChunkRunner
+    from .studies.sampling import SamplingPlan, is_sampled
+
     serving = serving_scenario(scenario)
     train_params = [p for p in scenario.params.values_list() if is_sampled(p)]
+    training = {p.name for p in train_params}
     serve_params = [p for p in serving.params.values_list() if is_sampled(p)]
-    values = scenario.values() | values_at_quantiles(train_params, rng.random((samples, len(train_params))))
-    serve_updates = values_at_quantiles(serve_params, rng.random((samples, len(serve_params))))
-    rows, value_per_mtok, _ = second_life_arrays(scenario, values, serve_updates)
+    plan = SamplingPlan(tuple(train_params + [p for p in serve_params if p.name not in training]))
+    columns = SecondLifeColumns(scenario, tuple(sorted(training)), tuple(p.name for p in serve_params))
+    cell = MonteCarloCell(columns, columns.aggregated, plan, int(samples))
+    (result,) = run_cells([cell], seed, runner or ChunkRunner(), keep=0, label="cascade", progress=progress, cancel=cancel)
+    a = result.aggregates
     out = []
-    for d, r in rows.items():
-        premium = np.broadcast_to(r["cascade_premium_usd"], (samples,))
-        choice = np.broadcast_to(r["choice"], (samples,))
-        out.append({"device": d, "samples": samples, "p_cascade_best": float(np.mean(choice == 0)),
-                    "p_sell_best": float(np.mean(choice == 1)), "p_scrap_best": float(np.mean(choice == 2)),
-                    "premium_mean_usd": float(np.mean(premium)), "premium_p5_usd": float(np.percentile(premium, 5)),
-                    "premium_p50_usd": float(np.percentile(premium, 50)), "premium_p95_usd": float(np.percentile(premium, 95)),
-                    "value_usd_per_mtok_p50": float(np.percentile(np.broadcast_to(value_per_mtok, (samples,)), 50))})
+    for name, _ in columns.aggregated[:-1]:
+        premium = a[name]
+        p5, p50, p95 = premium.quantiles([0.05, 0.5, 0.95])
+        out.append({"device": name.removeprefix("premium:"), "samples": int(samples),
+                    **{f"p_{n}_best": premium.share(f"{n}_best") for n in ("cascade", "sell", "scrap")},
+                    "premium_mean_usd": premium.moments.mean, "premium_p5_usd": p5, "premium_p50_usd": p50,
+                    "premium_p95_usd": p95, "value_usd_per_mtok_p50": float(a["value_usd_per_mtok"].quantiles([0.5])[0])})
     return pd.DataFrame(out).set_index("device")

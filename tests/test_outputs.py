@@ -20,7 +20,7 @@ from tco.core.outputs import (
     YEARLY_COSTS,
     iter_outputs,
 )
-from tco.studies.montecarlo import draw_chunk, sampling_plan
+from tco.studies.sampling import draw_chunk, sampling_plan
 
 SCENARIOS = tco.bundled_scenarios()
 

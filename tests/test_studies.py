@@ -18,8 +18,7 @@ from tco.cli import main
 from tco.params import Param
 from tco.scenario import scenario_from_dict
 from tco.studies import grid_map, metric_values, monte_carlo, sobol_analysis, sweep, tornado, win_threshold
-from tco.studies.montecarlo import draw_chunk, sampling_plan
-from tco.studies.sampling import Z95, iman_conover, inverse_cdf
+from tco.studies.sampling import Z95, draw_chunk, iman_conover, inverse_cdf, sampling_plan
 from tco.studies.spec import STUDIES_DIR, StudySpec, load_study
 
 DATA = Path(__file__).parent / "data"
@@ -119,6 +118,30 @@ def test_breakeven_metric_matches_solver_per_point(asic_scenario):
     assert win_threshold("npv") == 0.0 and win_threshold("ratio:asic") == 1.0
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.5, 2000.0), st.floats(0.05, 40.0), st.integers(1, 9), st.booleans(), st.sampled_from([1, 5, 60]))
+def test_batched_bisection_gives_the_brackets_of_one_halving_per_call(root, slope, teeth, log, halvings):
+    """A scalar crossing narrowed 4 halvings per call (15 points a call) ends in the bracket that plain
+    bisection (1 point a call) reaches: the same midpoints, the same decisions. The gap is a sawtooth of
+    ``teeth`` steps plus a slope (several sign changes in a bracket, as whole device counts make)."""
+    from tco.solvers import _bisection, _bisection_in_batches
+
+    calls = []
+
+    def gap(x):
+        x = np.asarray(x, float)
+        calls.append(x.size)
+        return slope * (x - root) + np.floor(x * teeth / root) % 2 - 0.5
+
+    lo, hi = (np.float64(0.25), np.float64(4000.0))
+    g_lo = gap(lo)
+    one = _bisection(gap, lo, hi, g_lo, halvings, log)
+    calls.clear()
+    batched = _bisection_in_batches(gap, lo, hi, g_lo, halvings, log)
+    assert (float(batched[0]), float(batched[1])) == (float(one[0]), float(one[1]))
+    assert len(calls) == -(-halvings // 4) and max(calls) == 2 ** min(halvings, 4) - 1
+
+
 # --- sampling ------------------------------------------------------------------------------------
 
 def uncertain(distribution, value=10.0, low=5.0, high=20.0, name="devices.x.price_usd"):
@@ -197,20 +220,54 @@ def test_monte_carlo_p_win_matches_the_analytic_probability(toy_uniform_price):
     assert row["p_win_std_error"] == pytest.approx(math.sqrt(expected * (1 - expected) / 20_000), rel=0.05)
 
 
+def every_draw(scenario, metric, samples, seed, chunk_size):
+    """The metric at every draw of a Monte Carlo, straight from the core: chunk i evaluates ``draw_chunk(plan, seed, i)``."""
+    plan = sampling_plan(scenario)
+    sizes = [min(chunk_size, samples - start) for start in range(0, samples, chunk_size)]
+    return np.concatenate([np.broadcast_to(metric_values(scenario, metric, draw_chunk(plan, seed, i, size)), (size,))
+                           for i, size in enumerate(sizes)])
+
+
 def test_monte_carlo_is_reproducible_and_chunked_by_seed(default_scenario):
     a = monte_carlo(default_scenario, ["ratio:groq", "lcot:h100"], samples=3000, seed=5, chunk_size=1000)
     b = monte_carlo(default_scenario, ["ratio:groq", "lcot:h100"], samples=3000, seed=5, chunk_size=1000)
-    assert a.samples.equals(b.samples)
+    assert a.samples.equals(b.samples) and a.summary.equals(b.summary)
+    assert len(a.samples) == 1000  # the kept draws come from the first chunk
     # chunk i depends only on (seed, i): a one-chunk run reproduces chunk 0 exactly, and chunk 1 differs
     first = monte_carlo(default_scenario, ["ratio:groq"], samples=1000, seed=5, chunk_size=1000)
-    assert np.array_equal(first.samples["ratio:groq"], a.samples["ratio:groq"][:1000])
-    assert not np.array_equal(first.samples["ratio:groq"], a.samples["ratio:groq"][1000:2000])
+    assert np.array_equal(first.samples["ratio:groq"], a.samples["ratio:groq"])
     plan = sampling_plan(default_scenario)
-    assert all(np.array_equal(draw_chunk(plan, 5, 1, 10)[k], draw_chunk(plan, 5, 1, 10)[k]) for k in draw_chunk(plan, 5, 1, 10))
+    assert not np.array_equal(draw_chunk(plan, 5, 0, 10)["economics.discount_rate"],
+                              draw_chunk(plan, 5, 1, 10)["economics.discount_rate"])
+    # the summary covers every draw: numpy on the 3000 values of the three chunks
     row = a.summary.set_index("metric").loc["lcot:h100"]
-    values = a.samples["lcot:h100"]
-    assert row["std_error"] == pytest.approx(values.std(ddof=1) / math.sqrt(3000))
-    assert (row["p10"], row["p50"], row["p90"]) == pytest.approx(tuple(np.percentile(values, [10, 50, 90])))
+    values = every_draw(default_scenario, "lcot:h100", 3000, 5, 1000)
+    assert np.array_equal(values[:1000], a.samples["lcot:h100"])
+    assert row["mean"] == pytest.approx(values.mean(), rel=1e-12)
+    assert row["std_error"] == pytest.approx(values.std(ddof=1) / math.sqrt(3000), rel=1e-9)
+    assert (row["min"], row["max"], row["n"]) == (values.min(), values.max(), 3000)
+    # P10/P50/P90 from 2048 equal-mass bins fixed on the first chunk: within 1 % of the spread of the exact ones
+    exact = np.percentile(values, [10, 50, 90])
+    assert np.all(np.abs(row[["p10", "p50", "p90"]].to_numpy(float) - exact) < 0.01 * (values.max() - values.min()))
+
+
+def test_distribution_is_the_exact_cdf_of_every_draw(default_scenario):
+    """At every row the share below ``value`` is the exact share of the 3000 draws (counted, not interpolated)."""
+    result = monte_carlo(default_scenario, ["ratio:groq"], samples=3000, seed=8, chunk_size=1000)
+    values = every_draw(default_scenario, "ratio:groq", 3000, 8, 1000)
+    frame = result.distribution("ratio:groq")
+    assert list(frame.columns) == ["value", "cdf", "exceedance"]
+    inner = frame.iloc[:-1]  # the last row is the largest draw, where the share at or below it is 1
+    assert np.array_equal(inner["cdf"].to_numpy(), (values[None, :] < inner["value"].to_numpy()[:, None]).mean(axis=1))
+    assert not frame.duplicated().any()
+    assert (frame["value"].iloc[0], frame["value"].iloc[-1]) == (values.min(), values.max())
+    assert (frame["cdf"].iloc[0], frame["cdf"].iloc[-1]) == (0.0, 1.0)
+    assert np.all(np.diff(frame["value"]) >= 0) and np.all(np.diff(frame["cdf"]) >= 0)
+    assert np.array_equal(frame["exceedance"], 1 - frame["cdf"])
+    # P(win) of a ratio is the share below 1 (feasible draws of both options here)
+    row = result.summary.iloc[0]
+    assert row["p_feasible"] == row["p_baseline_feasible"] == 1.0
+    assert row["p_win"] == (values < 1).mean()
 
 
 # --- Sobol ---------------------------------------------------------------------------------------
@@ -274,6 +331,7 @@ def test_cli_study_writes_tables_figures_and_summary(tmp_path):
     ({"analyses": {"monte_carlo": {"samples": 0}}}, "analyses.monte_carlo.samples"),
     ({"analyses": {"monte_carlo": {"samples": 2.5}}}, "analyses.monte_carlo.samples"),
     ({"analyses": {"sobol": {"n": 1000}}}, "analyses.sobol"),
+    ({"analyses": {"morris": {"levels": 5}}}, "analyses.morris"),
 ])
 def test_cli_bad_study_exits_2_naming_the_field_and_leaves_no_output(tmp_path, capsys, changes, field):
     out = tmp_path / "out"
@@ -299,6 +357,40 @@ def test_progress_callback_reports_after_each_chunk():
     assert seen == [(250, 600), (500, 600), (600, 600)]
 
 
+def test_app_and_cli_give_the_same_monte_carlo_summary(tmp_path, monkeypatch):
+    """The Uncertainty tab and ``tco study`` run the one Monte Carlo with the same defaults: same seed, same numbers."""
+    import pandas as pd
+    from tco_app.context import AppContext
+    from tco_app.pages.uncertainty import monte_carlo_view
+    from tco_app.state import scenario_choices
+
+    from tco import studies
+
+    data = {"name": "mc", "question": "How often does Groq win?", "scenario": "default", "metric": "ratio:groq", "seed": 7,
+            "analyses": {"monte_carlo": {"samples": 1500}}}
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(data))
+    assert main(["study", str(tmp_path / "study.yaml"), "--out", str(tmp_path / "out")]) == 0
+    cli = pd.read_csv(tmp_path / "out" / "montecarlo_summary.csv")
+    runs, progress = [], []
+
+    def recorded(*args, **kwargs):  # the app's call, kept to compare every digit
+        runs.append(monte_carlo(*args, **kwargs))
+        return runs[-1]
+
+    monkeypatch.setattr(studies, "monte_carlo", recorded)
+    state = {"scenario": "default", "upload": None, "set": {}}
+    _figure, table = monte_carlo_view(AppContext(scenario_choices(), "default"), state, "ratio:groq", 1500, 7, progress.append)
+    app = runs[0].summary
+    assert progress == ["100% done: 1,500 of 1,500 samples"] and list(app.columns) == list(cli.columns)
+    numbers = app.select_dtypes("number").columns
+    assert np.array_equal(app[numbers].to_numpy(float), cli[numbers].to_numpy(float), equal_nan=True)
+    header, body = table.children
+    assert [c.children for c in header.children.children] == list(cli.columns)
+    assert [float(c.children) for c in body.children[0].children[2:]] == [round(float(v), 4) for v in cli.iloc[0, 2:]]
+    distribution = pd.read_csv(tmp_path / "out" / "montecarlo_distribution.csv")
+    assert set(distribution["metric"]) == {"ratio:groq"} and distribution["cdf"].is_monotonic_increasing
+
+
 def test_cli_study_replaces_its_own_output_but_never_a_foreign_folder(tmp_path, capsys):
     study = str(write_study(tmp_path))
     out = tmp_path / "out"
@@ -322,7 +414,7 @@ def test_study_name_cannot_be_a_relative_folder(tmp_path, capsys, name):
 def test_feasibility_shares_bound_the_wins_and_agree_with_the_engine(default_scenario):
     from tco import studies
     from tco.core.evaluate import evaluate
-    from tco.studies.montecarlo import draw_chunk, sampling_plan
+    from tco.studies.sampling import draw_chunk, sampling_plan
 
     result = studies.monte_carlo(default_scenario, ["ratio", "lcot:h100"], 4000, seed=2, chunk_size=1500)
     rows = result.summary.set_index("metric")

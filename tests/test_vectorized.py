@@ -9,8 +9,9 @@ import tco
 from tco.core import cashflow
 from tco.core.comparison import comparison
 from tco.core.evaluate import evaluate
-from tco.core.outputs import COST_LINES
-from tco.studies.montecarlo import draw_chunk, sampling_plan
+from tco.core.outputs import COST_LINES, LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS
+from tco.scenario import scenario_from_dict
+from tco.studies.sampling import draw_chunk, sampling_plan, values_at_quantiles
 
 
 def random_values(scenario, n, seed=0):
@@ -18,30 +19,112 @@ def random_values(scenario, n, seed=0):
     return scenario.values() | draw_chunk(sampling_plan(scenario), seed, 0, n)
 
 
-@pytest.mark.parametrize("name", ["default", "custom-asic"])
-def test_vectorized_equals_scalar_calls(name):
-    scenario = tco.load_scenario(name)
-    n = 10_000 if name == "default" else 1_000
-    values = random_values(scenario, n)
+#: units of the table rows that say which branch a point took (bound, feasibility, met-or-missed codes)
+CATEGORICAL_UNITS = {"code", "bool", "bitmask"}
+
+
+def output_unit(key):
+    """Unit of a flat output name: ``<name>``, ``links.<name>`` or ``<role>.<name>``."""
+    head, _, name = key.rpartition(".")
+    table = OPTION_OUTPUTS if not head else LINK_OUTPUTS if head == "links" else POOL_OUTPUTS
+    return table[name].unit
+
+
+def candidate_points(scenario, seed=0):
+    """Parameter draws that reach the branches: the catalog distributions (4000 draws), random corners
+    of the ranges (1000 draws, every quantile 0 or 1), every sampled parameter alone at its low and at
+    its high, all of them at their lows and at their highs, and 1200 catalog draws pushed past the
+    latency targets and the context window (TPOT target, TTFT target, both divided by up to 1000; the
+    prompt up to twice the model's context), where the catalog ranges alone meet every target."""
+    params = sampling_plan(scenario).params
+    rng = np.random.default_rng(seed)
+    d = len(params)
+    one_at_a_time = np.full((2 * d + 2, d), 0.5)
+    one_at_a_time[np.arange(d), np.arange(d)] = 0.0
+    one_at_a_time[d + np.arange(d), np.arange(d)] = 1.0
+    one_at_a_time[-2], one_at_a_time[-1] = 0.0, 1.0
+    u = np.concatenate([rng.random((5200, d)), rng.integers(0, 2, (1000, d)).astype(float), one_at_a_time])
+    base = scenario.values()
+    values = base | values_at_quantiles(params, u)
+    for p, column in zip(params, one_at_a_time.T, strict=True):  # the one-at-a-time points keep the others at base
+        values[p.name][-2 * d - 2:] = np.where(column == 0.5, base[p.name], values[p.name][-2 * d - 2:])
+    values = {k: np.broadcast_to(np.asarray(v, float), (len(u),)).copy() for k, v in values.items()}
+    squeeze = 10.0 ** (-3.0 * rng.random(1200))
+    values["workload.tpot_target_s"][4000:4300] *= squeeze[:300]
+    values["workload.ttft_target_s"][4300:4600] *= squeeze[300:600]
+    context = values[f"models.{scenario.structure.model}.context_max_tokens"][4600:4900]
+    values["workload.prompt_tokens"][4600:4900] = np.round(context * (0.5 + 1.5 * rng.random(300)))
+    for k in ("workload.tpot_target_s", "workload.ttft_target_s"):
+        values[k][4900:5200] *= squeeze[900:]
+    return values
+
+
+def stratified_points(results, n):
+    """Indices of the draws a scalar evaluation must reproduce: one per combination of every option's
+    branch codes (bound codes, feasibility, infeasibility bits, spill or not, zero or not of every
+    other output), the smallest and largest value of every output, and the first 50 draws."""
+    columns = []
+    extremes = set(range(50))
+    for r in results.values():
+        for key, v in r.flat().items():
+            v = np.broadcast_to(np.asarray(v, float), (n,))
+            if output_unit(key) in CATEGORICAL_UNITS:
+                columns.append(v)
+            else:
+                columns.append(np.sign(v))  # zero or not: where a pool, a spill or a cost line switches on
+                finite = np.where(np.isfinite(v))[0]
+                if len(finite):
+                    extremes |= {int(finite[np.argmin(v[finite])]), int(finite[np.argmax(v[finite])])}
+    signature = np.stack(columns, axis=1)
+    _, first = np.unique(signature, axis=0, return_index=True)
+    return sorted(extremes | set(first.tolist())), signature
+
+
+@pytest.fixture(scope="module")
+def moe_scenario():
+    """The default scenario serving a mixture-of-experts model (DeepSeek-V3: 256 routed experts, 8 per token)."""
+    data = tco.load_scenario("default").to_dict()
+    return scenario_from_dict({**data, "model": "deepseek-v3", "name": "default-moe"})
+
+
+@pytest.mark.parametrize("name", ["default", "custom-asic", "moe"])
+def test_vectorized_equals_scalar_calls(name, request):
+    """One vectorized call over ~6000 draws equals one scalar call per chosen draw, for every output of
+    every option, pool and link and every comparison output (to 1e-12).
+
+    The draws compared are chosen to reach every branch of the core (:func:`stratified_points`): each
+    combination of bound codes, feasibility codes, spill and zero/non-zero outputs seen in the draws,
+    the extremes of every output and of every parameter range, so a broadcasting or branch error in
+    any regime shows up with a few hundred scalar calls instead of ten thousand."""
+    scenario = request.getfixturevalue("moe_scenario") if name == "moe" else tco.load_scenario(name)
+    values = candidate_points(scenario)
+    n = len(values["workload.prompt_tokens"])
     vector = evaluate(scenario.structure, values)
     vector_cmp = comparison(scenario.structure, vector, values)
-    keys = ("lcot_usd_per_mtok", "pv_cost_usd", "tpot_s", "ttft_s", "batch", "devices", "feasible", "spilled_bytes")
-    vector_flat = {option: r.flat() for option, r in vector.items()}
-    for i in range(n):
-        point = {k: (v[i] if np.ndim(v) else v) for k, v in values.items()}
+    chosen, signature = stratified_points(vector, n)
+    # the draws reach every infeasibility bit (1 TPOT, 2 TTFT, 4 context) and every bound code
+    flat = {option: r.flat() for option, r in vector.items()}
+    codes = np.concatenate([np.broadcast_to(f["infeasible_code"], (n,)) for f in flat.values()]).astype(int)
+    assert np.bitwise_or.reduce(np.unique(codes)) == 7 and 0 in codes
+    bounds = np.concatenate([np.broadcast_to(v, (n,)) for f in flat.values() for k, v in f.items() if k.endswith("_bound")])
+    assert set(np.unique(bounds)) == {0.0, 1.0, 2.0}
+    assert len(chosen) < 1500 and len(np.unique(signature[chosen], axis=0)) == len(np.unique(signature, axis=0))
+    expected = {}  # (option, output) -> the scalar calls' values at the chosen draws, in order
+    for i in chosen:
+        point = {k: v[i] for k, v in values.items()}
         scalar = evaluate(scenario.structure, point)
-        for option, result in scalar.items():
-            for key in keys:
-                assert vector_flat[option][key][i] == pytest.approx(float(getattr(result, key)), rel=1e-12, abs=1e-300), \
-                    (i, option, key)
-        if i % 97 == 0:
-            for option, result in scalar.items():  # every output, pools and links included
-                for key, value in result.flat().items():
-                    assert vector_flat[option][key][i] == pytest.approx(float(value), rel=1e-12, abs=1e-300), (i, option, key)
-            scalar_cmp = comparison(scenario.structure, scalar, point)
-            for option, row in scalar_cmp.items():
-                for key, value in row.flat().items():
-                    assert vector_cmp[option].flat()[key][i] == pytest.approx(float(value), rel=1e-12, nan_ok=True)
+        rows = [(option, "", r.flat()) for option, r in scalar.items()]
+        rows += [(option, "comparison.", row.flat()) for option, row in comparison(scenario.structure, scalar, point).items()]
+        for option, level, outputs in rows:
+            for key, value in outputs.items():
+                expected.setdefault((option, level + key), []).append(float(value))
+    got = {(option, key): np.broadcast_to(v, (n,))[chosen] for option, r in flat.items() for key, v in r.items()}
+    got |= {(option, "comparison." + key): np.broadcast_to(np.asarray(v, float), (n,))[chosen]
+            for option, row in vector_cmp.items() for key, v in row.flat().items()}
+    assert got.keys() == expected.keys()
+    for (option, key), want in expected.items():
+        close = np.isclose(got[option, key], want, rtol=1e-12, atol=1e-300, equal_nan=key.startswith("comparison."))
+        assert close.all(), (option, key, np.asarray(chosen)[~close][:5], got[option, key][~close][:5])
 
 
 @pytest.mark.parametrize("name", ["default", "custom-asic", "batch-offline", "voice-agent"])

@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openpyxl.formula import Tokenizer
-from workbook_helpers import agrees, check_rows, error_cells, recalculate
+from workbook_helpers import agrees, check_rows, error_cells, recalculate_all
 
 import tco
 from tco.cli import main
@@ -236,12 +236,33 @@ def test_breakeven_on_a_parameter_an_option_ignores_is_never():
 # --- recalculated by LibreOffice: every Check row agrees with the Python model --------------------------
 
 
+EDITED = [
+    ("default", EDITS),
+    (str(DATA / "workbook-branches.yaml"), {"economics.horizon_years": 9, "devices.custom-decode-asic.useful_life_years": 4,
+                                             "program.die_area_mm2": 450.0, "program.volume_units": 300000.0,
+                                             "workload.output_tokens": 900.0, "economics.discount_rate": 0.0}),
+]
+
+
+@pytest.fixture(scope="module")
+def recalculated(tmp_path_factory):
+    """Every workbook the LibreOffice tests read, recalculated in one LibreOffice run (one start-up):
+    ``("plain", name)``, ``("edited", index into EDITED)`` and ``"hostile"`` -> the converted copy."""
+    folder = tmp_path_factory.mktemp("books")
+    books = {("plain", name): write_workbook(tco.load_scenario(name), folder / f"plain-{i}.xlsx")
+             for i, name in enumerate(SCENARIOS)}
+    for i, (name, edits) in enumerate(EDITED):
+        books["edited", i] = write_workbook(tco.load_scenario(name), folder / f"edited-{i}.xlsx")
+        _edit_inputs(books["edited", i], edits)
+    books["hostile"] = write_workbook(tco.load_scenario(_hostile(folder)), folder / "hostile.xlsx")
+    return dict(zip(books, recalculate_all(list(books.values()), folder), strict=True))
+
+
 @pytest.mark.libreoffice
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_recalculated_workbook_agrees_with_the_python_model(name, tmp_path):
+def test_recalculated_workbook_agrees_with_the_python_model(name, recalculated):
     scenario = tco.load_scenario(name)
-    path = write_workbook(scenario, tmp_path / "book.xlsx")
-    converted = recalculate(path, tmp_path)
+    converted = recalculated["plain", name]
     assert error_cells(converted) == []
     rows = check_rows(converted)
     expected = model_values(scenario)
@@ -254,17 +275,11 @@ def test_recalculated_workbook_agrees_with_the_python_model(name, tmp_path):
 
 
 @pytest.mark.libreoffice
-@pytest.mark.parametrize(("name", "edits"), [
-    ("default", EDITS),
-    (str(DATA / "workbook-branches.yaml"), {"economics.horizon_years": 9, "devices.custom-decode-asic.useful_life_years": 4,
-                                             "program.die_area_mm2": 450.0, "program.volume_units": 300000.0,
-                                             "workload.output_tokens": 900.0, "economics.discount_rate": 0.0}),
-])
-def test_edited_inputs_recalculate_like_the_python_model(name, edits, tmp_path):
+@pytest.mark.parametrize("case", range(len(EDITED)), ids=[Path(name).stem for name, _ in EDITED])
+def test_edited_inputs_recalculate_like_the_python_model(case, recalculated):
+    name, edits = EDITED[case]
     scenario = tco.load_scenario(name)
-    path = write_workbook(scenario, tmp_path / "book.xlsx")
-    _edit_inputs(path, edits)
-    converted = recalculate(path, tmp_path)
+    converted = recalculated["edited", case]
     assert error_cells(converted) == []
     expected = model_values(scenario.with_values(edits))
     before = model_values(scenario)
@@ -276,10 +291,8 @@ def test_edited_inputs_recalculate_like_the_python_model(name, edits, tmp_path):
 
 
 @pytest.mark.libreoffice
-def test_hostile_text_survives_recalculation_as_text(tmp_path):
-    path = write_workbook(tco.load_scenario(_hostile(tmp_path)), tmp_path / "hostile.xlsx")
-    converted = recalculate(path, tmp_path)
-    found = _literal_cells(openpyxl.load_workbook(converted), {'=HYPERLINK("http://x","y")', "+1+1"})
+def test_hostile_text_survives_recalculation_as_text(recalculated):
+    found = _literal_cells(openpyxl.load_workbook(recalculated["hostile"]), {'=HYPERLINK("http://x","y")', "+1+1"})
     assert set(found) == {'=HYPERLINK("http://x","y")', "+1+1"}
     assert all(kind == "s" for cells in found.values() for _, _, kind in cells)
 

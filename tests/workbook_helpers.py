@@ -31,18 +31,28 @@ def soffice() -> str:
     return path
 
 
-def recalculate(path: Path, workdir: Path) -> Path:
-    """Recalculate ``path`` with LibreOffice headless in a private profile; returns the converted copy."""
+def recalculate_all(paths: list[Path], workdir: Path) -> list[Path]:
+    """Recalculate every workbook of ``paths`` (distinct file names) with LibreOffice headless in one run
+    and a private profile; returns the converted copies in order. One run instead of one per file: its
+    start-up is most of the cost (5 workbooks: 6.7 s in one run, 25 s in five, measured here under load)."""
     profile = workdir / "lo_profile"
     (profile / "user").mkdir(parents=True, exist_ok=True)
     (profile / "user" / "registrymodifications.xcu").write_text(RECALC_ALWAYS)
     out = workdir / "recalculated"
     out.mkdir(exist_ok=True)
+    assert len({p.name for p in paths}) == len(paths), "workbooks recalculated together need distinct names"
     subprocess.run([soffice(), "--headless", "--norestore", f"-env:UserInstallation={profile.as_uri()}",
-                    "--convert-to", "xlsx", "--outdir", str(out), str(path)], check=True, capture_output=True, timeout=180)
-    converted = out / path.name
-    assert converted.exists(), f"LibreOffice did not write {converted}"
+                    "--convert-to", "xlsx", "--outdir", str(out), *map(str, paths)], check=True, capture_output=True,
+                   timeout=120 + 60 * len(paths))
+    converted = [out / p.name for p in paths]
+    for c in converted:
+        assert c.exists(), f"LibreOffice did not write {c}"
     return converted
+
+
+def recalculate(path: Path, workdir: Path) -> Path:
+    """Recalculate one workbook (:func:`recalculate_all`); returns the converted copy."""
+    return recalculate_all([path], workdir)[0]
 
 
 def check_rows(path: Path) -> list[tuple[str, str, object, object, object]]:

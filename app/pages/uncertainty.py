@@ -1,7 +1,9 @@
 """Uncertainty: Monte Carlo distribution and P(win), Sobol indices, run as background jobs.
 
-Both come from :mod:`tco.studies`; the runs are Dash background callbacks (DiskcacheManager)
-with a progress line and a cancel button, so a long run never blocks the server.
+Both are the package's one Monte Carlo and one Sobol (:func:`tco.studies.monte_carlo`,
+:func:`tco.studies.sobol`) with the defaults of a study file, so the same seed gives the numbers
+``tco study`` writes; the runs are Dash background callbacks (DiskcacheManager) with a
+progress line and a cancel button, so a long run never blocks the server.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ LABEL = "Uncertainty"
 MC_SAMPLES = (100, 2_000_000)
 #: seeds numpy's generators take
 SEEDS = (0, 2**32 - 1)
-#: Sobol base samples offered (powers of two; SALib's design for 2,048 over 49 parameters holds ~0.2 GB, tco.limits)
+#: Sobol base samples offered (powers of two; 2,048 over 49 parameters is ~104,000 model runs, a few seconds here)
 SOBOL_N = tuple(2**k for k in range(4, 12))
 
 

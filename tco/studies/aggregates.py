@@ -16,7 +16,8 @@ the number of samples.
   are read by linear interpolation inside the bin holding them, so a quantile's error is at
   most the width of that bin.
 - :class:`MetricAggregate`: the two above over the finite values of a metric, plus the
-  number of draws (NaN included) and the number where the option wins.
+  number of draws (NaN included) and the number where each named indicator holds (the
+  option wins, meets its latency targets, a device is best cascaded...).
 """
 
 from __future__ import annotations
@@ -95,10 +96,13 @@ class Histogram:
 
     @classmethod
     def of(cls, values: np.ndarray, edges: np.ndarray) -> Histogram:
-        v = np.asarray(values, float).reshape(-1)
-        v = v[np.isfinite(v)]
-        index = np.searchsorted(edges, v, side="right")
-        return cls(edges, np.bincount(index, minlength=len(edges) + 1).astype(np.int64))
+        """Counts of the finite ``values``: the values are sorted once and every edge located in them
+        (the draws below ``edges[k]`` are its position), faster than locating every value among the edges."""
+        v = np.sort(np.asarray(values, float).reshape(-1))
+        below = np.searchsorted(v, edges, side="left")
+        finite = int(np.searchsorted(v, np.inf, side="left"))  # NaN sorts last, after +inf; -inf, +inf are not finite
+        start = int(np.searchsorted(v, -np.inf, side="right"))
+        return cls(edges, np.diff(np.concatenate([[start], np.clip(below, start, finite), [finite]])).astype(np.int64))
 
     def merge(self, other: Histogram) -> Histogram:
         if not np.array_equal(self.edges, other.edges):
@@ -124,43 +128,64 @@ class Histogram:
         share = np.where(self.counts[k] > 0, (target - below) / np.maximum(self.counts[k], 1), 0.0)
         return np.clip(lows[k] + np.clip(share, 0, 1) * (highs[k] - lows[k]), minimum, maximum)
 
+    def cdf(self, minimum: float, maximum: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(value, share below value)`` at ``minimum``, at every edge and at ``maximum`` (share 1).
+
+        Exact, not interpolated: the draws below ``edges[j]`` are ``counts[0] + ... + counts[j]``.
+        Empty arrays when the histogram is.
+        """
+        total = int(self.counts.sum())
+        if not total:
+            return np.array([]), np.array([])
+        below = np.cumsum(self.counts)[: len(self.edges)] / total
+        return np.concatenate([[minimum], self.edges, [maximum]]), np.concatenate([[0.0], below, [1.0]])
+
 
 @dataclass(frozen=True)
 class MetricAggregate:
-    """One metric over many draws: moments and histogram of its finite values, draws, wins, and the
-    draws where the metric's option and the baseline meet their latency targets."""
+    """One metric over many draws: moments and histogram of its finite values, the number of draws
+    (NaN included) and, per named indicator (e.g. ``win``, ``feasible``), the draws where it holds."""
 
     moments: Moments
     histogram: Histogram
     draws: int
-    wins: int
-    feasible: int
-    baseline_feasible: int
+    counts: dict[str, int]
 
     @classmethod
-    def of(cls, values: np.ndarray, wins: np.ndarray, edges: np.ndarray, feasible: np.ndarray,
-           baseline_feasible: np.ndarray) -> MetricAggregate:
-        return cls(Moments.of(values), Histogram.of(values, edges), int(np.size(values)), int(np.count_nonzero(wins)),
-                   int(np.count_nonzero(feasible)), int(np.count_nonzero(baseline_feasible)))
+    def of(cls, values: np.ndarray, edges: np.ndarray, indicators: dict[str, np.ndarray]) -> MetricAggregate:
+        return cls(Moments.of(values), Histogram.of(values, edges), int(np.size(values)),
+                   {k: int(np.count_nonzero(v)) for k, v in indicators.items()})
 
     def merge(self, other: MetricAggregate) -> MetricAggregate:
         return MetricAggregate(self.moments.merge(other.moments), self.histogram.merge(other.histogram),
-                               self.draws + other.draws, self.wins + other.wins, self.feasible + other.feasible,
-                               self.baseline_feasible + other.baseline_feasible)
+                               self.draws + other.draws, {k: c + other.counts[k] for k, c in self.counts.items()})
+
+    def share(self, indicator: str) -> float:
+        """Share of the draws where ``indicator`` holds [0-1] (NaN draws count as not holding); NaN with no draws."""
+        return self.counts[indicator] / self.draws if self.draws else np.nan
+
+    def share_std_error(self, indicator: str) -> float:
+        """Binomial standard error of :meth:`share`, ``sqrt(p (1 - p) / draws)`` [0-1]."""
+        p = self.share(indicator)
+        return float(np.sqrt(p * (1 - p) / self.draws)) if self.draws else np.nan
+
+    def quantiles(self, q) -> np.ndarray:
+        """Quantiles ``q`` of the finite values from the histogram (:meth:`Histogram.quantiles`)."""
+        return self.histogram.quantiles(np.asarray(q, float), self.moments.minimum, self.moments.maximum)
+
+    def cdf(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(value, share of the finite draws below value)`` (:meth:`Histogram.cdf`)."""
+        return self.histogram.cdf(self.moments.minimum, self.moments.maximum)
 
     def summary(self) -> dict[str, float]:
-        """Mean, standard error, P10/P50/P90 (histogram), P(win) with its binomial standard error, n.
+        """Mean, standard error, P10/P50/P90 (histogram), ``p_<indicator>`` for every indicator, n, min, max.
 
-        ``p_win`` = wins / draws (NaN draws count as not winning); its standard error is
-        sqrt(p (1 - p) / draws). ``n`` counts the finite values behind the other statistics.
+        ``n`` counts the finite values behind the statistics of the values.
         """
         m = self.moments
-        p10, p50, p90 = self.histogram.quantiles(np.array([0.1, 0.5, 0.9]), m.minimum, m.maximum)
-        p_win = self.wins / self.draws if self.draws else np.nan
+        p10, p50, p90 = self.quantiles([0.1, 0.5, 0.9])
         return {"mean": m.mean if m.count else np.nan, "std_error": m.std_error, "p10": p10, "p50": p50, "p90": p90,
-                "p_win": p_win, "p_win_std_error": float(np.sqrt(p_win * (1 - p_win) / self.draws)) if self.draws else np.nan,
-                "p_feasible": self.feasible / self.draws if self.draws else np.nan,
-                "p_baseline_feasible": self.baseline_feasible / self.draws if self.draws else np.nan,
+                **{f"p_{k}": self.share(k) for k in self.counts},
                 "n": m.count, "min": m.minimum if m.count else np.nan, "max": m.maximum if m.count else np.nan}
 
 

@@ -1,4 +1,4 @@
-"""Memory-bounded chunks and the progress report shared by the sampled analyses."""
+"""Memory-bounded chunks, and how a sampled analysis reports progress and is cancelled."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ from tqdm import tqdm
 #: always/never, or a callable ``report(done, total)`` called after each chunk (no bar), as the
 #: Dash app's background callbacks do
 Progress = bool | None | Callable[[int, int], None]
+
+#: how an analysis is cancelled: ``None`` never, or a callable asked before each chunk starts
+#: (and as each distributed chunk completes) that returns True to stop, e.g. ``threading.Event().is_set``
+Cancel = Callable[[], bool] | None
 
 #: samples evaluated per core call: bounds memory (~50 arrays of 8 B x 250k per option)
 CHUNK_SIZE = 250_000

@@ -10,7 +10,7 @@ import pandas as pd
 from .. import limits
 from ..api import evaluate_scenario
 from ..scenario import Scenario
-from .chunks import CHUNK_SIZE
+from .chunks import CHUNK_SIZE, Cancel, Progress
 from .metrics import Metric, gap_values, metric_table, parse_metric
 from .parallel import ChunkRunner
 from .sweep import sweep_points
@@ -92,15 +92,14 @@ def grid_block(job: GridJob, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndar
 def check_cells(scenario: Scenario, nx: int, ny: int, chunk_size: int, runner: ChunkRunner) -> None:
     """Refuse a map of ``nx x ny`` cells too large to hold or too long to compute (:mod:`tco.limits`)."""
     cells = int(nx) * int(ny)
-    limits.check_chunk_size(chunk_size)
     limits.check_memory("points", cells, "map cells", cells * limits.BYTES_PER_MAP_CELL)
-    limits.check_evaluations("points", cells, "map cells", cells * len(scenario.structure.options), runner.workers,
-                             runner.scheduler)
+    runner.check_run("points", cells, "map cells", cells * len(scenario.structure.options), chunk_size)
 
 
 def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[float, float], y_range: tuple[float, float],
              nx: int = 50, ny: int = 50, metric: Metric | str = "ratio", x_log: bool = False, y_log: bool = False,
-             runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE) -> GridMap:
+             runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE, progress: Progress = None,
+             cancel: Cancel = None) -> GridMap:
     """The metric over an ``ny x nx`` grid (``x`` as a row, ``y`` as a column).
 
     Evaluated in blocks of whole rows of at most ``chunk_size`` cells (one core call each,
@@ -114,6 +113,6 @@ def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[floa
     step = max(1, chunk_size // len(x))
     blocks = [(start, min(start + step, len(y))) for start in range(0, len(y), step)]
     parts = runner.fold(grid_block, GridJob(scenario, metric, x_param, y_param, x, y), blocks,
-                                           lambda acc, part: [*acc, part], [], "map", [(b - a) * len(x) for a, b in blocks])
+                        lambda acc, part: [*acc, part], [], "map", [(b - a) * len(x) for a, b in blocks], progress, cancel)
     z, gap = (np.concatenate([p[k] for p in parts]) for k in (0, 1))
     return GridMap(x_param, y_param, x, y, z, gap, metric, scenario.params[x_param].unit, scenario.params[y_param].unit)

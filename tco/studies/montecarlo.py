@@ -1,80 +1,45 @@
-"""Monte Carlo: every uncertain parameter drawn from its distribution, in seeded chunks.
+"""Monte Carlo: every uncertain parameter drawn from its distribution, in seeded chunks folded
+into running aggregates, on one process or many. The one Monte Carlo of the package: the Dash
+app, the Python API (:func:`monte_carlo`), ``tco study`` and the portfolio study all run it.
 
-Chunk ``i`` draws with its own generator seeded by child ``i`` of the study seed's
-``SeedSequence`` (:func:`draw_chunk`, :func:`tco.studies.parallel.chunk_seed`), is
-evaluated (:func:`evaluate_chunk`), and the per-chunk metric arrays are accumulated
-(:func:`summarize`). The same seed and chunk size give identical numbers whatever order the
-chunks run in. :mod:`tco.studies.streaming` folds the chunks into running aggregates
-instead of keeping every draw (studies at scale, on several processes or a cluster).
+One or more *cells* (a scenario, its metrics and what is sampled; a plain Monte Carlo has
+one, a portfolio one per device x model x workload x option) are evaluated in chunks of at
+most ``chunk_size`` draws. Chunk ``k`` of every cell draws with ``chunk_seed(seed, k)``
+(:func:`tco.studies.sampling.draw_chunk`), so the draws do not depend on where a chunk runs.
+
+Two passes over a :class:`~tco.studies.parallel.ChunkRunner`, under one progress report:
+
+1. chunk 0 of every cell (the *pilot*) returns its metric values; the histogram edges of
+   each metric are fixed at quantiles of those values (:func:`~tco.studies.aggregates.quantile_edges`)
+   and its first ``keep`` draws are kept for the samples table and figure;
+2. every other chunk returns only :class:`~tco.studies.aggregates.MetricAggregate` s, merged
+   in chunk order.
+
+Peak memory is one chunk's core arrays per process plus the aggregates (``BINS`` counts
+per metric), whatever the number of samples. The summary (:func:`summary_frame`) and the
+distribution behind a CDF or exceedance plot (:meth:`MonteCarloResult.distribution`) are
+read from the aggregates, so they cover every draw.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .. import limits
 from ..api import evaluate_scenario
 from ..errors import InputError
-from ..params import Param
 from ..scenario import Scenario
-from .chunks import CHUNK_SIZE, Progress, chunk_bounds, progress_bar
+from .aggregates import MetricAggregate, merge_tables, quantile_edges
+from .chunks import CHUNK_SIZE, Cancel, Progress, chunk_bounds
 from .metrics import Metric, gap_values, metric_table, parse_metric
-from .parallel import chunk_seed
-from .sampling import iman_conover, is_sampled, values_at_quantiles
+from .parallel import ChunkRunner
+from .sampling import Correlation, SamplingPlan, draw_chunk, sampling_plan
 
-#: one rank correlation between two named parameters: (name_a, name_b, Spearman rho)
-Correlation = tuple[str, str, float]
-
-
-@dataclass(frozen=True)
-class SamplingPlan:
-    """What is drawn: the sampled parameters and the rank-correlation matrix among some of them."""
-
-    params: tuple[Param, ...]
-    correlated: tuple[int, ...] = ()
-    rank_correlation: np.ndarray | None = None
-
-
-def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None = None,
-                  exclude: Sequence[str] = ()) -> SamplingPlan:
-    """Sampled parameters of ``scenario`` (range and non-fixed distribution) and their correlations."""
-    params = tuple(p for p in scenario.params.values_list() if is_sampled(p) and p.name not in exclude)
-    if not correlations:
-        return SamplingPlan(params)
-    index = {p.name: i for i, p in enumerate(params)}
-    names = []
-    for k, (a, b, rho) in enumerate(correlations):
-        for side, name in (("a", a), ("b", b)):
-            if name not in index:
-                raise InputError.one(f"correlations[{k}].{side}", name, "must name a sampled parameter "
-                                     "(a range and a distribution other than fixed)")
-        if a == b or not -1.0 < float(rho) < 1.0:
-            raise InputError.one(f"correlations[{k}].rho", rho, "must lie in (-1, 1) between two different parameters")
-        names += [n for n in (a, b) if n not in names]
-    matrix = np.eye(len(names))
-    for a, b, rho in correlations:
-        i, j = names.index(a), names.index(b)
-        matrix[i, j] = matrix[j, i] = float(rho)
-    try:
-        np.linalg.cholesky(matrix)
-    except np.linalg.LinAlgError:
-        raise InputError.one("correlations", [list(c) for c in correlations],
-                             "the correlation matrix must be positive definite") from None
-    return SamplingPlan(params, tuple(index[n] for n in names), matrix)
-
-
-def draw_chunk(plan: SamplingPlan, seed: int, index: int, size: int) -> dict[str, np.ndarray]:
-    """Parameter values of chunk ``index``: uniform quantiles from a generator seeded by ``chunk_seed(seed, index)``."""
-    rng = np.random.default_rng(chunk_seed(seed, index))
-    u = rng.random((size, len(plan.params)))
-    if plan.correlated and size > 2:
-        cols = list(plan.correlated)
-        u[:, cols] = iman_conover(u[:, cols], plan.rank_correlation, rng)
-    return values_at_quantiles(plan.params, u)
+#: draws kept (the first ones, in chunk order) for the samples table and the histogram figure
+KEEP_SAMPLES = 10_000
 
 
 def evaluate_chunk(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -94,58 +59,187 @@ def evaluate_chunk(scenario: Scenario, metrics: Sequence[Metric], updates: Mappi
     return {k: np.broadcast_to(v, np.broadcast_shapes(np.shape(v), draws)) for k, v in out.items()}
 
 
+#: what a cell aggregates: a value column and its indicators ``{indicator name: boolean column}``
+Aggregated = tuple[str, dict[str, str]]
+
+
+@dataclass(frozen=True)
+class MetricColumns:
+    """The per-draw columns of scenario metrics (:func:`evaluate_chunk`); picklable, for workers."""
+
+    scenario: Scenario
+    metrics: tuple[Metric, ...]
+
+    def __call__(self, updates: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return evaluate_chunk(self.scenario, self.metrics, updates)
+
+    @property
+    def aggregated(self) -> tuple[Aggregated, ...]:
+        """Every metric with its indicators: ``win``, ``feasible`` (its option), ``baseline_feasible``."""
+        return tuple((m.name, {"win": f"wins:{m.name}", "feasible": f"feasible:{m.name}",
+                               "baseline_feasible": "feasible:baseline"}) for m in self.metrics)
+
+
+@dataclass(frozen=True)
+class MonteCarloCell:
+    """What one Monte Carlo evaluates: ``columns(draws)`` gives per-draw columns, of which
+    ``aggregated`` are folded into running aggregates; the sampling plan and the sample count."""
+
+    columns: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+    aggregated: tuple[Aggregated, ...]
+    plan: SamplingPlan
+    samples: int
+
+
+def metric_cell(scenario: Scenario, metrics: Sequence[Metric], plan: SamplingPlan, samples: int) -> MonteCarloCell:
+    """A cell of scenario metrics (:class:`MetricColumns`)."""
+    columns = MetricColumns(scenario, tuple(metrics))
+    return MonteCarloCell(columns, columns.aggregated, plan, int(samples))
+
+
+@dataclass(frozen=True)
+class MonteCarloJob:
+    """The inputs every worker needs (sent once): cells, seed, chunk size and, in pass 2, the bin edges."""
+
+    cells: tuple[MonteCarloCell, ...]
+    seed: int
+    chunk_size: int
+    edges: tuple[dict[str, np.ndarray], ...] = ()
+
+
+def chunk_values(job: MonteCarloJob, task: tuple[int, int]) -> dict[str, np.ndarray]:
+    """The columns of chunk ``task = (cell, chunk index)``, one value per draw (also when nothing is sampled)."""
+    cell_index, index = task
+    cell = job.cells[cell_index]
+    start, stop = chunk_bounds(cell.samples, job.chunk_size)[index]
+    values = cell.columns(draw_chunk(cell.plan, job.seed, index, stop - start))
+    return {k: np.broadcast_to(v, (stop - start,)) for k, v in values.items()}
+
+
+def aggregate_values(cell: MonteCarloCell, values: dict[str, np.ndarray],
+                     edges: dict[str, np.ndarray]) -> dict[str, MetricAggregate]:
+    """One chunk's columns folded into one aggregate per aggregated column."""
+    return {name: MetricAggregate.of(values[name], edges[name], {k: values[c] for k, c in indicators.items()})
+            for name, indicators in cell.aggregated}
+
+
+def chunk_aggregates(job: MonteCarloJob, task: tuple[int, int]) -> tuple[int, dict[str, MetricAggregate]]:
+    """``(cell, aggregates)`` of one chunk: what pass 2 sends back instead of the draws."""
+    cell = job.cells[task[0]]
+    return task[0], aggregate_values(cell, chunk_values(job, task), job.edges[task[0]])
+
+
+@dataclass
+class CellResult:
+    """Aggregates of one cell and its first draws."""
+
+    aggregates: dict[str, MetricAggregate]
+    samples: pd.DataFrame
+
+
+def run_cells(cells: Sequence[MonteCarloCell], seed: int, runner: ChunkRunner, chunk_size: int = CHUNK_SIZE,
+              keep: int = KEEP_SAMPLES, label: str = "monte carlo", progress: Progress = None,
+              cancel: Cancel = None) -> list[CellResult]:
+    """Every cell's aggregates over all its draws (module docstring: pilot pass, then the rest)."""
+    cells = tuple(cells)
+    job = MonteCarloJob(cells, int(seed), int(chunk_size))
+    bounds = [chunk_bounds(c.samples, chunk_size) for c in cells]
+    rest = [(c, k) for c in range(len(cells)) for k in range(1, len(bounds[c]))]
+    with runner.analysis(label, sum(map(len, bounds)), sum(c.samples for c in cells), progress, cancel) as analysis:
+        pilots = analysis.fold(chunk_values, job, [(c, 0) for c in range(len(cells))], lambda acc, v: [*acc, v], [],
+                               [b[0][1] for b in bounds])
+        edges = tuple({name: quantile_edges(values[name]) for name, _ in cell.aggregated}
+                      for cell, values in zip(cells, pilots, strict=True))
+        totals = [aggregate_values(cell, values, e) for cell, values, e in zip(cells, pilots, edges, strict=True)]
+        kept = [pd.DataFrame({k: v[:keep] for k, v in values.items()}) for values in pilots]
+        del pilots
+
+        def merge(acc, part):
+            c, aggregates = part
+            acc[c] = merge_tables(acc[c], aggregates)
+            return acc
+
+        totals = analysis.fold(chunk_aggregates, MonteCarloJob(cells, job.seed, job.chunk_size, edges), rest, merge, totals,
+                               [bounds[c][k][1] - bounds[c][k][0] for c, k in rest])
+    return [CellResult(t, s) for t, s in zip(totals, kept, strict=True)]
+
+
+def summary_frame(metrics: Sequence[Metric], aggregates: dict[str, MetricAggregate]) -> pd.DataFrame:
+    """One row per metric: mean, std_error, P10/P50/P90, P(win) and its standard error, the
+    feasibility shares, n, min, max (:meth:`~tco.studies.aggregates.MetricAggregate.summary`).
+
+    P10/P50/P90 come from the histograms (:meth:`~tco.studies.aggregates.Histogram.quantiles`);
+    ``p_win`` = wins / draws with standard error ``sqrt(p (1 - p) / draws)``, NaN for break-even metrics.
+    """
+    rows = []
+    for m in metrics:
+        a = aggregates[m.name]
+        row = {"metric": m.name, "unit": m.unit, **a.summary()}
+        row = {**{k: row[k] for k in ("metric", "unit", "mean", "std_error", "p10", "p50", "p90", "p_win")},
+               "p_win_std_error": a.share_std_error("win"), **row}
+        if m.kind == "breakeven":
+            row["p_win"] = row["p_win_std_error"] = np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 @dataclass
 class MonteCarloResult:
-    """``summary``: per metric mean, standard error, P10/P50/P90, P(win); ``samples``: per draw."""
+    """``summary``: one row per metric over every draw (:func:`summary_frame`); ``samples``: the
+    first draws (at most ``keep`` and one chunk); ``aggregates``: the running aggregates per metric."""
 
     summary: pd.DataFrame
     samples: pd.DataFrame
     seed: int
     chunk_size: int
     params: list[str]
+    aggregates: dict[str, MetricAggregate] = field(default_factory=dict)
+    draws: int = 0
+
+    def distribution(self, metric: Metric | str) -> pd.DataFrame:
+        """The metric's distribution over every finite draw, for a CDF or an exceedance plot.
+
+        Columns ``value`` [metric unit], ``cdf`` (share of the finite draws below ``value``)
+        and ``exceedance`` (``1 - cdf``: the share at or above it), at the smallest draw, at
+        every histogram edge and at the largest draw (cdf 1); exact at every row
+        (:meth:`~tco.studies.aggregates.MetricAggregate.cdf`); a row equal to the one before it
+        (the smallest draw on the first edge) is left out.
+        """
+        name = metric.name if isinstance(metric, Metric) else str(metric)
+        value, cdf = self.aggregates[name].cdf()
+        new = np.concatenate([[True], (np.diff(value) != 0) | (np.diff(cdf) != 0)]) if len(value) else np.array([], bool)
+        return pd.DataFrame({"value": value[new], "cdf": cdf[new], "exceedance": 1.0 - cdf[new]})
 
 
-def summarize(metrics: Sequence[Metric], samples: pd.DataFrame) -> pd.DataFrame:
-    """Summary statistics of the accumulated draws.
+def check_samples(scenario: Scenario, samples: int, chunk_size: int, runner: ChunkRunner) -> None:
+    """Refuse a Monte Carlo too long for the processes of ``runner`` (:mod:`tco.limits`); memory is bounded by the chunk."""
+    runner.check_run("samples", samples, "samples", samples * len(scenario.structure.options), chunk_size)
 
-    ``std_error`` = sample standard deviation / sqrt(n) of the mean; ``p_win`` is the
-    share of draws where the option beats the baseline (NaN for break-even metrics),
-    with ``p_win_std_error`` = sqrt(p (1 - p) / n); ``p_feasible`` and
-    ``p_baseline_feasible`` are the shares of draws where the metric's option and the
-    baseline meet their latency targets. NaN draws (no break-even in range) are left out of
-    the statistics and counted in ``n``.
-    """
-    rows = []
-    for m in metrics:
-        v = samples[m.name].to_numpy(float)
-        v = v[np.isfinite(v)]
-        n = len(v)
-        p10, p50, p90 = np.percentile(v, [10, 50, 90]) if n else (np.nan,) * 3
-        p_win = float(samples[f"wins:{m.name}"].mean()) if m.kind != "breakeven" else np.nan
-        total = len(samples)
-        rows.append({"metric": m.name, "unit": m.unit, "mean": v.mean() if n else np.nan,
-                     "std_error": v.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan,
-                     "p10": p10, "p50": p50, "p90": p90, "p_win": p_win,
-                     "p_win_std_error": np.sqrt(p_win * (1 - p_win) / total) if total else np.nan,
-                     "p_feasible": float(samples[f"feasible:{m.name}"].mean()),
-                     "p_baseline_feasible": float(samples["feasible:baseline"].mean()), "n": n})
-    return pd.DataFrame(rows)
+
+def _positive_int(path: str, value) -> int:
+    if isinstance(value, bool) or not float(value).is_integer() or int(value) < 1:
+        raise InputError.one(path, value, "must be a positive integer")
+    return int(value)
 
 
 def monte_carlo(scenario: Scenario, metrics: Sequence[Metric | str], samples: int, seed: int = 0,
-                correlations: Sequence[Correlation] | None = None, chunk_size: int = CHUNK_SIZE,
-                progress: Progress = None) -> MonteCarloResult:
-    """Draw ``samples`` scenarios from the catalog distributions and evaluate the metrics (every draw kept in memory)."""
-    parsed = [m if isinstance(m, Metric) else parse_metric(scenario, m) for m in metrics]
-    limits.check_chunk_size(chunk_size)
-    limits.check_memory("samples", samples, "samples kept in memory", samples * len(parsed) * limits.BYTES_PER_DRAW_METRIC)
-    limits.check_evaluations("samples", samples, "samples", samples * len(scenario.structure.options),
-                             hint="tco.studies.streaming.monte_carlo_stream keeps summaries only")
+                correlations: Sequence[Correlation] | None = None, chunk_size: int = CHUNK_SIZE, *,
+                keep: int = KEEP_SAMPLES, runner: ChunkRunner | None = None, progress: Progress = None,
+                cancel: Cancel = None) -> MonteCarloResult:
+    """Draw ``samples`` scenarios from the catalog distributions and evaluate the metrics, in memory
+    bounded by ``chunk_size``, on ``runner`` (default: in this process).
+
+    ``progress`` reports draws evaluated after each chunk (default: the runner's);
+    ``cancel`` is asked before each chunk and stops the run with
+    :class:`~tco.studies.parallel.StudyInterrupted`. The same seed and chunk size give the same
+    numbers, bit for bit, wherever the chunks run.
+    """
+    samples, chunk_size = _positive_int("samples", samples), _positive_int("chunk_size", chunk_size)
+    parsed = tuple(m if isinstance(m, Metric) else parse_metric(scenario, m) for m in metrics)
+    runner = runner or ChunkRunner()
+    check_samples(scenario, samples, chunk_size, runner)
     plan = sampling_plan(scenario, correlations, exclude=[m.param for m in parsed if m.param])
-    parts = []
-    with progress_bar(samples, "monte carlo", progress) as bar:
-        for index, (start, stop) in enumerate(chunk_bounds(samples, chunk_size)):
-            parts.append(evaluate_chunk(scenario, parsed, draw_chunk(plan, seed, index, stop - start)))
-            bar.update(stop - start)
-    table = pd.DataFrame({k: np.concatenate([p[k] for p in parts]) for k in parts[0]})
-    return MonteCarloResult(summarize(parsed, table), table, seed, chunk_size, [p.name for p in plan.params])
+    cell = metric_cell(scenario, parsed, plan, samples)
+    (result,) = run_cells([cell], seed, runner, chunk_size, keep, progress=progress, cancel=cancel)
+    return MonteCarloResult(summary_frame(parsed, result.aggregates), result.samples, int(seed), chunk_size,
+                            [p.name for p in plan.params], result.aggregates, samples)

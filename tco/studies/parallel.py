@@ -8,7 +8,8 @@ Either way the shared inputs are scattered to the workers once, the chunks are s
 with ``Client.map``, and the results are folded **in chunk order** as they come back
 (later chunks wait in a buffer), so the numbers do not depend on which worker ran what or
 when. A failure, a lost worker or Ctrl-C raises :class:`StudyInterrupted`, which says how
-many chunks completed.
+many chunks completed. An analysis may also be cancelled between chunks (``cancel``,
+:data:`tco.studies.chunks.Cancel`); its progress is reported after every chunk.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .chunks import Progress, progress_bar
+from .. import limits
+from .chunks import Cancel, Progress, progress_bar
 
 #: environment of LocalCluster workers. Dask's default sets MALLOC_TRIM_THRESHOLD_=65536, which
 #: switches off glibc's dynamic mmap threshold: every chunk-sized numpy array is then mapped and
@@ -30,13 +32,22 @@ WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THRE
 SCHEDULER_TIMEOUT_S = 20
 
 
+class StudyCancelled(Exception):
+    """The analysis's ``cancel()`` returned True (:data:`tco.studies.chunks.Cancel`)."""
+
+
 class StudyInterrupted(RuntimeError):
     """A chunked analysis stopped before its last chunk: what completed, out of how many, and why."""
 
     def __init__(self, label: str, done: int, total: int, cause: BaseException):
         self.label, self.done, self.total, self.cause = label, done, total, cause
         self.completed_analyses: list[str] = []
-        reason = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"{type(cause).__name__}: {cause}"
+        if isinstance(cause, KeyboardInterrupt):
+            reason = "interrupted"
+        elif isinstance(cause, StudyCancelled):
+            reason = "cancelled"
+        else:
+            reason = f"{type(cause).__name__}: {cause}"
         super().__init__(f"{label}: stopped after {done} of {total} chunks completed ({reason})")
 
 
@@ -58,6 +69,7 @@ class ChunkRunner:
     """Runs chunk functions in-process (default), on a local process cluster, or on a scheduler.
 
     Use as a context manager: the cluster (or the connection) lives for the whole study.
+    ``progress`` is the default progress report of the analyses run on it.
     """
 
     def __init__(self, workers: int | None = None, scheduler: str | None = None, progress: Progress = None):
@@ -90,34 +102,83 @@ class ChunkRunner:
             self._cluster.close()
         self.client = self._cluster = None
 
+    def check_run(self, path: str, requested: int, what: str, option_evaluations: float, chunk_size: int) -> None:
+        """Refuse a run of ``option_evaluations`` (model evaluations x options), asked for as ``requested``
+        ``what`` at ``path``, too long for this runner's processes, or chunks too large (:mod:`tco.limits`)."""
+        limits.check_chunk_size(chunk_size)
+        limits.check_evaluations(path, requested, what, option_evaluations, self.workers, self.scheduler)
+
+    def analysis(self, label: str, chunks: int, size: int, progress: Progress = None, cancel: Cancel = None) -> Analysis:
+        """One analysis of ``chunks`` chunks holding ``size`` evaluations in all, folded in one or more passes.
+
+        ``progress`` (default: the runner's) reports evaluations done out of ``size``
+        across every pass; ``cancel`` is asked before each chunk.
+        """
+        return Analysis(self, label, chunks, size, self.progress if progress is None else progress, cancel)
+
     def fold(self, function: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
-             merge: Callable[[Any, Any], Any], initial: Any, label: str, sizes: Sequence[int] | None = None) -> Any:
+             merge: Callable[[Any, Any], Any], initial: Any, label: str, sizes: Sequence[int] | None = None,
+             progress: Progress = None, cancel: Cancel = None) -> Any:
+        """An analysis of one pass: :meth:`Analysis.fold` of ``tasks`` (chunks count 1 each unless ``sizes`` says)."""
+        sizes = list(sizes) if sizes is not None else [1] * len(tasks)
+        with self.analysis(label, len(tasks), sum(sizes), progress, cancel) as run:
+            return run.fold(function, shared, tasks, merge, initial, sizes)
+
+
+class Analysis:
+    """One analysis on a :class:`ChunkRunner`: one progress report and one count of chunks across its passes.
+
+    A failure, a lost worker, Ctrl-C or ``cancel()`` returning True raises
+    :class:`StudyInterrupted` with the chunks completed so far, out of every pass's chunks.
+    """
+
+    def __init__(self, runner: ChunkRunner, label: str, chunks: int, size: int, progress: Progress, cancel: Cancel):
+        self.runner, self.label, self.chunks, self.size = runner, label, int(chunks), int(size)
+        self.progress, self.cancel = progress, cancel
+        self.done = 0
+        self._bar = None
+
+    def __enter__(self) -> Analysis:
+        self._bar = progress_bar(self.size, self.label, self.progress)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._bar.close()
+
+    def _check(self) -> None:
+        if self.cancel is not None and self.cancel():
+            raise StudyCancelled()
+
+    def _completed(self, size: int) -> None:
+        self.done += 1
+        self._bar.update(size)
+
+    def fold(self, function: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
+             merge: Callable[[Any, Any], Any], initial: Any, sizes: Sequence[int]) -> Any:
         """``merge(...merge(merge(initial, function(shared, tasks[0])), function(shared, tasks[1]))...)``.
 
         ``function`` must be importable by name (a module-level function) when the runner is
-        distributed; ``shared`` is sent to every worker once. ``sizes`` (e.g. samples per
-        chunk) drive the progress bar; chunks count 1 each by default.
+        distributed; ``shared`` is sent to every worker once; ``sizes`` (evaluations per
+        task) drive the progress report.
         """
-        sizes = list(sizes) if sizes is not None else [1] * len(tasks)
-        done = 0
-        with progress_bar(sum(sizes), label, self.progress) as bar:
-            try:
-                if not self.distributed:
-                    for task, size in zip(tasks, sizes, strict=True):
-                        initial = merge(initial, function(shared, task))
-                        done += 1
-                        bar.update(size)
-                    return initial
-                return self._fold_distributed(function, shared, tasks, merge, initial, sizes, bar)
-            except BaseException as exc:
-                done = getattr(exc, "chunks_done", done)
-                raise StudyInterrupted(label, done, len(tasks), exc) from exc
+        try:
+            if not self.runner.distributed:
+                for task, size in zip(tasks, sizes, strict=True):
+                    self._check()
+                    initial = merge(initial, function(shared, task))
+                    self._completed(size)
+                return initial
+            return self._fold_distributed(function, shared, tasks, merge, initial, sizes)
+        except BaseException as exc:
+            raise StudyInterrupted(self.label, self.done, self.chunks, exc) from exc
 
-    def _fold_distributed(self, function, shared, tasks, merge, initial, sizes, bar):
+    def _fold_distributed(self, function, shared, tasks, merge, initial, sizes):
         from dask.distributed import as_completed
 
-        remote = self.client.scatter(shared, broadcast=True, hash=False)
-        futures = self.client.map(_call, [function] * len(tasks), [remote] * len(tasks), list(tasks), pure=False)
+        self._check()
+        client = self.runner.client
+        remote = client.scatter(shared, broadcast=True, hash=False)
+        futures = client.map(_call, [function] * len(tasks), [remote] * len(tasks), list(tasks), pure=False)
         order = {f.key: i for i, f in enumerate(futures)}
         waiting: dict[int, Any] = {}
         following = 0
@@ -125,12 +186,13 @@ class ChunkRunner:
             for future, result in as_completed(futures, with_results=True):
                 i = order[future.key]
                 waiting[i] = result
-                bar.update(sizes[i])
+                self._completed(sizes[i])
                 while following in waiting:
                     initial = merge(initial, waiting.pop(following))
                     following += 1
+                if following < len(tasks):
+                    self._check()
             return initial
-        except BaseException as exc:
-            exc.chunks_done = following + len(waiting)
-            self.client.cancel(futures)
+        except BaseException:
+            client.cancel(futures)
             raise

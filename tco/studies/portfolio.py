@@ -13,7 +13,7 @@ Devices per replica are left to the model (the smallest replica that holds the w
 one sequence's KV). Every cell is a Monte Carlo of ``samples`` draws from its own sampled
 parameters with the study seed, evaluated in chunks on the study's
 :class:`~tco.studies.parallel.ChunkRunner` (the chunks of all cells in one queue) and folded
-into running aggregates (:mod:`tco.studies.streaming`).
+into running aggregates (:mod:`tco.studies.montecarlo`).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import pandas as pd
 from .. import limits
 from ..errors import FieldError, InputError
 from ..scenario import Scenario, scenario_from_dict
-from .chunks import CHUNK_SIZE
+from .chunks import CHUNK_SIZE, Cancel, Progress
 from .metrics import parse_metric
-from .montecarlo import sampling_plan
+from .montecarlo import metric_cell, run_cells, summary_frame
 from .parallel import ChunkRunner
-from .streaming import MonteCarloCell, run_cells, summary_frame
+from .sampling import sampling_plan
 
 SHAPES = ("colocated", "disaggregated")
 #: scenario keys a cell does not inherit: they name options or parameters the cell may not have
@@ -103,20 +103,19 @@ def portfolio_cells(scenario: Scenario, baseline: str, devices: Sequence[str], m
 
 def check_portfolio_samples(cells: Sequence[Cell], samples: int, chunk_size: int, runner: ChunkRunner) -> None:
     """Refuse ``samples`` draws per cell too long for the processes of ``runner`` (:mod:`tco.limits`)."""
-    limits.check_chunk_size(chunk_size)
-    limits.check_evaluations("samples", samples, "samples per cell",
-                             samples * sum(len(c.scenario.structure.options) for c in cells), runner.workers, runner.scheduler)
+    runner.check_run("samples", samples, "samples per cell", samples * sum(len(c.scenario.structure.options) for c in cells),
+                     chunk_size)
 
 
 def portfolio(cells: Sequence[Cell], kind: str = "ratio", samples: int = 10_000, seed: int = 0,
-              runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE) -> pd.DataFrame:
+              runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE, progress: Progress = None,
+              cancel: Cancel = None) -> pd.DataFrame:
     """One row per cell: labels, the challenger's metric (``ratio`` or ``npv``) summary and P(win)."""
     runner = runner or ChunkRunner()
     check_portfolio_samples(cells, samples, chunk_size, runner)
     metrics = [parse_metric(c.scenario, f"{kind}:{c.option}") for c in cells]
-    mc_cells = [MonteCarloCell(c.scenario, (m,), sampling_plan(c.scenario), int(samples))
-                for c, m in zip(cells, metrics, strict=True)]
-    results = run_cells(mc_cells, seed, runner, chunk_size, keep=0, label="portfolio")
+    mc_cells = [metric_cell(c.scenario, (m,), sampling_plan(c.scenario), samples) for c, m in zip(cells, metrics, strict=True)]
+    results = run_cells(mc_cells, seed, runner, chunk_size, keep=0, label="portfolio", progress=progress, cancel=cancel)
     rows = []
     for cell, metric, result in zip(cells, metrics, results, strict=True):
         row = summary_frame([metric], result.aggregates).iloc[0].to_dict()

@@ -34,12 +34,11 @@ from .figures import (
 )
 from .gridmap import grid_map
 from .metrics import parse_metric
+from .montecarlo import MonteCarloResult, monte_carlo
 from .parallel import ChunkRunner, StudyInterrupted
 from .portfolio import portfolio
-from .sensitivity import morris
-from .sobolstream import sobol_stream
+from .sensitivity import morris, sobol
 from .spec import StudySpec, axis_range, check_study_sizes, study_portfolio_cells
-from .streaming import monte_carlo_stream
 from .sweep import sweep
 from .tornado import tornado
 
@@ -58,8 +57,9 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: Prog
                  runner: ChunkRunner | None = None) -> StudyRun:
     """Compute every analysis of the study (nothing is written).
 
-    The chunked analyses (map, Monte Carlo, Sobol, portfolio) run on ``runner`` (default:
-    in this process). If one stops, :class:`StudyInterrupted` lists the analyses completed before it.
+    The chunked analyses (map, Monte Carlo, Sobol, Morris, portfolio) run on ``runner``
+    (default: in this process) and report ``progress`` (default: the runner's). If one
+    stops, :class:`StudyInterrupted` lists the analyses completed before it.
     """
     run = StudyRun()
     runner = runner or ChunkRunner(progress=progress)
@@ -79,7 +79,7 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         from ..training_api import cascade_under_uncertainty
 
         started = time.perf_counter()
-        frame = cascade_under_uncertainty(scenario, a.cascade.samples, seed)
+        frame = cascade_under_uncertainty(scenario, a.cascade.samples, seed, runner, progress)
         run.tables["cascade"], run.figures["cascade"] = frame, cascade_figure(frame)
         run.results["cascade"] = {"samples": a.cascade.samples, "devices": frame.reset_index().to_dict(orient="records")}
         run.seconds["cascade"] = time.perf_counter() - started
@@ -105,7 +105,7 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         started = time.perf_counter()
         map_metric = parse_metric(scenario, a.map.metric or study.metric)
         grid = grid_map(scenario, a.map.x.param, a.map.y.param, axis_range(scenario, a.map.x), axis_range(scenario, a.map.y),
-                        a.map.x.points, a.map.y.points, map_metric, a.map.x.log, a.map.y.log, runner)
+                        a.map.x.points, a.map.y.points, map_metric, a.map.x.log, a.map.y.log, runner, progress=progress)
         run.tables["map"], run.tables["map_contour"] = grid.frame(), grid.contour()
         run.figures["map"] = map_figure(grid)
         run.results["map"] = {"share_of_map_where_option_wins": float(grid.wins.mean()), "option": map_metric.option}
@@ -115,8 +115,10 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         metrics = [parse_metric(scenario, m) for m in a.monte_carlo.metrics or [study.metric]]
         correlations = [(c.a, c.b, c.rho) for c in a.monte_carlo.correlations]
         mc = a.monte_carlo
-        result = monte_carlo_stream(scenario, metrics, mc.samples, seed, correlations, mc.chunk_size, runner, mc.keep_samples)
+        result = monte_carlo(scenario, metrics, mc.samples, seed, correlations, mc.chunk_size, keep=mc.keep_samples,
+                             runner=runner, progress=progress)
         run.tables["montecarlo_summary"], run.tables["montecarlo_samples"] = result.summary, result.samples
+        run.tables["montecarlo_distribution"] = distribution_table(result, metrics)
         for i, m in enumerate(metrics):
             run.figures[f"montecarlo_{i}" if i else "montecarlo"] = mc_figure(result, m)
         run.results["monte_carlo"] = {"samples": a.monte_carlo.samples, "chunk_size": result.chunk_size,
@@ -124,24 +126,31 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         run.seconds["monte_carlo"] = time.perf_counter() - started
     if a.sobol:
         started = time.perf_counter()
-        frame = sobol_stream(scenario, metric, a.sobol.n, seed, a.sobol.params, runner)
+        frame = sobol(scenario, metric, a.sobol.n, seed, a.sobol.params, runner=runner, progress=progress)
         run.tables["sobol"], run.figures["sobol"] = frame, sobol_figure(frame, title=f"Sobol indices of {metric.name}")
         run.results["sobol"] = {"n": a.sobol.n, "top": frame.head(5).to_dict(orient="records")}
         run.seconds["sobol"] = time.perf_counter() - started
     if a.morris:
         started = time.perf_counter()
-        frame = morris(scenario, metric, a.morris.trajectories, a.morris.levels, seed, a.morris.params, progress)
+        frame = morris(scenario, metric, a.morris.trajectories, a.morris.levels, seed, a.morris.params, runner=runner,
+                       progress=progress)
         run.tables["morris"], run.figures["morris"] = frame, morris_figure(frame, metric)
         run.results["morris"] = {"top": frame.head(5).to_dict(orient="records")}
         run.seconds["morris"] = time.perf_counter() - started
     if a.portfolio:
         started = time.perf_counter()
         p = a.portfolio
-        frame = portfolio(study_portfolio_cells(scenario, p), p.metric, p.samples, seed, runner)
+        frame = portfolio(study_portfolio_cells(scenario, p), p.metric, p.samples, seed, runner, progress=progress)
         run.tables["portfolio"], run.figures["portfolio"] = frame, portfolio_figure(frame)
         run.results["portfolio"] = {"cells": len(frame), "samples_per_cell": p.samples, "baseline": p.baseline,
                                     "p_win": frame[["model", "workload", "option", "p_win"]].to_dict(orient="records")}
         run.seconds["portfolio"] = time.perf_counter() - started
+
+
+def distribution_table(result: MonteCarloResult, metrics) -> pd.DataFrame:
+    """Every metric's CDF and exceedance over all draws (:meth:`MonteCarloResult.distribution`), one block per metric."""
+    return pd.concat([result.distribution(m).assign(metric=m.name, unit=m.unit) for m in metrics],
+                     ignore_index=True)[["metric", "unit", "value", "cdf", "exceedance"]]
 
 
 def summary(study: StudySpec, scenario: Scenario, seed: int, run: StudyRun, total_s: float) -> dict:

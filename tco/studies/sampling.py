@@ -2,7 +2,9 @@
 
 Every distribution is sampled by its inverse CDF applied to a uniform number ``u`` in
 [0, 1], so the same mapping serves Monte Carlo (pseudo-random ``u``), Sobol and Morris
-(SALib's unit-hypercube designs) and rank correlation (Iman-Conover reorders ``u``).
+(unit-hypercube designs, :mod:`tco.studies.sensitivity`) and rank correlation (Iman-Conover
+reorders ``u``). A Monte Carlo chunk draws its ``u`` from a generator of its own
+(:func:`draw_chunk`), so a chunk's draws do not depend on where or when it runs.
 
 How a parameter's ``value``, ``low`` and ``high`` set each distribution:
 
@@ -23,11 +25,15 @@ the nearest integer inside [ceil(low), floor(high)] after sampling.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from ..errors import InputError
 from ..params import Param
+from ..scenario import Scenario
+from .parallel import chunk_seed
 
 #: z-score of the 95th percentile of a standard normal
 Z95 = 1.6448536269514722
@@ -110,3 +116,54 @@ def iman_conover(u: np.ndarray, rank_correlation: np.ndarray, rng: np.random.Gen
     t = s @ np.linalg.inv(current).T @ target.T
     ranks = np.argsort(np.argsort(t, axis=0), axis=0)
     return np.take_along_axis(np.sort(u, axis=0), ranks, axis=0)
+
+
+#: one rank correlation between two named parameters: (name_a, name_b, Spearman rho)
+Correlation = tuple[str, str, float]
+
+
+@dataclass(frozen=True)
+class SamplingPlan:
+    """What is drawn: the sampled parameters and the rank-correlation matrix among some of them."""
+
+    params: tuple[Param, ...]
+    correlated: tuple[int, ...] = ()
+    rank_correlation: np.ndarray | None = None
+
+
+def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None = None,
+                  exclude: Sequence[str] = ()) -> SamplingPlan:
+    """Sampled parameters of ``scenario`` (range and non-fixed distribution) and their correlations."""
+    params = tuple(p for p in scenario.params.values_list() if is_sampled(p) and p.name not in exclude)
+    if not correlations:
+        return SamplingPlan(params)
+    index = {p.name: i for i, p in enumerate(params)}
+    names = []
+    for k, (a, b, rho) in enumerate(correlations):
+        for side, name in (("a", a), ("b", b)):
+            if name not in index:
+                raise InputError.one(f"correlations[{k}].{side}", name, "must name a sampled parameter "
+                                     "(a range and a distribution other than fixed)")
+        if a == b or not -1.0 < float(rho) < 1.0:
+            raise InputError.one(f"correlations[{k}].rho", rho, "must lie in (-1, 1) between two different parameters")
+        names += [n for n in (a, b) if n not in names]
+    matrix = np.eye(len(names))
+    for a, b, rho in correlations:
+        i, j = names.index(a), names.index(b)
+        matrix[i, j] = matrix[j, i] = float(rho)
+    try:
+        np.linalg.cholesky(matrix)
+    except np.linalg.LinAlgError:
+        raise InputError.one("correlations", [list(c) for c in correlations],
+                             "the correlation matrix must be positive definite") from None
+    return SamplingPlan(params, tuple(index[n] for n in names), matrix)
+
+
+def draw_chunk(plan: SamplingPlan, seed: int, index: int, size: int) -> dict[str, np.ndarray]:
+    """Parameter values of chunk ``index``: uniform quantiles from a generator seeded by ``chunk_seed(seed, index)``."""
+    rng = np.random.default_rng(chunk_seed(seed, index))
+    u = rng.random((size, len(plan.params)))
+    if plan.correlated and size > 2:
+        cols = list(plan.correlated)
+        u[:, cols] = iman_conover(u[:, cols], plan.rank_correlation, rng)
+    return values_at_quantiles(plan.params, u)

@@ -1,11 +1,41 @@
-"""Global sensitivity with SALib: Sobol first/total-order indices and Morris screening.
+"""Global sensitivity: Sobol first/total-order indices and Morris screening, in bounded memory.
 
-Both work on the unit hypercube: SALib draws quantiles ``u`` in [0, 1], which map to
-parameter values through each parameter's (truncated) inverse CDF
-(:mod:`tco.studies.sampling`), so the indices respect the catalog distributions.
-The generic functions (:func:`sobol_analysis`, :func:`morris_analysis`) take any
-vectorized function of ``u`` (rows x dimensions), so they can be checked on test
-functions with known indices (Ishigami).
+The one Sobol and the one Morris of the package (the Dash app, the Python API and ``tco study``
+run these; SALib is only the tests' oracle). Both work on the unit hypercube: a design of
+quantiles ``u`` in [0, 1] maps to parameter values through each parameter's (truncated)
+inverse CDF (:mod:`tco.studies.sampling`), so the indices respect the catalog distributions.
+The generic functions (:func:`sobol_analysis`, :func:`morris_analysis`) take any vectorized
+function of ``u`` (rows x dimensions), so they are checked on test functions with known
+indices (Ishigami). Both run in chunks on a :class:`~tco.studies.parallel.ChunkRunner`
+(progress after each chunk, cancellation between chunks, the same numbers on any number of
+workers).
+
+**Sobol.** The design is Saltelli's (as ``SALib.sample.sobol.sample`` without second order):
+a scrambled Sobol' sequence of dimension 2D seeded by the study seed; row ``j`` gives
+matrices ``A_j`` (first D columns) and ``B_j`` (last D), and ``AB_ij`` is ``A_j`` with column
+``i`` from ``B_j``. A chunk takes rows ``[start, stop)`` of the sequence (``fast_forward``),
+evaluates the function at ``A``, ``B`` and every ``AB_i`` ((D + 2) rows per base row) and
+returns only sums. With ``d_ij = f(AB_ij) − f(A_j)``, ``m`` the mean of every evaluation and
+``V`` the population variance of ``f`` over ``A ∪ B``:
+
+- first order (Saltelli et al. 2010, "Variance based sensitivity analysis of model output",
+  Comput. Phys. Commun. 181, 259-270, table 2 (b)): ``S_i = mean_j[(f(B_j) − m) d_ij] / V``
+- total order (Jansen 1999, ibid. table 2 (f)): ``ST_i = mean_j[d_ij² / 2] / V``
+
+— what SALib computes on outputs normalized by their mean and standard deviation. Their 95 %
+confidence half-widths are ``1.96 · sd(term) / sqrt(n) / V`` (central limit theorem on the
+per-row terms, ``V`` taken as known) instead of a bootstrap, which needs every output at once.
+
+**Morris.** Trajectories of Morris (1991), "Factorial sampling plans for preliminary
+computational experiments", Technometrics 33(2), 161-174: on a grid of ``p`` (even) levels,
+``Δ = p / (2 (p − 1))``; a trajectory starts at a random grid point ``x*`` in
+``{0, 1/(p−1), ..., 1 − Δ}`` per dimension, each dimension moving once by ``+Δ`` or ``−Δ`` (a
+random direction) in a random order, so ``D + 1`` rows give one elementary effect
+``EE_i = (f(x with x_i high) − f(x with x_i low)) / Δ`` per dimension. ``mu`` and ``sigma``
+(ddof 1) are the mean and standard deviation of the effects, ``mu_star`` the mean of their
+absolute values (Campolongo, Cariboni & Saltelli 2007, Environ. Model. Softw. 22, 1509-1518)
+with a 95 % half-width ``1.96 · sd(|EE|) / sqrt(r)`` over ``r`` trajectories. Effects are per
+unit of quantile (the whole range of a parameter is 1).
 """
 
 from __future__ import annotations
@@ -15,65 +45,25 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from SALib.analyze import morris as morris_analyze
-from SALib.analyze import sobol as sobol_analyze
-from SALib.sample import morris as morris_sample
-from SALib.sample import sobol as sobol_sample
+from scipy.stats import qmc
 
 from .. import limits
+from ..errors import InputError
 from ..params import Param
 from ..scenario import Scenario
-from .chunks import Progress, chunk_bounds, progress_bar
+from .aggregates import Moments
+from .chunks import CHUNK_SIZE, Cancel, Progress
 from .metrics import Metric, metric_table, parse_metric
+from .parallel import ChunkRunner, chunk_seed
 from .sampling import is_sampled, values_at_quantiles
 
 UnitFunction = Callable[[np.ndarray], np.ndarray]
 
-
-def _problem(names: Sequence[str]) -> dict:
-    return {"num_vars": len(names), "names": list(names), "bounds": [[0.0, 1.0]] * len(names)}
-
-
-def _evaluate_chunked(function: UnitFunction, u: np.ndarray, description: str, progress: Progress) -> np.ndarray:
-    out = []
-    with progress_bar(len(u), description, progress) as bar:
-        for start, stop in chunk_bounds(len(u)):
-            out.append(np.asarray(function(u[start:stop]), float).reshape(-1))
-            bar.update(stop - start)
-    return np.concatenate(out)
+#: two-sided 95 % normal quantile, scipy.stats.norm.ppf(0.975)
+Z975 = 1.959963984540054
 
 
-def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: int = 0,
-                   progress: Progress = None) -> pd.DataFrame:
-    """Sobol indices of ``function(u)`` over the unit hypercube: Saltelli design, ``n (d + 2)`` rows.
-
-    Saltelli, A. et al. (2010), "Variance based sensitivity analysis of model output",
-    Comput. Phys. Commun. 181, 259-270, as implemented by SALib (first order: Saltelli 2010;
-    total: Jansen 1999); confidence intervals are 95 % bootstrap half-widths.
-    """
-    problem = _problem(names)
-    u = sobol_sample.sample(problem, int(n), calc_second_order=False, seed=int(seed))
-    y = _evaluate_chunked(function, u, "sobol", progress)
-    result = sobol_analyze.analyze(problem, y, calc_second_order=False, seed=int(seed))
-    return pd.DataFrame({"param": list(names), "S1": result["S1"], "S1_conf": result["S1_conf"],
-                         "ST": result["ST"], "ST_conf": result["ST_conf"]})
-
-
-def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: int, levels: int = 4, seed: int = 0,
-                    progress: Progress = None) -> pd.DataFrame:
-    """Morris elementary effects of ``function(u)``: ``trajectories (d + 1)`` rows.
-
-    Morris, M. D. (1991), Technometrics 33(2), 161-174; ``mu_star`` (Campolongo et al.
-    2007) ranks importance, ``sigma`` flags interactions or non-linearity; effects are per
-    unit of quantile (the whole range of a parameter is 1).
-    """
-    problem = _problem(names)
-    u = morris_sample.sample(problem, int(trajectories), num_levels=int(levels), seed=int(seed))
-    y = _evaluate_chunked(function, u, "morris", progress)
-    result = morris_analyze.analyze(problem, u, y, num_levels=int(levels), seed=int(seed))
-    return pd.DataFrame({"param": list(names), "mu": result["mu"], "mu_star": result["mu_star"],
-                         "mu_star_conf": result["mu_star_conf"], "sigma": result["sigma"]})
-
+# --- the metric as a function of quantiles ---------------------------------------------------------
 
 @dataclass(frozen=True)
 class QuantileMetric:
@@ -92,41 +82,224 @@ def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] 
     """The metric as a function of the quantiles of the chosen (default: every sampled) parameters."""
     specs = ([scenario.params[name] for name in params] if params is not None
              else [p for p in scenario.params.values_list() if is_sampled(p) and p.name != metric.param])
+    if not specs:
+        raise InputError.one("params", [] if params is None else list(params),
+                             "needs at least one sampled parameter (a range and a distribution other than fixed)")
     return QuantileMetric(scenario, metric, tuple(specs)), [p.name for p in specs]
 
 
-def _check_design(path: str, requested: int, what: str, rows: int, dims: int, options: int) -> None:
-    """Refuse a SALib design (held in memory at once) of ``rows`` x ``dims`` too large for memory or time."""
-    limits.check_memory(path, requested, what, rows * dims * limits.BYTES_PER_DESIGN_VALUE)
-    limits.check_evaluations(path, requested, what, rows * options, hint="")
+# --- Sobol -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SobolSums:
+    """Running sums over base rows: ``n`` rows; moments of all outputs and of A ∪ B; per-parameter power sums.
+
+    ``d`` = Σ d_i, ``x`` = Σ f(B) d_i, ``xx`` = Σ (f(B) d_i)², ``dd`` = Σ d_i², ``xd`` = Σ f(B) d_i², ``d4`` = Σ d_i⁴.
+    """
+
+    n: int
+    outputs: Moments
+    ab: Moments
+    d: np.ndarray
+    x: np.ndarray
+    xx: np.ndarray
+    dd: np.ndarray
+    xd: np.ndarray
+    d4: np.ndarray
+
+    @classmethod
+    def of(cls, f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray) -> SobolSums:
+        """Sums of one chunk: ``f_a``, ``f_b`` of shape (rows,), ``f_ab`` of shape (params, rows)."""
+        d = f_ab - f_a
+        x = f_b * d
+        return cls(len(f_a), Moments.of(np.concatenate([f_a, f_b, f_ab.reshape(-1)])), Moments.of(np.concatenate([f_a, f_b])),
+                   d.sum(axis=1), x.sum(axis=1), (x * x).sum(axis=1), (d * d).sum(axis=1), (x * d).sum(axis=1),
+                   (d**4).sum(axis=1))
+
+    def merge(self, other: SobolSums) -> SobolSums:
+        return SobolSums(self.n + other.n, self.outputs.merge(other.outputs), self.ab.merge(other.ab),
+                         *(getattr(self, k) + getattr(other, k) for k in ("d", "x", "xx", "dd", "xd", "d4")))
+
+    def indices(self, names: Sequence[str]) -> pd.DataFrame:
+        """S1, ST and their 95 % half-widths (module docstring); zeros when the output is constant."""
+        n, m = self.n, self.outputs.mean
+        v = self.ab.m2 / self.ab.count
+        s_mean = (self.x - m * self.d) / n
+        s_var = (self.xx - 2 * m * self.xd + m * m * self.dd) / n - s_mean**2
+        t_mean = 0.5 * self.dd / n
+        t_var = 0.25 * self.d4 / n - t_mean**2
+        if not v > np.finfo(float).eps:
+            zero = np.zeros(len(names))
+            return pd.DataFrame({"param": list(names), "S1": zero, "S1_conf": zero, "ST": zero, "ST_conf": zero})
+        half = Z975 / np.sqrt(n) / v
+        return pd.DataFrame({"param": list(names), "S1": s_mean / v, "S1_conf": half * np.sqrt(np.maximum(s_var, 0)),
+                             "ST": t_mean / v, "ST_conf": half * np.sqrt(np.maximum(t_var, 0))})
 
 
-def check_sobol_design(scenario: Scenario, dims: int, n: int) -> None:
-    """Refuse an in-memory Sobol design of ``n (dims + 2)`` rows too large (:mod:`tco.limits`)."""
-    _check_design("n", n, "Sobol base samples", n * (dims + 2), dims, len(scenario.structure.options))
+@dataclass(frozen=True)
+class UnitJob:
+    """What every chunk of a Sobol or Morris analysis needs: the function, its dimension, the seed and, for Morris, the levels."""
+
+    function: UnitFunction
+    dims: int
+    seed: int
+    levels: int = 0
 
 
-def check_morris_design(scenario: Scenario, dims: int, trajectories: int) -> None:
-    """Refuse a Morris design of ``trajectories (dims + 1)`` rows too large (:mod:`tco.limits`)."""
-    _check_design("trajectories", trajectories, "Morris trajectories", trajectories * (dims + 1), dims,
-                  len(scenario.structure.options))
+def design_rows(dims: int, seed: int, start: int, stop: int) -> np.ndarray:
+    """Rows ``[start, stop)`` of the scrambled Sobol' base sequence of dimension ``2 dims`` (Saltelli's design)."""
+    engine = qmc.Sobol(d=2 * dims, scramble=True, seed=seed)
+    if start:
+        engine.fast_forward(start)
+    return engine.random(stop - start)
 
 
-def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0, params: Sequence[str] | None = None,
-          progress: Progress = None) -> pd.DataFrame:
-    """Sobol first- and total-order indices of a scenario metric, sorted by ST, descending."""
+def sobol_chunk(job: UnitJob, bounds: tuple[int, int]) -> SobolSums:
+    """Evaluate A, B and every AB_i of base rows ``bounds`` in one call of the function; return their sums."""
+    base = design_rows(job.dims, job.seed, *bounds)
+    a, b = base[:, : job.dims], base[:, job.dims :]
+    rows = len(base)
+    ab = np.repeat(a[None, :, :], job.dims, axis=0)
+    for i in range(job.dims):
+        ab[i, :, i] = b[:, i]
+    y = np.asarray(job.function(np.concatenate([a, b, ab.reshape(-1, job.dims)])), float).reshape(-1)
+    return SobolSums.of(y[:rows], y[rows : 2 * rows], y[2 * rows :].reshape(job.dims, rows))
+
+
+def rows_per_chunk(n: int, dims: int, chunk_size: int = CHUNK_SIZE) -> int:
+    """Base rows per chunk: the largest power of two with ``rows (dims + 2) <= chunk_size``, at most ``n``."""
+    rows = 1 << max(0, (chunk_size // (dims + 2)).bit_length() - 1)
+    return max(1, min(rows, n))
+
+
+def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: int = 0, *, chunk_size: int = CHUNK_SIZE,
+                   runner: ChunkRunner | None = None, progress: Progress = None, cancel: Cancel = None) -> pd.DataFrame:
+    """S1 and ST of ``function(u)`` over the unit hypercube from ``n`` base rows (``n (D + 2)`` evaluations).
+
+    ``n`` must be a power of two (the Sobol' sequence's balance); chunks then hold equal
+    powers of two of base rows. Columns: param, S1, S1_conf, ST, ST_conf (95 % half-widths).
+    """
+    if isinstance(n, bool) or int(n) != n or n < 1 or int(n) & (int(n) - 1):
+        raise InputError.one("n", n, "must be a power of 2 (the Sobol' sequence's balance), "
+                                     f"e.g. {1 << int(max(n, 1)).bit_length()}")
+    n, dims = int(n), len(names)
+    step = rows_per_chunk(n, dims, chunk_size)
+    tasks = [(start, min(start + step, n)) for start in range(0, n, step)]
+    sums = (runner or ChunkRunner()).fold(sobol_chunk, UnitJob(function, dims, int(seed)), tasks,
+                                          lambda acc, part: part if acc is None else acc.merge(part), None,
+                                          "sobol", [(stop - start) * (dims + 2) for start, stop in tasks], progress, cancel)
+    return sums.indices(names)
+
+
+# --- Morris ------------------------------------------------------------------------------------------
+
+def morris_delta(levels: int) -> float:
+    """The Morris step ``Δ = p / (2 (p − 1))`` on a grid of ``p`` levels [quantile]."""
+    return levels / (2.0 * (levels - 1))
+
+
+def morris_trajectories(dims: int, levels: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` Morris trajectories (module docstring), shape ``(count, dims + 1, dims)``, in [0, 1]."""
+    delta = morris_delta(levels)
+    start = rng.choice(np.linspace(0.0, 1.0 - delta, levels // 2), (count, dims))
+    up = rng.random((count, dims)) < 0.5
+    rank = np.argsort(np.argsort(rng.random((count, dims)), axis=1), axis=1)  # the step at which each dimension moves
+    moved = rank[:, None, :] < np.arange(dims + 1)[None, :, None]
+    high = np.where(moved, up[:, None, :], ~up[:, None, :])
+    return start[:, None, :] + delta * high
+
+
+def elementary_effects(u: np.ndarray, y: np.ndarray, dims: int, levels: int) -> np.ndarray:
+    """Elementary effects ``(trajectories, dims)`` of outputs ``y`` on trajectories ``u`` (rows x dims, ``dims + 1`` rows each).
+
+    In each step exactly one dimension moves by ``±Δ``: its effect is the output change
+    divided by ``Δ`` with that sign (from low to high).
+    """
+    du = np.diff(u.reshape(-1, dims + 1, dims), axis=1)
+    dy = np.diff(np.asarray(y, float).reshape(-1, dims + 1), axis=1)
+    moved = np.argmax(du != 0, axis=2)
+    sign = np.sign(np.take_along_axis(du, moved[..., None], axis=2)[..., 0])
+    effects = np.empty_like(dy)
+    np.put_along_axis(effects, moved, dy / (sign * morris_delta(levels)), axis=1)
+    return effects
+
+
+def morris_chunk(job: UnitJob, task: tuple[int, int]) -> np.ndarray:
+    """Elementary effects of chunk ``task = (index, trajectories)``, drawn with ``chunk_seed(seed, index)``."""
+    index, count = task
+    u = morris_trajectories(job.dims, job.levels, count, np.random.default_rng(chunk_seed(job.seed, index)))
+    u = u.reshape(-1, job.dims)
+    return elementary_effects(u, job.function(u), job.dims, job.levels)
+
+
+def morris_statistics(names: Sequence[str], effects: np.ndarray) -> pd.DataFrame:
+    """mu, mu_star, its 95 % half-width and sigma per dimension from effects ``(trajectories, dims)``."""
+    r = len(effects)
+
+    def sd(x):  # sample standard deviation over trajectories (NaN for one trajectory)
+        return x.std(axis=0, ddof=1) if r > 1 else np.full(x.shape[1], np.nan)
+
+    return pd.DataFrame({"param": list(names), "mu": effects.mean(axis=0), "mu_star": np.abs(effects).mean(axis=0),
+                         "mu_star_conf": Z975 * sd(np.abs(effects)) / np.sqrt(r), "sigma": sd(effects)})
+
+
+def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: int, levels: int = 4, seed: int = 0, *,
+                    chunk_size: int = CHUNK_SIZE, runner: ChunkRunner | None = None, progress: Progress = None,
+                    cancel: Cancel = None) -> pd.DataFrame:
+    """Morris screening of ``function(u)``: ``trajectories (D + 1)`` evaluations, in chunks of whole trajectories.
+
+    Chunk ``k`` draws its trajectories with ``chunk_seed(seed, k)``. Columns: param, mu,
+    mu_star, mu_star_conf, sigma.
+    """
+    if isinstance(trajectories, bool) or int(trajectories) != trajectories or trajectories < 1:
+        raise InputError.one("trajectories", trajectories, "must be a positive integer")
+    if isinstance(levels, bool) or int(levels) != levels or levels < 2 or levels % 2:
+        raise InputError.one("levels", levels, "must be an even integer >= 2 (every level then equally likely; Morris 1991)")
+    dims = len(names)
+    step = max(1, chunk_size // (dims + 1))
+    tasks = [(k, min(step, int(trajectories) - start)) for k, start in enumerate(range(0, int(trajectories), step))]
+    effects = (runner or ChunkRunner()).fold(morris_chunk, UnitJob(function, dims, int(seed), int(levels)), tasks,
+                                             lambda acc, part: [*acc, part], [], "morris",
+                                             [count * (dims + 1) for _, count in tasks], progress, cancel)
+    return morris_statistics(names, np.concatenate(effects))
+
+
+# --- on a scenario -----------------------------------------------------------------------------------
+
+def check_base_samples(scenario: Scenario, dims: int, n: int, chunk_size: int, runner: ChunkRunner) -> None:
+    """Refuse a Sobol analysis (``n (dims + 2)`` evaluations) too long for ``runner`` (:mod:`tco.limits`)."""
+    runner.check_run("n", n, "Sobol base samples", n * (dims + 2) * len(scenario.structure.options), chunk_size)
+
+
+def check_morris_trajectories(scenario: Scenario, dims: int, trajectories: int, chunk_size: int, runner: ChunkRunner) -> None:
+    """Refuse a Morris analysis whose ``trajectories x dims`` elementary effects do not fit in memory, or
+    whose ``trajectories (dims + 1)`` evaluations take too long for ``runner`` (:mod:`tco.limits`)."""
+    limits.check_memory("trajectories", trajectories, "Morris trajectories",
+                        trajectories * dims * limits.BYTES_PER_MORRIS_EFFECT)
+    runner.check_run("trajectories", trajectories, "Morris trajectories",
+                     trajectories * (dims + 1) * len(scenario.structure.options), chunk_size)
+
+
+def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0, params: Sequence[str] | None = None, *,
+          chunk_size: int = CHUNK_SIZE, runner: ChunkRunner | None = None, progress: Progress = None,
+          cancel: Cancel = None) -> pd.DataFrame:
+    """Sobol first- and total-order indices of a scenario metric (:func:`sobol_analysis`), sorted by ST, descending."""
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     function, names = scenario_function(scenario, metric, params)
-    check_sobol_design(scenario, len(names), n)
-    frame = sobol_analysis(function, names, n, seed, progress)
+    runner = runner or ChunkRunner()
+    check_base_samples(scenario, len(names), n, chunk_size, runner)
+    frame = sobol_analysis(function, names, n, seed, chunk_size=chunk_size, runner=runner, progress=progress, cancel=cancel)
     return frame.sort_values("ST", ascending=False, kind="stable").reset_index(drop=True)
 
 
 def morris(scenario: Scenario, metric: Metric | str, trajectories: int = 50, levels: int = 4, seed: int = 0,
-           params: Sequence[str] | None = None, progress: Progress = None) -> pd.DataFrame:
-    """Morris screening of a scenario metric, sorted by mu_star, descending."""
+           params: Sequence[str] | None = None, *, chunk_size: int = CHUNK_SIZE, runner: ChunkRunner | None = None,
+           progress: Progress = None, cancel: Cancel = None) -> pd.DataFrame:
+    """Morris screening of a scenario metric (:func:`morris_analysis`), sorted by mu_star, descending."""
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     function, names = scenario_function(scenario, metric, params)
-    check_morris_design(scenario, len(names), trajectories)
-    frame = morris_analysis(function, names, trajectories, levels, seed, progress)
+    runner = runner or ChunkRunner()
+    check_morris_trajectories(scenario, len(names), trajectories, chunk_size, runner)
+    frame = morris_analysis(function, names, trajectories, levels, seed, chunk_size=chunk_size, runner=runner,
+                            progress=progress, cancel=cancel)
     return frame.sort_values("mu_star", ascending=False, kind="stable").reset_index(drop=True)

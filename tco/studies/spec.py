@@ -19,12 +19,11 @@ from ..yamlio import bundled_or_path, pydantic_errors, read_yaml
 from .chunks import CHUNK_SIZE
 from .gridmap import check_cells
 from .metrics import parse_metric
-from .montecarlo import sampling_plan
+from .montecarlo import KEEP_SAMPLES, check_samples
 from .parallel import ChunkRunner
 from .portfolio import check_portfolio_samples, portfolio_cells
-from .sensitivity import check_morris_design, scenario_function
-from .sobolstream import check_base_samples
-from .streaming import KEEP_SAMPLES, check_samples
+from .sampling import sampling_plan
+from .sensitivity import check_base_samples, check_morris_trajectories, scenario_function
 from .sweep import check_points
 
 STUDIES_DIR = SCENARIOS_DIR / "studies"
@@ -106,6 +105,12 @@ class MorrisSpec(Strict):
     trajectories: PositiveInt = 50
     levels: Annotated[int, Field(ge=2, strict=True)] = 4
     params: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _even_levels(self):
+        if self.levels % 2:
+            raise ValueError(f"levels must be even (every level then equally likely; Morris 1991), e.g. {self.levels + 1}")
+        return self
 
 
 class CascadeSpec(Strict):
@@ -276,20 +281,25 @@ def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner)
             errors.extend(FieldError(f"{prefix}.{e.path}", e.value, e.rule) for e in exc.errors)
 
     a = study.analyses
+    if a.cascade:
+        from ..training_api import serving_scenario
+
+        # one evaluation of the serving scenario with a retired option per training device, per draw
+        options = len(serving_scenario(scenario).structure.options) + len({o.device for o in scenario.structure.options})
+        under("analyses.cascade", runner.check_run, "samples", a.cascade.samples, "samples", a.cascade.samples * options,
+              CHUNK_SIZE)
     if a.sweep:
         under("analyses.sweep", check_points, a.sweep.points)
     if a.map:
         under("analyses.map", check_cells, scenario, a.map.x.points, a.map.y.points, CHUNK_SIZE, runner)
     if a.monte_carlo:
         under("analyses.monte_carlo", check_samples, scenario, a.monte_carlo.samples, a.monte_carlo.chunk_size, runner)
-    for kind, check in (("sobol", check_base_samples), ("morris", check_morris_design)):
+    for kind, check in (("sobol", check_base_samples), ("morris", check_morris_trajectories)):
         spec = getattr(a, kind)
         if spec is not None:
             _function, names = scenario_function(scenario, parse_metric(scenario, study.metric), spec.params)
-            if kind == "sobol":
-                under("analyses.sobol", check, scenario, len(names), spec.n, CHUNK_SIZE, runner)
-            else:
-                under("analyses.morris", check, scenario, len(names), spec.trajectories)
+            size = spec.n if kind == "sobol" else spec.trajectories
+            under(f"analyses.{kind}", check, scenario, len(names), size, CHUNK_SIZE, runner)
     if a.portfolio:
         under("analyses.portfolio", check_portfolio_samples, study_portfolio_cells(scenario, a.portfolio),
               a.portfolio.samples, CHUNK_SIZE, runner)

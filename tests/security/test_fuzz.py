@@ -224,6 +224,7 @@ def fuzz_settings(examples: int) -> settings:
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
 
 
+@pytest.mark.slow  # the big fuzz batches run in `make test`; `make test-fast` keeps the hostile-file and whole-domain ones
 def test_ten_thousand_edited_scenarios_through_the_front_door():
     """500 hypothesis examples, each a bundled scenario and a seed that draws 20 edit sets: 10,000 scenarios."""
     counts = Counter()
@@ -239,6 +240,7 @@ def test_ten_thousand_edited_scenarios_through_the_front_door():
     assert counts["accepted"] > 2_000 and counts["refused"] > 2_000 and counts["warned"] > 500, counts
 
 
+@pytest.mark.slow
 def test_edited_scenarios_explored_and_shrunk_by_hypothesis():
     """Every choice drawn by hypothesis (so a failure shrinks to the smallest edit that shows it): 2,000 scenarios."""
     counts = Counter()
