@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 
 from dash import html
 
-#: a column or row: (title with unit, key, format spec or None for text, scale)
-Column = tuple[str, str, str | None, float]
+from tco.report import Column, cell
+
+__all__ = ["Column", "cell", "number", "pairs_table", "records_table", "versus_table"]
 
 
 def number(value, fmt: str, scale: float = 1.0) -> str:
-    """``value * scale`` in ``fmt``; a dash for a missing or non-finite value."""
-    return "–" if value is None or not math.isfinite(value) else format(value * scale, fmt)
-
-
-def cell(value, fmt: str | None, scale: float = 1.0) -> str:
-    return number(value, fmt, scale) if fmt else ("–" if value is None else str(value))
+    """``value * scale`` in ``fmt``; the em dash for a missing or non-finite value (:func:`tco.report.cell`)."""
+    return cell(value, fmt, scale)
 
 
 def records_table(records: Iterable[Mapping], columns: list[Column], ident: str) -> html.Table:

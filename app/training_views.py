@@ -10,54 +10,18 @@ import numpy as np
 import plotly.graph_objects as go
 from dash import html
 
-from tco.training_api import compare_training
+from tco.report import cell
+from tco.training_api import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
 
 from .charts import OKABE_ITO, styled
-from .tables import Column, number, records_table, versus_table
+from .tables import number, records_table, versus_table
 
-#: rows of the per-option table: (key, title with unit, format, scale)
-OPTION_ROWS = [
-    ("placement", "cluster", None, 1.0),
-    ("time_to_train_days", "time to train, days", ",.1f", 1.0),
-    ("cost_per_run_usd", "cost per run, M USD", ",.2f", 1e-6),
-    ("usd_per_mtok_trained", "cost, USD per million training tokens", ",.3f", 1.0),
-    ("mfu", "model FLOPs utilization (16-bit peak), %", ".1f", 100.0),
-    ("goodput", "goodput after failures and checkpoints, %", ".1f", 100.0),
-    ("mtbi_s", "mean time between interruptions, h", ",.2f", 1 / 3600),
-    ("tokens_per_s_per_device", "training tokens/s per device", ",.0f", 1.0),
-    ("tokens_per_joule", "training tokens per joule (IT power)", ",.3g", 1.0),
-    ("energy_mwh", "IT energy of the run, MWh", ",.0f", 1.0),
-    ("shape", "parallel shape", None, 1.0),
-    ("bound", "bound by", None, 1.0),
-    ("memory_bytes_per_device", "memory per device, GB", ",.1f", 1e-9),
-]
-CHALLENGER_ROWS = [("cost_ratio", "cost ratio to the baseline (wins below 1)", ".3f", 1.0),
-                   ("time_ratio", "time ratio to the baseline", ".3f", 1.0),
-                   ("usd_saved_per_run", "saved per run, M USD", ",.2f", 1e-6)]
 COST_LINES = {"capex_usd": "hardware (annual capital charge)", "energy_usd": "energy", "facility_usd": "facility",
               "maintenance_usd": "maintenance"}
-SITE_COLUMNS: list[Column] = [
-    ("site", "site", None, 1.0), ("data hall, USD per kW-month (built)", "facility_usd_per_kw_month", ",.1f", 1.0),
-    ("training cluster, M USD/yr (site-dependent)", "training_usd_per_year", ",.2f", 1e-6),
-    ("serving fleet, M USD/yr (site-dependent)", "serving_usd_per_year", ",.3f", 1e-6),
-    ("user TTFT incl. round trip, ms", "user_ttft_s", ",.0f", 1e3),
-    ("meets the serving TTFT target", "serving_meets_ttft", None, 1.0)]
-SECOND_LIFE_COLUMNS: list[Column] = [
-    ("device", "device", None, 1.0), ("best use at retirement", "best", None, 1.0),
-    ("cascade to serving, USD per device (PV)", "cascade_usd", ",.0f", 1.0), ("sell, USD per device", "sell_usd", ",.0f", 1.0),
-    ("cascade premium over the better of sell and scrap, USD", "cascade_premium_usd", ",.0f", 1.0),
-    ("output tokens served per device-year, M", "tokens_per_year_per_device", ",.0f", 1e-6),
-    ("running cost in serving, USD per device-year", "running_usd_per_year", ",.0f", 1.0)]
-
-
-def _cell(value, fmt, scale):
-    return number(value, fmt, scale) if fmt else str(value)
-
-
 def options_table(result) -> html.Table:
     table, base = result.options, result.scenario.structure.baseline
     head = html.Tr([html.Th("")] + [html.Th(n + (" (baseline)" if n == base else "")) for n in table.index])
-    rows = [html.Tr([html.Th(title)] + [html.Td(_cell(table.loc[n, key], fmt, scale), id=f"cell-{key}-{i}")
+    rows = [html.Tr([html.Th(title)] + [html.Td(cell(table.loc[n, key], fmt, scale), id=f"cell-{key}-{i}")
                                         for i, n in enumerate(table.index)]) for key, title, fmt, scale in OPTION_ROWS]
     return html.Table([html.Thead(head), html.Tbody(rows)], className="results", id="options-table")
 

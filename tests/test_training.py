@@ -112,7 +112,8 @@ def test_cascade_value_and_choice():
 def test_flip_conditions_on_a_known_gap():
     # gap = x - 3 over [0, 10]: the winner (gap < 0) loses above x = 3; y never flips
     params = ParamSet([Param("a.x", 1.0, "USD", 0.0, 10.0, "uniform"), Param("a.y", 1.0, "USD", 0.0, 2.0, "uniform")])
-    flips = flip_conditions(params, lambda u: np.asarray(u.get("a.x", 1.0)) - 3.0 + 0.0 * np.asarray(u.get("a.y", 1.0)))
+    flips = flip_conditions(params, lambda u: np.asarray(u.get("a.x", 1.0)) - 3.0 + 0.0 * np.asarray(u.get("a.y", 1.0)),
+                            tolerance=1e-12)
     assert len(flips) == 1 and flips[0]["name"] == "a.x" and flips[0]["direction"] == "above"
     assert flips[0]["value"] == pytest.approx(3.0, abs=1e-9)
 
@@ -252,7 +253,7 @@ def test_cli_compare_training_run(capsys):
 
     assert main(["compare", "training-run"]) == 0
     out = capsys.readouterr().out
-    assert "USD/run" in out and "trains cheapest" in out and "second life" in out and "combined facility" in out
+    assert "cost per run, M USD" in out and "trains cheapest" in out and "second life" in out and "combined facility" in out
     assert main(["compare", "training-run", "--set", "options.h100.cluster_devices=0"]) == 2
 
 
