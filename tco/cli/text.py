@@ -33,17 +33,20 @@ def _lines(text: str, width: int) -> list[str]:
     return out
 
 
-def _block(header: Sequence[str], rows: Sequence[Sequence[str]], widths: list[int]) -> list[str]:
+def _block(header: Sequence[str], rows: Sequence[Sequence[str]], widths: list[int], right: list[bool]) -> list[str]:
     out = []
     for i, row in enumerate([header, *rows]):
         cells = [_lines(c, w) for c, w in zip(row, widths, strict=True)]
+        # numbers right-aligned, as a spreadsheet does; a header over a column of numbers too
+        flush = [j > 0 and (r if i == 0 else bool(_NUMBER.match(c))) for j, (c, r) in enumerate(zip(row, right, strict=True))]
         for k in range(max(len(c) for c in cells)):
             parts = [(c[k] if k < len(c) else "") for c in cells]
-            line = GAP.join(p.ljust(w) if j == 0 else p.rjust(w) for j, (p, w) in enumerate(zip(parts, widths, strict=True)))
+            line = GAP.join(p.rjust(w) if f else p.ljust(w) for p, w, f in zip(parts, widths, flush, strict=True))
             out.append(line.rstrip())
         if i == 0:
             out.append(GAP.join("-" * w for w in widths))
     return out
+
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = WIDTH, first_max: int = 34,
@@ -56,13 +59,21 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int | Non
     """
     rows = [[str(c) for c in r] for r in rows]
     header = [str(h) for h in header]
-    natural = [max(len(line) for c in col for line in str(c).split("\n")) for col in zip(header, *rows, strict=True)]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(header)
+    right = [j > 0 and sum(bool(_NUMBER.match(c)) for c in col) * 2 > len(col) for j, col in enumerate(columns)]
+
+    def longest(cells, words=False):
+        return max([len(x) for c in cells for x in (c.split() if words else c.split("\n"))] or [0])
+
+    # a header wraps at its words down to its column's cells (or MIN_COLUMN)
+    natural = [max(longest(col), min(longest([h]), max(MIN_COLUMN, longest([h], words=True))))
+               for h, col in zip(header, columns, strict=True)]
     if width is None or sum(natural) + len(GAP) * (len(natural) - 1) <= width:
-        return "\n".join(_block(header, rows, natural))
+        return "\n".join(_block(header, rows, natural, right))
     first = min(natural[0], first_max)
     # the narrowest a column may get: numbers never wrap, text (and headers) wrap down to MIN_COLUMN
     floor = [max([MIN_COLUMN] + [len(c) for c in col if _NUMBER.match(c)]) if j else first
-             for j, col in enumerate(zip(*rows, strict=True))] if rows else [MIN_COLUMN] * len(natural)
+             for j, col in enumerate(columns)]
     floor = [n if j in keep else min(f, n) for j, (f, n) in enumerate(zip(floor, natural, strict=True))]
     blocks: list[list[int]] = [[]]
     for j in range(1, len(natural)):  # greedy: as many columns per block as fit at MIN_COLUMN or more
@@ -84,5 +95,5 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int | Non
             widths[max(shrinkable, key=widths.__getitem__)] -= 1
         sub_header = [header[0], *(header[j] for j in cols)]
         sub_rows = [[r[0], *(r[j] for j in cols)] for r in rows]
-        out.append("\n".join(_block(sub_header, sub_rows, [first, *widths])))
+        out.append("\n".join(_block(sub_header, sub_rows, [first, *widths], [False, *(right[j] for j in cols)])))
     return "\n\n".join(out)
