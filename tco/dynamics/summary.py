@@ -9,6 +9,7 @@ costs per token differ from the Compare view's (they answer different questions)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import pandas as pd
 
@@ -113,9 +114,19 @@ class FleetAnalysis:
 
 
 def _crossing(b: dict, subject: str, unit: str, scale: float = 1.0) -> str:
+    """Where the split beats its colocated counterparts along one input, from every crossing in the range."""
     if b["status"] == "crosses":
-        side = "above" if b["split_wins_above"] else "below"
-        return f"beats the cheaper colocated option {side} a {subject} of {sig(b['value'] * scale, 4)} {unit}"
+        cuts = b.get("crossings") or [b["value"]]
+        wins = not b["split_wins_above"]  # the regime below the first crossing
+        edges = [b["low"], *cuts, b["high"]]
+        spans = []
+        for lo, hi in pairwise(edges):
+            if wins:
+                spans.append("below " + sig(hi * scale, 4) if lo == b["low"] else
+                             "above " + sig(lo * scale, 4) if hi == b["high"] else
+                             f"from {sig(lo * scale, 4)} to {sig(hi * scale, 4)}")
+            wins = not wins
+        return f"beats the cheaper colocated option at a {subject} {' and '.join(spans)} {unit}"
     verb = "beats" if b["status"] == "always" else "never beats"
     span = f"{sig(b['low'] * scale, 3)}–{sig(b['high'] * scale, 3)} {unit}"
     return f"{verb} the cheaper colocated option at any {subject} in {span}"
