@@ -2,6 +2,8 @@
 
 Runs offline (Dash serves its own scripts; no external stylesheets, fonts or CDNs) and
 keeps per-user state in the browser (``dcc.Store``), so one server serves many users.
+Every tab shares a header (scenario picker, upload, the edits banner with its reset, the
+messages of a broken link or upload) and the named cases saved in the browser session.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from dash import MATCH, Dash, DiskcacheManager, Input, Output, State, dcc, html
 from tco.scenario import DEFAULT_SCENARIO
 from tco.util import slug
 
-from . import controller
-from .charts import figure_html
+from . import controller, plotlyjs
+from .charts import TITLE_FROM_META, figure_html
 from .context import AppContext
 from .pages import page_modules
 from .state import scenario_choices
+from .tables import csv_download
 
 ASSETS = Path(__file__).with_name("assets")
 #: largest request body the server reads (an upload at the YAML limit is ~0.35 MB; a 150 x 150 map figure sent
@@ -44,35 +47,44 @@ def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None 
     app.layout = html.Div(className="shell", children=[
         dcc.Location(id="url", refresh=False),
         dcc.Store(id="state", storage_type="memory"),
+        dcc.Store(id="cases", storage_type="session", data={}),
         html.Header(className="header", children=[
-            html.Div([html.H1("tco"), html.Span("total cost of ownership of AI inference hardware", className="subtitle")]),
+            html.Div(className="brand", children=[html.H1("tco"), html.Span(
+                "total cost of ownership of AI inference hardware", className="subtitle")]),
             html.Div(className="picker", children=[
                 html.Label("Scenario", htmlFor="scenario-picker"),
                 dcc.Dropdown(id="scenario-picker", options=[{"label": k, "value": k} for k in choices], value=default,
-                             clearable=False, style={"width": "220px"}),
+                             clearable=False, style={"width": "230px"}),
                 dcc.Upload(id="upload", children=html.Button("Upload scenario YAML"), accept=".yaml,.yml",
                            multiple=False),
             ]),
         ]),
-        html.Div(id="upload-errors", className="errors-box"),
+        html.Div(id="edit-banner", className="banner", hidden=True, children=[
+            html.Span(id="edit-banner-text"),
+            html.Button("Reset all edits", id="reset-edits", className="small-button"),
+        ]),
+        html.Div(id="messages", className="errors-box"),
         dcc.Tabs(id="tabs", value=pages[0].ID, className="tabs", children=[
             dcc.Tab(label=page.LABEL, value=page.ID, id=f"tab-{page.ID}",
                     children=html.Div(page.layout(ctx), className="page", id=f"page-{page.ID}"))
             for page in pages]),
-        html.Footer("Costs per million output tokens unless a label says otherwise. Charts: PNG from the camera icon, "
-                    "HTML from the button below each chart. The address bar holds a shareable link to this view.",
-                    className="footer"),
+        html.Footer("Costs per million output tokens unless a label says otherwise. Every table has a CSV download; "
+                    "charts: PNG from the camera icon, HTML from the button below each chart. The address bar holds a "
+                    "shareable link to this view; named cases live in this browser tab (Cases).", className="footer"),
     ])
     app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    plotlyjs.serve_cartesian_bundle(app)
     controller.register(app, ctx)
     for page in pages:
         page.register(app, ctx)
-    register_chart_downloads(app)
+    register_shared(app)
     return app
 
 
-def register_chart_downloads(app: Dash) -> None:
-    """One callback for every chart's 'Download HTML' button (pattern-matched by chart name)."""
+def register_shared(app: Dash) -> None:
+    """Callbacks every chart and table shares (pattern-matched by name): chart titles, HTML and CSV downloads."""
+    app.clientside_callback(TITLE_FROM_META, Output({"type": "chart-title", "name": MATCH}, "children"),
+                            Input({"type": "chart", "name": MATCH}, "figure"))
 
     @app.callback(Output({"type": "chart-file", "name": MATCH}, "data"),
                   Input({"type": "chart-html", "name": MATCH}, "n_clicks"),
@@ -81,3 +93,9 @@ def register_chart_downloads(app: Dash) -> None:
     def chart_html(_clicks, figure, ident):
         return {"content": figure_html(figure), "filename": f"{slug(ident.get('name', ''), 'chart')}.html",
                 "type": "text/html"}
+
+    @app.callback(Output({"type": "csv-file", "name": MATCH}, "data"), Input({"type": "csv-button", "name": MATCH}, "n_clicks"),
+                  State({"type": "csv-data", "name": MATCH}, "data"), State({"type": "csv-data", "name": MATCH}, "id"),
+                  prevent_initial_call=True)
+    def table_csv(_clicks, data, ident):
+        return csv_download(data, ident)

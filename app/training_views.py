@@ -13,7 +13,7 @@ from dash import html
 from tco.report import cell
 from tco.training_api import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
 
-from .charts import OKABE_ITO, styled
+from .charts import PALETTE, styled
 from .tables import number, records_table, versus_table
 
 COST_LINES = {"capex_usd": "hardware (annual capital charge)", "energy_usd": "energy", "facility_usd": "facility",
@@ -35,7 +35,7 @@ def cost_figure(result) -> go.Figure:
     table = result.options
     fig = go.Figure()
     for i, (key, label) in enumerate(COST_LINES.items()):
-        fig.add_bar(x=list(table.index), y=table[key] / 1e6, name=label, marker_color=OKABE_ITO[i % len(OKABE_ITO)],
+        fig.add_bar(x=list(table.index), y=table[key] / 1e6, name=label, marker_color=PALETTE[i % len(PALETTE)],
                     customdata=table["time_to_train_days"],
                     hovertemplate=f"{label}<br>%{{x}}: %{{y:,.2f}} M USD (run of %{{customdata:,.1f}} days)<extra></extra>")
     fig.update_layout(barmode="stack")
@@ -44,7 +44,7 @@ def cost_figure(result) -> go.Figure:
 
 def time_figure(result) -> go.Figure:
     table = result.options
-    colours = [OKABE_ITO[0] if f else "#999999" for f in table["feasible"]]
+    colours = [PALETTE[0] if f else "#999999" for f in table["feasible"]]
     fig = go.Figure(go.Bar(x=list(table.index), y=table["time_to_train_days"], marker_color=colours,
                            text=[f"{d:,.1f} d" for d in table["time_to_train_days"]], textposition="outside",
                            hovertemplate="%{x}<br>%{y:,.2f} days to train<extra></extra>"))
@@ -96,7 +96,7 @@ def run_cost_figure(result) -> go.Figure:
     for i, (name, row) in enumerate(result.options.iterrows()):
         days = np.linspace(0.0, row["time_to_train_days"], 50) if row["feasible"] else np.array([0.0])
         fig.add_scatter(x=days, y=row["cost_per_run_usd"] / 1e6 * days / max(row["time_to_train_days"], 1e-12),
-                        mode="lines", name=name, line={"color": OKABE_ITO[i % len(OKABE_ITO)]},
+                        mode="lines", name=name, line={"color": PALETTE[i % len(PALETTE)]},
                         hovertemplate=f"{name}<br>day %{{x:,.1f}}: %{{y:,.2f}} M USD<extra></extra>")
     return styled(fig, "Cost accumulated over the run", "days since the run started", "cumulative cost, million USD")
 
@@ -108,7 +108,7 @@ def second_life_figure(result) -> go.Figure:
         devices = list(life["devices"])
         for i, (key, label) in enumerate((("cascade_usd", "cascade to serving (PV)"), ("sell_usd", "sell at retirement"))):
             fig.add_bar(x=devices, y=[life["devices"][d][key] for d in devices], name=label,
-                        marker_color=OKABE_ITO[i], hovertemplate=f"{label}<br>%{{x}}: %{{y:,.0f}} USD per device<extra></extra>")
+                        marker_color=PALETTE[i], hovertemplate=f"{label}<br>%{{x}}: %{{y:,.0f}} USD per device<extra></extra>")
     return styled(fig, "Second life: value of a retired training device", "device", "USD per device at retirement")
 
 

@@ -86,7 +86,7 @@ def quantity(value, unit: str, digits: int = 3) -> str:
                 return f"{sign}${sig(size / threshold, digits)}{suffix}"
         return f"{sign}${sig(size, max(digits, 4) if size >= 1000 else digits)}"
     if unit in ("fraction", "1/yr"):
-        return f"{sig(value * 100, digits)} %" + ("/yr" if unit == "1/yr" else "")
+        return f"{sig(value * 100, digits)}%" + ("/yr" if unit == "1/yr" else "")
     for threshold, factor, shown in _SCALES.get(unit, ()):
         if abs(value) >= threshold:
             return f"{sig(value * factor, digits)} {shown}"

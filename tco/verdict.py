@@ -25,11 +25,14 @@ import numpy as np
 from .core.evaluate import INFEASIBLE_REASONS
 from .core.outputs import COST_LINES, OptionResult
 from .display import quantity, sig
+from .fields import Field
 from .flips import describe_flip, flip_conditions, winner_gap
 from .util import scalar
 
 #: two options closer than this share of the cheaper one's cost are a tie
 DEFAULT_TIE_TOLERANCE = 0.02
+#: the tie tolerance a user may give ("2%", "0.02")
+TIE_TOLERANCE = Field("fraction", 0.0, 0.5, description="share of the cheaper option's cost within which two options tie")
 #: flip conditions the sentence names (all are in :attr:`Verdict.flips`)
 SHOWN_FLIPS = 3
 
@@ -49,6 +52,7 @@ class Verdict:
     tolerance: float = DEFAULT_TIE_TOLERANCE
     flips: list[dict] = field(default_factory=list)
     rests_on: list[str] = field(default_factory=list)
+    headline: str = ""  # who wins, by how much and why (the first sentence of ``text``)
     text: str = ""
 
     def to_dict(self) -> dict:
@@ -112,6 +116,7 @@ def decide(scenario, results: Mapping[str, OptionResult], tolerance: float = DEF
 
         verdict.flips = flip_conditions(scenario.params, gap)
     verdict.rests_on = rests_on(scenario, results, verdict)
+    verdict.headline = headline(verdict, results)
     verdict.text = sentence(verdict, results)
     return verdict
 
@@ -152,8 +157,8 @@ def own_fleet_volume(scenario, winner: str, own: float, volume: float) -> str:
             f"on its own units alone {winner} costs {_usd_per_mtok(costs.get(winner, np.nan))}/M and {outcome}")
 
 
-def sentence(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
-    """The verdict in words: who wins, by how much, why, what flips it and what it rests on."""
+def headline(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
+    """Who wins, by how much and why, in one or two sentences."""
     v = verdict
     role = "the baseline " if v.winner == v.baseline else ""
     per = "per million output tokens"
@@ -170,6 +175,13 @@ def sentence(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
                 f"{v.runner_up}, {how}, mainly through {v.driver}.")
         if v.winner != v.baseline and v.runner_up != v.baseline and scalar(results[v.baseline].feasible) > 0:
             text += f" The baseline {v.baseline}: {_usd_per_mtok(scalar(results[v.baseline].lcot_usd_per_mtok))}/M."
+    return text
+
+
+def sentence(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
+    """The verdict in words: who wins, by how much, why, what flips it and what it rests on."""
+    v = verdict
+    text = v.headline or headline(v, results)
     if v.flips:
         head = "What decides it" if v.kind == "tie" else "It flips if"
         text += f" {head}: " + "; or ".join(describe_flip(f) for f in v.flips[:SHOWN_FLIPS])

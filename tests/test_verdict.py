@@ -156,7 +156,7 @@ def test_labels_and_quantities():
     assert param_label("workload.tpot_target_s") == "time-per-output-token target"
     # 0.0043 s -> 4.3 ms; 1.45e8 USD -> $145M; 0.09 -> 9 %; 3.35e12 B/s -> 3.35 TB/s; 1.5e13 tokens -> 15T tokens
     assert quantity(0.0043, "s") == "4.3 ms" and quantity(1.45e8, "USD") == "$145M"
-    assert quantity(0.09, "fraction") == "9 %" and quantity(3.35e12, "B/s") == "3.35 TB/s"
+    assert quantity(0.09, "fraction") == "9%" and quantity(3.35e12, "B/s") == "3.35 TB/s"
     assert quantity(1.5e13, "tokens") == "15T tokens" and quantity(None, "s") == "—"
     # 3 significant figures: 30.7674 -> 30.8; 0.0098595 -> 0.00986; 9.996 -> 10; -1.45435e8 -> -145,000,000
     assert [sig(v) for v in (30.7674, 0.0098595, 9.996, -1.45435e8)] == ["30.8", "0.00986", "10", "-145,000,000"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..errors import InputError
 from .common import add_format_argument, add_scenario_arguments, add_wide_argument, print_json, print_table, scenario_from_args
 from .text import WIDTH, paragraph, table
 
@@ -13,8 +12,8 @@ def add_parser(sub):
     add_scenario_arguments(parser)
     add_format_argument(parser)
     add_wide_argument(parser)
-    parser.add_argument("--tie-tolerance", type=float, default=None, metavar="SHARE",
-                        help="two options closer than this share of the cheaper one's cost are a tie (default 0.02)")
+    parser.add_argument("--tie-tolerance", default=None, metavar="SHARE",
+                        help="two options closer than this share of the cheaper one's cost are a tie (default 2%%)")
     return parser
 
 
@@ -27,14 +26,14 @@ def options_text(names: list[str], baseline: str, rows, wide: bool = False) -> s
 def run(args) -> int:
     from ..api import compare
     from ..report import challenger_rows, option_rows
-    from ..verdict import DEFAULT_TIE_TOLERANCE
+    from ..values import read_number
+    from ..verdict import DEFAULT_TIE_TOLERANCE, TIE_TOLERANCE
 
     scenario = scenario_from_args(args)
     if getattr(scenario, "kind", "inference") == "training":
         return run_training(scenario, args.format, args.wide)
-    tolerance = DEFAULT_TIE_TOLERANCE if args.tie_tolerance is None else args.tie_tolerance
-    if not 0 <= tolerance < 1:
-        raise InputError.one("--tie-tolerance", tolerance, "must be a share in [0, 1), e.g. 0.02 for 2 %")
+    tolerance = DEFAULT_TIE_TOLERANCE if args.tie_tolerance is None else \
+        read_number(args.tie_tolerance, TIE_TOLERANCE, "--tie-tolerance")
     result = compare(scenario, tie_tolerance=tolerance)
     if args.format == "json":
         print_json(result.to_dict())

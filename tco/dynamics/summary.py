@@ -160,12 +160,12 @@ def stranded_headline(result) -> Headline:
     split = s[s["fleet"] == result.option].set_index("policy")
     gpu = s[s["fleet"] != result.option].set_index("policy")
     first = split.index[0]
-    shares = ", ".join(f"{p} {sig(100 * split.loc[p, 'stranded_share'], 2)} %" for p in split.index[1:])
+    shares = ", ".join(f"{p} {sig(100 * split.loc[p, 'stranded_share'], 2)}%" for p in split.index[1:])
     cost = (f"cost per million output tokens served under '{first}': split {quantity(split.loc[first, 'usd_per_mtok'], 'USD')}"
             + (f", GPU fleet {quantity(gpu.loc[first, 'usd_per_mtok'], 'USD')}" if first in gpu.index else ""))
-    return Headline("stranded", f"{sig(100 * split.loc[first, 'stranded_share'], 2)} %",
+    return Headline("stranded", f"{sig(100 * split.loc[first, 'stranded_share'], 2)}%",
                     f"specialized device-hours stranded ('{first}' sizing)",
-                    f"Sized by '{first}', the split fleet leaves {sig(100 * split.loc[first, 'stranded_share'], 2)} % of its "
+                    f"Sized by '{first}', the split fleet leaves {sig(100 * split.loc[first, 'stranded_share'], 2)}% of its "
                     f"specialized device-hours idle while the other pool's queue waits"
                     + (f" ({shares})" if shares else "") + f"; {cost}.")
 
@@ -173,11 +173,11 @@ def stranded_headline(result) -> Headline:
 def coordination_headline(result) -> Headline:
     s = result.summary
     u = s["cost_breakeven_utilization"]
-    where = (f"keeps its cost edge above {sig(100 * u, 3)} % utilization of the {s['specialized_pool']} pool"
+    where = (f"keeps its cost edge above {sig(100 * u, 3)}% utilization of the {s['specialized_pool']} pool"
              if u is not None else "loses on cost even with its specialized pool fully busy")
-    return Headline("coordination", "never" if u is None else f"{sig(100 * u, 3)} %",
+    return Headline("coordination", "never" if u is None else f"{sig(100 * u, 3)}%",
                     f"{s['specialized_pool']}-pool utilization where the split's cost edge ends",
-                    f"With {sig(100 * s['scheduling_overhead'], 2)} % scheduling overhead and {sig(100 * s['slack'], 2)} % "
+                    f"With {sig(100 * s['scheduling_overhead'], 2)}% scheduling overhead and {sig(100 * s['slack'], 2)}% "
                     f"slack held idle, the split costs {quantity(s['split_usd_per_mtok'], 'USD')} against "
                     f"{quantity(s['gpu_usd_per_mtok'], 'USD')} per million output tokens for the GPU fleet; it {where}.")
 
@@ -207,11 +207,11 @@ def tree_headline(winners: pd.DataFrame) -> Headline:
 
 def routing_headline(result) -> Headline:
     s = result.summary
-    return Headline("routing", f"{sig(100 * s['saving_at_optimum'], 3)} %", "saved per useful answer at the best router share",
-                    f"Routing {sig(100 * s['optimal_router_share'], 3)} % of requests to {s['small_model']} saves "
-                    f"{sig(100 * s['saving_at_optimum'], 3)} % per useful answer against {s['large_model']} alone "
+    return Headline("routing", f"{sig(100 * s['saving_at_optimum'], 3)}%", "saved per useful answer at the best router share",
+                    f"Routing {sig(100 * s['optimal_router_share'], 3)}% of requests to {s['small_model']} saves "
+                    f"{sig(100 * s['saving_at_optimum'], 3)}% per useful answer against {s['large_model']} alone "
                     f"({quantity(1e3 * s['usd_per_useful_answer_at_optimum'], 'USD')} per 1,000 useful answers); routing "
-                    f"stops paying beyond {sig(100 * s['breakeven_router_share'], 3)} %.")
+                    f"stops paying beyond {sig(100 * s['breakeven_router_share'], 3)}%.")
 
 
 def roadmap_headline(table: pd.DataFrame, target: float) -> Headline:
@@ -296,9 +296,14 @@ def reconciliation(scenario, cfg) -> list[dict]:
                     "figure"}]
     c = coordination(scenario, cfg.coordination).summary
     rows.append({"where": "Coordination", "usd_per_mtok": c["split_usd_per_mtok"],
-                 "why": f"Compare plus {sig(100 * c['scheduling_overhead'], 2)} % scheduling overhead per token and "
-                        f"{sig(100 * c['slack'], 2)} % of the {c['specialized_pool']} pool held idle as slack"})
-    rows.append({"where": "Stranded capacity", "usd_per_mtok": None,
-                 "why": "a quarter of hourly demand with growth and drift, cost per token actually served, pools sized by "
-                        "each policy (see its table): not the horizon's levelized cost"})
+                 "why": f"Compare plus {sig(100 * c['scheduling_overhead'], 2)}% scheduling overhead per token and "
+                        f"{sig(100 * c['slack'], 2)}% of the {c['specialized_pool']} pool held idle as slack"})
+    from .stranded import simulate
+
+    stranded = simulate(scenario, cfg.stranded)
+    split = stranded.summary[stranded.summary["fleet"] == stranded.option]
+    for r in split.itertuples():
+        rows.append({"where": f"Stranded capacity, '{r.policy}' sizing", "usd_per_mtok": float(r.usd_per_mtok),
+                     "why": "a quarter of hourly demand with growth and drift, per token actually served, pools sized by "
+                            "this policy: not the horizon's levelized cost"})
     return rows

@@ -55,9 +55,9 @@ def findings(summary: Mapping) -> list[str]:
             p = row.get("p_win")
             if kind in ("ratio", "npv") and p is not None:
                 line += (f"; {option} wins in no draw" if p == 0 else f"; {option} wins in every draw" if p == 1 else
-                         f"; {option} wins in {sig(100 * p, 3)} % of draws (± {sig(100 * row.get('p_win_std_error', 0.0), 2)} %)")
+                         f"; {option} wins in {sig(100 * p, 3)}% of draws (± {sig(100 * row.get('p_win_std_error', 0.0), 2)}%)")
             if row.get("p_feasible", 1.0) < 1.0:
-                line += f"; it meets the latency targets in {sig(100 * row['p_feasible'], 3)} % of draws"
+                line += f"; it meets the latency targets in {sig(100 * row['p_feasible'], 3)}% of draws"
             out.append(line + ".")
     tornado = results.get("tornado")
     if tornado:
@@ -84,15 +84,15 @@ def findings(summary: Mapping) -> list[str]:
                 out.append(f"{b['option']}: {b.get('status')} across the swept range of {param_label(b['param'])}.")
     grid = results.get("map")
     if grid:
-        out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)} % of the map.")
+        out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)}% of the map.")
     portfolio = results.get("portfolio")
     if portfolio and portfolio.get("p_win"):
         best = max(portfolio["p_win"], key=lambda r: r["p_win"])
         out.append(f"Portfolio: the best cell is {best['option']} for {best['model']} / {best['workload']}, winning in "
-                   f"{sig(100 * best['p_win'], 3)} % of draws ({portfolio['cells']} cells).")
+                   f"{sig(100 * best['p_win'], 3)}% of draws ({portfolio['cells']} cells).")
     cascade = results.get("cascade")
     if cascade:
         for d in cascade.get("devices", []):
-            out.append(f"{d['device']}: cascading to serving beats selling or scrapping in {sig(100 * d['p_cascade_best'], 3)} % "
+            out.append(f"{d['device']}: cascading to serving beats selling or scrapping in {sig(100 * d['p_cascade_best'], 3)}% "
                        f"of {sig(cascade['samples'], 3)} draws (median premium {quantity(d['premium_p50_usd'], 'USD')}).")
     return out

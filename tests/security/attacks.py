@@ -76,7 +76,8 @@ def monte_carlo(samples, seed=1) -> str:
     from tco_app.pages.uncertainty import monte_carlo_view
     from tco_app.state import scenario_choices
 
-    _figure, table = monte_carlo_view(AppContext(scenario_choices(), "default"), DEFAULT_STATE, "ratio:groq", samples, seed)
+    ctx = AppContext(scenario_choices(), "default")
+    _figure, _exceedance, table = monte_carlo_view(ctx, DEFAULT_STATE, "ratio:groq", samples, seed)
     return str(table)
 
 
@@ -86,7 +87,9 @@ def sobol(n) -> str:
     from tco_app.state import scenario_choices
 
     figure = sobol_view(AppContext(scenario_choices(), "default"), DEFAULT_STATE, "ratio:groq", n, 1)
-    return str(figure.layout.annotations[0].text) if figure.layout.annotations else "ran"
+    annotations = (figure.get("layout", {}) if isinstance(figure, dict) else figure.to_plotly_json()["layout"]).get(
+        "annotations") or []
+    return str(annotations[0]["text"]) if annotations else "ran"
 
 
 def oversized_request(size: int) -> int:
