@@ -45,14 +45,15 @@ def layout(ctx: AppContext):
         html.Div(id="mc-status", className="hint"),
         html.Div(id="mc-progress", className="hint"),
         html.Div(id="mc-summary"),
-        html.Div(className="two-charts", children=[chart("monte-carlo"), chart("exceedance")]),
+        html.Div(className="two-charts", children=[chart("monte-carlo", "Run Monte Carlo to draw the distribution"),
+                                                    chart("exceedance", "Run Monte Carlo to draw the exceedance curve")]),
         html.Div(className="controls", children=[
             dropdown("sobol-n", "Sobol base samples N (a power of 2)", width="160px",
                      value=256, options=[{"label": f"{n:,}", "value": n} for n in SOBOL_N]),
             html.Button("Run Sobol", id="sobol-run"), html.Button("Cancel", id="sobol-cancel")]),
         html.Div(id="sobol-status", className="hint"),
         html.Div(id="sobol-progress", className="hint"),
-        chart("sobol"),
+        chart("sobol", "Run Sobol to rank the inputs by their share of the variance"),
     ])
 
 

@@ -30,10 +30,11 @@ def _log_ticks(values) -> list[float]:
     return [t for t in ticks if min(v) / 2 <= t <= max(v) * 2]
 
 
-def _mark_prompt(fig: go.Figure, x: float, text: str, colour: str = "#000000") -> None:
-    """A dashed vertical line at prompt length ``x`` with a label (annotations on a log axis take log10 positions)."""
+def _mark_prompt(fig: go.Figure, x: float, text: str, colour: str = "#000000", row: int = 0) -> None:
+    """A dashed vertical line at prompt length ``x`` with a label (annotations on a log axis take log10 positions);
+    labels of several lines go one ``row`` lower each, so they never overprint."""
     fig.add_vline(x=x, line_dash="dash", line_color=colour)
-    fig.add_annotation(x=math.log10(x), y=1, xref="x", yref="y domain", text=text, showarrow=False,
+    fig.add_annotation(x=math.log10(x), y=1 - 0.1 * row, xref="x", yref="y domain", text=text, showarrow=False,
                        xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
 
 
@@ -60,8 +61,8 @@ def kv_wall_figure(result) -> go.Figure:
     fig.add_scatter(x=t["prompt_tokens"], y=t["link_usd_per_mtok"], name="KV link cost", line={"dash": "dot"},
                     hovertemplate=PROMPT_HOVER)
     wall = result.breakevens["prompt_tokens"]
-    for x in wall.get("crossings") or ([wall["value"]] if wall["value"] is not None else []):
-        _mark_prompt(fig, x, f"break-even {x:,.0f} tokens")
+    for row, x in enumerate(wall.get("crossings") or ([wall["value"]] if wall["value"] is not None else [])):
+        _mark_prompt(fig, x, f"break-even {x:,.0f} tokens", row=row)
     return _layout(fig, "KV transfer wall (dotted: misses a latency target)", "prompt length [tokens]", f"cost [{USD_MTOK}]",
                    log_x=True)
 
