@@ -57,15 +57,16 @@ def chart_id(name: str) -> dict:
     return {"type": "chart", "name": name}
 
 
-def chart(name: str, placeholder: str = "computing...") -> html.Div:
+def chart(name: str, placeholder: str = "computing...", figure=None) -> html.Div:
     """A titled graph (the title comes from the figure's ``meta``) with the PNG modebar button and an HTML download.
 
     The graph's height is the figure's (``layout.height``), so the box grows with it and never
-    overlaps what follows.
+    overlaps what follows. ``figure`` (when known with the layout) is drawn at once, its title with it.
     """
+    title = (figure.layout.meta or {}).get("title", "") if isinstance(figure, go.Figure) else ""
     return html.Div(className="chart", id=f"{name}-box", children=[
-        html.H4(id={"type": "chart-title", "name": name}, className="chart-title"),
-        dcc.Graph(id=chart_id(name), config=graph_config(name), figure=message_figure(placeholder)),
+        html.H4(title, id={"type": "chart-title", "name": name}, className="chart-title"),
+        dcc.Graph(id=chart_id(name), config=graph_config(name), figure=message_figure(placeholder) if figure is None else figure),
         html.Button("Download HTML", id={"type": "chart-html", "name": name}, className="small-button"),
         dcc.Download(id={"type": "chart-file", "name": name}),
     ])

@@ -7,17 +7,20 @@ Every way of changing the scenario goes through here, so the state in the browse
 from __future__ import annotations
 
 import base64
+import hashlib
 
-from dash import Input, Output, State, ctx, html
+from dash import Input, Output, State, ctx, html, no_update
 
+from tco.api import compare
 from tco.display import param_label, quantity
 from tco.errors import FieldError, FieldWarning, InputError, shown_lines
 from tco.params import MAX_EDITS
+from tco.training_api import compare_training
 from tco.util import slug
 from tco.yamlio import MAX_YAML_BYTES
 
 from .context import AppContext
-from .pages.assumptions import table_rows
+from .pages.assumptions import table_rows, tooltips
 from .state import UPLOAD, _load_upload, base_scenario, current_scenario, query_from_state, state_from_query, validated_edits
 
 
@@ -101,8 +104,11 @@ def edit_banner(state, base, ctx_: AppContext) -> tuple[bool, str]:
     shown = "; ".join(f"{param_label(k)} {quantity(v, params[k].unit)} (was {quantity(params[k].value, params[k].unit)})"
                       for k, v in list(edits.items())[:3] if k in params)
     more = f" and {len(edits) - 3} more" if len(edits) > 3 else ""
-    return False, (f"{len(edits)} value{'s' if len(edits) != 1 else ''} edited from the scenario '{name}': {shown}{more}. "
-                   "Edited rows are marked on the Assumptions tab.")
+    scenario = base.with_values(edits)
+    now = compare(scenario, with_flips=False).decision.headline if getattr(scenario, "kind", "inference") != "training" \
+        else compare_training(scenario, with_flips=False).verdict
+    return False, (f"{len(edits)} value{'s' if len(edits) != 1 else ''} edited from the scenario '{name}': {shown}{more} "
+                   f"(marked on the Assumptions tab). Now: {now}")
 
 
 def uploaded_text(contents: str) -> str:
@@ -125,13 +131,25 @@ def register(app, ctx_: AppContext) -> None:
         Output("state", "data"), Output("url", "search"), Output("scenario-picker", "value"),
         Output("scenario-picker", "options"), Output("params-table", "data"), Output("edit-errors", "children"),
         Output("messages", "children"), Output("edit-banner", "hidden"), Output("edit-banner-text", "children"),
+        Output("params-table", "tooltip_data"), Output("scenario-key", "data"),
         Input("url", "search"), Input("scenario-picker", "value"), Input("upload", "contents"),
         Input("params-table", "data_timestamp"), Input("reset-edits", "n_clicks"),
-        State("upload", "filename"), State("params-table", "data"), State("state", "data"))
-    def controller(search, picked, upload, _stamp, _reset, upload_name, rows, state):
+        State("upload", "filename"), State("params-table", "data"), State("state", "data"), State("scenario-key", "data"))
+    def controller(search, picked, upload, _stamp, _reset, upload_name, rows, state, shown_key):
         trigger = ctx.triggered_id if ctx.triggered else None
         if state is None:
             trigger = None  # first load: the URL decides
         out = update_state(trigger, search, picked, upload, upload_name, rows, state, ctx_)
         new_state = out[0]
-        return (*out, *edit_banner(new_state, base_scenario(new_state, ctx_.choices), ctx_))
+        key = scenario_key(new_state)
+        same = key == shown_key  # only the edits changed: the sources (tooltips) and the option lists stay
+        return (*out, *edit_banner(new_state, base_scenario(new_state, ctx_.choices), ctx_),
+                no_update if same else tooltips(out[4]), no_update if same else key)
+
+
+def scenario_key(state) -> dict:
+    """What names the scenario apart from its edits: the views that list its options and parameters (dropdowns)
+    follow this, not every edit."""
+    upload = state.get("upload") or ""
+    return {"scenario": state.get("scenario"), "upload": state.get("upload_name"), "size": len(upload),
+            "hash": hashlib.sha256(upload.encode()).hexdigest()[:16] if upload else ""}

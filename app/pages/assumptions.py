@@ -130,10 +130,6 @@ def layout(ctx: AppContext):
 
 
 def register(app, ctx: AppContext) -> None:
-    @app.callback(Output("params-table", "tooltip_data"), Input("params-table", "data"))
-    def tips(rows):
-        return tooltips(rows or [])
-
     @app.callback(Output("provenance-box", "children"), Input("params-table", "active_cell"),
                   State("params-table", "derived_viewport_data"), prevent_initial_call=True)
     def details(active, rows):

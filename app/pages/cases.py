@@ -16,7 +16,7 @@ from tco.display import param_label, quantity, sig
 from tco.errors import InputError
 from tco.util import scalar
 
-from ..context import TAB, AppContext, error_list, shown
+from ..context import AppContext, error_list, view_state
 from ..tables import table_block
 
 ID = "cases"
@@ -135,9 +135,8 @@ def register(app, ctx: AppContext) -> None:
         return options, a, options, b
 
     @app.callback(Output("cases-view", "children"), Input("case-a", "value"), Input("case-b", "value"),
-                  Input("cases", "data"), Input("state", "data"), TAB, prevent_initial_call=True)
-    def view(a, b, cases, state, tab):
-        shown(tab, ID)
+                  Input("cases", "data"), view_state(ID), prevent_initial_call=True)
+    def view(a, b, cases, state):
         states = case_states(cases, state)
         if a not in states or b not in states:
             return html.P("Save a case, then pick two.")

@@ -19,7 +19,7 @@ from tco.values import read_number
 from tco.verdict import DEFAULT_TIE_TOLERANCE, TIE_TOLERANCE
 
 from ..charts import PALETTE, chart, chart_id, styled
-from ..context import AppContext
+from ..context import AppContext, view_state
 from ..tables import table_block
 from ..training_views import training_compare_view
 
@@ -95,20 +95,23 @@ def lcot_figure(result) -> go.Figure:
                   "USD per million output tokens", height=420)
 
 
-def layout(ctx: AppContext):
+def layout(ctx: AppContext, initial: tuple | None = None):
+    """The Compare page; ``initial`` (what :func:`compare_view` returns) fills it in before any callback runs."""
+    title, question, verdict, options, challengers, lcot, breakdown = initial or (None,) * 7
     return html.Div([
-        html.H2(id="scenario-title"),
-        html.P(id="scenario-question", className="hint"),
-        html.Div(id="verdict", className="verdict"),
+        html.H2(title, id="scenario-title"),
+        html.P(question, id="scenario-question", className="hint"),
+        html.Div(verdict, id="verdict", className="verdict"),
         html.Div(className="controls inline", children=[
             html.Label("tie within", htmlFor="tie-tolerance",
                        title="two options closer than this share of the cheaper one's cost are called a tie"),
             dcc.Input(id="tie-tolerance", type="text", value="2%", debounce=True, style={"width": "70px"}),
             html.Span(id="tie-note", className="hint")]),
-        html.Div(id="options-table-box"),
+        html.Div(options, id="options-table-box"),
         html.H3("Against the baseline"),
-        html.Div(id="challengers-box"),
-        html.Div(className="two-charts", children=[chart("compare-lcot"), chart("compare-breakdown")]),
+        html.Div(challengers, id="challengers-box"),
+        html.Div(className="two-charts", children=[chart("compare-lcot", figure=lcot), chart("compare-breakdown",
+                                                                                            figure=breakdown)]),
     ])
 
 
@@ -117,7 +120,7 @@ def register(app, ctx: AppContext) -> None:
                   Output("verdict", "children"), Output("options-table-box", "children"),
                   Output("challengers-box", "children"), Output(chart_id("compare-lcot"), "figure"),
                   Output(chart_id("compare-breakdown"), "figure"), Output("tie-note", "children"),
-                  Input("state", "data"), Input("tie-tolerance", "value"), prevent_initial_call=True)
+                  view_state(ID), Input("tie-tolerance", "value"), prevent_initial_call=True)
     def show(state, tolerance):
         share, note = tie_tolerance(tolerance)
         return *compare_view(ctx.scenario(state), share), note

@@ -20,7 +20,7 @@ from tco.report import bounds, infeasible_reasons
 from tco.studies import parse_metric, tornado
 from tco.util import scalar
 
-from ..context import TAB, AppContext, shown
+from ..context import AppContext, view_state
 
 ID = "decide"
 LABEL = "Decide"
@@ -172,10 +172,9 @@ def decide_view(scenario):
 
 
 def register(app, ctx_: AppContext) -> None:
-    @app.callback(*[Output(f"decide-{key}", "children") for key, _, _ in STEPS], Input("state", "data"), TAB,
+    @app.callback(*[Output(f"decide-{key}", "children") for key, _, _ in STEPS], view_state(ID),
                   prevent_initial_call=True)
-    def steps(state, tab):
-        shown(tab, ID)
+    def steps(state):
         return decide_view(ctx_.scenario(state))
 
     @app.callback(Output("tabs", "value"), Input({"type": "goto", "tab": ALL, "step": ALL}, "n_clicks"),

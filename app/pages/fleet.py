@@ -20,7 +20,7 @@ from tco.training_api import serving_scenario
 from tco.values import read_number
 
 from ..charts import chart, chart_id
-from ..context import TAB, AppContext, shown
+from ..context import SCENARIO, AppContext, view_state
 from ..controls import number
 from ..fleet_views import (
     STRANDED_INPUTS,
@@ -149,8 +149,8 @@ def stranded_settings(values) -> dict:
     return out
 
 
-def _open(tab: str, section: str, wanted: str) -> None:
-    shown(tab, ID)
+def _open(section: str, wanted: str) -> None:
+    """Skip a section's view while another section is shown (it is computed when opened)."""
     if section != wanted:
         raise PreventUpdate
 
@@ -159,10 +159,10 @@ def register(app, ctx_: AppContext) -> None:
     drift_inputs = [Input(_drift_id(field), "value") for field in STRANDED_INPUTS]
     fleet_tab = Input("fleet-tabs", "value")
 
-    @app.callback(Output("fleet-summary", "children"), Output("fleet-reconciliation", "children"), Input("state", "data"),
-                  TAB, fleet_tab, prevent_initial_call=True)
-    def summary(state, tab, section):
-        _open(tab, section, "summary")
+    @app.callback(Output("fleet-summary", "children"), Output("fleet-reconciliation", "children"), view_state(ID),
+                  fleet_tab, prevent_initial_call=True)
+    def summary(state, section):
+        _open(section, "summary")
         return summary_view(ctx_.scenario(state))
 
     @app.callback(Output("fleet-tabs", "value"), Input({"type": "fleet-goto", "section": ALL, "card": ALL}, "n_clicks"),
@@ -174,47 +174,46 @@ def register(app, ctx_: AppContext) -> None:
 
     @app.callback(Output("kv-notice", "children"), Output("kv-summary", "children"),
                   Output(chart_id("fleet-kv-wall"), "figure"), Output(chart_id("fleet-kv-gain"), "figure"),
-                  Input("state", "data"), Input("kv-bandwidth", "value"), TAB, fleet_tab, prevent_initial_call=True)
-    def kv(state, bandwidth, tab, section):
-        _open(tab, section, "kv")
+                  view_state(ID), Input("kv-bandwidth", "value"), fleet_tab, prevent_initial_call=True)
+    def kv(state, bandwidth, section):
+        _open(section, "kv")
         return kv_view(ctx_.scenario(state), bandwidth)
 
     @app.callback(*[Output(_drift_id(field), "value") for field in STRANDED_INPUTS], Output("stranded-defaults-of", "data"),
-                  Input("state", "data"), fleet_tab, State("stranded-defaults-of", "data"), prevent_initial_call=True)
-    def defaults(state, section, shown_for):
-        key = [state.get("scenario"), state.get("upload_name")]
+                  SCENARIO, fleet_tab, State("state", "data"), State("stranded-defaults-of", "data"), prevent_initial_call=True)
+    def defaults(key, section, state, shown_for):
         if section != "stranded" or key == shown_for:
             return [no_update] * (len(STRANDED_INPUTS) + 1)
         return *stranded_defaults(ctx_.scenario(state)), key
 
     @app.callback(Output("stranded-notice", "children"), Output("stranded-table-box", "children"),
                   Output(chart_id("fleet-stranded"), "figure"), Output(chart_id("fleet-stranded-hourly"), "figure"),
-                  Input("state", "data"), Input("stranded-policy", "value"), TAB, fleet_tab, *drift_inputs,
+                  view_state(ID), Input("stranded-policy", "value"), fleet_tab, *drift_inputs,
                   prevent_initial_call=True)
-    def stranded(state, policy, tab, section, *values):
-        _open(tab, section, "stranded")
+    def stranded(state, policy, section, *values):
+        _open(section, "stranded")
         return stranded_view(ctx_.scenario(state), policy, stranded_settings(values))
 
     @app.callback(Output("pareto-notice", "children"), Output("frontier-table-box", "children"),
-                  Output(chart_id("fleet-pareto"), "figure"), Input("state", "data"), Input("pareto-latency", "value"), TAB,
+                  Output(chart_id("fleet-pareto"), "figure"), view_state(ID), Input("pareto-latency", "value"),
                   fleet_tab, prevent_initial_call=True)
-    def frontier(state, latency, tab, section):
-        _open(tab, section, "pareto")
+    def frontier(state, latency, section):
+        _open(section, "pareto")
         return pareto_view(ctx_.scenario(state), latency)
 
     @app.callback(Output("coordination-notice", "children"), Output("coordination-table-box", "children"),
-                  Output("tree-notice", "children"), Output("tree-table-box", "children"), Input("state", "data"), TAB,
+                  Output("tree-notice", "children"), Output("tree-table-box", "children"), view_state(ID),
                   fleet_tab, prevent_initial_call=True)
-    def tables(state, tab, section):
-        _open(tab, section, "coordination")
+    def tables(state, section):
+        _open(section, "coordination")
         scenario = ctx_.scenario(state)
         return *coordination_view(scenario), *tree_view(scenario)
 
     @app.callback(Output("routing-notice", "children"), Output("routing-table-box", "children"),
                   Output(chart_id("fleet-routing"), "figure"), Output("roadmap-notice", "children"),
                   Output("roadmap-table-box", "children"), Output(chart_id("fleet-roadmap"), "figure"),
-                  Input("state", "data"), TAB, fleet_tab, prevent_initial_call=True)
-    def orchestration(state, tab, section):
-        _open(tab, section, "routing")
+                  view_state(ID), fleet_tab, prevent_initial_call=True)
+    def orchestration(state, section):
+        _open(section, "routing")
         scenario = ctx_.scenario(state)
         return *routing_view(scenario), *roadmap_view(scenario)

@@ -14,7 +14,7 @@ from tco.core.structure import device_param
 from tco.util import scalar
 
 from ..charts import PALETTE, chart, chart_id, styled
-from ..context import TAB, AppContext, shown
+from ..context import SCENARIO, AppContext, view_state
 from ..controls import dropdown, keep
 from ..tables import table_block
 from ..training_views import training_lifecycle_view
@@ -109,24 +109,22 @@ def layout(ctx: AppContext):
 
 def register(app, ctx: AppContext) -> None:
     @app.callback(Output("life-table-box", "children"), Output(chart_id("lifecycle-cumulative"), "figure"),
-                  Output(chart_id("lifecycle-half-life"), "figure"), Input("state", "data"), TAB, prevent_initial_call=True)
-    def show(state, tab):
-        shown(tab, ID)
+                  Output(chart_id("lifecycle-half-life"), "figure"), view_state(ID), prevent_initial_call=True)
+    def show(state):
         return lifecycle_view(ctx.scenario(state))
 
-    @app.callback(Output("cash-flow-option", "options"), Output("cash-flow-option", "value"), Input("state", "data"),
-                  State("cash-flow-option", "value"), prevent_initial_call=True)
-    def options(state, current):
+    @app.callback(Output("cash-flow-option", "options"), Output("cash-flow-option", "value"), SCENARIO,
+                  State("state", "data"), State("cash-flow-option", "value"), prevent_initial_call=True)
+    def options(_key, state, current):
         scenario = ctx.scenario(state)
         if getattr(scenario, "kind", "inference") == "training":
             return [], None
         names = [{"label": o.name, "value": o.name} for o in scenario.structure.options]
         return names, keep(current, names)
 
-    @app.callback(Output("cash-flow-box", "children"), Input("cash-flow-option", "value"), Input("state", "data"), TAB,
+    @app.callback(Output("cash-flow-box", "children"), Input("cash-flow-option", "value"), view_state(ID),
                   prevent_initial_call=True)
-    def flows(option, state, tab):
-        shown(tab, ID)
+    def flows(option, state):
         scenario = ctx.scenario(state)
         if getattr(scenario, "kind", "inference") == "training" or not option:
             return html.P("A training run has no yearly cash flows: its cost per run is on the Compare tab.")

@@ -18,7 +18,7 @@ from tco.studies import figures
 from tco.values import read_number
 
 from ..charts import chart, chart_id, for_app, message_figure
-from ..context import TAB, AppContext, bounded_int, error_list, shown
+from ..context import SCENARIO, AppContext, bounded_int, error_list, view_state
 from ..controls import dropdown, keep, number, param_options
 from ..tables import table_block
 
@@ -87,9 +87,9 @@ def layout(ctx: AppContext):
 
 
 def register(app, ctx: AppContext) -> None:
-    @app.callback(Output("be-param", "options"), Output("be-param", "value"), Input("state", "data"),
+    @app.callback(Output("be-param", "options"), Output("be-param", "value"), SCENARIO, State("state", "data"),
                   State("be-param", "value"), prevent_initial_call=True)
-    def be_params(state, current):
+    def be_params(_key, state, current):
         options = param_options(ctx.scenario(state))
         return options, keep(current, options)
 
@@ -102,9 +102,8 @@ def register(app, ctx: AppContext) -> None:
         return f"{p.low:.6g}", f"{p.high:.6g}"
 
     @app.callback(Output("breakeven-result", "children"), Input("be-param", "value"), Input("be-metric", "value"),
-                  Input("be-low", "value"), Input("be-high", "value"), Input("state", "data"), TAB, prevent_initial_call=True)
-    def be_result(param, metric, low, high, state, tab):
-        shown(tab, ID)
+                  Input("be-low", "value"), Input("be-high", "value"), view_state(ID), prevent_initial_call=True)
+    def be_result(param, metric, low, high, state):
         if not param:
             return html.P("Pick an input and a search range.")
         try:
@@ -115,16 +114,15 @@ def register(app, ctx: AppContext) -> None:
     @app.callback(Output("sens-metric", "options"), Output("sens-metric", "value"),
                   Output("sweep-param", "options"), Output("sweep-param", "value"),
                   Output("map-x", "options"), Output("map-x", "value"), Output("map-y", "options"), Output("map-y", "value"),
-                  Input("state", "data"), TAB, State("sens-metric", "value"), State("sweep-param", "value"),
+                  SCENARIO, State("state", "data"), State("sens-metric", "value"), State("sweep-param", "value"),
                   State("map-x", "value"), State("map-y", "value"), prevent_initial_call=True)
-    def choices(state, tab, metric, sweep_param, x, y):
-        shown(tab, ID)
+    def choices(_key, state, metric, sweep_param, x, y):
         scenario = ctx.scenario(state)
         metrics, ranged = metric_options(scenario), param_options(scenario, ranged_only=True)
         return (metrics, keep(metric, metrics), ranged, keep(sweep_param, ranged), ranged, keep(x, ranged),
                 ranged, keep(y, ranged, 1))
 
-    @app.callback(Output(chart_id("tornado"), "figure"), Input("sens-metric", "value"), State("state", "data"),
+    @app.callback(Output(chart_id("tornado"), "figure"), Input("sens-metric", "value"), view_state(ID),
                   prevent_initial_call=True)
     def tornado(metric, state):
         if not metric:
@@ -137,7 +135,7 @@ def register(app, ctx: AppContext) -> None:
             return message_figure("; ".join(shown_lines(exc.errors)))
 
     @app.callback(Output(chart_id("sweep"), "figure"), Input("sweep-param", "value"), Input("sens-metric", "value"),
-                  State("state", "data"), prevent_initial_call=True)
+                  view_state(ID), prevent_initial_call=True)
     def sweep(param, metric, state):
         if not param or not metric:
             return message_figure("pick an input and a metric")
@@ -147,7 +145,8 @@ def register(app, ctx: AppContext) -> None:
             return message_figure("; ".join(shown_lines(exc.errors)))
 
     @app.callback(Output(chart_id("map"), "figure"), Input("map-x", "value"), Input("map-y", "value"),
-                  Input("map-n", "value"), Input("sens-metric", "value"), State("state", "data"), prevent_initial_call=True)
+                  Input("map-n", "value"), Input("sens-metric", "value"), view_state(ID),
+                  prevent_initial_call=True)
     def grid(x, y, n, metric, state):
         if not (x and y and metric) or x == y:
             return message_figure("pick two different inputs and a metric")

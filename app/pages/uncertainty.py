@@ -16,7 +16,7 @@ from tco.errors import InputError, shown_lines
 from tco.studies import figures
 
 from ..charts import chart, chart_id, for_app, message_figure
-from ..context import AppContext, bounded_int, error_list
+from ..context import SCENARIO, AppContext, bounded_int, error_list
 from ..controls import dropdown, keep, number
 from ..tables import table_block
 from .sensitivity import metric_options
@@ -65,9 +65,9 @@ def progress_reporter(set_progress, unit: str):
 
 
 def register(app, ctx: AppContext) -> None:
-    @app.callback(Output("mc-metric", "options"), Output("mc-metric", "value"), Input("state", "data"),
+    @app.callback(Output("mc-metric", "options"), Output("mc-metric", "value"), SCENARIO, State("state", "data"),
                   State("mc-metric", "value"), prevent_initial_call=True)
-    def metrics(state, current):
+    def metrics(_key, state, current):
         options = metric_options(ctx.scenario(state))
         return options, keep(current, options)
 

@@ -33,11 +33,14 @@ AUDIT_JS = r"""
     const svg = plot.querySelector("svg.main-svg");
     if (!svg || !visible(svg)) return;
     const s = box(svg), p = box(plot.parentElement);  // the graph's own box (dcc.Graph's element, its style height)
-    if (s.y1 > p.y1 + TOL || s.x1 > p.x1 + TOL) problems.push(`${name}: the chart (${Math.round(s.w)}x${Math.round(s.h)}) is larger than its box (${Math.round(p.w)}x${Math.round(p.h)})`);
+    const size = (b) => `${Math.round(b.w)}x${Math.round(b.h)}`;
+    if (s.y1 > p.y1 + TOL || s.x1 > p.x1 + TOL)
+      problems.push(`${name}: the chart (${size(s)}) is larger than its box (${size(p)})`);
     const parts = {
       title: [...plot.querySelectorAll(".gtitle")],
       legend: [...plot.querySelectorAll("g.legend")],
-      axistitle: [...plot.querySelectorAll(".g-xtitle text, .g-ytitle text, .g-x2title text, .g-y2title text, .g-y3title text, .g-x3title text")],
+      axistitle: [...plot.querySelectorAll([".g-xtitle", ".g-ytitle", ".g-x2title", ".g-y2title", ".g-x3title", ".g-y3title"]
+                                           .map((c) => c + " text").join(", "))],
       tick: [...plot.querySelectorAll(".xtick text, .ytick text, .x2tick text, .y2tick text, .y3tick text")],
       annotation: [...plot.querySelectorAll("g.annotation")],
       colorbar: [...plot.querySelectorAll(".cbtitle text, .colorbar .cbaxis text")],
@@ -62,7 +65,8 @@ AUDIT_JS = r"""
     }
   });
   const doc = document.documentElement;
-  if (doc.scrollWidth > window.innerWidth + 2) problems.push(`page: ${doc.scrollWidth} px wide in a ${window.innerWidth} px window`);
+  if (doc.scrollWidth > window.innerWidth + 2)
+    problems.push(`page: ${doc.scrollWidth} px wide in a ${window.innerWidth} px window`);
   document.querySelectorAll("input[type=text], input[type=number], input:not([type])").forEach((el) => {
     if (visible(el) && el.getBoundingClientRect().width < 40 && !el.closest(".dash-spreadsheet"))
       problems.push(`field '${el.id || el.name}' is ${Math.round(el.getBoundingClientRect().width)} px wide`);
@@ -97,6 +101,24 @@ SETTLED_JS = r"""
 () => document.querySelectorAll('[data-dash-is-loading="true"]').length === 0 &&
       ![...document.querySelectorAll('.js-plotly-plot .annotation-text')].some(t => t.textContent.includes('computing'))
 """
+
+
+def time_to_settle(page, start: float, quiet_s: float = 0.3, timeout_s: float = 30.0) -> float:
+    """Seconds from ``start`` (``time.perf_counter()``) until the page settled (:data:`SETTLED_JS`) and stayed so for
+    ``quiet_s``: the moment the view is complete, without the waiting pauses of :func:`settle`."""
+    import time
+
+    settled_at = None
+    while time.perf_counter() - start < timeout_s:
+        now = time.perf_counter()
+        if page.evaluate(SETTLED_JS):
+            settled_at = settled_at or now
+            if now - settled_at >= quiet_s:
+                return settled_at - start
+        else:
+            settled_at = None
+        page.wait_for_timeout(20)
+    raise TimeoutError("the page did not settle")
 
 
 def settle(page, timeout_ms: int = 30000) -> None:
