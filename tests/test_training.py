@@ -269,8 +269,8 @@ def test_app_views_on_a_training_scenario(run):
     title, _question, verdict, table, details, cost_fig, time_fig = compare_view(run)
     assert title == run.title and "trains cheapest" in verdict and table.id == "options-table"
     assert "siting-table" in str(details) and "flip-list" in str(details)
-    assert "cost per training run" in cost_fig.layout.title.text.lower()
-    assert "time to train" in time_fig.layout.title.text.lower()
+    assert "cost per training run" in cost_fig.layout.meta["title"].lower()  # shown above the chart
+    assert "time to train" in time_fig.layout.meta["title"].lower()
     assert "cost per run, M USD" in str(table)
     life, run_fig, second_fig = training_lifecycle_view(run)
     assert "second-life-table" in str(life) and len(run_fig.data) == 4 and len(second_fig.data) == 2

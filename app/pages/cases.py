@@ -79,6 +79,9 @@ def _shown(value, unit: str) -> str:
 
 def cases_view(scenario_a, scenario_b, name_a: str, name_b: str):
     """Case A beside case B: per option and output, A, B, B - A and (B - A) / A; the two verdicts; the inputs that differ."""
+    if "training" in (getattr(scenario_a, "kind", "inference"), getattr(scenario_b, "kind", "inference")):
+        return html.P("Cases compare serving (inference) scenarios; a training run's cases differ on the Compare tab "
+                      "(cost per run, time to train) and in the workbook.")
     a, b = compare(scenario_a, with_flips=False), compare(scenario_b, with_flips=False)
     options = list(dict.fromkeys([*a.results, *b.results]))
     rows = []
@@ -105,7 +108,8 @@ def cases_view(scenario_a, scenario_b, name_a: str, name_b: str):
 
 
 def register(app, ctx: AppContext) -> None:
-    @app.callback(Output("cases", "data"), Output("case-message", "children"), Input("case-save", "n_clicks"),
+    @app.callback(Output("cases", "data"), Output("case-message", "children"),
+                  Output("case-a", "value", allow_duplicate=True), Input("case-save", "n_clicks"),
                   Input("case-delete", "n_clicks"), State("case-name", "value"), State("case-a", "value"),
                   State("state", "data"), State("cases", "data"), prevent_initial_call=True)
     def save(_save, _delete, name, selected, state, cases):
@@ -115,15 +119,16 @@ def register(app, ctx: AppContext) -> None:
         if trigger.triggered_id == "case-delete":
             if selected in cases:
                 del cases[selected]
-                return cases, f"Deleted case '{selected}'."
-            return no_update, "Pick a saved case as case A to delete it."
+                return cases, f"Deleted case '{selected}'.", CURRENT
+            return no_update, "Pick a saved case as case A to delete it.", no_update
         name = (name or "").strip()[:60] or f"case {len(cases) + 1}"
         if name == CURRENT:
-            return no_update, "Pick another name."
+            return no_update, "Pick another name.", no_update
         if name not in cases and len(cases) >= MAX_CASES:
-            return no_update, f"This tab keeps {MAX_CASES} cases at most: delete one first."
+            return no_update, f"This tab keeps {MAX_CASES} cases at most: delete one first.", no_update
         cases[name] = {k: (state or {}).get(k) for k in ("scenario", "set", "upload", "upload_name")}
-        return cases, f"Saved '{name}' ({(state or {}).get('scenario')}, {len((state or {}).get('set') or {})} edits)."
+        edits = len((state or {}).get("set") or {})
+        return cases, f"Saved '{name}' ({(state or {}).get('scenario')}, {edits} edits) as case A.", name
 
     @app.callback(Output("case-a", "options"), Output("case-a", "value"), Output("case-b", "options"),
                   Output("case-b", "value"), Input("cases", "data"), State("case-a", "value"), State("case-b", "value"))

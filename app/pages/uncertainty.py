@@ -77,8 +77,7 @@ def register(app, ctx: AppContext) -> None:
                   State("mc-samples", "value"), State("mc-seed", "value"),
                   background=True, manager=ctx.background_manager, prevent_initial_call=True,
                   running=[(Output("mc-run", "disabled"), True, False), (Output("mc-cancel", "disabled"), False, True),
-                           (Output("mc-status", "children"), "running Monte Carlo...", ""),
-                           (Output("mc-progress", "children"), "starting...", "")],
+                           (Output("mc-status", "children"), "running Monte Carlo...", "")],
                   cancel=[Input("mc-cancel", "n_clicks")], progress=Output("mc-progress", "children"))
     def monte_carlo(set_progress, _clicks, state, metric, samples, seed):
         return monte_carlo_view(ctx, state, metric, samples, seed, set_progress)
@@ -87,8 +86,7 @@ def register(app, ctx: AppContext) -> None:
                   State("mc-metric", "value"), State("sobol-n", "value"), State("mc-seed", "value"),
                   background=True, manager=ctx.background_manager, prevent_initial_call=True,
                   running=[(Output("sobol-run", "disabled"), True, False), (Output("sobol-cancel", "disabled"), False, True),
-                           (Output("sobol-status", "children"), "running Sobol (Saltelli sampling)...", ""),
-                           (Output("sobol-progress", "children"), "starting...", "")],
+                           (Output("sobol-status", "children"), "running Sobol (Saltelli sampling)...", "")],
                   cancel=[Input("sobol-cancel", "n_clicks")], progress=Output("sobol-progress", "children"))
     def sobol(set_progress, _clicks, state, metric, n, seed):
         return sobol_view(ctx, state, metric, n, seed, set_progress)
@@ -101,6 +99,7 @@ def monte_carlo_view(ctx: AppContext, state, metric, samples, seed, set_progress
         scenario = ctx.scenario(state)
         parsed = studies.parse_metric(scenario, metric)
         draws = bounded_int(samples, "draws", *MC_SAMPLES)
+        set_progress(f"0% done: 0 of {draws:,} draws")  # the last run's "100% done" goes at once
         result = studies.monte_carlo(scenario, [parsed], draws, bounded_int(seed, "seed", *SEEDS),
                                      progress=progress_reporter(set_progress, "draws"))
     except InputError as exc:
@@ -129,6 +128,7 @@ def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text
             raise InputError.one("Sobol base samples N", n, f"must be one of {', '.join(f'{k:,}' for k in SOBOL_N)}")
         scenario = ctx.scenario(state)
         label = studies.parse_metric(scenario, metric).label
+        set_progress("starting")  # the last run's "100% done" goes at once
         frame = studies.sobol(scenario, metric, n, bounded_int(seed, "seed", *SEEDS),
                               progress=progress_reporter(set_progress, "model runs"))
     except InputError as exc:
