@@ -147,3 +147,18 @@ def walk(page, url: str, before=None):
         if before is not None:
             before(page, name)
         yield name, audit(page)
+
+
+def run_uncertainty(page, name):
+    """On the Uncertainty tab, draw the Monte Carlo and Sobol charts before the audit."""
+    if name != "uncertainty":
+        return
+    page.fill("#mc-samples", "2000")
+    page.click("#mc-run")
+    page.wait_for_selector("#mc-table", timeout=60000)
+    page.click("#sobol-n")
+    page.get_by_text("16", exact=True).click()
+    page.click("#sobol-run")
+    page.wait_for_function("() => !document.querySelector('#sobol-run').disabled && "
+                           "document.querySelectorAll('#sobol-box .ytick').length > 2", timeout=120000)
+    settle(page)

@@ -16,7 +16,7 @@ import threading
 import plotly.graph_objects as go
 import pytest
 from dash import Dash, dcc, html
-from layout import audit, settle, walk
+from layout import audit, run_uncertainty, settle, walk
 from werkzeug.serving import make_server
 
 
@@ -64,21 +64,6 @@ def test_the_audit_finds_each_defect(page, broken_page):
     assert "labels-box: annotation 'base 3.5' overlaps annotation 'break-even'" in problems
     assert "axis-box: axistitle 'cost [USD per million" in problems and "is clipped" in problems
     assert "field 'to' is 16 px wide" in problems  # 14 px and its padding
-
-
-def run_uncertainty(page, name):
-    """On the Uncertainty tab, draw the Monte Carlo and Sobol charts before the audit."""
-    if name != "uncertainty":
-        return
-    page.fill("#mc-samples", "2000")
-    page.click("#mc-run")
-    page.wait_for_selector("#mc-table", timeout=60000)
-    page.click("#sobol-n")
-    page.get_by_text("16", exact=True).click()
-    page.click("#sobol-run")
-    page.wait_for_function("() => !document.querySelector('#sobol-run').disabled && "
-                           "document.querySelectorAll('#sobol-box .ytick').length > 2", timeout=120000)
-    settle(page)
 
 
 @pytest.mark.slow
