@@ -107,8 +107,11 @@ def edit_banner(state, base, ctx_: AppContext) -> tuple[bool, str]:
     scenario = base.with_values(edits)
     now = compare(scenario, with_flips=False).decision.headline if getattr(scenario, "kind", "inference") != "training" \
         else compare_training(scenario, with_flips=False).verdict
+    outside = [w for w in scenario.warnings if w.path in edits]
+    warned = (f"; {len(outside)} outside {'its' if len(outside) == 1 else 'their'} sourced range (warnings on the "
+              "Assumptions tab)") if outside else ""
     return False, (f"{len(edits)} value{'s' if len(edits) != 1 else ''} edited from the scenario '{name}': {shown}{more} "
-                   f"(marked on the Assumptions tab). Now: {now}")
+                   f"(marked on the Assumptions tab{warned}). Now: {now}")
 
 
 def uploaded_text(contents: str) -> str:

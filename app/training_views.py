@@ -14,16 +14,15 @@ from tco.report import cell
 from tco.training_api import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
 
 from .charts import PALETTE, styled
-from .tables import number, records_table, versus_table
+from .tables import number, records_table, table_block, versus_table
 
 COST_LINES = {"capex_usd": "hardware (annual capital charge)", "energy_usd": "energy", "facility_usd": "facility",
               "maintenance_usd": "maintenance"}
-def options_table(result) -> html.Table:
+def options_table(result) -> html.Div:
     table, base = result.options, result.scenario.structure.baseline
-    head = html.Tr([html.Th("")] + [html.Th(n + (" (baseline)" if n == base else "")) for n in table.index])
-    rows = [html.Tr([html.Th(title)] + [html.Td(cell(table.loc[n, key], fmt, scale), id=f"cell-{key}-{i}")
-                                        for i, n in enumerate(table.index)]) for key, title, fmt, scale in OPTION_ROWS]
-    return html.Table([html.Thead(head), html.Tbody(rows)], className="results", id="options-table")
+    header = ["", *(n + (" (baseline)" if n == base else "") for n in table.index)]
+    rows = [[key, title, *(cell(table.loc[n, key], fmt, scale) for n in table.index)] for key, title, fmt, scale in OPTION_ROWS]
+    return table_block("options-table", header, rows, cell_ids=True)
 
 
 def challengers_table(result) -> html.Table | html.P:
