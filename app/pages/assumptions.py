@@ -115,6 +115,8 @@ def layout(ctx: AppContext):
                     {"if": {"column_id": "value"}, "backgroundColor": "#eef5fb", "minWidth": 110, "width": 110},
                     {"if": {"column_id": "label"}, "minWidth": 220, "width": 260},
                     {"if": {"column_id": "source"}, "minWidth": 200, "width": 240},
+                    {"if": {"column_id": "original"}, "minWidth": 110, "width": 110},
+                    {"if": {"column_id": "range"}, "minWidth": 170},
                     {"if": {"column_id": "name"}, "color": "#5a6b7d", "fontSize": 12},
                     {"if": {"column_id": "grade"}, "width": 50, "textAlign": "center"}],
                 style_data_conditional=[
