@@ -1,15 +1,28 @@
-"""Chart conventions shared by every page: palette, layout, units in titles and hovers.
+"""Charts as the app shows them: the title above the graph (in the page), the legend in a row above the plot.
 
-Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design", jfly.iam.u-tokyo.ac.jp/color),
-distinguishable under the common colour-vision deficiencies.
+A figure's legend and its title both want the space above the plot, and plotly reserves the
+larger of the two, not their sum: at 1024 px a two-row legend then covers the title. So the
+app keeps the title out of the figure (``layout.meta.title``, shown as a heading by a
+clientside callback and put back in the HTML download) and the legend in a row above the plot,
+where nothing else goes. Every engine figure (``tco.studies.figures``, ``tco.dynamics.figures``)
+passes through :func:`for_app`; look and palette are :mod:`tco.figstyle`'s.
 """
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
-from dash import dcc, html
+from dash import ClientsideFunction, dcc, html
 
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+from tco.figstyle import PALETTE, style
+
+__all__ = ["PALETTE", "chart", "chart_id", "figure_html", "for_app", "message_figure", "styled"]
+
+#: the height of a chart whose figure does not set one [px]: room for an axis title with its unit
+HEIGHT = 420
+#: the legend of every app chart: a row above the plot, left-aligned
+LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0, "bgcolor": "rgba(255,255,255,0)",
+          "font": {"size": 11}}
+
 
 def graph_config(name: str) -> dict:
     """Plotly modebar: PNG download named after the chart; no logo, no cloud upload (offline)."""
@@ -18,44 +31,56 @@ def graph_config(name: str) -> dict:
             "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
 
 
-def styled(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
-    """``fig`` with the app's look: title, axis titles (with units), palette, white background."""
-    fig.update_layout(title={"text": title, "x": 0.01, "font": {"size": 15}}, template="plotly_white",
-                      colorway=list(OKABE_ITO), margin={"l": 70, "r": 20, "t": 50, "b": 60},
-                      legend={"orientation": "h", "y": -0.2}, font={"family": "system-ui, sans-serif", "size": 12},
-                      hoverlabel={"namelength": -1})
-    fig.update_xaxes(title_text=x_title)
-    fig.update_yaxes(title_text=y_title)
+def for_app(fig: go.Figure) -> go.Figure:
+    """An engine figure as the app shows it: title moved to ``layout.meta``, legend in a row above the plot."""
+    title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else ""
+    fig.update_layout(title=None, meta={"title": title}, legend=LEGEND, margin={"t": 10, "l": 10, "r": 10, "b": 10})
+    if fig.layout.height is None:
+        fig.update_layout(height=HEIGHT)
     return fig
 
 
-def restyled(fig: go.Figure) -> go.Figure:
-    """A figure built by an engine module (e.g. ``tco.dynamics.figures``) with the app's look, its titles kept."""
-    return styled(fig, fig.layout.title.text, fig.layout.xaxis.title.text, fig.layout.yaxis.title.text)
+def styled(fig: go.Figure, title: str, x_title: str, y_title: str, height: int | None = None) -> go.Figure:
+    """``fig`` with the app's look (:func:`tco.figstyle.style`, then :func:`for_app`)."""
+    return for_app(style(fig, title, x_title, y_title, height))
 
 
-def message_figure(text: str) -> go.Figure:
-    """An empty chart that says why there is nothing to draw."""
-    fig = go.Figure()
-    fig.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 14})
-    fig.update_layout(template="plotly_white", xaxis={"visible": False}, yaxis={"visible": False}, height=300)
-    return fig
-
-
-def chart(name: str, height: int = 420) -> html.Div:
-    """A graph with the PNG modebar button and an HTML download button (see :func:`figure_html`)."""
-    return html.Div(className="chart", id=f"{name}-box", children=[
-        dcc.Graph(id={"type": "chart", "name": name}, config=graph_config(name), style={"height": f"{height}px"},
-                  figure=message_figure("computing...")),
-        html.Button("Download HTML", id={"type": "chart-html", "name": name}, className="small-button"),
-        dcc.Download(id={"type": "chart-file", "name": name}),
-    ])
+def message_figure(text: str, height: int = 160) -> dict:
+    """An empty chart that says why there is nothing to draw (a plain dict: no plotly validation)."""
+    return {"data": [], "layout": {"height": height, "template": "none", "xaxis": {"visible": False},
+                                   "yaxis": {"visible": False}, "margin": {"t": 10, "b": 10, "l": 10, "r": 10},
+                                   "annotations": [{"text": text, "showarrow": False, "x": 0.5, "y": 0.5, "xref": "paper",
+                                                    "yref": "paper", "font": {"size": 13, "color": "#5a6b7d"}}]}}
 
 
 def chart_id(name: str) -> dict:
     return {"type": "chart", "name": name}
 
 
+def chart(name: str, placeholder: str = "computing...", figure=None) -> html.Div:
+    """A titled graph (the title comes from the figure's ``meta``) with the PNG modebar button and an HTML download.
+
+    The graph's height is the figure's (``layout.height``), so the box grows with it and never
+    overlaps what follows. ``figure`` (when known with the layout) is drawn at once, its title with it.
+    """
+    title = (figure.layout.meta or {}).get("title", "") if isinstance(figure, go.Figure) else ""
+    return html.Div(className="chart", id=f"{name}-box", children=[
+        html.H4(title, id={"type": "chart-title", "name": name}, className="chart-title"),
+        dcc.Graph(id=chart_id(name), config=graph_config(name), figure=message_figure(placeholder) if figure is None else figure),
+        html.Button("Download HTML", id={"type": "chart-html", "name": name}, className="small-button"),
+        dcc.Download(id={"type": "chart-file", "name": name}),
+    ])
+
+
+#: the clientside callback that shows a figure's title above it
+TITLE_FROM_META = ClientsideFunction(namespace="tco", function_name="chartTitle")
+
+
 def figure_html(figure: dict) -> str:
-    """A self-contained HTML file of a figure (plotly.js inlined: opens offline)."""
-    return go.Figure(figure).to_html(include_plotlyjs=True, full_html=True)
+    """A self-contained HTML file of a figure (plotly.js inlined: opens offline), its title put back in."""
+    fig = go.Figure(figure)
+    meta = figure.get("layout", {}).get("meta") or {}
+    if isinstance(meta, dict) and meta.get("title"):
+        fig.update_layout(title={"text": meta["title"], "x": 0.01}, margin={"t": 60},  # legend on the right: no overlap
+                          legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"})
+    return fig.to_html(include_plotlyjs=True, full_html=True)

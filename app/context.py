@@ -47,8 +47,17 @@ def bounded_int(raw, label: str, low: int, high: int) -> int:
     return int(value)
 
 
-#: the tab bar: a page's views depend on it so that they are computed while the page is shown
+#: the tab bar
 TAB = Input("tabs", "value")
+
+
+def view_state(page_id: str) -> Input:
+    """A page's copy of the user's state: updated only while the page is shown, and only when the state changed
+    since the page last saw it (a clientside callback, :mod:`tco_app.main`), so an edit recomputes only the page in
+    view, and going back to a page whose state did not change recomputes nothing."""
+    return Input(f"state-{page_id}", "data")
+#: the scenario apart from its edits: lists of options and parameters follow it (:func:`tco_app.controller.scenario_key`)
+SCENARIO = Input("scenario-key", "data")
 
 
 def shown(tab: str, page_id: str) -> None:

@@ -7,16 +7,20 @@ Every way of changing the scenario goes through here, so the state in the browse
 from __future__ import annotations
 
 import base64
+import hashlib
 
 from dash import Input, Output, State, ctx, html, no_update
 
+from tco.api import compare
+from tco.display import param_label, quantity
 from tco.errors import FieldError, FieldWarning, InputError, shown_lines
 from tco.params import MAX_EDITS
+from tco.training_api import compare_training
 from tco.util import slug
 from tco.yamlio import MAX_YAML_BYTES
 
 from .context import AppContext
-from .pages.assumptions import table_rows
+from .pages.assumptions import table_rows, tooltips
 from .state import UPLOAD, _load_upload, base_scenario, current_scenario, query_from_state, state_from_query, validated_edits
 
 
@@ -34,29 +38,37 @@ MAX_UPLOAD_CHARS = MAX_YAML_BYTES * 4 // 3 + 1024
 
 
 def update_state(trigger, search, picked, upload, upload_name, rows, state, ctx_: AppContext):
-    """The new ``(state, search, picker value, table rows, edit messages, upload messages)``."""
+    """The new ``(state, search, picker value, picker options, table rows, edit messages, messages)``.
+
+    Edit messages (a value refused in the table, a warning) show on the Assumptions tab; messages
+    that concern the whole view (a broken shared link, an upload refused or with warnings) show
+    under the header on every tab.
+    """
     state = dict(state or {"scenario": ctx_.default, "upload": None, "set": {}})
     errors: list[FieldError] = []
-    upload_errors: list[FieldError] = []
+    notices: list[FieldError] = []
     raw, problems = {}, {}
     try:
         current_scenario(state, ctx_.choices)
     except InputError as exc:  # a crafted or stale state: start again from the link
-        trigger, errors = None, exc.errors
+        trigger, notices = None, exc.errors
     if trigger in (None, "url"):
         state, link_errors = state_from_query(search, ctx_.choices, ctx_.default)
-        errors = errors + link_errors
+        notices = notices + [FieldError(f"shared link: {e.path}", e.value, e.rule) for e in link_errors]
     elif trigger == "scenario-picker" and picked and picked != state.get("scenario"):
-        state = {"scenario": picked, "upload": None, "set": {}}
+        if picked == UPLOAD and not state.get("upload"):
+            picked = ctx_.default
+        state = {"scenario": picked, "upload": state.get("upload") if picked == UPLOAD else None, "set": {},
+                 **({"upload_name": state.get("upload_name")} if picked == UPLOAD else {})}
     elif trigger == "upload" and upload:
         name = slug(upload_name or "uploaded file", "uploaded-file")
         try:
             text = uploaded_text(upload)
             scenario = _load_upload(text)
             state = {"scenario": UPLOAD, "upload": text, "set": {}, "upload_name": name}
-            upload_errors = [FieldWarning(f"{name}: {w.path}", w.value, w.message) for w in scenario.warnings]
+            notices = [FieldWarning(f"{name}: {w.path}", w.value, w.message) for w in scenario.warnings]
         except InputError as exc:
-            upload_errors = [FieldError(f"{name}: {e.path}", e.value, e.rule) for e in exc.errors]
+            notices = [FieldError(f"{name}: {e.path}", e.value, e.rule) for e in exc.errors]
     elif trigger == "reset-edits":
         state = {**state, "set": {}}
     elif trigger == "params-table" and rows:
@@ -66,13 +78,40 @@ def update_state(trigger, search, picked, upload, upload_name, rows, state, ctx_
         state = {**state, "set": {**accepted, **kept}}
         raw = {e.path: e.value for e in errors}
         problems = {e.path: e.rule for e in errors}
-    scenario = base_scenario(state, ctx_.choices).with_values(state["set"])
-    picker = state["scenario"] if state["scenario"] != UPLOAD else no_update
+    base = base_scenario(state, ctx_.choices)
+    scenario = base.with_values(state["set"])
     edit_warnings = [w for w in scenario.warnings if w.path in state["set"]]
-    upload_messages = _messages([e for e in upload_errors if isinstance(e, FieldError)],
-                                [w for w in upload_errors if isinstance(w, FieldWarning)])
-    return (state, query_from_state(state), picker, table_rows(scenario, raw, problems), _messages(errors, edit_warnings),
-            upload_messages)
+    messages = _messages([e for e in notices if isinstance(e, FieldError)], [w for w in notices if isinstance(w, FieldWarning)])
+    return (state, query_from_state(state), state["scenario"], picker_options(ctx_, state),
+            table_rows(scenario, raw, problems, base), _messages(errors, edit_warnings), messages)
+
+
+def picker_options(ctx_: AppContext, state) -> list[dict]:
+    """The scenario picker's entries: the bundled scenarios, and the uploaded file while there is one."""
+    options = [{"label": k, "value": k} for k in ctx_.choices]
+    if state.get("upload"):
+        options.append({"label": f"uploaded: {state.get('upload_name') or 'file'}", "value": UPLOAD})
+    return options
+
+
+def edit_banner(state, base, ctx_: AppContext) -> tuple[bool, str]:
+    """``(hidden, text)`` of the banner that counts the edits against the scenario file."""
+    edits = state.get("set") or {}
+    if not edits:
+        return True, ""
+    name = state.get("upload_name") if state.get("scenario") == UPLOAD else state.get("scenario")
+    params = base.params
+    shown = "; ".join(f"{param_label(k)} {quantity(v, params[k].unit)} (was {quantity(params[k].value, params[k].unit)})"
+                      for k, v in list(edits.items())[:3] if k in params)
+    more = f" and {len(edits) - 3} more" if len(edits) > 3 else ""
+    scenario = base.with_values(edits)
+    now = compare(scenario, with_flips=False).decision.headline if getattr(scenario, "kind", "inference") != "training" \
+        else compare_training(scenario, with_flips=False).verdict
+    outside = [w for w in scenario.warnings if w.path in edits]
+    warned = (f"; {len(outside)} outside {'its' if len(outside) == 1 else 'their'} sourced range (warnings on the "
+              "Assumptions tab)") if outside else ""
+    return False, (f"{len(edits)} value{'s' if len(edits) != 1 else ''} edited from the scenario '{name}': {shown}{more} "
+                   f"(marked on the Assumptions tab{warned}). Now: {now}")
 
 
 def uploaded_text(contents: str) -> str:
@@ -93,12 +132,27 @@ def uploaded_text(contents: str) -> str:
 def register(app, ctx_: AppContext) -> None:
     @app.callback(
         Output("state", "data"), Output("url", "search"), Output("scenario-picker", "value"),
-        Output("params-table", "data"), Output("edit-errors", "children"), Output("upload-errors", "children"),
+        Output("scenario-picker", "options"), Output("params-table", "data"), Output("edit-errors", "children"),
+        Output("messages", "children"), Output("edit-banner", "hidden"), Output("edit-banner-text", "children"),
+        Output("params-table", "tooltip_data"), Output("scenario-key", "data"),
         Input("url", "search"), Input("scenario-picker", "value"), Input("upload", "contents"),
         Input("params-table", "data_timestamp"), Input("reset-edits", "n_clicks"),
-        State("upload", "filename"), State("params-table", "data"), State("state", "data"))
-    def controller(search, picked, upload, _stamp, _reset, upload_name, rows, state):
+        State("upload", "filename"), State("params-table", "data"), State("state", "data"), State("scenario-key", "data"))
+    def controller(search, picked, upload, _stamp, _reset, upload_name, rows, state, shown_key):
         trigger = ctx.triggered_id if ctx.triggered else None
         if state is None:
             trigger = None  # first load: the URL decides
-        return update_state(trigger, search, picked, upload, upload_name, rows, state, ctx_)
+        out = update_state(trigger, search, picked, upload, upload_name, rows, state, ctx_)
+        new_state = out[0]
+        key = scenario_key(new_state)
+        same = key == shown_key  # only the edits changed: the sources (tooltips) and the option lists stay
+        return (*out, *edit_banner(new_state, base_scenario(new_state, ctx_.choices), ctx_),
+                no_update if same else tooltips(out[4]), no_update if same else key)
+
+
+def scenario_key(state) -> dict:
+    """What names the scenario apart from its edits: the views that list its options and parameters (dropdowns)
+    follow this, not every edit."""
+    upload = state.get("upload") or ""
+    return {"scenario": state.get("scenario"), "upload": state.get("upload_name"), "size": len(upload),
+            "hash": hashlib.sha256(upload.encode()).hexdigest()[:16] if upload else ""}

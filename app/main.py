@@ -2,24 +2,29 @@
 
 Runs offline (Dash serves its own scripts; no external stylesheets, fonts or CDNs) and
 keeps per-user state in the browser (``dcc.Store``), so one server serves many users.
+Every tab shares a header (scenario picker, upload, the edits banner with its reset, the
+messages of a broken link or upload) and the named cases saved in the browser session.
 """
 
 from __future__ import annotations
 
 import tempfile
+from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import diskcache
-from dash import MATCH, Dash, DiskcacheManager, Input, Output, State, dcc, html
+from dash import MATCH, ClientsideFunction, Dash, DiskcacheManager, Input, Output, State, dcc, html
 
 from tco.scenario import DEFAULT_SCENARIO
 from tco.util import slug
 
-from . import controller
-from .charts import figure_html
+from . import controller, plotlyjs
+from .charts import TITLE_FROM_META, figure_html
 from .context import AppContext
 from .pages import page_modules
-from .state import scenario_choices
+from .state import MAX_QUERY_CHARS, scenario_choices, state_from_query
+from .tables import csv_download
 
 ASSETS = Path(__file__).with_name("assets")
 #: largest request body the server reads (an upload at the YAML limit is ~0.35 MB; a 150 x 150 map figure sent
@@ -41,38 +46,94 @@ def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None 
                assets_folder=str(ASSETS), suppress_callback_exceptions=True, update_title=None,
                background_callback_manager=ctx.background_manager)
     pages = page_modules()
-    app.layout = html.Div(className="shell", children=[
+
+    @lru_cache(maxsize=32)
+    def first_view(query: str):
+        return initial_compare(ctx, query)
+
+    def layout():
+        return page_layout(ctx, choices, default, pages, first_view(_referrer_query()))
+
+    app.layout = layout
+    first_view("")  # the default scenario's Compare view, computed at start-up: the first visitor does not wait for it
+    app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    plotlyjs.serve_cartesian_bundle(app)
+    controller.register(app, ctx)
+    for page in pages:
+        page.register(app, ctx)
+    register_shared(app)
+    return app
+
+
+def _referrer_query() -> str:
+    """The query string of the page that asks for the layout (``/_dash-layout`` is fetched by the page itself)."""
+    from flask import has_request_context, request
+
+    if not has_request_context() or not request.referrer:
+        return ""
+    return urlsplit(request.referrer).query[: MAX_QUERY_CHARS]
+
+
+def initial_compare(ctx: AppContext, query: str):
+    """The Compare view of the state a page's address encodes, computed with the layout, so the verdict is on screen
+    as soon as the page is (the callbacks then confirm it); None when it cannot be computed (they fill it in)."""
+    from .pages.compare import compare_view
+
+    try:
+        state, _errors = state_from_query(query, ctx.choices, ctx.default)
+        return compare_view(ctx.scenario(state))
+    except Exception:  # a broken link is the callbacks' to explain; the layout must always load
+        return None
+
+
+def page_layout(ctx: AppContext, choices, default: str, pages, compare_initial) -> html.Div:
+    """The page: header, edits banner, messages, the tabs, footer; the Compare tab filled in when ``compare_initial``."""
+    return html.Div(className="shell", children=[
         dcc.Location(id="url", refresh=False),
         dcc.Store(id="state", storage_type="memory"),
+        dcc.Store(id="scenario-key", storage_type="memory"),
+        *[dcc.Store(id=f"state-{page}", storage_type="memory") for page in VIEW_PAGES],
+        dcc.Store(id="cases", storage_type="session", data={}),
         html.Header(className="header", children=[
-            html.Div([html.H1("tco"), html.Span("total cost of ownership of AI inference hardware", className="subtitle")]),
+            html.Div(className="brand", children=[html.H1("tco"), html.Span(
+                "total cost of ownership of AI inference hardware", className="subtitle")]),
             html.Div(className="picker", children=[
                 html.Label("Scenario", htmlFor="scenario-picker"),
                 dcc.Dropdown(id="scenario-picker", options=[{"label": k, "value": k} for k in choices], value=default,
-                             clearable=False, style={"width": "220px"}),
+                             clearable=False, style={"width": "230px"}),
                 dcc.Upload(id="upload", children=html.Button("Upload scenario YAML"), accept=".yaml,.yml",
                            multiple=False),
             ]),
         ]),
-        html.Div(id="upload-errors", className="errors-box"),
+        html.Div(id="edit-banner", className="banner", hidden=True, children=[
+            html.Span(id="edit-banner-text"),
+            html.Button("Reset all edits", id="reset-edits", className="small-button"),
+        ]),
+        html.Div(id="messages", className="errors-box"),
         dcc.Tabs(id="tabs", value=pages[0].ID, className="tabs", children=[
             dcc.Tab(label=page.LABEL, value=page.ID, id=f"tab-{page.ID}",
-                    children=html.Div(page.layout(ctx), className="page", id=f"page-{page.ID}"))
+                    children=html.Div(page.layout(ctx, compare_initial) if page.ID == "compare" else page.layout(ctx),
+                                      className="page", id=f"page-{page.ID}"))
             for page in pages]),
-        html.Footer("Costs per million output tokens unless a label says otherwise. Charts: PNG from the camera icon, "
-                    "HTML from the button below each chart. The address bar holds a shareable link to this view.",
-                    className="footer"),
+        html.Footer("Costs per million output tokens unless a label says otherwise. Every table has a CSV download; "
+                    "charts: PNG from the camera icon, HTML from the button below each chart. The address bar holds a "
+                    "shareable link to this view; named cases live in this browser tab (Cases).", className="footer"),
     ])
-    app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
-    controller.register(app, ctx)
-    for page in pages:
-        page.register(app, ctx)
-    register_chart_downloads(app)
-    return app
 
 
-def register_chart_downloads(app: Dash) -> None:
-    """One callback for every chart's 'Download HTML' button (pattern-matched by chart name)."""
+#: pages whose views follow their own copy of the state (:func:`tco_app.context.view_state`)
+VIEW_PAGES = ("compare", "decide", "cases", "sensitivity", "lifecycle", "fleet")
+
+
+def register_shared(app: Dash) -> None:
+    """Callbacks every page shares: the state copied to the page in view (in the browser: an edit recomputes only
+    that page), chart titles, HTML and CSV downloads (pattern-matched by name)."""
+    app.clientside_callback(ClientsideFunction(namespace="tco", function_name="viewStates"),
+                            *[Output(f"state-{page}", "data") for page in VIEW_PAGES],
+                            Input("state", "data"), Input("tabs", "value"),
+                            *[State(f"state-{page}", "data") for page in VIEW_PAGES])
+    app.clientside_callback(TITLE_FROM_META, Output({"type": "chart-title", "name": MATCH}, "children"),
+                            Input({"type": "chart", "name": MATCH}, "figure"))
 
     @app.callback(Output({"type": "chart-file", "name": MATCH}, "data"),
                   Input({"type": "chart-html", "name": MATCH}, "n_clicks"),
@@ -81,3 +142,9 @@ def register_chart_downloads(app: Dash) -> None:
     def chart_html(_clicks, figure, ident):
         return {"content": figure_html(figure), "filename": f"{slug(ident.get('name', ''), 'chart')}.html",
                 "type": "text/html"}
+
+    @app.callback(Output({"type": "csv-file", "name": MATCH}, "data"), Input({"type": "csv-button", "name": MATCH}, "n_clicks"),
+                  State({"type": "csv-data", "name": MATCH}, "data"), State({"type": "csv-data", "name": MATCH}, "id"),
+                  prevent_initial_call=True)
+    def table_csv(_clicks, data, ident):
+        return csv_download(data, ident)

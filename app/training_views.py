@@ -10,56 +10,19 @@ import numpy as np
 import plotly.graph_objects as go
 from dash import html
 
-from tco.training_api import compare_training
+from tco.report import cell
+from tco.training_api import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
 
-from .charts import OKABE_ITO, styled
-from .tables import Column, number, records_table, versus_table
+from .charts import PALETTE, styled
+from .tables import number, records_table, table_block, versus_table
 
-#: rows of the per-option table: (key, title with unit, format, scale)
-OPTION_ROWS = [
-    ("placement", "cluster", None, 1.0),
-    ("time_to_train_days", "time to train, days", ",.1f", 1.0),
-    ("cost_per_run_usd", "cost per run, M USD", ",.2f", 1e-6),
-    ("usd_per_mtok_trained", "cost, USD per million training tokens", ",.3f", 1.0),
-    ("mfu", "model FLOPs utilization (16-bit peak), %", ".1f", 100.0),
-    ("goodput", "goodput after failures and checkpoints, %", ".1f", 100.0),
-    ("mtbi_s", "mean time between interruptions, h", ",.2f", 1 / 3600),
-    ("tokens_per_s_per_device", "training tokens/s per device", ",.0f", 1.0),
-    ("tokens_per_joule", "training tokens per joule (IT power)", ",.3g", 1.0),
-    ("energy_mwh", "IT energy of the run, MWh", ",.0f", 1.0),
-    ("shape", "parallel shape", None, 1.0),
-    ("bound", "bound by", None, 1.0),
-    ("memory_bytes_per_device", "memory per device, GB", ",.1f", 1e-9),
-]
-CHALLENGER_ROWS = [("cost_ratio", "cost ratio to the baseline (wins below 1)", ".3f", 1.0),
-                   ("time_ratio", "time ratio to the baseline", ".3f", 1.0),
-                   ("usd_saved_per_run", "saved per run, M USD", ",.2f", 1e-6)]
 COST_LINES = {"capex_usd": "hardware (annual capital charge)", "energy_usd": "energy", "facility_usd": "facility",
               "maintenance_usd": "maintenance"}
-SITE_COLUMNS: list[Column] = [
-    ("site", "site", None, 1.0), ("data hall, USD per kW-month (built)", "facility_usd_per_kw_month", ",.1f", 1.0),
-    ("training cluster, M USD/yr (site-dependent)", "training_usd_per_year", ",.2f", 1e-6),
-    ("serving fleet, M USD/yr (site-dependent)", "serving_usd_per_year", ",.3f", 1e-6),
-    ("user TTFT incl. round trip, ms", "user_ttft_s", ",.0f", 1e3),
-    ("meets the serving TTFT target", "serving_meets_ttft", None, 1.0)]
-SECOND_LIFE_COLUMNS: list[Column] = [
-    ("device", "device", None, 1.0), ("best use at retirement", "best", None, 1.0),
-    ("cascade to serving, USD per device (PV)", "cascade_usd", ",.0f", 1.0), ("sell, USD per device", "sell_usd", ",.0f", 1.0),
-    ("cascade premium over the better of sell and scrap, USD", "cascade_premium_usd", ",.0f", 1.0),
-    ("output tokens served per device-year, M", "tokens_per_year_per_device", ",.0f", 1e-6),
-    ("running cost in serving, USD per device-year", "running_usd_per_year", ",.0f", 1.0)]
-
-
-def _cell(value, fmt, scale):
-    return number(value, fmt, scale) if fmt else str(value)
-
-
-def options_table(result) -> html.Table:
+def options_table(result) -> html.Div:
     table, base = result.options, result.scenario.structure.baseline
-    head = html.Tr([html.Th("")] + [html.Th(n + (" (baseline)" if n == base else "")) for n in table.index])
-    rows = [html.Tr([html.Th(title)] + [html.Td(_cell(table.loc[n, key], fmt, scale), id=f"cell-{key}-{i}")
-                                        for i, n in enumerate(table.index)]) for key, title, fmt, scale in OPTION_ROWS]
-    return html.Table([html.Thead(head), html.Tbody(rows)], className="results", id="options-table")
+    header = ["", *(n + (" (baseline)" if n == base else "") for n in table.index)]
+    rows = [[key, title, *(cell(table.loc[n, key], fmt, scale) for n in table.index)] for key, title, fmt, scale in OPTION_ROWS]
+    return table_block("options-table", header, rows, cell_ids=True)
 
 
 def challengers_table(result) -> html.Table | html.P:
@@ -71,7 +34,7 @@ def cost_figure(result) -> go.Figure:
     table = result.options
     fig = go.Figure()
     for i, (key, label) in enumerate(COST_LINES.items()):
-        fig.add_bar(x=list(table.index), y=table[key] / 1e6, name=label, marker_color=OKABE_ITO[i % len(OKABE_ITO)],
+        fig.add_bar(x=list(table.index), y=table[key] / 1e6, name=label, marker_color=PALETTE[i % len(PALETTE)],
                     customdata=table["time_to_train_days"],
                     hovertemplate=f"{label}<br>%{{x}}: %{{y:,.2f}} M USD (run of %{{customdata:,.1f}} days)<extra></extra>")
     fig.update_layout(barmode="stack")
@@ -80,7 +43,7 @@ def cost_figure(result) -> go.Figure:
 
 def time_figure(result) -> go.Figure:
     table = result.options
-    colours = [OKABE_ITO[0] if f else "#999999" for f in table["feasible"]]
+    colours = [PALETTE[0] if f else "#999999" for f in table["feasible"]]
     fig = go.Figure(go.Bar(x=list(table.index), y=table["time_to_train_days"], marker_color=colours,
                            text=[f"{d:,.1f} d" for d in table["time_to_train_days"]], textposition="outside",
                            hovertemplate="%{x}<br>%{y:,.2f} days to train<extra></extra>"))
@@ -132,7 +95,7 @@ def run_cost_figure(result) -> go.Figure:
     for i, (name, row) in enumerate(result.options.iterrows()):
         days = np.linspace(0.0, row["time_to_train_days"], 50) if row["feasible"] else np.array([0.0])
         fig.add_scatter(x=days, y=row["cost_per_run_usd"] / 1e6 * days / max(row["time_to_train_days"], 1e-12),
-                        mode="lines", name=name, line={"color": OKABE_ITO[i % len(OKABE_ITO)]},
+                        mode="lines", name=name, line={"color": PALETTE[i % len(PALETTE)]},
                         hovertemplate=f"{name}<br>day %{{x:,.1f}}: %{{y:,.2f}} M USD<extra></extra>")
     return styled(fig, "Cost accumulated over the run", "days since the run started", "cumulative cost, million USD")
 
@@ -144,7 +107,7 @@ def second_life_figure(result) -> go.Figure:
         devices = list(life["devices"])
         for i, (key, label) in enumerate((("cascade_usd", "cascade to serving (PV)"), ("sell_usd", "sell at retirement"))):
             fig.add_bar(x=devices, y=[life["devices"][d][key] for d in devices], name=label,
-                        marker_color=OKABE_ITO[i], hovertemplate=f"{label}<br>%{{x}}: %{{y:,.0f}} USD per device<extra></extra>")
+                        marker_color=PALETTE[i], hovertemplate=f"{label}<br>%{{x}}: %{{y:,.0f}} USD per device<extra></extra>")
     return styled(fig, "Second life: value of a retired training device", "device", "USD per device at retirement")
 
 

@@ -19,14 +19,17 @@ import numpy as np
 import pandas as pd
 
 from .core.comparison import Analysis, analyse, cost_ratio, npv_usd
-from .core.evaluate import BOUND_NAMES, INFEASIBLE_REASONS, evaluate
+from .core.evaluate import evaluate
 from .core.outputs import COST_LINES, OptionResult
+from .display import param_label, quantity, sig
 from .errors import FieldError, InputError
 from .params import unknown_name_rule
+from .report import bounds, infeasible_reasons, placement
 from .scenario import Scenario
-from .solvers import BREAKEVEN_METRICS, STATUS_NAMES, find_crossing
+from .solvers import BREAKEVEN_METRICS, scan
 from .util import json_safe, scalar
 from .values import read_number
+from .verdict import DEFAULT_TIE_TOLERANCE, Verdict, decide
 
 TOKEN_BASIS = "USD per million output tokens (input+output basis reported beside it)"
 
@@ -66,6 +69,8 @@ class Comparison:
     challengers: pd.DataFrame
     verdict: str
     details: list[dict] = field(default_factory=list)
+    decision: Verdict | None = None
+    results: dict[str, OptionResult] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The JSON contract of ``tco compare --format json`` (see docs/outputs.md)."""
@@ -80,6 +85,7 @@ class Comparison:
                            "by_option": {name: {k: json_safe(v) for k, v in row.items()}
                                          for name, row in self.challengers.iterrows()}},
             "verdict": self.verdict,
+            "verdict_detail": self.decision.to_dict() if self.decision else None,
         }
 
     def _best_challenger(self) -> str | None:
@@ -95,33 +101,18 @@ TABLE_OUTPUTS = ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "pv_cost_u
                  "tpot_s", "batch", "spilled_bytes", "power_w", "kv_transfer_s", "link_ports")
 
 
-def bounds(result: OptionResult) -> dict[str, str]:
-    """What limits each phase: ``{"prefill": "compute", "decode": "bandwidth"}`` (first draw)."""
-    bound = {}
-    for pool in result.pools.values():
-        if pool.performance.prefill_bound is not None:
-            bound["prefill"] = BOUND_NAMES[int(scalar(pool.performance.prefill_bound))]
-        if pool.performance.decode_bound is not None:
-            bound["decode"] = BOUND_NAMES[int(scalar(pool.performance.decode_bound))]
-    return bound
-
-
-def placement(result: OptionResult) -> str:
-    """Which phase runs on which device, in words."""
-    return "; ".join(f"{'prefill+decode' if role == 'colocated' else role} on {p.device}" for role, p in result.pools.items())
-
-
-def compare(scenario: Scenario) -> Comparison:
-    """Evaluate every option of ``scenario`` at its base values and explain the result."""
+def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, with_flips: bool = True) -> Comparison:
+    """Evaluate every option of ``scenario`` at its base values and explain the result: the verdict
+    (:func:`tco.verdict.decide`: a tie within ``tie_tolerance``, else winner, margin, driver, and
+    with ``with_flips`` the inputs that flip it)."""
     analysis = analyse_scenario(scenario)
     rows, details, comp_rows = [], [], []
     for option in scenario.structure.options:
         r = analysis.options[option.name]
         bound = bounds(r)
-        code = int(scalar(r.infeasible_code))
-        reasons = [text for bit, text in INFEASIBLE_REASONS.items() if code & bit]
+        reasons = infeasible_reasons(r)
         where = placement(r)
-        row = {"option": option.name, "placement": where, "feasible": code == 0,
+        row = {"option": option.name, "placement": where, "feasible": not reasons,
                "bound": ", ".join(f"{phase}: {what}" for phase, what in bound.items()),
                **{k: scalar(getattr(r, k)) for k in TABLE_OUTPUTS}}
         rows.append(row)
@@ -136,7 +127,7 @@ def compare(scenario: Scenario) -> Comparison:
             "tokens_per_joule": row["tokens_per_joule"], "tokens_per_s": scalar(r.tokens_per_s),
             "power_w": row["power_w"], "ttft_s": row["ttft_s"], "tpot_s": row["tpot_s"], "batch": row["batch"],
             "bound": bound, "spilled_bytes": row["spilled_bytes"], "kv_transfer_s": row["kv_transfer_s"],
-            "link_ports": row["link_ports"], "feasible": code == 0, "infeasible_reasons": reasons,
+            "link_ports": row["link_ports"], "feasible": not reasons, "infeasible_reasons": reasons,
             "cost_breakdown_pv_usd": {line.line: scalar(getattr(r, line.name)) for line in COST_LINES},
             "accounting_cost_usd_per_year": scalar(r.accounting_cost_usd_per_year),
         })
@@ -145,55 +136,21 @@ def compare(scenario: Scenario) -> Comparison:
                               **{k: scalar(v) for k, v in analysis.challengers[option.name].flat().items()}})
     options = pd.DataFrame(rows).set_index("option")
     table = pd.DataFrame(comp_rows).set_index("option") if comp_rows else pd.DataFrame()
-    result = Comparison(scenario, options, table, "", details)
-    result.verdict = verdict(result, analysis.options)
-    return result
-
-
-def verdict(result: Comparison, results: Mapping[str, OptionResult]) -> str:
-    """One sentence: which option is cheapest per output token, by how much, and why."""
-    structure = result.scenario.structure
-    table = result.options
-    feasible = table[table["feasible"]]
-    if feasible.empty:
-        return "No option meets the latency targets; " + "; ".join(
-            f"{d['name']}: {', '.join(d['infeasible_reasons'])}" for d in result.details)
-    finite = feasible[np.isfinite(feasible["lcot_usd_per_mtok"])]
-    if finite.empty:
-        overflow = np.isinf(feasible["pv_cost_usd"]).any()
-        return ("No option has a finite cost at these inputs: " + (
-            "the costs overflow (an input is too large)." if overflow else
-            "the cost per token is undefined (0/0); please report these inputs."))
-    feasible = finite
-    best = str(feasible["lcot_usd_per_mtok"].idxmin())
-    base = structure.baseline
-    cost = feasible.loc[best, "lcot_usd_per_mtok"]
-    if best == base:
-        others = feasible.drop(index=base)
-        if others.empty:
-            return f"{base} is the only option that meets the latency targets (${cost:.3g}/M output tokens)."
-        runner = str(others["lcot_usd_per_mtok"].idxmin())
-        ratio = others.loc[runner, "lcot_usd_per_mtok"] / cost
-        return (f"The baseline {base} is cheapest at ${cost:.3g}/M output tokens; the best alternative, {runner}, "
-                f"costs {ratio:.2f}x as much, mainly through {_main_reason(results[runner], results[base])}.")
-    ratio = cost / table.loc[base, "lcot_usd_per_mtok"]
-    return (f"{best} is cheapest at ${cost:.3g}/M output tokens, {ratio:.2f}x the baseline {base} "
-            f"(${table.loc[base, 'lcot_usd_per_mtok']:.3g}/M), mainly through "
-            f"{_main_reason(results[best], results[base])}.")
-
-
-def _main_reason(option: OptionResult, base: OptionResult) -> str:
-    """The cost line whose PV differs most between two options, in words."""
-    diffs = {line: scalar(getattr(option, line.name)) - scalar(getattr(base, line.name)) for line in COST_LINES}
-    line = max(diffs, key=lambda k: abs(diffs[k]))
-    word = "higher" if diffs[line] > 0 else "lower"
-    what = line.line.removesuffix("_usd").replace("_", " ")
-    return f"{word} {what} (PV {diffs[line] / 1e6:+.3g} M USD)"
+    decision = decide(scenario, analysis.options, tie_tolerance, with_flips)
+    return Comparison(scenario, options, table, decision.text, details, decision, analysis.options)
 
 
 @dataclass
 class Breakeven:
-    """One break-even search result."""
+    """Where one option against the baseline changes, along one parameter.
+
+    ``value`` / ``wins_above`` describe the first crossing (the winner changes there; None
+    without one) and ``status`` is ``crosses``, ``always`` (the option wins across the range)
+    or ``never``. ``crossings`` lists every change in the range, in order: where the winner
+    changes (``flips``) or an option starts or stops meeting its latency targets
+    (``feasibility``); ``windows`` cuts the range at them: ``{from, to, option_wins,
+    option_feasible, baseline_feasible}`` per piece. :meth:`sentence` says it in words.
+    """
 
     option: str
     param: str
@@ -206,9 +163,63 @@ class Breakeven:
     wins_above: bool | None
     base_value: float
     unit: str
+    baseline: str = ""
+    integer: bool = False
+    crossings: list[dict] = field(default_factory=list)
+    windows: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {k: json_safe(v) for k, v in self.__dict__.items()}
+        return {**{k: json_safe(v) for k, v in self.__dict__.items()}, "sentence": self.sentence()}
+
+    def _criterion(self) -> tuple[str, str]:
+        """What "the option wins" means for the metric and target, and its negation (both after the option's name)."""
+        if self.metric == "ratio":
+            times = f"{sig(self.target)}x {self.baseline}'s"
+            return f"costs less than {times}", f"costs at least {times}"
+        if self.metric == "npv":
+            return (f"has an NPV above {quantity(self.target, 'USD')} over {self.baseline}",
+                    f"has an NPV of {quantity(self.target, 'USD')} or less over {self.baseline}")
+        if self.target == 0:
+            return "is cheaper", "is dearer"
+        extra = quantity(self.target, "USD")
+        return f"costs less than {self.baseline} + {extra}/Mtok", f"costs at least {self.baseline} + {extra}/Mtok"
+
+    def _regime(self, wins: bool, option_ok: bool, baseline_ok: bool) -> str:
+        if not option_ok and not baseline_ok:
+            return "neither meets the latency targets"
+        if not baseline_ok:
+            return f"only {self.option} meets the latency targets"
+        if not option_ok:
+            return f"{self.option} misses a latency target"
+        if self.metric == "lcot" and self.target == 0:
+            return f"{self.option} is cheaper" if wins else f"{self.baseline} is cheaper"
+        yes, no = self._criterion()
+        return f"{self.option} {yes if wins else no}"
+
+    def _span(self, i: int, window: dict) -> str:
+        last = len(self.windows) - 1
+        lo, hi = window["from"], window["to"]
+        if last == 0:
+            return f"across {quantity(self.low, self.unit)} to {quantity(self.high, self.unit)}"
+        if self.integer:  # whole numbers: a piece holds from its start up to one below the next change
+            hi -= 1
+            if i == 0:
+                return f"up to {quantity(hi, self.unit)}"
+            if i == last:
+                return f"from {quantity(lo, self.unit)}"
+            return f"at {quantity(lo, self.unit)}" if lo == hi else f"from {quantity(lo, self.unit)} to {quantity(hi, self.unit)}"
+        if i == 0:
+            return f"below {quantity(hi, self.unit)}"
+        if i == last:
+            return f"above {quantity(lo, self.unit)}"
+        return f"from {quantity(lo, self.unit)} to {quantity(hi, self.unit)}"
+
+    def sentence(self) -> str:
+        """The windows in words: ``groq vs h100, time-per-output-token target: below 3.94 ms, neither meets the
+        latency targets; from 3.94 ms to 4.3 ms, only groq meets the latency targets; above 4.3 ms, h100 is cheaper.``"""
+        parts = [f"{self._span(i, w)}, {self._regime(w['option_wins'], w['option_feasible'], w['baseline_feasible'])}"
+                 for i, w in enumerate(self.windows)]
+        return f"{self.option} vs {self.baseline}, {param_label(self.param)}: " + "; ".join(parts) + "."
 
 
 def breakeven(scenario: Scenario, param: str, low: float | None = None, high: float | None = None,
@@ -235,16 +246,42 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
     names = [o.name for o in scenario.structure.challengers]
     if option is not None and option not in names:
         raise InputError.one("option", option, f"must be a non-baseline option: {', '.join(names)}")
-    gap = option_gap
+    chosen = [option] if option else names
+    figures = cost_figures
     if getattr(scenario, "kind", "inference") == "training":  # cost per run instead of cost per token
-        from .training_api import training_option_gap as gap
+        from .training_api import training_cost_figures as figures
+    base = scenario.structure.baseline
+
+    def evaluate(track, x):
+        """Gap and feasibility code (1: the option meets its targets, 2: the baseline does) of option ``track[k]`` at ``x[k]``."""
+        results = figures(scenario, {param: x})
+        gaps = np.stack([np.broadcast_to(gap_from_results(results, base, n, metric, target), x.shape) for n in chosen])
+        feasible = np.stack([np.broadcast_to(np.asarray(results[n].feasible) > 0, x.shape) for n in chosen])
+        pick = (track, np.arange(len(x)))
+        return gaps[pick], feasible[pick] + 2 * np.broadcast_to(np.asarray(results[base].feasible) > 0, x.shape)
+
+    integer = spec.field.integer
+    scans = scan(evaluate, [low] * len(chosen), [high] * len(chosen), integer=integer)
     out = []
-    for name in [option] if option else names:
-        x, status, above = find_crossing(lambda xs, n=name: gap(scenario, {param: xs}, n, metric, target), low, high)
-        found = int(status) == 0
-        out.append(Breakeven(name, param, metric, target, low, high, float(x) if found else None,
-                             STATUS_NAMES[int(status)], bool(above) if found else None, spec.value, spec.unit))
+    for name, result in zip(chosen, scans, strict=True):
+        flips = [c for c in result.changes if c.flips]
+        status = "crosses" if flips else ("always" if result.wins_at_low else "never")
+        crossings = [{"value": c.value, "flips": c.flips, "feasibility": c.feasibility, "wins_below": c.wins_below,
+                      "wins_above": c.wins_above, "option_feasible_below": bool(c.state_below & 1),
+                      "option_feasible_above": bool(c.state_above & 1),
+                      "baseline_feasible_below": bool(c.state_below & 2),
+                      "baseline_feasible_above": bool(c.state_above & 2)} for c in result.changes]
+        windows = [{"from": a, "to": b, "option_wins": w, "option_feasible": bool(st & 1), "baseline_feasible": bool(st & 2)}
+                   for a, b, w, st in result.segments()]
+        out.append(Breakeven(name, param, metric, target, result.low, result.high, flips[0].value if flips else None,
+                             status, flips[0].wins_above if flips else None, spec.value, spec.unit, base, integer,
+                             crossings, windows))
     return out
+
+
+def cost_figures(scenario: Scenario, updates: Mapping[str, object]) -> dict[str, OptionResult]:
+    """What a win gap reads of each option (:class:`CostFigures` fields), with ``updates`` applied."""
+    return evaluate_scenario(scenario, updates)[0]
 
 
 def option_gap(scenario: Scenario, updates: Mapping[str, object], option: str, metric: str, target: float):
@@ -253,8 +290,7 @@ def option_gap(scenario: Scenario, updates: Mapping[str, object], option: str, m
     An option that misses a latency target never wins; a baseline that misses one
     always loses to a feasible option.
     """
-    results, _values = evaluate_scenario(scenario, updates)
-    return gap_from_results(results, scenario.structure.baseline, option, metric, target)
+    return gap_from_results(cost_figures(scenario, updates), scenario.structure.baseline, option, metric, target)
 
 
 class CostFigures(NamedTuple):
@@ -289,7 +325,7 @@ def parameters(scenario: Scenario, reference: bool = False) -> pd.DataFrame:
     never drawn by a study.
     """
     groups = [("input", scenario.params.values_list())]
-    if reference:
+    if reference and hasattr(scenario, "reference"):  # a training scenario has no reference figures
         groups.append(("reference", scenario.reference.values_list()))
     rows = [{"name": p.name, "value": p.value, "unit": p.unit, "low": p.low, "high": p.high,
              "distribution": p.distribution, "grade": p.grade, "source": p.source, "date": p.date, "note": p.note,

@@ -3,11 +3,16 @@
 ``flip_conditions(params, gap)`` takes the scenario's named parameters and a signed
 ``gap(updates)`` (negative while the current winner wins; ``updates`` maps parameter
 names to arrays) and finds, for every uncertain parameter moved alone across its
-low..high range, the value where the gap changes sign. All parameters are searched at
-once: element ``j`` of one batch moves parameter ``j`` and holds the others at their base
-values, so the endpoint test and each bisection step is a single vectorized evaluation.
-A parameter whose gap has the same sign at both ends of its range is reported as not
-flipping (an interior double crossing is not searched).
+low..high range, the nearest value below and above its base value where the gap changes
+sign (:func:`tco.solvers.scan`: interior double crossings and narrow feasibility windows
+included). All parameters are searched at once: point ``k`` of a batch moves one parameter
+and holds the others at their base values, so each refinement and bisection step is a
+single vectorized evaluation. A whole-number parameter (a life in years, a batch size)
+flips at a whole number.
+
+:func:`winner_gap` is the gap of "the current winner stays cheapest" for any cost figure
+(cost per output token, cost per training run); :func:`describe_flip` words one condition
+with the parameter's label and a readable unit (:mod:`tco.display`).
 """
 
 from __future__ import annotations
@@ -16,46 +21,78 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .params import ParamSet
+from .display import param_label, quantity
+from .fields import FIELDS
+from .params import Param, ParamSet
+from .solvers import scan
 
 
-def _batch(names: Sequence[str], base: Mapping[str, float], xs: np.ndarray) -> dict[str, np.ndarray]:
+def winner_gap(costs: Mapping[str, object], feasible: Mapping[str, object], winner: str) -> np.ndarray:
+    """``winner``'s cost minus the cheapest other option's [unit of the costs]: negative while
+    ``winner`` stays cheapest. An option that misses a latency target (``feasible`` 0) costs
+    infinity; when no option is feasible the gap is 0 (no winner)."""
+    own = np.where(np.asarray(feasible[winner]) > 0, costs[winner], np.inf)
+    others = np.min(np.stack(np.broadcast_arrays(*[np.where(np.asarray(feasible[n]) > 0, costs[n], np.inf)
+                                                   for n in costs if n != winner])), axis=0)
+    with np.errstate(invalid="ignore"):
+        gap = own - others
+    return np.where(np.isnan(gap), 0.0, gap)
+
+
+def _moved(names: Sequence[str], base: Mapping[str, float], track: np.ndarray, x: np.ndarray) -> dict[str, np.ndarray]:
+    """Updates where point ``k`` moves parameter ``names[track[k]]`` to ``x[k]`` and holds the others."""
     updates = {}
-    for j, name in enumerate(names):  # one entry per parameter: a structural loop
-        column = np.full(len(names), float(base[name]))
-        column[j] = xs[j]
-        updates[name] = column
+    for j, name in enumerate(names):  # one column per parameter: a structural loop
+        updates[name] = np.where(track == j, x, float(base[name]))
     return updates
 
 
-def flip_conditions(params: ParamSet, gap: Callable[[dict[str, np.ndarray]], np.ndarray],
-                    names: Sequence[str] | None = None, iterations: int = 48) -> list[dict]:
-    """Each uncertain parameter's flip point, nearest first (relative to its range).
+def _whole(param: Param) -> bool:
+    """Whether a parameter takes whole numbers only (its field says so; a name outside the field table does not)."""
+    field = FIELDS.get(param.name.rsplit(".", 1)[-1])
+    return bool(field and field.integer)
 
-    Returns dicts ``{name, unit, base, low, high, value, direction}``: ``value`` is where the
-    winner stops winning, ``direction`` ``"above"`` when it loses above that value and
-    ``"below"`` when it loses below it. Parameters that never flip are left out.
+
+def flip_conditions(params: ParamSet, gap: Callable[[dict[str, np.ndarray]], np.ndarray],
+                    names: Sequence[str] | None = None, points: int = 33, levels: int = 2, split: int = 8,
+                    tolerance: float = 1e-6) -> list[dict]:
+    """Each uncertain parameter's nearest flip below and above its base value, nearest first
+    (relative to its range).
+
+    Returns dicts ``{name, label, unit, base, low, high, value, direction, distance, integer,
+    grade}``: ``value`` is the nearest value where the winner stops winning (for a whole-number
+    parameter, the first whole number at which it has lost), ``direction`` ``"below"`` when it
+    loses at or below that value and ``"above"`` when it loses at or above it. Parameters that
+    never flip within their range are left out; one that flips on both sides appears twice.
     """
     names = [p.name for p in params.uncertain()] if names is None else list(names)
+    integer = [_whole(params[n]) for n in names]
     if not names:
         return []
     base = params.values()
-    low = np.array([params[n].low for n in names])
-    high = np.array([params[n].high for n in names])
-    g_low = np.asarray(gap(_batch(names, base, low)), float)
-    g_high = np.asarray(gap(_batch(names, base, high)), float)
-    flips = (g_low < 0) != (g_high < 0)
-    lo, hi, g_lo = low.copy(), high.copy(), g_low.copy()
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        g_mid = np.asarray(gap(_batch(names, base, mid)), float)
-        same = (g_mid < 0) == (g_lo < 0)
-        lo, g_lo, hi = np.where(same, mid, lo), np.where(same, g_mid, g_lo), np.where(same, hi, mid)
+    specs = [params[n] for n in names]
+    scans = scan(lambda track, x: gap(_moved(names, base, track, x)), [p.low for p in specs], [p.high for p in specs],
+                 integer=integer, points=points, levels=levels, split=split, tolerance=tolerance)
     out = []
-    for j in np.flatnonzero(flips):
-        p = params[names[j]]
-        value = 0.5 * (lo[j] + hi[j])
-        out.append({"name": p.name, "unit": p.unit, "base": p.value, "low": p.low, "high": p.high, "value": float(value),
-                    "direction": "above" if g_high[j] >= 0 else "below",
-                    "distance": abs(value - p.value) / (p.high - p.low)})
+    for p, whole, result in zip(specs, integer, scans, strict=True):
+        flips = [c for c in result.changes if c.flips]
+        below = [c for c in flips if c.value <= p.value and c.wins_above]
+        above = [c for c in flips if c.value > p.value and c.wins_below]
+        sides = ([("below", below[-1])] if below else []) + ([("above", above[0])] if above else [])
+        for direction, change in sides:
+            value = change.value - 1.0 if whole and direction == "below" else change.value
+            out.append({"name": p.name, "label": param_label(p.name), "unit": p.unit, "base": p.value, "low": p.low,
+                        "high": p.high, "value": float(value), "direction": direction, "integer": whole,
+                        "grade": p.grade, "distance": abs(value - p.value) / (p.high - p.low)})
     return sorted(out, key=lambda row: row["distance"])
+
+
+def describe_flip(flip: Mapping) -> str:
+    """One flip condition in words: ``groq-lpu unit price falls below $7,480 (now $20,000, grade C)``."""
+    value, now = quantity(flip["value"], flip["unit"]), quantity(flip["base"], flip["unit"])
+    if flip.get("integer"):
+        moved = f"is {value} or {'less' if flip['direction'] == 'below' else 'more'}"
+    else:
+        moved = f"{'falls below' if flip['direction'] == 'below' else 'rises above'} {value}"
+    grade = f", grade {flip['grade']}" if flip.get("grade") == "C" else ""
+    return f"{flip['label']} {moved} (now {now}{grade})"

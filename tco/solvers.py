@@ -1,6 +1,12 @@
-"""Break-even solver: where a metric of one option crosses the baseline's, for any parameter.
+"""Break-even solvers: where a metric of one option crosses the baseline's, for any parameter.
 
-Vectorized: the parameter is swept on a grid along a new leading axis, the first sign
+:func:`scan` finds every crossing and every feasibility edge of one or several parameters in
+a range (adaptive refinement, then bisection; each step one vectorized evaluation): what
+``tco breakeven``, the app, the workbook snapshot and the verdict's flip conditions report.
+:func:`find_crossing` finds the first crossing per element when the other parameters are
+arrays (one break-even per map cell or Monte Carlo draw).
+
+find_crossing is vectorized: the parameter is swept on a grid along a new leading axis, the first sign
 change is bracketed, then narrowed; every other parameter may be an array, so one call
 finds a break-even per grid cell or per Monte Carlo draw.
 
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -113,3 +120,174 @@ def _bisection_in_batches(gap, lo, hi, g_lo, halvings: int, log: bool):
                 right = middle
         lo, hi, halvings = points[left], points[right], halvings - depth
     return np.asarray(lo), np.asarray(hi)
+# --- every crossing and every feasibility edge in a range ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One point along a parameter where the winner or the feasibility changes.
+
+    ``value`` is where it happens [unit of the parameter]: the midpoint of the final bracket, or
+    for a whole-number parameter the first whole number of the new regime (the regime below
+    holds up to ``value - 1``). ``wins_below`` / ``wins_above`` say whether the gap is negative
+    (the option, or the current winner, wins) just below and just above; ``state_below`` /
+    ``state_above`` are the caller's feasibility codes on each side.
+    """
+
+    value: float
+    wins_below: bool
+    wins_above: bool
+    state_below: int
+    state_above: int
+
+    @property
+    def flips(self) -> bool:
+        """Whether the winner changes here (the gap changes sign)."""
+        return self.wins_below != self.wins_above
+
+    @property
+    def feasibility(self) -> bool:
+        """Whether a feasibility code changes here (an option starts or stops meeting its targets)."""
+        return self.state_below != self.state_above
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What one parameter does to a gap across ``[low, high]``: its changes, in increasing order,
+    and the regime at each end (``wins`` and ``state`` at ``low`` and at ``high``)."""
+
+    low: float
+    high: float
+    changes: tuple[Change, ...]
+    wins_at_low: bool
+    wins_at_high: bool
+    state_at_low: int
+    state_at_high: int
+
+    def segments(self) -> list[tuple[float, float, bool, int]]:
+        """The range cut at every change: ``(from, to, wins, state)`` per piece."""
+        edges = [self.low, *(c.value for c in self.changes), self.high]
+        regimes = [(self.wins_at_low, self.state_at_low), *((c.wins_above, c.state_above) for c in self.changes)]
+        return [(a, b, w, s) for a, b, (w, s) in zip(edges[:-1], edges[1:], regimes, strict=True)]
+
+
+def _points(lo: np.ndarray, hi: np.ndarray, log: np.ndarray, integer: np.ndarray, count: int) -> np.ndarray:
+    """``count`` points from ``lo`` to ``hi`` (ends included) per row: geometric where ``log``, rounded where ``integer``."""
+    f = np.linspace(0.0, 1.0, count)
+    safe_lo, safe_hi = np.where(log, lo, 1.0), np.where(log, hi, 1.0)
+    geometric = safe_lo[:, None] * (safe_hi / safe_lo)[:, None] ** f
+    x = np.where(log[:, None], geometric, lo[:, None] + (hi - lo)[:, None] * f)
+    return np.where(integer[:, None], np.round(x), x)
+
+
+def scan(evaluate: Callable[[np.ndarray, np.ndarray], object], low, high, log=None, integer=None, *,
+         points: int = 129, levels: int = 3, split: int = 16, tolerance: float = 1e-12) -> list[Scan]:
+    """Every sign change of a gap, and every change of a feasibility code, along each of several tracks.
+
+    A track is one parameter moved across ``[low[t], high[t]]`` (geometric where ``log[t]``,
+    whole numbers where ``integer[t]``). ``evaluate(track, x)`` takes two arrays of the same
+    length (point ``k`` moves track ``track[k]`` to ``x[k]``) and returns the gap (negative:
+    the option wins) or ``(gap, state)`` with an integer feasibility code per point; all points
+    of a step are evaluated in one call.
+
+    The search (adaptive refinement, then bisection):
+
+    1. a grid of ``points`` values per track;
+    2. ``levels`` times, every interval whose ends differ in the sign of the gap or in the
+       state, or that holds a local extremum of the gap closer to zero than the gap moves
+       there (a dip that may cross between grid points), is cut into ``split`` pieces;
+    3. every interval whose ends still differ is bisected until it is narrower than
+       ``tolerance`` times the range (whole-number tracks stop at neighbouring integers).
+
+    A window is found when its edges show at the grid: the ends of the grid interval that holds
+    it differ in sign or state, or the gap dips there. A window narrower than one grid step
+    whose two ends look alike (same sign, same state, no dip toward zero) can be missed; two
+    changes closer than ``1 / (128 x 16^3)`` of the range can merge. Returns one :class:`Scan`
+    per track.
+    """
+    low, high = np.atleast_1d(np.asarray(low, float)), np.atleast_1d(np.asarray(high, float))
+    tracks = len(low)
+    log = np.array([spans_decades(a, b) for a, b in zip(low, high, strict=True)]) if log is None else \
+        np.broadcast_to(np.asarray(log, bool), (tracks,))
+    integer = np.zeros(tracks, bool) if integer is None else np.broadcast_to(np.asarray(integer, bool), (tracks,))
+    low_i = np.where(integer, np.ceil(low), low)
+    high_i = np.where(integer, np.floor(high), high)
+
+    def width(a, b, t):
+        """Interval width in the track's own scale (log where gridded geometrically)."""
+        ratio = np.divide(b, a, out=np.ones_like(b), where=log[t])
+        return np.where(log[t], np.log(ratio), b - a)
+
+    def evaluate_gap(t, xs):
+        out = evaluate(t, xs)
+        gap, state = out if isinstance(out, tuple) else (out, np.zeros(len(xs), int))
+        return (np.broadcast_to(np.asarray(gap, float), xs.shape).copy(),
+                np.broadcast_to(np.asarray(state).astype(int), xs.shape).copy())
+
+    grid_x = _points(low_i, high_i, log, integer, points)
+    track = np.repeat(np.arange(tracks), points)
+    x = grid_x.reshape(-1)
+    if integer.any():  # rounded grids repeat whole numbers: keep each once
+        pairs = np.unique(np.stack([track, x], axis=1), axis=0)
+        track, x = pairs[:, 0].astype(int), pairs[:, 1]
+    gap, state = evaluate_gap(track, x)
+    scale = width(low_i, high_i, np.arange(tracks))
+    for _ in range(levels):
+        order = np.lexsort((x, track))
+        track, x, gap, state = track[order], x[order], gap[order], state[order]
+        same = track[1:] == track[:-1]
+        neg = gap < 0
+        differ = same & ((neg[1:] != neg[:-1]) | (state[1:] != state[:-1]))
+        with np.errstate(invalid="ignore", over="ignore"):  # infinite gaps (an option that misses a target) make no dip
+            d = np.diff(gap)
+            inner = same[:-1] & same[1:]
+            dip = inner & (d[:-1] * d[1:] < 0) & (np.abs(gap[1:-1]) < np.maximum(np.abs(d[:-1]), np.abs(d[1:])))
+        interesting = differ.copy()
+        interesting[:-1] |= dip
+        interesting[1:] |= dip
+        t = track[:-1]
+        open_ = np.where(integer[t], x[1:] - x[:-1] > 1, width(x[:-1], x[1:], t) > tolerance * scale[t])
+        cut = np.flatnonzero(interesting & open_)
+        if not len(cut):
+            break
+        new = _points(x[cut], x[cut + 1], log[track[cut]], integer[track[cut]], split + 1)[:, 1:-1]
+        new_track = np.repeat(track[cut], split - 1)
+        new_x = new.reshape(-1)
+        inside = (new_x > np.repeat(x[cut], split - 1)) & (new_x < np.repeat(x[cut + 1], split - 1))
+        pairs = np.unique(np.stack([new_track[inside], new_x[inside]], axis=1), axis=0)
+        new_track, new_x = pairs[:, 0].astype(int), pairs[:, 1]
+        new_gap, new_state = evaluate_gap(new_track, new_x)
+        track, x = np.concatenate([track, new_track]), np.concatenate([x, new_x])
+        gap, state = np.concatenate([gap, new_gap]), np.concatenate([state, new_state])
+    order = np.lexsort((x, track))
+    track, x, gap, state = track[order], x[order], gap[order], state[order]
+    neg = gap < 0
+    same = track[1:] == track[:-1]
+    found = np.flatnonzero(same & ((neg[1:] != neg[:-1]) | (state[1:] != state[:-1])))
+    bt, lo, hi = track[found], x[found], x[found + 1]
+    neg_lo, neg_hi, s_lo, s_hi = neg[found], neg[found + 1], state[found], state[found + 1]
+    continuous = ~integer[bt]
+    if continuous.any():
+        c = np.flatnonzero(continuous)
+        w = width(lo[c], hi[c], bt[c]) / np.maximum(tolerance * scale[bt[c]], 1e-300)
+        steps = int(np.ceil(np.log2(max(float(np.max(w)), 1.0))))
+        for _ in range(steps):
+            mid = np.where(log[bt[c]], np.sqrt(lo[c] * hi[c]), 0.5 * (lo[c] + hi[c]))
+            g_mid, s_mid = evaluate_gap(bt[c], mid)
+            n_mid = g_mid < 0
+            move = (n_mid != neg_lo[c]) | (s_mid != s_lo[c])  # the change lies below mid
+            hi[c] = np.where(move, mid, hi[c])
+            neg_hi[c], s_hi[c] = np.where(move, n_mid, neg_hi[c]), np.where(move, s_mid, s_hi[c])
+            lo[c] = np.where(move, lo[c], mid)
+            neg_lo[c], s_lo[c] = np.where(move, neg_lo[c], n_mid), np.where(move, s_lo[c], s_mid)
+    value = np.where(integer[bt], hi, np.where(log[bt], np.sqrt(np.abs(lo * hi)), 0.5 * (lo + hi)))
+    first = np.searchsorted(track, np.arange(tracks), side="left")
+    last = np.searchsorted(track, np.arange(tracks), side="right") - 1
+    out = []
+    for t in range(tracks):  # a structural loop over the few tracks, to build the result objects
+        mine = np.flatnonzero(bt == t)
+        changes = tuple(Change(float(value[k]), bool(neg_lo[k]), bool(neg_hi[k]), int(s_lo[k]), int(s_hi[k]))
+                        for k in mine)
+        out.append(Scan(float(low_i[t]), float(high_i[t]), changes, bool(neg[first[t]]), bool(neg[last[t]]),
+                        int(state[first[t]]), int(state[last[t]])))
+    return out

@@ -25,7 +25,7 @@ from .core.structure import device_param
 from .core.training import TRAINING_BOUNDS
 from .core.training_run import TRAINING_OUTPUTS, device_usd_per_year, evaluate_training, training_comparison
 from .errors import FieldError, InputError
-from .flips import flip_conditions
+from .flips import describe_flip, flip_conditions, winner_gap
 from .params import unknown_name_rule
 from .training_scenario import TrainingScenario, site_param
 from .util import json_safe, scalar
@@ -34,18 +34,41 @@ if TYPE_CHECKING:
     from .studies.chunks import Cancel, Progress
     from .studies.parallel import ChunkRunner
 
-#: columns of the ``tco compare`` table for a training scenario
-TABLE_COLUMNS = {
-    "time_to_train_days": "days",
-    "cost_per_run_usd": "USD/run",
-    "usd_per_mtok_trained": "USD/Mtok trained",
-    "mfu": "MFU",
-    "goodput": "goodput",
-    "tokens_per_joule": "tok/J",
-    "shape": "parallel shape",
-    "bound": "bound by",
-    "feasible": "feasible",
-}
+#: rows of the options table of a training comparison (``tco compare`` and the app): (key, title with unit, format, scale)
+OPTION_ROWS = [
+    ("placement", "cluster", None, 1.0),
+    ("time_to_train_days", "time to train, days", ",.3g", 1.0),
+    ("cost_per_run_usd", "cost per run, M USD", ",.3g", 1e-6),
+    ("usd_per_mtok_trained", "cost, USD per million training tokens", ",.3g", 1.0),
+    ("mfu", "model FLOPs utilization (16-bit peak), %", ".1f", 100.0),
+    ("goodput", "goodput after failures and checkpoints, %", ".1f", 100.0),
+    ("mtbi_s", "mean time between interruptions, h", ",.3g", 1 / 3600),
+    ("tokens_per_s_per_device", "training tokens/s per device", ",.0f", 1.0),
+    ("tokens_per_joule", "training tokens per joule (IT power)", ",.3g", 1.0),
+    ("energy_mwh", "IT energy of the run, MWh", ",.0f", 1.0),
+    ("shape", "parallel shape", None, 1.0),
+    ("bound", "bound by", None, 1.0),
+    ("memory_bytes_per_device", "memory per device, GB", ",.1f", 1e-9),
+    ("feasible", "trains within its limits", None, 1.0),
+]
+#: rows of each challenger against the baseline
+CHALLENGER_ROWS = [("cost_ratio", "cost ratio to the baseline (wins below 1)", ".3f", 1.0),
+                   ("time_ratio", "time ratio to the baseline", ".3f", 1.0),
+                   ("usd_saved_per_run", "saved per run, M USD", ",.3g", 1e-6)]
+#: columns of the siting table: one row per site
+SITE_COLUMNS = [
+    ("site", "site", None, 1.0), ("data hall, USD per kW-month (built)", "facility_usd_per_kw_month", ",.1f", 1.0),
+    ("training cluster, M USD/yr (site-dependent)", "training_usd_per_year", ",.3g", 1e-6),
+    ("serving fleet, M USD/yr (site-dependent)", "serving_usd_per_year", ",.3g", 1e-6),
+    ("user TTFT incl. round trip, ms", "user_ttft_s", ",.0f", 1e3),
+    ("meets the serving TTFT target", "serving_meets_ttft", None, 1.0)]
+#: columns of the second-life table: one row per training device
+SECOND_LIFE_COLUMNS = [
+    ("device", "device", None, 1.0), ("best use at retirement", "best", None, 1.0),
+    ("cascade to serving, USD per device (PV)", "cascade_usd", ",.0f", 1.0), ("sell, USD per device", "sell_usd", ",.0f", 1.0),
+    ("cascade premium over the better of sell and scrap, USD", "cascade_premium_usd", ",.0f", 1.0),
+    ("output tokens served per device-year, M", "tokens_per_year_per_device", ",.0f", 1e-6),
+    ("running cost in serving, USD per device-year", "running_usd_per_year", ",.0f", 1.0)]
 
 
 def evaluate_training_scenario(scenario: TrainingScenario, updates: Mapping[str, object] | None = None):
@@ -66,22 +89,18 @@ def cheapest_option(results: Mapping[str, dict]) -> str | None:
 
 
 def cost_gap(results: Mapping[str, dict], winner: str):
-    """Signed gap of ``winner`` against the cheapest other option [USD]: negative while it stays cheapest."""
-    own = np.where(results[winner]["feasible"] > 0, results[winner]["cost_per_run_usd"], np.inf)
-    others = np.min(np.stack([np.where(r["feasible"] > 0, r["cost_per_run_usd"], np.inf)
-                              for n, r in results.items() if n != winner]), axis=0)
-    gap = own - others
-    return np.where(np.isnan(gap), 0.0, gap)
+    """Signed gap of ``winner`` against the cheapest other option [USD per run]: negative while it stays cheapest."""
+    return winner_gap({n: r["cost_per_run_usd"] for n, r in results.items()},
+                      {n: r["feasible"] for n, r in results.items()}, winner)
 
 
-def training_option_gap(scenario: TrainingScenario, updates: Mapping[str, object], option: str, metric: str, target: float):
-    """:func:`tco.api.option_gap` for a training scenario: the cost per run stands for the cost
-    per token (``lcot``: USD per run apart; ``npv``: USD saved per run; ``ratio``: cost ratio)."""
-    from .api import CostFigures, gap_from_results
+def training_cost_figures(scenario: TrainingScenario, updates: Mapping[str, object]):
+    """:func:`tco.api.cost_figures` for a training scenario: the cost per run stands for the cost
+    per token (a break-even on ``lcot`` is USD per run apart; ``npv``: USD saved per run; ``ratio``: cost ratio)."""
+    from .api import CostFigures
 
     results, _ = evaluate_training_scenario(scenario, updates)
-    as_costs = {name: CostFigures(r["cost_per_run_usd"], r["cost_per_run_usd"], r["feasible"]) for name, r in results.items()}
-    return gap_from_results(as_costs, scenario.structure.baseline, option, metric, target)
+    return {name: CostFigures(r["cost_per_run_usd"], r["cost_per_run_usd"], r["feasible"]) for name, r in results.items()}
 
 
 @dataclass
@@ -144,10 +163,6 @@ def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> Tra
     return result
 
 
-def _describe_flip(flip: dict) -> str:
-    return f"{flip['name']} {flip['direction']} {flip['value']:.4g} {flip['unit']} (now {flip['base']:.4g})"
-
-
 def training_verdict(result: TrainingComparison, winner: str | None) -> str:
     """One paragraph: the cheapest and the fastest cluster, by how much, and what would flip it."""
     table = result.options
@@ -169,7 +184,7 @@ def training_verdict(result: TrainingComparison, winner: str | None) -> str:
     if fastest != winner:
         text += f" {fastest} is fastest: {feasible.loc[fastest, 'time_to_train_days']:.3g} days."
     if result.flips:
-        text += " It stops being cheapest if " + "; or ".join(_describe_flip(f) for f in result.flips[:3]) + "."
+        text += " It stops being cheapest if " + "; or ".join(describe_flip(f) for f in result.flips[:3]) + "."
     elif len(feasible) > 1:
         text += " No single input moved across its range changes the winner."
     return text

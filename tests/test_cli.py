@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+import tco
 from tco.cli import main
 
 
@@ -170,3 +171,59 @@ def test_extreme_inputs_are_refused_or_give_a_finite_verdict_with_a_warning(caps
     assert code == 0 and "Traceback" not in err
     assert "cheapest" in out and "overflow" not in out
     assert "tco: warning: devices.h100-sxm.price_usd: 1000000000.0 USD is outside its sourced range [25000, 30000]" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare"], ["compare", "custom-asic"], ["compare", "training-run"], ["compare", "voice-agent"], ["params"],
+    ["params", "training-run"], ["breakeven", "--param", "workload.tpot_target_s", "--range", "0.003", "0.05"],
+    *[["fleet", a] for a in ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")]])
+def test_tables_fit_100_columns(capsys, argv):
+    """Every table and paragraph fits a 100-column terminal; numbers keep 3-4 significant figures (no 30.7674,
+    no 1.45435e+08) and a missing value is an em dash, not NaN."""
+    code, out, _ = run(capsys, *argv)
+    assert code == 0
+    assert max(len(line) for line in out.splitlines()) <= 100
+    assert "NaN" not in out and "nan" not in out.split() and "e+0" not in out
+
+
+def test_wide_shows_everything_unwrapped(capsys):
+    _, narrow, _ = run(capsys, "compare")
+    _, wide, _ = run(capsys, "compare", "--wide")
+    assert len(wide.splitlines()) > len(narrow.splitlines())
+    assert "decode: decode step time, ms" in wide  # a pool output only --wide shows
+
+
+def test_compare_verdict_and_its_json_detail(capsys):
+    code, out, _ = run(capsys, "compare", "custom-asic", "--format", "json")
+    detail = json.loads(out)["verdict_detail"]
+    assert code == 0 and detail["kind"] in ("win", "tie") and detail["winner"]
+    assert detail["flips"] and {"name", "label", "value", "direction", "base"} <= set(detail["flips"][0])
+    assert json.loads(out)["verdict"] == detail["text"]
+    code, _, err = run(capsys, "compare", "--tie-tolerance", "2")
+    assert code == 2 and "--tie-tolerance" in err
+
+
+@pytest.mark.parametrize("analysis", ["kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap"])
+def test_every_fleet_analysis_prints_its_headline(capsys, analysis):
+    from tco.dynamics.config import fleet_config
+    from tco.dynamics.summary import run as run_analysis
+
+    code, out, _ = run(capsys, "fleet", analysis)
+    scenario = tco.load_scenario("default")
+    headline = run_analysis(analysis, scenario, fleet_config(scenario.spec.fleet_dynamics)).headline
+    assert code == 0 and headline.sentence.split()[0] in out
+    if analysis == "kv-wall":
+        assert "beats the cheaper colocated option" in out  # the break-even sentence
+
+
+def test_breakeven_prints_every_window(capsys):
+    code, out, _ = run(capsys, "breakeven", "--param", "workload.tpot_target_s", "--range", "0.003", "0.05",
+                       "--option", "groq")
+    assert code == 0 and "only groq meets the latency targets" in out
+    assert len([line for line in out.splitlines() if " ms " in line or line.endswith("ms")]) >= 3
+
+
+def test_study_prints_its_findings(capsys, tmp_path):
+    code, out, _ = run(capsys, "study", "half-life-vs-volume", "--out", str(tmp_path / "study"))
+    assert code == 0 and "findings:" in out
+    assert "asic wins above program volume" in out and "% of the map" in out

@@ -39,7 +39,13 @@ def test_display_formats_by_hand():
     assert OPTION_OUTPUTS["spilled_bytes"].format(2.5e9) == "2.50"
     assert POOL_OUTPUTS["utilization"].format(0.83) == "83"
     assert OPTION_OUTPUTS["ttft_s"].title == "time to first token, ms"
-    assert OPTION_OUTPUTS["lcot_usd_per_mtok"].format(math.nan) == "–" == COMPARISON_OUTPUTS["irr"].format(None)
+    assert OPTION_OUTPUTS["lcot_usd_per_mtok"].format(math.nan) == "—" == COMPARISON_OUTPUTS["irr"].format(None)
+    # a "g" format keeps 4 significant figures without an exponent: 45.6874 -> "45.69"; 20,000.4 -> "20,000";
+    # -145.435e6 USD in M USD -> "-145.4"; 0.2220 -> "0.222" (trailing zero dropped)
+    assert OPTION_OUTPUTS["lcot_usd_per_mtok"].format(45.6874) == "45.69"
+    assert OPTION_OUTPUTS["lcot_usd_per_mtok"].format(20000.4) == "20,000"
+    assert COMPARISON_OUTPUTS["npv_usd"].format(-145.435e6) == "-145.4"
+    assert OPTION_OUTPUTS["lcot_usd_per_mtok_all_tokens"].format(0.2220) == "0.222"
 
 
 def test_cost_lines_are_the_cash_flow_lines():

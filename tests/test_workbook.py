@@ -316,3 +316,21 @@ def test_import_reports_a_corrupted_scenario_sheet(tmp_path, capsys):
     assert main(["import", str(path)]) == 2
     err = capsys.readouterr().err
     assert "Scenario" in err and "not valid YAML" in err and "Traceback" not in err
+
+
+def test_edited_inputs_are_marked_with_the_file_value(tmp_path):
+    """An edit (--set, the app) is orange on Inputs with the scenario file's value beside it; the Cover carries the
+    verdict sentence of `tco compare`; the import reads the edited value back."""
+    from tco.export.cells import EDITED_FILL
+
+    scenario = tco.load_scenario("default").with_values({"economics.discount_rate": 0.12})
+    path = write_workbook(scenario, tmp_path / "edited.xlsx")
+    book = openpyxl.load_workbook(path)
+    rows = {r[0].value: r for r in book["Inputs"].iter_rows(min_row=FIRST_ROW)}
+    edited, untouched = rows["economics.discount_rate"], rows["economics.pue"]
+    assert edited[1].value == 0.12 and edited[1].fill.fgColor.rgb == EDITED_FILL.fgColor.rgb and edited[10].value == 0.09
+    assert untouched[10].value is None and untouched[1].fill.fgColor.rgb != EDITED_FILL.fgColor.rgb
+    assert "1 value(s) edited" in book["Inputs"]["A1"].value
+    cover = {r[0].value: r[1].value for r in book["Cover"].iter_rows()}
+    assert cover["verdict"] == tco.compare(scenario).verdict
+    assert import_workbook(path)[0].values()["economics.discount_rate"] == 0.12

@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 
 #: page modules under app.pages, in tab order
-PAGES = ("compare", "assumptions", "sensitivity", "uncertainty", "lifecycle", "fleet")
+PAGES = ("compare", "decide", "cases", "assumptions", "sensitivity", "uncertainty", "lifecycle", "fleet")
 
 
 def page_modules():

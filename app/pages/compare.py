@@ -1,73 +1,67 @@
-"""Compare: each option's cost per token, efficiency, latency, sizing and the verdict."""
+"""Compare: the verdict (winner, margin, driver, what flips it, what it rests on), each option's cost per token,
+efficiency, latency and sizing, each challenger against the baseline, and two charts.
+
+The rows are :mod:`tco.report`'s (the same as ``tco compare``'s), the verdict
+:func:`tco.verdict.decide`'s (the same sentence as the CLI, the JSON and the workbook Cover).
+"""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
-from dash import Input, Output, html
+from dash import Input, Output, dcc, html
 
 from tco.api import compare
-from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, OutputSpec
+from tco.core.outputs import COST_LINES
+from tco.errors import InputError
+from tco.flips import describe_flip
+from tco.report import challenger_rows, option_rows
+from tco.values import read_number
+from tco.verdict import DEFAULT_TIE_TOLERANCE, TIE_TOLERANCE
 
-from ..charts import OKABE_ITO, chart, chart_id, styled
-from ..context import AppContext
-from ..tables import versus_table
+from ..charts import PALETTE, chart, chart_id, styled
+from ..context import AppContext, view_state
+from ..tables import table_block
 from ..training_views import training_compare_view
 
 ID = "compare"
 LABEL = "Compare"
+#: flip conditions listed under the verdict (all of them are in the JSON and on the Decide tab)
+LISTED_FLIPS = 6
 
 
-def _by_role(values: dict, spec: OutputSpec) -> str:
-    if len(values) == 1:
-        return spec.format(next(iter(values.values())))
-    return ", ".join(f"{role} {spec.format(v)}" for role, v in values.items())
+def verdict_card(decision) -> list:
+    """The verdict as a card: the headline, what flips it (a list), and what the win rests on."""
+    flips = decision.flips[:LISTED_FLIPS]
+    more = len(decision.flips) - len(flips)
+    parts = [html.P(decision.headline or decision.text, className="verdict-headline")]
+    if flips:
+        title = "What decides it" if decision.kind == "tie" else "It flips if (each input alone, within its sourced range)"
+        parts += [html.H4(title), html.Ul([html.Li(describe_flip(f)) for f in flips], id="flip-list")]
+        if more:
+            parts.append(html.P(f"and {more} more (Decide tab, or tco compare --format json)", className="hint"))
+    elif decision.kind in ("win", "only", "tie"):
+        parts.append(html.P("No single input moved within its sourced range changes the winner.", id="flip-list"))
+    if decision.rests_on:
+        parts += [html.H4("The win rests on" if decision.kind != "tie" else "The lead rests on"),
+                  html.Ul([html.Li(r) for r in decision.rests_on], id="rests-on")]
+    return parts
 
 
-def _output_row(ident: str, name: str):
-    """A row showing option output ``name`` as the output table says (title, scale, format)."""
-    spec = OPTION_OUTPUTS[name]
-    return ident, spec.title, lambda d: spec.format(d[name])
-
-
-def _pool_row(ident: str, name: str, title: str):
-    """A row showing pool output ``name`` per role (``{role: value}`` in the JSON details)."""
-    spec = POOL_OUTPUTS[name]
-    return ident, title, lambda d: _by_role(d[name], spec)
-
-
-OPTION_ROWS = [
-    ("placement", "placement", lambda d: d["placement"]),
-    _output_row("lcot", "lcot_usd_per_mtok"),
-    _output_row("lcot-all", "lcot_usd_per_mtok_all_tokens"),
-    _output_row("tpj", "tokens_per_joule"),
-    _output_row("ttft", "ttft_s"),
-    _output_row("tpot", "tpot_s"),
-    _pool_row("devices", "devices", OPTION_OUTPUTS["devices"].title),
-    _pool_row("util", "utilization", POOL_OUTPUTS["utilization"].title),
-    ("bound", "bound by", lambda d: ", ".join(f"{k}: {v}" for k, v in d["bound"].items())),
-    _output_row("spilled", "spilled_bytes"),
-    _output_row("batch", "batch"),
-    ("feasible", OPTION_OUTPUTS["feasible"].title,
-     lambda d: "yes" if d["feasible"] else "no: " + "; ".join(d["infeasible_reasons"])),
-]
-
-#: comparison outputs shown against the baseline, in order
-CHALLENGER_ROWS = [COMPARISON_OUTPUTS[k] for k in ("npv_usd", "cost_ratio", "life_over_half_life", "payback_year",
-                                                   "breakeven_volume_units")]
-
-
-def options_table(result) -> html.Table:
-    names = [d["name"] for d in result.details]
+def options_block(result) -> html.Div:
     base = result.scenario.structure.baseline
-    head = html.Tr([html.Th("")] + [html.Th(n + (" (baseline)" if n == base else "")) for n in names])
-    rows = [html.Tr([html.Th(label)] + [html.Td(fn(d), id=f"cell-{key}-{i}") for i, d in enumerate(result.details)])
-            for key, label, fn in OPTION_ROWS]
-    return html.Table([html.Thead(head), html.Tbody(rows)], className="results", id="options-table")
+    names = list(result.results)
+    header = ["", *(f"{n} (baseline)" if n == base else n for n in names)]
+    rows = [[r.key, r.title, *r.cells] for r in option_rows(result.results)]
+    return table_block("options-table", header, rows, cell_ids=True)
 
 
-def challengers_table(result) -> html.Table | html.P:
-    return versus_table(result.challengers, result.scenario.structure.baseline,
-                        [(s.name, s.title, s.fmt, s.scale) for s in CHALLENGER_ROWS])
+def challengers_block(result):
+    challengers = result.challengers.to_dict(orient="index")
+    if not challengers:
+        return html.P("The scenario has no option besides the baseline.")
+    base = result.scenario.structure.baseline
+    header = ["", *(f"{n} vs {base}" for n in challengers)]
+    return table_block("challengers-table", header, [[r.title, *r.cells] for r in challenger_rows(challengers)])
 
 
 def breakdown_figure(result) -> go.Figure:
@@ -77,36 +71,47 @@ def breakdown_figure(result) -> go.Figure:
     for i, line in enumerate(COST_LINES):
         ys = [d["cost_breakdown_pv_usd"].get(line.line, 0.0) / 1e6 for d in result.details]
         if any(abs(y) > 0 for y in ys):
-            colour = "#999999" if line.line == "residual_usd" else OKABE_ITO[i % len(OKABE_ITO)]
-            label = line.label
-            fig.add_bar(x=names, y=ys, name=label, marker_color=colour,
-                        hovertemplate=f"{label}<br>%{{x}}: %{{y:,.2f}} M USD (PV)<extra></extra>")
+            colour = "#999999" if line.line == "residual_usd" else PALETTE[i % len(PALETTE)]
+            fig.add_bar(x=names, y=ys, name=line.label, marker_color=colour,
+                        hovertemplate=f"{line.label}<br>%{{x}}: %{{y:,.2f}} M USD (PV)<extra></extra>")
     fig.update_layout(barmode="relative")
-    return styled(fig, "Present value of costs over the horizon, by line", "fleet option", "present value, million USD")
+    return styled(fig, "Present value of costs over the horizon, by line", "fleet option", "present value, million USD",
+                  height=420)
 
 
 def lcot_figure(result) -> go.Figure:
     """Cost per million output tokens per option, with the baseline as a reference line."""
     d = result.details
     base = result.options.loc[result.scenario.structure.baseline, "lcot_usd_per_mtok"]
-    colours = [OKABE_ITO[0] if x["feasible"] else "#999999" for x in d]
+    colours = [PALETTE[0] if x["feasible"] else "#999999" for x in d]
     fig = go.Figure(go.Bar(x=[x["name"] for x in d], y=[x["lcot_usd_per_mtok"] for x in d], marker_color=colours,
-                           text=[f"${x['lcot_usd_per_mtok']:,.3g}" for x in d], textposition="outside",
-                           hovertemplate="%{x}<br>%{y:,.4g} USD per million output tokens<extra></extra>"))
-    fig.add_hline(y=base, line_dash="dash", line_color=OKABE_ITO[5], annotation_text="baseline")
+                           text=[f"${x['lcot_usd_per_mtok']:,.3g}" for x in d], textposition="outside", cliponaxis=False,
+                           hovertemplate="%{x}<br>%{y:,.4g} USD per million output tokens<extra></extra>", showlegend=False))
+    names = [x["name"] for x in d]
+    fig.add_scatter(x=names, y=[base] * len(names), mode="lines", line={"dash": "dash", "color": PALETTE[5]},
+                    name=f"baseline {result.scenario.structure.baseline}: ${base:,.3g}", hoverinfo="skip")
+    fig.update_yaxes(rangemode="tozero")
     return styled(fig, "Levelized cost per million output tokens (grey: misses a latency target)", "fleet option",
-                  "USD per million output tokens")
+                  "USD per million output tokens", height=420)
 
 
-def layout(ctx: AppContext):
+def layout(ctx: AppContext, initial: tuple | None = None):
+    """The Compare page; ``initial`` (what :func:`compare_view` returns) fills it in before any callback runs."""
+    title, question, verdict, options, challengers, lcot, breakdown = initial or (None,) * 7
     return html.Div([
-        html.H2(id="scenario-title"),
-        html.P(id="scenario-question", className="hint"),
-        html.P(id="verdict", className="verdict"),
-        html.Div(id="options-table-box", className="table-box"),
+        html.H2(title, id="scenario-title"),
+        html.P(question, id="scenario-question", className="hint"),
+        html.Div(verdict, id="verdict", className="verdict"),
+        html.Div(className="controls inline", children=[
+            html.Label("tie within", htmlFor="tie-tolerance",
+                       title="two options closer than this share of the cheaper one's cost are called a tie"),
+            dcc.Input(id="tie-tolerance", type="text", value="2%", debounce=True, style={"width": "70px"}),
+            html.Span(id="tie-note", className="hint")]),
+        html.Div(options, id="options-table-box"),
         html.H3("Against the baseline"),
-        html.Div(id="challengers-box", className="table-box"),
-        html.Div(className="two-charts", children=[chart("compare-lcot"), chart("compare-breakdown")]),
+        html.Div(challengers, id="challengers-box"),
+        html.Div(className="two-charts", children=[chart("compare-lcot", figure=lcot), chart("compare-breakdown",
+                                                                                            figure=breakdown)]),
     ])
 
 
@@ -114,15 +119,25 @@ def register(app, ctx: AppContext) -> None:
     @app.callback(Output("scenario-title", "children"), Output("scenario-question", "children"),
                   Output("verdict", "children"), Output("options-table-box", "children"),
                   Output("challengers-box", "children"), Output(chart_id("compare-lcot"), "figure"),
-                  Output(chart_id("compare-breakdown"), "figure"), Input("state", "data"), prevent_initial_call=True)
-    def show(state):
-        return compare_view(ctx.scenario(state))
+                  Output(chart_id("compare-breakdown"), "figure"), Output("tie-note", "children"),
+                  view_state(ID), Input("tie-tolerance", "value"), prevent_initial_call=True)
+    def show(state, tolerance):
+        share, note = tie_tolerance(tolerance)
+        return *compare_view(ctx.scenario(state), share), note
 
 
-def compare_view(scenario):
+def tie_tolerance(raw) -> tuple[float, str]:
+    """The tie tolerance typed by the user ('2%', '0.02'), or the default with a note saying why not."""
+    try:
+        return read_number(raw, TIE_TOLERANCE, "tie tolerance"), ""
+    except InputError as exc:
+        return DEFAULT_TIE_TOLERANCE, f"{exc.errors[0]}: {DEFAULT_TIE_TOLERANCE:.0%} used"
+
+
+def compare_view(scenario, tie: float = DEFAULT_TIE_TOLERANCE):
     """Everything the Compare page shows, for one scenario (the callback body; benchmarked)."""
     if getattr(scenario, "kind", "inference") == "training":
         return training_compare_view(scenario)
-    result = compare(scenario)
-    return (scenario.title or scenario.name, scenario.question, result.verdict, options_table(result),
-            challengers_table(result), lcot_figure(result), breakdown_figure(result))
+    result = compare(scenario, tie_tolerance=tie)
+    return (scenario.title or scenario.name, scenario.question, verdict_card(result.decision), options_block(result),
+            challengers_block(result), lcot_figure(result), breakdown_figure(result))

@@ -1,19 +1,22 @@
-"""Lifecycle: cumulative discounted cost per option over time, the workload half-life curve and L/H."""
+"""Lifecycle: L/H, cumulative discounted cost per option over time, the workload half-life curve, and the
+year-by-year cash flows of each option (a table with its CSV, the rows of the workbook's Cash flows sheet)."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
-from dash import Input, Output, html
+from dash import Input, Output, State, html
 
 from tco.api import analyse_scenario
 from tco.core import lifecycle
-from tco.core.outputs import COMPARISON_OUTPUTS
+from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES
 from tco.core.structure import device_param
 from tco.util import scalar
 
-from ..charts import OKABE_ITO, chart, chart_id, styled
-from ..context import TAB, AppContext, shown
+from ..charts import PALETTE, chart, chart_id, styled
+from ..context import SCENARIO, AppContext, view_state
+from ..controls import dropdown, keep
+from ..tables import table_block
 from ..training_views import training_lifecycle_view
 
 ID = "lifecycle"
@@ -27,10 +30,10 @@ def cumulative_cost_figure(analysis) -> go.Figure:
         flows = analysis.flows[option.name]
         pv = np.cumsum(flows.total_usd * flows.discount_factor, axis=-1).reshape(-1) / 1e6
         fig.add_scatter(x=np.arange(pv.size), y=pv, mode="lines+markers", name=option.name,
-                        line={"color": OKABE_ITO[i % len(OKABE_ITO)], "dash": ["solid", "dash", "dot", "dashdot"][i % 4]},
+                        line={"color": PALETTE[i % len(PALETTE)], "dash": ["solid", "dash", "dot", "dashdot"][i % 4]},
                         hovertemplate=f"{option.name}<br>year %{{x}}: %{{y:,.2f}} M USD (PV, cumulative)<extra></extra>")
     return styled(fig, "Cumulative discounted cost (residual value credited at end of life)", "year",
-                  "cumulative present value of costs, million USD")
+                  "cumulative present value of costs, million USD", height=420)
 
 
 def half_life_figure(scenario) -> go.Figure:
@@ -40,29 +43,53 @@ def half_life_figure(scenario) -> go.Figure:
     horizon = float(values["economics.horizon_years"])
     t = np.linspace(0.0, max(horizon, 2 * h), 200)
     fig = go.Figure(go.Scatter(x=t, y=lifecycle.designed_share_at(t, h), mode="lines", name="2^(-t/H)",
-                               line={"color": OKABE_ITO[0]},
+                               line={"color": PALETTE[0]},
                                hovertemplate="t = %{x:.2f} yr<br>designed share %{y:.1%}<extra></extra>"))
     devices = sorted({p.device for o in scenario.structure.options for p in o.pools if p.specialized})
     for i, device in enumerate(devices):
         life = float(values[device_param(device, "useful_life_years")])
-        fig.add_vline(x=life, line_dash="dash", line_color=OKABE_ITO[(i + 1) % len(OKABE_ITO)],
-                      annotation_text=f"L {device} = {life:g} yr (L/H = {life / h:.2f})")
-    fig.add_vline(x=h, line_dash="dot", line_color="#555555", annotation_text=f"H = {h:g} yr", annotation_position="top left")
+        fig.add_vline(x=life, line_dash="dash", line_color=PALETTE[(i + 1) % len(PALETTE)])
+        text = f"L {device} = {life:g} yr (L/H {life / h:.2f})"
+        fig.add_annotation(x=life, y=0.95 - 0.1 * i, xref="x", yref="paper", text=text, showarrow=False, xanchor="right",
+                           yanchor="top", bgcolor="rgba(255,255,255,0.85)")
+    fig.add_vline(x=h, line_dash="dot", line_color="#555555")
+    fig.add_annotation(x=h, y=0.05, xref="x", yref="paper", text=f"H = {h:g} yr", showarrow=False, xanchor="left",
+                       yanchor="bottom", bgcolor="rgba(255,255,255,0.85)")
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     return styled(fig, "Workload half-life: share of demand the specialized design still targets", "time since deployment, years",
-                  "share of demand at designed efficiency")
+                  "share of demand at designed efficiency", height=420)
 
 
-def life_table(analysis) -> html.Table | html.P:
+def life_table(analysis):
     lines = [(name, c.life_over_half_life, c.effective_life_years) for name, c in analysis.challengers.items()
              if c.life_over_half_life is not None]
     if not lines:
         return html.P("No option uses specialized devices: the workload half-life does not apply.")
     ratio, life = COMPARISON_OUTPUTS["life_over_half_life"], COMPARISON_OUTPUTS["effective_life_years"]
-    head = html.Tr([html.Th("option"), html.Th("L/H"), html.Th(f"effective life L_eff, {life.display_unit}")])
-    body = [html.Tr([html.Td(n), html.Td(ratio.format(scalar(lh))), html.Td(life.format(scalar(el)))])
-            for n, lh, el in lines]
-    return html.Table([html.Thead(head), html.Tbody(body)], className="results", id="life-table")
+    return table_block("life-table", ["option", "L/H", f"effective life L_eff, {life.display_unit}"],
+                       [[n, ratio.format(scalar(lh)), life.format(scalar(el))] for n, lh, el in lines])
+
+
+def cash_flow_table(analysis, option: str):
+    """One option's cash flows by year [M USD]: each cost line (the workbook's Cash flows rows), the total, the
+    discount factor, the discounted total and the output tokens served."""
+    flows = analysis.flows[option]
+    years = flows.total_usd.reshape(-1).size
+    header = ["line", *(f"year {y}" for y in range(years)), "PV"]
+    rows = []
+    for spec in COST_LINES:
+        values = flows.lines[spec.line].reshape(-1)
+        if abs(values).max() > 0:
+            rows.append([f"{spec.label}, M USD", *(f"{v / 1e6:,.3f}" for v in values),
+                         f"{flows.present_value(flows.lines[spec.line]).reshape(-1)[0] / 1e6:,.3f}"])
+    total = flows.total_usd.reshape(-1)
+    factor = flows.discount_factor.reshape(-1)
+    rows += [["total, M USD", *(f"{v / 1e6:,.3f}" for v in total), f"{(total * factor).sum() / 1e6:,.3f}"],
+             ["discount factor (1+r)^-y", *(f"{v:.4f}" for v in factor), ""],
+             ["discounted total, M USD", *(f"{v / 1e6:,.3f}" for v in total * factor), ""],
+             ["output tokens served, billions", *(f"{v / 1e9:,.1f}" for v in flows.output_tokens.reshape(-1)),
+              f"{(flows.output_tokens.reshape(-1) * factor).sum() / 1e9:,.1f}"]]
+    return table_block("cash-flow-table", header, rows)
 
 
 def layout(ctx: AppContext):
@@ -70,17 +97,38 @@ def layout(ctx: AppContext):
         html.P("L/H is hardware useful life over workload half-life: above 1 the design outlives the workload it "
                "was built for. Effective life (years of service at designed efficiency) L_eff = H/ln2 (1 - 2^(-L/H)).",
                className="hint"),
-        html.Div(id="life-table-box", className="table-box"),
+        html.Div(id="life-table-box"),
         html.Div(className="two-charts", children=[chart("lifecycle-cumulative"), chart("lifecycle-half-life")]),
+        html.H3("Cash flows by year"),
+        html.P("Costs paid in each year (year 0: purchases), the residual value credited at the end, discounted at the "
+               "scenario's rate: the rows of the workbook's Cash flows sheet.", className="hint"),
+        html.Div(className="controls", children=[dropdown("cash-flow-option", "option", width="320px")]),
+        html.Div(id="cash-flow-box"),
     ])
 
 
 def register(app, ctx: AppContext) -> None:
     @app.callback(Output("life-table-box", "children"), Output(chart_id("lifecycle-cumulative"), "figure"),
-                  Output(chart_id("lifecycle-half-life"), "figure"), Input("state", "data"), TAB, prevent_initial_call=True)
-    def show(state, tab):
-        shown(tab, ID)
+                  Output(chart_id("lifecycle-half-life"), "figure"), view_state(ID), prevent_initial_call=True)
+    def show(state):
         return lifecycle_view(ctx.scenario(state))
+
+    @app.callback(Output("cash-flow-option", "options"), Output("cash-flow-option", "value"), SCENARIO,
+                  State("state", "data"), State("cash-flow-option", "value"), prevent_initial_call=True)
+    def options(_key, state, current):
+        scenario = ctx.scenario(state)
+        if getattr(scenario, "kind", "inference") == "training":
+            return [], None
+        names = [{"label": o.name, "value": o.name} for o in scenario.structure.options]
+        return names, keep(current, names)
+
+    @app.callback(Output("cash-flow-box", "children"), Input("cash-flow-option", "value"), view_state(ID),
+                  prevent_initial_call=True)
+    def flows(option, state):
+        scenario = ctx.scenario(state)
+        if getattr(scenario, "kind", "inference") == "training" or not option:
+            return html.P("A training run has no yearly cash flows: its cost per run is on the Compare tab.")
+        return cash_flow_table(analyse_scenario(scenario), option)
 
 
 def lifecycle_view(scenario):

@@ -1,22 +1,25 @@
-"""Uncertainty: Monte Carlo distribution and P(win), Sobol indices, run as background jobs.
+"""Uncertainty: Monte Carlo distribution, exceedance curve and P(win); Sobol indices; run as background jobs.
 
 Both are the package's one Monte Carlo and one Sobol (:func:`tco.studies.monte_carlo`,
 :func:`tco.studies.sobol`) with the defaults of a study file, so the same seed gives the numbers
 ``tco study`` writes; the runs are Dash background callbacks (DiskcacheManager) with a
-progress line and a cancel button, so a long run never blocks the server.
+progress line (reset when a new run starts) and a cancel button, so a long run never blocks the server.
 """
 
 from __future__ import annotations
 
-from dash import Input, Output, State, dcc, html
+from dash import Input, Output, State, html
 
 from tco import studies
+from tco.display import sig
 from tco.errors import InputError, shown_lines
 from tco.studies import figures
 
-from ..charts import chart, chart_id, message_figure
-from ..context import AppContext, bounded_int, error_list
-from .sensitivity import _dropdown, _keep, _number, metric_options
+from ..charts import chart, chart_id, for_app, message_figure
+from ..context import SCENARIO, AppContext, bounded_int, error_list
+from ..controls import dropdown, keep, number
+from ..tables import table_block
+from .sensitivity import metric_options
 
 ID = "uncertainty"
 LABEL = "Uncertainty"
@@ -31,23 +34,26 @@ SOBOL_N = tuple(2**k for k in range(4, 12))
 
 def layout(ctx: AppContext):
     return html.Div([
+        html.P("Every input with a sourced range is drawn from its distribution at once (rank correlations where the "
+               "scenario gives them): the spread of the metric, how often the option wins, and which inputs carry the "
+               "variance (Sobol).", className="hint"),
         html.Div(className="controls", children=[
-            _dropdown("mc-metric", "metric", width="380px"),
-            _number("mc-samples", "samples", value=2000, min=MC_SAMPLES[0], max=MC_SAMPLES[1], step=100),
-            _number("mc-seed", "seed", value=1, min=SEEDS[0], max=SEEDS[1], step=1),
+            dropdown("mc-metric", "metric", width="380px"),
+            number("mc-samples", "draws", value="2,000", width="110px"),
+            number("mc-seed", "seed", value="1", width="90px"),
             html.Button("Run Monte Carlo", id="mc-run"), html.Button("Cancel", id="mc-cancel")]),
         html.Div(id="mc-status", className="hint"),
         html.Div(id="mc-progress", className="hint"),
-        html.Div(id="mc-summary", className="table-box"),
-        chart("monte-carlo"),
+        html.Div(id="mc-summary"),
+        html.Div(className="two-charts", children=[chart("monte-carlo", "Run Monte Carlo to draw the distribution"),
+                                                    chart("exceedance", "Run Monte Carlo to draw the exceedance curve")]),
         html.Div(className="controls", children=[
-            _dropdown("sobol-n", "Sobol base samples N (a power of 2: the Sobol' sequence's balance)", width="140px",
-                      value=256, options=[{"label": f"{n:,}", "value": n} for n in SOBOL_N]),
+            dropdown("sobol-n", "Sobol base samples N (a power of 2)", width="160px",
+                     value=256, options=[{"label": f"{n:,}", "value": n} for n in SOBOL_N]),
             html.Button("Run Sobol", id="sobol-run"), html.Button("Cancel", id="sobol-cancel")]),
         html.Div(id="sobol-status", className="hint"),
         html.Div(id="sobol-progress", className="hint"),
-        chart("sobol", height=520),
-        dcc.Store(id="uncertainty-dummy"),
+        chart("sobol", "Run Sobol to rank the inputs by their share of the variance"),
     ])
 
 
@@ -59,13 +65,14 @@ def progress_reporter(set_progress, unit: str):
 
 
 def register(app, ctx: AppContext) -> None:
-    @app.callback(Output("mc-metric", "options"), Output("mc-metric", "value"), Input("state", "data"),
+    @app.callback(Output("mc-metric", "options"), Output("mc-metric", "value"), SCENARIO, State("state", "data"),
                   State("mc-metric", "value"), prevent_initial_call=True)
-    def metrics(state, current):
+    def metrics(_key, state, current):
         options = metric_options(ctx.scenario(state))
-        return options, _keep(current, options)
+        return options, keep(current, options)
 
-    @app.callback(Output(chart_id("monte-carlo"), "figure"), Output("mc-summary", "children"),
+    @app.callback(Output(chart_id("monte-carlo"), "figure"), Output(chart_id("exceedance"), "figure"),
+                  Output("mc-summary", "children"),
                   Input("mc-run", "n_clicks"), State("state", "data"), State("mc-metric", "value"),
                   State("mc-samples", "value"), State("mc-seed", "value"),
                   background=True, manager=ctx.background_manager, prevent_initial_call=True,
@@ -86,21 +93,32 @@ def register(app, ctx: AppContext) -> None:
 
 
 def monte_carlo_view(ctx: AppContext, state, metric, samples, seed, set_progress=lambda text: None):
-    """The Monte Carlo chart and summary table of a request (the background callback's body): every
-    control is checked on the server, a refused one is named instead of run."""
+    """The Monte Carlo histogram, exceedance curve and summary table of a request (the background callback's body):
+    every control is checked on the server, a refused one is named instead of run."""
     try:
         scenario = ctx.scenario(state)
         parsed = studies.parse_metric(scenario, metric)
-        draws = bounded_int(samples, "samples", *MC_SAMPLES)
+        draws = bounded_int(samples, "draws", *MC_SAMPLES)
+        set_progress(f"0% done: 0 of {draws:,} draws")  # the last run's "100% done" goes at once
         result = studies.monte_carlo(scenario, [parsed], draws, bounded_int(seed, "seed", *SEEDS),
-                                     progress=progress_reporter(set_progress, "samples"))
+                                     progress=progress_reporter(set_progress, "draws"))
     except InputError as exc:
-        return message_figure("not run: see the message above"), error_list(exc)
-    summary = result.summary.round(4)
-    table = html.Table([html.Thead(html.Tr([html.Th(c) for c in summary.columns])),
-                        html.Tbody([html.Tr([html.Td(str(v)) for v in row]) for row in summary.itertuples(index=False)])],
-                       className="results", id="mc-table")
-    return figures.mc_figure(result, parsed), table
+        return message_figure("not run: see the message above"), message_figure("not run"), error_list(exc)
+    return (for_app(figures.mc_figure(result, parsed)), for_app(figures.exceedance_figure(result, parsed)),
+            summary_table(result, parsed))
+
+
+def summary_table(result, metric) -> html.Div:
+    """The Monte Carlo summary as a person reads it: median, P10-P90, mean, P(win), P(meets targets)."""
+    rows = []
+    for r in result.summary.to_dict(orient="records"):
+        p_win = r.get("p_win")
+        wins = "—" if p_win is None or p_win != p_win else f"{sig(100 * p_win, 3)}% ± {sig(100 * r['p_win_std_error'], 2)}%"
+        rows.append([metric.label, sig(r["p50"], 4), f"{sig(r['p10'], 4)} – {sig(r['p90'], 4)}",
+                     f"{sig(r['mean'], 4)} ± {sig(r['std_error'], 2)}", wins,
+                     f"{sig(100 * r['p_feasible'], 3)}%", f"{int(r['n']):,}"])
+    return table_block("mc-table", ["metric", "median", "P10 – P90", "mean ± std. error", f"P({metric.option} wins)",
+                                    f"P({metric.option} meets the targets)", "draws"], rows)
 
 
 def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text: None):
@@ -108,8 +126,11 @@ def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text
     try:
         if n not in SOBOL_N:
             raise InputError.one("Sobol base samples N", n, f"must be one of {', '.join(f'{k:,}' for k in SOBOL_N)}")
-        frame = studies.sobol(ctx.scenario(state), metric, n, bounded_int(seed, "seed", *SEEDS),
+        scenario = ctx.scenario(state)
+        label = studies.parse_metric(scenario, metric).label
+        set_progress("starting")  # the last run's "100% done" goes at once
+        frame = studies.sobol(scenario, metric, n, bounded_int(seed, "seed", *SEEDS),
                               progress=progress_reporter(set_progress, "model runs"))
     except InputError as exc:
         return message_figure("; ".join(shown_lines(exc.errors)))
-    return figures.sobol_figure(frame, title=f"Sobol indices of {metric}")
+    return for_app(figures.sobol_figure(frame, title=f"Sobol indices of the {label}"))

@@ -1,10 +1,24 @@
-"""``tco breakeven``: the value of a parameter at which an option ties the baseline."""
+"""``tco breakeven``: where, along one parameter, an option starts or stops beating the baseline.
+
+Every crossing in the range is reported, with the feasibility windows between them (where
+an option starts or stops meeting its latency targets), not only the first.
+"""
 
 from __future__ import annotations
 
+from ..display import NONE
 from ..errors import InputError
 from ..solvers import BREAKEVEN_METRICS
-from .common import add_format_argument, add_scenario_arguments, print_json, print_table, renamed, scenario_from_args
+from .common import (
+    add_format_argument,
+    add_scenario_arguments,
+    add_wide_argument,
+    print_json,
+    print_table,
+    renamed,
+    scenario_from_args,
+)
+from .text import WIDTH, paragraph, table
 
 #: the API's names for the break-even inputs -> this command's flags
 FLAGS = {"parameter": "--param", "low": "--range low", "high": "--range high", "range": "--range", "metric": "--metric",
@@ -24,7 +38,26 @@ def add_parser(sub):
     parser.add_argument("--target", type=float, default=None, help="target of the metric (npv: 0, ratio: 1)")
     parser.add_argument("--option", default=None, help="option to compare (default: every non-baseline option)")
     add_format_argument(parser)
+    add_wide_argument(parser)
     return parser
+
+
+def windows_text(r, wide: bool = False) -> str:
+    """The range cut at every crossing and feasibility edge: one row per window (who wins, who meets the targets)."""
+    from ..display import quantity
+
+    plain = r.metric == "lcot" and r.target == 0
+    rows = []
+    for w in r.windows:
+        if plain:
+            verdict = r.option if w["option_wins"] else (r.baseline if w["baseline_feasible"] else NONE)
+        else:
+            verdict = "yes" if w["option_wins"] else "no"
+        rows.append([quantity(w["from"], r.unit, 4), quantity(w["to"], r.unit, 4), verdict,
+                     "yes" if w["option_feasible"] else "no", "yes" if w["baseline_feasible"] else "no"])
+    header = ["from", "to", "cheaper" if plain else f"{r.option} {r._criterion()[0]}",
+              f"{r.option} meets latency targets", f"{r.baseline} meets latency targets"]
+    return table(header, rows, None if wide else WIDTH)
 
 
 def run(args) -> int:
@@ -42,13 +75,12 @@ def run(args) -> int:
         print_json({"scenario": scenario.name, "baseline": scenario.structure.baseline,
                     "results": [r.to_dict() for r in results]})
         return 0
-    frame = pd.DataFrame([r.to_dict() for r in results]).set_index("option")
-    print_table(frame, args.format)
-    if args.format == "table":
-        for r in results:
-            if r.status == "crosses":
-                side = "above" if r.wins_above else "below"
-                print(f"{r.option} wins {side} {r.param} = {r.value:.6g} {r.unit} (base value {r.base_value:g})")
-            else:
-                print(f"{r.option}: {r.status} within [{r.low:g}, {r.high:g}] {r.unit}")
+    if args.format == "csv":
+        frame = pd.DataFrame([{k: v for k, v in r.to_dict().items() if k not in ("crossings", "windows")}
+                              for r in results]).set_index("option")
+        print_table(frame, "csv")
+        return 0
+    for i, r in enumerate(results):
+        print(("\n" if i else "") + windows_text(r, args.wide))
+        print(paragraph(r.sentence()))
     return 0

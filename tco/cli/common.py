@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .text import WIDTH, table
+
 
 def add_scenario_arguments(parser, with_set: bool = True) -> None:
     parser.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
@@ -52,13 +54,37 @@ def print_json(data) -> None:
     sys.stdout.write("\n")
 
 
-def print_table(frame, fmt: str) -> None:
-    import pandas as pd
+def add_wide_argument(parser) -> None:
+    parser.add_argument("--wide", action="store_true",
+                        help=f"show every column and row, unwrapped (the table fits {WIDTH} columns otherwise)")
 
+
+def cell_text(value) -> str:
+    """A table cell: 4 significant figures for a number, yes/no for a flag, an em dash for none."""
+    import numpy as np
+
+    from ..display import NONE, sig
+
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return sig(float(value), 4)
+    return NONE if value is None or value != value else str(value)
+
+
+def frame_text(frame, wide: bool = False) -> str:
+    """A DataFrame as a text table: the index first, numbers at 4 significant figures, em dash for none."""
+    index = frame.index.names if any(frame.index.names) else [""]
+    header = [" / ".join(str(n) for n in index if n), *map(str, frame.columns)]
+    rows = [[" / ".join(map(str, key)) if isinstance(key, tuple) else str(key), *(cell_text(v) for v in row)]
+            for key, row in zip(frame.index, frame.itertuples(index=False), strict=True)]
+    return table(header, rows, None if wide else WIDTH)
+
+
+def print_table(frame, fmt: str, wide: bool = False) -> None:
     if fmt == "csv":
         from ..util import to_csv
 
         to_csv(frame, sys.stdout)
     else:
-        with pd.option_context("display.max_columns", None, "display.width", 250):
-            print(frame.to_string(float_format=lambda x: f"{x:.6g}"))
+        print(frame_text(frame, wide))

@@ -2,18 +2,8 @@
 
 from __future__ import annotations
 
-from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
-
-#: option outputs shown as columns of the table (headers from the output table), after ``placement``
-TABLE_COLUMNS = ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "devices", "tokens_per_joule", "ttft_s", "tpot_s",
-                 "batch", "bound", "spilled_bytes", "feasible")
-
-
-def table_columns() -> dict[str, str]:
-    """Column name -> header: the output table's short ``column`` header (``bound`` is text, not an output)."""
-    from ..core.outputs import OPTION_OUTPUTS
-
-    return {name: "bound by" if name == "bound" else OPTION_OUTPUTS[name].column for name in TABLE_COLUMNS}
+from .common import add_format_argument, add_scenario_arguments, add_wide_argument, print_json, print_table, scenario_from_args
+from .text import WIDTH, paragraph, table
 
 
 def add_parser(sub):
@@ -21,16 +11,30 @@ def add_parser(sub):
                             description=__doc__)
     add_scenario_arguments(parser)
     add_format_argument(parser)
+    add_wide_argument(parser)
+    parser.add_argument("--tie-tolerance", default=None, metavar="SHARE",
+                        help="two options closer than this share of the cheaper one's cost are a tie (default 2%%)")
     return parser
+
+
+def options_text(names: list[str], baseline: str, rows, wide: bool = False) -> str:
+    """Options as columns, one row per output (the app's Compare table)."""
+    header = ["", *(f"{n} (baseline)" if n == baseline else n for n in names)]
+    return table(header, [[r.title, *r.cells] for r in rows], None if wide else WIDTH)
 
 
 def run(args) -> int:
     from ..api import compare
+    from ..report import challenger_rows, option_rows
+    from ..values import read_number
+    from ..verdict import DEFAULT_TIE_TOLERANCE, TIE_TOLERANCE
 
     scenario = scenario_from_args(args)
     if getattr(scenario, "kind", "inference") == "training":
-        return run_training(scenario, args.format)
-    result = compare(scenario)
+        return run_training(scenario, args.format, args.wide)
+    tolerance = DEFAULT_TIE_TOLERANCE if args.tie_tolerance is None else \
+        read_number(args.tie_tolerance, TIE_TOLERANCE, "--tie-tolerance")
+    result = compare(scenario, tie_tolerance=tolerance)
     if args.format == "json":
         print_json(result.to_dict())
         return 0
@@ -38,25 +42,23 @@ def run(args) -> int:
         print_table(result.options.join(result.challengers, how="left"), "csv")
         return 0
     scenario = result.scenario
-    print(f"{scenario.title or scenario.name}\n")
-    columns = table_columns()
-    table = result.options[list(columns)].rename(columns=columns)
-    table.insert(0, "placement", result.options["placement"])
-    print_table(table, "table")
-    if not result.challengers.empty:
-        print(f"\nagainst the baseline {scenario.structure.baseline}:")
-        print_table(result.challengers, "table")
-    for detail in result.details:
-        if detail["infeasible_reasons"]:
-            print(f"\n{detail['name']} is infeasible: {'; '.join(detail['infeasible_reasons'])}")
-    print(f"\n{result.verdict}")
+    baseline = scenario.structure.baseline
+    print(paragraph(scenario.title or scenario.name) + "\n")
+    print(options_text(list(result.results), baseline, option_rows(result.results, args.wide), args.wide))
+    challengers = {n: row for n, row in result.challengers.to_dict(orient="index").items()}
+    if challengers:
+        print(f"\nagainst the baseline {baseline}:")
+        header = ["", *challengers]
+        print(table(header, [[r.title, *r.cells] for r in challenger_rows(challengers, args.wide)],
+                    None if args.wide else WIDTH))
+    print("\n" + paragraph(result.verdict))
     return 0
 
 
-def run_training(scenario, fmt: str) -> int:
+def run_training(scenario, fmt: str, wide: bool = False) -> int:
     """``tco compare`` on a ``kind: training`` scenario: time to train, cost per run, verdict with flip conditions."""
-    from ..training_api import TABLE_COLUMNS as TRAINING_COLUMNS
-    from ..training_api import compare_training
+    from ..report import cell
+    from ..training_api import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
 
     result = compare_training(scenario)
     if fmt == "json":
@@ -65,29 +67,37 @@ def run_training(scenario, fmt: str) -> int:
     if fmt == "csv":
         print_table(result.options.join(result.challengers, how="left"), "csv")
         return 0
-    print(f"{scenario.title or scenario.name}\n")
-    table = result.options[list(TRAINING_COLUMNS)].rename(columns=TRAINING_COLUMNS)
-    table.insert(0, "cluster", result.options["placement"])
-    print_table(table, "table")
+    width = None if wide else WIDTH
+    baseline = scenario.structure.baseline
+    print(paragraph(scenario.title or scenario.name) + "\n")
+    names = list(result.options.index)
+    rows = [[title, *(cell(result.options.loc[n, key], f, scale) for n in names)] for key, title, f, scale in OPTION_ROWS]
+    print(table(["", *(f"{n} (baseline)" if n == baseline else n for n in names)], rows, width))
     if not result.challengers.empty:
-        print(f"\nagainst the baseline {scenario.structure.baseline}:")
-        print_table(result.challengers, "table")
+        print(f"\nagainst the baseline {baseline}:")
+        others = list(result.challengers.index)
+        print(table(["", *others], [[title, *(cell(result.challengers.loc[n, key], f, scale) for n in others)]
+                                    for key, title, f, scale in CHALLENGER_ROWS], width))
     if result.siting:
         s = result.siting
-        print(f"\nsites (site-dependent USD/yr: {s['training_option']} cluster training continuously; "
-              f"{s['serving_scenario']} fleet on {s['serving_option']}):")
-        import pandas as pd
-
-        print_table(pd.DataFrame(s["sites"]).set_index("site").drop(columns="name"), "table")
-        print(f"one combined facility ({s['combined_site']}): {s['combined_usd_per_year']:.4g} USD/yr; split "
-              f"(training at {s['split_training_site']}, serving at {s['split_serving_site']}): "
-              f"{s['split_usd_per_year']:.4g} USD/yr")
+        print(paragraph(f"\nsites (site-dependent cost per year: the {s['training_option']} cluster training continuously; "
+                        f"the {s['serving_scenario']} fleet on {s['serving_option']}):"))
+        print(records_text(s["sites"], SITE_COLUMNS, width))
+        print(paragraph(f"one combined facility ({s['combined_site']}): {cell(s['combined_usd_per_year'], ',.3g', 1e-6)} "
+                        f"M USD/yr; split (training at {s['split_training_site']}, serving at {s['split_serving_site']}): "
+                        f"{cell(s['split_usd_per_year'], ',.3g', 1e-6)} M USD/yr"))
     if result.second_life:
         life = result.second_life
-        print(f"\nsecond life after {life['retire_after_years']:g} years (serving {life['serving_scenario']}, "
-              f"tokens valued at {life['priced_against']}'s {life['value_usd_per_mtok']:.3g} USD/M):")
-        import pandas as pd
-
-        print_table(pd.DataFrame(life["devices"]).T[["cascade_usd", "sell_usd", "best", "cascade_premium_usd"]], "table")
-    print(f"\n{result.verdict}")
+        print(paragraph(f"\nsecond life after {life['retire_after_years']:g} years (serving {life['serving_scenario']}, "
+                        f"tokens valued at {life['priced_against']}'s {cell(life['value_usd_per_mtok'], ',.3g')} USD/M):"))
+        print(records_text([{"device": d, **row} for d, row in life["devices"].items()], SECOND_LIFE_COLUMNS, width))
+    print("\n" + paragraph(result.verdict))
     return 0
+
+
+def records_text(records, columns, width) -> str:
+    """Plain records as a text table: one row per record, one column per ``(title, key, format, scale)``."""
+    from ..report import cell
+
+    return table([title for title, *_ in columns],
+                 [[cell(r.get(key), f, scale) for _title, key, f, scale in columns] for r in records], width)

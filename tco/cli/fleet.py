@@ -10,8 +10,10 @@ from __future__ import annotations
 from ..errors import InputError
 from ..util import atomic_write, check_target
 from ..values import read_number
-from .common import add_format_argument, add_scenario_arguments, print_json, print_table, scenario_from_args
+from .common import add_format_argument, add_scenario_arguments, add_wide_argument, print_json, print_table, scenario_from_args
+from .text import WIDTH, paragraph, table
 
+#: the analyses (tco.dynamics.summary.ANALYSES; written out so that --help stays instant)
 ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")
 
 
@@ -21,6 +23,7 @@ def add_parser(sub):
     parser.add_argument("analysis", choices=ANALYSES, help="which analysis to run")
     add_scenario_arguments(parser)
     add_format_argument(parser)
+    add_wide_argument(parser)
     parser.add_argument("--option", help="disaggregated option (kv-wall, stranded, coordination) or option (routing)")
     parser.add_argument("--policy", action="append", help="stranded: sizing policy (today, peak, flex); repeatable")
     parser.add_argument("--weeks", type=int, help="stranded: weeks simulated (default 13)")
@@ -80,49 +83,29 @@ def _overrides(args) -> dict:
 
 def run_analysis(name: str, scenario, cfg, training=None) -> tuple[dict, object, object]:
     """``(json payload, table, figure)`` of one analysis; ``training`` feeds the tree's training leaf."""
-    import pandas as pd
+    from ..dynamics.summary import run as run_one
 
-    from ..dynamics import figures
-    from ..dynamics.coordination import coordination
-    from ..dynamics.kv_wall import kv_wall
-    from ..dynamics.pareto import pareto
-    from ..dynamics.roadmap import roadmap
-    from ..dynamics.routing import routing
-    from ..dynamics.stranded import simulate
-    from ..dynamics.tree import tree
+    a = run_one(name, scenario, cfg, training)
+    return a.payload, a.table, a.figure
 
-    if name == "kv-wall":
-        r = kv_wall(scenario, cfg.kv_wall)
-        return ({"option": r.option, "counterparts": r.counterparts, "breakevens": r.breakevens,
-                 "rows": r.table.to_dict(orient="records")}, r.table, figures.kv_wall_figure(r))
-    if name == "stranded":
-        r = simulate(scenario, cfg.stranded)
-        return ({"option": r.option, "baseline": r.baseline, "stranded_share": r.stranded_share(),
-                 "settings": cfg.stranded.model_dump(), "policies": r.summary.to_dict(orient="records")},
-                r.summary.set_index(["policy", "fleet"]), figures.stranded_figure(r))
-    if name == "coordination":
-        r = coordination(scenario, cfg.coordination)
-        return {"summary": r.summary, "curve": r.curve.to_dict(orient="records")}, \
-            pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), figures.coordination_figure(r)
-    if name == "pareto":
-        t = pareto(scenario, cfg.pareto)
-        front = t[t["on_frontier_tpot"] | t["on_frontier_ttft"]]
-        return {"points": t.to_dict(orient="records")}, front.set_index("placement"), figures.pareto_figure(t)
-    if name == "tree":
-        costs, winners = tree(scenario, cfg.tree, training)
-        return ({"winners": winners.to_dict(orient="records"), "costs": costs.to_dict(orient="records")},
-                winners.set_index(["view", "leaf"]), figures.tree_figure(costs))
-    if name == "routing":
-        r = routing(scenario, cfg.routing)
-        return {"summary": r.summary, "curve": r.curve.to_dict(orient="records")}, \
-            pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), figures.routing_figure(r)
-    t = roadmap(scenario, cfg.roadmap, cfg.routing)
-    return ({"target_tokens_per_watt_gain": cfg.roadmap.target_tokens_per_watt_gain, "levers": t.to_dict(orient="records")},
-            t.set_index("lever"), figures.roadmap_figure(t, cfg.roadmap.target_tokens_per_watt_gain))
+
+def compact_text(analysis, wide: bool = False) -> str:
+    """The analysis' compact table (the app's): one row per record, or (title, value) rows for a single record."""
+    from ..report import cell
+
+    if analysis.pairs:
+        record = analysis.records[0]
+        return table(["", "value"], [[title, cell(record.get(key), f, scale)] for title, key, f, scale in analysis.columns],
+                     None if wide else WIDTH, first_max=60)
+    return table([title for title, *_ in analysis.columns],
+                 [[cell(r.get(key), f, scale) for _title, key, f, scale in analysis.columns] for r in analysis.records],
+                 None if wide else WIDTH)
 
 
 def run(args) -> int:
     from ..dynamics.config import fleet_config
+    from ..dynamics.summary import kv_sentences
+    from ..dynamics.summary import run as run_one
 
     if args.html:
         check_target(args.html, True, "--html")
@@ -132,18 +115,29 @@ def run(args) -> int:
 
         training, scenario = scenario, serving_scenario(scenario)
     cfg = fleet_config(scenario.spec.fleet_dynamics, _overrides(args))
-    payload, table, fig = run_analysis(args.analysis, scenario, cfg, training)
+    analysis = run_one(args.analysis, scenario, cfg, training)
     if args.html:  # plotly.js inlined: the file opens offline, like every HTML tco writes
-        atomic_write(args.html, lambda temp: fig.write_html(temp, include_plotlyjs=True, full_html=True), force=True,
-                     field="--html")
+        atomic_write(args.html, lambda temp: analysis.figure.write_html(temp, include_plotlyjs=True, full_html=True),
+                     force=True, field="--html")
     if args.format == "json":
-        print_json({"analysis": args.analysis, "scenario": scenario.name, **payload})
-    elif args.format == "csv":
-        print_table(table, "csv")
+        print_json({"analysis": args.analysis, "scenario": scenario.name, "headline": analysis.headline.sentence,
+                    **analysis.payload})
+        return 0
+    if args.format == "csv":
+        print_table(analysis.table, "csv")
+        return 0
+    print(paragraph(f"{analysis.headline.title}: {scenario.title or scenario.name}") + "\n")
+    if args.wide:
+        print_table(analysis.table, "table", wide=True)
     else:
-        print(f"{args.analysis}: {scenario.title or scenario.name}\n")
-        print_table(table.round(6) if hasattr(table, "round") else table, "table")
-        if args.analysis == "stranded":
-            print("\nstranded_share (specialized device-hours idle while the other pool's queue waits): "
-                  + ", ".join(f"{k} {v:.2%}" for k, v in payload["stranded_share"].items()))
+        print(compact_text(analysis))
+    print()
+    if args.analysis == "kv-wall":
+        from ..core.structure import link_param
+        from ..dynamics.derived import scenario_link
+
+        bandwidth = scenario.values()[link_param(scenario_link(scenario), "bandwidth_bytes_per_s")] / 1e9
+        print(paragraph(" ".join(kv_sentences(analysis.extra["result"], bandwidth))))
+    else:
+        print(paragraph(analysis.headline.sentence))
     return 0

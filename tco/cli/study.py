@@ -8,6 +8,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..limits import MAX_WORKERS
 from .common import print_warnings
+from .text import paragraph
 
 
 def add_parser(sub):
@@ -61,4 +62,18 @@ def run(args) -> int:
         raise InputError.one("--scheduler", args.scheduler, f"cannot reach a dask.distributed scheduler there ({exc})") from None
     print(f"{study.name}: {study.question.strip()}", file=sys.stderr)
     print(out)
+    print_findings(out)
     return 0
+
+
+def print_findings(out: Path) -> None:
+    """The study's findings (who wins how often, the top drivers, the break-evens), read from its summary.json."""
+    import json
+
+    from ..studies.findings import findings
+
+    lines = findings(json.loads((out / "summary.json").read_text(encoding="utf-8")))
+    if lines:
+        print("\nfindings:")
+        for line in lines:
+            print(paragraph(f"- {line}").replace("\n", "\n  "))

@@ -31,6 +31,31 @@ Array = np.ndarray
 
 #: metadata key of a result field's table row
 _SPEC = "output"
+#: what a missing or non-finite value shows
+NONE = "—"
+
+
+def sig(value, digits: int = 3, trim: bool = True) -> str:
+    """``value`` with ``digits`` significant figures, thousands separated, no exponent between 1e-4
+    and 1e15 (``20000 -> 20,000``, ``0.0098595 -> 0.00986``), trailing zeros dropped unless not
+    ``trim`` (``4.30 -> 4.3``); the em dash for None or non-finite."""
+    if value is None:
+        return NONE
+    value = float(value)
+    if not math.isfinite(value):
+        return NONE
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)))
+    if not -4 <= exponent < 15:
+        return f"{value:.{digits - 1}e}"
+    places = digits - 1 - exponent  # negative rounds to tens, hundreds, ...
+    decimals = max(0, places)
+    rounded = round(value, places)
+    if rounded != 0 and math.floor(math.log10(abs(rounded))) > exponent:  # 9.996 -> 10.0: one decimal fewer
+        decimals = max(0, decimals - 1)
+    text = f"{rounded:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if trim and "." in text else text
 
 
 @dataclass(frozen=True)
@@ -64,9 +89,12 @@ class OutputSpec:
         return f"{self.label}, {self.display_unit}" if self.display_unit else self.label
 
     def format(self, value) -> str:
-        """``value`` as displayed (scaled, formatted); a dash for a missing or non-finite value."""
+        """``value`` as displayed (scaled, formatted; a ``g`` format keeps its significant figures without an
+        exponent, see :func:`sig`); an em dash for a missing or non-finite value."""
         if value is None or not math.isfinite(float(value)):
-            return "–"
+            return NONE
+        if self.fmt.endswith("g"):
+            return sig(float(value) * self.scale, int(self.fmt.rstrip("g").split(".")[-1]))
         return format(float(value) * self.scale, self.fmt)
 
     def as_column(self, key: str | None = None) -> tuple[str, str, str, float]:
@@ -242,33 +270,33 @@ class OptionResult:
     pools: dict[str, PoolResult]
     links: LinkCosts
     lcot_usd_per_mtok: Array = output("USD per million output tokens", "levelized cost: PV(costs) / PV(output tokens) x 1e6",
-                                      "cost", fmt=",.3f", column="USD/Mtok out")
+                                      "cost", fmt=",.4g", column="USD/Mtok out")
     lcot_usd_per_mtok_all_tokens: Array = output("USD per million input+output tokens",
-                                                 "levelized cost over prompt and output tokens", "cost", fmt=",.3f",
+                                                 "levelized cost over prompt and output tokens", "cost", fmt=",.4g",
                                                  column="USD/Mtok in+out")
     pv_cost_usd: Array = output("USD", "present value of all costs over the horizon, residual value credited",
-                                "present value of costs", "M USD", scale=1e-6, fmt=",.2f")
+                                "present value of costs", "M USD", scale=1e-6, fmt=",.4g")
     pv_tokens: Array = output("output tokens", "present value (discounted count) of output tokens served",
                               "present value of output tokens", "")
     pv_capex_usd: Array = output("USD", "PV of device and system purchases, replacements included, NRE excluded",
-                                 "hardware capex", "M USD", scale=1e-6, fmt=",.2f", cost_line=True)
+                                 "hardware capex", "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
     pv_nre_usd: Array = output("USD", "PV of the NRE share carried by the units this fleet buys", "NRE share", "M USD",
-                               scale=1e-6, fmt=",.2f", cost_line=True)
+                               scale=1e-6, fmt=",.4g", cost_line=True)
     pv_energy_usd: Array = output("USD", "PV of electricity for devices and hosts (PUE included)", "energy", "M USD",
-                                  scale=1e-6, fmt=",.2f", cost_line=True)
+                                  scale=1e-6, fmt=",.4g", cost_line=True)
     pv_facility_usd: Array = output("USD", "PV of data-hall cost per provisioned kW", "facility (data hall)", "M USD",
-                                    scale=1e-6, fmt=",.2f", cost_line=True)
+                                    scale=1e-6, fmt=",.4g", cost_line=True)
     pv_maintenance_usd: Array = output("USD", "PV of maintenance, a share of hardware capex per year", "maintenance", "M USD",
-                                       scale=1e-6, fmt=",.2f", cost_line=True)
+                                       scale=1e-6, fmt=",.4g", cost_line=True)
     pv_links_usd: Array = output("USD", "PV of KV-link ports: purchase, energy and facility", "KV links", "M USD",
-                                 scale=1e-6, fmt=",.2f", cost_line=True)
+                                 scale=1e-6, fmt=",.4g", cost_line=True)
     pv_reauthoring_usd: Array = output("USD", "PV of software re-authoring, one cost per workload shift", "re-authoring",
-                                       "M USD", scale=1e-6, fmt=",.2f", cost_line=True)
+                                       "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
     pv_workload_shift_usd: Array = output("USD", "PV of shifted demand served on general hardware at the baseline's cost",
-                                          "workload shift", "M USD", scale=1e-6, fmt=",.2f",
+                                          "workload shift", "M USD", scale=1e-6, fmt=",.4g",
                                           cost_line=True)
     pv_residual_usd: Array = output("USD", "PV of value recovered at end of life or horizon (negative: a credit)",
-                                    "residual value (credit)", "M USD", scale=1e-6, fmt=",.2f", cost_line=True)
+                                    "residual value (credit)", "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
     devices: Array = output("devices", "devices in the fleet, all pools", "devices (fleet)", "", fmt=",.0f", column="devices")
     ttft_s: Array = output("s", "time to first token: prefill (+ KV transfer when disaggregated)", "time to first token", "ms",
                            scale=1e3, fmt=",.0f", column="TTFT s")
@@ -293,7 +321,7 @@ class OptionResult:
     prefill_cost_share: Array = output("fraction", "share of the option's cost due to prefill", "prefill share of cost", "%",
                                        scale=100.0, fmt=".0f")
     accounting_cost_usd_per_year: Array = output("USD/yr", "straight-line depreciation plus year-1 opex",
-                                                 "accounting cost per year", "M USD/yr", scale=1e-6, fmt=",.2f")
+                                                 "accounting cost per year", "M USD/yr", scale=1e-6, fmt=",.4g")
 
     def pool(self, role: str) -> PoolResult:
         return self.pools[role]
@@ -332,9 +360,9 @@ class ChallengerResult:
     NRE fields for options that use the scenario's built device (None otherwise)."""
 
     npv_usd: Array = output("USD", "PV saved by choosing the option over the baseline (> 0: it pays)",
-                            "NPV of choosing it over the baseline", "M USD", scale=1e-6, fmt=",.2f")
+                            "NPV of choosing it over the baseline", "M USD", scale=1e-6, fmt=",.4g")
     cost_ratio: Array = output("ratio", "option LCOT / baseline LCOT (the option wins below 1)",
-                               "cost ratio to the baseline (wins below 1)", "", fmt=".3f")
+                               "cost ratio to the baseline (wins below 1)", "", fmt=",.4g")
     life_over_half_life: Array | None = output(
         "ratio", "L/H: device useful life over workload half-life (> 1 specialization can pay)",
         "L/H: useful life / workload half-life", "", fmt=".2f", optional=True)

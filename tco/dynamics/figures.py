@@ -1,8 +1,5 @@
-"""Plotly figures of the fleet analyses: axis titles carry units; colours from the Okabe-Ito palette.
-
-Okabe and Ito, "Color Universal Design" (2002): distinguishable with every common form
-of colour-vision deficiency.
-"""
+"""Plotly figures of the fleet analyses: axis titles carry units (the same as the tables: latencies in ms,
+routing costs per 1,000 answers); look and palette from :mod:`tco.figstyle`."""
 
 from __future__ import annotations
 
@@ -10,14 +7,14 @@ import math
 
 import plotly.graph_objects as go
 
-#: Okabe-Ito colour-blind-safe palette
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+from ..figstyle import PALETTE, style
+
 USD_MTOK = "USD per million output tokens"
 PROMPT_HOVER = "%{x:,.0f} prompt tokens<br>%{y:,.4g} " + USD_MTOK
 
 
-def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False) -> go.Figure:
-    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, template="plotly_white", colorway=PALETTE)
+def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False, height: int | None = None) -> go.Figure:
+    style(fig, title, x, y, height)
     if log_x:
         fig.update_xaxes(type="log")
     return fig
@@ -33,10 +30,11 @@ def _log_ticks(values) -> list[float]:
     return [t for t in ticks if min(v) / 2 <= t <= max(v) * 2]
 
 
-def _mark_prompt(fig: go.Figure, x: float, text: str, colour: str = "#000000") -> None:
-    """A dashed vertical line at prompt length ``x`` with a label (annotations on a log axis take log10 positions)."""
+def _mark_prompt(fig: go.Figure, x: float, text: str, colour: str = "#000000", row: int = 0) -> None:
+    """A dashed vertical line at prompt length ``x`` with a label (annotations on a log axis take log10 positions);
+    labels of several lines go one ``row`` lower each, so they never overprint."""
     fig.add_vline(x=x, line_dash="dash", line_color=colour)
-    fig.add_annotation(x=math.log10(x), y=1, xref="x", yref="y domain", text=text, showarrow=False,
+    fig.add_annotation(x=math.log10(x), y=1 - 0.1 * row, xref="x", yref="y domain", text=text, showarrow=False,
                        xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.8)")
 
 
@@ -62,9 +60,9 @@ def kv_wall_figure(result) -> go.Figure:
                    f"{name} (colocated, {role} device)", PALETTE[i])
     fig.add_scatter(x=t["prompt_tokens"], y=t["link_usd_per_mtok"], name="KV link cost", line={"dash": "dot"},
                     hovertemplate=PROMPT_HOVER)
-    wall = result.breakevens["prompt_tokens"]["value"]
-    if wall is not None:
-        _mark_prompt(fig, wall, f"break-even {wall:,.0f} tokens")
+    wall = result.breakevens["prompt_tokens"]
+    for row, x in enumerate(wall.get("crossings") or ([wall["value"]] if wall["value"] is not None else [])):
+        _mark_prompt(fig, x, f"break-even {x:,.0f} tokens", row=row)
     return _layout(fig, "KV transfer wall (dotted: misses a latency target)", "prompt length [tokens]", f"cost [{USD_MTOK}]",
                    log_x=True)
 
@@ -98,11 +96,18 @@ def stranded_figure(result) -> go.Figure:
 
 
 def backlog_figure(result, policy: str) -> go.Figure:
+    """Requests queued at the end of each hour per pool; a policy under which nothing ever waits says so."""
     h = result.hourly[result.hourly["policy"] == policy]
     fig = go.Figure()
-    for i, col in enumerate(("prefill_backlog_req", "decode_backlog_req", "gpu_fleet_backlog_req")):
-        fig.add_scatter(x=h["hour"], y=h[col], name=col.replace("_req", "").replace("_", " "), line={"color": PALETTE[i]},
-                        hovertemplate="hour %{x:,.0f}: %{y:,.0f} requests queued")
+    columns = (("prefill_backlog_req", "split fleet: prefill pool"), ("decode_backlog_req", "split fleet: decode pool"),
+               ("gpu_fleet_backlog_req", "homogeneous GPU fleet"))
+    for i, (col, name) in enumerate(columns):
+        fig.add_scatter(x=h["hour"], y=h[col], name=name, line={"color": PALETTE[i]},
+                        hovertemplate="hour %{x:,.0f}: %{y:,.0f} requests queued<extra>" + name + "</extra>")
+    if not any(h[col].max() > 0 for col, _ in columns):
+        fig.add_annotation(text=f"no request waits past the hour under '{policy}': every pool keeps up all quarter",
+                           x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False, bgcolor="rgba(255,255,255,0.9)")
+        fig.update_yaxes(range=[0, 1])
     return _layout(fig, f"Backlog per hour, policy '{policy}'", "hour of the quarter [h]", "backlog [requests]")
 
 
@@ -117,18 +122,19 @@ def coordination_figure(result) -> go.Figure:
 
 def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
     ok = table[table["feasible"]]
-    hover = "%{text}<br>" + latency[:4].upper() + " %{x:.3g} s<br>%{y:,.4g} " + USD_MTOK
+    name = latency[:4].upper()
+    hover = "%{text}<br>" + name + " %{x:.3g} ms<br>%{y:,.4g} " + USD_MTOK
     fig = go.Figure()
     for i, (placement, rows) in enumerate(ok.groupby("placement", sort=False)):
-        fig.add_scatter(x=rows[latency], y=rows["usd_per_mtok"], mode="markers", name=placement, text=rows["label"],
+        fig.add_scatter(x=rows[latency] * 1e3, y=rows["usd_per_mtok"], mode="markers", name=placement, text=rows["label"],
                         marker={"color": PALETTE[i % len(PALETTE)]}, hovertemplate=hover)
     front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
-    fig.add_scatter(x=front[latency], y=front["usd_per_mtok"], mode="lines", name="Pareto frontier", text=front["label"],
-                    line={"color": "#000000", "dash": "dot"}, hovertemplate=hover)
+    fig.add_scatter(x=front[latency] * 1e3, y=front["usd_per_mtok"], mode="lines", name="Pareto frontier",
+                    text=front["label"], line={"color": "#000000", "dash": "dot"}, hovertemplate=hover)
     fig.update_yaxes(type="log", tickvals=_log_ticks(ok["usd_per_mtok"]), tickformat="~g")
-    fig.update_xaxes(tickvals=_log_ticks(ok[latency]), tickformat="~g")
-    return _layout(fig, "Cost against latency by placement", f"{latency[:4].upper()} [s]",
-                   "cost [USD per million output tokens]", log_x=True)
+    fig.update_xaxes(tickvals=_log_ticks(ok[latency] * 1e3), tickformat="~g")
+    return _layout(fig, "Cost against latency by placement", f"{name} [ms]", "cost [USD per million output tokens]",
+                   log_x=True, height=460)
 
 
 def tree_figure(costs) -> go.Figure:
@@ -137,18 +143,21 @@ def tree_figure(costs) -> go.Figure:
         fig.add_bar(x=rows["leaf"], y=rows["usd_per_mtok"], name=device, marker_color=PALETTE[i % len(PALETTE)])
     fig.update_yaxes(type="log")
     return _layout(fig, "Specialization tree (NRE and half-life included)", "leaf",
-                   "cost [USD per million tokens; prompt tokens for 'prefill only', output tokens otherwise]")
+                   "cost [USD per million tokens]")
 
 
 def routing_figure(result) -> go.Figure:
     c = result.curve
     fig = go.Figure()
-    hover = "routed %{x:.0%}: %{y:,.4g} USD per useful answer"
-    fig.add_scatter(x=c["router_share"], y=c["usd_per_useful_answer"], name="with router", line={"color": PALETTE[0]},
+    hover = "routed %{x:.0%}: %{y:,.4g} USD per 1,000 useful answers"
+    fig.add_scatter(x=c["router_share"], y=c["usd_per_useful_answer"] * 1e3, name="with router", line={"color": PALETTE[0]},
                     hovertemplate=hover)
-    fig.add_scatter(x=c["router_share"], y=c["large_only_usd_per_answer"], name="large model only",
+    fig.add_scatter(x=c["router_share"], y=c["large_only_usd_per_answer"] * 1e3, name="large model only",
                     line={"dash": "dash", "color": PALETTE[1]}, hovertemplate=hover)
-    return _layout(fig, "Routing to a small model", "share routed to the small model [0-1]", "cost [USD per useful answer]")
+    fig.update_xaxes(tickformat=".0%")
+    fig.update_yaxes(tickformat="~g")
+    return _layout(fig, "Routing to a small model", "share of requests routed to the small model",
+                   "cost [USD per 1,000 useful answers]")
 
 
 def roadmap_figure(table, target: float) -> go.Figure:

@@ -4,7 +4,7 @@ For a disaggregated option (prefill on X, decode on Y, KV over a link) and its c
 counterparts (everything on X, everything on Y), as a function of prompt length:
 the KV bytes per request ``P k``, transfer time, link ports, link power and dollars per
 million output tokens, the split's decode gain before the link, and where the decode
-pool's KV spills out of its fastest memory. Break-evens (``tco.solvers.find_crossing``):
+pool's KV spills out of its fastest memory. Break-evens (``tco.solvers.scan``, every crossing in the range):
 the prompt length and the link bandwidth at which the split stops beating the cheaper
 feasible colocated counterpart.
 """
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.structure import link_param
-from ..solvers import STATUS_NAMES, find_crossing
+from ..solvers import scan
 from .config import KVWall
 from .derived import colocated_counterparts, disaggregated_option, evaluate
 
@@ -32,9 +32,8 @@ class KVWallResult:
     breakevens: dict[str, dict]
 
 
-def _gap(scenario, option: str, counterparts: dict[str, str], updates):
+def _gap_of(results, option: str, counterparts: dict[str, str]):
     """Split cost minus the cheaper feasible colocated counterpart [USD/Mtok]; an infeasible split never wins."""
-    results, _ = evaluate(scenario, updates)
     r = results[option]
     best = np.minimum.reduce([np.where(results[n].feasible > 0, results[n].lcot_usd_per_mtok, np.inf)
                               for n in counterparts.values()])
@@ -42,11 +41,13 @@ def _gap(scenario, option: str, counterparts: dict[str, str], updates):
     return np.where(r.feasible > 0, gap, np.abs(gap) + 1.0)
 
 
-def _crossing(gap, low, high) -> dict:
-    x, status, above = find_crossing(gap, low, high)
-    found = int(status) == 0
-    return {"value": float(x) if found else None, "status": STATUS_NAMES[int(status)], "low": low, "high": high,
-            "split_wins_above": bool(above) if found else None}
+def _breakeven(result, low: float, high: float) -> dict:
+    """One break-even as the analyses report it: the first crossing (``value``, ``split_wins_above``), its status
+    and every crossing in the range (``crossings``)."""
+    flips = [c for c in result.changes if c.flips]
+    status = "crosses" if flips else ("always" if result.wins_at_low else "never")
+    return {"value": flips[0].value if flips else None, "status": status, "low": low, "high": high,
+            "split_wins_above": flips[0].wins_above if flips else None, "crossings": [c.value for c in flips]}
 
 
 def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
@@ -82,12 +83,20 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
         "decode_advantage": decode.decode_tokens_per_s / decode.devices_per_replica / gpu_decode_per_device,
     })
     low, high = cfg.prompt_range
-    breakevens = {
-        "prompt_tokens": _crossing(lambda x: _gap(derived, option.name, names, {PROMPT: x}), low, high),
-        "link_bandwidth_bytes_per_s": _crossing(
-            lambda x: _gap(derived, option.name, names, {link_param(link, "bandwidth_bytes_per_s"): x}),
-            *cfg.bandwidth_range_bytes_per_s),
-        "spill_onset_prompt_tokens": _crossing(
-            lambda x: 0.5 - evaluate(derived, {PROMPT: x})[0][option.name].pool("decode").performance.spilled_bytes, low, high),
-    }
+    bandwidth = link_param(link, "bandwidth_bytes_per_s")
+    base = derived.values()
+    ranges = [(low, high), tuple(cfg.bandwidth_range_bytes_per_s), (low, high)]
+
+    def gaps(track, x):
+        """Track 0: the split's gap along prompt length; 1: along link bandwidth; 2: spilled decode bytes along
+        prompt length (negative once the decode KV spills). One evaluation for the three searches."""
+        updates = {PROMPT: np.where(track == 1, base[PROMPT], x), bandwidth: np.where(track == 1, x, base[bandwidth])}
+        results, _ = evaluate(derived, updates)
+        cost = _gap_of(results, option.name, names)
+        spill = 0.5 - results[option.name].pool("decode").performance.spilled_bytes
+        return np.where(track == 2, spill, cost)
+
+    found = scan(gaps, [r[0] for r in ranges], [r[1] for r in ranges], tolerance=1e-9)
+    breakevens = {key: _breakeven(result, *r) for key, result, r in
+                  zip(("prompt_tokens", "link_bandwidth_bytes_per_s", "spill_onset_prompt_tokens"), found, ranges, strict=True)}
     return KVWallResult(option.name, names, table, breakevens)

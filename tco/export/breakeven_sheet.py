@@ -77,16 +77,19 @@ def solver_searches(scenario: Scenario) -> list[tuple[str, str]]:
 
 
 def _write_solver_snapshot(sheet: QuantitySheet, scenario: Scenario) -> None:
-    sheet.heading("Solver-only break-evens: SNAPSHOT from tco (values, not live; rerun `tco export` after edits)")
+    sheet.heading("Solver-only break-evens: SNAPSHOT from tco (values, not live; rerun `tco export` after edits); "
+                  "every crossing and feasibility window in each range")
     ws = sheet.ws
-    header = ("option", "parameter", "status", "break-even value", "wins", "base value", "low", "high", "unit")
+    header = ("option", "parameter", "status", "first break-even", "wins", "base value", "low", "high", "unit",
+              "every crossing and feasibility edge", "windows in words")
     for i, title in enumerate(header, start=1):
         put_text(ws, sheet.row, i, title, bold=True)
     sheet.row += 1
     for name, option in solver_searches(scenario):
         for r in breakeven(scenario, name, option=option):
             texts = {1: r.option, 2: r.param, 3: r.status, 5: "" if r.wins_above is None else
-                     ("above" if r.wins_above else "below"), 9: r.unit}
+                     ("above" if r.wins_above else "below"), 9: r.unit,
+                     10: ", ".join(f"{c['value']:.6g}" for c in r.crossings), 11: r.sentence()}
             for column, text in texts.items():
                 put_text(ws, sheet.row, column, text)
             for column, number in ((4, r.value), (6, r.base_value), (7, r.low), (8, r.high)):

@@ -8,6 +8,8 @@ from openpyxl.utils import get_column_letter, quote_sheetname
 
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
 SNAPSHOT_FILL = PatternFill("solid", fgColor="EDEDED")
+#: an input edited away from the scenario file's value (the app's and the CLI's --set edits)
+EDITED_FILL = PatternFill("solid", fgColor="F4B183")
 HEADING_FONT = Font(bold=True, size=12)
 BOLD = Font(bold=True)
 

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import yaml
 from openpyxl import Workbook
+from openpyxl.styles import Alignment
 
 from .. import __version__
 from ..api import compare
 from ..errors import InputError
-from ..scenario import Scenario
+from ..scenario import Scenario, scenario_from_dict
 from ..util import atomic_write, check_target
 from .breakeven_sheet import write_breakeven
 from .cashflow_sheet import write_cash_flows
@@ -28,6 +29,7 @@ from .names import excel_names
 from .sensitivity_sheet import write_sensitivity
 
 SCENARIO_SHEET = "Scenario"
+WRAP, TOP = Alignment(wrap_text=True, vertical="top"), Alignment(vertical="top")
 SHEETS = ("Cover", "Inputs", "Model", "Cash flows", "Break-even", "Sensitivity", "Check", SCENARIO_SHEET)
 
 
@@ -69,8 +71,20 @@ def _workbook_with_inputs(scenario, titles) -> tuple[Workbook, dict, dict[str, s
         ws.title = title
     params = scenario.params.values_list()
     names = excel_names(p.name for p in params)
-    write_inputs(wb, sheets["Inputs"], params, names)
+    write_inputs(wb, sheets["Inputs"], params, names, file_values(scenario))
     return wb, sheets, names
+
+
+def file_values(scenario) -> dict[str, float]:
+    """The values of ``scenario`` before its ``set:`` edits (what its file and the catalog give); empty when
+    there are no edits or the unedited scenario cannot be rebuilt."""
+    data = scenario.to_dict()
+    if not data.get("set"):
+        return {}
+    try:
+        return scenario_from_dict({**data, "set": {}}).values()
+    except InputError:
+        return {}
 
 
 def build_training_workbook(scenario) -> Workbook:
@@ -107,8 +121,8 @@ def _write_cover(ws, scenario: Scenario, verdict: str | None = None,
         ("", "Send edits back with `tco import WORKBOOK.xlsx --out scenario.yaml`."),
     ]
     for i, (label, text) in enumerate(rows, start=1):
-        put_text(ws, i, 1, label, bold=True)
-        put_text(ws, i, 2, text)
+        put_text(ws, i, 1, label, bold=True).alignment = TOP
+        put_text(ws, i, 2, text).alignment = WRAP  # the verdict runs to a paragraph
 
 
 def _write_scenario(ws, scenario: Scenario) -> None:

@@ -9,61 +9,88 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..display import param_label
+from ..figstyle import PALETTE, style
 from .gridmap import GridMap
 from .metrics import Metric
 from .montecarlo import MonteCarloResult
 
-#: Okabe-Ito colours: blue, orange, bluish green, vermillion, sky blue, reddish purple, yellow, black
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
 LOW_COLOUR, HIGH_COLOUR, LINE_COLOUR = PALETTE[0], PALETTE[1], PALETTE[7]
 
 
-def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
-    fig.update_layout(title=title, template="plotly_white", xaxis_title=x_title, yaxis_title=y_title,
-                      legend={"orientation": "h", "y": -0.15})
-    return fig
+def _layout(fig: go.Figure, title: str, x_title: str, y_title: str, height: int | None = None) -> go.Figure:
+    return style(fig, title, x_title, y_title, height)
 
 
-def _mark_threshold(fig: go.Figure, metric: Metric, vertical: bool) -> None:
+def _label(name: str, unit: str = "") -> str:
+    """A parameter's human label with its unit: ``groq-lpu unit price [USD]``."""
+    return f"{param_label(name)} [{unit}]" if unit else param_label(name)
+
+
+def _mark_threshold(fig: go.Figure, metric: Metric, vertical: bool, position: str = "bottom left") -> None:
     if np.isfinite(metric.threshold):
         mark = fig.add_vline if vertical else fig.add_hline
-        mark(metric.threshold, line_dash="dash", line_color=LINE_COLOUR, annotation_text="break-even")
+        mark(metric.threshold, line_dash="dash", line_color=LINE_COLOUR, annotation_text="break-even",
+             annotation_position=position, annotation_bgcolor="rgba(255,255,255,0.85)")
 
 
-def tornado_figure(frame: pd.DataFrame, metric: Metric, top: int = 20) -> go.Figure:
-    """Horizontal bars from base to the metric at each parameter's low and high; base marked."""
+def tornado_figure(frame: pd.DataFrame, metric: Metric, top: int = 15) -> go.Figure:
+    """Horizontal bars from base to the metric at each parameter's low and high; base and break-even marked.
+
+    Parameters are named by their labels (``groq-lpu unit price``); a star marks one whose range
+    flips the winner. The base value is labelled at the top, the break-even at the bottom, so the
+    two never collide.
+    """
     rows = frame.head(top).iloc[::-1]
     base = float(rows["metric_base"].iloc[0]) if len(rows) else np.nan
-    labels = [f"{p}{' *' if c else ''}" for p, c in zip(rows["param"], rows["crosses_breakeven"], strict=True)]
+    labels = [f"{param_label(p)}{' *' if c else ''}" for p, c in zip(rows["param"], rows["crosses_breakeven"], strict=True)]
     fig = go.Figure()
-    sides = (("metric_low", "parameter at low", LOW_COLOUR), ("metric_high", "parameter at high", HIGH_COLOUR))
+    sides = (("metric_low", "input at its low value", LOW_COLOUR), ("metric_high", "input at its high value", HIGH_COLOUR))
     for column, name, colour in sides:
         fig.add_bar(y=labels, x=rows[column] - base, base=base, orientation="h", name=name, marker_color=colour,
                     customdata=np.stack([rows["low" if column == "metric_low" else "high"], rows["unit"]], axis=-1),
-                    hovertemplate="%{y}<br>value %{customdata[0]:.4g} %{customdata[1]}<br>metric %{x:.4g}<extra></extra>")
-    fig.update_layout(barmode="overlay", height=max(400, 28 * len(rows) + 150))
-    fig.add_vline(base, line_color=LINE_COLOUR, annotation_text="base")
-    _mark_threshold(fig, metric, vertical=True)
-    return _layout(fig, f"Tornado: {metric.name} (* the winner flips within the range)", metric.label, "parameter")
+                    hovertemplate="%{y}<br>input %{customdata[0]:.4g} %{customdata[1]}<br>metric %{x:.4g}<extra></extra>")
+    fig.update_layout(barmode="overlay", bargap=0.25)
+    fig.add_vline(base, line_color=LINE_COLOUR, annotation_text=f"base {base:.4g}", annotation_position="top right",
+                  annotation_bgcolor="rgba(255,255,255,0.85)")
+    _mark_threshold(fig, metric, vertical=True, position="bottom right")
+    fig.update_yaxes(automargin=True, tickfont={"size": 11})
+    return _layout(fig, f"Tornado: {metric.label} (* the winner flips within the range)", metric.label, "",
+                   height=max(360, 26 * len(rows) + 140))
 
 
 def sweep_figure(frame: pd.DataFrame, metrics: list[Metric]) -> go.Figure:
-    """One line per metric along the swept parameter; break-even points marked as vertical lines."""
+    """One line per metric along the swept parameter, one y-axis per unit (a ratio and USD never share an
+    axis; a third unit gets its own row); break-even points marked as vertical lines."""
+    from plotly.subplots import make_subplots
+
     param, unit = frame.attrs.get("param", frame.columns[0]), frame.attrs.get("unit", "")
-    fig = go.Figure()
+    units = list(dict.fromkeys(m.unit for m in metrics))
+    rows = 1 if len(units) <= 2 else len(units)
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        specs=[[{"secondary_y": len(units) == 2}] for _ in range(rows)])
     for i, m in enumerate(metrics):
+        k = units.index(m.unit)
         fig.add_scatter(x=frame[param], y=frame[m.name], mode="lines", name=m.label, line_color=PALETTE[i % len(PALETTE)],
-                        yaxis="y" if i == 0 else "y2")
+                        row=k + 1 if rows > 1 else 1, col=1, secondary_y=(k == 1 and rows == 1))
+    for k, u in enumerate(units):
+        titles = " / ".join(m.label.rsplit(" [", 1)[0] for m in metrics if m.unit == u)
+        fig.update_yaxes(title_text=f"{titles} [{u}]", row=k + 1 if rows > 1 else 1, col=1,
+                         secondary_y=(k == 1 and rows == 1))
     for b in frame.attrs.get("breakevens", []):
         side = "above" if b["wins_above"] else "below"
-        fig.add_vline(b["value"], line_dash="dot", line_color=LINE_COLOUR,
-                      annotation_text=f"{b['option']} wins {side} {b['value']:.4g}")
-    if len(metrics) > 1:
-        fig.update_layout(yaxis2={"overlaying": "y", "side": "right", "title": metrics[1].label})
-    _mark_threshold(fig, metrics[0], vertical=False)
+        fig.add_vline(b["value"], line_dash="dot", line_color=LINE_COLOUR)
+        fig.add_annotation(x=np.log10(b["value"]) if _geometric(frame[param].to_numpy()) else b["value"], y=1,
+                           xref="x", yref="paper", text=f"{b['option']} wins {side} {b['value']:.4g}", showarrow=False,
+                           xanchor="left", yanchor="top", textangle=0, bgcolor="rgba(255,255,255,0.85)")
+    first = next(m for m in metrics if m.unit == units[0])
+    if np.isfinite(first.threshold):
+        fig.add_hline(first.threshold, line_dash="dash", line_color=LINE_COLOUR, row=1, col=1)
     if _geometric(frame[param].to_numpy()):
         fig.update_xaxes(type="log")
-    return _layout(fig, f"Sweep of {param}", f"{param} [{unit}]", metrics[0].label)
+    fig = _layout(fig, f"Sweep of {param_label(param)}", None, None, height=420 if rows == 1 else 260 * rows)
+    fig.update_xaxes(title_text=_label(param, unit), row=rows, col=1)
+    return fig
 
 
 def _geometric(x: np.ndarray) -> bool:
@@ -73,34 +100,75 @@ def _geometric(x: np.ndarray) -> bool:
 def map_figure(grid: GridMap) -> go.Figure:
     """Heatmap of the metric with the break-even contour (where the option's gap is zero)."""
     fig = go.Figure()
-    fig.add_heatmap(x=grid.x, y=grid.y, z=grid.z, colorscale="Viridis", colorbar={"title": grid.metric.label},
-                    hovertemplate=f"{grid.x_param} %{{x:.4g}}<br>{grid.y_param} %{{y:.4g}}<br>%{{z:.4g}}<extra></extra>")
+    fig.add_heatmap(x=grid.x, y=grid.y, z=grid.z, colorscale="Viridis",
+                    colorbar={"title": {"text": grid.metric.label, "side": "right"}, "thickness": 14},
+                    hovertemplate=f"{param_label(grid.x_param)} %{{x:.4g}}<br>{param_label(grid.y_param)} %{{y:.4g}}"
+                                  f"<br>%{{z:.4g}}<extra></extra>")
     fig.add_contour(x=grid.x, y=grid.y, z=grid.gap, contours={"start": 0, "end": 0, "size": 1, "coloring": "none",
                                                               "showlabels": False},
-                    line={"color": "white", "width": 3}, showscale=False, name="break-even", hoverinfo="skip",
-                    showlegend=True)
+                    line={"color": "white", "width": 3}, showscale=False, name="break-even (white line)",
+                    hoverinfo="skip", showlegend=True)
     for axis, values in (("xaxis", grid.x), ("yaxis", grid.y)):
         if _geometric(values):
             fig.update_layout({axis: {"type": "log"}})
     wins = grid.wins.mean()
-    return _layout(fig, f"{grid.metric.name}: {grid.metric.option} wins in {wins:.0%} of the map (break-even in white)",
-                   f"{grid.x_param} [{grid.x_unit}]", f"{grid.y_param} [{grid.y_unit}]")
+    fig.update_layout(legend={"bgcolor": "rgba(255,255,255,0.85)"})
+    return _layout(fig, f"{grid.metric.label}: {grid.metric.option} wins in {wins:.0%} of the map (break-even in white)",
+                   _label(grid.x_param, grid.x_unit), _label(grid.y_param, grid.y_unit), height=520)
+
+
+def _finite_draws(result: MonteCarloResult, metric: Metric) -> np.ndarray:
+    values = result.samples[metric.name].to_numpy(float)
+    return values[np.isfinite(values)]
+
+
+def _view_range(values: np.ndarray, threshold: float) -> list[float]:
+    """The x range that shows the draws: P0.5 to P99.5 (a few extreme draws do not squash the rest), widened to
+    the break-even when it lies within half a span of them."""
+    lo, hi = np.percentile(values, [0.5, 99.5]) if len(values) else (0.0, 1.0)
+    span = max(hi - lo, abs(hi) * 1e-3, 1e-12)
+    if np.isfinite(threshold) and lo - span / 2 <= threshold <= hi + span / 2:
+        lo, hi = min(lo, threshold), max(hi, threshold)
+    return [lo - 0.04 * span, hi + 0.04 * span]
 
 
 def mc_figure(result: MonteCarloResult, metric: Metric, bins: int = 80) -> go.Figure:
-    """Histogram of one metric's draws with P10/P50/P90 and the break-even marked."""
-    values = result.samples[metric.name].to_numpy(float)
+    """Histogram of one metric's draws with P10/P50/P90 and the break-even marked (labels stacked, never
+    overprinted); the x axis spans the draws (P0.5-P99.5), not the outliers."""
+    values = _finite_draws(result, metric)
     row = result.summary.set_index("metric").loc[metric.name]
     fig = go.Figure()
-    fig.add_histogram(x=values[np.isfinite(values)], nbinsx=bins, histnorm="probability", marker_color=PALETTE[0],
-                      name="draws")
-    for q, dash in (("p10", "dot"), ("p50", "solid"), ("p90", "dot")):
-        fig.add_vline(row[q], line_dash=dash, line_color=PALETTE[1], annotation_text=f"{q.upper()} {row[q]:.4g}")
-    _mark_threshold(fig, metric, vertical=True)
+    window = _view_range(values, metric.threshold)
+    shown = values[(values >= window[0]) & (values <= window[1])]
+    fig.add_histogram(x=shown, nbinsx=bins, histnorm="probability", marker_color=PALETTE[0], name="draws", showlegend=False)
+    for k, (q, dash) in enumerate((("p10", "dot"), ("p50", "solid"), ("p90", "dot"))):
+        fig.add_vline(row[q], line_dash=dash, line_color=PALETTE[1])
+        fig.add_annotation(x=row[q], y=1 - 0.09 * k, xref="x", yref="paper", text=f"{q.upper()} {row[q]:.4g}",
+                           showarrow=False, xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.85)")
+    _mark_threshold(fig, metric, vertical=True, position="bottom right")
+    fig.update_xaxes(range=window)
     win = "" if not np.isfinite(row["p_win"]) else \
         f"; P({metric.option} wins) = {row['p_win']:.3f} ± {row['p_win_std_error']:.3f}"
-    shown = f" (histogram: first {len(values):,})" if len(values) < row["n"] else ""
-    return _layout(fig, f"Monte Carlo, {int(row['n']):,} draws{shown}{win}", metric.label, "share of draws")
+    cut = len(values) - len(shown)
+    note = f" ({cut:,} draws beyond the axis)" if cut else ""
+    return _layout(fig, f"Monte Carlo, {int(row['n']):,} draws{win}{note}", metric.label, "share of draws", height=420)
+
+
+def exceedance_figure(result: MonteCarloResult, metric: Metric) -> go.Figure:
+    """The exceedance curve of one metric: the share of draws above each value (1 - CDF), with the break-even
+    marked; read off "how likely is the ratio above 1" directly."""
+    values = np.sort(_finite_draws(result, metric))
+    n = len(values)
+    step = max(1, n // 2000)  # at most ~2,000 points drawn
+    x = values[::step]
+    share_above = 1.0 - (np.arange(0, n, step) + 1) / n
+    fig = go.Figure(go.Scatter(x=x, y=share_above, mode="lines", line={"color": PALETTE[0]}, name="share of draws above",
+                               hovertemplate="P(metric > %{x:.4g}) = %{y:.3f}<extra></extra>"))
+    _mark_threshold(fig, metric, vertical=True, position="top right")
+    fig.update_xaxes(range=_view_range(values, metric.threshold))
+    fig.update_yaxes(range=[0, 1.02], tickformat=".0%")
+    return _layout(fig, f"Exceedance: share of draws above each value of the {metric.kind} metric", metric.label,
+                   "share of draws above the value", height=420)
 
 
 def portfolio_figure(frame: pd.DataFrame) -> go.Figure:
@@ -124,23 +192,29 @@ def portfolio_figure(frame: pd.DataFrame) -> go.Figure:
                    "challenger device and fleet shape", "model / workload")
 
 
-def sobol_figure(frame: pd.DataFrame, top: int = 20, title: str = "Sobol indices") -> go.Figure:
-    """First-order (S1) and total (ST) indices with 95 % confidence intervals, top parameters."""
+def sobol_figure(frame: pd.DataFrame, top: int = 15, title: str = "Sobol indices") -> go.Figure:
+    """First-order (S1) and total (ST) indices with 95 % confidence intervals, top parameters by their labels."""
     rows = frame.head(top).iloc[::-1]
+    labels = [param_label(p) for p in rows["param"]]
     fig = go.Figure()
-    for column, colour in (("S1", PALETTE[0]), ("ST", PALETTE[1])):
-        fig.add_bar(y=rows["param"], x=rows[column], orientation="h", name=column, marker_color=colour,
-                    error_x={"type": "data", "array": rows[f"{column}_conf"]})
-    fig.update_layout(barmode="group", height=max(400, 34 * len(rows) + 150))
-    return _layout(fig, title, "share of output variance [-]", "parameter")
+    for column, colour, name in (("S1", PALETTE[0], "first order S1 (the input alone)"),
+                                 ("ST", PALETTE[1], "total ST (with its interactions)")):
+        fig.add_bar(y=labels, x=rows[column], orientation="h", name=name, marker_color=colour,
+                    error_x={"type": "data", "array": rows[f"{column}_conf"], "thickness": 1},
+                    hovertemplate="%{y}<br>" + column + " %{x:.3f}<extra></extra>")
+    fig.update_layout(barmode="group", bargap=0.2)
+    fig.update_xaxes(rangemode="tozero")
+    fig.update_yaxes(tickfont={"size": 11})
+    return _layout(fig, title, "share of output variance [-]", "", height=max(360, 30 * len(rows) + 140))
 
 
 def morris_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure:
     """Morris mu* against sigma: far right is influential, high up is non-linear or interacting."""
     fig = go.Figure()
-    fig.add_scatter(x=frame["mu_star"], y=frame["sigma"], mode="markers+text", text=frame["param"], textposition="top center",
+    fig.add_scatter(x=frame["mu_star"], y=frame["sigma"], mode="markers+text", text=[param_label(p) for p in frame["param"]],
+                    textposition="top center",
                     marker_color=PALETTE[2], error_x={"type": "data", "array": frame["mu_star_conf"]}, name="parameters")
-    return _layout(fig, f"Morris screening of {metric.name}", f"mu* [{metric.unit} per full parameter range]",
+    return _layout(fig, f"Morris screening of {metric.label}", f"mu* [{metric.unit} per full parameter range]",
                    f"sigma [{metric.unit} per full parameter range]")
 
 

@@ -23,8 +23,10 @@ def _answer(response) -> dict:
     if response.status_code == 200:
         outputs = json.loads(response.data).get("response", {})
         answer["state"] = outputs.get("state", {}).get("data")
-        answer["edits"] = json.dumps(outputs.get("edit-errors", {}).get("children"))
-        answer["upload"] = json.dumps(outputs.get("upload-errors", {}).get("children"))
+        # table edits answer in edit-errors; a link, a crafted state or an upload in the messages under the header
+        answer["edits"] = json.dumps([outputs.get("edit-errors", {}).get("children"),
+                                      outputs.get("messages", {}).get("children")])
+        answer["upload"] = json.dumps(outputs.get("messages", {}).get("children"))
     return answer
 
 
@@ -48,8 +50,9 @@ def dash_post(output: str, inputs: dict, state: dict, changed: str) -> dict:
     return _answer(app.server.test_client().post("/_dash-update-component", json=body))
 
 
-CONTROLLER = ("..state.data...url.search...scenario-picker.value...params-table.data...edit-errors.children..."
-              "upload-errors.children..")
+CONTROLLER = ("..state.data...url.search...scenario-picker.value...scenario-picker.options...params-table.data..."
+              "edit-errors.children...messages.children...edit-banner.hidden...edit-banner-text.children..."
+              "params-table.tooltip_data...scenario-key.data..")
 MAP = '{"name":"map","type":"chart"}.figure'
 
 
@@ -57,7 +60,8 @@ def controller(changed: str, search: str = "", upload: str | None = None, upload
                rows: list | None = None, state: dict | None = DEFAULT_STATE) -> dict:
     """The state-owning callback, as a crafted request would drive it."""
     return dash_post(CONTROLLER, {"url.search": search, "upload.contents": upload, "params-table.data_timestamp": 1},
-                     {"upload.filename": upload_name, "params-table.data": rows, "state.data": state}, changed)
+                     {"upload.filename": upload_name, "params-table.data": rows, "state.data": state,
+                      "scenario-key.data": None}, changed)
 
 
 def upload_yaml(text: str, name: str = "attack.yaml") -> dict:
@@ -76,7 +80,8 @@ def monte_carlo(samples, seed=1) -> str:
     from tco_app.pages.uncertainty import monte_carlo_view
     from tco_app.state import scenario_choices
 
-    _figure, table = monte_carlo_view(AppContext(scenario_choices(), "default"), DEFAULT_STATE, "ratio:groq", samples, seed)
+    ctx = AppContext(scenario_choices(), "default")
+    _figure, _exceedance, table = monte_carlo_view(ctx, DEFAULT_STATE, "ratio:groq", samples, seed)
     return str(table)
 
 
@@ -86,7 +91,9 @@ def sobol(n) -> str:
     from tco_app.state import scenario_choices
 
     figure = sobol_view(AppContext(scenario_choices(), "default"), DEFAULT_STATE, "ratio:groq", n, 1)
-    return str(figure.layout.annotations[0].text) if figure.layout.annotations else "ran"
+    annotations = (figure.get("layout", {}) if isinstance(figure, dict) else figure.to_plotly_json()["layout"]).get(
+        "annotations") or []
+    return str(annotations[0]["text"]) if annotations else "ran"
 
 
 def oversized_request(size: int) -> int:

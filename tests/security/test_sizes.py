@@ -66,7 +66,7 @@ def test_app_map_cells_are_bounded_on_the_server(n):
 @pytest.mark.parametrize("samples", [10**12, -5, 2_000_001, "lots"])
 def test_app_monte_carlo_samples_are_bounded_on_the_server(samples):
     text = contained(run("attacks:monte_carlo", samples)).result
-    assert "samples" in text and "must be a whole number from 100 to 2,000,000" in text
+    assert "draws" in text and "must be a whole number from 100 to 2,000,000" in text
 
 
 def test_app_sobol_n_is_one_of_the_offered_sizes():

@@ -80,7 +80,8 @@ def test_table_edit_keeps_last_valid_value_and_flags_bad_cell():
     for row in rows:
         if row["name"] == "economics.pue":
             row["value"] = "9"
-    new, search, _picker, rows, messages, _upload = update_state("params-table", "", None, None, None, rows, state, CTX)
+    new, search, _picker, _options, rows, messages, _upload = update_state("params-table", "", None, None, None, rows, state,
+                                                                            CTX)
     assert new["set"] == {"economics.pue": 1.4}
     bad = next(r for r in rows if r["name"] == "economics.pue")
     assert bad["value"] == "9" and bad["check"] == "must be a number in [1, 3] ratio"
@@ -94,6 +95,9 @@ def test_upload_valid_and_invalid(toy_scenario):
     new, *_ , upload_messages = update_state("upload", "", None, contents, "toy.yaml", None, None, CTX)
     # accepted; the toy's economics lie outside the catalog's sourced ranges, which is said (warnings only)
     assert new["scenario"] == "upload" and "warning: toy.yaml: economics.pue" in str(upload_messages)
+    # the picker now lists the uploaded file, and shows it
+    _state, _search, picked, options, *_ = update_state("upload", "", None, contents, "toy.yaml", None, None, CTX)
+    assert picked == "upload" and options[-1] == {"label": "uploaded: toy.yaml", "value": "upload"}
     assert "className='errors'" not in str(upload_messages)
     assert CTX.scenario(new).values() == toy_scenario.values()
     bad = "data:;base64," + base64.b64encode(b"name: x\nmodel: [").decode()
@@ -111,8 +115,9 @@ def test_downloaded_yaml_loads_with_the_edits(tmp_path, default_scenario):
 def test_compare_view_shows_the_model_numbers(toy_scenario):
     result = tco.compare(toy_scenario)
     _title, _question, verdict, _table, _challengers, lcot, breakdown = compare_view(toy_scenario)
-    assert verdict == result.verdict
+    assert result.decision.headline in str(verdict)
     assert list(lcot.data[0].y) == list(result.options["lcot_usd_per_mtok"])
+    assert lcot.data[1].name.startswith("baseline")  # the baseline's cost as a dashed line, named in the legend
     # the stacked bars add up to each option's PV of cost (M USD)
     totals = np.sum([np.asarray(t.y, float) for t in breakdown.data], axis=0)
     np.testing.assert_allclose(totals, result.options["pv_cost_usd"] / 1e6, rtol=1e-9)
@@ -160,7 +165,7 @@ def test_scenario_file_option_is_listed_first_choice(tmp_path, toy_scenario):
     path = tmp_path / "mine.yaml"
     path.write_text(scenario_yaml(toy_scenario))
     app = create_app(path, cache_dir=tmp_path / "c")
-    assert "mine" in str(app.layout)
+    assert "mine" in str(app.layout())
     assert scenario_from_dict(tco.load_scenario(path).to_dict()).values() == toy_scenario.values()
 
 
@@ -186,7 +191,7 @@ def test_fleet_views_show_the_fleet_analyses(name):
     split = expected[expected["fleet"] != scenario.structure.baseline]
     np.testing.assert_allclose(policies.data[0].y, split["usd_per_mtok"])
     assert f"{split['stranded_share'].iloc[0] * 100:.2f}" in str(table)
-    assert hourly.layout.title.text == "Backlog per hour, policy 'today'"
+    assert hourly.layout.meta["title"] == "Backlog per hour, policy 'today'"  # shown above the chart
     notice, frontier, pareto_fig = pareto_view(scenario, "ttft_s")
     assert notice is None and pareto_fig.data[-1].name == "Pareto frontier"
     assert len(pareto_fig.data[-1].x) == str(frontier).count("Tr(") - 1 > 0
@@ -200,7 +205,7 @@ def test_changing_the_policy_changes_the_hourly_chart(default_scenario):
     charts = {p: stranded_view(default_scenario, p, {})[3] for p in ("today", "peak", "flex")}
     backlogs = {p: np.concatenate([np.asarray(trace.y, float) for trace in fig.data]) for p, fig in charts.items()}
     assert not np.array_equal(backlogs["today"], backlogs["peak"])  # backlog per hour, every pool
-    assert charts["flex"].layout.title.text.endswith("'flex'")
+    assert charts["flex"].layout.meta["title"].endswith("'flex'")
 
 
 def test_fleet_views_say_when_they_do_not_apply():
@@ -214,7 +219,7 @@ def test_fleet_views_say_when_they_do_not_apply():
 def test_bad_fleet_inputs_are_flagged_inline(default_scenario):
     notice, table, *figs = stranded_view(default_scenario, "today", {"prompt_growth_per_year": -0.5})
     assert "fleet_dynamics.stranded.prompt_growth_per_year: got -0.5; Input should be greater than or equal to 0" in str(notice)
-    assert table is None and all(f.layout.annotations[0].text == "see the message above" for f in figs)
+    assert table is None and all(f["layout"]["annotations"][0]["text"] == "see the message above" for f in figs)
     notice, summary, *_ = kv_view(default_scenario, -1)
     assert "bandwidth_bytes_per_s" in str(notice) and "must be a number in [1e+06, 1e+18] B/s" in str(notice) and summary is None
 
@@ -241,8 +246,9 @@ def test_routing_and_roadmap_views_show_tco_fleet(name):
     notice, table, figure = routing_view(scenario)
     expected = routing(scenario, cfg.routing)
     assert notice is None and f"{expected.summary['breakeven_router_share'] * 100:.1f}%" in str(table)
-    np.testing.assert_allclose(figure.data[0].y, expected.curve["usd_per_useful_answer"])
-    assert all("USD per useful answer" in trace.hovertemplate for trace in figure.data)
+    # per 1,000 useful answers, the table's unit (USD per answer is a fraction of a cent)
+    np.testing.assert_allclose(figure.data[0].y, expected.curve["usd_per_useful_answer"] * 1e3)
+    assert all("USD per 1,000 useful answers" in trace.hovertemplate for trace in figure.data)
     notice, table, figure = roadmap_view(scenario)
     levers = roadmap(scenario, cfg.roadmap, cfg.routing)
     assert notice is None and str(table).count("Tr(") == 1 + len(levers)

@@ -1,6 +1,7 @@
 """The app in a real browser (headless Chromium via Playwright): every page loads, edits change
-results, bad values are flagged, downloads round-trip, two users never share state, and neither
-the browser console nor the server logs an error."""
+results and are marked, bad values are flagged, a broken link says so, downloads round-trip,
+cases compare side by side, two users never share state, and neither the browser console nor
+the server logs an error."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from playwright.sync_api import expect
 from tco_app.pages import PAGES
 
 import tco
+from tco.core.outputs import OPTION_OUTPUTS
 from tco.scenario import scenario_from_dict
+
+LCOT = "#cell-lcot_usd_per_mtok-0"
 
 VALUE_CELL = 'tr:has(td[data-dash-column="name"]:has-text("{name}")) td[data-dash-column="value"]'
 
@@ -31,8 +35,9 @@ def edit(page, name, text):
     page.keyboard.press("Enter")
 
 def baseline_cost_text(scenario) -> str:
-    """The Compare page's cost cell of the baseline, formatted as the page does."""
-    return f"{tco.compare(scenario).options.iloc[0]['lcot_usd_per_mtok']:,.3f}"
+    """The Compare page's cost cell of the baseline, formatted as the output table says."""
+    cost = tco.compare(scenario, with_flips=False).options.iloc[0]["lcot_usd_per_mtok"]
+    return OPTION_OUTPUTS["lcot_usd_per_mtok"].format(cost)
 
 def test_every_page_loads_and_screenshots(page, live_app, artifacts):
     url, log = live_app
@@ -50,23 +55,23 @@ def test_edit_changes_results_and_url(page, live_app):
     url, log = live_app
     errors = open_app(page, url)
     default = tco.load_scenario("default")
-    expect(page.locator("#cell-lcot-0")).to_have_text(baseline_cost_text(default))
+    expect(page.locator(LCOT)).to_have_text(baseline_cost_text(default))
     edit(page, "economics.discount_rate", "0.2")
     expected = baseline_cost_text(default.with_values({"economics.discount_rate": 0.2}))
     page.click("#tab-compare")
-    expect(page.locator("#cell-lcot-0")).to_have_text(expected)
+    expect(page.locator(LCOT)).to_have_text(expected)
     expect(page).to_have_url(re.compile(r"set=economics\.discount_rate:0\.2"))
     # the link reproduces the view in a fresh page
     shared = page.context.new_page()
     open_app(shared, url, "?" + page.url.split("?", 1)[1])
-    expect(shared.locator("#cell-lcot-0")).to_have_text(expected)
+    expect(shared.locator(LCOT)).to_have_text(expected)
     assert errors == []
     assert log.records == []
 
 def test_invalid_value_is_flagged_not_applied(page, live_app):
     url, log = live_app
     errors = open_app(page, url)
-    before = page.locator("#cell-lcot-0").inner_text()
+    before = page.locator(LCOT).inner_text()
     edit(page, "economics.pue", "5")
     message = "economics.pue: got '5'; must be a number in [1, 3] ratio"
     expect(page.locator("#edit-errors")).to_contain_text(message)
@@ -75,7 +80,7 @@ def test_invalid_value_is_flagged_not_applied(page, live_app):
     refused = "economics.electricity_usd_per_kwh: got 'cheap'; is not a number tco reads"
     expect(page.locator("#edit-errors")).to_contain_text(refused)
     page.click("#tab-compare")
-    expect(page.locator("#cell-lcot-0")).to_have_text(before)
+    expect(page.locator(LCOT)).to_have_text(before)
     assert errors == []
     assert log.records == []
 
@@ -115,8 +120,8 @@ def test_two_users_do_not_share_state(browser, live_app):
     edit(b, "economics.electricity_usd_per_kwh", "0.3")
     a.click("#tab-compare")
     b.click("#tab-compare")
-    expect(a.locator("#cell-lcot-0")).to_have_text(baseline_cost_text(default.with_values({"economics.discount_rate": 0.2})))
-    expect(b.locator("#cell-lcot-0")).to_have_text(
+    expect(a.locator(LCOT)).to_have_text(baseline_cost_text(default.with_values({"economics.discount_rate": 0.2})))
+    expect(b.locator(LCOT)).to_have_text(
         baseline_cost_text(default.with_values({"economics.electricity_usd_per_kwh": 0.3})))
     assert "electricity" not in a.url and "discount" not in b.url
     alice.close()
@@ -129,36 +134,69 @@ def test_sensitivity_and_monte_carlo_run(page, live_app):
     errors = open_app(page, url)
     page.click("#tab-sensitivity")
     expect(page.locator("#breakeven-list li").first).to_be_visible(timeout=15000)
-    expect(page.locator("#tornado-box .gtitle")).to_contain_text("Tornado", timeout=15000)
-    expect(page.locator("#map-box .gtitle")).to_contain_text("wins in", timeout=15000)
+    expect(page.locator("#breakeven-windows-0")).to_be_visible()
+    expect(page.locator("#tornado-box .chart-title")).to_contain_text("Tornado", timeout=15000)
+    expect(page.locator("#tornado-box .legend")).to_contain_text("input at its low value")
+    expect(page.locator("#tornado-box .ytick").first).not_to_contain_text("devices.")  # labels, not dotted names
+    expect(page.locator("#map-box .chart-title")).to_contain_text("wins in", timeout=15000)
     page.click("#tab-uncertainty")
-    page.fill("#mc-samples", "300000")  # two chunks of the studies' 250,000: progress is reported after each
+    page.fill("#mc-samples", "300,000")  # two chunks of the studies' 250,000: progress is reported after each
     page.click("#mc-run")
-    expect(page.locator("#mc-table")).to_contain_text("p_win", timeout=60000)
-    expect(page.locator("#monte-carlo-box .gtitle")).to_contain_text("Monte Carlo, 300,000 draws", timeout=15000)
-    expect(page.locator("#mc-progress")).to_have_text("100% done: 300,000 of 300,000 samples")
+    expect(page.locator("#mc-table")).to_contain_text("P(groq wins)", timeout=60000)
+    expect(page.locator("#monte-carlo-box .chart-title")).to_contain_text("Monte Carlo, 300,000 draws", timeout=15000)
+    expect(page.locator("#exceedance-box .chart-title")).to_contain_text("Exceedance")
+    expect(page.locator("#mc-progress")).to_have_text("100% done: 300,000 of 300,000 draws")
+    page.fill("#mc-samples", "150,000")  # a new run clears the last run's "100% done" at once
+    page.click("#mc-run")
+    expect(page.locator("#mc-progress")).not_to_have_text("100% done: 300,000 of 300,000 draws", timeout=5000)
+    expect(page.locator("#monte-carlo-box .chart-title")).to_contain_text("150,000 draws", timeout=60000)
     assert errors == []
     assert log.records == []
 
 
-def test_fleet_tab_policy_changes_the_stranded_chart(page, live_app, artifacts):
+def test_the_breakeven_tab_finds_the_tpot_window(page, live_app):
+    """Issue 11's example in the app: TPOT target 3-50 ms on the default scenario has a window where only the SRAM
+    options meet the targets (typed the way finance types: 0.003 and 5%)."""
+    url, log = live_app
+    open_app(page, url)
+    page.click("#tab-sensitivity")
+    page.click("#be-param")
+    page.keyboard.type("time-per-output")
+    page.get_by_text("time-per-output-token target [s]", exact=True).click()
+    page.fill("#be-low", "0.003")
+    page.keyboard.press("Enter")
+    page.fill("#be-high", "0.05")
+    page.keyboard.press("Enter")
+    expect(page.locator("#breakeven-list")).to_contain_text("only groq meets the latency targets", timeout=15000)
+    expect(page.locator("#breakeven-windows-0")).to_contain_text("3.8")
+    assert log.records == []
+
+
+def test_fleet_tab_opens_with_a_summary_and_each_section_works(page, live_app, artifacts):
     url, log = live_app
     errors = open_app(page, url)
     page.click("#tab-fleet")
-    hourly = page.locator("#fleet-stranded-hourly-box .gtitle")
+    expect(page.locator("#fleet-cards .card")).to_have_count(7, timeout=15000)
+    expect(page.locator("#card-kv-wall")).to_contain_text("KV transfer wall")
+    expect(page.locator("#reconciliation-table")).to_contain_text("Coordination")
+    page.locator("#card-stranded button").click()  # the card's Details opens its section
+    hourly = page.locator("#fleet-stranded-hourly-box .chart-title")
     expect(hourly).to_have_text("Backlog per hour, policy 'today'", timeout=15000)
     expect(page.locator("#stranded-table")).to_contain_text("flex")
-    expect(page.locator("#kv-breakevens")).to_contain_text("beats the cheaper colocated option", timeout=15000)
-    expect(page.locator("#fleet-pareto-box .gtitle")).to_contain_text("Cost against latency")
-    expect(page.locator("#tree-table")).to_contain_text("interactive batch-one")
     page.click("#stranded-policy")
     page.get_by_text("peak: sized for the quarter's peak load").click()
     expect(hourly).to_have_text("Backlog per hour, policy 'peak'", timeout=15000)
     page.fill("#stranded-prompt-growth-per-year", "-1")
     page.keyboard.press("Enter")
     expect(page.locator("#stranded-notice")).to_contain_text(
-        "fleet_dynamics.stranded.prompt_growth_per_year: got -1; Input should be greater than or equal to 0")
+        "fleet_dynamics.stranded.prompt_growth_per_year: got -1.0; Input should be greater than or equal to 0")
     page.screenshot(path=str(artifacts / "app-fleet-bad-drift.png"), full_page=True)
+    page.click("#fleet-tab-kv")
+    expect(page.locator("#kv-breakevens")).to_contain_text("the cheaper colocated option", timeout=15000)
+    page.click("#fleet-tab-pareto")
+    expect(page.locator("#fleet-pareto-box .chart-title")).to_contain_text("Cost against latency", timeout=15000)
+    page.click("#fleet-tab-coordination")
+    expect(page.locator("#tree-table")).to_contain_text("interactive batch-one", timeout=15000)
     assert errors == []
     assert log.records == []
 
@@ -190,9 +228,93 @@ def test_training_scenario_in_every_tab(page, live_app, artifacts):
     page.click("#tab-lifecycle")
     expect(page.locator("#second-life-table")).to_contain_text("cascade", timeout=15000)
     page.click("#tab-fleet")
+    page.click("#fleet-tab-coordination")
     expect(page.locator("#tree-table")).to_contain_text("training", timeout=30000)
     for name in PAGES:
         page.click(f"#tab-{name}")
         page.wait_for_timeout(600)
+    assert errors == []
+    assert log.records == []
+
+
+def test_edits_are_marked_with_the_original_and_a_banner(page, live_app):
+    url, log = live_app
+    errors = open_app(page, url)
+    expect(page.locator("#edit-banner")).to_be_hidden()
+    edit(page, "economics.discount_rate", "12%")
+    banner = page.locator("#edit-banner-text")
+    expect(banner).to_contain_text("1 value edited from the scenario 'default'")
+    expect(banner).to_contain_text("cost of capital 12%/yr (was 9%/yr)")
+    expect(banner).to_contain_text("Now: ")  # the verdict at the edited value
+    row = page.locator('tr:has(td[data-dash-column="name"]:has-text("economics.discount_rate"))')
+    expect(row.locator('td[data-dash-column="original"]')).to_have_text("9%/yr")
+    page.click("#reset-edits")
+    expect(page.locator("#edit-banner")).to_be_hidden()
+    expect(row.locator('td[data-dash-column="original"]')).to_have_text("")
+    assert errors == []
+    assert log.records == []
+
+
+def test_provenance_panel_shows_the_cited_source(page, live_app):
+    url, log = live_app
+    open_app(page, url)
+    page.click("#tab-assumptions")
+    page.locator('td[data-dash-column="label"]:has-text("h100-sxm HBM bandwidth")').click()
+    panel = page.locator("#provenance")
+    expect(panel).to_contain_text("devices.h100-sxm.memory.hbm.bandwidth_bytes_per_s")
+    expect(panel).to_contain_text("[lockwood-h100]")
+    expect(panel.locator("a").first).to_have_attribute("href", "https://glennklockwood.com/garden/processors/h100")
+    assert log.records == []
+
+
+def test_a_broken_link_says_so(page, live_app):
+    url, log = live_app
+    errors = open_app(page, url, "?scenario=nope&set=economics.pue:9")
+    messages = page.locator("#messages")
+    expect(messages).to_contain_text("shared link: scenario: got 'nope'")
+    expect(messages).to_contain_text("the default scenario is shown")
+    expect(messages).to_contain_text("shared link: economics.pue: got '9'")
+    assert errors == []
+    assert log.records == []
+
+
+def test_cases_side_by_side(page, live_app):
+    url, log = live_app
+    errors = open_app(page, url)
+    page.click("#tab-cases")
+    page.fill("#case-name", "base")
+    page.click("#case-save")
+    expect(page.locator("#case-message")).to_contain_text("Saved 'base'")
+    edit(page, "economics.electricity_usd_per_kwh", "0.3")
+    page.click("#tab-cases")
+    expect(page.locator("#cases-inputs")).to_contain_text("electricity price", timeout=15000)
+    expect(page.locator("#cases-table")).to_contain_text("h100: cost, USD per million output tokens")
+    expect(page.locator("#case-a-verdict")).not_to_be_empty()
+    assert errors == []
+    assert log.records == []
+
+
+def test_table_csv_download_is_escaped(page, live_app, tmp_path):
+    url, log = live_app
+    open_app(page, url)
+    with page.expect_download() as info:
+        page.locator("#options-table-box button:has-text('Download CSV')").click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    text = path.read_text()
+    assert path.name == "options-table.csv" and "cost, USD per million output tokens" in text
+    assert "\n=" not in text and "\n+" not in text and "\n@" not in text  # no cell a spreadsheet would run
+    assert log.records == []
+
+
+def test_decide_page_answers_each_step_and_links_deeper(page, live_app):
+    url, log = live_app
+    errors = open_app(page, url)
+    page.click("#tab-decide")
+    expect(page.locator("#decide-workload")).to_contain_text("requests/s", timeout=15000)
+    expect(page.locator("#decide-bottleneck")).to_contain_text("bound")
+    expect(page.locator("#decide-split")).to_contain_text("colocated option")
+    page.get_by_text("Go deeper: Fleet").click()
+    expect(page.locator("#fleet-cards")).to_be_visible(timeout=15000)
     assert errors == []
     assert log.records == []

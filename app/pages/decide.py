@@ -1,0 +1,185 @@
+"""Decide: the checklist of the source talks, step by step, each with the model's answer for the scenario.
+
+Name the workload -> name the objective -> find the bottleneck -> measure the distribution ->
+price the split -> test change. Each step states what the model says for the current scenario
+(with its edits) and links to the tab that goes deeper. A glossary of the terms closes the page.
+"""
+
+from __future__ import annotations
+
+from dash import ALL, Input, Output, ctx, html
+from dash.exceptions import PreventUpdate
+
+from tco.api import compare
+from tco.display import param_label, quantity, sig
+from tco.dynamics.config import fleet_config
+from tco.dynamics.summary import run as run_fleet
+from tco.errors import InputError
+from tco.flips import describe_flip
+from tco.report import bounds, infeasible_reasons
+from tco.studies import parse_metric, tornado
+from tco.util import scalar
+
+from ..context import AppContext, view_state
+
+ID = "decide"
+LABEL = "Decide"
+
+#: the terms a reader meets in the app, in words
+GLOSSARY = [
+    ("LCOT", "levelized cost of tokens: present value of all costs over the horizon divided by the present value "
+             "of the output tokens served, per million (the LCOE idea applied to tokens). Input+output basis beside it."),
+    ("TTFT", "time to first token: queueing, prefill of the prompt, and the KV transfer when prefill and decode run "
+             "on different devices."),
+    ("TPOT", "time per output token: one decode step at the batch that meets the target; 1/TPOT is the speed one "
+             "user sees."),
+    ("bound by", "what limits a phase in the roofline: compute (FLOP/s), bandwidth (memory bytes per second) or "
+                 "interconnect (chip-to-chip traffic and synchronisation)."),
+    ("spilled bytes", "bytes of a decode step that do not fit the device's fastest memory tier (an SRAM chip's "
+                      "advantage ends where the KV cache spills)."),
+    ("L/H", "useful life of the specialized hardware over the workload's half-life: above 1 the chip outlives the "
+            "workload it was designed for; below 1 generality wins less often."),
+    ("half-life", "years until half the demand has moved to workloads the specialized design does not serve at "
+                  "its designed efficiency."),
+    ("NPV", "present value saved by choosing an option over the baseline (positive: it pays), at the scenario's "
+            "discount rate."),
+    ("break-even", "the value of one input at which an option ties the baseline; tco reports every crossing in a "
+                   "range and the windows between them."),
+    ("flip condition", "an input that, moved alone within its sourced range, changes the cheapest option."),
+    ("grade", "evidence of a default: A measured, list price or vendor specification; B analyst or press; C our "
+              "estimate (the note shows the arithmetic)."),
+    ("disaggregated / split", "prefill on one device pool, decode on another, the KV cache moved between them over "
+                              "a link."),
+    ("stranded capacity", "specialized device-hours idle while the other pool's queue waits."),
+    ("tie", "two options whose costs are within the tie tolerance (2 % by default): closer than the inputs are known."),
+]
+
+STEPS = [("workload", "1. Name the workload", "assumptions"), ("objective", "2. Name the objective", "compare"),
+         ("bottleneck", "3. Find the bottleneck", "compare"), ("distribution", "4. Measure the distribution", "uncertainty"),
+         ("split", "5. Price the split", "fleet"), ("change", "6. Test change", "sensitivity")]
+TAB_LABELS = {"assumptions": "Assumptions", "compare": "Compare", "uncertainty": "Uncertainty", "fleet": "Fleet",
+              "sensitivity": "Break-even & sensitivity", "lifecycle": "Lifecycle"}
+
+
+def layout(ctx_: AppContext):
+    return html.Div([
+        html.P("The checklist of the source talks, answered by the model for the scenario above (with its edits). "
+               "Each step links to the tab that goes deeper.", className="hint"),
+        html.Ol(id="decide-steps", className="steps", children=[
+            html.Li(className="step", children=[
+                html.H3(title), html.Div(id=f"decide-{key}", className="step-answer"),
+                html.Button(f"Go deeper: {TAB_LABELS[tab]}", id={"type": "goto", "tab": tab, "step": key},
+                            className="small-button")])
+            for key, title, tab in STEPS]),
+        html.H3("Glossary"),
+        html.Dl(className="glossary", children=[part for term, text in GLOSSARY for part in (html.Dt(term), html.Dd(text))]),
+    ])
+
+
+def workload_answer(scenario) -> list:
+    v = scenario.values()
+    per_user = 1.0 / v["workload.tpot_target_s"]
+    kind = "interactive (batch-one-like)" if v["workload.tpot_target_s"] <= 0.02 else \
+        "interactive chat" if v["workload.tpot_target_s"] <= 0.1 else "throughput (batch) serving"
+    return [html.P(f"{scenario.structure.model}: {sig(v['workload.requests_per_s'], 3)} requests/s on average (peak "
+                   f"{sig(v['workload.peak_to_mean'], 3)}x), prompts of {sig(v['workload.prompt_tokens'], 3)} tokens, "
+                   f"answers of {sig(v['workload.output_tokens'], 3)} tokens."),
+            html.P(f"Targets: first token within {quantity(v['workload.ttft_target_s'], 's')}, then a token every "
+                   f"{quantity(v['workload.tpot_target_s'], 's')} ({sig(per_user, 3)} tokens/s per user): {kind}.")]
+
+
+def objective_answer(scenario, result) -> list:
+    v = scenario.values()
+    return [html.P(f"The cheapest cost per million output tokens that meets these targets, levelized over "
+                   f"{sig(v['economics.horizon_years'], 2)} years at a {quantity(v['economics.discount_rate'], 'fraction')} "
+                   f"cost of capital, against the baseline {scenario.structure.baseline}."),
+            html.P(result.decision.headline, className="verdict-inline")]
+
+
+def bottleneck_answer(scenario, result) -> list:
+    v = scenario.values()
+    items = []
+    for name, r in result.results.items():
+        where = ", ".join(f"{phase} {what}-bound" for phase, what in bounds(r).items())
+        reasons = infeasible_reasons(r)
+        status = "meets the targets" if not reasons else "misses: " + "; ".join(reasons)
+        spill = scalar(r.spilled_bytes)
+        items.append(html.Li(f"{name}: {where}; batch {sig(scalar(r.batch), 3)} at TPOT {quantity(scalar(r.tpot_s), 's')} "
+                             f"(target {quantity(v['workload.tpot_target_s'], 's')}), TTFT {quantity(scalar(r.ttft_s), 's')}"
+                             + (f"; {quantity(spill, 'B')} per step spill below the fastest memory" if spill > 0 else "")
+                             + f"; {status}."))
+    return [html.Ul(items)]
+
+
+def distribution_answer(scenario, result) -> list:
+    decision = result.decision
+    challenger = decision.runner_up if decision.winner == scenario.structure.baseline else decision.winner
+    v = scenario.values()
+    params = scenario.params
+    spread = (f"The model prices the mean request; the sourced ranges: prompts "
+              f"{sig(params['workload.prompt_tokens'].low, 3)}–{sig(params['workload.prompt_tokens'].high, 3)} tokens, "
+              f"answers {sig(params['workload.output_tokens'].low, 3)}–{sig(params['workload.output_tokens'].high, 3)} "
+              f"tokens, peak-to-mean {sig(params['workload.peak_to_mean'].low, 3)}–"
+              f"{sig(params['workload.peak_to_mean'].high, 3)} (now {sig(v['workload.peak_to_mean'], 3)}).")
+    out = [html.P(spread)]
+    if challenger and challenger != scenario.structure.baseline:
+        metric = parse_metric(scenario, f"ratio:{challenger}")
+        frame = tornado(scenario, metric).head(3)
+        drivers = "; ".join(f"{param_label(r.param)} (cost ratio {sig(r.metric_low, 3)} at low, {sig(r.metric_high, 3)} at high)"
+                            for r in frame.itertuples())
+        out.append(html.P(f"Largest swings of {challenger}'s cost ratio to {scenario.structure.baseline}: {drivers}. "
+                          "The Uncertainty tab draws every input at once (Monte Carlo: P(win), exceedance)."))
+    return out
+
+
+def split_answer(scenario) -> list:
+    if not any(o.disaggregated for o in scenario.structure.options):
+        return [html.P("The scenario has no option that splits prefill and decode across device types: add one to price "
+                       "the KV transfer and the stranded capacity (the bundled 'default' and 'fleet-split' have one).")]
+    try:
+        cfg = fleet_config(scenario.spec.fleet_dynamics)
+        lines = [run_fleet(name, scenario, cfg).headline.sentence for name in ("kv-wall", "stranded", "coordination")]
+    except InputError as exc:
+        return [html.P(f"The fleet analyses cannot run: {exc.errors[0]}")]
+    return [html.Ul([html.Li(line) for line in lines])]
+
+
+def change_answer(scenario, result) -> list:
+    decision = result.decision
+    if decision.flips:
+        flips = [html.Li(describe_flip(f)) for f in decision.flips]
+        head = html.P(f"{len(decision.flips)} input{'s' if len(decision.flips) != 1 else ''} flip the winner within "
+                      "their sourced range, nearest first:")
+    else:
+        flips, head = [], html.P("No single input within its sourced range flips the winner.")
+    lh = [(n, row["life_over_half_life"]) for n, row in result.challengers.iterrows()
+          if "life_over_half_life" in row and row["life_over_half_life"] == row["life_over_half_life"]]
+    life = ([html.P("L/H (useful life over workload half-life): " + ", ".join(f"{n} {sig(x, 3)}" for n, x in lh)
+                    + ". Above 1 the specialized device outlives the workload it was built for (Lifecycle tab).")]
+            if lh else [])
+    return [head, html.Ul(flips), *life]
+
+
+def decide_view(scenario):
+    """The six answers for one scenario (the callback body; benchmarked)."""
+    if getattr(scenario, "kind", "inference") == "training":
+        note = [html.P("The guided steps are written for serving (inference) scenarios; for a training run the Compare "
+                       "tab gives time to train, cost per run and the inputs that flip the cheapest cluster.")]
+        return [note] * len(STEPS)
+    result = compare(scenario)
+    return [workload_answer(scenario), objective_answer(scenario, result), bottleneck_answer(scenario, result),
+            distribution_answer(scenario, result), split_answer(scenario), change_answer(scenario, result)]
+
+
+def register(app, ctx_: AppContext) -> None:
+    @app.callback(*[Output(f"decide-{key}", "children") for key, _, _ in STEPS], view_state(ID),
+                  prevent_initial_call=True)
+    def steps(state):
+        return decide_view(ctx_.scenario(state))
+
+    @app.callback(Output("tabs", "value"), Input({"type": "goto", "tab": ALL, "step": ALL}, "n_clicks"),
+                  prevent_initial_call=True)
+    def goto(clicks):
+        if not ctx.triggered_id or not any(clicks):
+            raise PreventUpdate
+        return ctx.triggered_id["tab"]

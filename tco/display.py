@@ -1,0 +1,96 @@
+"""How a person reads a parameter: a label from its dotted name, and a value with a readable unit.
+
+The label comes from the field table (:mod:`tco.fields`: the field's description) and the
+dotted name's prefix (the device, link, model or pool it belongs to), so
+``devices.groq-lpu.price_usd`` reads "groq-lpu unit price" and
+``workload.tpot_target_s`` "time-per-output-token target". Values keep 3-4 significant
+figures and move to a readable unit (4.3 ms, $1.2M, 3.35 TB/s, 9 %); a missing or
+non-finite value is an em dash. The CLI, the app, the verdict and the workbook use these;
+the outputs have their own display units in :mod:`tco.core.outputs`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .core.outputs import NONE, sig
+from .fields import FIELDS
+
+__all__ = ["NONE", "field_label", "param_label", "quantity", "sig"]
+
+#: prefixes of the dotted name whose second segment names a thing (a device, model, link, site, option)
+_NAMED = {"devices", "models", "links", "sites", "options"}
+#: labels where the field's description reads badly as a label
+_LABELS = {"volume_units": "program volume"}
+#: fields read as "<thing> <short label>" where the description is generic (memory tiers, links)
+_SHORT = {"capacity_bytes": "capacity", "bandwidth_bytes_per_s": "bandwidth", "latency_s": "latency"}
+
+
+def field_label(field: str) -> str:
+    """The short human label of a field: its description without parentheses or what follows ``;`` or ``:``."""
+    if field in _LABELS:
+        return _LABELS[field]
+    spec = FIELDS.get(field)
+    text = spec.description if spec and spec.description else field.replace("_", " ")
+    text = re.sub(r"\s*\([^)]*\)", "", text)
+    return re.split(r"[;:]", text, maxsplit=1)[0].strip()
+
+
+def param_label(name: str) -> str:
+    """A dotted parameter name in words: ``devices.groq-lpu.price_usd`` -> ``groq-lpu unit price``."""
+    head, _, middle = name.rpartition(".")[0].partition(".")
+    field = name.rsplit(".", 1)[-1]
+    if not head:
+        return field_label(field)
+    if head in _NAMED and middle:  # ids may hold dots (llama-3.1-70b): the owner is all between head and field
+        if head == "devices" and ".memory." in f".{middle}.":  # devices.X.memory.TIER.field
+            owner, _, tier = middle.partition(".memory.")
+            return f"{owner} {tier.upper() if len(tier) <= 4 else tier} {_SHORT.get(field, field_label(field))}"
+        if head == "links":
+            return f"{middle} link {_SHORT.get(field, field_label(field))}"
+        if head == "options":  # options.OPTION.ROLE.field
+            owner, _, role = middle.rpartition(".")
+            owner, role = (owner, role) if owner else (role, "")
+            return f"{owner} {role + ' ' if role and role != 'colocated' else ''}{field_label(field)}"
+        return f"{middle} {field_label(field)}"
+    if head in ("workload", "economics", "program") and not middle:
+        return field_label(field)
+    if head == "program":  # program.nre.design_usd
+        return f"{middle.upper() if middle == 'nre' else middle} {field_label(field)}"
+    return " ".join(x for x in (head.replace("_", " "), middle.replace(".", " "), field_label(field)) if x)
+
+
+#: readable scalings of SI units: unit -> ((threshold, factor, shown unit), ...), largest first
+_SCALES = {
+    "s": ((1.0, 1.0, "s"), (1e-3, 1e3, "ms"), (0.0, 1e6, "µs")),
+    "B": ((1e12, 1e-12, "TB"), (1e9, 1e-9, "GB"), (1e6, 1e-6, "MB"), (1e3, 1e-3, "kB"), (0.0, 1.0, "B")),
+    "B/s": ((1e12, 1e-12, "TB/s"), (1e9, 1e-9, "GB/s"), (1e6, 1e-6, "MB/s"), (0.0, 1.0, "B/s")),
+    "FLOP/s": ((1e15, 1e-15, "PFLOP/s"), (1e12, 1e-12, "TFLOP/s"), (0.0, 1e-9, "GFLOP/s")),
+    "W": ((1e6, 1e-6, "MW"), (1e3, 1e-3, "kW"), (0.0, 1.0, "W")),
+    "params": ((1e9, 1e-9, "B params"), (1e6, 1e-6, "M params"), (0.0, 1.0, "params")),
+}
+
+
+def quantity(value, unit: str, digits: int = 3) -> str:
+    """``value`` in ``unit`` as a person reads it: ``0.0043 s -> 4.3 ms``, ``20000 USD -> $20,000``,
+    ``1.45e8 USD -> $145M``, ``0.09 fraction -> 9 %``, ``0.09 1/yr -> 9 %/yr``."""
+    if value is None or not math.isfinite(float(value)):
+        return NONE
+    value = float(value)
+    if unit == "USD":
+        size = abs(value)
+        sign = "-" if value < 0 else ""
+        for threshold, suffix in ((1e9, "B"), (1e6, "M")):
+            if size >= threshold:
+                return f"{sign}${sig(size / threshold, digits)}{suffix}"
+        return f"{sign}${sig(size, max(digits, 4) if size >= 1000 else digits)}"
+    if unit in ("fraction", "1/yr"):
+        return f"{sig(value * 100, digits)}%" + ("/yr" if unit == "1/yr" else "")
+    for threshold, factor, shown in _SCALES.get(unit, ()):
+        if abs(value) >= threshold:
+            return f"{sig(value * factor, digits)} {shown}"
+    for threshold, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):  # large counts: 16.8M tokens
+        if abs(value) >= threshold:
+            return f"{sig(value / threshold, digits)}{suffix} {unit}".rstrip()
+    return f"{sig(value, digits)} {unit}".rstrip()

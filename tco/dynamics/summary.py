@@ -1,0 +1,309 @@
+"""Each fleet analysis as a person reads it: a headline sentence, one key figure, and a compact table.
+
+``tco fleet ANALYSIS`` prints the headline under its table; the app's Fleet tab opens with one
+card per analysis (title, key figure, sentence) and the same tables. :func:`run` is the one
+place an analysis is run for either of them. :func:`reconciliation` says why the Fleet tab's
+costs per token differ from the Compare view's (they answer different questions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+import pandas as pd
+
+from ..display import quantity, sig
+from ..report import Column
+from ..util import scalar
+
+#: the analyses, in the order the CLI and the app list them
+ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")
+#: the title of each analysis
+TITLES = {"kv-wall": "KV transfer wall", "stranded": "Stranded capacity over a quarter",
+          "coordination": "Coordination break-even", "pareto": "Pareto frontier: cost against latency",
+          "tree": "Specialization tree", "routing": "Routing easy queries to a small model",
+          "roadmap": "Tokens per watt: what each lever gives"}
+#: analyses that need a disaggregated option (prefill on one device, decode on another)
+NEEDS_SPLIT = ("kv-wall", "stranded", "coordination")
+
+KV_COLUMNS: list[Column] = [
+    ("prompt length, tokens", "prompt_tokens", ",.0f", 1.0), ("split, USD/M output tokens", "split_usd_per_mtok", ",.4g", 1.0),
+    ("KV link, USD/M output tokens", "link_usd_per_mtok", ",.3g", 1.0),
+    ("decode gain before the link, USD/M", "decode_gain_usd_per_mtok", ",.3g", 1.0),
+    ("KV transfer, ms", "kv_transfer_s", ",.3g", 1e3), ("split meets targets", "split_feasible", None, 1.0)]
+
+STRANDED_COLUMNS: list[Column] = [
+    ("policy", "policy", None, 1.0), ("fleet", "fleet", None, 1.0), ("stranded share, %", "stranded_share", ".2f", 100.0),
+    ("SLO-violation hours, h", "violation_hours", ",.0f", 1.0),
+    ("output tokens not served, M", "output_tokens_not_served", ",.1f", 1e-6),
+    ("cost, USD per M output tokens served", "usd_per_mtok", ",.4g", 1.0), ("devices", "devices", ",.0f", 1.0)]
+
+FRONTIER_COLUMNS: list[Column] = [
+    ("placement (prefill>decode)", "placement", None, 1.0), ("TPOT target, ms", "tpot_target_s", ",.0f", 1e3),
+    ("batch cap", "batch_cap", ",.0f", 1.0), ("cost, USD per million output tokens", "usd_per_mtok", ",.4g", 1.0),
+    ("time to first token, ms", "ttft_s", ",.0f", 1e3), ("time per output token, ms", "tpot_s", ",.1f", 1e3),
+    ("decode batch, sequences", "batch", ",.0f", 1.0), ("bytes spilled below the fastest tier, GB", "spilled_bytes", ",.2f",
+                                                          1e-9)]
+
+COORDINATION_ROWS: list[Column] = [
+    ("split option", "option", None, 1.0), ("specialized pool (device)", "pool", None, 1.0),
+    ("scheduling overhead, extra device time per token", "scheduling_overhead", ".0%", 1.0),
+    ("slack held idle, share of the pool", "slack", ".0%", 1.0),
+    ("pool utilization in the engine", "utilization_engine", ".1%", 1.0),
+    ("pool utilization with coordination", "utilization_with_coordination", ".1%", 1.0),
+    ("perf-per-watt break-even utilization (— : loses even fully busy)", "perf_per_watt_breakeven_utilization", ".1%", 1.0),
+    ("cost break-even utilization (— : loses even fully busy)", "cost_breakeven_utilization", ".1%", 1.0),
+    ("split fleet with coordination, output tokens per joule", "split_tokens_per_joule", ",.3g", 1.0),
+    ("homogeneous GPU fleet, output tokens per joule", "gpu_tokens_per_joule", ",.3g", 1.0),
+    ("split fleet with coordination, USD per M output tokens", "split_usd_per_mtok", ",.4g", 1.0),
+    ("homogeneous GPU fleet, USD per M output tokens", "gpu_usd_per_mtok", ",.4g", 1.0)]
+
+TREE_COLUMNS: list[Column] = [
+    ("view", "view", None, 1.0), ("branch", "branch", None, 1.0), ("leaf", "leaf", None, 1.0),
+    ("precious resource", "precious_resource", None, 1.0), ("winner", "winner", None, 1.0),
+    ("winner's cost, USD per M tokens (training tokens for the training leaf)", "usd_per_mtok", ",.4g", 1.0),
+    ("runner-up", "runner_up", None, 1.0), ("margin (runner-up cost / winner cost)", "margin", ",.3g", 1.0)]
+
+ROUTING_ROWS: list[Column] = [
+    ("option whose costs are used", "option", None, 1.0), ("large model", "large_model", None, 1.0),
+    ("small model", "small_model", None, 1.0),
+    ("large model, USD per 1,000 requests", "large_usd_per_request", ",.4g", 1e3),
+    ("small model, USD per 1,000 requests", "small_usd_per_request", ",.4g", 1e3),
+    ("share of requests only the large model answers", "hard_share", ".0%", 1.0),
+    ("misroute penalty, USD per 1,000 wrong answers", "penalty_usd", ",.4g", 1e3),
+    ("router share at which routing stops paying", "breakeven_router_share", ".1%", 1.0),
+    ("best router share", "optimal_router_share", ".1%", 1.0),
+    ("cost per 1,000 useful answers at the best share, USD", "usd_per_useful_answer_at_optimum", ",.4g", 1e3),
+    ("saving against the large model alone", "saving_at_optimum", ".1%", 1.0)]
+
+ROADMAP_COLUMNS: list[Column] = [
+    ("lever (applied in order)", "lever", None, 1.0), ("what the model changes", "detail", None, 1.0),
+    ("factor, x tokens/J", "factor", ",.2f", 1.0), ("cumulative, x", "cumulative", ",.2f", 1.0),
+    ("gap left to the target, x", "gap_to_target", ",.2f", 1.0), ("source", "source", None, 1.0)]
+
+
+@dataclass
+class Headline:
+    """What an analysis says in one card: its title, one key figure (with what it is) and a sentence."""
+
+    analysis: str
+    figure: str
+    figure_label: str
+    sentence: str
+
+    @property
+    def title(self) -> str:
+        return TITLES[self.analysis]
+
+
+@dataclass
+class FleetAnalysis:
+    """One analysis run: the JSON payload, the full table, the compact table (records and columns), the figure
+    and the headline."""
+
+    name: str
+    payload: dict
+    table: pd.DataFrame
+    records: list[dict]
+    columns: list[Column]
+    figure: object
+    headline: Headline
+    pairs: bool = False  # the compact table is one record shown as (title, value) rows
+    extra: dict = field(default_factory=dict)
+
+
+def _crossing(b: dict, subject: str, unit: str, scale: float = 1.0) -> str:
+    """Where the split beats its colocated counterparts along one input, from every crossing in the range."""
+    if b["status"] == "crosses":
+        cuts = b.get("crossings") or [b["value"]]
+        wins = not b["split_wins_above"]  # the regime below the first crossing
+        edges = [b["low"], *cuts, b["high"]]
+        spans = []
+        for lo, hi in pairwise(edges):
+            if wins:
+                spans.append("below " + sig(hi * scale, 4) if lo == b["low"] else
+                             "above " + sig(lo * scale, 4) if hi == b["high"] else
+                             f"from {sig(lo * scale, 4)} to {sig(hi * scale, 4)}")
+            wins = not wins
+        return f"beats the cheaper colocated option at a {subject} {' and '.join(spans)} {unit}"
+    verb = "beats" if b["status"] == "always" else "never beats"
+    span = f"{sig(b['low'] * scale, 3)}–{sig(b['high'] * scale, 3)} {unit}"
+    return f"{verb} the cheaper colocated option at any {subject} in {span}"
+
+
+def kv_sentences(result, bandwidth_gbps: float) -> list[str]:
+    """The KV-wall break-evens in words: the prompt length, the link bandwidth and the decode KV spill."""
+    b = result.breakevens
+    spill = b["spill_onset_prompt_tokens"]
+    if spill["status"] == "crosses":
+        spilled = (f"The decode pool's KV spills out of the decode device's fastest memory from {sig(spill['value'], 4)} "
+                   "prompt tokens on: beyond it the decode chip's advantage shrinks.")
+    else:
+        spilled = ("The decode pool's KV spills out of the decode device's fastest memory "
+                   f"{'at every' if spill['status'] == 'always' else 'at no'} prompt length in the range.")
+    return [f"{result.option} against {' and '.join(result.counterparts.values())} (colocated; only those meeting the "
+            f"latency targets count); KV link at {sig(bandwidth_gbps, 4)} GB/s.",
+            f"The split {_crossing(b['prompt_tokens'], 'prompt length', 'tokens')}.",
+            f"The split {_crossing(b['link_bandwidth_bytes_per_s'], 'link bandwidth', 'GB/s', 1e-9)}.", spilled]
+
+
+def kv_headline(result) -> Headline:
+    b = result.breakevens["prompt_tokens"]
+    figure = f"{sig(b['value'], 3)} tokens" if b["status"] == "crosses" else ("always" if b["status"] == "always" else "never")
+    return Headline("kv-wall", figure, "prompt length where the split starts or stops paying",
+                    f"The split {result.option} {_crossing(b, 'prompt length', 'tokens')}.")
+
+
+def stranded_headline(result) -> Headline:
+    s = result.summary
+    split = s[s["fleet"] == result.option].set_index("policy")
+    gpu = s[s["fleet"] != result.option].set_index("policy")
+    first = split.index[0]
+    shares = ", ".join(f"{p} {sig(100 * split.loc[p, 'stranded_share'], 2)}%" for p in split.index[1:])
+    cost = (f"cost per million output tokens served under '{first}': split {quantity(split.loc[first, 'usd_per_mtok'], 'USD')}"
+            + (f", GPU fleet {quantity(gpu.loc[first, 'usd_per_mtok'], 'USD')}" if first in gpu.index else ""))
+    return Headline("stranded", f"{sig(100 * split.loc[first, 'stranded_share'], 2)}%",
+                    f"specialized device-hours stranded ('{first}' sizing)",
+                    f"Sized by '{first}', the split fleet leaves {sig(100 * split.loc[first, 'stranded_share'], 2)}% of its "
+                    f"specialized device-hours idle while the other pool's queue waits"
+                    + (f" ({shares})" if shares else "") + f"; {cost}.")
+
+
+def coordination_headline(result) -> Headline:
+    s = result.summary
+    u = s["cost_breakeven_utilization"]
+    where = (f"keeps its cost edge above {sig(100 * u, 3)}% utilization of the {s['specialized_pool']} pool"
+             if u is not None else "loses on cost even with its specialized pool fully busy")
+    return Headline("coordination", "never" if u is None else f"{sig(100 * u, 3)}%",
+                    f"{s['specialized_pool']}-pool utilization where the split's cost edge ends",
+                    f"With {sig(100 * s['scheduling_overhead'], 2)}% scheduling overhead and {sig(100 * s['slack'], 2)}% "
+                    f"slack held idle, the split costs {quantity(s['split_usd_per_mtok'], 'USD')} against "
+                    f"{quantity(s['gpu_usd_per_mtok'], 'USD')} per million output tokens for the GPU fleet; it {where}.")
+
+
+def pareto_headline(table: pd.DataFrame, latency: str = "tpot_s") -> Headline:
+    ok = table[table["feasible"]]
+    front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
+    name = "TPOT" if latency == "tpot_s" else "TTFT"
+    if front.empty:
+        return Headline("pareto", "0", "configurations on the frontier", "No configuration meets the latency targets.")
+    fast, cheap = front.iloc[0], front.iloc[-1]
+    return Headline("pareto", f"{len(front)} of {len(ok)}", "configurations on the cost-latency frontier",
+                    f"{len(front)} of {len(ok)} configurations that meet the targets are on the cost-{name} frontier: "
+                    f"from {quantity(fast['usd_per_mtok'], 'USD')}/M at {name} {quantity(fast[latency], 's')} "
+                    f"({fast['placement']}) to {quantity(cheap['usd_per_mtok'], 'USD')}/M at {quantity(cheap[latency], 's')} "
+                    f"({cheap['placement']}).")
+
+
+def tree_headline(winners: pd.DataFrame) -> Headline:
+    real = winners[winners["view"] != "datasheet"]
+    real = real if len(real) else winners
+    leaves = "; ".join(f"{r.leaf}: {r.winner or 'none'}" for r in real.itertuples())
+    devices = real["winner"].dropna().nunique()
+    return Headline("tree", f"{devices} device{'s' if devices != 1 else ''}", "win the leaves (NRE and half-life included)",
+                    f"With NRE and the workload half-life, the cheapest device per leaf: {leaves}.")
+
+
+def routing_headline(result) -> Headline:
+    s = result.summary
+    return Headline("routing", f"{sig(100 * s['saving_at_optimum'], 3)}%", "saved per useful answer at the best router share",
+                    f"Routing {sig(100 * s['optimal_router_share'], 3)}% of requests to {s['small_model']} saves "
+                    f"{sig(100 * s['saving_at_optimum'], 3)}% per useful answer against {s['large_model']} alone "
+                    f"({quantity(1e3 * s['usd_per_useful_answer_at_optimum'], 'USD')} per 1,000 useful answers); routing "
+                    f"stops paying beyond {sig(100 * s['breakeven_router_share'], 3)}%.")
+
+
+def roadmap_headline(table: pd.DataFrame, target: float) -> Headline:
+    total = float(table["cumulative"].iloc[-1])
+    top = table.loc[table["factor"].idxmax()]
+    return Headline("roadmap", f"{sig(total, 3)}x", f"tokens per joule from every lever, against a {sig(target, 3)}x target",
+                    f"The levers together give {sig(total, 3)}x output tokens per joule against a {sig(target, 3)}x target "
+                    f"(gap left {sig(target / total, 3)}x); the largest is {top['lever']} ({sig(top['factor'], 3)}x).")
+
+
+def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> FleetAnalysis:
+    """Run analysis ``name`` (one of :data:`ANALYSES`) on ``scenario`` with the settings ``cfg``
+    (:func:`tco.dynamics.config.fleet_config`); ``training`` feeds the tree's training leaf."""
+    from . import figures
+    from .coordination import coordination
+    from .kv_wall import kv_wall
+    from .pareto import pareto
+    from .roadmap import roadmap
+    from .routing import routing
+    from .stranded import simulate
+    from .tree import tree
+
+    if name == "kv-wall":
+        r = kv_wall(scenario, cfg.kv_wall)
+        table = r.table
+        return FleetAnalysis(name, {"option": r.option, "counterparts": r.counterparts, "breakevens": r.breakevens,
+                                    "rows": table.to_dict(orient="records")}, table, table.to_dict(orient="records"),
+                             KV_COLUMNS, figures.kv_wall_figure(r), kv_headline(r), extra={"result": r})
+    if name == "stranded":
+        r = simulate(scenario, cfg.stranded)
+        return FleetAnalysis(name, {"option": r.option, "baseline": r.baseline, "stranded_share": r.stranded_share(),
+                                    "settings": cfg.stranded.model_dump(), "policies": r.summary.to_dict(orient="records")},
+                             r.summary.set_index(["policy", "fleet"]), r.summary.to_dict(orient="records"),
+                             STRANDED_COLUMNS, figures.stranded_figure(r), stranded_headline(r), extra={"result": r})
+    if name == "coordination":
+        r = coordination(scenario, cfg.coordination)
+        record = {**r.summary, "pool": f"{r.summary['specialized_pool']} ({r.summary['device']})"}
+        return FleetAnalysis(name, {"summary": r.summary, "curve": r.curve.to_dict(orient="records")},
+                             pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), [record], COORDINATION_ROWS,
+                             figures.coordination_figure(r), coordination_headline(r), pairs=True)
+    if name == "pareto":
+        t = pareto(scenario, cfg.pareto)
+        front = t[t[f"on_frontier_{latency[:4]}"]].sort_values(latency)
+        return FleetAnalysis(name, {"points": t.to_dict(orient="records")},
+                             t[t["on_frontier_tpot"] | t["on_frontier_ttft"]].set_index("placement"),
+                             front.to_dict(orient="records"), FRONTIER_COLUMNS, figures.pareto_figure(t, latency),
+                             pareto_headline(t, latency))
+    if name == "tree":
+        costs, winners = tree(scenario, cfg.tree, training)
+        return FleetAnalysis(name, {"winners": winners.to_dict(orient="records"), "costs": costs.to_dict(orient="records")},
+                             winners.set_index(["view", "leaf"]), winners.to_dict(orient="records"), TREE_COLUMNS,
+                             figures.tree_figure(costs), tree_headline(winners))
+    if name == "routing":
+        r = routing(scenario, cfg.routing)
+        return FleetAnalysis(name, {"summary": r.summary, "curve": r.curve.to_dict(orient="records")},
+                             pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), [r.summary], ROUTING_ROWS,
+                             figures.routing_figure(r), routing_headline(r), pairs=True)
+    t = roadmap(scenario, cfg.roadmap, cfg.routing)
+    target = cfg.roadmap.target_tokens_per_watt_gain
+    return FleetAnalysis(name, {"target_tokens_per_watt_gain": target, "levers": t.to_dict(orient="records")},
+                         t.set_index("lever"), t.to_dict(orient="records"), ROADMAP_COLUMNS,
+                         figures.roadmap_figure(t, target), roadmap_headline(t, target))
+
+
+def reconciliation(scenario, cfg) -> list[dict]:
+    """Why the split option's cost per million output tokens differs between Compare and the Fleet analyses:
+    ``[{where, usd_per_mtok, why}]``; empty when the scenario has no disaggregated option."""
+    from ..api import evaluate_scenario
+    from .coordination import coordination
+    from .derived import disaggregated_option
+
+    if not any(o.disaggregated for o in scenario.structure.options):
+        return []
+    option = disaggregated_option(scenario, cfg.coordination.option, "fleet_dynamics.coordination.option")
+    results, _ = evaluate_scenario(scenario)
+    compare = scalar(results[option.name].lcot_usd_per_mtok)
+    rows = [{"where": "Compare", "usd_per_mtok": compare,
+             "why": "the engine's sizing at the scenario's inputs: pools sized at peak demand, held for the horizon, PV "
+                    "of costs over PV of tokens"},
+            {"where": "KV transfer wall", "usd_per_mtok": compare,
+             "why": "the same option re-priced across prompt lengths: at the scenario's prompt length it is the Compare "
+                    "figure"}]
+    c = coordination(scenario, cfg.coordination).summary
+    rows.append({"where": "Coordination", "usd_per_mtok": c["split_usd_per_mtok"],
+                 "why": f"Compare plus {sig(100 * c['scheduling_overhead'], 2)}% scheduling overhead per token and "
+                        f"{sig(100 * c['slack'], 2)}% of the {c['specialized_pool']} pool held idle as slack"})
+    from .stranded import simulate
+
+    stranded = simulate(scenario, cfg.stranded)
+    split = stranded.summary[stranded.summary["fleet"] == stranded.option]
+    for r in split.itertuples():
+        rows.append({"where": f"Stranded capacity, '{r.policy}' sizing", "usd_per_mtok": float(r.usd_per_mtok),
+                     "why": "a quarter of hourly demand with growth and drift, per token actually served, pools sized by "
+                            "this policy: not the horizon's levelized cost"})
+    return rows

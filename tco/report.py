@@ -1,0 +1,147 @@
+"""The comparison as rows a person reads: one row per output, one cell per option.
+
+``tco compare`` (the terminal table) and the app's Compare page show the same rows with the
+same numbers: titles, units and formats come from the output table
+(:mod:`tco.core.outputs`), pool outputs are shown per pool (``prefill 80, decode 2,304``),
+and ``wide`` adds every output the model computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from .core.evaluate import BOUND_NAMES, INFEASIBLE_REASONS
+from .core.outputs import COMPARISON_OUTPUTS, LINK_OUTPUTS, NONE, OPTION_OUTPUTS, POOL_OUTPUTS, OptionResult, OutputSpec, sig
+from .util import scalar
+
+#: a column or row of a table built from plain records: (title with unit, key, format spec or None for text, scale)
+Column = tuple[str, str, "str | None", float]
+
+
+class Row(NamedTuple):
+    """One row of a comparison table: an identifier, the title with its unit, a cell per option."""
+
+    key: str
+    title: str
+    cells: list[str]
+
+
+def cell(value, fmt: str | None, scale: float = 1.0) -> str:
+    """A table cell: ``value * scale`` in ``fmt`` (a ``g`` format keeps its significant figures without
+    an exponent), text as is, yes/no for a flag, the em dash for none or non-finite."""
+    if value is None:
+        return NONE
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if fmt is None:
+        return str(value)
+    value = float(value)
+    if not np.isfinite(value):
+        return NONE
+    if fmt.endswith("g"):
+        return sig(value * scale, int(fmt.rstrip("g").split(".")[-1]))
+    return format(value * scale, fmt)
+
+
+def placement(result: OptionResult) -> str:
+    """Which phase runs on which device, in words."""
+    return "; ".join(f"{'prefill+decode' if role == 'colocated' else role} on {p.device}" for role, p in result.pools.items())
+
+
+def bounds(result: OptionResult) -> dict[str, str]:
+    """What limits each phase: ``{"prefill": "compute", "decode": "bandwidth"}`` (first draw)."""
+    bound = {}
+    for pool in result.pools.values():
+        if pool.performance.prefill_bound is not None:
+            bound["prefill"] = BOUND_NAMES[int(scalar(pool.performance.prefill_bound))]
+        if pool.performance.decode_bound is not None:
+            bound["decode"] = BOUND_NAMES[int(scalar(pool.performance.decode_bound))]
+    return bound
+
+
+def infeasible_reasons(result: OptionResult) -> list[str]:
+    """The latency targets (or limits) an option misses, in words; empty when it meets them all."""
+    code = int(scalar(result.infeasible_code))
+    return [text for bit, text in INFEASIBLE_REASONS.items() if code & bit]
+
+
+def _option(name: str) -> tuple[str, str, Callable[[OptionResult], str]]:
+    spec = OPTION_OUTPUTS[name]
+    return name, spec.title, lambda r: spec.format(scalar(getattr(r, name)))
+
+
+def _per_pool(name: str, title: str | None = None) -> tuple[str, str, Callable[[OptionResult], str]]:
+    """A pool output per pool: the value alone for a colocated option, ``prefill x, decode y`` for a split."""
+    spec = POOL_OUTPUTS[name]
+
+    def cell(r: OptionResult) -> str:
+        values = {role: getattr(step, name) for role, p in r.pools.items() for step in p.steps() if hasattr(step, name)}
+        values = {role: v for role, v in values.items() if v is not None}
+        if len(values) == 1:
+            return spec.format(scalar(next(iter(values.values()))))
+        return ", ".join(f"{role} {spec.format(scalar(v))}" for role, v in values.items())
+
+    return name, title or spec.title, cell
+
+
+def _feasible(r: OptionResult) -> str:
+    reasons = infeasible_reasons(r)
+    return "yes" if not reasons else "no: " + "; ".join(reasons)
+
+
+#: the rows of the comparison, in order: (key, title with unit, cell of one option's result)
+OPTION_ROWS: list[tuple[str, str, Callable[[OptionResult], str]]] = [
+    ("placement", "placement", placement),
+    _option("lcot_usd_per_mtok"),
+    _option("lcot_usd_per_mtok_all_tokens"),
+    _option("tokens_per_joule"),
+    _option("ttft_s"),
+    _option("tpot_s"),
+    _per_pool("devices", OPTION_OUTPUTS["devices"].title),
+    _per_pool("utilization"),
+    ("bound", "bound by", lambda r: ", ".join(f"{k}: {v}" for k, v in bounds(r).items())),
+    _option("spilled_bytes"),
+    _option("batch"),
+    ("feasible", OPTION_OUTPUTS["feasible"].title, _feasible),
+]
+
+#: comparison outputs shown against the baseline, in order
+CHALLENGER_OUTPUTS = ("npv_usd", "cost_ratio", "life_over_half_life", "payback_year", "breakeven_volume_units")
+
+
+def option_rows(results: Mapping[str, OptionResult], wide: bool = False) -> list[Row]:
+    """The comparison's rows for the options in ``results`` (in their order); ``wide``: every output the
+    model computes (option, link and per-pool outputs), each under its title from the output table."""
+    rows = [Row(key, title, [cell(r) for r in results.values()]) for key, title, cell in OPTION_ROWS]
+    if not wide:
+        return rows
+    shown = {key for key, _, _ in OPTION_ROWS}
+    extra: dict[str, tuple[OutputSpec, str]] = {}
+    for r in results.values():
+        for dotted in r.flat():
+            role, _, name = dotted.rpartition(".")
+            if dotted in shown or (name in shown and not role):
+                continue
+            spec = (LINK_OUTPUTS if role == "links" else POOL_OUTPUTS if role else OPTION_OUTPUTS)[name]
+            extra.setdefault(dotted, (spec, f"{role}: {spec.title}" if role else spec.title))
+    for dotted, (spec, title) in extra.items():
+        cells = [spec.format(scalar(r.flat()[dotted])) if dotted in r.flat() else "" for r in results.values()]
+        rows.append(Row(dotted, title, cells))
+    return rows
+
+
+def challenger_rows(challengers: Mapping[str, Mapping[str, object]], wide: bool = False) -> list[Row]:
+    """Each challenger against the baseline: one row per comparison output (``challengers`` maps each
+    challenger to its flat comparison outputs); rows no challenger has are left out."""
+    names = CHALLENGER_OUTPUTS if not wide else tuple(COMPARISON_OUTPUTS)
+    rows = []
+    for name in names:
+        spec = COMPARISON_OUTPUTS[name]
+        values = [c.get(name) for c in challengers.values()]
+        if all(v is None for v in values):
+            continue
+        rows.append(Row(name, spec.title, [spec.format(None if v is None else scalar(v)) for v in values]))
+    return rows

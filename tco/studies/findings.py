@@ -1,0 +1,98 @@
+"""What a study found, in sentences: who wins how often, which inputs drive the answer, where it breaks even.
+
+:func:`findings` reads a study's ``summary.json`` contents (``results`` of each analysis, as
+:mod:`tco.studies.runner` writes them) and says, per analysis that ran:
+
+- Monte Carlo: the share of draws each option wins (with its standard error), the median and
+  the P10-P90 spread of each metric;
+- tornado, Sobol, Morris: the top drivers (human labels, :mod:`tco.display`), and which single
+  inputs flip the winner within their range;
+- sweep and map: every break-even and the share of the map where the option wins;
+- portfolio and cascade: the best cell, and how often the second life pays.
+
+``tco study`` prints them after writing the study's folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..display import param_label, quantity, sig
+
+#: drivers named per ranking
+TOP = 3
+
+
+def _drivers(rows, score: str) -> str:
+    return ", ".join(f"{param_label(r['param'])} ({score} {sig(r[score], 2)})" for r in rows[:TOP])
+
+
+def _metric_label(metric: str) -> str:
+    kind, _, option = metric.partition(":")
+    return {"ratio": f"{option}'s cost ratio to the baseline", "lcot": f"{option}'s cost per million output tokens",
+            "npv": f"the NPV of choosing {option}"}.get(kind, metric)
+
+
+def _spread(row: Mapping) -> str:
+    unit = row.get("unit", "")
+    shown = {"USD per million output tokens": "USD", "USD": "USD"}.get(unit, "")
+
+    def v(x):
+        return quantity(x, shown) if shown else sig(x, 3)
+
+    return f"median {v(row['p50'])} (P10 {v(row['p10'])}, P90 {v(row['p90'])})"
+
+
+def findings(summary: Mapping) -> list[str]:
+    """The study's findings as sentences, in the order its analyses ran (empty when nothing ran)."""
+    results = summary.get("results", {})
+    out = []
+    mc = results.get("monte_carlo")
+    if mc:
+        for row in mc.get("summary", []):
+            kind, _, option = str(row["metric"]).partition(":")
+            line = f"{_metric_label(row['metric'])}: {_spread(row)} over {sig(row['n'], 3)} draws"
+            p = row.get("p_win")
+            if kind in ("ratio", "npv") and p is not None:
+                line += (f"; {option} wins in no draw" if p == 0 else f"; {option} wins in every draw" if p == 1 else
+                         f"; {option} wins in {sig(100 * p, 3)}% of draws (± {sig(100 * row.get('p_win_std_error', 0.0), 2)}%)")
+            if row.get("p_feasible", 1.0) < 1.0:
+                line += f"; it meets the latency targets in {sig(100 * row['p_feasible'], 3)}% of draws"
+            out.append(line + ".")
+    tornado = results.get("tornado")
+    if tornado:
+        swings = tornado.get("largest_swing", [])
+        if swings:
+            out.append("Tornado, largest swings: " + _drivers(swings, "swing") + ".")
+        flips = tornado.get("flips_winner", [])
+        out.append("No single input within its range flips the winner." if not flips else
+                   "Inputs that flip the winner within their range: " + ", ".join(param_label(p) for p in flips[:6])
+                   + (f" and {len(flips) - 6} more" if len(flips) > 6 else "") + ".")
+    sobol = results.get("sobol")
+    if sobol and sobol.get("top"):
+        out.append("Sobol, top drivers by total effect: " + _drivers(sobol["top"], "ST") + ".")
+    morris = results.get("morris")
+    if morris and morris.get("top"):
+        out.append("Morris screening, most influential: " + _drivers(morris["top"], "mu_star") + ".")
+    sweep = results.get("sweep")
+    if sweep:
+        for b in sweep.get("breakevens", []):
+            if b.get("status") == "crosses":
+                side = "above" if b["wins_above"] else "below"
+                out.append(f"{b['option']} wins {side} {param_label(b['param'])} = {quantity(b['value'], b.get('unit', ''), 4)}.")
+            else:
+                out.append(f"{b['option']}: {b.get('status')} across the swept range of {param_label(b['param'])}.")
+    grid = results.get("map")
+    if grid:
+        out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)}% of the map.")
+    portfolio = results.get("portfolio")
+    if portfolio and portfolio.get("p_win"):
+        best = max(portfolio["p_win"], key=lambda r: r["p_win"])
+        out.append(f"Portfolio: the best cell is {best['option']} for {best['model']} / {best['workload']}, winning in "
+                   f"{sig(100 * best['p_win'], 3)}% of draws ({portfolio['cells']} cells).")
+    cascade = results.get("cascade")
+    if cascade:
+        for d in cascade.get("devices", []):
+            out.append(f"{d['device']}: cascading to serving beats selling or scrapping in {sig(100 * d['p_cascade_best'], 3)}% "
+                       f"of {sig(cascade['samples'], 3)} draws (median premium {quantity(d['premium_p50_usd'], 'USD')}).")
+    return out

@@ -1,0 +1,194 @@
+"""The verdict of an inference comparison: one function decides, every reader shows its sentence.
+
+:func:`decide` reads the options' results and says, per million output tokens:
+
+- **a tie** when the two cheapest options that meet the latency targets are within
+  ``tolerance`` of each other (default 2 %: closer than the inputs are known);
+- otherwise **the winner**, its **margin** over the runner-up and the **main driver** (the
+  cost line whose present value differs most between them);
+- the **flip conditions**: each uncertain input that, moved alone within its sourced range,
+  changes the winner, with the value where it does (:func:`tco.flips.flip_conditions`);
+- what the win **rests on**: a chip program's volume beyond the units this fleet buys, a
+  rival that misses a latency target, flip conditions that move an estimate (grade C).
+
+``tco compare`` (table and JSON), the app's Compare and Decide pages and the workbook's
+Cover print :attr:`Verdict.text`; the JSON carries :meth:`Verdict.to_dict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .core.evaluate import INFEASIBLE_REASONS
+from .core.outputs import COST_LINES, OptionResult
+from .display import quantity, sig
+from .fields import Field
+from .flips import describe_flip, flip_conditions, winner_gap
+from .util import scalar
+
+#: two options closer than this share of the cheaper one's cost are a tie
+DEFAULT_TIE_TOLERANCE = 0.02
+#: the tie tolerance a user may give ("2%", "0.02")
+TIE_TOLERANCE = Field("fraction", 0.0, 0.5, description="share of the cheaper option's cost within which two options tie")
+#: flip conditions the sentence names (all are in :attr:`Verdict.flips`)
+SHOWN_FLIPS = 3
+
+
+@dataclass
+class Verdict:
+    """What the comparison decides (see the module docstring). Costs in USD per million output tokens."""
+
+    kind: str  # "win", "tie", "only" (one option meets the targets) or "none" (no option does)
+    baseline: str
+    winner: str | None = None
+    runner_up: str | None = None
+    cost: float | None = None
+    runner_up_cost: float | None = None
+    margin: float | None = None  # runner-up cost / winner cost - 1
+    driver: str = ""
+    tolerance: float = DEFAULT_TIE_TOLERANCE
+    flips: list[dict] = field(default_factory=list)
+    rests_on: list[str] = field(default_factory=list)
+    headline: str = ""  # who wins, by how much and why (the first sentence of ``text``)
+    text: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def main_driver(option: OptionResult, other: OptionResult) -> str:
+    """The cost line whose present value differs most between ``option`` and ``other``, in words:
+    ``higher hardware capex (PV +$52M)``."""
+    diffs = {line: scalar(getattr(option, line.name)) - scalar(getattr(other, line.name)) for line in COST_LINES}
+    line = max(diffs, key=lambda k: abs(diffs[k]))
+    word = "higher" if diffs[line] > 0 else "lower"
+    return f"{word} {line.label} (PV {'+' if diffs[line] > 0 else ''}{quantity(diffs[line], 'USD')})"
+
+
+def _reasons(result: OptionResult) -> str:
+    code = int(scalar(result.infeasible_code))
+    return ", ".join(text for bit, text in INFEASIBLE_REASONS.items() if code & bit) or "misses a latency target"
+
+
+def _usd_per_mtok(value: float) -> str:
+    return f"${sig(value, 3)}"
+
+
+def decide(scenario, results: Mapping[str, OptionResult], tolerance: float = DEFAULT_TIE_TOLERANCE,
+           with_flips: bool = True) -> Verdict:
+    """The verdict on ``scenario``'s options (``results`` at its base values; see the module docstring)."""
+    base = scenario.structure.baseline
+    costs = {n: scalar(r.lcot_usd_per_mtok) for n, r in results.items()}
+    ok = {n: scalar(r.feasible) > 0 and np.isfinite(costs[n]) for n, r in results.items()}
+    feasible = sorted((n for n in results if ok[n]), key=costs.get)
+    verdict = Verdict("none", base, tolerance=tolerance)
+    if not feasible:
+        met = [r for r in results.values() if scalar(r.feasible) > 0]
+        if met:
+            overflow = any(np.isinf(scalar(r.pv_cost_usd)) for r in met)
+            verdict.text = "No option has a finite cost at these inputs: " + (
+                "the costs overflow (an input is too large)." if overflow else
+                "the cost per token is undefined (0/0); please report these inputs.")
+        else:
+            verdict.text = "No option meets the latency targets: " + "; ".join(
+                f"{n} {_reasons(r)}" for n, r in results.items()) + "."
+        return verdict
+    winner = feasible[0]
+    verdict.winner, verdict.cost = winner, costs[winner]
+    if len(feasible) == 1:
+        verdict.kind = "only"
+    else:
+        runner = feasible[1]
+        margin = costs[runner] / costs[winner] - 1.0
+        verdict.kind = "tie" if margin <= tolerance else "win"
+        verdict.runner_up, verdict.runner_up_cost, verdict.margin = runner, costs[runner], margin
+        verdict.driver = main_driver(results[runner], results[winner])
+    if with_flips and len(results) > 1:
+        from .api import evaluate_scenario
+
+        def gap(updates):
+            moved, _ = evaluate_scenario(scenario, updates)
+            return winner_gap({n: r.lcot_usd_per_mtok for n, r in moved.items()},
+                              {n: r.feasible for n, r in moved.items()}, winner)
+
+        verdict.flips = flip_conditions(scenario.params, gap)
+    verdict.rests_on = rests_on(scenario, results, verdict)
+    verdict.headline = headline(verdict, results)
+    verdict.text = sentence(verdict, results)
+    return verdict
+
+
+def rests_on(scenario, results: Mapping[str, OptionResult], verdict: Verdict) -> list[str]:
+    """What the winner's lead depends on, in words (empty when nothing stands out)."""
+    out = []
+    winner = verdict.winner
+    option = scenario.structure.option(winner)
+    built = [p for p in option.pools if p.built]
+    values = scenario.values()
+    if built and "program.volume_units" in values:
+        own = sum(scalar(results[winner].pool(p.role).sizing.devices) for p in built)
+        volume = float(values["program.volume_units"])
+        if volume > own:
+            out.append(own_fleet_volume(scenario, winner, own, volume))
+    rivals = [n for n, r in results.items() if n != winner and scalar(r.feasible) <= 0]
+    if rivals and (verdict.kind == "only" or scenario.structure.baseline in rivals):
+        out.append("the latency targets: " + "; ".join(f"{n} {_reasons(results[n])}" for n in rivals))
+    estimates = list(dict.fromkeys(f["label"] for f in verdict.flips if f.get("grade") == "C"))
+    if estimates:
+        more = f" and {len(estimates) - SHOWN_FLIPS} more" if len(estimates) > SHOWN_FLIPS else ""
+        out.append("estimates (grade C) that flip it within their range: " + "; ".join(estimates[:SHOWN_FLIPS]) + more)
+    return out
+
+
+def own_fleet_volume(scenario, winner: str, own: float, volume: float) -> str:
+    """The built chip's program volume against the units this fleet buys, and what the winner would
+    cost on its own fleet's units alone (no external sales)."""
+    from .api import evaluate_scenario
+
+    units = max(own, scenario.params["program.volume_units"].field.minimum)
+    alone, _ = evaluate_scenario(scenario, {"program.volume_units": units})
+    costs = {n: scalar(r.lcot_usd_per_mtok) for n, r in alone.items() if scalar(r.feasible) > 0}
+    best = min(costs, key=costs.get) if costs else None
+    outcome = "still wins" if best == winner else (f"loses to {best}" if best else "and no option meets the targets")
+    return (f"a chip program of {sig(volume, 3)} units, {sig(volume - own, 3)} beyond the {sig(own, 3)} this fleet buys: "
+            f"on its own units alone {winner} costs {_usd_per_mtok(costs.get(winner, np.nan))}/M and {outcome}")
+
+
+def headline(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
+    """Who wins, by how much and why, in one or two sentences."""
+    v = verdict
+    role = "the baseline " if v.winner == v.baseline else ""
+    per = "per million output tokens"
+    if v.kind == "only":
+        text = f"Only {role}{v.winner} meets the latency targets, at {_usd_per_mtok(v.cost)} {per}."
+    elif v.kind == "tie":
+        text = (f"A tie within {v.tolerance:.0%}: {role}{v.winner} at {_usd_per_mtok(v.cost)} and {v.runner_up} at "
+                f"{_usd_per_mtok(v.runner_up_cost)} {per} ({v.runner_up} {v.margin:.1%} dearer, mainly through "
+                f"{v.driver}).")
+    else:
+        ratio = v.runner_up_cost / v.cost
+        how = f"costs {ratio:.3g}x as much" if ratio >= 1.5 else f"costs {v.margin:.0%} more"
+        text = (f"{role.capitalize()}{v.winner} is cheapest at {_usd_per_mtok(v.cost)} {per}; the runner-up, "
+                f"{v.runner_up}, {how}, mainly through {v.driver}.")
+        if v.winner != v.baseline and v.runner_up != v.baseline and scalar(results[v.baseline].feasible) > 0:
+            text += f" The baseline {v.baseline}: {_usd_per_mtok(scalar(results[v.baseline].lcot_usd_per_mtok))}/M."
+    return text
+
+
+def sentence(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
+    """The verdict in words: who wins, by how much, why, what flips it and what it rests on."""
+    v = verdict
+    text = v.headline or headline(v, results)
+    if v.flips:
+        head = "What decides it" if v.kind == "tie" else "It flips if"
+        text += f" {head}: " + "; or ".join(describe_flip(f) for f in v.flips[:SHOWN_FLIPS])
+        more = len(v.flips) - SHOWN_FLIPS
+        text += f" (and {more} more)." if more > 0 else "."
+    elif len(results) > 1 and v.kind != "none":
+        text += " No single input moved within its range changes the winner."
+    if v.rests_on:
+        text += f" The {'lead' if v.kind == 'tie' else 'win'} rests on " + "; and ".join(v.rests_on) + "."
+    return text

@@ -1,0 +1,81 @@
+"""No overlapping text and no clipped chart on any view of the app, at 1024 and 1440 px (headless Chromium).
+
+The audit (``tests/web/layout.py``) compares bounding boxes of chart titles, legends, axis
+titles, tick labels, annotations and form controls. It is first shown to catch each kind of
+defect on a page built to have them (the defects issue 14 found: a legend over an axis title,
+a dropdown covering the tornado's axis, 'base' and 'break-even' labels on
+top of each other, an axis title longer than its axis, a 14 px wide field), then run on every
+tab and every Fleet section of the app, with Monte Carlo and Sobol run on the Uncertainty tab.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import plotly.graph_objects as go
+import pytest
+from dash import Dash, dcc, html
+from layout import audit, run_uncertainty, settle, walk
+from werkzeug.serving import make_server
+
+
+@pytest.fixture(scope="module")
+def broken_page():
+    """A page with one of each defect."""
+    legend_on_axis = go.Figure(go.Scatter(x=[1, 2, 3], y=[1, 3, 2], name="a long trace name that fills a legend row"))
+    legend_on_axis.update_layout(height=300, width=500, xaxis_title="prompt length [tokens]", template="none",
+                                 showlegend=True, legend={"orientation": "h", "y": -0.1, "yanchor": "top", "x": 0.1},
+                                 margin={"b": 60})
+    covered = go.Figure(go.Bar(x=[1, 2], y=[3, 4]))
+    covered.update_layout(height=300, template="none", xaxis_title="parameter")
+    labels = go.Figure(go.Bar(y=["a", "b"], x=[3, 4], orientation="h"))
+    labels.add_vline(3.5, annotation_text="base 3.5", annotation_position="top right")
+    labels.add_vline(3.52, annotation_text="break-even", annotation_position="top right")
+    labels.update_layout(height=300, width=500, template="none")
+    long_axis = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
+    long_axis.update_layout(height=160, width=500, template="none", margin={"t": 5, "b": 30},
+                            yaxis_title="cost [USD per million output tokens served over the quarter]")
+    app = Dash(__name__)
+    app.layout = html.Div([
+        html.Div(className="chart", id="legend-box", children=dcc.Graph(figure=legend_on_axis)),
+        html.Div(className="chart", id="covered-box", children=dcc.Graph(figure=covered)),
+        html.Div(className="controls", id="sweep-row", style={"marginTop": "-60px", "position": "relative"},
+                 children=dcc.Dropdown(id="sweep", options=["a"], value="a")),
+        html.Div(className="chart", id="labels-box", children=dcc.Graph(figure=labels)),
+        html.Div(className="chart", id="axis-box", children=dcc.Graph(figure=long_axis)),
+        html.Div(className="controls", children=[dcc.Input(id="to", type="text", style={"width": "14px"})]),
+    ])
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = make_server("127.0.0.1", 0, app.server, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+
+
+def test_the_audit_finds_each_defect(page, broken_page):
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.goto(broken_page)
+    page.wait_for_selector("#axis-box .main-svg")
+    settle(page)
+    problems = "\n".join(audit(page))
+    assert "legend-box: legend" in problems and "overlaps axistitle 'prompt length [tokens]'" in problems
+    assert "controls 'sweep-row' cover the chart covered-box" in problems
+    assert "labels-box: annotation 'base 3.5' overlaps annotation 'break-even'" in problems
+    assert "axis-box: axistitle 'cost [USD per million" in problems and "is clipped" in problems
+    assert "field 'to' is 16 px wide" in problems  # 14 px and its padding
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1024, 1440])
+@pytest.mark.parametrize("query", ["", "?scenario=fleet-split"])
+def test_no_view_overlaps_or_clips(page, live_app, width, query, artifacts):
+    url, log = live_app
+    page.set_viewport_size({"width": width, "height": 900})
+    found = {}
+    for name, problems in walk(page, url + "/" + query, run_uncertainty):
+        if problems:
+            found[name] = problems
+            page.screenshot(path=str(artifacts / f"layout-{name}-{width}.png"), full_page=True)
+    assert found == {}
+    assert log.records == []
