@@ -1,0 +1,109 @@
+"""Waiting for a server in a pool under Poisson arrivals: square-root staffing in closed form.
+
+A pool of ``c`` identical servers (decode slots, prefill lanes) receives Poisson
+arrivals (``c_a^2 = 1``) at offered load ``a = lambda S`` Erlangs, ``S`` the mean service
+time [s] with squared coefficient of variation ``c_s^2``. Everything here is a closed form
+that broadcasts over numpy arrays, so one call sizes one pool or a million draws.
+
+Model of the waiting time ``W`` (documented in docs/model.md, checked against the exact
+Erlang C formula and a discrete-event simulation in ``tests/test_queueing.py``):
+
+* spare capacity in units of the Poisson spread, ``beta = (c - a - 1) / sqrt(a)``:
+  square-root staffing (S. Halfin and W. Whitt, "Heavy-traffic limits for queues with many
+  exponential servers", Operations Research 29(3), 1981; S. Borst, A. Mandelbaum and
+  M. Reiman, "Dimensioning large call centers", Operations Research 52(1), 2004). The
+  one server held back (``-1``) is our correction for small pools.
+* probability of waiting ``P(W > 0) ~ Q(beta) <= exp(-beta^2/2) / 2`` (the Gaussian tail
+  of the Halfin-Whitt limit with the Chernoff-type bound on ``Q``);
+* conditional on waiting, the wait is exponential with rate ``k (c - a) / S``,
+  ``k = 2 / (c_a^2 + c_s^2)`` -- exact for M/M/c, with the Allen-Cunneen correction for
+  service variability (A. O. Allen, *Probability, Statistics, and Queueing Theory*, 2nd
+  ed., 1990, section 6.4).
+
+Hence ``P(W > w) = exp(-beta^2/2 - kappa(w) beta) / 2``, ``kappa(w) = k w sqrt(a) / S``.
+Against the exact M/M/c staffing (smallest whole ``c`` with ``C(c, a) e^{-(c-a) w/S} <= epsilon``)
+the rule :func:`servers_within_wait` is within -6 % / +10 % for ``a >= 3`` Erlangs and
+``epsilon`` in [0.005, 0.25], and within one server below that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Poisson arrivals
+ARRIVAL_SCV = 1.0
+
+# Abramowitz and Stegun 26.2.23: rational approximation of the normal quantile, |error| < 4.5e-4
+_AS_C = (2.515517, 0.802853, 0.010328)
+_AS_D = (1.432788, 0.189269, 0.001308)
+
+
+def normal_quantile(q):
+    """Standard normal quantile ``z_q`` for ``q`` in [0.5, 1) [-].
+
+    Abramowitz and Stegun, *Handbook of Mathematical Functions*, 1964, formula 26.2.23:
+    ``t = sqrt(-2 ln(1 - q))``, ``z = t - (c0 + c1 t + c2 t^2) / (1 + d1 t + d2 t^2 + d3 t^3)``,
+    absolute error below 4.5e-4 (z_0.99 = 2.3268 vs 2.3263). A rational formula, so the
+    workbook computes the same number with the same arithmetic.
+    """
+    t = np.sqrt(-2.0 * np.log(1.0 - np.asarray(q, float)))
+    c0, c1, c2 = _AS_C
+    d1, d2, d3 = _AS_D
+    return t - (c0 + c1 * t + c2 * t * t) / (1.0 + d1 * t + d2 * t * t + d3 * t * t * t)
+
+
+def tail_decay_factor(service_scv):
+    """Allen-Cunneen factor ``k = 2 / (c_a^2 + c_s^2)`` of the wait's exponential tail [-]."""
+    return 2.0 / (ARRIVAL_SCV + np.asarray(service_scv, float))
+
+
+def staffing_margin(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
+    """Spare servers in Poisson spreads, ``beta``, that keep ``P(W > slack) <= epsilon`` [-].
+
+    Solves ``beta^2/2 + K beta = ln(1 / (2 epsilon))`` with ``K = k slack sqrt(a) / S``:
+    ``beta = sqrt(K^2 + 2 ln(1/(2 epsilon))) - K`` (zero when ``epsilon >= 1/2``).
+    """
+    a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
+    big_k = tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) * np.sqrt(a) / service_s
+    log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
+    return np.sqrt(big_k * big_k + 2.0 * log_term) - big_k
+
+
+def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
+    """Servers (continuous) so that ``P(W > slack) <= epsilon`` [servers]: ``c = a + beta sqrt(a) + 1``."""
+    a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
+    beta = staffing_margin(a, service_s, slack_s, service_scv, exceed_probability)
+    return a + beta * np.sqrt(a) + 1.0
+
+
+def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability):
+    """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers [s]; ``inf`` when overloaded.
+
+    Inverts ``P(W > w) = exp(-beta^2/2 - k w sqrt(a) beta / S) / 2`` with
+    ``beta = (c - a - 1) / sqrt(a)``:
+    ``w = S (ln(1/(2 epsilon)) - beta^2/2) / (k sqrt(a) beta)``, zero when the Gaussian
+    term alone is below epsilon. The same model sizes the pool
+    (:func:`servers_within_wait`), so at the staffed ``c`` the quantile equals the slack.
+    """
+    a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
+    root = np.sqrt(a)
+    beta = (np.asarray(servers, float) - a - 1.0) / root
+    log_term = np.log(0.5 / np.asarray(exceed_probability, float))
+    numerator = log_term - 0.5 * beta * beta
+    rate = tail_decay_factor(service_scv) * root * np.maximum(beta, 1e-300) / service_s
+    wait = np.where(numerator > 0.0, numerator / rate, 0.0)
+    return np.where(beta > 0.0, wait, np.inf)
+
+
+def occupancy_seen_quantile(mean_occupancy, z, window_variance_factor=2.0 / 3.0):
+    """Occupancy a request sees over its stay, at the quantile ``z`` [requests].
+
+    In an M/G/inf system the number present is Poisson with mean ``B`` (the
+    insensitivity of M/G/inf). A request averages the occupancy over its own stay; for a
+    stay of fixed length ``D`` the others present form a stationary process with
+    covariance ``B (1 - tau/D)``, whose average over a window ``D`` has variance
+    ``(2/D^2) int_0^D (D - tau) B (1 - tau/D) dtau = 2B/3``. The request itself adds one:
+    ``B_q = 1 + B + z sqrt(v B)``, ``v = 2/3`` (normal approximation of the Poisson tail).
+    """
+    b = np.maximum(np.asarray(mean_occupancy, float), 0.0)
+    return 1.0 + b + z * np.sqrt(window_variance_factor * b)

@@ -1,0 +1,330 @@
+"""Serving under load: continuous batching, prefill interference, queueing, percentile sizing, shape search.
+
+One function, :func:`size_pool`, sizes one pool of replicas (colocated, prefill-only or
+decode-only) for the peak request rate so that the **percentile** latency targets hold,
+for every candidate replica shape (:mod:`tco.core.parallelism`), and keeps the cheapest
+shape that meets them, draw by draw. Everything is a closed form or a fixed number of
+vectorized steps (DESIGN.md section 8; docs/model.md "Serving under load").
+
+**Continuous batching.** A replica runs cycles (:mod:`tco.core.steps`); the serving stack
+caps the number of sequences in flight (``max_num_seqs``) at the **slot cap**
+``c_s = floor(min(B_T, B_mem, max_batch, B_budget))``: ``B_T`` the largest occupancy whose
+mean cycle meets the TPOT target, ``B_mem`` what the KV cache holds, ``B_budget`` the
+occupancy whose prefill the token budget can still absorb. Every request's TPOT is then
+at most the cycle time at the cap, whatever the load; load fluctuations show up as
+waiting for a slot, which counts in TTFT.
+
+**Prefill interference (colocated).** By Little's law a replica whose mean decode
+occupancy is ``B`` admits ``B / O`` requests per cycle, i.e. ``B P / O`` prefill tokens per
+cycle on average. Each prefill token costs ``chi`` seconds of replica time:
+
+* ``chunked`` (Sarathi-Serve, Agrawal et al., OSDI 2024; vLLM V1 default; SGLang,
+  TensorRT-LLM in-flight batching): decode tokens first, then prefill chunks up to the
+  token budget ``tau`` per micro-batch (``max_num_batched_tokens``); a prefill token rides
+  in a decode cycle at the marginal cost ``chi = (t(0, p tau) - t(0, 0)) / (p tau)``;
+* ``prefill_first`` (vLLM V0, Orca-style): waiting prompts run as separate passes of up
+  to ``tau`` tokens that stall decoding; ``chi = t(0, N_f) / N_f`` with ``N_f = p k_b P``.
+
+The user-seen mean cycle is ``t(B) = t_d(B) + (P/O) chi B`` -- still a maximum of lines.
+
+**Queueing and percentiles.** A request waits for a slot (servers: ``R c_s`` slots held
+for ``D = O t(c_s) + S_pf`` each) and then for prefill (``R x lanes`` lanes, service
+``S_pf``). Both are multi-server queues sized by square-root staffing
+(:mod:`tco.core.queueing`) so that, at peak, each wait exceeds half the TTFT slack
+(``T_ttft - S_pf - one cycle``) with probability at most ``(1 - q)/2``; the TTFT
+percentile then holds for the sum. A disaggregated prefill pool has the lanes queue with
+the whole slack (KV transfer taken off); a decode pool has the slot queue, whose wait
+delays the second token and so counts in the per-request TPOT, with slack
+``(T_tpot - t_d(c_s)) (O - 1)``.
+
+**Shape search.** Each candidate shape gets its replica count ``R``; the pool keeps, per
+draw, the feasible candidate with the lowest ``R n x cost per device-hour``; when none
+is feasible the one nearest to its TPOT target is reported (and flagged infeasible).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import parallelism, queueing
+from .steps import CycleModel, Lines, branch_min, largest_within, least_fixed_point
+
+POLICIES = ("chunked", "prefill_first")
+ROLES = ("colocated", "prefill", "decode")
+
+#: rounding guards copied into the workbook (not assumptions)
+FLOOR_GUARD = 1e-9
+CEIL_GUARD = 1e-9
+
+
+@dataclass(frozen=True)
+class Demand:
+    """Workload and serving settings seen by every pool (arrays broadcast over draws)."""
+
+    prompt_tokens: object
+    output_tokens: object
+    peak_requests_per_s: object
+    mean_requests_per_s: object
+    ttft_target_s: object
+    tpot_target_s: object
+    percentile: object
+    max_batch: object
+    token_budget: object
+    memory_compute_overlap: object
+    phase_overlap: object
+    comm_overlap: object
+    policy: str = "chunked"
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The model as the cycle needs it (arrays) plus its static shape facts."""
+
+    weight_bytes: object                 # stored weights [B]
+    read_fixed_bytes: object             # MoE: weight bytes read per micro-batch = fixed + per_token x tokens
+    read_per_token_bytes: object
+    weight_flops_per_token: object       # 2 A
+    kv_bytes_per_token: object           # k (one copy)
+    layers: object
+    attention_dim: object
+    hidden_size: object
+    experts_per_token: object
+    activation_bytes: object
+    kv_heads: float                      # static (1 for latent attention)
+    moe: bool
+
+
+@dataclass(frozen=True)
+class DeviceShape:
+    """One device type (arrays per device): memory tiers, compute, interconnect."""
+
+    tier_capacity_bytes: tuple
+    tier_bandwidth_bytes_per_s: tuple
+    usable_fraction: object
+    bandwidth_efficiency: object
+    flops_per_s: object                  # peak at the compute width x compute efficiency
+    sync_latency_s: object
+    scale_up_bytes_per_s: object
+    scale_out_bytes_per_s: object
+    domain_devices: object
+    min_devices: object = 1.0
+
+
+@dataclass
+class PoolServing:
+    """The chosen shape of one pool and what it gives at peak (arrays over draws)."""
+
+    values: dict = field(default_factory=dict)
+    shapes: tuple = ()
+
+    def __getitem__(self, key):
+        return self.values[key]
+
+
+def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> CycleModel:
+    """The :class:`CycleModel` of a replica of ``shape`` devices."""
+    n = float(shape.devices)
+    rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
+    prompt, output = demand.prompt_tokens, demand.output_tokens
+    context = prompt + 0.5 * output
+    k = model.kv_bytes_per_token * rep
+    prefill_kv = k
+    if demand.policy == "chunked" and role == "colocated":  # each chunk re-reads the prompt's earlier chunks
+        prefill_kv = k * (1.0 + 0.5 * np.maximum(prompt / demand.token_budget - 1.0, 0.0))
+    return CycleModel(
+        pipeline=shape.pipeline,
+        weight_bytes=model.weight_bytes,
+        read_fixed_bytes=model.read_fixed_bytes,
+        read_per_token_bytes=model.read_per_token_bytes,
+        moe=model.moe,
+        weight_flops_per_token=model.weight_flops_per_token,
+        decode_kv_bytes_per_token=context * k,
+        decode_attention_flops_per_token=4.0 * model.layers * model.attention_dim * context,
+        prefill_kv_bytes_per_token=prefill_kv,
+        prefill_attention_flops_per_token=2.0 * model.layers * model.attention_dim * prompt,
+        flops_per_s=n * device.flops_per_s,
+        tier_capacity_bytes=tuple(c * device.usable_fraction * n for c in device.tier_capacity_bytes),
+        tier_bandwidth_bytes_per_s=tuple(b * device.bandwidth_efficiency * n for b in device.tier_bandwidth_bytes_per_s),
+        sync_fixed_s=parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s),
+        sync_per_token_s=parallelism.sync_time_per_token_s(
+            shape, model.layers, model.hidden_size, model.activation_bytes, model.experts_per_token,
+            device.scale_up_bytes_per_s, device.scale_out_bytes_per_s, device.domain_devices),
+        memory_compute_overlap=demand.memory_compute_overlap,
+        phase_overlap=demand.phase_overlap,
+        comm_overlap=demand.comm_overlap,
+    )
+
+
+def _prefill_batch_prompts(demand: Demand):
+    """Prompts per prefill pass when prompts run whole: ``k_b = max(1, floor(tau / P))`` [prompts]."""
+    return np.maximum(np.floor(demand.token_budget / demand.prompt_tokens + FLOOR_GUARD), 1.0)
+
+
+def prefill_token_cost_s(cm: CycleModel, demand: Demand):
+    """Replica time per prefill token, ``chi`` [s/token], by scheduling policy (module docstring)."""
+    p = cm.pipeline
+    if demand.policy == "chunked":
+        full = p * demand.token_budget
+        return (cm.cycle_s(0.0, full) - cm.cycle_s(0.0, 0.0)) / full
+    tokens = p * _prefill_batch_prompts(demand) * demand.prompt_tokens
+    return cm.cycle_s(0.0, tokens) / tokens
+
+
+def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
+               whole, ttft_extra_s, device_hour_usd) -> dict:
+    """Sizing of one candidate shape (arrays over draws); ``feasible`` and ``cost`` drive the choice."""
+    cm = cycle_model(shape, model, device, demand, role)
+    n, p = float(shape.devices), float(shape.pipeline)
+    prompt, output = demand.prompt_tokens, demand.output_tokens
+    peak = demand.peak_requests_per_s
+    epsilon = 1.0 - demand.percentile
+    rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
+    capacity = sum(cm.tier_capacity_bytes)
+    sequence = prompt + output if role != "prefill" else prompt
+    fits = ((model.weight_bytes + sequence * model.kv_bytes_per_token * rep <= capacity)
+            & (shape.tensor <= device.domain_devices + 1e-9) & (n >= device.min_devices - 1e-9))
+    out = {"devices_per_replica": n, "tensor_parallel": float(shape.tensor), "pipeline_stages": p,
+           "expert_parallel": float(shape.expert_parallel)}
+    if role == "prefill":
+        prompts = _prefill_batch_prompts(demand)
+        service = cm.cycle_s(0.0, p * prompts * prompt)
+        lanes = p * prompts
+        slack = demand.ttft_target_s - service - ttft_extra_s
+        servers = queueing.servers_within_wait(peak * service, service, slack, 0.0, epsilon)
+        replicas = servers / lanes
+        ttft_ok = slack > 0.0
+        out.update(prefill_s=service, lanes=lanes, slots=np.zeros_like(service), residence_s=service,
+                   tpot_ok=np.ones_like(service, dtype=bool), capacity_rps=lanes / service, cycle_cap_s=service,
+                   chi=np.zeros_like(service))
+    else:
+        lines = cm.decode_lines()
+        ratio = prompt / output if role == "colocated" else 0.0
+        chi = prefill_token_cost_s(cm, demand) if role == "colocated" else 0.0
+        seen = [b.shifted(0.0, ratio * chi) for b in lines]
+        within = np.maximum.reduce([largest_within(b, demand.tpot_target_s) for b in seen])
+        kv_batch = (capacity - model.weight_bytes) / ((prompt + output) * model.kv_bytes_per_token * rep)
+        cap = np.minimum(np.minimum(within, kv_batch), demand.max_batch)
+        if role == "colocated" and demand.policy == "chunked":
+            cap = np.minimum(cap, p * demand.token_budget / (1.0 + ratio))
+        slots = np.floor(cap + FLOOR_GUARD)
+        tpot_ok = slots >= 1.0
+        slots = np.maximum(slots, 1.0)
+        cycle_cap = branch_min(seen, slots)
+        decode_cap = branch_min(lines, slots)
+        if role == "colocated":
+            if demand.policy == "chunked":
+                free = demand.token_budget - slots / p
+                service = np.maximum(prompt / np.maximum(free, 1e-9), 1.0) * decode_cap + prompt * chi
+                lanes = p * np.maximum(free / prompt, 1.0)
+                tpot_ok = tpot_ok & (free > 0.0)
+            else:
+                prompts = _prefill_batch_prompts(demand)
+                service = cm.cycle_s(0.0, p * prompts * prompt)
+                lanes = p * prompts
+            residence = output * cycle_cap + service
+            slack = demand.ttft_target_s - service - cycle_cap - ttft_extra_s
+            slot_servers = queueing.servers_within_wait(peak * residence, residence, 0.5 * slack, 0.0, 0.5 * epsilon)
+            lane_servers = queueing.servers_within_wait(peak * service, service, 0.5 * slack, 0.0, 0.5 * epsilon)
+            replicas = np.maximum(slot_servers / slots, lane_servers / lanes)
+            ttft_ok = slack > 0.0
+        else:
+            service = np.zeros_like(cycle_cap)
+            lanes = np.zeros_like(cycle_cap)
+            residence = output * cycle_cap
+            slack = (demand.tpot_target_s - cycle_cap) * np.maximum(output - 1.0, 1.0)
+            replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon) / slots
+            ttft_ok = np.ones_like(tpot_ok)
+        out.update(prefill_s=service, lanes=lanes, slots=slots, residence_s=residence, tpot_ok=tpot_ok,
+                   capacity_rps=slots / residence, cycle_cap_s=cycle_cap, chi=chi + 0.0 * cycle_cap)
+        out["_seen"], out["_lines"] = seen, lines
+    replicas = np.where(whole, np.maximum(np.ceil(replicas - CEIL_GUARD), 1.0), replicas)
+    feasible = fits & out["tpot_ok"] & ttft_ok
+    out.update(replicas=replicas, fits=fits, ttft_ok=ttft_ok, feasible=feasible,
+               cost=np.where(feasible, replicas * n * device_hour_usd, np.inf), _cycle=cm)
+    return out
+
+
+def _choose(candidates: Sequence[dict], demand: Demand):
+    """Index of the chosen candidate per draw: cheapest feasible, else the one nearest its TPOT target."""
+    costs = np.stack(np.broadcast_arrays(*[c["cost"] for c in candidates]))
+    any_feasible = np.isfinite(costs).any(axis=0)
+    fallback = np.stack(np.broadcast_arrays(*[np.where(c["fits"], c["cycle_cap_s"], np.inf) for c in candidates]))
+    return np.where(any_feasible, np.argmin(costs, axis=0), np.argmin(fallback, axis=0))
+
+
+def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape, device: DeviceShape, demand: Demand,
+              whole=True, ttft_extra_s=0.0, device_hour_usd=1.0) -> PoolServing:
+    """Size one pool at peak for every candidate shape and keep the cheapest that meets the targets.
+
+    Returns a :class:`PoolServing` whose ``values`` hold, per draw, the chosen shape
+    (``devices_per_replica``, ``tensor_parallel``, ``pipeline_stages``, ``expert_parallel``,
+    ``shape_index``) and the figures at peak: ``replicas``, ``slots`` (the batch cap),
+    ``batch`` (mean decode occupancy), ``tpot_s`` and ``ttft_s`` at the percentile,
+    ``queue_wait_s`` (their queueing part), ``prefill_s``, ``step_s``, ``interference_share``,
+    ``capacity_rps`` and the feasibility flags.
+    """
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}")
+    if demand.policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}")
+    candidates = [_candidate(role, s, model, device, demand, whole, ttft_extra_s, device_hour_usd) for s in shapes]
+    index = _choose(candidates, demand)
+    public = [k for k in candidates[0] if not k.startswith("_")]
+    out = {k: np.choose(index, np.broadcast_arrays(*[np.asarray(c[k], float) for c in candidates])) for k in public}
+    out["shape_index"] = index.astype(float)
+    out["feasible"] = out["feasible"] > 0.5
+    _at_peak(role, candidates, index, out, model, demand, ttft_extra_s)
+    return PoolServing(out, tuple(shapes))
+
+
+def _gather_lines(candidates: Sequence[dict], index, key: str) -> list[Lines]:
+    """Lines of the chosen candidate per draw (every candidate has the same line structure)."""
+    gathered = []
+    for b in range(len(candidates[0][key])):
+        per = [c[key][b] for c in candidates]
+        intercepts = tuple(np.choose(index, np.broadcast_arrays(*[lines.intercepts[i] for lines in per]))
+                           for i in range(len(per[0].intercepts)))
+        slopes = tuple(np.choose(index, np.broadcast_arrays(*[lines.slopes[i] for lines in per]))
+                       for i in range(len(per[0].slopes)))
+        gathered.append(Lines(intercepts, slopes))
+    return gathered
+
+
+def _at_peak(role: str, candidates, index, out: dict, model: ModelShape, demand: Demand, ttft_extra_s) -> None:
+    """Occupancy, percentile TPOT/TTFT and queueing delay of the chosen shape at the peak rate (in place)."""
+    epsilon = 1.0 - demand.percentile
+    peak, replicas = demand.peak_requests_per_s, out["replicas"]
+    per_replica = peak / replicas
+    if role == "prefill":
+        service, lanes = out["prefill_s"], out["lanes"]
+        wait = queueing.wait_quantile_s(peak * service, replicas * lanes, service, 0.0, epsilon)
+        out.update(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=np.zeros_like(wait),
+                   tpot_s=np.zeros_like(wait), step_s=service, interference_share=np.zeros_like(wait))
+        return
+    seen, lines = _gather_lines(candidates, index, "_seen"), _gather_lines(candidates, index, "_lines")
+    slots, output = out["slots"], demand.output_tokens
+    occupancy = np.minimum(np.minimum.reduce([least_fixed_point(b, per_replica * output) for b in seen]), slots)
+    z = queueing.normal_quantile(demand.percentile)
+    seen_batch = np.minimum(queueing.occupancy_seen_quantile(occupancy, z), slots)
+    cycle_mean = branch_min(seen, np.maximum(occupancy, 0.0))
+    tpot = branch_min(seen, seen_batch)
+    residence = out["residence_s"]
+    if role == "colocated":
+        service, lanes = out["prefill_s"], out["lanes"]
+        slot_wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon)
+        lane_wait = queueing.wait_quantile_s(peak * service, replicas * lanes, service, 0.0, 0.5 * epsilon)
+        wait = slot_wait + lane_wait
+        ttft = out["cycle_cap_s"] + service + wait + ttft_extra_s
+        prefill_part = out["chi"] * demand.prompt_tokens / output * occupancy
+        interference = prefill_part / np.maximum(cycle_mean, 1e-300)
+    else:
+        wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon)
+        tpot = tpot + wait / np.maximum(output - 1.0, 1.0)
+        ttft = np.zeros_like(tpot)
+        interference = np.zeros_like(tpot)
+    decode_only = branch_min(lines, np.maximum(occupancy, 0.0))
+    out.update(batch=occupancy, tpot_s=tpot, ttft_s=ttft, queue_wait_s=wait, step_s=cycle_mean,
+               decode_step_s=decode_only, interference_share=interference)
