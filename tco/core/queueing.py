@@ -21,9 +21,10 @@ Erlang C formula and a discrete-event simulation in ``tests/test_queueing.py``):
   ed., 1990, section 6.4).
 
 Hence ``P(W > w) = exp(-beta^2/2 - kappa(w) beta) / 2``, ``kappa(w) = k w sqrt(a) / S``.
-Against the exact M/M/c staffing (smallest whole ``c`` with ``C(c, a) e^{-(c-a) w/S} <= epsilon``)
-the rule :func:`servers_within_wait` is within -6 % / +10 % for ``a >= 3`` Erlangs and
-``epsilon`` in [0.005, 0.25], and within one server below that.
+Against the exact M/M/c staffing (smallest whole ``c`` with ``C(c, a) e^{-(c-a) w/S} <= epsilon``,
+Erlang C by recursion) the rule :func:`servers_within_wait` is within -6 % / +8 % for
+``a >= 10`` Erlangs, -6 % / +22 % for ``3 <= a < 10`` and 1.6 servers below that, for
+``epsilon`` in [0.005, 0.25] and slacks of 0 to 2 service times (``tests/test_serving.py``).
 """
 
 from __future__ import annotations

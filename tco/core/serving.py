@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import parallelism, queueing
+from .roofline import memory_read_time_s
 from .steps import CycleModel, Lines, branch_min, largest_within, least_fixed_point
 
 POLICIES = ("chunked", "prefill_first")
@@ -158,9 +159,18 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
     )
 
 
-def _prefill_batch_prompts(demand: Demand):
-    """Prompts per prefill pass when prompts run whole: ``k_b = max(1, floor(tau / P))`` [prompts]."""
-    return np.maximum(np.floor(demand.token_budget / demand.prompt_tokens + FLOOR_GUARD), 1.0)
+def prefill_pass_prompts(cm: CycleModel, demand: Demand):
+    """Prompts run together in one whole-prompt prefill pass, ``k_b`` [prompts].
+
+    Batching prompts pays only while the pass is bound by the weight read: up to the
+    weight phase's ridge point ``N_r = p t_mem(W) / (2A / F)`` tokens, and never beyond the
+    token budget: ``k_b = max(1, min(floor(tau / P), ceil(N_r / P)))``. Long prompts run alone.
+    """
+    ridge = cm.pipeline * memory_read_time_s(cm.weight_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s) \
+        * cm.flops_per_s / cm.weight_flops_per_token
+    fit = np.floor(demand.token_budget / demand.prompt_tokens + FLOOR_GUARD)
+    useful = np.ceil(ridge / demand.prompt_tokens - CEIL_GUARD)
+    return np.maximum(np.minimum(fit, useful), 1.0)
 
 
 def prefill_token_cost_s(cm: CycleModel, demand: Demand):
@@ -169,8 +179,29 @@ def prefill_token_cost_s(cm: CycleModel, demand: Demand):
     if demand.policy == "chunked":
         full = p * demand.token_budget
         return (cm.cycle_s(0.0, full) - cm.cycle_s(0.0, 0.0)) / full
-    tokens = p * _prefill_batch_prompts(demand) * demand.prompt_tokens
+    tokens = p * prefill_pass_prompts(cm, demand) * demand.prompt_tokens
     return cm.cycle_s(0.0, tokens) / tokens
+
+
+def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_cycle_s, slots):
+    """Prefill of one prompt: ``(work, latency, lanes)`` [s, s, lanes per replica].
+
+    The replica is a work-conserving server of prefill work (prompts share its time), with
+    one lane per micro-batch. ``chunked``: the work of a prompt is ``P chi``; it also needs
+    ``m = max(1, P / tau_free)`` cycles, ``tau_free = tau - c_s / p`` tokens of budget per
+    micro-batch left by the decode tokens, so its latency once started is ``m t_d(c_s) + P chi``.
+    Whole-prompt passes (``prefill_first``, prefill pools): ``k_b`` prompts per pass of
+    ``t(0, p k_b P)``; work ``t(0, p k_b P) / k_b`` per prompt and lane, latency one pass.
+    """
+    p, prompt = float(cm.pipeline), demand.prompt_tokens
+    if chunked:
+        free = demand.token_budget - slots / p
+        work = prompt * chi
+        latency = np.maximum(prompt / np.maximum(free, 1e-9), 1.0) * decode_cycle_s + work
+        return work, latency, p + 0.0 * work, free > 0.0
+    prompts = prefill_pass_prompts(cm, demand)
+    latency = cm.cycle_s(0.0, p * prompts * prompt)
+    return latency / prompts, latency, p + 0.0 * latency, latency >= 0.0
 
 
 def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
@@ -189,61 +220,51 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     out = {"devices_per_replica": n, "tensor_parallel": float(shape.tensor), "pipeline_stages": p,
            "expert_parallel": float(shape.expert_parallel)}
     if role == "prefill":
-        prompts = _prefill_batch_prompts(demand)
-        service = cm.cycle_s(0.0, p * prompts * prompt)
-        lanes = p * prompts
-        slack = demand.ttft_target_s - service - ttft_extra_s
-        servers = queueing.servers_within_wait(peak * service, service, slack, 0.0, epsilon)
-        replicas = servers / lanes
+        work, latency, lanes, _ = _prefill_service(cm, demand, False, 0.0, 0.0, 0.0)
+        slack = demand.ttft_target_s - latency - ttft_extra_s
+        replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon) / lanes
         ttft_ok = slack > 0.0
-        out.update(prefill_s=service, lanes=lanes, slots=np.zeros_like(service), residence_s=service,
-                   tpot_ok=np.ones_like(service, dtype=bool), capacity_rps=lanes / service, cycle_cap_s=service,
-                   chi=np.zeros_like(service))
+        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=np.zeros_like(work), residence_s=latency,
+                   tpot_ok=np.ones_like(work, dtype=bool), capacity_rps=lanes / work, cycle_cap_s=latency,
+                   chi=np.zeros_like(work))
     else:
         lines = cm.decode_lines()
-        ratio = prompt / output if role == "colocated" else 0.0
-        chi = prefill_token_cost_s(cm, demand) if role == "colocated" else 0.0
+        colocated = role == "colocated"
+        ratio = prompt / output if colocated else 0.0
+        chi = prefill_token_cost_s(cm, demand) if colocated else 0.0
         seen = [b.shifted(0.0, ratio * chi) for b in lines]
         within = np.maximum.reduce([largest_within(b, demand.tpot_target_s) for b in seen])
         kv_batch = (capacity - model.weight_bytes) / ((prompt + output) * model.kv_bytes_per_token * rep)
         cap = np.minimum(np.minimum(within, kv_batch), demand.max_batch)
-        if role == "colocated" and demand.policy == "chunked":
+        chunked = colocated and demand.policy == "chunked"
+        if chunked:
             cap = np.minimum(cap, p * demand.token_budget / (1.0 + ratio))
         slots = np.floor(cap + FLOOR_GUARD)
         tpot_ok = slots >= 1.0
         slots = np.maximum(slots, 1.0)
         cycle_cap = branch_min(seen, slots)
-        decode_cap = branch_min(lines, slots)
-        if role == "colocated":
-            if demand.policy == "chunked":
-                free = demand.token_budget - slots / p
-                service = np.maximum(prompt / np.maximum(free, 1e-9), 1.0) * decode_cap + prompt * chi
-                lanes = p * np.maximum(free / prompt, 1.0)
-                tpot_ok = tpot_ok & (free > 0.0)
-            else:
-                prompts = _prefill_batch_prompts(demand)
-                service = cm.cycle_s(0.0, p * prompts * prompt)
-                lanes = p * prompts
-            residence = output * cycle_cap + service
-            slack = demand.ttft_target_s - service - cycle_cap - ttft_extra_s
+        if colocated:
+            work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, branch_min(lines, slots), slots)
+            tpot_ok = tpot_ok & budget_ok
+            residence = output * cycle_cap + latency
+            slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
             slot_servers = queueing.servers_within_wait(peak * residence, residence, 0.5 * slack, 0.0, 0.5 * epsilon)
-            lane_servers = queueing.servers_within_wait(peak * service, service, 0.5 * slack, 0.0, 0.5 * epsilon)
+            lane_servers = queueing.servers_within_wait(peak * work, work, 0.5 * slack, 0.0, 0.5 * epsilon)
             replicas = np.maximum(slot_servers / slots, lane_servers / lanes)
             ttft_ok = slack > 0.0
         else:
-            service = np.zeros_like(cycle_cap)
-            lanes = np.zeros_like(cycle_cap)
+            work = latency = lanes = np.zeros_like(cycle_cap)
             residence = output * cycle_cap
             slack = (demand.tpot_target_s - cycle_cap) * np.maximum(output - 1.0, 1.0)
             replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon) / slots
             ttft_ok = np.ones_like(tpot_ok)
-        out.update(prefill_s=service, lanes=lanes, slots=slots, residence_s=residence, tpot_ok=tpot_ok,
-                   capacity_rps=slots / residence, cycle_cap_s=cycle_cap, chi=chi + 0.0 * cycle_cap)
+        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
+                   tpot_ok=tpot_ok, capacity_rps=slots / residence, cycle_cap_s=cycle_cap, chi=chi + 0.0 * cycle_cap)
         out["_seen"], out["_lines"] = seen, lines
     replicas = np.where(whole, np.maximum(np.ceil(replicas - CEIL_GUARD), 1.0), replicas)
     feasible = fits & out["tpot_ok"] & ttft_ok
     out.update(replicas=replicas, fits=fits, ttft_ok=ttft_ok, feasible=feasible,
-               cost=np.where(feasible, replicas * n * device_hour_usd, np.inf), _cycle=cm)
+               cost=np.where(feasible, replicas * n * device_hour_usd, np.inf))
     return out
 
 
@@ -299,8 +320,8 @@ def _at_peak(role: str, candidates, index, out: dict, model: ModelShape, demand:
     peak, replicas = demand.peak_requests_per_s, out["replicas"]
     per_replica = peak / replicas
     if role == "prefill":
-        service, lanes = out["prefill_s"], out["lanes"]
-        wait = queueing.wait_quantile_s(peak * service, replicas * lanes, service, 0.0, epsilon)
+        service, work, lanes = out["prefill_s"], out["prefill_work_s"], out["lanes"]
+        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon)
         out.update(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=np.zeros_like(wait),
                    tpot_s=np.zeros_like(wait), step_s=service, interference_share=np.zeros_like(wait))
         return
@@ -313,9 +334,9 @@ def _at_peak(role: str, candidates, index, out: dict, model: ModelShape, demand:
     tpot = branch_min(seen, seen_batch)
     residence = out["residence_s"]
     if role == "colocated":
-        service, lanes = out["prefill_s"], out["lanes"]
+        service, work, lanes = out["prefill_s"], out["prefill_work_s"], out["lanes"]
         slot_wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon)
-        lane_wait = queueing.wait_quantile_s(peak * service, replicas * lanes, service, 0.0, 0.5 * epsilon)
+        lane_wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon)
         wait = slot_wait + lane_wait
         ttft = out["cycle_cap_s"] + service + wait + ttft_extra_s
         prefill_part = out["chi"] * demand.prompt_tokens / output * occupancy
