@@ -268,3 +268,20 @@ def test_candidate_shapes():
 def test_kv_replication():
     """TP 16 over 8 KV heads keeps two copies of each head; TP 4 one."""
     np.testing.assert_allclose(parallelism.kv_replication(np.array([4, 8, 16]), 8), [1.0, 1.0, 2.0])
+
+
+@given(a=st.floats(0.1, 2000.0), slack=st.floats(0.0, 5.0), eps=st.floats(0.001, 0.4), scv=st.floats(0.0, 1.0))
+@settings(max_examples=80, deadline=None)
+def test_offered_load_inverts_the_staffing(a, slack, eps, scv):
+    """``offered_load_within_wait(servers_within_wait(a)) == a``: sizing a fleet and asking what a
+    fleet of that size carries are one model."""
+    c = queueing.servers_within_wait(a, 1.0, slack, scv, eps)
+    assert float(queueing.offered_load_within_wait(c, 1.0, slack, scv, eps)) == pytest.approx(a, rel=1e-9)
+
+
+def test_fleet_capacity_inverts_the_sizing():
+    """Continuous sizing of a pool for ``lambda`` and the capacity of that many replicas agree."""
+    for role in ("colocated", "decode", "prefill"):
+        d = demand(rate=37.0)
+        pool = serving.size_pool(role, [parallelism.Shape(1)], MODEL, H200, d, whole=False)
+        assert float(serving.fleet_capacity_rps(role, pool, pool["replicas"], d)) == pytest.approx(37.0, rel=1e-9)

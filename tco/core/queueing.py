@@ -77,6 +77,25 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
     return a + beta * np.sqrt(a) + 1.0
 
 
+def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability):
+    """Largest load ``a`` [Erlangs] that ``c`` servers carry with ``P(W > slack) <= epsilon``.
+
+    The inverse of :func:`servers_within_wait`: with ``u = k slack / S`` and
+    ``L = ln(1/(2 epsilon))``, ``c - 1 = a + beta sqrt(a)`` and ``beta = sqrt(K^2 + 2L) - K``,
+    ``K = u sqrt(a)``, square to the quadratic ``(1 - 2u) a^2 - 2 ((c-1)(1-u) + L) a + (c-1)^2 = 0``
+    whose smaller root is the answer (``a = (c-1)^2 / (2 ((c-1)/2 + L))`` when ``u = 1/2``).
+    Zero when ``c <= 1``.
+    """
+    m = np.maximum(np.asarray(servers, float) - 1.0, 0.0)
+    u = tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) / service_s
+    log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
+    half_b = m * (1.0 - u) + log_term
+    quad = 1.0 - 2.0 * u
+    # smaller root of quad a^2 - 2 half_b a + m^2, written to stay finite as quad -> 0:
+    # a = m^2 / (half_b + sqrt(half_b^2 - quad m^2))
+    return m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - quad * m * m, 0.0)), 1e-300)
+
+
 def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability):
     """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers [s]; ``inf`` when overloaded.
 

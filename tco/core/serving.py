@@ -349,3 +349,29 @@ def _at_peak(role: str, candidates, index, out: dict, model: ModelShape, demand:
     decode_only = branch_min(lines, np.maximum(occupancy, 0.0))
     out.update(batch=occupancy, tpot_s=tpot, ttft_s=ttft, queue_wait_s=wait, step_s=cycle_mean,
                decode_step_s=decode_only, interference_share=interference)
+
+
+def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, ttft_extra_s=0.0):
+    """Largest request rate ``R`` replicas of the chosen shape carry within the percentile targets [req/s].
+
+    The inverse of the sizing: each queue's servers (``R c_s`` slots, ``R x lanes`` lanes)
+    carry at most :func:`tco.core.queueing.offered_load_within_wait` Erlangs, so the rate is
+    the smaller of ``A_slots / D`` and ``A_lanes / S_work`` (one queue for a prefill or decode
+    pool). Measured systems of a given size (MLPerf: 8 GPUs) are checked this way, and the
+    hourly stranded-capacity simulation uses it for the provisioned fleet.
+    """
+    v = pool.values
+    epsilon = 1.0 - demand.percentile
+    if role == "prefill":
+        slack = demand.ttft_target_s - v["prefill_s"] - ttft_extra_s
+        return queueing.offered_load_within_wait(replicas * v["lanes"], v["prefill_work_s"], slack, 0.0, epsilon) \
+            / v["prefill_work_s"]
+    residence = v["residence_s"]
+    if role == "decode":
+        slack = (demand.tpot_target_s - v["cycle_cap_s"]) * np.maximum(demand.output_tokens - 1.0, 1.0)
+        return queueing.offered_load_within_wait(replicas * v["slots"], residence, slack, 0.0, epsilon) / residence
+    slack = demand.ttft_target_s - v["prefill_s"] - v["cycle_cap_s"] - ttft_extra_s
+    slots = queueing.offered_load_within_wait(replicas * v["slots"], residence, 0.5 * slack, 0.0, 0.5 * epsilon) / residence
+    lanes = queueing.offered_load_within_wait(replicas * v["lanes"], v["prefill_work_s"], 0.5 * slack, 0.0, 0.5 * epsilon) \
+        / v["prefill_work_s"]
+    return np.minimum(slots, lanes)
