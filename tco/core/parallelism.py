@@ -128,8 +128,10 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, e
     """
     t, p = shape.tensor, shape.pipeline
     token_bytes = np.asarray(hidden_size, float) * activation_bytes
-    tp_bw = np.where(t <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)
-    pp_bw = np.where(t * p <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)
+    inside = (t <= domain_devices) * 1.0
+    tp_bw = inside * scale_up_bytes_per_s + (1.0 - inside) * scale_out_bytes_per_s
+    inside = (t * p <= domain_devices) * 1.0
+    pp_bw = inside * scale_up_bytes_per_s + (1.0 - inside) * scale_out_bytes_per_s
     ring = 2.0 * (t - 1.0) / t
     all_to_all = 2.0 * np.asarray(experts_per_token, float) * (t - 1.0) / (t * t)
     per_layer = ring + (all_to_all if shape.expert_parallel else ring)

@@ -97,22 +97,21 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
 
 
 def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability):
-    """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers [s]; ``inf`` when overloaded.
+    """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers [s]; huge when overloaded.
 
     Inverts ``P(W > w) = exp(-beta^2/2 - k w sqrt(a) beta / S) / 2`` with
     ``beta = (c - a - 1) / sqrt(a)``:
     ``w = S (ln(1/(2 epsilon)) - beta^2/2) / (k sqrt(a) beta)``, zero when the Gaussian
     term alone is below epsilon. The same model sizes the pool
     (:func:`servers_within_wait`), so at the staffed ``c`` the quantile equals the slack.
+    Written without ``np.where`` (slow on large arrays): an overloaded pool (``beta <= 0``)
+    gets a wait of order ``1e300`` s.
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
     root = np.sqrt(a)
-    beta = (np.asarray(servers, float) - a - 1.0) / root
-    log_term = np.log(0.5 / np.asarray(exceed_probability, float))
-    numerator = log_term - 0.5 * beta * beta
-    rate = tail_decay_factor(service_scv) * root * np.maximum(beta, 1e-300) / service_s
-    wait = np.where(numerator > 0.0, numerator / rate, 0.0)
-    return np.where(beta > 0.0, wait, np.inf)
+    beta = np.maximum((np.asarray(servers, float) - a - 1.0) / root, 0.0)
+    numerator = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)) - 0.5 * beta * beta, 0.0)
+    return numerator * service_s / (tail_decay_factor(service_scv) * root * np.maximum(beta, 1e-300))
 
 
 def occupancy_seen_quantile(mean_occupancy, z, window_variance_factor=2.0 / 3.0):

@@ -51,7 +51,7 @@ import numpy as np
 
 from . import parallelism, queueing
 from .roofline import memory_read_time_s
-from .steps import CycleModel, Lines, branch_min, largest_within, least_fixed_point
+from .steps import CycleModel, branch_min, largest_within, least_fixed_point
 
 POLICIES = ("chunked", "prefill_first")
 ROLES = ("colocated", "prefill", "decode")
@@ -125,16 +125,36 @@ class PoolServing:
         return self.values[key]
 
 
-def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> CycleModel:
-    """The :class:`CycleModel` of a replica of ``shape`` devices."""
-    n = float(shape.devices)
-    rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
-    prompt, output = demand.prompt_tokens, demand.output_tokens
-    context = prompt + 0.5 * output
-    k = model.kv_bytes_per_token * rep
-    prefill_kv = k
+@dataclass(frozen=True)
+class _PoolTerms:
+    """Shape-independent terms of a pool, computed once per :func:`size_pool` call."""
+
+    context: object
+    decode_attention_flops: object
+    prefill_attention_flops: object
+    prefill_kv_factor: object
+    device_capacity_bytes: tuple
+    device_bandwidth_bytes_per_s: tuple
+
+
+def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> _PoolTerms:
+    prompt = demand.prompt_tokens
+    context = prompt + 0.5 * demand.output_tokens
+    factor = 1.0
     if demand.policy == "chunked" and role == "colocated":  # each chunk re-reads the prompt's earlier chunks
-        prefill_kv = k * (1.0 + 0.5 * np.maximum(prompt / demand.token_budget - 1.0, 0.0))
+        factor = 1.0 + 0.5 * np.maximum(prompt / demand.token_budget - 1.0, 0.0)
+    return _PoolTerms(context, 4.0 * model.layers * model.attention_dim * context,
+                      2.0 * model.layers * model.attention_dim * prompt, factor,
+                      tuple(c * device.usable_fraction for c in device.tier_capacity_bytes),
+                      tuple(b * device.bandwidth_efficiency for b in device.tier_bandwidth_bytes_per_s))
+
+
+def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str,
+                terms: _PoolTerms | None = None) -> CycleModel:
+    """The :class:`CycleModel` of a replica of ``shape`` devices."""
+    terms = terms or _pool_terms(model, device, demand, role)
+    n = float(shape.devices)
+    k = model.kv_bytes_per_token * parallelism.kv_replication(shape.tensor, model.kv_heads)
     return CycleModel(
         pipeline=shape.pipeline,
         weight_bytes=model.weight_bytes,
@@ -142,13 +162,13 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         read_per_token_bytes=model.read_per_token_bytes,
         moe=model.moe,
         weight_flops_per_token=model.weight_flops_per_token,
-        decode_kv_bytes_per_token=context * k,
-        decode_attention_flops_per_token=4.0 * model.layers * model.attention_dim * context,
-        prefill_kv_bytes_per_token=prefill_kv,
-        prefill_attention_flops_per_token=2.0 * model.layers * model.attention_dim * prompt,
+        decode_kv_bytes_per_token=terms.context * k,
+        decode_attention_flops_per_token=terms.decode_attention_flops,
+        prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
+        prefill_attention_flops_per_token=terms.prefill_attention_flops,
         flops_per_s=n * device.flops_per_s,
-        tier_capacity_bytes=tuple(c * device.usable_fraction * n for c in device.tier_capacity_bytes),
-        tier_bandwidth_bytes_per_s=tuple(b * device.bandwidth_efficiency * n for b in device.tier_bandwidth_bytes_per_s),
+        tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
+        tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
         sync_fixed_s=parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s),
         sync_per_token_s=parallelism.sync_time_per_token_s(
             shape, model.layers, model.hidden_size, model.activation_bytes, model.experts_per_token,
@@ -205,9 +225,9 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
 
 
 def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
-               whole, ttft_extra_s, device_hour_usd) -> dict:
+               whole, ttft_extra_s, device_hour_usd, terms: _PoolTerms) -> dict:
     """Sizing of one candidate shape (arrays over draws); ``feasible`` and ``cost`` drive the choice."""
-    cm = cycle_model(shape, model, device, demand, role)
+    cm = cycle_model(shape, model, device, demand, role, terms)
     n, p = float(shape.devices), float(shape.pipeline)
     prompt, output = demand.prompt_tokens, demand.output_tokens
     peak = demand.peak_requests_per_s
@@ -233,7 +253,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         ratio = prompt / output if colocated else 0.0
         chi = prefill_token_cost_s(cm, demand) if colocated else 0.0
         seen = [b.shifted(0.0, ratio * chi) for b in lines]
-        within = np.maximum.reduce([largest_within(b, demand.tpot_target_s) for b in seen])
+        within = -branch_min([-largest_within(b, demand.tpot_target_s) for b in seen])
         kv_batch = (capacity - model.weight_bytes) / ((prompt + output) * model.kv_bytes_per_token * rep)
         cap = np.minimum(np.minimum(within, kv_batch), demand.max_batch)
         chunked = colocated and demand.policy == "chunked"
@@ -242,9 +262,10 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         slots = np.floor(cap + FLOOR_GUARD)
         tpot_ok = slots >= 1.0
         slots = np.maximum(slots, 1.0)
-        cycle_cap = branch_min(seen, slots)
+        cycle_cap = branch_min([b(slots) for b in seen])
         if colocated:
-            work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, branch_min(lines, slots), slots)
+            work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, branch_min([b(slots) for b in lines]),
+                                                          slots)
             tpot_ok = tpot_ok & budget_ok
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
@@ -261,19 +282,22 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
                    tpot_ok=tpot_ok, capacity_rps=slots / residence, cycle_cap_s=cycle_cap, chi=chi + 0.0 * cycle_cap)
         out["_seen"], out["_lines"] = seen, lines
-    replicas = np.where(whole, np.maximum(np.ceil(replicas - CEIL_GUARD), 1.0), replicas)
-    feasible = fits & out["tpot_ok"] & ttft_ok
-    out.update(replicas=replicas, fits=fits, ttft_ok=ttft_ok, feasible=feasible,
-               cost=np.where(feasible, replicas * n * device_hour_usd, np.inf))
+    if whole:
+        replicas = np.maximum(np.ceil(replicas - CEIL_GUARD), 1.0)
+    feasible = (fits & out["tpot_ok"] & ttft_ok) * 1.0
+    out.update(replicas=replicas, fits=fits * 1.0, ttft_ok=ttft_ok * 1.0, tpot_ok=out["tpot_ok"] * 1.0,
+               feasible=feasible, cost=replicas * n * device_hour_usd)
     return out
 
 
-def _choose(candidates: Sequence[dict], demand: Demand):
-    """Index of the chosen candidate per draw: cheapest feasible, else the one nearest its TPOT target."""
-    costs = np.stack(np.broadcast_arrays(*[c["cost"] for c in candidates]))
-    any_feasible = np.isfinite(costs).any(axis=0)
-    fallback = np.stack(np.broadcast_arrays(*[np.where(c["fits"], c["cycle_cap_s"], np.inf) for c in candidates]))
-    return np.where(any_feasible, np.argmin(costs, axis=0), np.argmin(fallback, axis=0))
+#: what :func:`size_pool` reports per pool (for the chosen shape)
+POOL_OUTPUTS = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
+                "batch", "tpot_s", "ttft_s", "queue_wait_s", "prefill_s", "prefill_work_s", "lanes", "residence_s",
+                "cycle_cap_s", "step_s", "interference_share", "capacity_rps", "chi", "feasible", "tpot_ok", "ttft_ok",
+                "fits")
+
+#: score of an infeasible candidate (it only wins when no candidate is feasible)
+_INFEASIBLE_SCORE = 1e250
 
 
 def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape, device: DeviceShape, demand: Demand,
@@ -286,69 +310,78 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     ``batch`` (mean decode occupancy), ``tpot_s`` and ``ttft_s`` at the percentile,
     ``queue_wait_s`` (their queueing part), ``prefill_s``, ``step_s``, ``interference_share``,
     ``capacity_rps`` and the feasibility flags.
+
+    The choice, per draw: the feasible candidate with the lowest ``R n x cost per
+    device-hour``; with none feasible, the one with the shortest cycle at its slot cap
+    (nearest to its TPOT target). It is made with arithmetic masks, not ``np.where``/``np.choose``
+    (both several times slower than a multiply on large arrays).
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}")
     if demand.policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}")
-    candidates = [_candidate(role, s, model, device, demand, whole, ttft_extra_s, device_hour_usd) for s in shapes]
-    index = _choose(candidates, demand)
-    public = [k for k in candidates[0] if not k.startswith("_")]
-    out = {k: np.choose(index, np.broadcast_arrays(*[np.asarray(c[k], float) for c in candidates])) for k in public}
-    out["shape_index"] = index.astype(float)
+    candidates = []
+    terms = _pool_terms(model, device, demand, role)
+    for shape in shapes:
+        c = _candidate(role, shape, model, device, demand, whole, ttft_extra_s, device_hour_usd, terms)
+        c.update(_at_peak(role, c, demand, ttft_extra_s))
+        candidates.append(c)
+    best = index = None
+    for k, c in enumerate(candidates):
+        score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + c["cycle_cap_s"])
+        if best is None:
+            best, index = score, 0.0 * score
+        else:
+            better = score < best
+            index = index + better * (k - index)
+            best = np.minimum(best, score)
+    public = POOL_OUTPUTS
+    if len(candidates) == 1:
+        out = {k: candidates[0][k] + 0.0 * index for k in public}
+    else:
+        masks = [(index == k) * 1.0 for k in range(len(candidates))]
+        out = {}
+        for key in public:
+            total = 0.0
+            for mask, c in zip(masks, candidates, strict=True):
+                total = total + mask * c[key]
+            out[key] = total
+    out["shape_index"] = index
     out["feasible"] = out["feasible"] > 0.5
-    _at_peak(role, candidates, index, out, model, demand, ttft_extra_s)
     return PoolServing(out, tuple(shapes))
 
 
-def _gather_lines(candidates: Sequence[dict], index, key: str) -> list[Lines]:
-    """Lines of the chosen candidate per draw (every candidate has the same line structure)."""
-    gathered = []
-    for b in range(len(candidates[0][key])):
-        per = [c[key][b] for c in candidates]
-        intercepts = tuple(np.choose(index, np.broadcast_arrays(*[lines.intercepts[i] for lines in per]))
-                           for i in range(len(per[0].intercepts)))
-        slopes = tuple(np.choose(index, np.broadcast_arrays(*[lines.slopes[i] for lines in per]))
-                       for i in range(len(per[0].slopes)))
-        gathered.append(Lines(intercepts, slopes))
-    return gathered
-
-
-def _at_peak(role: str, candidates, index, out: dict, model: ModelShape, demand: Demand, ttft_extra_s) -> None:
-    """Occupancy, percentile TPOT/TTFT and queueing delay of the chosen shape at the peak rate (in place)."""
+def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
+    """Occupancy, percentile TPOT and TTFT and queueing delay of one candidate at the peak rate."""
     epsilon = 1.0 - demand.percentile
-    peak, replicas = demand.peak_requests_per_s, out["replicas"]
-    per_replica = peak / replicas
+    peak, replicas = demand.peak_requests_per_s, c["replicas"]
     if role == "prefill":
-        service, work, lanes = out["prefill_s"], out["prefill_work_s"], out["lanes"]
+        service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
         wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon)
-        out.update(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=np.zeros_like(wait),
-                   tpot_s=np.zeros_like(wait), step_s=service, interference_share=np.zeros_like(wait))
-        return
-    seen, lines = _gather_lines(candidates, index, "_seen"), _gather_lines(candidates, index, "_lines")
-    slots, output = out["slots"], demand.output_tokens
-    occupancy = np.minimum(np.minimum.reduce([least_fixed_point(b, per_replica * output) for b in seen]), slots)
+        zero = 0.0 * wait
+        return dict(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=zero, tpot_s=zero, step_s=service + zero,
+                    interference_share=zero)
+    seen, slots, output = c["_seen"], c["slots"], demand.output_tokens
+    gain = peak / replicas * output
+    occupancy = np.minimum(branch_min([least_fixed_point(b, gain) for b in seen]), slots)
     z = queueing.normal_quantile(demand.percentile)
     seen_batch = np.minimum(queueing.occupancy_seen_quantile(occupancy, z), slots)
-    cycle_mean = branch_min(seen, np.maximum(occupancy, 0.0))
-    tpot = branch_min(seen, seen_batch)
-    residence = out["residence_s"]
+    cycle_mean = branch_min([b(occupancy) for b in seen])
+    tpot = branch_min([b(seen_batch) for b in seen])
+    residence = c["residence_s"]
     if role == "colocated":
-        service, work, lanes = out["prefill_s"], out["prefill_work_s"], out["lanes"]
-        slot_wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon)
-        lane_wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon)
-        wait = slot_wait + lane_wait
-        ttft = out["cycle_cap_s"] + service + wait + ttft_extra_s
-        prefill_part = out["chi"] * demand.prompt_tokens / output * occupancy
-        interference = prefill_part / np.maximum(cycle_mean, 1e-300)
+        service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
+        wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon)
+                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon))
+        ttft = c["cycle_cap_s"] + service + wait + ttft_extra_s
+        interference = c["chi"] * (demand.prompt_tokens / output) * occupancy / cycle_mean
     else:
         wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon)
         tpot = tpot + wait / np.maximum(output - 1.0, 1.0)
-        ttft = np.zeros_like(tpot)
-        interference = np.zeros_like(tpot)
-    decode_only = branch_min(lines, np.maximum(occupancy, 0.0))
-    out.update(batch=occupancy, tpot_s=tpot, ttft_s=ttft, queue_wait_s=wait, step_s=cycle_mean,
-               decode_step_s=decode_only, interference_share=interference)
+        ttft = 0.0 * tpot
+        interference = ttft
+    return dict(batch=occupancy, tpot_s=tpot, ttft_s=ttft, queue_wait_s=wait, step_s=cycle_mean,
+                interference_share=interference)
 
 
 def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, ttft_extra_s=0.0):

@@ -50,7 +50,11 @@ class Lines:
     slopes: tuple
 
     def __call__(self, batch):
-        return np.maximum.reduce([c0 + c1 * batch for c0, c1 in zip(self.intercepts, self.slopes, strict=True)])
+        value = None
+        for c0, c1 in zip(self.intercepts, self.slopes, strict=True):
+            line = c0 + c1 * batch
+            value = line if value is None else np.maximum(value, line)
+        return value
 
     def shifted(self, intercept=0.0, slope=0.0) -> Lines:
         """``f(B) + intercept + slope B``."""
@@ -95,28 +99,28 @@ def largest_within(lines: Lines, target):
     """Largest ``B >= 0`` with ``f(B) <= target`` [tokens]; negative when ``f(0) > target``.
 
     For convex ``f = max_i`` lines, ``f(B) <= T`` iff every line is, so
-    ``B = min_i (T - c0_i) / c1_i`` over lines with a positive slope (a flat line only
-    decides whether any ``B`` works).
+    ``B = min_i (T - c0_i) / c1_i``. Every line of a decode cycle rises with the batch (each
+    sequence reads its KV cache), so the slopes are positive.
     """
-    best = np.inf
+    best = None
     for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
-        slack = target - c0
-        best = np.minimum(best, np.where(c1 > 0.0, slack / np.where(c1 > 0.0, c1, 1.0), np.where(slack >= 0.0, np.inf, -1.0)))
+        line = (target - c0) / c1
+        best = line if best is None else np.minimum(best, line)
     return best
 
 
 def least_fixed_point(lines: Lines, gain):
-    """Least ``B`` with ``B = g f(B)``, ``g >= 0`` [tokens]; ``inf`` when there is none.
+    """Least ``B`` with ``B = g f(B)``, ``g >= 0`` [tokens]; very large when there is none.
 
     For a single line ``B = g (c0 + c1 B)`` gives ``B = g c0 / (1 - g c1)`` (none if
-    ``g c1 >= 1``). For ``f = max_i`` lines the least fixed point is the largest of the
-    lines' fixed points: at that ``B`` every other line lies below the diagonal.
-    Used with ``g = lambda O`` (Little's law: occupancy = arrival rate x time in decode).
+    ``g c1 >= 1``: the replica cannot keep up). For ``f = max_i`` lines the least fixed
+    point is the largest of the lines' fixed points: at that ``B`` every other line lies
+    below the diagonal. Used with ``g = lambda O`` (Little's law: occupancy = arrival rate
+    x time in decode); callers cap the result at the slot cap.
     """
     out = 0.0
     for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
-        room = 1.0 - gain * c1
-        out = np.maximum(out, np.where(room > 0.0, gain * c0 / np.where(room > 0.0, room, 1.0), np.inf))
+        out = np.maximum(out, gain * c0 / np.maximum(1.0 - gain * c1, 1e-12))
     return out
 
 
@@ -207,6 +211,9 @@ def _phase(memory: Lines, compute_slope, overlap) -> Lines:
     return Lines(tuple(c0), tuple(c1))
 
 
-def branch_min(branches: Sequence[Lines], batch):
-    """``t_d(B)``: the minimum over weight-read branches of their lines [s]."""
-    return np.minimum.reduce([lines(batch) for lines in branches])
+def branch_min(values: Sequence):
+    """Minimum over the weight-read branches (one value per branch; a dense model has one)."""
+    out = values[0]
+    for value in values[1:]:
+        out = np.minimum(out, value)
+    return out
