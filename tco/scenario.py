@@ -341,7 +341,8 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
                               _shapes(pool, role, model, device, params, opt.name)))
         options.append(Option(opt.name, tuple(pools), opt.kv_link))
     structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
-                          spec.program.device if spec.program else None, spec.serving.policy)
+                          spec.program.device if spec.program else None, spec.serving.policy,
+                          model.experts_routed.value > 1)
     spec = spec.model_copy(update={"set": {name: params[name].value for name in spec.set}})
     return Scenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices,
                     _reference(model, devices), tuple(warnings))

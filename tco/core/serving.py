@@ -51,12 +51,13 @@ import numpy as np
 
 from . import parallelism, queueing
 from .roofline import memory_read_time_s
+from .sizing import WHOLE_COUNT_GUARD
 from .steps import CycleModel, branch_min, largest_within, least_fixed_point
 
 POLICIES = ("chunked", "prefill_first")
 ROLES = ("colocated", "prefill", "decode")
 
-#: rounding guards copied into the workbook (not assumptions)
+#: rounding guard of whole token and slot counts (copied into the workbook; not an assumption)
 FLOOR_GUARD = 1e-9
 CEIL_GUARD = 1e-9
 
@@ -244,9 +245,11 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         slack = demand.ttft_target_s - latency - ttft_extra_s
         replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon) / lanes
         ttft_ok = slack > 0.0
-        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=np.zeros_like(work), residence_s=latency,
+        prefill_bound, _ = cm.bound_and_spill(0.0, p * prefill_pass_prompts(cm, demand) * prompt)
+        zero = 0.0 * work
+        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=zero, residence_s=latency,
                    tpot_ok=np.ones_like(work, dtype=bool), capacity_rps=lanes / work, cycle_cap_s=latency,
-                   chi=np.zeros_like(work))
+                   chi=zero, prefill_bound=prefill_bound, decode_bound=zero, spilled_bytes=zero)
     else:
         lines = cm.decode_lines()
         colocated = role == "colocated"
@@ -279,14 +282,19 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             slack = (demand.tpot_target_s - cycle_cap) * np.maximum(output - 1.0, 1.0)
             replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon) / slots
             ttft_ok = np.ones_like(tpot_ok)
+        decode_bound, spilled = cm.bound_and_spill(slots, ratio * slots)
+        prefill_bound = decode_bound if colocated else 0.0 * decode_bound
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
-                   tpot_ok=tpot_ok, capacity_rps=slots / residence, cycle_cap_s=cycle_cap, chi=chi + 0.0 * cycle_cap)
+                   tpot_ok=tpot_ok, capacity_rps=slots / residence, cycle_cap_s=cycle_cap, chi=chi + 0.0 * cycle_cap,
+                   decode_bound=decode_bound, prefill_bound=prefill_bound, spilled_bytes=spilled)
         out["_seen"], out["_lines"] = seen, lines
     if whole:
-        replicas = np.maximum(np.ceil(replicas - CEIL_GUARD), 1.0)
+        replicas = np.maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
     feasible = (fits & out["tpot_ok"] & ttft_ok) * 1.0
     out.update(replicas=replicas, fits=fits * 1.0, ttft_ok=ttft_ok * 1.0, tpot_ok=out["tpot_ok"] * 1.0,
-               feasible=feasible, cost=replicas * n * device_hour_usd)
+               tpot_met=out["tpot_ok"] * 1.0, feasible=feasible, cost=replicas * n * device_hour_usd,
+               prefill_tokens_per_s=out["lanes"] * prompt / np.maximum(out["prefill_work_s"], 1e-300),
+               decode_tokens_per_s=out["slots"] / out["cycle_cap_s"])
     return out
 
 
@@ -294,7 +302,15 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
 POOL_OUTPUTS = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
                 "batch", "tpot_s", "ttft_s", "queue_wait_s", "prefill_s", "prefill_work_s", "lanes", "residence_s",
                 "cycle_cap_s", "step_s", "interference_share", "capacity_rps", "chi", "feasible", "tpot_ok", "ttft_ok",
-                "fits")
+                "fits", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s", "decode_tokens_per_s",
+                "tpot_met")
+
+_COMMON = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "capacity_rps", "queue_wait_s")
+_PREFILL = ("prefill_s", "prefill_tokens_per_s", "prefill_bound", "ttft_s")
+_DECODE = ("slots", "batch", "step_s", "tpot_s", "decode_tokens_per_s", "decode_bound", "spilled_bytes", "tpot_met")
+#: the :class:`tco.core.outputs.PoolPerformance` fields of each role
+PERFORMANCE_FIELDS = {"colocated": _COMMON + _PREFILL + _DECODE + ("interference_share",),
+                      "prefill": _COMMON + _PREFILL, "decode": _COMMON + _DECODE}
 
 #: score of an infeasible candidate (it only wins when no candidate is feasible)
 _INFEASIBLE_SCORE = 1e250

@@ -158,8 +158,9 @@ class CycleModel:
         sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens, 1.0)
         return np.minimum(sparse, self.weight_bytes)
 
-    def cycle_s(self, decode_tokens, prefill_tokens):
-        """Time of one cycle with ``B`` decode tokens and ``N_p`` prefill tokens [s] (exact, not the lines)."""
+    def terms_s(self, decode_tokens, prefill_tokens):
+        """The four terms of a cycle and its collectives: ``(weight memory, weight compute, KV memory,
+        attention compute, collectives)`` [s]."""
         tokens = decode_tokens + prefill_tokens
         caps, bws = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s
         weight_memory = self.pipeline * memory_read_time_s(self.weight_read_bytes(tokens / self.pipeline), caps, bws)
@@ -169,10 +170,27 @@ class CycleModel:
         kv_memory = memory_read_time_s(self.weight_bytes + kv, caps, bws) - base
         kv_compute = (decode_tokens * self.decode_attention_flops_per_token
                       + prefill_tokens * self.prefill_attention_flops_per_token) / self.flops_per_s
+        sync = self.sync_fixed_s + (1.0 - self.comm_overlap) * self.sync_per_token_s * tokens
+        return weight_memory, weight_compute, kv_memory, kv_compute, sync
+
+    def cycle_s(self, decode_tokens, prefill_tokens):
+        """Time of one cycle with ``B`` decode tokens and ``N_p`` prefill tokens [s] (exact, not the lines)."""
+        weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
         a = overlapped(weight_memory, weight_compute, self.memory_compute_overlap)
         b = overlapped(kv_memory, kv_compute, self.memory_compute_overlap)
-        return (overlapped(a, b, self.phase_overlap) + self.sync_fixed_s
-                + (1.0 - self.comm_overlap) * self.sync_per_token_s * tokens)
+        return overlapped(a, b, self.phase_overlap) + sync
+
+    def bound_and_spill(self, decode_tokens, prefill_tokens):
+        """What bounds a cycle (0 memory, 1 compute, 2 collectives: the largest of the memory
+        terms, the compute terms and the collectives) and the bytes it reads beyond the fastest
+        tier [code, B]."""
+        weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
+        memory, compute = weight_memory + kv_memory, weight_compute + kv_compute
+        code = (compute > memory) * (compute >= sync) * 1.0 + (sync > np.maximum(memory, compute)) * 2.0
+        tokens = decode_tokens + prefill_tokens
+        read = self.pipeline * self.weight_read_bytes(tokens / self.pipeline) \
+            + decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
+        return code, np.maximum(read - self.tier_capacity_bytes[0], 0.0)
 
     def decode_lines(self) -> list[Lines]:
         """Lines of the decode-only cycle ``t_d(B)``, one :class:`Lines` per weight-read branch.

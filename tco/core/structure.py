@@ -66,6 +66,7 @@ class Structure:
     whole_devices: bool = True
     program_device: str | None = None
     policy: str = "chunked"
+    moe: bool = False
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)
