@@ -174,12 +174,8 @@ class OptionSizing:
     prefill_time_share: np.ndarray | None = None
 
 
-def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:
-    """Each pool sized at peak under load with its replica shape searched (:func:`tco.core.serving.size_pool`),
-    utilization at mean load, and the KV link (DESIGN.md sections 4 and 8).
-
-    A disaggregated option's prefill pool carries the KV transfer in its TTFT budget.
-    """
+def _serve(option: Option, w: _Workload):
+    """The option's pools sized by :func:`tco.core.serving.size_pool`, plus the KV transfer time and link ports."""
     kv_transfer_s = link_ports = None
     extra = 0.0
     if option.disaggregated:
@@ -191,6 +187,27 @@ def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformanc
     served = {pool.role: serving.size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), w.demand,
                                            w.whole, extra if pool.role == "prefill" else 0.0, device_hour_usd(pool, w))
               for pool in option.pools}
+    return served, kv_transfer_s, link_ports
+
+
+def serving_pools(structure: Structure, values: Mapping[str, object], option_name: str):
+    """The raw serving results of one option's pools and the demand they were sized for.
+
+    Returns ``({role: PoolServing}, demand, kv_transfer_s)``; for readers that need more than
+    the typed outputs (the validation suite re-reads a measured system at its own size).
+    """
+    w = _Workload(structure, values)
+    served, kv_transfer_s, _ = _serve(structure.option(option_name), w)
+    return served, w.demand, kv_transfer_s
+
+
+def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:
+    """Each pool sized at peak under load with its replica shape searched (:func:`tco.core.serving.size_pool`),
+    utilization at mean load, and the KV link (DESIGN.md sections 4 and 8).
+
+    A disaggregated option's prefill pool carries the KV transfer in its TTFT budget.
+    """
+    served, kv_transfer_s, link_ports = _serve(option, w)
     perf, sizes = {}, {}
     for role, pool in served.items():
         v = pool.values

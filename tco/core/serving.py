@@ -117,13 +117,26 @@ class DeviceShape:
 
 @dataclass
 class PoolServing:
-    """The chosen shape of one pool and what it gives at peak (arrays over draws)."""
+    """The chosen shape of one pool and what it gives at peak (arrays over draws).
+
+    ``candidates`` keeps every candidate's terms so that :meth:`at_load` can re-read the
+    chosen shape at another load or fleet size (validation against measured systems).
+    """
 
     values: dict = field(default_factory=dict)
     shapes: tuple = ()
+    role: str = "colocated"
+    candidates: list = field(default_factory=list, repr=False)
 
     def __getitem__(self, key):
         return self.values[key]
+
+    def at_load(self, demand: Demand, replicas, ttft_extra_s=0.0) -> dict:
+        """Percentile TTFT and TPOT, queueing delay and occupancy of the chosen shape with ``replicas``
+        replicas at ``demand.peak_requests_per_s`` [dict of arrays]."""
+        figures = [_at_peak(self.role, {**c, "replicas": replicas + 0.0 * c["replicas"]}, demand, ttft_extra_s)
+                   for c in self.candidates]
+        return _select(figures, self.values["shape_index"], list(figures[0]))
 
 
 @dataclass(frozen=True)
@@ -351,20 +364,26 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
             better = score < best
             index = index + better * (k - index)
             best = np.minimum(best, score)
-    public = POOL_OUTPUTS
-    if len(candidates) == 1:
-        out = {k: candidates[0][k] + 0.0 * index for k in public}
-    else:
-        masks = [(index == k) * 1.0 for k in range(len(candidates))]
-        out = {}
-        for key in public:
-            total = 0.0
-            for mask, c in zip(masks, candidates, strict=True):
-                total = total + mask * c[key]
-            out[key] = total
+    out = _select(candidates, index, POOL_OUTPUTS)
     out["shape_index"] = index
     out["feasible"] = out["feasible"] > 0.5
-    return PoolServing(out, tuple(shapes))
+    out["decode_cap_s"] = _select([{"t": branch_min([b(c["slots"]) for b in c["_lines"]]) if "_lines" in c else c["prefill_s"]}
+                                   for c in candidates], index, ("t",))["t"]
+    return PoolServing(out, tuple(shapes), role, candidates)
+
+
+def _select(candidates: Sequence[dict], index, keys) -> dict:
+    """The chosen candidate's value of each key, per draw, by arithmetic masks."""
+    if len(candidates) == 1:
+        return {k: candidates[0][k] + 0.0 * index for k in keys}
+    masks = [(index == k) * 1.0 for k in range(len(candidates))]
+    out = {}
+    for key in keys:
+        total = 0.0
+        for mask, c in zip(masks, candidates, strict=True):
+            total = total + mask * c[key]
+        out[key] = total
+    return out
 
 
 def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
