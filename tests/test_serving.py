@@ -48,26 +48,26 @@ def test_normal_quantile_matches_tables():
 
 
 @pytest.mark.parametrize("epsilon", [0.005, 0.05, 0.25])
-@pytest.mark.parametrize("slack_over_service", [0.0, 0.2, 2.0])
+@pytest.mark.parametrize("slack_over_service", [0.0, 0.2, 2.0, 10.0, 100.0])
 def test_square_root_staffing_against_exact_erlang_c(epsilon, slack_over_service):
     """Servers for ``P(W > s) <= epsilon`` in M/M/c: the closed form against the exact minimum.
 
     Exact: the smallest whole ``c`` with ``C(c, a) exp(-(c - a) s / S) <= epsilon`` (Erlang C by
-    recursion). The rule ``c = a + beta sqrt(a) + 1`` stays within -6 % / +8 % of it for
-    ``a >= 10``, within -6 % / +22 % for ``3 <= a < 10`` (it over-staffs small pools) and within
-    1.6 servers below that (as the module docstring states).
+    recursion). The rule ``c = a + beta sqrt(a) + 1/(1 + K)``, rounded up to whole servers, is
+    within -1 % / +8 % of it for ``a >= 10``, never below it and at most 40 % above for
+    ``3 <= a < 10``, and at most one server above below that (as the module docstring states).
     """
     for a in (0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0):
         c = int(a) + 1
         while erlang_c(c, a) * math.exp(-(c - a) * slack_over_service) > epsilon:
             c += 1
-        rule = float(queueing.servers_within_wait(a, 1.0, slack_over_service, 1.0, epsilon))
+        rule = math.ceil(float(queueing.servers_within_wait(a, 1.0, slack_over_service, 1.0, epsilon)) - 1e-9)
         if a >= 10.0:
-            assert 0.94 * c <= rule <= 1.08 * c, (a, c, rule)
+            assert 0.99 * c <= rule <= 1.08 * c, (a, c, rule)
         elif a >= 3.0:
-            assert 0.94 * c <= rule <= 1.22 * c, (a, c, rule)
+            assert c <= rule <= 1.4 * c, (a, c, rule)
         else:
-            assert abs(rule - c) <= 1.6, (a, c, rule)
+            assert c <= rule <= c + 1, (a, c, rule)
 
 
 @given(a=st.floats(0.5, 500.0), slack=st.floats(0.0, 5.0), eps=st.floats(0.002, 0.2), scv=st.floats(0.0, 1.0))
@@ -76,7 +76,7 @@ def test_wait_quantile_at_staffed_servers_is_the_slack(a, slack, eps, scv):
     """Sizing and reporting use one tail model: at ``c = servers_within_wait(...)`` the wait
     quantile equals the slack (or is zero when the pool hardly ever waits)."""
     c = queueing.servers_within_wait(a, 1.0, slack, scv, eps)
-    wait = float(queueing.wait_quantile_s(a, c, 1.0, scv, eps))
+    wait = float(queueing.wait_quantile_s(a, c, 1.0, scv, eps, slack))
     assert wait <= slack + 1e-9
     if wait > 0.0:
         assert wait == pytest.approx(slack, rel=1e-9, abs=1e-12)
@@ -84,7 +84,7 @@ def test_wait_quantile_at_staffed_servers_is_the_slack(a, slack, eps, scv):
 
 def test_wait_is_infinite_when_overloaded():
     """With no spare server beyond ``c = a + 1`` the wait is unbounded (reported as ~1e300 s)."""
-    assert float(queueing.wait_quantile_s(10.0, 10.5, 1.0, 0.0, 0.01)) > 1e100
+    assert float(queueing.wait_quantile_s(10.0, 10.5, 1.0, 0.0, 0.01, 0.0)) > 1e100
 
 
 def test_occupancy_seen_quantile_by_hand():
@@ -276,7 +276,7 @@ def test_offered_load_inverts_the_staffing(a, slack, eps, scv):
     """``offered_load_within_wait(servers_within_wait(a)) == a``: sizing a fleet and asking what a
     fleet of that size carries are one model."""
     c = queueing.servers_within_wait(a, 1.0, slack, scv, eps)
-    assert float(queueing.offered_load_within_wait(c, 1.0, slack, scv, eps)) == pytest.approx(a, rel=1e-9)
+    assert float(queueing.offered_load_within_wait(c, 1.0, slack, scv, eps)) == pytest.approx(a, rel=1e-5)
 
 
 def test_fleet_capacity_inverts_the_sizing():
@@ -284,4 +284,4 @@ def test_fleet_capacity_inverts_the_sizing():
     for role in ("colocated", "decode", "prefill"):
         d = demand(rate=37.0)
         pool = serving.size_pool(role, [parallelism.Shape(1)], MODEL, H200, d, whole=False)
-        assert float(serving.fleet_capacity_rps(role, pool, pool["replicas"], d)) == pytest.approx(37.0, rel=1e-9)
+        assert float(serving.fleet_capacity_rps(role, pool, pool["replicas"], d)) == pytest.approx(37.0, rel=1e-6)

@@ -8,11 +8,12 @@ that broadcasts over numpy arrays, so one call sizes one pool or a million draws
 Model of the waiting time ``W`` (documented in docs/model.md, checked against the exact
 Erlang C formula and a discrete-event simulation in ``tests/test_queueing.py``):
 
-* spare capacity in units of the Poisson spread, ``beta = (c - a - 1) / sqrt(a)``:
+* spare capacity in units of the Poisson spread, ``beta = (c - a - delta) / sqrt(a)``:
   square-root staffing (S. Halfin and W. Whitt, "Heavy-traffic limits for queues with many
   exponential servers", Operations Research 29(3), 1981; S. Borst, A. Mandelbaum and
   M. Reiman, "Dimensioning large call centers", Operations Research 52(1), 2004). The
-  one server held back (``-1``) is our correction for small pools.
+  server held back, ``delta = 1/(1 + K)`` (:func:`small_pool_margin`), is our correction
+  for small pools with little slack.
 * probability of waiting ``P(W > 0) ~ Q(beta) <= exp(-beta^2/2) / 2`` (the Gaussian tail
   of the Halfin-Whitt limit with the Chernoff-type bound on ``Q``);
 * conditional on waiting, the wait is exponential with rate ``k (c - a) / S``,
@@ -22,9 +23,10 @@ Erlang C formula and a discrete-event simulation in ``tests/test_queueing.py``):
 
 Hence ``P(W > w) = exp(-beta^2/2 - kappa(w) beta) / 2``, ``kappa(w) = k w sqrt(a) / S``.
 Against the exact M/M/c staffing (smallest whole ``c`` with ``C(c, a) e^{-(c-a) w/S} <= epsilon``,
-Erlang C by recursion) the rule :func:`servers_within_wait` is within -6 % / +8 % for
-``a >= 10`` Erlangs, -6 % / +22 % for ``3 <= a < 10`` and 1.6 servers below that, for
-``epsilon`` in [0.005, 0.25] and slacks of 0 to 2 service times (``tests/test_serving.py``).
+Erlang C by recursion) the rule :func:`servers_within_wait`, rounded up to whole servers,
+is within -1 % / +8 % for ``a >= 10`` Erlangs, never below and at most 40 % above for
+``3 <= a < 10``, and at most one server above below that, for ``epsilon`` in
+[0.005, 0.25] and slacks of 0 to 100 service times (``tests/test_serving.py``).
 """
 
 from __future__ import annotations
@@ -58,58 +60,84 @@ def tail_decay_factor(service_scv):
     return 2.0 / (ARRIVAL_SCV + np.asarray(service_scv, float))
 
 
+def _decay_per_server(service_s, slack_s, service_scv):
+    """``u = k slack / S``: how many Poisson spreads of spare capacity one service time of slack is worth [-]."""
+    return tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) / service_s
+
+
 def staffing_margin(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
     """Spare servers in Poisson spreads, ``beta``, that keep ``P(W > slack) <= epsilon`` [-].
 
     Solves ``beta^2/2 + K beta = ln(1 / (2 epsilon))`` with ``K = k slack sqrt(a) / S``:
-    ``beta = sqrt(K^2 + 2 ln(1/(2 epsilon))) - K`` (zero when ``epsilon >= 1/2``).
+    ``beta = sqrt(K^2 + 2L) - K``, ``L = ln(1/(2 epsilon))`` (zero when ``epsilon >= 1/2``).
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
-    big_k = tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) * np.sqrt(a) / service_s
+    big_k = _decay_per_server(service_s, slack_s, service_scv) * np.sqrt(a)
     log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
     return np.sqrt(big_k * big_k + 2.0 * log_term) - big_k
 
 
+def small_pool_margin(offered_erlangs, service_s, slack_s, service_scv):
+    """Servers added for small pools, ``delta = 1 / (1 + K)`` [servers].
+
+    The Gaussian tail understates the wait of a few servers at little slack (Erlang C is
+    skewed); one extra server fixes that (whole-server staffing at most one server above
+    the exact one for ``a < 3``). With slack of many service times (``K`` large) the exponential decay decides
+    and the extra server would only over-provision, so it fades as ``1/(1 + K)``.
+    """
+    return 1.0 / (1.0 + _decay_per_server(service_s, slack_s, service_scv) * np.sqrt(np.maximum(offered_erlangs, 0.0)))
+
+
 def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
-    """Servers (continuous) so that ``P(W > slack) <= epsilon`` [servers]: ``c = a + beta sqrt(a) + 1``."""
+    """Servers (continuous) so that ``P(W > slack) <= epsilon`` [servers]: ``c = a + beta sqrt(a) + delta``."""
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
     beta = staffing_margin(a, service_s, slack_s, service_scv, exceed_probability)
-    return a + beta * np.sqrt(a) + 1.0
+    return a + beta * np.sqrt(a) + small_pool_margin(a, service_s, slack_s, service_scv)
+
+
+#: fixed number of refinements of the small-pool margin when inverting the staffing rule
+INVERSE_STEPS = 40
 
 
 def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability):
     """Largest load ``a`` [Erlangs] that ``c`` servers carry with ``P(W > slack) <= epsilon``.
 
-    The inverse of :func:`servers_within_wait`: with ``u = k slack / S`` and
-    ``L = ln(1/(2 epsilon))``, ``c - 1 = a + beta sqrt(a)`` and ``beta = sqrt(K^2 + 2L) - K``,
-    ``K = u sqrt(a)``, square to the quadratic ``(1 - 2u) a^2 - 2 ((c-1)(1-u) + L) a + (c-1)^2 = 0``
-    whose smaller root is the answer (``a = (c-1)^2 / (2 ((c-1)/2 + L))`` when ``u = 1/2``).
-    Zero when ``c <= 1``.
+    The inverse of :func:`servers_within_wait`. For a fixed margin ``delta`` it is closed
+    form: with ``u = k slack / S``, ``L = ln(1/(2 epsilon))`` and ``m = c - delta``,
+    ``m = a + beta sqrt(a)``, ``beta = sqrt(K^2 + 2L) - K``, ``K = u sqrt(a)``, squares to
+    ``(1 - 2u) a^2 - 2 (m (1-u) + L) a + m^2 = 0``, whose smaller root is the answer. The
+    margin ``delta = 1/(1 + u sqrt(a))`` is then refined a fixed :data:`INVERSE_STEPS` times,
+    starting from ``delta = 0`` (an upper bound of the load; the map is monotone, so the
+    iterates descend to the answer).
+    Used outside the hot path (validation of measured systems, the hourly fleet simulation).
     """
-    m = np.maximum(np.asarray(servers, float) - 1.0, 0.0)
-    u = tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) / service_s
+    u = _decay_per_server(service_s, slack_s, service_scv)
     log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
-    half_b = m * (1.0 - u) + log_term
-    quad = 1.0 - 2.0 * u
-    # smaller root of quad a^2 - 2 half_b a + m^2, written to stay finite as quad -> 0:
-    # a = m^2 / (half_b + sqrt(half_b^2 - quad m^2))
-    return m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - quad * m * m, 0.0)), 1e-300)
+    c = np.asarray(servers, float)
+    a = None  # first pass without the margin: an upper bound, from which the refinements descend
+    for _ in range(INVERSE_STEPS):
+        m = c if a is None else np.maximum(c - 1.0 / (1.0 + u * np.sqrt(a)), 0.0)
+        half_b = m * (1.0 - u) + log_term
+        # smaller root of (1 - 2u) a^2 - 2 half_b a + m^2, written to stay finite as 1 - 2u -> 0
+        a = m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - (1.0 - 2.0 * u) * m * m, 0.0)), 1e-300)
+    return a
 
 
-def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability):
+def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability, sizing_slack_s):
     """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers [s]; huge when overloaded.
 
     Inverts ``P(W > w) = exp(-beta^2/2 - k w sqrt(a) beta / S) / 2`` with
-    ``beta = (c - a - 1) / sqrt(a)``:
+    ``beta = (c - a - delta) / sqrt(a)``:
     ``w = S (ln(1/(2 epsilon)) - beta^2/2) / (k sqrt(a) beta)``, zero when the Gaussian
-    term alone is below epsilon. The same model sizes the pool
-    (:func:`servers_within_wait`), so at the staffed ``c`` the quantile equals the slack.
-    Written without ``np.where`` (slow on large arrays): an overloaded pool (``beta <= 0``)
-    gets a wait of order ``1e300`` s.
+    term alone is below epsilon. ``delta`` is taken at the slack the pool was sized for, so
+    at the staffed ``c`` (:func:`servers_within_wait`) the quantile equals that slack, and
+    with more servers it is a safe upper bound. Written without ``np.where`` (slow on large
+    arrays): an overloaded pool (``beta <= 0``) gets a wait of order ``1e300`` s.
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
     root = np.sqrt(a)
-    beta = np.maximum((np.asarray(servers, float) - a - 1.0) / root, 0.0)
+    delta = small_pool_margin(a, service_s, sizing_slack_s, service_scv)
+    beta = np.maximum((np.asarray(servers, float) - a - delta) / root, 0.0)
     numerator = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)) - 0.5 * beta * beta, 0.0)
     return numerator * service_s / (tail_decay_factor(service_scv) * root * np.maximum(beta, 1e-300))
 

@@ -34,8 +34,10 @@ for ``D = O t(c_s) + S_pf`` each) and then for prefill (``R x lanes`` lanes, ser
 (``T_ttft - S_pf - one cycle``) with probability at most ``(1 - q)/2``; the TTFT
 percentile then holds for the sum. A disaggregated prefill pool has the lanes queue with
 the whole slack (KV transfer taken off); a decode pool has the slot queue, whose wait
-delays the second token and so counts in the per-request TPOT, with slack
-``(T_tpot - t_d(c_s)) (O - 1)``.
+delays the second token: the gap between the first and the second token (cycle plus wait)
+must meet the TPOT target at the percentile, so the slack is ``T_tpot - t_d(c_s)``
+(stricter than MLPerf's per-request mean TPOT, which would let a request wait seconds for
+a slot and still pass).
 
 **Shape search.** Each candidate shape gets its replica count ``R``; the pool keeps, per
 draw, the feasible candidate with the lowest ``R n x cost per device-hour``; when none
@@ -258,6 +260,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         slack = demand.ttft_target_s - latency - ttft_extra_s
         replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon) / lanes
         ttft_ok = slack > 0.0
+        out["_slack"] = slack
         prefill_bound, _ = cm.bound_and_spill(0.0, p * prefill_pass_prompts(cm, demand) * prompt)
         zero = 0.0 * work
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=zero, residence_s=latency,
@@ -275,7 +278,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         chunked = colocated and demand.policy == "chunked"
         if chunked:
             cap = np.minimum(cap, p * demand.token_budget / (1.0 + ratio))
-        slots = np.floor(cap + FLOOR_GUARD)
+        slots = np.floor(cap + FLOOR_GUARD) if whole else cap  # continuous sizing: smooth curves (DESIGN.md 4)
         tpot_ok = slots >= 1.0
         slots = np.maximum(slots, 1.0)
         cycle_cap = branch_min([b(slots) for b in seen])
@@ -289,12 +292,14 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             lane_servers = queueing.servers_within_wait(peak * work, work, 0.5 * slack, 0.0, 0.5 * epsilon)
             replicas = np.maximum(slot_servers / slots, lane_servers / lanes)
             ttft_ok = slack > 0.0
+            out["_slack"] = 0.5 * slack
         else:
             work = latency = lanes = np.zeros_like(cycle_cap)
             residence = output * cycle_cap
-            slack = (demand.tpot_target_s - cycle_cap) * np.maximum(output - 1.0, 1.0)
+            slack = demand.tpot_target_s - cycle_cap
             replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon) / slots
             ttft_ok = np.ones_like(tpot_ok)
+            out["_slack"] = slack
         decode_bound, spilled = cm.bound_and_spill(slots, ratio * slots)
         prefill_bound = decode_bound if colocated else 0.0 * decode_bound
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
@@ -392,7 +397,7 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
     peak, replicas = demand.peak_requests_per_s, c["replicas"]
     if role == "prefill":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
-        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon)
+        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon, c["_slack"])
         zero = 0.0 * wait
         return dict(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=zero, tpot_s=zero, step_s=service + zero,
                     interference_share=zero)
@@ -406,13 +411,13 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
     residence = c["residence_s"]
     if role == "colocated":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
-        wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon)
-                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon))
+        wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon, c["_slack"])
+                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon, c["_slack"]))
         ttft = c["cycle_cap_s"] + service + wait + ttft_extra_s
         interference = c["chi"] * (demand.prompt_tokens / output) * occupancy / cycle_mean
     else:
-        wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon)
-        tpot = tpot + wait / np.maximum(output - 1.0, 1.0)
+        wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon, c["_slack"])
+        tpot = np.maximum(tpot, cycle_mean + wait)
         ttft = 0.0 * tpot
         interference = ttft
     return dict(batch=occupancy, tpot_s=tpot, ttft_s=ttft, queue_wait_s=wait, step_s=cycle_mean,
@@ -436,7 +441,7 @@ def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, t
             / v["prefill_work_s"]
     residence = v["residence_s"]
     if role == "decode":
-        slack = (demand.tpot_target_s - v["cycle_cap_s"]) * np.maximum(demand.output_tokens - 1.0, 1.0)
+        slack = demand.tpot_target_s - v["cycle_cap_s"]
         return queueing.offered_load_within_wait(replicas * v["slots"], residence, slack, 0.0, epsilon) / residence
     slack = demand.ttft_target_s - v["prefill_s"] - v["cycle_cap_s"] - ttft_extra_s
     slots = queueing.offered_load_within_wait(replicas * v["slots"], residence, 0.5 * slack, 0.0, 0.5 * epsilon) / residence

@@ -182,15 +182,20 @@ class CycleModel:
 
     def bound_and_spill(self, decode_tokens, prefill_tokens):
         """What bounds a cycle (0 memory, 1 compute, 2 collectives: the largest of the memory
-        terms, the compute terms and the collectives) and the bytes it reads beyond the fastest
-        tier [code, B]."""
+        terms, the compute terms and the collectives) and the bytes it reads from below the
+        fastest tier (weights placed first, the KV cache after them) [code, B]."""
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
         memory, compute = weight_memory + kv_memory, weight_compute + kv_compute
         code = (compute > memory) * (compute >= sync) * 1.0 + (sync > np.maximum(memory, compute)) * 2.0
         tokens = decode_tokens + prefill_tokens
-        read = self.pipeline * self.weight_read_bytes(tokens / self.pipeline) \
-            + decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
-        return code, np.maximum(read - self.tier_capacity_bytes[0], 0.0)
+        fast = self.tier_capacity_bytes[0]
+        weights = self.weight_read_bytes(tokens / self.pipeline)
+        kv = decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
+        # weights sit in the fastest tier first (re-read by each of p micro-batches), the KV cache after them
+        spilled = self.pipeline * np.maximum(weights - fast, 0.0) + np.maximum(kv - np.maximum(fast - weights, 0.0), 0.0)
+        if len(self.tier_capacity_bytes) == 1:  # one tier: nothing lives below it
+            spilled = 0.0 * spilled
+        return code, spilled
 
     def decode_lines(self) -> list[Lines]:
         """Lines of the decode-only cycle ``t_d(B)``, one :class:`Lines` per weight-read branch.
