@@ -14,11 +14,12 @@ REL = 1e-9
 
 
 def _staff(load, service, slack, epsilon):
-    """Square-root staffing ``c = a + beta sqrt(a) + 1/(1 + K)`` with ``beta = sqrt(K^2 + 2 ln(1/(2 eps))) - K``,
-    ``K = 2 slack sqrt(a) / S`` (deterministic service: c_s^2 = 0, so k = 2); tco.core.queueing."""
-    k_ = 2.0 * slack * math.sqrt(load) / service
+    """Square-root staffing ``c = a + beta sqrt(a) + 1/(1 + u)`` with ``beta = sqrt(K^2 + 2 ln(1/(2 eps))) - K``,
+    ``u = 2 slack / S``, ``K = u sqrt(a)`` (deterministic service: c_s^2 = 0, so k = 2); tco.core.queueing."""
+    u = 2.0 * slack / service
+    k_ = u * math.sqrt(load)
     beta = math.sqrt(k_ * k_ + 2.0 * math.log(0.5 / epsilon)) - k_
-    return load + beta * math.sqrt(load) + 1.0 / (1.0 + k_)
+    return load + beta * math.sqrt(load) + 1.0 / (1.0 + u)
 
 
 def test_toy_gpu_performance_and_cost(toy_scenario):
@@ -33,7 +34,7 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     budget 8192/2 = 4096, batch limit 256 -> c_s = 256; cycle at the cap 2.832992 ms, decode-only 2.31536 ms.
     Prefill once started: one cycle + ``P chi`` = 2.31536 + 2.022 = 4.33736 ms; work 2.022 ms on one lane.
     Slot residence D = 1000 x 2.832992 ms + 4.33736 ms = 2.83733 s. TTFT slack 1 - 4.33736e-3 - 2.832992e-3 s,
-    half to each queue at epsilon = 0.005: slots need 296.27 (1.1573 replicas), lanes 0.2161 -> 2 replicas.
+    half to each queue at epsilon = 0.005: slots need 296.86 (1.1596 replicas), lanes 0.2136 -> 2 replicas.
     """
     r = evaluate(toy_scenario.structure, toy_scenario.values())["gpu"]
     perf = r.pool("colocated").performance
@@ -47,7 +48,7 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     slack = 1.0 - latency - t_cap
     slots_needed = _staff(100 * residence, residence, slack / 2, 0.005)
     lanes_needed = _staff(100 * 2.022e-3, 2.022e-3, slack / 2, 0.005)
-    assert slots_needed / 256 == pytest.approx(1.157289, rel=1e-5) and lanes_needed == pytest.approx(0.216087, rel=1e-5)
+    assert slots_needed / 256 == pytest.approx(1.159616, rel=1e-5) and lanes_needed == pytest.approx(0.213611, rel=1e-5)
     assert r.pool("colocated").sizing.replicas == 2 and r.devices == 2
     # occupancy at peak (50 req/s per replica): least fixed point of B = 50 x 1000 x t(B) = 51 / (1 - 0.3541);
     # the p99 of what a request sees: 1 + B + z_0.99 sqrt(2B/3), z from A&S 26.2.23
@@ -55,9 +56,9 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     assert perf.batch == pytest.approx(occupancy, rel=REL)
     z = float(queueing.normal_quantile(0.99))
     assert r.tpot_s == pytest.approx(1.02e-3 + 7.082e-6 * (1 + occupancy + z * math.sqrt(2 * occupancy / 3)), rel=REL)
-    # TTFT: one cycle to join, the prefill, and the waits. Slots: beta = (512 - 283.73 - delta)/sqrt(283.73) = 13.5,
-    # no wait. Lanes: 2 lanes at 0.2022 Erlangs, K = 2 x 0.4964 x sqrt(0.2022) / 2.022e-3 = 220.8 so delta = 0.0045
-    # and beta = (2 - 0.2022 - 0.0045)/sqrt(0.2022) = 3.99: the Gaussian term exp(-beta^2/2)/2 = 1.8e-4 is below
+    # TTFT: one cycle to join, the prefill, and the waits. Slots: beta = (512 - 283.73 - 0.74)/sqrt(283.73) = 13.5,
+    # no wait. Lanes: 2 lanes at 0.2022 Erlangs, u = 2 x 0.4964 / 2.022e-3 = 491 so delta = 0.0020
+    # and beta = (2 - 0.2022 - 0.0020)/sqrt(0.2022) = 3.99: the Gaussian term exp(-beta^2/2)/2 = 1.7e-4 is below
     # epsilon = 0.005, so no wait either.
     assert r.queue_wait_s == 0.0
     assert r.ttft_s == pytest.approx(t_cap + latency, rel=REL)

@@ -53,7 +53,7 @@ def test_square_root_staffing_against_exact_erlang_c(epsilon, slack_over_service
     """Servers for ``P(W > s) <= epsilon`` in M/M/c: the closed form against the exact minimum.
 
     Exact: the smallest whole ``c`` with ``C(c, a) exp(-(c - a) s / S) <= epsilon`` (Erlang C by
-    recursion). The rule ``c = a + beta sqrt(a) + 1/(1 + K)``, rounded up to whole servers, is
+    recursion). The rule ``c = a + beta sqrt(a) + 1/(1 + k s/S)``, rounded up to whole servers, is
     within -1 % / +8 % of it for ``a >= 10``, never below it and at most 40 % above for
     ``3 <= a < 10``, and at most one server above below that (as the module docstring states).
     """
@@ -276,7 +276,7 @@ def test_offered_load_inverts_the_staffing(a, slack, eps, scv):
     """``offered_load_within_wait(servers_within_wait(a)) == a``: sizing a fleet and asking what a
     fleet of that size carries are one model."""
     c = queueing.servers_within_wait(a, 1.0, slack, scv, eps)
-    assert float(queueing.offered_load_within_wait(c, 1.0, slack, scv, eps)) == pytest.approx(a, rel=1e-5)
+    assert float(queueing.offered_load_within_wait(c, 1.0, slack, scv, eps)) == pytest.approx(a, rel=1e-9)
 
 
 def test_fleet_capacity_inverts_the_sizing():

@@ -12,8 +12,8 @@ Erlang C formula and a discrete-event simulation in ``tests/test_queueing.py``):
   square-root staffing (S. Halfin and W. Whitt, "Heavy-traffic limits for queues with many
   exponential servers", Operations Research 29(3), 1981; S. Borst, A. Mandelbaum and
   M. Reiman, "Dimensioning large call centers", Operations Research 52(1), 2004). The
-  server held back, ``delta = 1/(1 + K)`` (:func:`small_pool_margin`), is our correction
-  for small pools with little slack.
+  server held back, ``delta = 1/(1 + k slack / S)`` (:func:`small_pool_margin`), is our
+  correction for small pools with little slack.
 * probability of waiting ``P(W > 0) ~ Q(beta) <= exp(-beta^2/2) / 2`` (the Gaussian tail
   of the Halfin-Whitt limit with the Chernoff-type bound on ``Q``);
 * conditional on waiting, the wait is exponential with rate ``k (c - a) / S``,
@@ -77,50 +77,41 @@ def staffing_margin(offered_erlangs, service_s, slack_s, service_scv, exceed_pro
     return np.sqrt(big_k * big_k + 2.0 * log_term) - big_k
 
 
-def small_pool_margin(offered_erlangs, service_s, slack_s, service_scv):
-    """Servers added for small pools, ``delta = 1 / (1 + K)`` [servers].
+def small_pool_margin(service_s, slack_s, service_scv):
+    """Servers added for small pools, ``delta = 1 / (1 + u)``, ``u = k slack / S`` [servers].
 
     The Gaussian tail understates the wait of a few servers at little slack (Erlang C is
     skewed); one extra server fixes that (whole-server staffing at most one server above
-    the exact one for ``a < 3``). With slack of many service times (``K`` large) the exponential decay decides
-    and the extra server would only over-provision, so it fades as ``1/(1 + K)``.
+    the exact one for ``a < 3``). With slack of many service times the exponential decay
+    decides and the extra server would only over-provision, so it fades as ``1/(1 + u)``.
+    It does not depend on the load, so the staffing stays increasing in the load and has a
+    closed-form inverse.
     """
-    return 1.0 / (1.0 + _decay_per_server(service_s, slack_s, service_scv) * np.sqrt(np.maximum(offered_erlangs, 0.0)))
+    return 1.0 / (1.0 + _decay_per_server(service_s, slack_s, service_scv))
 
 
 def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
     """Servers (continuous) so that ``P(W > slack) <= epsilon`` [servers]: ``c = a + beta sqrt(a) + delta``."""
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
     beta = staffing_margin(a, service_s, slack_s, service_scv, exceed_probability)
-    return a + beta * np.sqrt(a) + small_pool_margin(a, service_s, slack_s, service_scv)
-
-
-#: fixed number of refinements of the small-pool margin when inverting the staffing rule
-INVERSE_STEPS = 40
+    return a + beta * np.sqrt(a) + small_pool_margin(service_s, slack_s, service_scv)
 
 
 def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability):
     """Largest load ``a`` [Erlangs] that ``c`` servers carry with ``P(W > slack) <= epsilon``.
 
-    The inverse of :func:`servers_within_wait`. For a fixed margin ``delta`` it is closed
-    form: with ``u = k slack / S``, ``L = ln(1/(2 epsilon))`` and ``m = c - delta``,
-    ``m = a + beta sqrt(a)``, ``beta = sqrt(K^2 + 2L) - K``, ``K = u sqrt(a)``, squares to
-    ``(1 - 2u) a^2 - 2 (m (1-u) + L) a + m^2 = 0``, whose smaller root is the answer. The
-    margin ``delta = 1/(1 + u sqrt(a))`` is then refined a fixed :data:`INVERSE_STEPS` times,
-    starting from ``delta = 0`` (an upper bound of the load; the map is monotone, so the
-    iterates descend to the answer).
-    Used outside the hot path (validation of measured systems, the hourly fleet simulation).
+    The inverse of :func:`servers_within_wait`: with ``u = k slack / S``,
+    ``L = ln(1/(2 epsilon))`` and ``m = c - delta``, ``m = a + beta sqrt(a)``,
+    ``beta = sqrt(K^2 + 2L) - K``, ``K = u sqrt(a)``, squares to
+    ``(1 - 2u) a^2 - 2 (m (1-u) + L) a + m^2 = 0``, whose smaller root is the answer
+    (written ``m^2 / (h + sqrt(h^2 - (1 - 2u) m^2))``, ``h = m (1-u) + L``, finite as
+    ``1 - 2u -> 0``). Zero when ``c <= delta``.
     """
+    m = np.maximum(np.asarray(servers, float) - small_pool_margin(service_s, slack_s, service_scv), 0.0)
     u = _decay_per_server(service_s, slack_s, service_scv)
     log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
-    c = np.asarray(servers, float)
-    a = None  # first pass without the margin: an upper bound, from which the refinements descend
-    for _ in range(INVERSE_STEPS):
-        m = c if a is None else np.maximum(c - 1.0 / (1.0 + u * np.sqrt(a)), 0.0)
-        half_b = m * (1.0 - u) + log_term
-        # smaller root of (1 - 2u) a^2 - 2 half_b a + m^2, written to stay finite as 1 - 2u -> 0
-        a = m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - (1.0 - 2.0 * u) * m * m, 0.0)), 1e-300)
-    return a
+    half_b = m * (1.0 - u) + log_term
+    return m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - (1.0 - 2.0 * u) * m * m, 0.0)), 1e-300)
 
 
 def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability, sizing_slack_s):
@@ -136,7 +127,7 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
     root = np.sqrt(a)
-    delta = small_pool_margin(a, service_s, sizing_slack_s, service_scv)
+    delta = small_pool_margin(service_s, sizing_slack_s, service_scv)
     beta = np.maximum((np.asarray(servers, float) - a - delta) / root, 0.0)
     numerator = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)) - 0.5 * beta * beta, 0.0)
     return numerator * service_s / (tail_decay_factor(service_scv) * root * np.maximum(beta, 1e-300))
