@@ -61,7 +61,9 @@ def candidate_shapes(domain_devices: int, layers: int, kv_heads: int, devices_lo
       ``min(domain, 4 x devices_high)``;
     * pipeline stages (``t`` = the KV-head count, so the KV cache is not replicated, or the
       domain size when the model needs more than one domain): ``p`` from a 1-1.5-2-3-4 x
-      ladder over ``devices_low / t``, at most one stage per layer;
+      ladder over ``devices_low / t``, at most one stage per layer; when such shapes exist,
+      tensor-only shapes wider than four times the KV heads are left out (they hold the KV
+      cache in ``t / kv_heads`` copies and never win);
     * with an MoE model each shape also comes expert-parallel.
 
     ``devices_low``/``devices_high`` bound the memory-fit minimum over the parameter
@@ -79,7 +81,10 @@ def candidate_shapes(domain_devices: int, layers: int, kv_heads: int, devices_lo
     if high > domain or low > stage_width:
         base = max(math.ceil(low / stage_width), 2)
         ladder = sorted({math.ceil(base * f) for f in (1.0, 1.5, 2.0, 3.0, 4.0)})
-        shapes += [Shape(stage_width, p) for p in ladder if 2 <= p <= layers]
+        staged = [Shape(stage_width, p) for p in ladder if 2 <= p <= layers]
+        if staged:  # tensor groups far wider than the KV heads copy the KV cache many times: pipelines win
+            shapes = [s for s in shapes if s.tensor <= 4 * max(int(kv_heads), 1)]
+        shapes += staged
     shapes = sorted(set(shapes), key=lambda s: (s.devices, s.pipeline))[:limit]
     if moe:
         shapes += [Shape(s.tensor, s.pipeline, True) for s in shapes if s.tensor > 1]

@@ -54,7 +54,7 @@ import numpy as np
 from . import parallelism, queueing
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
-from .steps import CycleModel, branch_min, largest_within, least_fixed_point
+from .steps import CycleModel, Lines, branch_min, largest_within, least_fixed_point
 
 POLICIES = ("chunked", "prefill_first")
 ROLES = ("colocated", "prefill", "decode")
@@ -121,14 +121,16 @@ class DeviceShape:
 class PoolServing:
     """The chosen shape of one pool and what it gives at peak (arrays over draws).
 
-    ``candidates`` keeps every candidate's terms so that :meth:`at_load` can re-read the
-    chosen shape at another load or fleet size (validation against measured systems).
+    ``chosen`` keeps the chosen shape's terms (cycle lines, slot residence, prefill work) so
+    that :meth:`at_load` can re-read it at another load or fleet size (validation against
+    measured systems); ``candidates`` every candidate's.
     """
 
     values: dict = field(default_factory=dict)
     shapes: tuple = ()
     role: str = "colocated"
     candidates: list = field(default_factory=list, repr=False)
+    chosen: dict = field(default_factory=dict, repr=False)
 
     def __getitem__(self, key):
         return self.values[key]
@@ -136,9 +138,8 @@ class PoolServing:
     def at_load(self, demand: Demand, replicas, ttft_extra_s=0.0) -> dict:
         """Percentile TTFT and TPOT, queueing delay and occupancy of the chosen shape with ``replicas``
         replicas at ``demand.peak_requests_per_s`` [dict of arrays]."""
-        figures = [_at_peak(self.role, {**c, "replicas": replicas + 0.0 * c["replicas"]}, demand, ttft_extra_s)
-                   for c in self.candidates]
-        return _select(figures, self.values["shape_index"], list(figures[0]))
+        return _at_peak(self.role, {**self.chosen, "replicas": replicas + 0.0 * self.chosen["replicas"]}, demand,
+                        ttft_extra_s)
 
 
 @dataclass(frozen=True)
@@ -209,12 +210,16 @@ def prefill_pass_prompts(cm: CycleModel, demand: Demand):
     return np.maximum(np.minimum(fit, useful), 1.0)
 
 
-def prefill_token_cost_s(cm: CycleModel, demand: Demand):
-    """Replica time per prefill token, ``chi`` [s/token], by scheduling policy (module docstring)."""
+def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
+    """Replica time per prefill token, ``chi`` [s/token], by scheduling policy (module docstring).
+
+    ``idle_cycle_s`` is ``t(0, 0)`` when the caller has it (the decode lines at B = 0).
+    """
     p = cm.pipeline
     if demand.policy == "chunked":
         full = p * demand.token_budget
-        return (cm.cycle_s(0.0, full) - cm.cycle_s(0.0, 0.0)) / full
+        idle = cm.cycle_s(0.0, 0.0) if idle_cycle_s is None else idle_cycle_s
+        return (cm.cycle_s(0.0, full) - idle) / full
     tokens = p * prefill_pass_prompts(cm, demand) * demand.prompt_tokens
     return cm.cycle_s(0.0, tokens) / tokens
 
@@ -270,7 +275,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         lines = cm.decode_lines()
         colocated = role == "colocated"
         ratio = prompt / output if colocated else 0.0
-        chi = prefill_token_cost_s(cm, demand) if colocated else 0.0
+        chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines])) if colocated else 0.0
         seen = [b.shifted(0.0, ratio * chi) for b in lines]
         within = -branch_min([-largest_within(b, demand.tpot_target_s) for b in seen])
         kv_batch = (capacity - model.weight_bytes) / ((prompt + output) * model.kv_bytes_per_token * rep)
@@ -323,6 +328,10 @@ POOL_OUTPUTS = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "ex
                 "fits", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s", "decode_tokens_per_s",
                 "tpot_met")
 
+#: the terms of a candidate carried to the chosen shape (the figures at peak are computed after the choice)
+_AT_PEAK = ("batch", "tpot_s", "ttft_s", "queue_wait_s", "step_s", "interference_share")
+_CANDIDATE_OUTPUTS = (*(k for k in POOL_OUTPUTS if k not in _AT_PEAK), "_slack")
+
 _COMMON = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "capacity_rps", "queue_wait_s")
 _PREFILL = ("prefill_s", "prefill_tokens_per_s", "prefill_bound", "ttft_s")
 _DECODE = ("slots", "batch", "step_s", "tpot_s", "decode_tokens_per_s", "decode_bound", "spilled_bytes", "tpot_met")
@@ -357,9 +366,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     candidates = []
     terms = _pool_terms(model, device, demand, role)
     for shape in shapes:
-        c = _candidate(role, shape, model, device, demand, whole, ttft_extra_s, device_hour_usd, terms)
-        c.update(_at_peak(role, c, demand, ttft_extra_s))
-        candidates.append(c)
+        candidates.append(_candidate(role, shape, model, device, demand, whole, ttft_extra_s, device_hour_usd, terms))
     best = index = None
     for k, c in enumerate(candidates):
         score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + c["cycle_cap_s"])
@@ -369,18 +376,38 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
             better = score < best
             index = index + better * (k - index)
             best = np.minimum(best, score)
-    out = _select(candidates, index, POOL_OUTPUTS)
+    chosen = _select(candidates, index, _CANDIDATE_OUTPUTS)
+    if role != "prefill":
+        chosen["_seen"] = _select_lines(candidates, index, "_seen")
+        chosen["_lines"] = _select_lines(candidates, index, "_lines")
+    chosen.update(_at_peak(role, chosen, demand, ttft_extra_s))
+    out = {k: chosen[k] for k in POOL_OUTPUTS}
     out["shape_index"] = index
     out["feasible"] = out["feasible"] > 0.5
-    out["decode_cap_s"] = _select([{"t": branch_min([b(c["slots"]) for b in c["_lines"]]) if "_lines" in c else c["prefill_s"]}
-                                   for c in candidates], index, ("t",))["t"]
-    return PoolServing(out, tuple(shapes), role, candidates)
+    out["decode_cap_s"] = (branch_min([b(chosen["slots"]) for b in chosen["_lines"]]) if role != "prefill"
+                           else chosen["prefill_s"])
+    return PoolServing(out, tuple(shapes), role, candidates, chosen)
+
+
+def _select_lines(candidates: Sequence[dict], index, key: str) -> list[Lines]:
+    """The chosen candidate's lines per draw (every candidate of a pool has the same line structure)."""
+    if len(candidates) == 1:
+        return candidates[0][key]
+    out = []
+    for b, first in enumerate(candidates[0][key]):
+        keys = [f"c0_{i}" for i in range(len(first.intercepts))] + [f"c1_{i}" for i in range(len(first.slopes))]
+        flat = [{**{f"c0_{i}": v for i, v in enumerate(c[key][b].intercepts)},
+                 **{f"c1_{i}": v for i, v in enumerate(c[key][b].slopes)}} for c in candidates]
+        picked = _select(flat, index, keys)
+        out.append(Lines(tuple(picked[f"c0_{i}"] for i in range(len(first.intercepts))),
+                         tuple(picked[f"c1_{i}"] for i in range(len(first.slopes)))))
+    return out
 
 
 def _select(candidates: Sequence[dict], index, keys) -> dict:
     """The chosen candidate's value of each key, per draw, by arithmetic masks."""
     if len(candidates) == 1:
-        return {k: candidates[0][k] + 0.0 * index for k in keys}
+        return {k: candidates[0][k] for k in keys}
     masks = [(index == k) * 1.0 for k in range(len(candidates))]
     out = {}
     for key in keys:

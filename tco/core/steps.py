@@ -205,12 +205,12 @@ class CycleModel:
         caps, bws, p = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s, self.pipeline
         compute = Lines((0.0,), (self.weight_flops_per_token / self.flops_per_s,))
         base_s = memory_read_time_s(self.weight_bytes, caps, bws)
-        kv_memory = tier_time_lines(self.weight_bytes, self.decode_kv_bytes_per_token, caps, bws, base_s)
         kv_compute_slope = self.decode_attention_flops_per_token / self.flops_per_s
         if len(caps) == 1:  # both attention terms pass through the origin: one line
             attention = Lines((0.0,), (overlapped(self.decode_kv_bytes_per_token / bws[0], kv_compute_slope,
                                                   self.memory_compute_overlap),))
         else:
+            kv_memory = tier_time_lines(self.weight_bytes, self.decode_kv_bytes_per_token, caps, bws, base_s)
             attention = _phase(kv_memory, kv_compute_slope, self.memory_compute_overlap)
         sync = ((1.0 - self.comm_overlap) * self.sync_per_token_s, self.sync_fixed_s)
         branches = [Lines((p * base_s,), (0.0,))]
