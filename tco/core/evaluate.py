@@ -201,6 +201,19 @@ def serving_pools(structure: Structure, values: Mapping[str, object], option_nam
     return served, w.demand, kv_transfer_s
 
 
+def chosen_cycle_models(structure: Structure, values: Mapping[str, object], option_name: str) -> dict:
+    """The cycle model of each pool's chosen replica shape, for one draw (scalar values) [{role: CycleModel}].
+
+    The discrete-event simulation of the tests runs a bundled scenario's fleet with these.
+    """
+    w = _Workload(structure, values)
+    option = structure.option(option_name)
+    served, _, _ = _serve(option, w)
+    return {pool.role: serving.cycle_model(pool.shapes[int(np.asarray(served[pool.role]["shape_index"]).reshape(-1)[0])],
+                                           w.model, device_shape(option, pool, w), w.demand, pool.role)
+            for pool in option.pools}
+
+
 def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:
     """Each pool sized at peak under load with its replica shape searched (:func:`tco.core.serving.size_pool`),
     utilization at mean load, and the KV link (DESIGN.md sections 4 and 8).
