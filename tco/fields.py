@@ -66,6 +66,8 @@ FIELDS: dict[str, Field] = {
     "scale_out_bandwidth_bytes_per_s": Field("B/s", 1e6, 1e16,
                                              description="scale-out network bandwidth per device, each direction"),
     "sync_latency_s": Field("s", 0.0, 1.0, description="latency of one hop of a collective"),
+    "cycle_overhead_s": Field("s", 0.0, 1.0, description="fixed time per cycle of a replica that its work does not hide "
+                              "(host scheduling, launches, under-filled GEMM tiles); absent = 0"),
     "tdp_w": Field("W", 0.1, 1e6, description="thermal design power per device"),
     "idle_power_w": Field("W", 0.0, 1e6, description="power when idle"),
     "host_power_w": Field("W", 0.0, 1e6, description="per-device share of host and server power"),

@@ -60,6 +60,7 @@ class _Workload:
             return np.asarray(values[name], dtype=float)
 
         self.get = get
+        self.names = values.keys()
         m = structure.model
         self.prompt = get("workload.prompt_tokens")
         self.output = get("workload.output_tokens")
@@ -89,8 +90,10 @@ class _Workload:
             * self.weight_bytes_per_param
         self.model = serving.ModelShape(
             weight_bytes=self.stored_weight_bytes,
-            read_fixed_bytes=params_active * self.weight_bytes_per_param - per_token * slot_bytes,
-            read_per_token_bytes=per_token * slot_bytes,
+            # dense: the active weights every step; MoE: shared weights + k routed experts per token
+            read_fixed_bytes=(np.maximum(params_active * self.weight_bytes_per_param - per_token * slot_bytes, 0.0)
+                              if structure.moe else params_active * self.weight_bytes_per_param),
+            read_per_token_bytes=per_token * slot_bytes if structure.moe else 0.0 * slot_bytes,
             weight_flops_per_token=llm.dense_flops_per_token(params_active),
             kv_bytes_per_token=self.kv_per_token, layers=layers, attention_dim=get(model_param(m, "attention_dim")),
             hidden_size=get(model_param(m, "hidden_size")), experts_per_token=per_token,
@@ -133,7 +136,8 @@ def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShap
         scale_up_bytes_per_s=get(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")),
         scale_out_bytes_per_s=get(device_param(d, "scale_out_bandwidth_bytes_per_s")),
         domain_devices=get(device_param(d, "scale_up_domain_devices")),
-        min_devices=get(pool_param(option.name, pool.role, "devices_per_replica")) if pool.has_min_devices else 1.0)
+        min_devices=get(pool_param(option.name, pool.role, "devices_per_replica")) if pool.has_min_devices else 1.0,
+        cycle_overhead_s=get(overhead) if (overhead := device_param(d, "cycle_overhead_s")) in w.names else 0.0)
 
 
 def device_hour_usd(pool: Pool, w: _Workload):

@@ -114,6 +114,10 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
     return m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - (1.0 - 2.0 * u) * m * m, 0.0)), 1e-300)
 
 
+#: an overloaded pool's wait is ``1 / OVERLOADED_WAIT_FACTOR`` service times (times the log term): huge, finite
+OVERLOADED_WAIT_FACTOR = 1e-100
+
+
 def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability, sizing_slack_s):
     """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers [s]; huge when overloaded.
 
@@ -123,14 +127,15 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
     term alone is below epsilon. ``delta`` is taken at the slack the pool was sized for, so
     at the staffed ``c`` (:func:`servers_within_wait`) the quantile equals that slack, and
     with more servers it is a safe upper bound. Written without ``np.where`` (slow on large
-    arrays): an overloaded pool (``beta <= 0``) gets a wait of order ``1e300`` s.
+    arrays): an overloaded pool (``beta <= 0``) gets a huge but finite wait, ``1e100 S``
+    times the log term (the ``S 1e-100`` in the denominator: negligible otherwise).
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
     root = np.sqrt(a)
     delta = small_pool_margin(service_s, sizing_slack_s, service_scv)
     beta = np.maximum((np.asarray(servers, float) - a - delta) / root, 0.0)
     numerator = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)) - 0.5 * beta * beta, 0.0)
-    return numerator * service_s / (tail_decay_factor(service_scv) * root * np.maximum(beta, 1e-300))
+    return numerator * service_s / (tail_decay_factor(service_scv) * root * beta + service_s * OVERLOADED_WAIT_FACTOR)
 
 
 def occupancy_seen_quantile(mean_occupancy, z, window_variance_factor=2.0 / 3.0):

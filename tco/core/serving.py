@@ -115,6 +115,7 @@ class DeviceShape:
     scale_out_bytes_per_s: object
     domain_devices: object
     min_devices: object = 1.0
+    cycle_overhead_s: object = 0.0       # fixed time per cycle (every micro-batch advances one pass) [s]
 
 
 @dataclass
@@ -186,7 +187,8 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         flops_per_s=n * device.flops_per_s,
         tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
         tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
-        sync_fixed_s=parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s),
+        sync_fixed_s=parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s)
+        + device.cycle_overhead_s,
         sync_per_token_s=parallelism.sync_time_per_token_s(
             shape, model.layers, model.hidden_size, model.activation_bytes, model.experts_per_token,
             device.scale_up_bytes_per_s, device.scale_out_bytes_per_s, device.domain_devices),
@@ -203,7 +205,7 @@ def prefill_pass_prompts(cm: CycleModel, demand: Demand):
     weight phase's ridge point ``N_r = p t_mem(W) / (2A / F)`` tokens, and never beyond the
     token budget: ``k_b = max(1, min(floor(tau / P), ceil(N_r / P)))``. Long prompts run alone.
     """
-    ridge = cm.pipeline * memory_read_time_s(cm.weight_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s) \
+    ridge = cm.pipeline * memory_read_time_s(cm.full_read_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s) \
         * cm.flops_per_s / cm.weight_flops_per_token
     fit = np.floor(demand.token_budget / demand.prompt_tokens + FLOOR_GUARD)
     useful = np.ceil(ridge / demand.prompt_tokens - CEIL_GUARD)

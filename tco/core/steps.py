@@ -134,7 +134,7 @@ class CycleModel:
 
     pipeline: int
     weight_bytes: object          # stored weights W [B]
-    read_fixed_bytes: object      # MoE sparse branch: weight bytes read = fixed + per_token x (tokens per micro-batch)
+    read_fixed_bytes: object      # weight bytes read = fixed + per_token x (tokens per micro-batch); dense: the active weights
     read_per_token_bytes: object  # (0 for a dense model: then only the dense branch exists)
     moe: bool
     weight_flops_per_token: object
@@ -151,10 +151,17 @@ class CycleModel:
     phase_overlap: object
     comm_overlap: object
 
+    @property
+    def full_read_bytes(self):
+        """Weight bytes a micro-batch reads when every weight it can touch is touched [B]: a dense
+        model's active weights (``read_fixed_bytes``: the input-embedding table is indexed, not
+        read), an MoE model's stored weights."""
+        return self.weight_bytes if self.moe else self.read_fixed_bytes
+
     def weight_read_bytes(self, tokens):
         """Weight bytes read by one micro-batch of ``tokens`` tokens [B]."""
         if not self.moe:
-            return self.weight_bytes + 0.0 * tokens
+            return self.read_fixed_bytes + 0.0 * tokens
         sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens, 1.0)
         return np.minimum(sparse, self.weight_bytes)
 
@@ -213,7 +220,7 @@ class CycleModel:
             kv_memory = tier_time_lines(self.weight_bytes, self.decode_kv_bytes_per_token, caps, bws, base_s)
             attention = _phase(kv_memory, kv_compute_slope, self.memory_compute_overlap)
         sync = ((1.0 - self.comm_overlap) * self.sync_per_token_s, self.sync_fixed_s)
-        branches = [Lines((p * base_s,), (0.0,))]
+        branches = [Lines((p * memory_read_time_s(self.full_read_bytes, caps, bws),), (0.0,))]
         if self.moe:
             sparse = tier_time_lines(self.read_fixed_bytes, self.read_per_token_bytes / p, caps, bws)
             branches.append(Lines(tuple(p * c for c in sparse.intercepts), tuple(p * c for c in sparse.slopes)))
