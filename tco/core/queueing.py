@@ -114,6 +114,8 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
     return m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - (1.0 - 2.0 * u) * m * m, 0.0)), 1e-300)
 
 
+#: a log-term difference below this share of the log term is rounding (zero wait), as in the workbook
+WAIT_ROUNDING_GUARD = 1e-9
 #: an overloaded pool's wait is ``1 / OVERLOADED_WAIT_FACTOR`` service times (times the log term): huge, finite
 OVERLOADED_WAIT_FACTOR = 1e-100
 
@@ -134,7 +136,9 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
     root = np.sqrt(a)
     delta = small_pool_margin(service_s, sizing_slack_s, service_scv)
     beta = np.maximum((np.asarray(servers, float) - a - delta) / root, 0.0)
-    numerator = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)) - 0.5 * beta * beta, 0.0)
+    log_term = np.log(0.5 / np.asarray(exceed_probability, float))
+    numerator = np.maximum(log_term - 0.5 * beta * beta, 0.0)
+    numerator = numerator * (numerator > WAIT_ROUNDING_GUARD * log_term)  # at the staffed c the difference is rounding
     return numerator * service_s / (tail_decay_factor(service_scv) * root * beta + service_s * OVERLOADED_WAIT_FACTOR)
 
 
