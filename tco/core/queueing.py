@@ -93,8 +93,12 @@ def small_pool_margin(service_s, slack_s, service_scv):
 def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
     """Servers (continuous) so that ``P(W > slack) <= epsilon`` [servers]: ``c = a + beta sqrt(a) + delta``."""
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
-    beta = staffing_margin(a, service_s, slack_s, service_scv, exceed_probability)
-    return a + beta * np.sqrt(a) + small_pool_margin(service_s, slack_s, service_scv)
+    u = _decay_per_server(service_s, slack_s, service_scv)
+    root = np.sqrt(a)
+    big_k = u * root
+    log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
+    beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # staffing_margin, with u computed once
+    return a + beta * root + 1.0 / (1.0 + u)
 
 
 def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability):

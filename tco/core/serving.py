@@ -47,14 +47,14 @@ is feasible the one nearest to its TPOT target is reported (and flagged infeasib
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from . import parallelism, queueing
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
-from .steps import CycleModel, Lines, branch_min, largest_within, least_fixed_point
+from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point
 
 POLICIES = ("chunked", "prefill_first")
 ROLES = ("colocated", "prefill", "decode")
@@ -153,6 +153,9 @@ class _PoolTerms:
     prefill_kv_factor: object
     device_capacity_bytes: tuple
     device_bandwidth_bytes_per_s: tuple
+    sequence_kv_bytes: object = None     # KV bytes of one sequence (prompt, plus output unless prefill-only)
+    total_kv_bytes: object = None        # KV bytes of one whole sequence, P + O tokens
+    ratio: object = 0.0                  # P / O when colocated (prefill tokens per decode token), else 0
 
 
 def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> _PoolTerms:
@@ -161,10 +164,13 @@ def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: st
     factor = 1.0
     if demand.policy == "chunked" and role == "colocated":  # each chunk re-reads the prompt's earlier chunks
         factor = 1.0 + 0.5 * np.maximum(prompt / demand.token_budget - 1.0, 0.0)
+    total = (prompt + demand.output_tokens) * model.kv_bytes_per_token
+    sequence = prompt * model.kv_bytes_per_token if role == "prefill" else total
     return _PoolTerms(context, 4.0 * model.layers * model.attention_dim * context,
                       2.0 * model.layers * model.attention_dim * prompt, factor,
                       tuple(c * device.usable_fraction for c in device.tier_capacity_bytes),
-                      tuple(b * device.bandwidth_efficiency for b in device.tier_bandwidth_bytes_per_s))
+                      tuple(b * device.bandwidth_efficiency for b in device.tier_bandwidth_bytes_per_s),
+                      sequence, total, prompt / demand.output_tokens if role == "colocated" else 0.0)
 
 
 def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str,
@@ -226,7 +232,7 @@ def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
     return cm.cycle_s(0.0, tokens) / tokens
 
 
-def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_cycle_s, slots):
+def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_cycle_s, slots, prompts=None):
     """Prefill of one prompt: ``(work, latency, lanes)`` [s, s, lanes per replica].
 
     The replica is a work-conserving server of prefill work (prompts share its time), with
@@ -241,10 +247,10 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
         free = demand.token_budget - slots / p
         work = prompt * chi
         latency = np.maximum(prompt / np.maximum(free, 1e-9), 1.0) * decode_cycle_s + work
-        return work, latency, p + 0.0 * work, free > 0.0
-    prompts = prefill_pass_prompts(cm, demand)
+        return work, latency, p, free > 0.0
+    prompts = prefill_pass_prompts(cm, demand) if prompts is None else prompts
     latency = cm.cycle_s(0.0, p * prompts * prompt)
-    return latency / prompts, latency, p + 0.0 * latency, latency >= 0.0
+    return latency / prompts, latency, p, True
 
 
 def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
@@ -256,31 +262,28 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     peak = demand.peak_requests_per_s
     epsilon = 1.0 - demand.percentile
     rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
-    capacity = sum(cm.tier_capacity_bytes)
-    sequence = prompt + output if role != "prefill" else prompt
-    fits = ((model.weight_bytes + sequence * model.kv_bytes_per_token * rep <= capacity)
+    capacity = sum(cm.tier_capacity_bytes[1:], cm.tier_capacity_bytes[0])
+    fits = ((model.weight_bytes + terms.sequence_kv_bytes * rep <= capacity)
             & (shape.tensor <= device.domain_devices + 1e-9) & (n >= device.min_devices - 1e-9))
     out = {"devices_per_replica": n, "tensor_parallel": float(shape.tensor), "pipeline_stages": p,
            "expert_parallel": float(shape.expert_parallel)}
     if role == "prefill":
-        work, latency, lanes, _ = _prefill_service(cm, demand, False, 0.0, 0.0, 0.0)
+        prompts = prefill_pass_prompts(cm, demand)
+        work, latency, lanes, _ = _prefill_service(cm, demand, False, 0.0, 0.0, 0.0, prompts)
         slack = demand.ttft_target_s - latency - ttft_extra_s
         replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon) / lanes
         ttft_ok = slack > 0.0
         out["_slack"] = slack
-        prefill_bound, _ = cm.bound_and_spill(0.0, p * prefill_pass_prompts(cm, demand) * prompt)
-        zero = 0.0 * work
-        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=zero, residence_s=latency,
-                   tpot_ok=np.ones_like(work, dtype=bool), capacity_rps=lanes / work, cycle_cap_s=latency,
-                   chi=zero, prefill_bound=prefill_bound, decode_bound=zero, spilled_bytes=zero)
+        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, residence_s=latency,
+                   tpot_ok=True, cycle_cap_s=latency, chi=0.0, _bound_at=(0.0, p * prompts * prompt))
     else:
         lines = cm.decode_lines()
         colocated = role == "colocated"
-        ratio = prompt / output if colocated else 0.0
+        ratio = terms.ratio
         chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines])) if colocated else 0.0
-        seen = [b.shifted(0.0, ratio * chi) for b in lines]
-        within = -branch_min([-largest_within(b, demand.tpot_target_s) for b in seen])
-        kv_batch = (capacity - model.weight_bytes) / ((prompt + output) * model.kv_bytes_per_token * rep)
+        seen = [b.shifted(0.0, ratio * chi) for b in lines] if colocated else lines
+        within = branch_max([largest_within(b, demand.tpot_target_s) for b in seen])
+        kv_batch = (capacity - model.weight_bytes) / (terms.total_kv_bytes * rep)
         cap = np.minimum(np.minimum(within, kv_batch), demand.max_batch)
         chunked = colocated and demand.policy == "chunked"
         if chunked:
@@ -290,8 +293,9 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         slots = np.maximum(slots, 1.0)
         cycle_cap = branch_min([b(slots) for b in seen])
         if colocated:
-            work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, branch_min([b(slots) for b in lines]),
-                                                          slots)
+            # the seen lines are the decode lines plus (P/O) chi B: the decode-only cycle at the cap follows
+            decode_cap = cycle_cap - ratio * chi * slots
+            work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, decode_cap, slots)
             tpot_ok = tpot_ok & budget_ok
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
@@ -301,26 +305,32 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             ttft_ok = slack > 0.0
             out["_slack"] = 0.5 * slack
         else:
-            work = latency = lanes = np.zeros_like(cycle_cap)
+            work = latency = lanes = 0.0
             residence = output * cycle_cap
             slack = demand.tpot_target_s - cycle_cap
             replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon) / slots
-            ttft_ok = np.ones_like(tpot_ok)
+            ttft_ok = True
             out["_slack"] = slack
-        decode_bound, spilled = cm.bound_and_spill(slots, ratio * slots)
-        prefill_bound = decode_bound if colocated else 0.0 * decode_bound
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
-                   tpot_ok=tpot_ok, capacity_rps=slots / residence, cycle_cap_s=cycle_cap, chi=chi + 0.0 * cycle_cap,
-                   decode_bound=decode_bound, prefill_bound=prefill_bound, spilled_bytes=spilled)
-        out["_seen"], out["_lines"] = seen, lines
+                   tpot_ok=tpot_ok, cycle_cap_s=cycle_cap, chi=chi, _bound_at=(slots, ratio * slots))
+        out["_seen"] = seen
     if whole:
         replicas = np.maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
     feasible = (fits & out["tpot_ok"] & ttft_ok) * 1.0
+    out["_cm"] = cm
     out.update(replicas=replicas, fits=fits * 1.0, ttft_ok=ttft_ok * 1.0, tpot_ok=out["tpot_ok"] * 1.0,
-               tpot_met=out["tpot_ok"] * 1.0, feasible=feasible, cost=replicas * n * device_hour_usd,
-               prefill_tokens_per_s=out["lanes"] * prompt / np.maximum(out["prefill_work_s"], 1e-300),
-               decode_tokens_per_s=out["slots"] / out["cycle_cap_s"])
+               feasible=feasible, cost=replicas * n * device_hour_usd)
     return out
+
+
+def _derived(role: str, chosen: dict, demand: Demand) -> dict:
+    """Outputs that follow from the chosen shape's terms (computed once, after the choice)."""
+    capacity = (chosen["lanes"] / chosen["prefill_work_s"] if role == "prefill"
+                else chosen["slots"] / chosen["residence_s"])
+    return dict(capacity_rps=capacity, tpot_met=chosen["tpot_ok"],
+                feasible=chosen["fits"] * chosen["tpot_ok"] * chosen["ttft_ok"],
+                prefill_tokens_per_s=chosen["lanes"] * demand.prompt_tokens / np.maximum(chosen["prefill_work_s"], 1e-300),
+                decode_tokens_per_s=chosen["slots"] / chosen["cycle_cap_s"])
 
 
 #: what :func:`size_pool` reports per pool (for the chosen shape)
@@ -330,8 +340,10 @@ POOL_OUTPUTS = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "ex
                 "fits", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s", "decode_tokens_per_s",
                 "tpot_met")
 
-#: the terms of a candidate carried to the chosen shape (the figures at peak are computed after the choice)
-_AT_PEAK = ("batch", "tpot_s", "ttft_s", "queue_wait_s", "step_s", "interference_share")
+#: the terms of a candidate carried to the chosen shape (the figures at peak, what bounds a cycle and the
+#: spilled bytes are computed after the choice)
+_AT_PEAK = ("batch", "tpot_s", "ttft_s", "queue_wait_s", "step_s", "interference_share", "decode_bound", "prefill_bound",
+            "spilled_bytes", "capacity_rps", "tpot_met", "feasible", "prefill_tokens_per_s", "decode_tokens_per_s")
 _CANDIDATE_OUTPUTS = (*(k for k in POOL_OUTPUTS if k not in _AT_PEAK), "_slack")
 
 _COMMON = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "capacity_rps", "queue_wait_s")
@@ -378,46 +390,81 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
             better = score < best
             index = index + better * (k - index)
             best = np.minimum(best, score)
-    chosen = _select(candidates, index, _CANDIDATE_OUTPUTS)
+    picks = _Picks(candidates, index)
+    chosen = {key: picks(key) for key in _CANDIDATE_OUTPUTS}
+    chosen.update(_derived(role, chosen, demand))
     if role != "prefill":
-        chosen["_seen"] = _select_lines(candidates, index, "_seen")
-        chosen["_lines"] = _select_lines(candidates, index, "_lines")
+        chosen["_seen"] = _select_lines(picks, candidates)
     chosen.update(_at_peak(role, chosen, demand, ttft_extra_s))
+    cm = _select_cycle_model(picks, candidates, model, device, terms)
+    at = candidates[0]["_bound_at"] if len(candidates) == 1 else tuple(picks.stacked([c["_bound_at"][i] for c in candidates])
+                                                                       for i in range(2))
+    code, spilled = cm.bound_and_spill(*at)
+    zero = 0.0 * code
+    chosen.update(decode_bound=zero if role == "prefill" else code, prefill_bound=zero if role == "decode" else code,
+                  spilled_bytes=zero if role == "prefill" else spilled)
     out = {k: chosen[k] for k in POOL_OUTPUTS}
     out["shape_index"] = index
     out["feasible"] = out["feasible"] > 0.5
-    out["decode_cap_s"] = (branch_min([b(chosen["slots"]) for b in chosen["_lines"]]) if role != "prefill"
-                           else chosen["prefill_s"])
+    if role == "prefill":
+        out["decode_cap_s"] = chosen["prefill_s"]
+    else:  # the seen lines are the decode lines plus (P/O) chi B
+        ratio = demand.prompt_tokens / demand.output_tokens if role == "colocated" else 0.0
+        out["decode_cap_s"] = chosen["cycle_cap_s"] - ratio * chosen["chi"] * chosen["slots"]
     return PoolServing(out, tuple(shapes), role, candidates, chosen)
 
 
-def _select_lines(candidates: Sequence[dict], index, key: str) -> list[Lines]:
-    """The chosen candidate's lines per draw (every candidate of a pool has the same line structure)."""
+class _Picks:
+    """The chosen candidate's value of any term, per draw: a gather from the candidates' values laid end
+    to end (one pass over the data), or a table lookup for terms that are one number per candidate."""
+
+    def __init__(self, candidates: Sequence[dict], index):
+        self.candidates = candidates
+        self.index = np.asarray(index).astype(np.intp)
+        size = self.index.size
+        self.flat = (self.index.ravel() * size + np.arange(size)) if len(candidates) > 1 else None
+
+    def __call__(self, key: str):
+        return self.stacked([c[key] for c in self.candidates])
+
+    def stacked(self, values: list):
+        if len(values) == 1:
+            return values[0]
+        if all(np.ndim(v) == 0 for v in values):
+            return np.asarray(values, float)[self.index]
+        shape = self.index.shape
+        laid = np.concatenate([np.broadcast_to(np.asarray(v, float), shape).ravel() for v in values])
+        return laid.take(self.flat).reshape(shape)
+
+
+def _select_lines(picks: _Picks, candidates: Sequence[dict]) -> list[Lines]:
+    """The chosen candidate's seen lines per draw (every candidate of a pool has the same line structure)."""
     if len(candidates) == 1:
-        return candidates[0][key]
+        return candidates[0]["_seen"]
     out = []
-    for b, first in enumerate(candidates[0][key]):
-        keys = [f"c0_{i}" for i in range(len(first.intercepts))] + [f"c1_{i}" for i in range(len(first.slopes))]
-        flat = [{**{f"c0_{i}": v for i, v in enumerate(c[key][b].intercepts)},
-                 **{f"c1_{i}": v for i, v in enumerate(c[key][b].slopes)}} for c in candidates]
-        picked = _select(flat, index, keys)
-        out.append(Lines(tuple(picked[f"c0_{i}"] for i in range(len(first.intercepts))),
-                         tuple(picked[f"c1_{i}"] for i in range(len(first.slopes)))))
+    for b, first in enumerate(candidates[0]["_seen"]):
+        out.append(Lines(tuple(picks.stacked([c["_seen"][b].intercepts[i] for c in candidates])
+                               for i in range(len(first.intercepts))),
+                         tuple(picks.stacked([c["_seen"][b].slopes[i] for c in candidates])
+                               for i in range(len(first.slopes)))))
     return out
 
 
-def _select(candidates: Sequence[dict], index, keys) -> dict:
-    """The chosen candidate's value of each key, per draw, by arithmetic masks."""
-    if len(candidates) == 1:
-        return {k: candidates[0][k] for k in keys}
-    masks = [(index == k) * 1.0 for k in range(len(candidates))]
-    out = {}
-    for key in keys:
-        total = 0.0
-        for mask, c in zip(masks, candidates, strict=True):
-            total = total + mask * c[key]
-        out[key] = total
-    return out
+def _select_cycle_model(picks: _Picks, candidates: Sequence[dict], model: ModelShape, device: DeviceShape,
+                        terms: _PoolTerms) -> CycleModel:
+    """The chosen shape's cycle model per draw: devices, stages and tensor ranks looked up, the terms that
+    scale with them recomputed, the collectives gathered."""
+    cms = [c["_cm"] for c in candidates]
+    if len(cms) == 1:
+        return cms[0]
+    n = picks("devices_per_replica")
+    k = model.kv_bytes_per_token * parallelism.kv_replication(picks("tensor_parallel"), model.kv_heads)
+    return replace(cms[0], pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
+                   tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
+                   tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
+                   decode_kv_bytes_per_token=terms.context * k, prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
+                   sync_fixed_s=picks.stacked([cm.sync_fixed_s for cm in cms]),
+                   sync_per_token_s=picks.stacked([cm.sync_per_token_s for cm in cms]))
 
 
 def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:

@@ -37,9 +37,25 @@ import numpy as np
 from .roofline import memory_read_time_s
 
 
-def overlapped(x, y, overlap):
-    """``max(x, y) + (1 - o) min(x, y)``: two durations overlapped by a share ``o`` [s]."""
-    return np.maximum(x, y) + (1.0 - overlap) * np.minimum(x, y)
+def _zero(x) -> bool:
+    """A literal Python zero (a term that is structurally absent), not an array of zeros."""
+    return isinstance(x, float | int) and x == 0
+
+
+def _add(a, b):
+    """``a + b``, skipping a structural zero (saves an array pass)."""
+    return a if _zero(b) else b if _zero(a) else a + b
+
+
+def _scale(k, x):
+    """``k x``, skipping a structural zero."""
+    return 0.0 if _zero(x) or _zero(k) else k * x
+
+
+def overlapped(x, y, overlap, keep=None):
+    """``max(x, y) + (1 - o) min(x, y)``: two durations overlapped by a share ``o`` [s] (``keep = 1 - o``
+    when the caller has it)."""
+    return np.maximum(x, y) + (1.0 - overlap if keep is None else keep) * np.minimum(x, y)
 
 
 @dataclass(frozen=True)
@@ -52,13 +68,13 @@ class Lines:
     def __call__(self, batch):
         value = None
         for c0, c1 in zip(self.intercepts, self.slopes, strict=True):
-            line = c0 + c1 * batch
+            line = _add(c0, _scale(c1, batch))
             value = line if value is None else np.maximum(value, line)
         return value
 
     def shifted(self, intercept=0.0, slope=0.0) -> Lines:
         """``f(B) + intercept + slope B``."""
-        return Lines(tuple(c0 + intercept for c0 in self.intercepts), tuple(c1 + slope for c1 in self.slopes))
+        return Lines(tuple(_add(c0, intercept) for c0 in self.intercepts), tuple(_add(c1, slope) for c1 in self.slopes))
 
 
 def _pairs(a: Lines, b: Lines, overlap) -> Lines:
@@ -71,8 +87,8 @@ def _pairs(a: Lines, b: Lines, overlap) -> Lines:
     c0, c1 = [], []
     for a0, a1 in zip(a.intercepts, a.slopes, strict=True):
         for b0, b1 in zip(b.intercepts, b.slopes, strict=True):
-            c0 += [a0 + keep * b0, b0 + keep * a0]
-            c1 += [a1 + keep * b1, b1 + keep * a1]
+            c0 += [_add(a0, _scale(keep, b0)), _add(b0, _scale(keep, a0))]
+            c1 += [_add(a1, _scale(keep, b1)), _add(b1, _scale(keep, a1))]
     return Lines(tuple(c0), tuple(c1))
 
 
@@ -161,30 +177,33 @@ class CycleModel:
     def weight_read_bytes(self, tokens):
         """Weight bytes read by one micro-batch of ``tokens`` tokens [B]."""
         if not self.moe:
-            return self.read_fixed_bytes + 0.0 * tokens
+            return self.read_fixed_bytes
         sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens, 1.0)
         return np.minimum(sparse, self.weight_bytes)
 
     def terms_s(self, decode_tokens, prefill_tokens):
         """The four terms of a cycle and its collectives: ``(weight memory, weight compute, KV memory,
         attention compute, collectives)`` [s]."""
-        tokens = decode_tokens + prefill_tokens
+        tokens = _add(decode_tokens, prefill_tokens)
         caps, bws = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s
         weight_memory = self.pipeline * memory_read_time_s(self.weight_read_bytes(tokens / self.pipeline), caps, bws)
         weight_compute = self.weight_flops_per_token * tokens / self.flops_per_s
-        kv = decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
-        base = memory_read_time_s(self.weight_bytes, caps, bws)
-        kv_memory = memory_read_time_s(self.weight_bytes + kv, caps, bws) - base
-        kv_compute = (decode_tokens * self.decode_attention_flops_per_token
-                      + prefill_tokens * self.prefill_attention_flops_per_token) / self.flops_per_s
+        kv = _add(_scale(decode_tokens, self.decode_kv_bytes_per_token), _scale(prefill_tokens, self.prefill_kv_bytes_per_token))
+        if len(caps) == 1:  # one tier: the KV cache streams at its bandwidth
+            kv_memory = kv / bws[0]
+        else:
+            kv_memory = memory_read_time_s(self.weight_bytes + kv, caps, bws) - memory_read_time_s(self.weight_bytes, caps, bws)
+        kv_compute = _add(_scale(decode_tokens, self.decode_attention_flops_per_token),
+                          _scale(prefill_tokens, self.prefill_attention_flops_per_token)) / self.flops_per_s
         sync = self.sync_fixed_s + (1.0 - self.comm_overlap) * self.sync_per_token_s * tokens
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
 
     def cycle_s(self, decode_tokens, prefill_tokens):
         """Time of one cycle with ``B`` decode tokens and ``N_p`` prefill tokens [s] (exact, not the lines)."""
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
-        a = overlapped(weight_memory, weight_compute, self.memory_compute_overlap)
-        b = overlapped(kv_memory, kv_compute, self.memory_compute_overlap)
+        keep = 1.0 - self.memory_compute_overlap
+        a = overlapped(weight_memory, weight_compute, None, keep)
+        b = overlapped(kv_memory, kv_compute, None, keep)
         return overlapped(a, b, self.phase_overlap) + sync
 
     def bound_and_spill(self, decode_tokens, prefill_tokens):
@@ -236,9 +255,17 @@ def _phase(memory: Lines, compute_slope, overlap) -> Lines:
     keep = 1.0 - overlap
     c0, c1 = [], []
     for m0, m1 in zip(memory.intercepts, memory.slopes, strict=True):
-        c0 += [m0, keep * m0]
-        c1 += [m1 + keep * compute_slope, compute_slope + keep * m1]
+        c0 += [m0, _scale(keep, m0)]
+        c1 += [_add(m1, _scale(keep, compute_slope)), _add(compute_slope, _scale(keep, m1))]
     return Lines(tuple(c0), tuple(c1))
+
+
+def branch_max(values: Sequence):
+    """Maximum over the weight-read branches."""
+    out = values[0]
+    for value in values[1:]:
+        out = np.maximum(out, value)
+    return out
 
 
 def branch_min(values: Sequence):

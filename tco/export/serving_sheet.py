@@ -90,7 +90,7 @@ def decay_per_server(service: str, slack: str) -> str:
 def servers_within_wait(load: str, service: str, slack: str, epsilon: str) -> str:
     """:func:`tco.core.queueing.servers_within_wait` with service scv 0."""
     a = f"MAX({load},0)"
-    big_k = f"({decay_per_server(service, slack)}*SQRT(MAX({a},1E-300)))"
+    big_k = f"({decay_per_server(service, slack)}*SQRT({a}))"
     beta = f"(SQRT({big_k}*{big_k}+2*MAX(LN(0.5/({epsilon})),0))-{big_k})"
     return f"({a}+{beta}*SQRT({a})+1/(1+{decay_per_server(service, slack)}))"
 
@@ -338,7 +338,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             chi = "0"
         seen = [[(c0, f"({c1}+{ratio}*{chi})") for c0, c1 in lines] for lines in stored]
         within = branch_max([branch_min([f"({demand.tpot}-{c0})/{c1}" for c0, c1 in lines]) for lines in seen])
-        kv_batch = f"({capacity}-{model['weight']})/(({prompt}+{output})*{model['kv']}*{rep})"
+        kv_batch = f"({capacity}-{model['weight']})/((({prompt}+{output})*{model['kv']})*{rep})"
         cap = f"MIN(MIN({within},{kv_batch}),{demand.max_batch})"
         if chunked:
             cap = f"MIN({cap},{p}*{budget}/(1+{ratio}))"
@@ -348,7 +348,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         tpot_ok = f"IF({raw}>=1,1,0)"
         cycle_cap = q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]), "s")
         if colocated:
-            decode_cap = q("decode-only cycle at the slot cap", branch_min([lines_at(ls, slots) for ls in stored]), "s")
+            decode_cap = q("decode-only cycle at the slot cap (cap cycle less the prefill share)",
+                           f"{cycle_cap}-{ratio}*{chi}*{slots}", "s")
             if chunked:
                 free = q("token budget left by the decode tokens per micro-batch", f"{budget}-{slots}/{p}", "tokens")
                 work = q("prefill work per prompt (P chi)", f"{prompt}*{chi}", "s")
