@@ -24,7 +24,7 @@ from .core.outputs import COST_LINES, OptionResult
 from .display import param_label, quantity, sig
 from .errors import FieldError, InputError
 from .params import unknown_name_rule
-from .report import bounds, infeasible_reasons, placement
+from .report import bounds, infeasible_reasons, placement, shapes
 from .scenario import Scenario
 from .solvers import BREAKEVEN_METRICS, scan
 from .util import json_safe, scalar
@@ -98,7 +98,7 @@ class Comparison:
 
 #: option outputs of the ``tco compare`` table, in column order
 TABLE_OUTPUTS = ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "pv_cost_usd", "devices", "tokens_per_joule", "ttft_s",
-                 "tpot_s", "batch", "spilled_bytes", "power_w", "kv_transfer_s", "link_ports")
+                 "tpot_s", "queue_wait_s", "batch", "spilled_bytes", "power_w", "kv_transfer_s", "link_ports")
 
 
 def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, with_flips: bool = True) -> Comparison:
@@ -112,7 +112,7 @@ def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, wi
         bound = bounds(r)
         reasons = infeasible_reasons(r)
         where = placement(r)
-        row = {"option": option.name, "placement": where, "feasible": not reasons,
+        row = {"option": option.name, "placement": where, "shape": shapes(r), "feasible": not reasons,
                "bound": ", ".join(f"{phase}: {what}" for phase, what in bound.items()),
                **{k: scalar(getattr(r, k)) for k in TABLE_OUTPUTS}}
         rows.append(row)
@@ -125,7 +125,10 @@ def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, wi
             "devices_per_replica": {role: scalar(p.performance.devices_per_replica) for role, p in r.pools.items()},
             "utilization": {role: scalar(p.sizing.utilization) for role, p in r.pools.items()},
             "tokens_per_joule": row["tokens_per_joule"], "tokens_per_s": scalar(r.tokens_per_s),
-            "power_w": row["power_w"], "ttft_s": row["ttft_s"], "tpot_s": row["tpot_s"], "batch": row["batch"],
+            "power_w": row["power_w"], "ttft_s": row["ttft_s"], "tpot_s": row["tpot_s"],
+            "queue_wait_s": row["queue_wait_s"], "shape": row["shape"], "batch": row["batch"],
+            "interference_share": {role: scalar(p.performance.interference_share) for role, p in r.pools.items()
+                                   if p.performance.interference_share is not None},
             "bound": bound, "spilled_bytes": row["spilled_bytes"], "kv_transfer_s": row["kv_transfer_s"],
             "link_ports": row["link_ports"], "feasible": not reasons, "infeasible_reasons": reasons,
             "cost_breakdown_pv_usd": {line.line: scalar(getattr(r, line.name)) for line in COST_LINES},

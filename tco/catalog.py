@@ -1,4 +1,4 @@
-"""The catalog of sourced defaults in ``assumptions/``: devices, models, links, economics, NRE.
+"""The catalog of sourced defaults in ``assumptions/``: devices, models, links, economics, serving, NRE.
 
 Every number there is a quantity with value, low, high, source and date
 (``assumptions/README.md``). Entries are validated when a scenario uses them.
@@ -62,6 +62,7 @@ class Device(Strict):
     scale_up_domain_devices: Q
     scale_out_bandwidth_bytes_per_s: Q
     sync_latency_s: Q
+    cycle_overhead_s: Q | None = None  # fixed time per scheduler iteration (absent: 0)
     tdp_w: Q
     idle_power_w: Q
     host_power_w: Q
@@ -159,6 +160,16 @@ class Economics(Strict):
     maintenance_fraction_per_year: Q
 
 
+class Serving(Strict):
+    """Serving-stack defaults (``assumptions/serving.yaml``); a scenario's ``serving:`` block overrides them."""
+
+    percentile: Q
+    token_budget_tokens: Q
+    memory_compute_overlap: Q
+    phase_overlap: Q
+    comm_overlap: Q
+
+
 NRE_PARTS = ("design_usd", "verification_usd", "masks_usd", "ip_usd", "software_usd")
 
 
@@ -187,6 +198,7 @@ class Catalog:
     economics: dict = field(default_factory=dict)
     training: dict = field(default_factory=dict)  # assumptions/training.yaml: classes and run defaults
     sites: dict = field(default_factory=dict)  # assumptions/sites.yaml: sites and facility life
+    serving: dict = field(default_factory=dict)
 
 
 def _entries_by_id(folder: Path) -> dict[str, dict]:
@@ -213,6 +225,7 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
         economics=read_yaml(folder / "economics.yaml") or {},
         training=(read_yaml(folder / "training.yaml") or {}) if (folder / "training.yaml").exists() else {},
         sites=(read_yaml(folder / "sites.yaml") or {}) if (folder / "sites.yaml").exists() else {},
+        serving=(read_yaml(folder / "serving.yaml") or {}) if (folder / "serving.yaml").exists() else {},
     )
 
 

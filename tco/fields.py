@@ -66,6 +66,8 @@ FIELDS: dict[str, Field] = {
     "scale_out_bandwidth_bytes_per_s": Field("B/s", 1e6, 1e16,
                                              description="scale-out network bandwidth per device, each direction"),
     "sync_latency_s": Field("s", 0.0, 1.0, description="latency of one hop of a collective"),
+    "cycle_overhead_s": Field("s", 0.0, 1.0, description="fixed time per cycle of a replica that its work does not hide "
+                              "(host scheduling, launches, under-filled GEMM tiles); absent = 0"),
     "tdp_w": Field("W", 0.1, 1e6, description="thermal design power per device"),
     "idle_power_w": Field("W", 0.0, 1e6, description="power when idle"),
     "host_power_w": Field("W", 0.0, 1e6, description="per-device share of host and server power"),
@@ -172,6 +174,13 @@ FIELDS: dict[str, Field] = {
     "egress_usd_per_gb": Field("USD/GB", 0.0, 1e3, description="network egress price"),
     "bytes_per_token": Field("B/token", 0.1, 1e4, description="bytes of answer text per output token sent to users"),
     "retire_after_years": Field("yr", 0.0, 30.0, description="age at which devices leave the training cluster"),
+    # serving stack (assumptions/serving.yaml)
+    "percentile": Field("fraction", 0.5, 0.9999, description="share of requests whose TTFT and TPOT meet the targets at peak"),
+    "token_budget_tokens": Field("tokens", 1.0, 1e7, integer=True,
+                                 description="tokens per scheduled micro-batch, decode first, then prefill chunks"),
+    "memory_compute_overlap": _fraction("share of the shorter of memory traffic and arithmetic hidden in a phase"),
+    "phase_overlap": _fraction("share of the shorter of the weight and attention phases hidden under the other"),
+    # comm_overlap (above) also hides a serving replica's collectives under its computation
 }
 
 

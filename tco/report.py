@@ -62,6 +62,27 @@ def bounds(result: OptionResult) -> dict[str, str]:
     return bound
 
 
+def shape_label(performance) -> str:
+    """A pool's chosen replica shape in words (first draw): ``TP4``, ``TP8 x PP62``, ``TP8 EP``."""
+    t, p = int(scalar(performance.tensor_parallel)), int(scalar(performance.pipeline_stages))
+    return f"TP{t}" + (f" x PP{p}" if p > 1 else "") + (" EP" if scalar(performance.expert_parallel) > 0.5 else "")
+
+
+def shapes(result: OptionResult) -> str:
+    """The option's chosen replica shapes: ``TP4`` colocated, ``prefill TP1, decode TP2`` split."""
+    if "colocated" in result.pools:
+        return shape_label(result.pool("colocated").performance)
+    return ", ".join(f"{role} {shape_label(p.performance)}" for role, p in result.pools.items())
+
+
+def interference(result: OptionResult) -> str:
+    """The share of a colocated replica's time taken by prefill; none for a disaggregated option."""
+    spec = POOL_OUTPUTS["interference_share"]
+    values = [p.performance.interference_share for p in result.pools.values()
+              if p.performance.interference_share is not None]
+    return ", ".join(spec.format(scalar(v)) for v in values) or "none (disaggregated)"
+
+
 def infeasible_reasons(result: OptionResult) -> list[str]:
     """The latency targets (or limits) an option misses, in words; empty when it meets them all."""
     code = int(scalar(result.infeasible_code))
@@ -98,8 +119,11 @@ OPTION_ROWS: list[tuple[str, str, Callable[[OptionResult], str]]] = [
     _option("lcot_usd_per_mtok"),
     _option("lcot_usd_per_mtok_all_tokens"),
     _option("tokens_per_joule"),
+    ("shape", "replica shape", shapes),
     _option("ttft_s"),
     _option("tpot_s"),
+    _option("queue_wait_s"),
+    ("interference", POOL_OUTPUTS["interference_share"].title, interference),
     _per_pool("devices", OPTION_OUTPUTS["devices"].title),
     _per_pool("utilization"),
     ("bound", "bound by", lambda r: ", ".join(f"{k}: {v}" for k, v in bounds(r).items())),

@@ -8,6 +8,7 @@ needs, and the :class:`~tco.params.ParamSet` of every named input it uses.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,10 +24,12 @@ from .catalog import (
     Economics,
     Link,
     NodeCosts,
+    Serving,
     Strict,
     load_catalog,
     validated,
 )
+from .core.parallelism import Shape, candidate_shapes
 from .core.structure import Option, Pool, Structure, device_param, link_param, model_param, pool_param, tier_param
 from .errors import FieldError, FieldWarning, InputError
 from .params import Param, ParamSet, Q, Quantity, cross_field_errors, outside_range_message, param_from_quantity
@@ -46,8 +49,19 @@ WORKLOAD_DEFAULTS = {
 
 
 class PoolSpec(Strict):
+    """A pool's device; optionally a minimum replica size or a pinned replica shape (else the shape is searched)."""
+
     device: str
     devices_per_replica: Q | None = None
+    tensor_parallel: int | None = Field(None, ge=1, le=100000)
+    pipeline_stages: int | None = Field(None, ge=1, le=100000)
+    expert_parallel: bool | None = None
+
+    @model_validator(mode="after")
+    def _pinned(self):
+        if self.tensor_parallel is None and (self.pipeline_stages is not None or self.expert_parallel is not None):
+            raise ValueError("pin a shape with tensor_parallel (and optionally pipeline_stages, expert_parallel)")
+        return self
 
 
 class OptionSpec(Strict):
@@ -115,6 +129,17 @@ class Fleet(Strict):
     sizing: Literal["whole", "continuous"] = "whole"
 
 
+class ServingSpec(Strict):
+    """How the serving stack schedules and how latency targets are read; numbers default to assumptions/serving.yaml."""
+
+    policy: Literal["chunked", "prefill_first"] = "chunked"
+    percentile: Q | None = None
+    token_budget_tokens: Q | None = None
+    memory_compute_overlap: Q | None = None
+    phase_overlap: Q | None = None
+    comm_overlap: Q | None = None
+
+
 class ScenarioFile(Strict):
     """The schema of a scenario YAML file."""
 
@@ -128,6 +153,7 @@ class ScenarioFile(Strict):
     options: list[OptionSpec] = Field(min_length=1)
     baseline: str
     fleet: Fleet = Fleet()
+    serving: ServingSpec = ServingSpec()
     economics: dict[str, Any] = {}  # validated against the catalog's economics (tco.catalog.Economics)
     devices: dict[str, dict[str, Any]] = {}
     models: dict[str, dict[str, Any]] = {}
@@ -282,24 +308,18 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     edits: dict[str, object] = {}
     model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
     devices: dict[str, Device] = {}
-    options = []
     for i, opt in enumerate(spec.options):
-        pools = []
         for role, pool in opt.pools().items():
             where = f"options[{i}].{role}.device"
             if pool.device not in devices:
                 devices[pool.device] = lookup_entry("device", pool.device, catalog.devices, spec.devices, Device, where,
                                                     edits)
-            device = devices[pool.device]
-            built = spec.program is not None and spec.program.device == pool.device
-            pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
-                              built, pool.devices_per_replica is not None))
         if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
             errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
                                      f"is not a known link; known: {', '.join(sorted(catalog.links))}"))
-        options.append(Option(opt.name, tuple(pools), opt.kv_link))
-    baseline = next(o for o in options if o.name == spec.baseline)
-    if baseline.specialized:
+    base_spec = next(o for o in spec.options if o.name == spec.baseline)
+    if any(devices[p.device].specialized or (spec.program is not None and spec.program.device == p.device)
+           for p in base_spec.pools().values()):
         errors.append(FieldError("baseline", spec.baseline, "the baseline must run on general-purpose devices only"))
     if spec.program is not None and spec.program.device not in devices:
         errors.append(FieldError("program.device", spec.program.device, "must be a device used by one of the options"))
@@ -308,10 +328,21 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     if errors:
         raise InputError(errors)
 
-    structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
-                          spec.program.device if spec.program else None)
     params, warnings = resolved_params(_parameters(spec, catalog, model, devices, edits), edits, spec.set)
     warnings += _economics_warnings(spec, catalog, params)
+    options = []
+    for opt in spec.options:
+        pools = []
+        for role, pool in opt.pools().items():
+            device = devices[pool.device]
+            built = spec.program is not None and spec.program.device == pool.device
+            pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
+                              built, pool.devices_per_replica is not None,
+                              _shapes(pool, role, model, device, params, opt.name)))
+        options.append(Option(opt.name, tuple(pools), opt.kv_link))
+    structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
+                          spec.program.device if spec.program else None, spec.serving.policy,
+                          model.experts_routed.value > 1)
     spec = spec.model_copy(update={"set": {name: params[name].value for name in spec.set}})
     return Scenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices,
                     _reference(model, devices), tuple(warnings))
@@ -332,6 +363,38 @@ def _economics_warnings(spec, catalog: Catalog, params: ParamSet) -> list[FieldW
             if not source.low <= params[name].value <= source.high:
                 warnings.append(FieldWarning(name, params[name].value, outside_range_message(source)))
     return warnings
+
+
+def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: ParamSet, option: str) -> tuple[Shape, ...]:
+    """The pinned shape, or the static candidate shapes of the search (:func:`tco.core.parallelism.candidate_shapes`).
+
+    The memory-fit minimum is bounded over the parameter ranges: weights at the low
+    (high) parameter count and weight bits over the high (low) usable capacity, plus the
+    KV cache of one sequence at base values.
+    """
+    if pool.tensor_parallel is not None:
+        return (Shape(pool.tensor_parallel, pool.pipeline_stages or 1, bool(pool.expert_parallel)),)
+    m, d = model.id, device.id
+    weights = [params[model_param(m, "params_total")].low * params["workload.weight_bits"].low / 8.0,
+               params[model_param(m, "params_total")].high * params["workload.weight_bits"].high / 8.0]
+    tiers = [params[tier_param(d, t.name, "capacity_bytes")] for t in device.memory_tiers]
+    usable = params[device_param(d, "memory_usable_fraction")]
+    room = [sum(t.high for t in tiers) * usable.high, sum(t.low for t in tiers) * usable.low]
+    tokens = params["workload.prompt_tokens"].value + (params["workload.output_tokens"].value if role != "prefill" else 0.0)
+    layers = params[model_param(m, "layers")].value
+    kv_heads = params[model_param(m, "kv_heads")].value if model.kv_elements_per_token is None else 1.0
+    if model.kv_elements_per_token is None:
+        kv = 2.0 * layers * kv_heads * params[model_param(m, "head_dim")].value
+    else:
+        kv = params[model_param(m, "kv_elements_per_token")].value
+    kv *= params["workload.kv_bits"].value / 8.0 * tokens
+    low, high = (max(math.ceil((w + kv) / r - 1e-12), 1) for w, r in zip(weights, room, strict=True))
+    minimum_name = pool_param(option, role, "devices_per_replica")
+    if minimum_name in params:
+        low, high = max(low, int(params[minimum_name].low)), max(high, int(params[minimum_name].high))
+    return candidate_shapes(int(params[device_param(d, "scale_up_domain_devices")].high), int(layers), int(kv_heads),
+                            low, high, moe=model.experts_routed.value > 1)
+
 
 
 def _reference(model: LLM, devices: dict[str, Device]) -> ParamSet:
@@ -393,6 +456,10 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
     economics = validated(Economics, {**catalog.economics, **spec.economics}, "economics")
     for key in Economics.model_fields:
         add(f"economics.{key}", getattr(economics, key))
+    overrides = {k: v.model_dump() for k in Serving.model_fields if (v := getattr(spec.serving, k)) is not None}
+    serving = validated(Serving, {**catalog.serving, **overrides}, "serving")
+    for key in Serving.model_fields:
+        add(f"serving.{key}", getattr(serving, key))
     for key in ("params_total", "params_active", "layers", "kv_heads", "head_dim", "attention_dim", "hidden_size",
                 "experts_routed", "experts_per_token", "kv_elements_per_token", "context_max_tokens"):
         if key in ("kv_heads", "head_dim") and model.kv_elements_per_token is not None:

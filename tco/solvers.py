@@ -164,6 +164,39 @@ class Scan:
     state_at_low: int
     state_at_high: int
 
+    def settled(self, closeness: float = 0.02) -> Scan:
+        """The scan with chattering crossings merged: a run of winner changes, each within ``closeness``
+        (relative) of the one before and with no feasibility change among them, becomes the net change
+        at the run's first value (none when the winner is the same after the run as before it).
+
+        Whole-device rounding makes a cost gap that is nearly zero alternate in sign over a narrow band
+        (replica counts step by one); within a band of ``closeness`` the two options are a tie for the
+        verdict's tolerance (:data:`tco.verdict.DEFAULT_TIE_TOLERANCE`, 2 %), so reporting each
+        alternation as a break-even says more than the model knows.
+        """
+        kept: list[Change] = []
+        run: list[Change] = []
+
+        def close_run():
+            if run and run[0].wins_below != run[-1].wins_above:
+                first, last = run[0], run[-1]
+                kept.append(Change(first.value, first.wins_below, last.wins_above, first.state_below, last.state_above))
+            run.clear()
+
+        for c in self.changes:
+            joins = (c.flips and not c.feasibility and run
+                     and abs(c.value - run[-1].value) <= closeness * max(abs(run[-1].value), abs(c.value)))
+            if not joins:
+                close_run()
+            if c.flips and not c.feasibility:
+                run.append(c)
+            else:
+                kept.append(c)
+        close_run()
+        kept.sort(key=lambda c: c.value)
+        return Scan(self.low, self.high, tuple(kept), self.wins_at_low, self.wins_at_high, self.state_at_low,
+                    self.state_at_high)
+
     def segments(self) -> list[tuple[float, float, bool, int]]:
         """The range cut at every change: ``(from, to, wins, state)`` per piece."""
         edges = [self.low, *(c.value for c in self.changes), self.high]

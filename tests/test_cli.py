@@ -122,8 +122,8 @@ def default_text():
 
 @pytest.mark.parametrize(("edit", "path", "fragment"), [
     (lambda t: t.replace("model: llama-3.1-70b", "model: llama-9"), "model", "not a known model"),
-    (lambda t: t.replace("device: groq-lpu, devices_per_replica: 576}\n    note: \"SRAM",
-                         "device: grok, devices_per_replica: 576}\n    note: \"SRAM"), "options[1].colocated.device", "grok"),
+    (lambda t: t.replace("device: groq-lpu}\n    note: \"SRAM", "device: grok}\n    note: \"SRAM"),
+     "options[1].colocated.device", "grok"),
     (lambda t: t.replace("baseline: h100", "baseline: groq"), "baseline", "general-purpose"),
     (lambda t: t.replace("requests_per_s: {value: 100,", "requests_per_s: {value: -100,"), "workload.requests_per_s", "-100"),
     (lambda t: t.replace("peak_to_mean: {value: 1.6,", "peak_to_mean: {value: 1.6, unit: W,"),

@@ -2,47 +2,75 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import tco
+from tco.core import queueing
 from tco.core.evaluate import evaluate
 
 REL = 1e-9
 
 
+def _staff(load, service, slack, epsilon):
+    """Square-root staffing ``c = a + beta sqrt(a) + 1/(1 + u)`` with ``beta = sqrt(K^2 + 2 ln(1/(2 eps))) - K``,
+    ``u = 2 slack / S``, ``K = u sqrt(a)`` (deterministic service: c_s^2 = 0, so k = 2); tco.core.queueing."""
+    u = 2.0 * slack / service
+    k_ = u * math.sqrt(load)
+    beta = math.sqrt(k_ * k_ + 2.0 * math.log(0.5 / epsilon)) - k_
+    return load + beta * math.sqrt(load) + 1.0 / (1.0 + u)
+
+
 def test_toy_gpu_performance_and_cost(toy_scenario):
+    """The toy GPU, one device per replica (pinned), chunked prefill, p99 targets, no overlap anywhere.
+
+    Model: W = 1e9 B (8-bit), k = 2 x 10 x 1 x 100 x 1 B = 2,000 B/token; context C = 1000 + 1000/2 = 1500.
+    Decode cycle ``t_d(B) = W/BW + s0 + B (2A/F + C k/BW + 4 L d C/F)`` =
+    ``1e-3 + 2e-5 + B (2e-6 + 3e-6 + 6e-8)`` = ``1.02e-3 + 5.06e-6 B`` s (s0 = 2 x 10 layers x 1 us; TP1 sends nothing).
+    Prefill token in a chunk (budget 8192 > P, so written once): ``chi = 2A/F + k/BW + 2 L d P/F``
+    = 2e-6 + 2e-9 + 2e-8 = 2.022e-6 s. User-seen cycle ``t(B) = t_d(B) + (P/O) chi B = 1.02e-3 + 7.082e-6 B``.
+    Slot cap: TPOT 10 ms allows (0.01 - 1.02e-3)/7.082e-6 = 1268, KV memory (1e10 - 1e9)/(2000 x 2000) = 2250,
+    budget 8192/2 = 4096, batch limit 256 -> c_s = 256; cycle at the cap 2.832992 ms, decode-only 2.31536 ms.
+    Prefill once started: one cycle + ``P chi`` = 2.31536 + 2.022 = 4.33736 ms; work 2.022 ms on one lane.
+    Slot residence D = 1000 x 2.832992 ms + 4.33736 ms = 2.83733 s. TTFT slack 1 - 4.33736e-3 - 2.832992e-3 s,
+    half to each queue at epsilon = 0.005: slots need 296.86 (1.1596 replicas), lanes 0.2136 -> 2 replicas.
+    """
     r = evaluate(toy_scenario.structure, toy_scenario.values())["gpu"]
     perf = r.pool("colocated").performance
-    # weights W = 1e9 params x 8 bits / 8 = 1e9 B; KV k = 2 x 10 layers x 1 head x 100 x 1 B = 2,000 B/token
-    # replica: (1e9 + 2000 tokens x 2000 B) fits one 10 GB device -> n = 1: no data crosses devices,
-    # but each of the 2 x 10 layer boundaries costs one sync latency: s0 = 2 x 10 x 1e-6 = 2e-5 s.
-    assert perf.devices_per_replica == 1
-    s0 = 2e-5
-    # prefill of P = 1000: FLOPs = 1000 x (2 x 1e9 + 2 x 10 x 1000 x 1000) = 2.02e12 at 1e15 FLOP/s -> 2.02e-3 s;
-    # memory (1e9 + 1000 x 2000) / 1e12 = 1.002e-3 s, so compute-bound; plus s0.
-    assert perf.prefill_s == pytest.approx(2.02e-3 + s0, rel=REL)
-    assert perf.prefill_bound == 1
-    # decode: mean context C = 1000 + 1000/2 = 1500, KV per sequence per step 1500 x 2000 = 3e6 B.
-    # batch limits: memory time (0.01 - 2e-5 - 1e9/1e12) / (3e6/1e12) = 2993; capacity (1e10 - 1e9) / (2000 x 2000) = 2250;
-    # compute 0.01 / ((2e9 + 4 x 10 x 1000 x 1500) / 1e15) = 4854; serving stack max 256 -> B = 256.
-    assert perf.batch == 256
-    # step: bytes 1e9 + 256 x 3e6 = 1.768e9 at 1e12 B/s = 1.768e-3 s (compute 256 x 2.06e-6 = 5.27e-4 s), plus s0.
-    step = 1.768e-3 + s0
-    assert r.tpot_s == pytest.approx(step, rel=REL)
-    assert perf.decode_bound == 0
-    # requests/s per replica: 1 / (1000 / (1000 / 2.04e-3) + 1000 / (256 / 1.788e-3)) = 1 / 9.024375e-3
-    capacity = 1.0 / (2.02e-3 + s0 + 1000 * step / 256)
-    assert capacity == pytest.approx(110.8111, rel=1e-6)
-    # mean 100 req/s = peak -> 1 replica, utilization 100 / 112.029
-    assert r.devices == 1
-    utilization = 100 / capacity
+    assert perf.devices_per_replica == 1 and perf.tensor_parallel == 1
+    t_cap = 1.02e-3 + 256 * 7.082e-6
+    t_d = 1.02e-3 + 256 * 5.06e-6
+    latency = t_d + 1000 * 2.022e-6
+    assert perf.slots == 256
+    assert perf.prefill_s == pytest.approx(latency, rel=REL)
+    residence = 1000 * t_cap + latency
+    slack = 1.0 - latency - t_cap
+    slots_needed = _staff(100 * residence, residence, slack / 2, 0.005)
+    lanes_needed = _staff(100 * 2.022e-3, 2.022e-3, slack / 2, 0.005)
+    assert slots_needed / 256 == pytest.approx(1.159616, rel=1e-5) and lanes_needed == pytest.approx(0.213611, rel=1e-5)
+    assert r.pool("colocated").sizing.replicas == 2 and r.devices == 2
+    # occupancy at peak (50 req/s per replica): least fixed point of B = 50 x 1000 x t(B) = 51 / (1 - 0.3541);
+    # the p99 of what a request sees: 1 + B + z_0.99 sqrt(2B/3), z from A&S 26.2.23
+    occupancy = 5e4 * 1.02e-3 / (1 - 5e4 * 7.082e-6)
+    assert perf.batch == pytest.approx(occupancy, rel=REL)
+    z = float(queueing.normal_quantile(0.99))
+    assert r.tpot_s == pytest.approx(1.02e-3 + 7.082e-6 * (1 + occupancy + z * math.sqrt(2 * occupancy / 3)), rel=REL)
+    # TTFT: one cycle to join, the prefill, and the waits. Slots: beta = (512 - 283.73 - 0.74)/sqrt(283.73) = 13.5,
+    # no wait. Lanes: 2 lanes at 0.2022 Erlangs, u = 2 x 0.4964 / 2.022e-3 = 491 so delta = 0.0020
+    # and beta = (2 - 0.2022 - 0.0020)/sqrt(0.2022) = 3.99: the Gaussian term exp(-beta^2/2)/2 = 1.7e-4 is below
+    # epsilon = 0.005, so no wait either.
+    assert r.queue_wait_s == 0.0
+    assert r.ttft_s == pytest.approx(t_cap + latency, rel=REL)
+    # utilization: mean load over the slots' capacity, 100 / (2 x 256 / D)
+    utilization = 100 / (2 * 256 / residence)
     assert r.pool("colocated").sizing.utilization == pytest.approx(utilization, rel=REL)
-    # power 100 + (500 - 100) x u W; energy at PUE 1 and 0.1 USD/kWh over 8760 h; facility 0.5 kW x 10 x 12
-    power_w = 100 + 400 * utilization
+    # power 2 devices x (100 + 400 u) W; energy at PUE 1 and 0.1 USD/kWh over 8760 h; facility 2 x 0.5 kW x 10 x 12
+    power_w = 2 * (100 + 400 * utilization)
     energy = power_w * 8760 / 1000 * 0.1
-    facility = 0.5 * 10 * 12
-    # rate 0: PV = price + 5 years x (energy + facility); no residual (rv = 0 at end of the 5-year life)
-    pv = 10_000 + 5 * (energy + facility)
+    facility = 2 * 0.5 * 10 * 12
+    # rate 0: PV = 2 x price + 5 years x (energy + facility); no residual (rv = 0 at end of the 5-year life)
+    pv = 2 * 10_000 + 5 * (energy + facility)
     assert r.pv_cost_usd == pytest.approx(pv, rel=REL)
     tokens = 100 * 1000 * 8760 * 3600 * 5
     assert r.lcot_usd_per_mtok == pytest.approx(pv / tokens * 1e6, rel=REL)
@@ -51,18 +79,18 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
 
 
 def test_toy_sram_spills_and_pays_for_shifts(toy_scenario):
+    """Two tiers: 1 GB SRAM at 10 TB/s, then HBM at 1 TB/s; weights fill the SRAM, so every KV byte is read
+    from HBM. At the slot cap (256 sequences, 256 prefill tokens per cycle on average) a cycle reads
+    1e9 B of weights + 256 x 1500 x 2000 B of KV + 256 x 2000 B of new prefill KV = 1.768512e9 B:
+    0.768512e9 B beyond the SRAM."""
     results = evaluate(toy_scenario.structure, toy_scenario.values())
     r, base = results["sram"], results["gpu"]
-    # two tiers: 1 GB SRAM at 10 TB/s, then HBM at 1 TB/s. Batch 256 reads 1.768e9 B per step:
-    # 1e9 B from SRAM (1e-4 s) and 0.768e9 B spilled to HBM (7.68e-4 s) -> 8.68e-4 s, plus 2e-5 s of layer syncs.
-    assert r.spilled_bytes == pytest.approx(0.768e9, rel=REL)
-    assert r.tpot_s == pytest.approx(1e-4 + 7.68e-4 + 2e-5, rel=REL)
+    assert r.pool("colocated").performance.slots == 256
+    assert r.spilled_bytes == pytest.approx(0.768512e9, rel=REL)
     # specialized: re-authoring 1000 USD per shift at one shift per half-life (2 yr) -> 500 USD/yr x 5 yr
     assert r.pv_reauthoring_usd == pytest.approx(2500, rel=REL)
     # workload shift: served share in year y is s_y + (1 - s_y) x 0.5 with s_y = H/ln2 (2^-(y-1)/H - 2^-y/H);
     # the lost share (1 - s_y) x 0.5 of the output is bought at the baseline's cost per token.
-    import math
-
     lost = sum((1 - 2 / math.log(2) * (2 ** (-(y - 1) / 2) - 2 ** (-y / 2))) * 0.5 for y in range(1, 6))
     exposure = 100 * 1000 * 8760 * 3600 * base.lcot_usd_per_mtok / 1e6
     assert r.pv_workload_shift_usd == pytest.approx(lost * exposure, rel=REL)

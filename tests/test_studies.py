@@ -97,19 +97,20 @@ def test_sweep_breakeven_equals_tco_breakeven(asic_scenario):
 
 def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic_scenario):
     x, y = "workload.half_life_years", "program.volume_units"
-    grid = grid_map(asic_scenario, x, y, (2.0, 6.0), (5000, 500000), nx=5, ny=200, metric="ratio:asic", y_log=True)
+    split = "h100-prefill+asic-decode"
+    grid = grid_map(asic_scenario, x, y, (2.0, 6.0), (1000, 500000), nx=5, ny=200, metric=f"ratio:{split}", y_log=True)
     assert grid.z.shape == (200, 5) and grid.threshold == 1.0
-    assert grid.z[17, 3] == pytest.approx(scalar_ratio(asic_scenario, "asic", {x: grid.x[3], y: grid.y[17]}), rel=1e-12)
+    assert grid.z[17, 3] == pytest.approx(scalar_ratio(asic_scenario, split, {x: grid.x[3], y: grid.y[17]}), rel=1e-12)
     contour = grid.contour()
     for xv in grid.x:
-        solved = tco.breakeven(asic_scenario.with_values({x: float(xv)}), y, 5000, 500000, option="asic")[0].value
+        solved = tco.breakeven(asic_scenario.with_values({x: float(xv)}), y, 1000, 500000, option=split)[0].value
         ys = contour.loc[np.isclose(contour[x], xv), y]
         assert len(ys) == 1
         assert ys.iloc[0] == pytest.approx(solved, rel=0.01)  # linear interpolation on a 200-point log grid
 
 
 def test_breakeven_metric_matches_solver_per_point(asic_scenario):
-    half_lives = np.array([2.0, 4.0])
+    half_lives = np.array([3.0, 5.0])
     values = metric_values(asic_scenario, "breakeven:asic:program.volume_units", {"workload.half_life_years": half_lives})
     for h, v in zip(half_lives, values, strict=True):
         assert v == pytest.approx(tco.breakeven(asic_scenario.with_values({"workload.half_life_years": h}),

@@ -102,12 +102,14 @@ def test_vectorized_equals_scalar_calls(name, request):
     vector = evaluate(scenario.structure, values)
     vector_cmp = comparison(scenario.structure, vector, values)
     chosen, signature = stratified_points(vector, n)
-    # the draws reach every infeasibility bit (1 TPOT, 2 TTFT, 4 context) and every bound code
+    # the draws reach every infeasibility bit (1 TPOT, 2 TTFT, 4 context, 8 no replica shape fits) and every bound code
     flat = {option: r.flat() for option, r in vector.items()}
     codes = np.concatenate([np.broadcast_to(f["infeasible_code"], (n,)) for f in flat.values()]).astype(int)
-    assert np.bitwise_or.reduce(np.unique(codes)) == 7 and 0 in codes
+    assert np.bitwise_or.reduce(np.unique(codes)) == 15 and 0 in codes
     bounds = np.concatenate([np.broadcast_to(v, (n,)) for f in flat.values() for k, v in f.items() if k.endswith("_bound")])
-    assert set(np.unique(bounds)) == {0.0, 1.0, 2.0}
+    # collectives-bound cycles (2) need a replica the shape search makes wide (the SRAM chips of default and
+    # moe); custom-asic's chosen shapes (H100, the decode ASIC) are memory- or compute-bound in every draw
+    assert set(np.unique(bounds)) == ({0.0, 1.0} if name == "custom-asic" else {0.0, 1.0, 2.0})
     assert len(chosen) < 1500 and len(np.unique(signature[chosen], axis=0)) == len(np.unique(signature, axis=0))
     expected = {}  # (option, output) -> the scalar calls' values at the chosen draws, in order
     for i in chosen:

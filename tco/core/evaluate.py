@@ -22,7 +22,7 @@ from functools import cached_property
 
 import numpy as np
 
-from . import finance, lifecycle, llm, nre, power, roofline, sizing
+from . import finance, lifecycle, llm, nre, power, serving, sizing
 from .outputs import (
     CASH_FLOW_LINES,
     YEARLY_COSTS,
@@ -40,29 +40,27 @@ from .structure import Option, Pool, Structure, device_param, link_param, model_
 TPOT_MISSED = 1
 TTFT_MISSED = 2
 CONTEXT_TOO_LONG = 4
+NO_FIT = 8
 INFEASIBLE_REASONS = {
     TPOT_MISSED: "the time-per-output-token target is missed even at batch 1",
-    TTFT_MISSED: "the time-to-first-token target is missed",
+    TTFT_MISSED: "the time-to-first-token target is missed even with idle replicas",
     CONTEXT_TOO_LONG: "prompt + output exceed the model's context window",
+    NO_FIT: "no candidate replica shape holds the model and one sequence",
 }
 
-#: names of the ``*_bound`` codes
+#: names of the ``*_bound`` codes (:meth:`tco.core.steps.CycleModel.bound_and_spill`)
 BOUND_NAMES = ("bandwidth", "compute", "interconnect")
 
 
-def bound_code(memory_s, compute_s, sync_s):
-    """Which term dominates a step: 0 memory bandwidth, 1 compute, 2 interconnect (sync)."""
-    return np.argmax(np.stack(np.broadcast_arrays(memory_s, compute_s, sync_s)), axis=0).astype(float)
-
-
 class _Workload:
-    """Workload, model and economics terms shared by every option."""
+    """Workload, model, serving and economics terms shared by every option."""
 
     def __init__(self, structure: Structure, values: Mapping[str, object]):
         def get(name):
             return np.asarray(values[name], dtype=float)
 
         self.get = get
+        self.names = values.keys()
         m = structure.model
         self.prompt = get("workload.prompt_tokens")
         self.output = get("workload.output_tokens")
@@ -70,27 +68,41 @@ class _Workload:
         self.peak_rps = self.mean_rps * get("workload.peak_to_mean")
         self.ttft_target = get("workload.ttft_target_s")
         self.tpot_target = get("workload.tpot_target_s")
-        self.max_batch = get("workload.max_batch")
         self.half_life = get("workload.half_life_years")
         weight_bits = get("workload.weight_bits")
         self.weight_bytes_per_param = weight_bits / 8.0
         self.compute_bits = get("workload.compute_bits")
         kv_bits = get("workload.kv_bits")
-        self.params_total = get(model_param(m, "params_total"))
-        self.params_active = get(model_param(m, "params_active"))
-        self.layers = get(model_param(m, "layers"))
-        self.attention_dim = get(model_param(m, "attention_dim"))
-        self.hidden = get(model_param(m, "hidden_size"))
-        self.experts = get(model_param(m, "experts_routed"))
-        self.experts_per_token = get(model_param(m, "experts_per_token"))
+        params_total = get(model_param(m, "params_total"))
+        params_active = get(model_param(m, "params_active"))
+        experts, per_token = get(model_param(m, "experts_routed")), get(model_param(m, "experts_per_token"))
         self.context_max = get(model_param(m, "context_max_tokens"))
         latent = model_param(m, "kv_elements_per_token")
+        layers = get(model_param(m, "layers"))
         if latent in values:
             self.kv_per_token = llm.latent_kv_bytes_per_token(get(latent), kv_bits)
+            kv_heads = 1.0
         else:
-            self.kv_per_token = llm.kv_bytes_per_token(
-                self.layers, get(model_param(m, "kv_heads")), get(model_param(m, "head_dim")), kv_bits)
-        self.stored_weight_bytes = llm.weight_bytes(self.params_total, weight_bits)
+            kv_heads = get(model_param(m, "kv_heads"))
+            self.kv_per_token = llm.kv_bytes_per_token(layers, kv_heads, get(model_param(m, "head_dim")), kv_bits)
+        self.stored_weight_bytes = llm.weight_bytes(params_total, weight_bits)
+        slot_bytes = llm.expert_params_per_routed_slot(params_total, params_active, experts, per_token) \
+            * self.weight_bytes_per_param
+        self.model = serving.ModelShape(
+            weight_bytes=self.stored_weight_bytes,
+            # dense: the active weights every step; MoE: shared weights + k routed experts per token
+            read_fixed_bytes=(np.maximum(params_active * self.weight_bytes_per_param - per_token * slot_bytes, 0.0)
+                              if structure.moe else params_active * self.weight_bytes_per_param),
+            read_per_token_bytes=per_token * slot_bytes if structure.moe else 0.0 * slot_bytes,
+            weight_flops_per_token=llm.dense_flops_per_token(params_active),
+            kv_bytes_per_token=self.kv_per_token, layers=layers, attention_dim=get(model_param(m, "attention_dim")),
+            hidden_size=get(model_param(m, "hidden_size")), experts_per_token=per_token,
+            activation_bytes=self.compute_bits / 8.0, kv_heads=kv_heads, moe=structure.moe)
+        self.demand = serving.Demand(
+            self.prompt, self.output, self.peak_rps, self.mean_rps, self.ttft_target, self.tpot_target,
+            get("serving.percentile"), get("workload.max_batch"), get("serving.token_budget_tokens"),
+            get("serving.memory_compute_overlap"), get("serving.phase_overlap"), get("serving.comm_overlap"),
+            structure.policy)
         self.rate = get("economics.discount_rate")
         self.horizon = get("economics.horizon_years")
         self.annuity = finance.annuity_factor(self.rate, self.horizon)
@@ -102,12 +114,6 @@ class _Workload:
         """``(1+r)^-y`` for the years ``1..max horizon``, computed once per evaluation [-]."""
         return [finance.discount_factor(self.rate, year) for year in range(1, int(np.max(self.horizon)) + 1)]
 
-    def weights_read_bytes(self, tokens):
-        """Weight bytes read when ``tokens`` tokens pass through the model in one step."""
-        params = llm.weights_read_per_step_params(
-            tokens, self.params_total, self.params_active, self.experts, self.experts_per_token)
-        return params * self.weight_bytes_per_param
-
 
 def _peak_flops(get, device, compute_bits):
     """Peak FLOP/s at the compute width: 4-bit falls back to 8-bit where absent."""
@@ -117,60 +123,43 @@ def _peak_flops(get, device, compute_bits):
     return np.where(compute_bits <= 4, f4, np.where(compute_bits <= 8, f8, f16))
 
 
-def pool_performance(option: Option, pool: Pool, w: _Workload) -> PoolPerformance:
-    """Replica size, prefill and decode performance of one pool (DESIGN.md section 3)."""
+def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShape:
+    """The pool's device as the serving model needs it."""
     get, d = w.get, pool.device
-    usable = get(device_param(d, "memory_usable_fraction"))
-    capacities = [get(tier_param(d, t, "capacity_bytes")) for t in pool.tiers]
-    bandwidths = [get(tier_param(d, t, "bandwidth_bytes_per_s")) for t in pool.tiers]
-    sequence_tokens = w.prompt + w.output if pool.serves_decode else w.prompt
-    minimum = get(pool_param(option.name, pool.role, "devices_per_replica")) if pool.has_min_devices else 1.0
-    n = roofline.replica_devices(w.stored_weight_bytes + sequence_tokens * w.kv_per_token,
-                                 sum(capacities) * usable, minimum)
-    efficiency_bw = get(device_param(d, "bandwidth_efficiency"))
-    caps = [c * usable * n for c in capacities]
-    bws = [b * efficiency_bw * n for b in bandwidths]
-    peak = _peak_flops(get, d, w.compute_bits) * get(device_param(d, "compute_efficiency"))
-    s0 = roofline.sync_fixed_time_s(w.layers, n, get(device_param(d, "sync_latency_s")))
-    s1 = roofline.sync_time_per_token_s(w.layers, n, w.hidden, get(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")))
-    out = PoolPerformance(devices_per_replica=n)
-    if pool.serves_prefill:
-        flops = w.prompt * (llm.dense_flops_per_token(w.params_active)
-                            + llm.prefill_attention_flops_per_token(w.layers, w.attention_dim, w.prompt))
-        t_compute = flops / (n * peak)
-        t_memory = roofline.memory_read_time_s(w.weights_read_bytes(w.prompt) + w.prompt * w.kv_per_token, caps, bws)
-        prefill_s = np.maximum(t_compute, t_memory) + s0 + s1 * w.prompt
-        out.prefill_s, out.prefill_tokens_per_s = prefill_s, w.prompt / prefill_s
-        out.prefill_bound = bound_code(t_memory, t_compute, s0 + s1 * w.prompt)
-    if pool.serves_decode:
-        context = w.prompt + 0.5 * w.output
-        kv_step = context * w.kv_per_token
-        per_token_compute_s = (llm.dense_flops_per_token(w.params_active)
-                               + llm.decode_attention_flops_per_token(w.layers, w.attention_dim, context)) / (n * peak)
-        batch_compute = (w.tpot_target - s0) / (per_token_compute_s + s1)
-        slot = llm.expert_params_per_routed_slot(w.params_total, w.params_active, w.experts, w.experts_per_token)
-        routed_bytes = w.experts_per_token * slot * w.weight_bytes_per_param
-        batch_sparse = roofline.max_tokens_within_time(
-            w.params_active * w.weight_bytes_per_param - routed_bytes, routed_bytes + kv_step, s0, s1, w.tpot_target, caps, bws)
-        batch_dense = roofline.max_tokens_within_time(w.stored_weight_bytes, kv_step, s0, s1, w.tpot_target, caps, bws)
-        batch_memory = np.where(batch_sparse <= w.experts / w.experts_per_token, batch_sparse, batch_dense)
-        batch_time = np.minimum(batch_compute, batch_memory)
-        batch_capacity = (sum(caps) - w.stored_weight_bytes) / ((w.prompt + w.output) * w.kv_per_token)
-        batch = np.maximum(np.floor(np.minimum(np.minimum(batch_time, batch_capacity), w.max_batch) + 1e-9), 1.0)
-        step_bytes = w.weights_read_bytes(batch) + batch * kv_step
-        t_memory = roofline.memory_read_time_s(step_bytes, caps, bws)
-        t_compute = batch * per_token_compute_s
-        step_s = np.maximum(t_memory, t_compute) + s0 + s1 * batch
-        out.batch, out.step_s, out.decode_tokens_per_s = batch, step_s, batch / step_s
-        out.decode_bound = bound_code(t_memory, t_compute, s0 + s1 * batch)
-        out.spilled_bytes = roofline.spilled_bytes(step_bytes, caps[0])
-        out.tpot_met = batch_time >= 1.0 - 1e-9
-    return out
+    return serving.DeviceShape(
+        tier_capacity_bytes=tuple(get(tier_param(d, t, "capacity_bytes")) for t in pool.tiers),
+        tier_bandwidth_bytes_per_s=tuple(get(tier_param(d, t, "bandwidth_bytes_per_s")) for t in pool.tiers),
+        usable_fraction=get(device_param(d, "memory_usable_fraction")),
+        bandwidth_efficiency=get(device_param(d, "bandwidth_efficiency")),
+        flops_per_s=_peak_flops(get, d, w.compute_bits) * get(device_param(d, "compute_efficiency")),
+        sync_latency_s=get(device_param(d, "sync_latency_s")),
+        scale_up_bytes_per_s=get(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")),
+        scale_out_bytes_per_s=get(device_param(d, "scale_out_bandwidth_bytes_per_s")),
+        domain_devices=get(device_param(d, "scale_up_domain_devices")),
+        min_devices=get(pool_param(option.name, pool.role, "devices_per_replica")) if pool.has_min_devices else 1.0,
+        cycle_overhead_s=get(overhead) if (overhead := device_param(d, "cycle_overhead_s")) in w.names else 0.0)
+
+
+def device_hour_usd(pool: Pool, w: _Workload):
+    """Cost of one device-hour at full power, which ranks candidate shapes [USD/device-h].
+
+    Capital recovery of price + system overhead over the device's life, plus electricity and
+    data hall at TDP + host power: ``(CRF(price + overhead) + (TDP + host) x running cost per W-yr) / 8760``.
+    The shape with the fewest device-hours of this price wins; the full cost model then
+    prices the chosen fleet.
+    """
+    get, d = w.get, pool.device
+    capex = get(device_param(d, "price_usd")) + get(device_param(d, "system_overhead_usd"))
+    watts = get(device_param(d, "tdp_w")) + get(device_param(d, "host_power_w"))
+    yearly = finance.capital_recovery_usd_per_year(capex, w.rate, get(device_param(d, "useful_life_years"))) \
+        + power.running_cost_usd_per_year(watts, get("economics.pue"), get("economics.electricity_usd_per_kwh"),
+                                          get("economics.facility_usd_per_kw_month"))
+    return yearly / power.HOURS_PER_YEAR
 
 
 @dataclass
 class OptionSizing:
-    """Option-level terms of the sizing step: latency seen by a request and the KV link.
+    """Option-level terms of the serving step: latency a request sees at peak, the KV link.
 
     ``prefill_time_share`` is the share of a colocated replica's time spent in prefill
     [fraction] (None when disaggregated: there the pools' costs split the option's cost).
@@ -178,45 +167,84 @@ class OptionSizing:
 
     ttft_s: np.ndarray
     tpot_s: np.ndarray
+    queue_wait_s: np.ndarray
     batch: np.ndarray
     spilled_bytes: np.ndarray
     tpot_met: np.ndarray
+    ttft_met: np.ndarray
+    fits: np.ndarray
     kv_transfer_s: np.ndarray
     link_ports: np.ndarray
     prefill_time_share: np.ndarray | None = None
 
 
-def size_option(option: Option, perf: Mapping[str, PoolPerformance], w: _Workload) -> tuple[dict[str, PoolSizing], OptionSizing]:
-    """Replicas at peak, utilization at mean, and the KV link (DESIGN.md section 4).
-
-    Returns the sizing of each pool (by role) and the option-level terms.
-    """
+def _serve(option: Option, w: _Workload):
+    """The option's pools sized by :func:`tco.core.serving.size_pool`, plus the KV transfer time and link ports."""
+    kv_transfer_s = link_ports = None
+    extra = 0.0
     if option.disaggregated:
-        pre, dec = perf["prefill"], perf["decode"]
-        pools = {role: _pool_sizing(w.peak_rps * load, w.mean_rps * load, capacity, p, w.whole)
-                 for role, load, capacity, p in (("prefill", w.prompt, pre.prefill_tokens_per_s, pre),
-                                                 ("decode", w.output, dec.decode_tokens_per_s, dec))}
         link_bw = w.get(link_param(option.link, "bandwidth_bytes_per_s"))
         bytes_per_request = sizing.kv_transfer_bytes_per_request(w.prompt, w.kv_per_token)
         kv_transfer_s = sizing.kv_transfer_time_s(bytes_per_request, link_bw, w.get(link_param(option.link, "latency_s")))
-        ports = sizing.link_ports_needed(w.peak_rps, bytes_per_request, link_bw, w.whole)
-        return pools, OptionSizing(ttft_s=pre.prefill_s + kv_transfer_s, tpot_s=dec.step_s, batch=dec.batch,
-                                   spilled_bytes=dec.spilled_bytes, tpot_met=dec.tpot_met, kv_transfer_s=kv_transfer_s,
-                                   link_ports=ports)
-    pool = perf["colocated"]
-    capacity = sizing.colocated_requests_per_s(w.prompt, w.output, pool.prefill_tokens_per_s, pool.decode_tokens_per_s)
-    zero = np.zeros_like(capacity)
-    return ({"colocated": _pool_sizing(w.peak_rps, w.mean_rps, capacity, pool, w.whole)},
-            OptionSizing(ttft_s=pool.prefill_s, tpot_s=pool.step_s, batch=pool.batch, spilled_bytes=pool.spilled_bytes,
-                         tpot_met=pool.tpot_met, kv_transfer_s=zero, link_ports=zero,
-                         prefill_time_share=w.prompt / pool.prefill_tokens_per_s * capacity))
+        link_ports = sizing.link_ports_needed(w.peak_rps, bytes_per_request, link_bw, w.whole)
+        extra = kv_transfer_s
+    served = {pool.role: serving.size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), w.demand,
+                                           w.whole, extra if pool.role == "prefill" else 0.0, device_hour_usd(pool, w))
+              for pool in option.pools}
+    return served, kv_transfer_s, link_ports
 
 
-def _pool_sizing(peak_load, mean_load, capacity, perf: PoolPerformance, whole) -> PoolSizing:
-    """Replicas for the peak load, utilization at the mean, devices (load and capacity share a unit)."""
-    replicas = sizing.replicas_needed(peak_load, capacity, whole)
-    return PoolSizing(replicas=replicas, utilization=sizing.utilization(mean_load, replicas, capacity),
-                      devices=replicas * perf.devices_per_replica)
+def serving_pools(structure: Structure, values: Mapping[str, object], option_name: str):
+    """The raw serving results of one option's pools and the demand they were sized for.
+
+    Returns ``({role: PoolServing}, demand, kv_transfer_s)``; for readers that need more than
+    the typed outputs (the validation suite re-reads a measured system at its own size).
+    """
+    w = _Workload(structure, values)
+    served, kv_transfer_s, _ = _serve(structure.option(option_name), w)
+    return served, w.demand, kv_transfer_s
+
+
+def chosen_cycle_models(structure: Structure, values: Mapping[str, object], option_name: str) -> dict:
+    """The cycle model of each pool's chosen replica shape, for one draw (scalar values) [{role: CycleModel}].
+
+    The discrete-event simulation of the tests runs a bundled scenario's fleet with these.
+    """
+    w = _Workload(structure, values)
+    option = structure.option(option_name)
+    served, _, _ = _serve(option, w)
+    return {pool.role: serving.cycle_model(pool.shapes[int(np.asarray(served[pool.role]["shape_index"]).reshape(-1)[0])],
+                                           w.model, device_shape(option, pool, w), w.demand, pool.role)
+            for pool in option.pools}
+
+
+def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:
+    """Each pool sized at peak under load with its replica shape searched (:func:`tco.core.serving.size_pool`),
+    utilization at mean load, and the KV link (DESIGN.md sections 4 and 8).
+
+    A disaggregated option's prefill pool carries the KV transfer in its TTFT budget.
+    """
+    served, kv_transfer_s, link_ports = _serve(option, w)
+    perf, sizes = {}, {}
+    for role, pool in served.items():
+        v = pool.values
+        perf[role] = PoolPerformance(**{name: v[name] for name in serving.PERFORMANCE_FIELDS[role]})
+        replicas = v["replicas"]
+        sizes[role] = PoolSizing(replicas=replicas, utilization=sizing.utilization(w.mean_rps, replicas, v["capacity_rps"]),
+                                 devices=replicas * v["devices_per_replica"])
+    out = served["decode"] if option.disaggregated else served["colocated"]
+    first = served["prefill"] if option.disaggregated else out
+    zero = 0.0 * out["tpot_s"]
+    fits = sum(p["fits"] for p in served.values()) >= len(served) - 0.5
+    tpot_met = (out["tpot_ok"] > 0.5) & fits
+    ttft_met = (first["ttft_ok"] > 0.5) & fits
+    wait = first["queue_wait_s"] + (out["queue_wait_s"] if option.disaggregated else 0.0)
+    return perf, sizes, OptionSizing(
+        ttft_s=first["ttft_s"], tpot_s=out["tpot_s"], queue_wait_s=wait, batch=out["batch"],
+        spilled_bytes=out["spilled_bytes"], tpot_met=tpot_met, ttft_met=ttft_met, fits=fits,
+        kv_transfer_s=zero if kv_transfer_s is None else kv_transfer_s + zero,
+        link_ports=zero if link_ports is None else link_ports + zero,
+        prefill_time_share=None if option.disaggregated else out["interference_share"])
 
 
 def pool_costs(pool: Pool, size: PoolSizing, w: _Workload, values: Mapping[str, object]) -> PoolCosts:
@@ -352,8 +380,7 @@ def _total(terms):
 def evaluate_option(structure: Structure, option: Option, w: _Workload, values: Mapping[str, object],
                     baseline: OptionResult | None) -> OptionResult:
     """One option: its pools step by step, then the option's totals (broadcast to one shape)."""
-    perf = {pool.role: pool_performance(option, pool, w) for pool in option.pools}
-    sizes, size = size_option(option, perf, w)
+    perf, sizes, size = serve_option(option, w)
     pools, line_pvs = {}, {}
     for pool in option.pools:
         costs = pool_costs(pool, sizes[pool.role], w, values)
@@ -371,15 +398,16 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         prefill_share = pre / (pre + dec)
     else:
         prefill_share = size.prefill_time_share
-    code = (np.where(size.tpot_met, 0, TPOT_MISSED) + np.where(sizing.within_target(size.ttft_s, w.ttft_target), 0, TTFT_MISSED)
-            + np.where(w.prompt + w.output <= w.context_max, 0, CONTEXT_TOO_LONG))
+    code = (np.where(size.tpot_met | ~size.fits, 0, TPOT_MISSED) + np.where(size.ttft_met | ~size.fits, 0, TTFT_MISSED)
+            + np.where(w.prompt + w.output <= w.context_max, 0, CONTEXT_TOO_LONG) + np.where(size.fits, 0, NO_FIT))
     tokens_per_s = w.mean_rps * w.output
     return OptionResult(
         name=option.name, pools=pools, links=links,
         lcot_usd_per_mtok=finance.levelized_cost_usd_per_mtok(pv_cost, pv_tokens),
         lcot_usd_per_mtok_all_tokens=finance.levelized_cost_usd_per_mtok(pv_cost, pv_tokens * (w.prompt + w.output) / w.output),
         pv_cost_usd=pv_cost, pv_tokens=pv_tokens, **{"pv_" + line: lines[line] for line in CASH_FLOW_LINES},
-        devices=_total([p.sizing.devices for p in pools.values()]), ttft_s=size.ttft_s, tpot_s=size.tpot_s, batch=size.batch,
+        devices=_total([p.sizing.devices for p in pools.values()]), ttft_s=size.ttft_s, tpot_s=size.tpot_s,
+        queue_wait_s=size.queue_wait_s, batch=size.batch,
         spilled_bytes=size.spilled_bytes, tokens_per_joule=tokens_per_s / power_w, tokens_per_s=tokens_per_s,
         power_w=power_w, kv_transfer_s=size.kv_transfer_s, link_ports=size.link_ports,
         feasible=(code == 0).astype(float), infeasible_code=code.astype(float), prefill_cost_share=prefill_share,

@@ -158,28 +158,49 @@ def _broadcast_fields(result, shape):
 
 @dataclass(kw_only=True)
 class PoolPerformance:
-    """Replica size and roofline performance of one pool (DESIGN.md section 3); prefill fields
-    are present for pools that serve prefill, decode fields for pools that serve decode."""
+    """The chosen replica shape of one pool and its serving figures at peak load (DESIGN.md sections 3 and 8).
 
-    devices_per_replica: Array = output("devices", "devices in one replica, from memory fit (or the given minimum)",
+    Prefill fields are present for pools that serve prefill, decode fields for pools that
+    serve decode; latency figures are at the scenario's percentile (``serving.percentile``).
+    """
+
+    devices_per_replica: Array = output("devices", "devices in one replica: tensor parallel x pipeline stages (chosen shape)",
                                         "devices per replica", "", fmt=",.0f")
-    prefill_s: Array | None = output("s", "prefill time of one prompt on one replica", "prefill time", "ms", scale=1e3,
-                                     fmt=",.1f", optional=True)
-    prefill_tokens_per_s: Array | None = output("tokens/s", "prompt tokens per second per replica",
+    tensor_parallel: Array = output("devices", "tensor-parallel degree of the chosen replica shape", "tensor parallel", "",
+                                    fmt=",.0f")
+    pipeline_stages: Array = output("stages", "pipeline stages of the chosen replica shape", "pipeline stages", "", fmt=",.0f")
+    expert_parallel: Array = output("bool", "1 when the MoE layers run expert-parallel over the tensor group",
+                                    "expert parallel", "", fmt=".0f")
+    capacity_rps: Array = output("req/s", "requests/s one replica carries with every slot (prefill lane) busy",
+                                 "capacity per replica", "req/s", fmt=",.3g")
+    queue_wait_s: Array = output("s", "wait for a slot and for prefill at the percentile, at peak", "queueing delay", "ms",
+                                 scale=1e3, fmt=",.1f")
+    prefill_s: Array | None = output("s", "prefill of one prompt once started (chunks in decode cycles, or one pass)",
+                                     "prefill time", "ms", scale=1e3, fmt=",.1f", optional=True)
+    prefill_tokens_per_s: Array | None = output("tokens/s", "prompt tokens per second one replica prefills with every lane busy",
                                                 "prefill tokens per second per replica", optional=True)
     prefill_bound: Array | None = output("code", "what limits prefill: 0 memory bandwidth, 1 compute, 2 interconnect",
                                          "prefill bound", "", fmt=".0f", optional=True)
-    batch: Array | None = output("sequences", "decode batch per replica", "decode batch", fmt=",.0f", optional=True)
-    step_s: Array | None = output("s", "decode step time at the chosen batch", "decode step time", "ms", scale=1e3, fmt=",.1f",
-                                  optional=True)
-    decode_tokens_per_s: Array | None = output("tokens/s", "output tokens per second per replica at the chosen batch",
+    ttft_s: Array | None = output("s", "time to first token at the percentile, at peak (this pool's part)",
+                                  "time to first token", "ms", scale=1e3, fmt=",.0f", optional=True)
+    slots: Array | None = output("sequences", "slot cap: the most sequences in flight per replica (TPOT target, KV memory, "
+                                 "batch limit, token budget)", "slot cap", "", fmt=",.0f", optional=True)
+    batch: Array | None = output("sequences", "mean decode occupancy per replica at peak", "decode batch", fmt=",.0f",
+                                 optional=True)
+    step_s: Array | None = output("s", "mean cycle time at peak, prefill chunks included", "decode step time", "ms", scale=1e3,
+                                  fmt=",.1f", optional=True)
+    tpot_s: Array | None = output("s", "time per output token at the percentile, at peak", "time per output token", "ms",
+                                  scale=1e3, fmt=",.1f", optional=True)
+    decode_tokens_per_s: Array | None = output("tokens/s", "output tokens per second per replica with every slot busy",
                                                "decode tokens per second per replica", optional=True)
-    decode_bound: Array | None = output("code", "what limits a decode step: 0 memory bandwidth, 1 compute, 2 interconnect",
-                                        "decode bound", "", fmt=".0f", optional=True)
-    spilled_bytes: Array | None = output("B", "decode-step bytes beyond the fastest tier",
+    decode_bound: Array | None = output("code", "what limits a cycle at the slot cap: 0 memory bandwidth, 1 compute, "
+                                        "2 interconnect", "decode bound", "", fmt=".0f", optional=True)
+    spilled_bytes: Array | None = output("B", "bytes per cycle at the slot cap beyond the fastest tier",
                                          "bytes spilled below the fastest tier", "GB", scale=1e-9, fmt=",.2f", optional=True)
-    tpot_met: Array | None = output("bool", "1 when batch 1 meets the time-per-output-token target", "TPOT target met", "",
+    tpot_met: Array | None = output("bool", "1 when one sequence per replica meets the TPOT target", "TPOT target met", "",
                                     fmt=".0f", optional=True)
+    interference_share: Array | None = output("fraction", "share of a colocated replica's mean cycle spent on prefill chunks",
+                                              "prefill interference", "%", scale=100.0, fmt=".0f", optional=True)
 
 
 @dataclass(kw_only=True)
@@ -298,12 +319,13 @@ class OptionResult:
     pv_residual_usd: Array = output("USD", "PV of value recovered at end of life or horizon (negative: a credit)",
                                     "residual value (credit)", "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
     devices: Array = output("devices", "devices in the fleet, all pools", "devices (fleet)", "", fmt=",.0f", column="devices")
-    ttft_s: Array = output("s", "time to first token: prefill (+ KV transfer when disaggregated)", "time to first token", "ms",
-                           scale=1e3, fmt=",.0f", column="TTFT s")
-    tpot_s: Array = output("s", "time per output token: one decode step at the chosen batch", "time per output token", "ms",
-                           scale=1e3, fmt=",.1f", column="TPOT s")
-    batch: Array = output("sequences", "decode batch per replica: the largest that fits memory and meets the TPOT target",
-                          "decode batch", fmt=",.0f", column="batch")
+    ttft_s: Array = output("s", "time to first token at the percentile, at peak: waits + prefill (+ KV transfer when "
+                           "disaggregated)", "time to first token", "ms", scale=1e3, fmt=",.0f", column="TTFT s")
+    tpot_s: Array = output("s", "time per output token at the percentile, at peak, prefill interference included",
+                           "time per output token", "ms", scale=1e3, fmt=",.1f", column="TPOT s")
+    queue_wait_s: Array = output("s", "queueing part of the latency at the percentile, at peak: waits for a slot and for "
+                                 "prefill", "queueing delay", "ms", scale=1e3, fmt=",.1f", column="wait s")
+    batch: Array = output("sequences", "mean decode occupancy per replica at peak", "decode batch", fmt=",.0f", column="batch")
     spilled_bytes: Array = output("B", "bytes per decode step that did not fit the fastest memory tier",
                                   "bytes spilled below the fastest tier", "GB", scale=1e-9, fmt=",.2f", column="spilled B")
     tokens_per_joule: Array = output("output tokens/J",
@@ -316,7 +338,8 @@ class OptionResult:
     link_ports: Array = output("ports", "KV-link ports (0 when colocated)", "KV-link ports", "", fmt=",.0f")
     feasible: Array = output("bool", "1 when every latency target is met", "meets latency targets", "", fmt=".0f",
                              column="feasible")
-    infeasible_code: Array = output("bitmask", "1: TPOT missed, 2: TTFT missed, 4: context too long (0: feasible)",
+    infeasible_code: Array = output("bitmask", "1: TPOT missed, 2: TTFT missed, 4: context too long, 8: no shape fits "
+                                    "memory (0: feasible)",
                                     "infeasibility code", "", fmt=".0f")
     prefill_cost_share: Array = output("fraction", "share of the option's cost due to prefill", "prefill share of cost", "%",
                                        scale=100.0, fmt=".0f")

@@ -33,12 +33,13 @@ def memory_read_time_s(bytes_read, tier_capacity_bytes, tier_bandwidth_bytes_per
     the faster tiers; the last tier takes whatever is left (capacity is checked apart).
     """
     remaining = np.asarray(bytes_read, float)
-    time_s = 0.0
+    time_s = None
     last = len(tier_capacity_bytes) - 1
     for i, (capacity, bandwidth) in enumerate(zip(tier_capacity_bytes, tier_bandwidth_bytes_per_s, strict=False)):
         placed = remaining if i == last else np.minimum(remaining, capacity)
-        time_s = time_s + placed / bandwidth
-        remaining = remaining - placed
+        time_s = placed / bandwidth if time_s is None else time_s + placed / bandwidth
+        if i < last:
+            remaining = remaining - placed
     return time_s
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .parallelism import Shape
+
 ROLES = ("colocated", "prefill", "decode")
 
 
@@ -23,6 +25,7 @@ class Pool:
     specialized: bool
     built: bool = False
     has_min_devices: bool = False
+    shapes: tuple[Shape, ...] = (Shape(1),)
 
     @property
     def serves_prefill(self) -> bool:
@@ -62,6 +65,8 @@ class Structure:
     baseline: str
     whole_devices: bool = True
     program_device: str | None = None
+    policy: str = "chunked"
+    moe: bool = False
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)

@@ -97,6 +97,7 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
         return np.where(track == 2, spill, cost)
 
     found = scan(gaps, [r[0] for r in ranges], [r[1] for r in ranges], tolerance=1e-9)
-    breakevens = {key: _breakeven(result, *r) for key, result, r in
+    breakevens = {key: _breakeven(result.settled(), *r) for key, result, r in
                   zip(("prompt_tokens", "link_bandwidth_bytes_per_s", "spill_onset_prompt_tokens"), found, ranges, strict=True)}
+    breakevens["link_bandwidth_bytes_per_s"]["at_prompt_tokens"] = float(np.asarray(base[PROMPT]).reshape(-1)[0])
     return KVWallResult(option.name, names, table, breakevens)

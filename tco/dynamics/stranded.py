@@ -21,11 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..core import serving
 from ..core import stranded as core
+from ..core.evaluate import serving_pools
 from ..core.finance import capital_recovery_usd_per_year
 from ..core.outputs import OptionResult
 from ..core.power import running_cost_usd_per_year
-from ..core.sizing import colocated_requests_per_s, link_ports_needed, whole_count, within_target
+from ..core.sizing import link_ports_needed, whole_count
 from ..core.structure import device_param, link_param
 from ..errors import InputError
 from ..scenario import Scenario
@@ -94,8 +96,63 @@ def _link_usd_per_hour(link: str, split: OptionResult, arrivals, values: dict, l
     return ports * per_port_year / core.HOURS_PER_YEAR
 
 
+class _HourlyPool:
+    """One pool of a fixed replica shape, hour by hour: replicas needed within the percentile targets,
+    the rate a given fleet carries within them (the serving model's queues inside each hour), and
+    the rate it carries flat out (every slot and lane busy) [req/s]."""
+
+    def __init__(self, role: str, terms: dict, demand: serving.Demand, extra_s):
+        self.role, self.terms, self.demand, self.extra_s = role, terms, demand, extra_s
+        self.pool = serving.PoolServing(terms, role=role)
+
+    @property
+    def replicas_needed(self):
+        return self.terms["replicas"]
+
+    @property
+    def devices_per_replica(self) -> float:
+        return float(np.max(self.terms["devices_per_replica"]))
+
+    def within_targets_rps(self, replicas):
+        return serving.fleet_capacity_rps(self.role, self.pool, replicas, self.demand, self.extra_s)
+
+    def flat_out_rps(self, replicas):
+        t = self.terms
+        lanes = t["lanes"] / np.maximum(t["prefill_work_s"], 1e-300)
+        slots = t["slots"] / np.maximum(t["residence_s"], 1e-300)
+        per_replica = {"prefill": lanes, "decode": slots, "colocated": np.minimum(slots, lanes)}[self.role]
+        return replicas * per_replica
+
+
+def _hourly_pools(scenario: Scenario, option_name: str, d: dict[str, np.ndarray]) -> dict[str, _HourlyPool]:
+    """The option's pools at the shapes chosen for the quarter's peak rate at today's mix, evaluated at
+    every hour's rate and mix (the core's :func:`tco.core.serving.size_pool` terms of that shape)."""
+    structure = scenario.structure
+    base = scenario.values()
+    peak = float(np.max(d["arrivals"])) / SECONDS_PER_HOUR
+    design = {**base, "workload.requests_per_s": peak, "workload.peak_to_mean": 1.0,
+              "workload.prompt_tokens": float(d["prompt"][0]), "workload.output_tokens": float(d["output"][0])}
+    chosen, _, _ = serving_pools(structure, design, option_name)
+    hourly = {**base, "workload.requests_per_s": d["arrivals"] / SECONDS_PER_HOUR, "workload.peak_to_mean": 1.0,
+              "workload.prompt_tokens": d["prompt"], "workload.output_tokens": d["output"]}
+    pools, demand, transfer = serving_pools(structure, hourly, option_name)
+    out = {}
+    for role, pool in pools.items():
+        k = int(np.asarray(chosen[role]["shape_index"]).reshape(-1)[0])
+        terms = {key: np.broadcast_to(np.asarray(v, float), d["arrivals"].shape) for key, v in pool.candidates[k].items()
+                 if not key.startswith("_") or key == "_slack"}
+        terms["today_replicas"] = float(np.asarray(chosen[role]["replicas"]).reshape(-1)[0])
+        out[role] = _HourlyPool(role, terms, demand, transfer if role == "prefill" and transfer is not None else 0.0)
+    return out
+
+
 def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
-    """Run every policy of ``cfg`` for the split option and the homogeneous baseline fleet."""
+    """Run every policy of ``cfg`` for the split option and the homogeneous baseline fleet.
+
+    Within each hour the serving model's queues decide (:func:`tco.core.serving.fleet_capacity_rps`):
+    an hour whose arrivals exceed the rate a pool carries within the percentile targets is late;
+    arrivals beyond what it carries flat out queue into the next hour (fluid backlog).
+    """
     option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.stranded.option")
     structure = scenario.structure
     base_option = structure.option(structure.baseline)
@@ -105,46 +162,44 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
     arrivals, prompt, output = d["arrivals"], d["prompt"], d["output"]
     results, values = evaluate(scenario, {"workload.prompt_tokens": prompt, "workload.output_tokens": output})
     split, base = results[option.name], results[structure.baseline]
-
-    # capacities per replica and hour [req/h]
-    pre, dec, colo = (split.pool("prefill").performance, split.pool("decode").performance,
-                      base.pool("colocated").performance)
-    pre_rep = pre.prefill_tokens_per_s * SECONDS_PER_HOUR / prompt
-    dec_rep = dec.decode_tokens_per_s * SECONDS_PER_HOUR / output
-    colo_rep = SECONDS_PER_HOUR * colocated_requests_per_s(prompt, output, colo.prefill_tokens_per_s, colo.decode_tokens_per_s)
-    buf_pre = colo.prefill_tokens_per_s * SECONDS_PER_HOUR / prompt
-    buf_dec = colo.decode_tokens_per_s * SECONDS_PER_HOUR / output
-    n_pre, n_dec, n_colo = (float(np.max(p.devices_per_replica)) for p in (pre, dec, colo))
+    pools = _hourly_pools(scenario, option.name, d)
+    colo_pool = _hourly_pools(scenario, structure.baseline, d)["colocated"]
+    pre, dec = pools["prefill"], pools["decode"]
+    n_pre, n_dec, n_colo = pre.devices_per_replica, dec.devices_per_replica, colo_pool.devices_per_replica
 
     whole = structure.whole_devices
-    peak = np.max(arrivals)
-    today = {"pre": core.replicas_for_load(peak, pre_rep[:1], whole), "dec": core.replicas_for_load(peak, dec_rep[:1], whole),
-             "colo": core.replicas_for_load(peak, colo_rep[:1], whole)}
+    today = {"pre": pre.terms["today_replicas"], "dec": dec.terms["today_replicas"], "colo": colo_pool.terms["today_replicas"]}
+    peak_of = {"pre": float(np.max(pre.replicas_needed)), "dec": float(np.max(dec.replicas_needed)),
+               "colo": float(np.max(colo_pool.replicas_needed))}
     sizing = {
         "today": (today["pre"], today["dec"], 0.0, today["colo"]),
-        "peak": (core.replicas_for_load(arrivals, pre_rep, whole), core.replicas_for_load(arrivals, dec_rep, whole), 0.0,
-                 core.replicas_for_load(arrivals, colo_rep, whole)),
+        "peak": (peak_of["pre"], peak_of["dec"], 0.0, peak_of["colo"]),
         "flex": (today["pre"], today["dec"], whole_count(cfg.flex_buffer_share * today["colo"], whole), today["colo"]),
     }
     policies = list(dict.fromkeys(cfg.policies))
     r_pre, r_dec, r_buf, r_colo = (np.array([float(sizing[p][i]) for p in policies])[:, None] for i in range(4))
 
-    # split fleet: tandem queues, all policies at once (policies x hours)
-    c1_own, c2_own = r_pre * pre_rep, r_dec * dec_rep
+    # capacities per hour [req/h]: flat out (the queues between hours) and within the targets (lateness)
+    per_h = SECONDS_PER_HOUR
+    colo_terms = colo_pool.terms
+    buf_pre = per_h * colo_terms["lanes"] / colo_terms["prefill_work_s"]  # a GPU buffer replica prefilling only
+    buf_dec = per_h * colo_terms["slots"] / (output * colo_terms["cycle_cap_s"])  # ... or decoding only
+    c1_own, c2_own = per_h * pre.flat_out_rps(r_pre), per_h * dec.flat_out_rps(r_dec)
     share = core.flexible_split(c1_own, c2_own, r_buf * buf_pre, r_buf * buf_dec)
     c1 = c1_own + share * r_buf * buf_pre
     c2 = c2_own + (1.0 - share) * r_buf * buf_dec
+    slo1 = per_h * pre.within_targets_rps(r_pre) * c1 / c1_own  # the buffer adds in proportion
+    slo2 = per_h * dec.within_targets_rps(r_dec) * c2 / c2_own
     q1, d1, q2, d2 = core.tandem(arrivals, c1, c2)
     busy1, busy2 = np.minimum(d1 / c1, 1.0), np.minimum(d2 / c2, 1.0)
     prefill_pool, decode_pool = option.pool("prefill"), option.pool("decode")
     strand_pre = core.stranded_share(r_pre * n_pre, busy1, core.nonempty(q2, c2))
     strand_dec = core.stranded_share(r_dec * n_dec, busy2, core.nonempty(q1, c1))
     headline = strand_pre if prefill_pool.specialized and not decode_pool.specialized else strand_dec
-    ttft = split.ttft_s + SECONDS_PER_HOUR * q1 / c1
-    tpot = split.tpot_s + SECONDS_PER_HOUR * q2 / c2 / output
-    ttft_target, tpot_target = values["workload.ttft_target_s"], values["workload.tpot_target_s"]
-    late_split = ~within_target(ttft, ttft_target) | ~within_target(tpot, tpot_target) | (split.feasible < 1)
-
+    carried1 = np.concatenate([np.zeros_like(q1[..., :1]), q1[..., :-1]], axis=-1)
+    carried2 = np.concatenate([np.zeros_like(q2[..., :1]), q2[..., :-1]], axis=-1)
+    late_split = ((arrivals + carried1 > slo1 * (1 + 1e-12)) | (d1 + carried2 > slo2 * (1 + 1e-12))
+                  | (split.feasible < 1))
     pre_cost = _pool_hour_costs(split, "prefill", values)
     dec_cost = _pool_hour_costs(split, "decode", values)
     colo_cost = _pool_hour_costs(base, "colocated", values)
@@ -155,12 +210,12 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
                   + r_buf * n_colo * (colo_cost["fixed"] + _energy(colo_cost, busy_buf, values)) + port_usd_per_hour)
 
     # homogeneous fleet: one queue
-    c = r_colo * colo_rep
+    c = per_h * colo_pool.flat_out_rps(r_colo)
     q = core.backlog(arrivals, c)
     done = core.completions(arrivals, q)
     busy = np.minimum(done / c, 1.0)
-    late_base = ~within_target(base.ttft_s + SECONDS_PER_HOUR * q / c, ttft_target) \
-        | ~within_target(base.tpot_s, tpot_target) | (base.feasible < 1)
+    carried = np.concatenate([np.zeros_like(q[..., :1]), q[..., :-1]], axis=-1)
+    late_base = (arrivals + carried > per_h * colo_pool.within_targets_rps(r_colo) * (1 + 1e-12)) | (base.feasible < 1)
     cost_base = r_colo * n_colo * (colo_cost["fixed"] + _energy(colo_cost, busy, values)) + colo_cost["pool_usd_per_hour"]
 
     demanded = np.sum(arrivals * output)

@@ -145,7 +145,8 @@ def kv_sentences(result, bandwidth_gbps: float) -> list[str]:
     return [f"{result.option} against {' and '.join(result.counterparts.values())} (colocated; only those meeting the "
             f"latency targets count); KV link at {sig(bandwidth_gbps, 4)} GB/s.",
             f"The split {_crossing(b['prompt_tokens'], 'prompt length', 'tokens')}.",
-            f"The split {_crossing(b['link_bandwidth_bytes_per_s'], 'link bandwidth', 'GB/s', 1e-9)}.", spilled]
+            f"At the scenario's prompt length ({sig(b['link_bandwidth_bytes_per_s']['at_prompt_tokens'], 4)} tokens) the "
+            f"split {_crossing(b['link_bandwidth_bytes_per_s'], 'link bandwidth', 'GB/s', 1e-9)}.", spilled]
 
 
 def kv_headline(result) -> Headline:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 #: spreadsheet functions the workbook may use: present in Excel 2010+ and LibreOffice 7.4
 ALLOWED_FUNCTIONS = frozenset({
-    "ABS", "AND", "EXP", "IF", "INT", "ISNUMBER", "ISTEXT", "LN", "LOG", "MATCH", "MAX", "MIN", "MOD", "OR",
+    "ABS", "AND", "CHOOSE", "EXP", "IF", "INT", "ISNUMBER", "ISTEXT", "LN", "LOG", "MATCH", "MAX", "MIN", "MOD", "OR",
     "PI", "SQRT", "SUM", "SUMPRODUCT",
 })
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core import serving
 from ..core.nre import WAFER_DIAMETER_MM
 from ..core.outputs import LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS, dotted_name, flatten
 from ..core.power import HOURS_PER_YEAR
 from ..core.sizing import SECONDS_PER_YEAR
-from ..core.structure import Option, Pool, device_param, link_param, model_param, pool_param, tier_param
+from ..core.structure import Option, Pool, device_param, link_param, model_param
 from ..scenario import Scenario
 from . import formulas as fx
+from . import serving_sheet
 from .cells import QuantitySheet
 
 
@@ -131,116 +133,69 @@ def _write_shared(sheet: QuantitySheet, scenario: Scenario, n: _Names, shared: d
         shared["nre"] = q("NRE of the chip program (sum of its parts)", fx.total(parts), "USD", "nre_usd")
 
 
-def _weights_read(tokens: str, n: _Names, m: str, shared: dict[str, str]) -> str:
-    return fx.weights_read_bytes(tokens, n(model_param(m, "params_active")), n(model_param(m, "experts_routed")),
-                                 n(model_param(m, "experts_per_token")), shared["slot"], shared["wbpp"])
-
-
 def _write_option(sheet: QuantitySheet, scenario: Scenario, option: Option, n: _Names, shared) -> OptionRefs:
     sheet.heading(f"Option {option.name}")
     out = OptionRefs()
-    for pool in option.pools:
-        _write_pool_performance(sheet, scenario, option, pool, n, shared, out)
-    _write_sizing(sheet, scenario, option, n, shared, out)
+    _write_serving(sheet, scenario, option, n, shared, out)
     for pool in option.pools:
         _write_pool_costs(sheet, pool, n, shared, out)
     _write_option_totals(sheet, scenario, option, n, out)
     return out
 
 
-def _write_pool_performance(sheet, scenario: Scenario, option: Option, pool: Pool, n: _Names, shared, out: OptionRefs) -> None:
-    q, d, m, role = sheet.quantity, pool.device, scenario.structure.model, pool.role
-    sheet.heading(f"{role} pool on {d}: performance", level=2)
-    prompt, output = n("workload.prompt_tokens"), n("workload.output_tokens")
-    layers = n(model_param(m, "layers"))
-    usable = n(device_param(d, "memory_usable_fraction"))
-    capacities = [n(tier_param(d, t, "capacity_bytes")) for t in pool.tiers]
-    bandwidths = [n(tier_param(d, t, "bandwidth_bytes_per_s")) for t in pool.tiers]
-    sequence = f"({prompt}+{output})" if pool.serves_decode else prompt
-    stored = f"{shared['stored']}+{sequence}*{shared['kv']}"
-    fits = f"({stored})/(({fx.total(capacities)})*{usable})"
-    minimum = n(pool_param(option.name, role, "devices_per_replica")) if pool.has_min_devices else "1"
-    dev = write_pool_output(sheet, out, role, "devices_per_replica",
-                            f"MAX(MAX({fx.ceil(fits + '-' + fx.CEIL_GUARD_REPLICA)},1),{minimum})")
-    caps = [q(f"usable capacity of tier {t} per replica", f"{c}*{usable}*{dev}", "B")
-            for t, c in zip(pool.tiers, capacities, strict=True)]
-    eff_bw = n(device_param(d, "bandwidth_efficiency"))
-    bws = [q(f"achievable bandwidth of tier {t} per replica", f"{b}*{eff_bw}*{dev}", "B/s")
-           for t, b in zip(pool.tiers, bandwidths, strict=True)]
-    bits = n("workload.compute_bits")
-    peak = q("achieved FLOP/s per device at the compute width",
-             f"IF({bits}<=4,{n(device_param(d, 'peak_flops_4bit'))},IF({bits}<=8,{n(device_param(d, 'peak_flops_8bit'))},"
-             f"{n(device_param(d, 'peak_flops_16bit'))}))*{n(device_param(d, 'compute_efficiency'))}", "FLOP/s")
-    s0 = q("sync latency per forward pass (2 x layers x latency x max(log2 n, 1))",
-           f"2*{layers}*{n(device_param(d, 'sync_latency_s'))}*MAX(LOG(MAX({dev},1),2),1)", "s")
-    nn = f"MAX({dev},1)"
-    s1 = q("sync time per token in flight (ring all-reduce)",
-           f"4*{layers}*({nn}-1)/{nn}*{n(model_param(m, 'hidden_size'))}*2/"
-           f"{n(device_param(d, 'chip_to_chip_bandwidth_bytes_per_s'))}", "s/token")
-    active, attention = n(model_param(m, "params_active")), n(model_param(m, "attention_dim"))
-    if pool.serves_prefill:
-        flops = f"{prompt}*(2*{active}+4*{layers}*{attention}*(0.5*{prompt}))"
-        tc = q("prefill compute time", f"{flops}/({dev}*{peak})", "s")
-        read = q("prefill bytes read", f"{_weights_read(prompt, n, m, shared)}+{prompt}*{shared['kv']}", "B")
-        tm = q("prefill memory time", fx.memory_read_time_s(read, caps, bws), "s")
-        sync = f"{s0}+{s1}*{prompt}"
-        pre = write_pool_output(sheet, out, role, "prefill_s", f"MAX({tc},{tm})+{sync}")
-        write_pool_output(sheet, out, role, "prefill_tokens_per_s", f"{prompt}/{pre}")
-        write_pool_output(sheet, out, role, "prefill_bound", fx.bound_code(tm, tc, f"({sync})"))
-    if pool.serves_decode:
-        _write_decode(sheet, pool, n, m, shared, out, dev, caps, bws, peak, s0, s1)
+def _model_terms(scenario: Scenario, n: _Names, shared: dict[str, str], q) -> dict[str, str]:
+    """The model as the serving rows need it (``_Workload.model`` of the core)."""
+    m, moe = scenario.structure.model, scenario.structure.moe
+    active, per_token = n(model_param(m, "params_active")), n(model_param(m, "experts_per_token"))
+    slot_bytes = f"{shared['slot']}*{shared['wbpp']}"
+    if moe:
+        fixed = f"MAX({active}*{shared['wbpp']}-{per_token}*{slot_bytes},0)"
+        routed = f"{per_token}*{slot_bytes}"
+    else:
+        fixed, routed = f"{active}*{shared['wbpp']}", "0"
+    latent = model_param(m, "kv_elements_per_token")
+    label = " (shared + k experts per token)" if moe else " (active weights)"
+    return {
+        "weight": shared["stored"],
+        "read_fixed": q("weight bytes read per micro-batch: fixed part" + label, fixed, "B"),
+        "read_per_token": q("weight bytes read per token of a micro-batch (routed experts)", routed, "B/token"),
+        "flops_per_token": q("weight FLOPs per token (2 A)", f"2*{active}", "FLOP"),
+        "kv": shared["kv"], "layers": n(model_param(m, "layers")), "attention_dim": n(model_param(m, "attention_dim")),
+        "hidden": n(model_param(m, "hidden_size")), "experts_per_token": per_token,
+        "activation": q("activation bytes (compute width / 8)", f"{n('workload.compute_bits')}/8", "B"),
+        "kv_heads": "1" if latent in n else n(model_param(m, "kv_heads")), "moe": "1" if moe else "0",
+    }
 
 
-def _write_decode(sheet, pool: Pool, n: _Names, m: str, shared, out: OptionRefs, dev, caps, bws, peak, s0, s1) -> None:
-    q, role = sheet.quantity, pool.role
-    prompt, output, tpot = n("workload.prompt_tokens"), n("workload.output_tokens"), n("workload.tpot_target_s")
-    layers, active = n(model_param(m, "layers")), n(model_param(m, "params_active"))
-    experts, k = n(model_param(m, "experts_routed")), n(model_param(m, "experts_per_token"))
-    context = q("mean decode context (P + O/2)", f"{prompt}+0.5*{output}", "tokens")
-    kv_step = q("KV bytes read per sequence per step", f"{context}*{shared['kv']}", "B")
-    t_token = q("compute time per token in the batch",
-                f"(2*{active}+4*{layers}*{n(model_param(m, 'attention_dim'))}*{context})/({dev}*{peak})", "s")
-    batch_compute = q("largest batch within TPOT: compute", f"({tpot}-{s0})/({t_token}+{s1})", "sequences")
-    routed = q("routed-expert bytes per token", f"{k}*{shared['slot']}*{shared['wbpp']}", "B")
-    sparse = q("largest batch within TPOT: memory, experts partly touched",
-               fx.max_tokens_within_time(f"({active}*{shared['wbpp']}-{routed})", f"({routed}+{kv_step})", s0, s1, tpot,
-                                         caps, bws), "sequences")
-    dense = q("largest batch within TPOT: memory, all weights read",
-              fx.max_tokens_within_time(shared["stored"], kv_step, s0, s1, tpot, caps, bws), "sequences")
-    memory = q("largest batch within TPOT: memory", f"IF({sparse}<={experts}/{k},{sparse},{dense})", "sequences")
-    batch_time = q("largest batch within TPOT", f"MIN({batch_compute},{memory})", "sequences")
-    capacity = q("largest batch that fits memory",
-                 f"(({fx.total(caps)})-{shared['stored']})/(({prompt}+{output})*{shared['kv']})", "sequences")
-    limit = f"MIN(MIN({batch_time},{capacity}),{n('workload.max_batch')})+{fx.FLOOR_GUARD_BATCH}"
-    batch = write_pool_output(sheet, out, role, "batch", f"MAX({fx.floor(limit)},1)")
-    step_bytes = q("bytes read per decode step", f"{_weights_read(batch, n, m, shared)}+{batch}*{kv_step}", "B")
-    tm = q("decode memory time", fx.memory_read_time_s(step_bytes, caps, bws), "s")
-    tc = q("decode compute time", f"{batch}*{t_token}", "s")
-    sync = f"{s0}+{s1}*{batch}"
-    step = write_pool_output(sheet, out, role, "step_s", f"MAX({tm},{tc})+{sync}")
-    write_pool_output(sheet, out, role, "decode_tokens_per_s", f"{batch}/{step}")
-    write_pool_output(sheet, out, role, "decode_bound", fx.bound_code(tm, tc, f"({sync})"))
-    write_pool_output(sheet, out, role, "spilled_bytes", f"MAX({step_bytes}-{caps[0]},0)")
-    write_pool_output(sheet, out, role, "tpot_met", f"IF({batch_time}>=1-1E-9,1,0)")
+def _demand(scenario: Scenario, n: _Names, shared: dict[str, str]) -> serving_sheet.Demand:
+    q = n("serving.percentile")
+    return serving_sheet.Demand(
+        n("workload.prompt_tokens"), n("workload.output_tokens"), shared["peak_rps"], n("workload.ttft_target_s"),
+        n("workload.tpot_target_s"), q, f"(1-{q})", n("workload.max_batch"), n("serving.token_budget_tokens"),
+        n("serving.memory_compute_overlap"), n("serving.phase_overlap"), n("serving.comm_overlap"),
+        scenario.structure.policy)
 
 
-def _replicas(peak_load: str, capacity: str, whole: bool) -> str:
-    """:func:`tco.core.sizing.replicas_needed`: ``max(ceil(peak / capacity - 1e-9), 1)``, or exact."""
-    exact = f"{peak_load}/{capacity}"
-    return f"MAX({fx.ceil(f'{exact}-{fx.CEIL_GUARD_FLEET}')},1)" if whole else exact
+def _device_hour(sheet, pool: Pool, n: _Names) -> str:
+    """:func:`tco.core.evaluate.device_hour_usd`: capital recovery plus running cost at TDP + host, per hour."""
+    d = pool.device
+    rate, life = n("economics.discount_rate"), n(device_param(d, "useful_life_years"))
+    capex = f"({n(device_param(d, 'price_usd'))}+{n(device_param(d, 'system_overhead_usd'))})"
+    annuity = f"IF(ABS({rate})<1E-12,{life},(1-(1+{rate})^(-{life}))/{rate})"
+    watts = f"({n(device_param(d, 'tdp_w'))}+{n(device_param(d, 'host_power_w'))})"
+    yearly = f"{capex}*(1-0*{fx.discount_factor(rate, life)})/{annuity}+{_energy(watts, n)}+{_facility(watts, n)}"
+    return sheet.quantity(f"cost of one {d} device-hour (ranks the shapes)", f"({yearly})/{HOURS_PER_YEAR:g}", "USD/h")
 
 
-def _write_sizing(sheet, scenario: Scenario, option: Option, n: _Names, shared, out: OptionRefs) -> None:
-    """Replicas, utilization and devices per pool, the KV link and latency (``size_option`` of the core)."""
+def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared, out: OptionRefs) -> None:
+    """Each pool sized at peak under load with its shape searched, utilization at mean, the KV link
+    (``serve_option`` of the core)."""
     q, whole = sheet.quantity, scenario.structure.whole_devices
-    sheet.heading("fleet sizing", level=2)
-    mean, peak_rps = n("workload.requests_per_s"), shared["peak_rps"]
-    prompt, output = n("workload.prompt_tokens"), n("workload.output_tokens")
+    model = _model_terms(scenario, n, shared, q)
+    demand = _demand(scenario, n, shared)
+    prompt, peak_rps = n("workload.prompt_tokens"), shared["peak_rps"]
+    extra = "0"
     if option.disaggregated:
-        for role, load, capacity in (("prefill", prompt, out.pool("prefill")["prefill_tokens_per_s"]),
-                                     ("decode", output, out.pool("decode")["decode_tokens_per_s"])):
-            replicas = write_pool_output(sheet, out, role, "replicas", _replicas(f"{peak_rps}*{load}", capacity, whole))
-            write_pool_output(sheet, out, role, "utilization", f"MIN({mean}*{load}/({replicas}*{capacity}),1)")
         link = option.link
         bw = n(link_param(link, "bandwidth_bytes_per_s"))
         per_request = q("KV bytes moved per request", f"{prompt}*{shared['kv']}", "B")
@@ -248,25 +203,39 @@ def _write_sizing(sheet, scenario: Scenario, option: Option, n: _Names, shared, 
         exact = f"{peak_rps}*{per_request}/{bw}"
         write_option_output(sheet, out, "link_ports",
                             f"MAX({fx.ceil(exact + '-' + fx.CEIL_GUARD_FLEET)},1)" if whole else exact)
-        write_option_output(sheet, out, "ttft_s", f"{out.pool('prefill')['prefill_s']}+{transfer}")
-        decode = out.pool("decode")
-    else:
-        pool = out.pool("colocated")
-        pre, dec = pool["prefill_tokens_per_s"], pool["decode_tokens_per_s"]
-        capacity = q("requests/s per replica", f"1/({prompt}/{pre}+{output}/{dec})", "req/s")
-        replicas = write_pool_output(sheet, out, "colocated", "replicas", _replicas(peak_rps, capacity, whole))
-        write_pool_output(sheet, out, "colocated", "utilization", f"MIN({mean}/({replicas}*{capacity}),1)")
+        extra = transfer
+    served = {}
+    for pool in option.pools:
+        hour = _device_hour(sheet, pool, n)
+        served[pool.role] = serving_sheet.write_pool(sheet, option, pool, n, model, demand, hour,
+                                                     extra if pool.role == "prefill" else "0", whole)
+    sheet.heading("pools at peak and at mean load", level=2)
+    mean = n("workload.requests_per_s")
+    for role, v in served.items():
+        for name in serving.PERFORMANCE_FIELDS[role]:
+            write_pool_output(sheet, out, role, name, v[name])
+        replicas = write_pool_output(sheet, out, role, "replicas", v["replicas"])
+        write_pool_output(sheet, out, role, "utilization", f"MIN({mean}/({replicas}*{v['capacity_rps']}),1)")
+        write_pool_output(sheet, out, role, "devices", f"{replicas}*{v['devices_per_replica']}")
+    first = served["prefill"] if option.disaggregated else served["colocated"]
+    last = served["decode"] if option.disaggregated else served["colocated"]
+    if not option.disaggregated:
         zero = q("KV transfer, link ports and link costs (none when colocated)", "0", "", "kv_transfer_s")
         out.option.update(kv_transfer_s=zero, link_ports=zero)
         out.links.update(port_capex_usd=zero, usd_per_year=zero)
-        write_option_output(sheet, out, "ttft_s", pool["prefill_s"])
-        out.sizing["prefill_time_share"] = q("share of replica time spent in prefill", f"{prompt}/{pre}*{capacity}", "fraction")
-        decode = pool
-    out.option.update(tpot_s=decode["step_s"], batch=decode["batch"], spilled_bytes=decode["spilled_bytes"])
-    out.sizing["tpot_met"] = decode["tpot_met"]
-    for pool in option.pools:
-        refs = out.pool(pool.role)
-        write_pool_output(sheet, out, pool.role, "devices", f"{refs['replicas']}*{refs['devices_per_replica']}")
+        out.sizing["prefill_time_share"] = q("share of replica time spent in prefill", last["interference_share"],
+                                             "fraction")
+    fits = q("every pool has a shape that fits (1/0)",
+             f"IF({fx.total([v['fits'] for v in served.values()])}>={len(served)}-0.5,1,0)", "")
+    out.sizing["fits"] = fits
+    out.sizing["tpot_met"] = q("TPOT target met (1/0)", f"IF(AND({last['tpot_ok']}>0.5,{fits}=1),1,0)", "")
+    out.sizing["ttft_met"] = q("TTFT target met (1/0)", f"IF(AND({first['ttft_ok']}>0.5,{fits}=1),1,0)", "")
+    wait = f"{first['queue_wait_s']}+{last['queue_wait_s']}" if option.disaggregated else first["queue_wait_s"]
+    write_option_output(sheet, out, "ttft_s", first["ttft_s"])
+    write_option_output(sheet, out, "tpot_s", last["tpot_s"])
+    write_option_output(sheet, out, "queue_wait_s", wait)
+    write_option_output(sheet, out, "batch", last["batch"])
+    write_option_output(sheet, out, "spilled_bytes", last["spilled_bytes"])
 
 
 def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs) -> None:
@@ -327,7 +296,9 @@ def _write_option_totals(sheet, scenario: Scenario, option: Option, n: _Names, o
     tokens = write_option_output(sheet, out, "tokens_per_s", f"{n('workload.requests_per_s')}*{output}")
     total_power = write_option_output(sheet, out, "power_w", fx.total(power))
     write_option_output(sheet, out, "tokens_per_joule", f"{tokens}/{total_power}")
-    code = (f"IF({out.sizing['tpot_met']}=1,0,1)+IF({out.option['ttft_s']}<={n('workload.ttft_target_s')}*(1+1E-12),0,2)"
-            f"+IF({prompt}+{output}<={n(model_param(scenario.structure.model, 'context_max_tokens'))},0,4)")
+    fits = out.sizing["fits"]
+    code = (f"IF(OR({out.sizing['tpot_met']}=1,{fits}=0),0,1)+IF(OR({out.sizing['ttft_met']}=1,{fits}=0),0,2)"
+            f"+IF({prompt}+{output}<={n(model_param(scenario.structure.model, 'context_max_tokens'))},0,4)"
+            f"+IF({fits}=1,0,8)")
     infeasible = write_option_output(sheet, out, "infeasible_code", code)
     write_option_output(sheet, out, "feasible", f"IF({infeasible}=0,1,0)")

@@ -54,7 +54,12 @@ class Tolerance(_Strict):
 
 
 class Conditions(_Strict):
-    """The measured set-up, as the core sees it: one colocated option on one device."""
+    """The measured set-up, as the core sees it: one colocated option on one device.
+
+    The replica shape is pinned: ``tensor_parallel`` (default ``devices_per_replica``) x
+    ``pipeline_stages``. ``token_budget_tokens`` and ``percentile`` default to
+    assumptions/serving.yaml.
+    """
 
     model: str
     device: str
@@ -66,6 +71,12 @@ class Conditions(_Strict):
     ttft_target_s: float = Field(default=1000.0, gt=0)
     max_batch: float = Field(default=256, ge=1)
     bits: float = Field(default=8, gt=0, le=32)
+    compute_bits: float | None = Field(default=None, ge=4, le=16)
+    kv_bits: float | None = Field(default=None, gt=0, le=32)
+    tensor_parallel: int | None = Field(default=None, ge=1)
+    pipeline_stages: int = Field(default=1, ge=1)
+    token_budget_tokens: float | None = Field(default=None, ge=1)
+    percentile: float | None = Field(default=None, ge=0.5, lt=1.0)
 
 
 class Case(_Strict):
@@ -75,6 +86,7 @@ class Case(_Strict):
     fit: bool = False
     source: Source
     conditions: Conditions | None = None
+    denominator: Conditions | None = None
     metric: Literal[METRICS] | None = None  # type: ignore[valid-type]
     formula: str | None = None
     inputs: dict[str, float] = {}
@@ -92,6 +104,8 @@ class Case(_Strict):
             raise ValueError(f"a case with conditions needs a metric, one of {', '.join(METRICS)}")
         if self.fit and (self.conditions is None or self.device_class is None):
             raise ValueError("only a measured case with a class can enter the fit")
+        if self.denominator is not None and (self.conditions is None or self.fit):
+            raise ValueError("a ratio case (denominator) needs conditions and is a check, never fitted")
         return self
 
 

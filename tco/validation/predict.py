@@ -9,13 +9,13 @@ reproduces it (:data:`FORMULAS`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from ..api import evaluate_scenario
-from ..core import llm, nre, sizing
-from ..core.outputs import OptionResult
+from ..core import llm, nre, serving, sizing
+from ..core.evaluate import serving_pools
 from ..errors import InputError
 from ..scenario import Scenario, scenario_from_dict
 from .cases import Case, Conditions, Suite
@@ -24,13 +24,15 @@ OPTION = "measured"
 
 
 def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) -> Scenario:
-    """Inline scenario mirroring measured conditions.
+    """Inline scenario mirroring measured conditions, with the measured replica shape pinned.
 
     The measured device is the only option and hence the baseline; it is declared
     ``class: general`` here because a baseline must be general and only performance
-    outputs are read (the cost side is not validated by these cases).
+    outputs are read (the cost side is not validated by these cases). Replicas are sized
+    continuously: the metrics read a fleet of the measured size.
     """
     c = conditions
+    serving = {k: getattr(c, k) for k in ("token_budget_tokens", "percentile") if getattr(c, k) is not None}
     data = {
         "name": name,
         "model": c.model,
@@ -39,40 +41,62 @@ def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) 
         "workload": {
             "requests_per_s": 1.0, "prompt_tokens": c.prompt_tokens, "output_tokens": c.output_tokens,
             "ttft_target_s": c.ttft_target_s, "tpot_target_s": c.tpot_target_s, "half_life_years": 3.0,
-            "max_batch": c.max_batch, "weight_bits": c.bits, "kv_bits": c.bits, "compute_bits": min(c.bits, 16.0),
+            "max_batch": c.max_batch, "weight_bits": c.bits, "kv_bits": c.kv_bits or c.bits,
+            "compute_bits": c.compute_bits or min(c.bits, 16.0),
         },
-        "options": [{"name": OPTION, "colocated": {"device": c.device, "devices_per_replica": c.devices_per_replica}}],
+        "options": [{"name": OPTION, "colocated": {"device": c.device, "pipeline_stages": c.pipeline_stages,
+                                                   "tensor_parallel": c.tensor_parallel or int(c.devices_per_replica)}}],
         "baseline": OPTION,
+        "fleet": {"sizing": "continuous"},
+        "serving": serving,
     }
     return scenario_from_dict(data, path=f"case {name}")
 
 
-def system_output_tokens_per_s(r: OptionResult, c: Conditions):
-    """Output tokens/s of the measured system [tokens/s].
+def _replicas(c: Conditions, pool) -> object:
+    return c.system_devices / pool["devices_per_replica"]
 
-    Replicas in the system (``system_devices / devices_per_replica``) times the requests/s
-    one replica serves doing prefill and decode in turn
-    (:func:`tco.core.sizing.colocated_requests_per_s`) times the output tokens per request.
+
+def system_output_tokens_per_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Output tokens/s a measured system carries within its latency targets [tokens/s].
+
+    The system's replicas (``system_devices / devices_per_replica``) carry at most
+    :func:`tco.core.serving.fleet_capacity_rps` requests/s with the TTFT and TPOT percentiles
+    met (MLPerf Server and Interactive report the highest load that passes them; Offline
+    has no latency bound, modelled as targets of minutes); times the output tokens.
     """
-    perf = r.pool("colocated").performance
-    requests_per_s = sizing.colocated_requests_per_s(c.prompt_tokens, c.output_tokens, perf.prefill_tokens_per_s,
-                                                    perf.decode_tokens_per_s)
-    return c.system_devices / perf.devices_per_replica * requests_per_s * c.output_tokens
+    pools, demand, _ = serving_pools(scenario.structure, values, OPTION)
+    pool = pools["colocated"]
+    return serving.fleet_capacity_rps("colocated", pool, _replicas(c, pool), demand) * c.output_tokens
 
 
-def per_user_decode_tokens_per_s(r: OptionResult, c: Conditions):
-    """Output tokens/s one user sees: ``1 / t_step`` at the chosen batch [tokens/s]."""
-    return 1.0 / r.pool("colocated").performance.step_s
+def per_user_decode_tokens_per_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Output tokens/s one user sees: ``1 / t_d(c_s)``, the decode cycle at the slot cap (1 at batch 1) [tokens/s]."""
+    pools, _, _ = serving_pools(scenario.structure, values, OPTION)
+    return 1.0 / pools["colocated"]["decode_cap_s"]
 
 
-def ttft_s(r: OptionResult, c: Conditions):
-    """Time to first token: the prefill of one prompt on an idle replica [s]."""
-    return r.pool("colocated").performance.prefill_s
+def _at_capacity(scenario: Scenario, values: Mapping[str, object], c: Conditions) -> dict:
+    """Percentile TTFT and TPOT of the measured system run at the most it carries within its targets.
+
+    MLPerf Server and Interactive runs report the highest load that passes the p99 bounds,
+    so their logged p99 latencies are those of a system at its capacity.
+    """
+    pools, demand, _ = serving_pools(scenario.structure, values, OPTION)
+    pool = pools["colocated"]
+    replicas = _replicas(c, pool)
+    load = serving.fleet_capacity_rps("colocated", pool, replicas, demand)
+    return pool.at_load(dataclasses.replace(demand, peak_requests_per_s=load), replicas)
 
 
-def tpot_s(r: OptionResult, c: Conditions):
-    """Time per output token: one decode step at the chosen batch [s]."""
-    return r.pool("colocated").performance.step_s
+def ttft_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Time to first token at the percentile, the measured system at its capacity [s]."""
+    return _at_capacity(scenario, values, c)["ttft_s"]
+
+
+def tpot_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Time per output token at the percentile, the measured system at its capacity [s]."""
+    return _at_capacity(scenario, values, c)["tpot_s"]
 
 
 METRIC_READERS: dict[str, Callable] = {f.__name__: f for f in (system_output_tokens_per_s, per_user_decode_tokens_per_s,
@@ -147,8 +171,15 @@ class Predictor:
             except TypeError as exc:
                 raise InputError.one(f"cases.{case.name}.inputs", sorted(case.inputs),
                                      f"do not fit {case.formula}: {exc}") from None
-        scenario = self.scenario(case)
-        names = set(scenario.params.values())
-        relevant = {k: v for k, v in (updates or {}).items() if k in names}
-        results, _ = evaluate_scenario(scenario, relevant)
-        return METRIC_READERS[case.metric](results[OPTION], case.conditions)
+        value = self._measured(case.name, case.conditions, case.metric, updates)
+        if case.denominator is not None:
+            value = value / self._measured(case.name + " (denominator)", case.denominator, case.metric, updates)
+        return value
+
+    def _measured(self, name: str, conditions: Conditions, metric: str, updates):
+        if name not in self._scenarios:
+            self._scenarios[name] = scenario_for(conditions, self.suite.models, name)
+        scenario = self._scenarios[name]
+        values = scenario.values()
+        values.update({k: v for k, v in (updates or {}).items() if k in values})
+        return METRIC_READERS[metric](scenario, values, conditions)

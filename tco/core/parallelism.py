@@ -1,0 +1,144 @@
+"""Replica shapes: tensor, pipeline and expert parallelism, and what their collectives cost.
+
+A replica of ``n = t x p`` devices splits every layer over a tensor-parallel group of
+``t`` devices (Megatron-LM: Shoeybi et al., 2019, two all-reduces per layer) and the
+layers over ``p`` pipeline stages; with ``p`` micro-batches in flight each stage stays
+busy and a token crosses ``p - 1`` stage boundaries per forward pass (GPipe: Huang et
+al., NeurIPS 2019). For mixture-of-experts models the expert layers may instead be
+expert-parallel over the tensor group (GShard: Lepikhin et al., ICLR 2021; vLLM
+``enable_expert_parallel``): two all-to-alls (dispatch, combine) replace that layer's
+all-reduce.
+
+The candidate list of a pool is static -- fixed when the scenario is read, from the
+device's scale-up domain and the model's shape -- so the search over shapes is a fixed
+number of vectorized evaluations (:mod:`tco.core.serving` picks the cheapest shape that
+meets the targets in every draw).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A replica shape: ``tensor`` devices per stage, ``pipeline`` stages, expert-parallel MoE layers or not."""
+
+    tensor: int
+    pipeline: int = 1
+    expert_parallel: bool = False
+
+    @property
+    def devices(self) -> int:
+        return self.tensor * self.pipeline
+
+    @property
+    def label(self) -> str:
+        text = f"TP{self.tensor}"
+        if self.pipeline > 1:
+            text += f" x PP{self.pipeline}"
+        return text + (" EP" if self.expert_parallel else "")
+
+
+def _powers_of_two(low: float, high: float) -> list[int]:
+    out, x = [], 1
+    while x <= high:
+        if x >= low:
+            out.append(x)
+        x *= 2
+    return out
+
+
+def candidate_shapes(domain_devices: int, layers: int, kv_heads: int, devices_low: int, devices_high: int,
+                     moe: bool, limit: int = 6) -> tuple[Shape, ...]:
+    """Static candidate shapes of one pool.
+
+    * tensor parallel within the scale-up domain: ``t`` a power of two (or the domain size)
+      from the smallest replica that can hold the model (``devices_low``) up to
+      ``min(domain, 4 x devices_high)``;
+    * pipeline stages (``t`` = the KV-head count, so the KV cache is not replicated, or the
+      domain size when the model needs more than one domain): ``p`` from a 1-1.5-2-3-4 x
+      ladder over ``devices_low / t``, at most one stage per layer; when such shapes exist,
+      tensor-only shapes wider than four times the KV heads are left out (they hold the KV
+      cache in ``t / kv_heads`` copies and never win);
+    * with an MoE model each shape also comes expert-parallel.
+
+    ``devices_low``/``devices_high`` bound the memory-fit minimum over the parameter
+    ranges; a candidate that does not fit in a draw is masked there, not dropped here.
+    At most ``limit`` dense shapes are kept, smallest replicas first.
+    """
+    domain = max(int(domain_devices), 1)
+    low, high = max(int(devices_low), 1), max(int(devices_high), int(devices_low), 1)
+    ceiling = max(min(domain, 4 * high), low)
+    tensors = sorted(set(_powers_of_two(low, ceiling)) | ({domain} if low <= domain <= ceiling else set()))
+    shapes = [Shape(t) for t in tensors]
+    stage_width = min(domain, 1 << max(int(kv_heads), 1).bit_length() - 1)
+    if high > domain:
+        stage_width = domain
+    if high > domain or low > stage_width:
+        base = max(math.ceil(low / stage_width), 2)
+        ladder = sorted({math.ceil(base * f) for f in (1.0, 1.5, 2.0, 3.0, 4.0)})
+        staged = [Shape(stage_width, p) for p in ladder if 2 <= p <= layers]
+        if staged:  # tensor groups far wider than the KV heads copy the KV cache many times: pipelines win
+            shapes = [s for s in shapes if s.tensor <= 4 * max(int(kv_heads), 1)]
+        shapes += staged
+    shapes = sorted(set(shapes), key=lambda s: (s.devices, s.pipeline))[:limit]
+    if moe:
+        shapes += [Shape(s.tensor, s.pipeline, True) for s in shapes if s.tensor > 1]
+    return tuple(shapes)
+
+
+def kv_replication(tensor, kv_heads):
+    """Copies of each KV head in a tensor-parallel group, ``max(1, t / kv_heads)`` [-].
+
+    With more tensor ranks than KV heads the heads are replicated (vLLM and
+    TensorRT-LLM do so for grouped-query attention), so the KV cache per replica grows by
+    this factor. Latent attention (one shared latent) has ``kv_heads = 1``.
+    """
+    return np.maximum(np.asarray(tensor, float) / kv_heads, 1.0)
+
+
+def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
+    """Latency part of the collectives of one cycle (every micro-batch advances one pass) [s].
+
+    Per layer two all-reduces over the tensor group (three collectives with expert
+    parallelism: one all-reduce and two all-to-alls), each ``latency x max(log2 t, 1)``
+    (a tree; a single device still pays one latency at each layer boundary, see
+    :func:`tco.core.roofline.sync_fixed_time_s`), plus ``p - 1`` stage-to-stage hops of
+    one latency. With ``p`` micro-batches a stage runs ``L/p`` layers ``p`` times per
+    cycle, so the per-layer term is ``L`` per cycle whatever ``p``.
+    """
+    collectives = 3.0 if shape.expert_parallel else 2.0
+    hops = max(math.log2(shape.tensor), 1.0)
+    return (collectives * hops * np.asarray(layers, float) + (shape.pipeline - 1)) * sync_latency_s
+
+
+def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, experts_per_token,
+                          scale_up_bytes_per_s, scale_out_bytes_per_s, domain_devices):
+    """Bandwidth part of the collectives per token in a cycle [s/token].
+
+    Ring all-reduce of ``m`` bytes: ``2 (t-1)/t x m`` leave each device (Patarasuk and Yuan,
+    J. Parallel Distrib. Comput. 69(2), 2009), over one direction of the link. A token of
+    a micro-batch carries ``hidden x activation_bytes``; ``2 L`` all-reduces per cycle
+    over micro-batches of ``N/p`` tokens give ``4 L (t-1)/t x h x a / (p bw)`` per token.
+    Expert parallel replaces one all-reduce per layer by two all-to-alls, each sending
+    ``k (t-1)/t^2`` of the tokens' activations (each device dispatches its ``1/t`` share to
+    the ``k`` experts it routes to). Pipeline hops move ``h x a`` per token across
+    ``p - 1`` boundaries per pass: ``(p-1)/p x h x a / bw`` per token in the cycle. A
+    replica inside one scale-up domain uses the chip-to-chip bandwidth, else the stage
+    hops and any group beyond the domain use the scale-out network.
+    """
+    t, p = shape.tensor, shape.pipeline
+    token_bytes = np.asarray(hidden_size, float) * activation_bytes
+    inside = (t <= domain_devices) * 1.0
+    tp_bw = inside * scale_up_bytes_per_s + (1.0 - inside) * scale_out_bytes_per_s
+    inside = (t * p <= domain_devices) * 1.0
+    pp_bw = inside * scale_up_bytes_per_s + (1.0 - inside) * scale_out_bytes_per_s
+    ring = 2.0 * (t - 1.0) / t
+    all_to_all = 2.0 * np.asarray(experts_per_token, float) * (t - 1.0) / (t * t)
+    per_layer = ring + (all_to_all if shape.expert_parallel else ring)
+    tensor_part = np.asarray(layers, float) * per_layer * token_bytes / (p * tp_bw)
+    return tensor_part + (p - 1.0) / p * token_bytes / pp_bw

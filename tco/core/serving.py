@@ -1,0 +1,526 @@
+"""Serving under load: continuous batching, prefill interference, queueing, percentile sizing, shape search.
+
+One function, :func:`size_pool`, sizes one pool of replicas (colocated, prefill-only or
+decode-only) for the peak request rate so that the **percentile** latency targets hold,
+for every candidate replica shape (:mod:`tco.core.parallelism`), and keeps the cheapest
+shape that meets them, draw by draw. Everything is a closed form or a fixed number of
+vectorized steps (DESIGN.md section 8; docs/model.md "Serving under load").
+
+**Continuous batching.** A replica runs cycles (:mod:`tco.core.steps`); the serving stack
+caps the number of sequences in flight (``max_num_seqs``) at the **slot cap**
+``c_s = floor(min(B_T, B_mem, max_batch, B_budget))``: ``B_T`` the largest occupancy whose
+mean cycle meets the TPOT target, ``B_mem`` what the KV cache holds, ``B_budget`` the
+occupancy whose prefill the token budget can still absorb. Every request's TPOT is then
+at most the cycle time at the cap, whatever the load; load fluctuations show up as
+waiting for a slot, which counts in TTFT.
+
+**Prefill interference (colocated).** By Little's law a replica whose mean decode
+occupancy is ``B`` admits ``B / O`` requests per cycle, i.e. ``B P / O`` prefill tokens per
+cycle on average. Each prefill token costs ``chi`` seconds of replica time:
+
+* ``chunked`` (Sarathi-Serve, Agrawal et al., OSDI 2024; vLLM V1 default; SGLang,
+  TensorRT-LLM in-flight batching): decode tokens first, then prefill chunks up to the
+  token budget ``tau`` per micro-batch (``max_num_batched_tokens``); a prefill token rides
+  in a decode cycle at the marginal cost ``chi = (t(0, p tau) - t(0, 0)) / (p tau)``;
+* ``prefill_first`` (vLLM V0, Orca-style): waiting prompts run as separate passes of up
+  to ``tau`` tokens that stall decoding; ``chi = t(0, N_f) / N_f`` with ``N_f = p k_b P``.
+
+The user-seen mean cycle is ``t(B) = t_d(B) + (P/O) chi B`` -- still a maximum of lines.
+
+**Queueing and percentiles.** A request waits for a slot (servers: ``R c_s`` slots held
+for ``D = O t(c_s) + S_pf`` each) and then for prefill (``R x lanes`` lanes, service
+``S_pf``). Both are multi-server queues sized by square-root staffing
+(:mod:`tco.core.queueing`) so that, at peak, each wait exceeds half the TTFT slack
+(``T_ttft - S_pf - one cycle``) with probability at most ``(1 - q)/2``; the TTFT
+percentile then holds for the sum. A disaggregated prefill pool has the lanes queue with
+the whole slack (KV transfer taken off); a decode pool has the slot queue, whose wait
+delays the second token: the gap between the first and the second token (cycle plus wait)
+must meet the TPOT target at the percentile, so the slack is ``T_tpot - t_d(c_s)``
+(stricter than MLPerf's per-request mean TPOT, which would let a request wait seconds for
+a slot and still pass).
+
+**Shape search.** Each candidate shape gets its replica count ``R``; the pool keeps, per
+draw, the feasible candidate with the lowest ``R n x cost per device-hour``; when none
+is feasible the one nearest to its TPOT target is reported (and flagged infeasible).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import parallelism, queueing
+from .roofline import memory_read_time_s
+from .sizing import WHOLE_COUNT_GUARD
+from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point
+
+POLICIES = ("chunked", "prefill_first")
+ROLES = ("colocated", "prefill", "decode")
+
+#: rounding guard of whole token and slot counts (copied into the workbook; not an assumption)
+FLOOR_GUARD = 1e-9
+CEIL_GUARD = 1e-9
+
+
+@dataclass(frozen=True)
+class Demand:
+    """Workload and serving settings seen by every pool (arrays broadcast over draws)."""
+
+    prompt_tokens: object
+    output_tokens: object
+    peak_requests_per_s: object
+    mean_requests_per_s: object
+    ttft_target_s: object
+    tpot_target_s: object
+    percentile: object
+    max_batch: object
+    token_budget: object
+    memory_compute_overlap: object
+    phase_overlap: object
+    comm_overlap: object
+    policy: str = "chunked"
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The model as the cycle needs it (arrays) plus its static shape facts."""
+
+    weight_bytes: object                 # stored weights [B]
+    read_fixed_bytes: object             # MoE: weight bytes read per micro-batch = fixed + per_token x tokens
+    read_per_token_bytes: object
+    weight_flops_per_token: object       # 2 A
+    kv_bytes_per_token: object           # k (one copy)
+    layers: object
+    attention_dim: object
+    hidden_size: object
+    experts_per_token: object
+    activation_bytes: object
+    kv_heads: float                      # static (1 for latent attention)
+    moe: bool
+
+
+@dataclass(frozen=True)
+class DeviceShape:
+    """One device type (arrays per device): memory tiers, compute, interconnect."""
+
+    tier_capacity_bytes: tuple
+    tier_bandwidth_bytes_per_s: tuple
+    usable_fraction: object
+    bandwidth_efficiency: object
+    flops_per_s: object                  # peak at the compute width x compute efficiency
+    sync_latency_s: object
+    scale_up_bytes_per_s: object
+    scale_out_bytes_per_s: object
+    domain_devices: object
+    min_devices: object = 1.0
+    cycle_overhead_s: object = 0.0       # fixed time per cycle (every micro-batch advances one pass) [s]
+
+
+@dataclass
+class PoolServing:
+    """The chosen shape of one pool and what it gives at peak (arrays over draws).
+
+    ``chosen`` keeps the chosen shape's terms (cycle lines, slot residence, prefill work) so
+    that :meth:`at_load` can re-read it at another load or fleet size (validation against
+    measured systems); ``candidates`` every candidate's.
+    """
+
+    values: dict = field(default_factory=dict)
+    shapes: tuple = ()
+    role: str = "colocated"
+    candidates: list = field(default_factory=list, repr=False)
+    chosen: dict = field(default_factory=dict, repr=False)
+
+    def __getitem__(self, key):
+        return self.values[key]
+
+    def at_load(self, demand: Demand, replicas, ttft_extra_s=0.0) -> dict:
+        """Percentile TTFT and TPOT, queueing delay and occupancy of the chosen shape with ``replicas``
+        replicas at ``demand.peak_requests_per_s`` [dict of arrays]."""
+        return _at_peak(self.role, {**self.chosen, "replicas": replicas + 0.0 * self.chosen["replicas"]}, demand,
+                        ttft_extra_s)
+
+
+@dataclass(frozen=True)
+class _PoolTerms:
+    """Shape-independent terms of a pool, computed once per :func:`size_pool` call."""
+
+    context: object
+    decode_attention_flops: object
+    prefill_attention_flops: object
+    prefill_kv_factor: object
+    device_capacity_bytes: tuple
+    device_bandwidth_bytes_per_s: tuple
+    sequence_kv_bytes: object = None     # KV bytes of one sequence (prompt, plus output unless prefill-only)
+    total_kv_bytes: object = None        # KV bytes of one whole sequence, P + O tokens
+    ratio: object = 0.0                  # P / O when colocated (prefill tokens per decode token), else 0
+
+
+def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> _PoolTerms:
+    prompt = demand.prompt_tokens
+    context = prompt + 0.5 * demand.output_tokens
+    factor = 1.0
+    if demand.policy == "chunked" and role == "colocated":  # each chunk re-reads the prompt's earlier chunks
+        factor = 1.0 + 0.5 * np.maximum(prompt / demand.token_budget - 1.0, 0.0)
+    total = (prompt + demand.output_tokens) * model.kv_bytes_per_token
+    sequence = prompt * model.kv_bytes_per_token if role == "prefill" else total
+    return _PoolTerms(context, 4.0 * model.layers * model.attention_dim * context,
+                      2.0 * model.layers * model.attention_dim * prompt, factor,
+                      tuple(c * device.usable_fraction for c in device.tier_capacity_bytes),
+                      tuple(b * device.bandwidth_efficiency for b in device.tier_bandwidth_bytes_per_s),
+                      sequence, total, prompt / demand.output_tokens if role == "colocated" else 0.0)
+
+
+def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str,
+                terms: _PoolTerms | None = None) -> CycleModel:
+    """The :class:`CycleModel` of a replica of ``shape`` devices."""
+    terms = terms or _pool_terms(model, device, demand, role)
+    n = float(shape.devices)
+    k = model.kv_bytes_per_token * parallelism.kv_replication(shape.tensor, model.kv_heads)
+    return CycleModel(
+        pipeline=shape.pipeline,
+        weight_bytes=model.weight_bytes,
+        read_fixed_bytes=model.read_fixed_bytes,
+        read_per_token_bytes=model.read_per_token_bytes,
+        moe=model.moe,
+        weight_flops_per_token=model.weight_flops_per_token,
+        decode_kv_bytes_per_token=terms.context * k,
+        decode_attention_flops_per_token=terms.decode_attention_flops,
+        prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
+        prefill_attention_flops_per_token=terms.prefill_attention_flops,
+        flops_per_s=n * device.flops_per_s,
+        tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
+        tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
+        sync_fixed_s=parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s)
+        + device.cycle_overhead_s,
+        sync_per_token_s=parallelism.sync_time_per_token_s(
+            shape, model.layers, model.hidden_size, model.activation_bytes, model.experts_per_token,
+            device.scale_up_bytes_per_s, device.scale_out_bytes_per_s, device.domain_devices),
+        memory_compute_overlap=demand.memory_compute_overlap,
+        phase_overlap=demand.phase_overlap,
+        comm_overlap=demand.comm_overlap,
+    )
+
+
+def prefill_pass_prompts(cm: CycleModel, demand: Demand):
+    """Prompts run together in one whole-prompt prefill pass, ``k_b`` [prompts].
+
+    Batching prompts pays only while the pass is bound by the weight read: up to the
+    weight phase's ridge point ``N_r = p t_mem(W) / (2A / F)`` tokens, and never beyond the
+    token budget: ``k_b = max(1, min(floor(tau / P), ceil(N_r / P)))``. Long prompts run alone.
+    """
+    ridge = cm.pipeline * memory_read_time_s(cm.full_read_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s) \
+        * cm.flops_per_s / cm.weight_flops_per_token
+    fit = np.floor(demand.token_budget / demand.prompt_tokens + FLOOR_GUARD)
+    useful = np.ceil(ridge / demand.prompt_tokens - CEIL_GUARD)
+    return np.maximum(np.minimum(fit, useful), 1.0)
+
+
+def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
+    """Replica time per prefill token, ``chi`` [s/token], by scheduling policy (module docstring).
+
+    ``idle_cycle_s`` is ``t(0, 0)`` when the caller has it (the decode lines at B = 0).
+    """
+    p = cm.pipeline
+    if demand.policy == "chunked":
+        full = p * demand.token_budget
+        idle = cm.cycle_s(0.0, 0.0) if idle_cycle_s is None else idle_cycle_s
+        return (cm.cycle_s(0.0, full) - idle) / full
+    tokens = p * prefill_pass_prompts(cm, demand) * demand.prompt_tokens
+    return cm.cycle_s(0.0, tokens) / tokens
+
+
+def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_cycle_s, slots, prompts=None):
+    """Prefill of one prompt: ``(work, latency, lanes)`` [s, s, lanes per replica].
+
+    The replica is a work-conserving server of prefill work (prompts share its time), with
+    one lane per micro-batch. ``chunked``: the work of a prompt is ``P chi``; it also needs
+    ``m = max(1, P / tau_free)`` cycles, ``tau_free = tau - c_s / p`` tokens of budget per
+    micro-batch left by the decode tokens, so its latency once started is ``m t_d(c_s) + P chi``.
+    Whole-prompt passes (``prefill_first``, prefill pools): ``k_b`` prompts per pass of
+    ``t(0, p k_b P)``; work ``t(0, p k_b P) / k_b`` per prompt and lane, latency one pass.
+    """
+    p, prompt = float(cm.pipeline), demand.prompt_tokens
+    if chunked:
+        free = demand.token_budget - slots / p
+        work = prompt * chi
+        latency = np.maximum(prompt / np.maximum(free, 1e-9), 1.0) * decode_cycle_s + work
+        return work, latency, p, free > 0.0
+    prompts = prefill_pass_prompts(cm, demand) if prompts is None else prompts
+    latency = cm.cycle_s(0.0, p * prompts * prompt)
+    return latency / prompts, latency, p, True
+
+
+def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
+               whole, ttft_extra_s, device_hour_usd, terms: _PoolTerms) -> dict:
+    """Sizing of one candidate shape (arrays over draws); ``feasible`` and ``cost`` drive the choice."""
+    cm = cycle_model(shape, model, device, demand, role, terms)
+    n, p = float(shape.devices), float(shape.pipeline)
+    prompt, output = demand.prompt_tokens, demand.output_tokens
+    peak = demand.peak_requests_per_s
+    epsilon = 1.0 - demand.percentile
+    rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
+    capacity = sum(cm.tier_capacity_bytes[1:], cm.tier_capacity_bytes[0])
+    fits = ((model.weight_bytes + terms.sequence_kv_bytes * rep <= capacity)
+            & (shape.tensor <= device.domain_devices + 1e-9) & (n >= device.min_devices - 1e-9))
+    out = {"devices_per_replica": n, "tensor_parallel": float(shape.tensor), "pipeline_stages": p,
+           "expert_parallel": float(shape.expert_parallel)}
+    if role == "prefill":
+        prompts = prefill_pass_prompts(cm, demand)
+        work, latency, lanes, _ = _prefill_service(cm, demand, False, 0.0, 0.0, 0.0, prompts)
+        slack = demand.ttft_target_s - latency - ttft_extra_s
+        replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon) / lanes
+        ttft_ok = slack > 0.0
+        out["_slack"] = slack
+        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, residence_s=latency,
+                   tpot_ok=True, cycle_cap_s=latency, chi=0.0, _bound_at=(0.0, p * prompts * prompt))
+    else:
+        lines = cm.decode_lines()
+        colocated = role == "colocated"
+        ratio = terms.ratio
+        chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines])) if colocated else 0.0
+        seen = [b.shifted(0.0, ratio * chi) for b in lines] if colocated else lines
+        within = branch_max([largest_within(b, demand.tpot_target_s) for b in seen])
+        kv_batch = (capacity - model.weight_bytes) / (terms.total_kv_bytes * rep)
+        cap = np.minimum(np.minimum(within, kv_batch), demand.max_batch)
+        chunked = colocated and demand.policy == "chunked"
+        if chunked:
+            cap = np.minimum(cap, p * demand.token_budget / (1.0 + ratio))
+        slots = np.floor(cap + FLOOR_GUARD) if whole else cap  # continuous sizing: smooth curves (DESIGN.md 4)
+        tpot_ok = slots >= 1.0
+        slots = np.maximum(slots, 1.0)
+        cycle_cap = branch_min([b(slots) for b in seen])
+        if colocated:
+            # the seen lines are the decode lines plus (P/O) chi B: the decode-only cycle at the cap follows
+            decode_cap = cycle_cap - ratio * chi * slots
+            work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, decode_cap, slots)
+            tpot_ok = tpot_ok & budget_ok
+            residence = output * cycle_cap + latency
+            slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
+            slot_servers = queueing.servers_within_wait(peak * residence, residence, 0.5 * slack, 0.0, 0.5 * epsilon)
+            lane_servers = queueing.servers_within_wait(peak * work, work, 0.5 * slack, 0.0, 0.5 * epsilon)
+            replicas = np.maximum(slot_servers / slots, lane_servers / lanes)
+            ttft_ok = slack > 0.0
+            out["_slack"] = 0.5 * slack
+        else:
+            work = latency = lanes = 0.0
+            residence = output * cycle_cap
+            slack = demand.tpot_target_s - cycle_cap
+            replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon) / slots
+            ttft_ok = True
+            out["_slack"] = slack
+        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
+                   tpot_ok=tpot_ok, cycle_cap_s=cycle_cap, chi=chi, _bound_at=(slots, ratio * slots))
+        out["_seen"] = seen
+    if whole:
+        replicas = np.maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
+    feasible = (fits & out["tpot_ok"] & ttft_ok) * 1.0
+    out["_cm"] = cm
+    out.update(replicas=replicas, fits=fits * 1.0, ttft_ok=ttft_ok * 1.0, tpot_ok=out["tpot_ok"] * 1.0,
+               feasible=feasible, cost=replicas * n * device_hour_usd)
+    return out
+
+
+def _derived(role: str, chosen: dict, demand: Demand) -> dict:
+    """Outputs that follow from the chosen shape's terms (computed once, after the choice)."""
+    capacity = (chosen["lanes"] / chosen["prefill_work_s"] if role == "prefill"
+                else chosen["slots"] / chosen["residence_s"])
+    return dict(capacity_rps=capacity, tpot_met=chosen["tpot_ok"],
+                feasible=chosen["fits"] * chosen["tpot_ok"] * chosen["ttft_ok"],
+                prefill_tokens_per_s=chosen["lanes"] * demand.prompt_tokens / np.maximum(chosen["prefill_work_s"], 1e-300),
+                decode_tokens_per_s=chosen["slots"] / chosen["cycle_cap_s"])
+
+
+#: what :func:`size_pool` reports per pool (for the chosen shape)
+POOL_OUTPUTS = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
+                "batch", "tpot_s", "ttft_s", "queue_wait_s", "prefill_s", "prefill_work_s", "lanes", "residence_s",
+                "cycle_cap_s", "step_s", "interference_share", "capacity_rps", "chi", "feasible", "tpot_ok", "ttft_ok",
+                "fits", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s", "decode_tokens_per_s",
+                "tpot_met")
+
+#: the terms of a candidate carried to the chosen shape (the figures at peak, what bounds a cycle and the
+#: spilled bytes are computed after the choice)
+_AT_PEAK = ("batch", "tpot_s", "ttft_s", "queue_wait_s", "step_s", "interference_share", "decode_bound", "prefill_bound",
+            "spilled_bytes", "capacity_rps", "tpot_met", "feasible", "prefill_tokens_per_s", "decode_tokens_per_s")
+_CANDIDATE_OUTPUTS = (*(k for k in POOL_OUTPUTS if k not in _AT_PEAK), "_slack")
+
+_COMMON = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "capacity_rps", "queue_wait_s")
+_PREFILL = ("prefill_s", "prefill_tokens_per_s", "prefill_bound", "ttft_s")
+_DECODE = ("slots", "batch", "step_s", "tpot_s", "decode_tokens_per_s", "decode_bound", "spilled_bytes", "tpot_met")
+#: the :class:`tco.core.outputs.PoolPerformance` fields of each role
+PERFORMANCE_FIELDS = {"colocated": _COMMON + _PREFILL + _DECODE + ("interference_share",),
+                      "prefill": _COMMON + _PREFILL, "decode": _COMMON + _DECODE}
+
+#: score of an infeasible candidate (it only wins when no candidate is feasible)
+_INFEASIBLE_SCORE = 1e250
+
+
+def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape, device: DeviceShape, demand: Demand,
+              whole=True, ttft_extra_s=0.0, device_hour_usd=1.0) -> PoolServing:
+    """Size one pool at peak for every candidate shape and keep the cheapest that meets the targets.
+
+    Returns a :class:`PoolServing` whose ``values`` hold, per draw, the chosen shape
+    (``devices_per_replica``, ``tensor_parallel``, ``pipeline_stages``, ``expert_parallel``,
+    ``shape_index``) and the figures at peak: ``replicas``, ``slots`` (the batch cap),
+    ``batch`` (mean decode occupancy), ``tpot_s`` and ``ttft_s`` at the percentile,
+    ``queue_wait_s`` (their queueing part), ``prefill_s``, ``step_s``, ``interference_share``,
+    ``capacity_rps`` and the feasibility flags.
+
+    The choice, per draw: the feasible candidate with the lowest ``R n x cost per
+    device-hour``; with none feasible, the one with the shortest cycle at its slot cap
+    (nearest to its TPOT target). It is made with arithmetic masks, not ``np.where``/``np.choose``
+    (both several times slower than a multiply on large arrays).
+    """
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}")
+    if demand.policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}")
+    candidates = []
+    terms = _pool_terms(model, device, demand, role)
+    for shape in shapes:
+        candidates.append(_candidate(role, shape, model, device, demand, whole, ttft_extra_s, device_hour_usd, terms))
+    best = index = None
+    for k, c in enumerate(candidates):
+        score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + c["cycle_cap_s"])
+        if best is None:
+            best, index = score, 0.0 * score
+        else:
+            better = score < best
+            index = index + better * (k - index)
+            best = np.minimum(best, score)
+    picks = _Picks(candidates, index)
+    chosen = {key: picks(key) for key in _CANDIDATE_OUTPUTS}
+    chosen.update(_derived(role, chosen, demand))
+    if role != "prefill":
+        chosen["_seen"] = _select_lines(picks, candidates)
+    chosen.update(_at_peak(role, chosen, demand, ttft_extra_s))
+    cm = _select_cycle_model(picks, candidates, model, device, terms)
+    at = candidates[0]["_bound_at"] if len(candidates) == 1 else tuple(picks.stacked([c["_bound_at"][i] for c in candidates])
+                                                                       for i in range(2))
+    code, spilled = cm.bound_and_spill(*at)
+    zero = 0.0 * code
+    chosen.update(decode_bound=zero if role == "prefill" else code, prefill_bound=zero if role == "decode" else code,
+                  spilled_bytes=zero if role == "prefill" else spilled)
+    out = {k: chosen[k] for k in POOL_OUTPUTS}
+    out["shape_index"] = index
+    out["feasible"] = out["feasible"] > 0.5
+    if role == "prefill":
+        out["decode_cap_s"] = chosen["prefill_s"]
+    else:  # the seen lines are the decode lines plus (P/O) chi B
+        ratio = demand.prompt_tokens / demand.output_tokens if role == "colocated" else 0.0
+        out["decode_cap_s"] = chosen["cycle_cap_s"] - ratio * chosen["chi"] * chosen["slots"]
+    return PoolServing(out, tuple(shapes), role, candidates, chosen)
+
+
+class _Picks:
+    """The chosen candidate's value of any term, per draw: a gather from the candidates' values laid end
+    to end (one pass over the data), or a table lookup for terms that are one number per candidate."""
+
+    def __init__(self, candidates: Sequence[dict], index):
+        self.candidates = candidates
+        self.index = np.asarray(index).astype(np.intp)
+        size = self.index.size
+        self.flat = (self.index.ravel() * size + np.arange(size)) if len(candidates) > 1 else None
+
+    def __call__(self, key: str):
+        return self.stacked([c[key] for c in self.candidates])
+
+    def stacked(self, values: list):
+        if len(values) == 1:
+            return values[0]
+        if all(np.ndim(v) == 0 for v in values):
+            return np.asarray(values, float)[self.index]
+        shape = self.index.shape
+        laid = np.concatenate([np.broadcast_to(np.asarray(v, float), shape).ravel() for v in values])
+        return laid.take(self.flat).reshape(shape)
+
+
+def _select_lines(picks: _Picks, candidates: Sequence[dict]) -> list[Lines]:
+    """The chosen candidate's seen lines per draw (every candidate of a pool has the same line structure)."""
+    if len(candidates) == 1:
+        return candidates[0]["_seen"]
+    out = []
+    for b, first in enumerate(candidates[0]["_seen"]):
+        out.append(Lines(tuple(picks.stacked([c["_seen"][b].intercepts[i] for c in candidates])
+                               for i in range(len(first.intercepts))),
+                         tuple(picks.stacked([c["_seen"][b].slopes[i] for c in candidates])
+                               for i in range(len(first.slopes)))))
+    return out
+
+
+def _select_cycle_model(picks: _Picks, candidates: Sequence[dict], model: ModelShape, device: DeviceShape,
+                        terms: _PoolTerms) -> CycleModel:
+    """The chosen shape's cycle model per draw: devices, stages and tensor ranks looked up, the terms that
+    scale with them recomputed, the collectives gathered."""
+    cms = [c["_cm"] for c in candidates]
+    if len(cms) == 1:
+        return cms[0]
+    n = picks("devices_per_replica")
+    k = model.kv_bytes_per_token * parallelism.kv_replication(picks("tensor_parallel"), model.kv_heads)
+    return replace(cms[0], pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
+                   tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
+                   tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
+                   decode_kv_bytes_per_token=terms.context * k, prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
+                   sync_fixed_s=picks.stacked([cm.sync_fixed_s for cm in cms]),
+                   sync_per_token_s=picks.stacked([cm.sync_per_token_s for cm in cms]))
+
+
+def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
+    """Occupancy, percentile TPOT and TTFT and queueing delay of one candidate at the peak rate."""
+    epsilon = 1.0 - demand.percentile
+    peak, replicas = demand.peak_requests_per_s, c["replicas"]
+    if role == "prefill":
+        service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
+        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon, c["_slack"])
+        zero = 0.0 * wait
+        return dict(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=zero, tpot_s=zero, step_s=service + zero,
+                    interference_share=zero)
+    seen, slots, output = c["_seen"], c["slots"], demand.output_tokens
+    gain = peak / replicas * output
+    occupancy = np.minimum(branch_min([least_fixed_point(b, gain) for b in seen]), slots)
+    z = queueing.normal_quantile(demand.percentile)
+    seen_batch = np.minimum(queueing.occupancy_seen_quantile(occupancy, z), slots)
+    cycle_mean = branch_min([b(occupancy) for b in seen])
+    tpot = branch_min([b(seen_batch) for b in seen])
+    residence = c["residence_s"]
+    if role == "colocated":
+        service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
+        wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon, c["_slack"])
+                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon, c["_slack"]))
+        ttft = c["cycle_cap_s"] + service + wait + ttft_extra_s
+        interference = c["chi"] * (demand.prompt_tokens / output) * occupancy / cycle_mean
+    else:
+        wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon, c["_slack"])
+        tpot = np.maximum(tpot, cycle_mean + wait)
+        ttft = 0.0 * tpot
+        interference = ttft
+    return dict(batch=occupancy, tpot_s=tpot, ttft_s=ttft, queue_wait_s=wait, step_s=cycle_mean,
+                interference_share=interference)
+
+
+def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, ttft_extra_s=0.0):
+    """Largest request rate ``R`` replicas of the chosen shape carry within the percentile targets [req/s].
+
+    The inverse of the sizing: each queue's servers (``R c_s`` slots, ``R x lanes`` lanes)
+    carry at most :func:`tco.core.queueing.offered_load_within_wait` Erlangs, so the rate is
+    the smaller of ``A_slots / D`` and ``A_lanes / S_work`` (one queue for a prefill or decode
+    pool). Measured systems of a given size (MLPerf: 8 GPUs) are checked this way, and the
+    hourly stranded-capacity simulation uses it for the provisioned fleet.
+    """
+    v = pool.values
+    epsilon = 1.0 - demand.percentile
+    if role == "prefill":
+        slack = demand.ttft_target_s - v["prefill_s"] - ttft_extra_s
+        return queueing.offered_load_within_wait(replicas * v["lanes"], v["prefill_work_s"], slack, 0.0, epsilon) \
+            / v["prefill_work_s"]
+    residence = v["residence_s"]
+    if role == "decode":
+        slack = demand.tpot_target_s - v["cycle_cap_s"]
+        return queueing.offered_load_within_wait(replicas * v["slots"], residence, slack, 0.0, epsilon) / residence
+    slack = demand.ttft_target_s - v["prefill_s"] - v["cycle_cap_s"] - ttft_extra_s
+    slots = queueing.offered_load_within_wait(replicas * v["slots"], residence, 0.5 * slack, 0.0, 0.5 * epsilon) / residence
+    lanes = queueing.offered_load_within_wait(replicas * v["lanes"], v["prefill_work_s"], 0.5 * slack, 0.0, 0.5 * epsilon) \
+        / v["prefill_work_s"]
+    return np.minimum(slots, lanes)

@@ -1,0 +1,276 @@
+"""Time of one serving cycle of a replica: per-phase roofline with overlap, plus collectives.
+
+A *cycle* is one forward pass of every micro-batch in flight (``p`` micro-batches over
+``p`` pipeline stages; ``p = 1`` is one engine step): each decode sequence gains one token
+and the scheduled prefill chunks advance. A cycle with ``B`` decode tokens and ``N_p``
+prefill tokens (``N = B + N_p``) runs two phases, each a roofline (Williams, Waterman and
+Patterson, CACM 2009) of its bytes and FLOPs:
+
+* **weight phase** -- the matrix multiplies: weight bytes ``p x W_read(N/p)`` (each stage
+  reads its weights once per micro-batch) against ``2 A N`` FLOPs;
+* **attention phase** -- the KV cache: ``B C k + N_p k_p`` bytes (times the KV replication
+  of the tensor group) against ``4 L d C`` FLOPs per decode token and ``2 L d P`` per
+  prefill token (causal mean context ``P/2``);
+
+Within a phase, memory traffic and arithmetic overlap by ``o_mc``; the two phases overlap
+by ``o_p`` (both in [0, 1]): ``x (+) y = max(x, y) + (1 - o) min(x, y)``, so ``o = 1`` is a
+perfect overlap (the plain roofline maximum) and ``o = 0`` runs them back to back. The
+collectives add ``s0 + s1 N`` (:mod:`tco.core.parallelism`), the bandwidth part reduced
+by the compute/communication overlap ``o_c``.
+
+Because every term is linear in the tokens, or the maximum of linear pieces (memory
+tiers placed fastest first, the roofline), the decode cycle ``t_d(B)`` is a convex
+piecewise-linear function of the batch: the maximum of a fixed set of **lines**
+(:class:`Lines`). The batch that meets a time target and the occupancy at a given load
+then have closed forms (:func:`largest_within`, :func:`least_fixed_point`). A
+mixture-of-experts model reads ``min(touched experts, all experts)``, so its cycle is the
+*minimum* of two such functions (a sparse and a dense branch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .roofline import memory_read_time_s
+
+
+def _zero(x) -> bool:
+    """A literal Python zero (a term that is structurally absent), not an array of zeros."""
+    return isinstance(x, float | int) and x == 0
+
+
+def _add(a, b):
+    """``a + b``, skipping a structural zero (saves an array pass)."""
+    return a if _zero(b) else b if _zero(a) else a + b
+
+
+def _scale(k, x):
+    """``k x``, skipping a structural zero."""
+    return 0.0 if _zero(x) or _zero(k) else k * x
+
+
+def overlapped(x, y, overlap, keep=None):
+    """``max(x, y) + (1 - o) min(x, y)``: two durations overlapped by a share ``o`` [s] (``keep = 1 - o``
+    when the caller has it)."""
+    return np.maximum(x, y) + (1.0 - overlap if keep is None else keep) * np.minimum(x, y)
+
+
+@dataclass(frozen=True)
+class Lines:
+    """A convex piecewise-linear function ``f(B) = max_i (c0_i + c1_i B)``, ``B >= 0``."""
+
+    intercepts: tuple
+    slopes: tuple
+
+    def __call__(self, batch):
+        value = None
+        for c0, c1 in zip(self.intercepts, self.slopes, strict=True):
+            line = _add(c0, _scale(c1, batch))
+            value = line if value is None else np.maximum(value, line)
+        return value
+
+    def shifted(self, intercept=0.0, slope=0.0) -> Lines:
+        """``f(B) + intercept + slope B``."""
+        return Lines(tuple(_add(c0, intercept) for c0 in self.intercepts), tuple(_add(c1, slope) for c1 in self.slopes))
+
+
+def _pairs(a: Lines, b: Lines, overlap) -> Lines:
+    """Lines of ``a (+) b = max(a, b) + (1 - o) min(a, b)`` for convex ``a``, ``b``.
+
+    ``x (+) y = max(x + (1-o) y, y + (1-o) x)`` is increasing in both, so with ``a = max_i a_i``
+    and ``b = max_j b_j`` it is ``max_{i,j} max(a_i + (1-o) b_j, b_j + (1-o) a_i)``.
+    """
+    keep = 1.0 - overlap
+    c0, c1 = [], []
+    for a0, a1 in zip(a.intercepts, a.slopes, strict=True):
+        for b0, b1 in zip(b.intercepts, b.slopes, strict=True):
+            c0 += [_add(a0, _scale(keep, b0)), _add(b0, _scale(keep, a0))]
+            c1 += [_add(a1, _scale(keep, b1)), _add(b1, _scale(keep, a1))]
+    return Lines(tuple(c0), tuple(c1))
+
+
+def tier_time_lines(bytes_fixed, bytes_per_token, tier_capacity_bytes: Sequence, tier_bandwidth_bytes_per_s: Sequence,
+                    offset_s=0.0) -> Lines:
+    """Lines of ``t_mem(y0 + y1 B) - offset`` with bytes placed fastest tier first [s].
+
+    ``t_mem`` is convex piecewise linear when the tiers come by falling bandwidth, so it
+    is the maximum of its segments' extended lines
+    ``T_{i-1} + (y - C_{i-1}) / bw_i`` (``C``, ``T``: capacity and read time of the faster
+    tiers).
+    """
+    c0, c1 = [], []
+    cumulative_bytes, cumulative_s = 0.0, 0.0
+    for capacity, bandwidth in zip(tier_capacity_bytes, tier_bandwidth_bytes_per_s, strict=True):
+        c0.append(cumulative_s + (bytes_fixed - cumulative_bytes) / bandwidth - offset_s)
+        c1.append(bytes_per_token / bandwidth)
+        cumulative_bytes = cumulative_bytes + capacity
+        cumulative_s = cumulative_s + capacity / bandwidth
+    return Lines(tuple(c0), tuple(c1))
+
+
+def largest_within(lines: Lines, target):
+    """Largest ``B >= 0`` with ``f(B) <= target`` [tokens]; negative when ``f(0) > target``.
+
+    For convex ``f = max_i`` lines, ``f(B) <= T`` iff every line is, so
+    ``B = min_i (T - c0_i) / c1_i``. Every line of a decode cycle rises with the batch (each
+    sequence reads its KV cache), so the slopes are positive.
+    """
+    best = None
+    for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
+        line = (target - c0) / c1
+        best = line if best is None else np.minimum(best, line)
+    return best
+
+
+def least_fixed_point(lines: Lines, gain):
+    """Least ``B`` with ``B = g f(B)``, ``g >= 0`` [tokens]; very large when there is none.
+
+    For a single line ``B = g (c0 + c1 B)`` gives ``B = g c0 / (1 - g c1)`` (none if
+    ``g c1 >= 1``: the replica cannot keep up). For ``f = max_i`` lines the least fixed
+    point is the largest of the lines' fixed points: at that ``B`` every other line lies
+    below the diagonal. Used with ``g = lambda O`` (Little's law: occupancy = arrival rate
+    x time in decode); callers cap the result at the slot cap.
+    """
+    out = 0.0
+    for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
+        out = np.maximum(out, gain * c0 / np.maximum(1.0 - gain * c1, 1e-12))
+    return out
+
+
+@dataclass(frozen=True)
+class CycleModel:
+    """Everything a replica's cycle time depends on, per replica (arrays broadcast over draws).
+
+    Bytes and FLOPs are per replica; ``tier_capacity_bytes``/``tier_bandwidth_bytes_per_s``
+    are the replica's usable capacity and achievable bandwidth per memory tier.
+    """
+
+    pipeline: int
+    weight_bytes: object          # stored weights W [B]
+    read_fixed_bytes: object      # weight bytes read = fixed + per_token x (tokens per micro-batch); dense: the active weights
+    read_per_token_bytes: object  # (0 for a dense model: then only the dense branch exists)
+    moe: bool
+    weight_flops_per_token: object
+    decode_kv_bytes_per_token: object
+    decode_attention_flops_per_token: object
+    prefill_kv_bytes_per_token: object
+    prefill_attention_flops_per_token: object
+    flops_per_s: object
+    tier_capacity_bytes: tuple
+    tier_bandwidth_bytes_per_s: tuple
+    sync_fixed_s: object
+    sync_per_token_s: object
+    memory_compute_overlap: object
+    phase_overlap: object
+    comm_overlap: object
+
+    @property
+    def full_read_bytes(self):
+        """Weight bytes a micro-batch reads when every weight it can touch is touched [B]: a dense
+        model's active weights (``read_fixed_bytes``: the input-embedding table is indexed, not
+        read), an MoE model's stored weights."""
+        return self.weight_bytes if self.moe else self.read_fixed_bytes
+
+    def weight_read_bytes(self, tokens):
+        """Weight bytes read by one micro-batch of ``tokens`` tokens [B]."""
+        if not self.moe:
+            return self.read_fixed_bytes
+        sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens, 1.0)
+        return np.minimum(sparse, self.weight_bytes)
+
+    def terms_s(self, decode_tokens, prefill_tokens):
+        """The four terms of a cycle and its collectives: ``(weight memory, weight compute, KV memory,
+        attention compute, collectives)`` [s]."""
+        tokens = _add(decode_tokens, prefill_tokens)
+        caps, bws = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s
+        weight_memory = self.pipeline * memory_read_time_s(self.weight_read_bytes(tokens / self.pipeline), caps, bws)
+        weight_compute = self.weight_flops_per_token * tokens / self.flops_per_s
+        kv = _add(_scale(decode_tokens, self.decode_kv_bytes_per_token), _scale(prefill_tokens, self.prefill_kv_bytes_per_token))
+        if len(caps) == 1:  # one tier: the KV cache streams at its bandwidth
+            kv_memory = kv / bws[0]
+        else:
+            kv_memory = memory_read_time_s(self.weight_bytes + kv, caps, bws) - memory_read_time_s(self.weight_bytes, caps, bws)
+        kv_compute = _add(_scale(decode_tokens, self.decode_attention_flops_per_token),
+                          _scale(prefill_tokens, self.prefill_attention_flops_per_token)) / self.flops_per_s
+        sync = self.sync_fixed_s + (1.0 - self.comm_overlap) * self.sync_per_token_s * tokens
+        return weight_memory, weight_compute, kv_memory, kv_compute, sync
+
+    def cycle_s(self, decode_tokens, prefill_tokens):
+        """Time of one cycle with ``B`` decode tokens and ``N_p`` prefill tokens [s] (exact, not the lines)."""
+        weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
+        keep = 1.0 - self.memory_compute_overlap
+        a = overlapped(weight_memory, weight_compute, None, keep)
+        b = overlapped(kv_memory, kv_compute, None, keep)
+        return overlapped(a, b, self.phase_overlap) + sync
+
+    def bound_and_spill(self, decode_tokens, prefill_tokens):
+        """What bounds a cycle (0 memory, 1 compute, 2 collectives: the largest of the memory
+        terms, the compute terms and the collectives) and the bytes it reads from below the
+        fastest tier (weights placed first, the KV cache after them) [code, B]."""
+        weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
+        memory, compute = weight_memory + kv_memory, weight_compute + kv_compute
+        code = (compute > memory) * (compute >= sync) * 1.0 + (sync > np.maximum(memory, compute)) * 2.0
+        tokens = decode_tokens + prefill_tokens
+        fast = self.tier_capacity_bytes[0]
+        weights = self.weight_read_bytes(tokens / self.pipeline)
+        kv = decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
+        # weights sit in the fastest tier first (re-read by each of p micro-batches), the KV cache after them
+        spilled = self.pipeline * np.maximum(weights - fast, 0.0) + np.maximum(kv - np.maximum(fast - weights, 0.0), 0.0)
+        if len(self.tier_capacity_bytes) == 1:  # one tier: nothing lives below it
+            spilled = 0.0 * spilled
+        return code, spilled
+
+    def decode_lines(self) -> list[Lines]:
+        """Lines of the decode-only cycle ``t_d(B)``, one :class:`Lines` per weight-read branch.
+
+        ``t_d`` is the minimum over the branches (dense models have one).
+        """
+        caps, bws, p = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s, self.pipeline
+        compute = Lines((0.0,), (self.weight_flops_per_token / self.flops_per_s,))
+        base_s = memory_read_time_s(self.weight_bytes, caps, bws)
+        kv_compute_slope = self.decode_attention_flops_per_token / self.flops_per_s
+        if len(caps) == 1:  # both attention terms pass through the origin: one line
+            attention = Lines((0.0,), (overlapped(self.decode_kv_bytes_per_token / bws[0], kv_compute_slope,
+                                                  self.memory_compute_overlap),))
+        else:
+            kv_memory = tier_time_lines(self.weight_bytes, self.decode_kv_bytes_per_token, caps, bws, base_s)
+            attention = _phase(kv_memory, kv_compute_slope, self.memory_compute_overlap)
+        sync = ((1.0 - self.comm_overlap) * self.sync_per_token_s, self.sync_fixed_s)
+        branches = [Lines((p * memory_read_time_s(self.full_read_bytes, caps, bws),), (0.0,))]
+        if self.moe:
+            sparse = tier_time_lines(self.read_fixed_bytes, self.read_per_token_bytes / p, caps, bws)
+            branches.append(Lines(tuple(p * c for c in sparse.intercepts), tuple(p * c for c in sparse.slopes)))
+        out = []
+        for weight_memory in branches:
+            weights = _phase(weight_memory, compute.slopes[0], self.memory_compute_overlap)
+            out.append(_pairs(weights, attention, self.phase_overlap).shifted(sync[1], sync[0]))
+        return out
+
+
+def _phase(memory: Lines, compute_slope, overlap) -> Lines:
+    """Lines of ``memory (+) compute`` with ``compute = s B``: ``max_i max(m_i + (1-o) s B, s B + (1-o) m_i)``."""
+    keep = 1.0 - overlap
+    c0, c1 = [], []
+    for m0, m1 in zip(memory.intercepts, memory.slopes, strict=True):
+        c0 += [m0, _scale(keep, m0)]
+        c1 += [_add(m1, _scale(keep, compute_slope)), _add(compute_slope, _scale(keep, m1))]
+    return Lines(tuple(c0), tuple(c1))
+
+
+def branch_max(values: Sequence):
+    """Maximum over the weight-read branches."""
+    out = values[0]
+    for value in values[1:]:
+        out = np.maximum(out, value)
+    return out
+
+
+def branch_min(values: Sequence):
+    """Minimum over the weight-read branches (one value per branch; a dense model has one)."""
+    out = values[0]
+    for value in values[1:]:
+        out = np.minimum(out, value)
+    return out

@@ -1,0 +1,461 @@
+"""The serving model on the Model sheet: every candidate replica shape of a pool, the choice, the figures at peak.
+
+Mirrors :mod:`tco.core.serving` (``_candidate``, ``size_pool``, ``_at_peak``) with
+:mod:`tco.core.steps` (cycle lines, the exact cycle), :mod:`tco.core.parallelism` (sync
+terms) and :mod:`tco.core.queueing` (square-root staffing, the waiting percentile) as
+live formulas, term by term in the core's order of operations. Each candidate shape is a
+block of rows; the chosen shape's index is the first lowest score, and the chosen values
+are read with ``CHOOSE``. The candidate list itself is static (fixed when the scenario is
+read), as in the core.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..core import serving
+from ..core.parallelism import Shape
+from ..core.queueing import _AS_C, _AS_D, OVERLOADED_WAIT_FACTOR, WAIT_ROUNDING_GUARD
+from ..core.sizing import WHOLE_COUNT_GUARD
+from ..core.structure import Option, Pool, device_param, pool_param, tier_param
+from . import formulas as fx
+
+Line = tuple[str, str]  # (intercept, slope) formula text
+
+
+# ----------------------------------------------------------------------------- helpers mirroring tco.core
+
+
+def overlapped(x: str, y: str, o: str) -> str:
+    """:func:`tco.core.steps.overlapped`: ``max(x, y) + (1 - o) min(x, y)``."""
+    return f"(MAX({x},{y})+(1-{o})*MIN({x},{y}))"
+
+
+def lines_at(lines: list[Line], batch: str) -> str:
+    """``f(B) = max_i (c0_i + c1_i B)``."""
+    terms = [f"{c0}+{c1}*{batch}" for c0, c1 in lines]
+    return terms[0] if len(terms) == 1 else f"MAX({','.join(terms)})"
+
+
+def branch_min(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else f"MIN({','.join(values)})"
+
+
+def branch_max(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else f"MAX({','.join(values)})"
+
+
+def tier_time_lines(fixed: str, per_token: str, caps: list[str], bws: list[str], offset: str = "0") -> list[Line]:
+    """:func:`tco.core.steps.tier_time_lines`."""
+    out = []
+    cumulative_bytes, cumulative_s = "0", "0"
+    for cap, bw in zip(caps, bws, strict=True):
+        out.append((f"(({cumulative_s})+(({fixed})-({cumulative_bytes}))/{bw}-({offset}))", f"(({per_token})/{bw})"))
+        cumulative_bytes = f"{cumulative_bytes}+{cap}"
+        cumulative_s = f"{cumulative_s}+{cap}/{bw}"
+    return out
+
+
+def phase(memory: list[Line], compute_slope: str, o: str) -> list[Line]:
+    """:func:`tco.core.steps._phase`."""
+    out = []
+    for m0, m1 in memory:
+        out += [(m0, f"({m1}+(1-{o})*{compute_slope})"), (f"(1-{o})*{m0}", f"({compute_slope}+(1-{o})*{m1})")]
+    return out
+
+
+def pairs(a: list[Line], b: list[Line], o: str) -> list[Line]:
+    """:func:`tco.core.steps._pairs`."""
+    out = []
+    for a0, a1 in a:
+        for b0, b1 in b:
+            out += [(f"({a0}+(1-{o})*{b0})", f"({a1}+(1-{o})*{b1})"), (f"({b0}+(1-{o})*{a0})", f"({b1}+(1-{o})*{a1})")]
+    return out
+
+
+def normal_quantile(q: str) -> str:
+    """:func:`tco.core.queueing.normal_quantile` (Abramowitz and Stegun 26.2.23)."""
+    t = f"SQRT(-2*LN(1-{q}))"
+    c0, c1, c2 = _AS_C
+    d1, d2, d3 = _AS_D
+    return f"({t}-({c0}+{c1}*{t}+{c2}*{t}*{t})/(1+{d1}*{t}+{d2}*{t}*{t}+{d3}*{t}*{t}*{t}))"
+
+
+def decay_per_server(service: str, slack: str) -> str:
+    """``u = k slack / S`` with ``k = 2 / (1 + 0)`` (Poisson arrivals, deterministic-looking service: scv 0)."""
+    return f"(2*MAX({slack},0)/{service})"
+
+
+def servers_within_wait(load: str, service: str, slack: str, epsilon: str) -> str:
+    """:func:`tco.core.queueing.servers_within_wait` with service scv 0."""
+    a = f"MAX({load},0)"
+    big_k = f"({decay_per_server(service, slack)}*SQRT({a}))"
+    beta = f"(SQRT({big_k}*{big_k}+2*MAX(LN(0.5/({epsilon})),0))-{big_k})"
+    return f"({a}+{beta}*SQRT({a})+1/(1+{decay_per_server(service, slack)}))"
+
+
+def wait_quantile(load: str, servers: str, service: str, epsilon: str, slack: str) -> str:
+    """:func:`tco.core.queueing.wait_quantile_s` with service scv 0."""
+    a = f"MAX({load},1E-300)"
+    root = f"SQRT({a})"
+    delta = f"1/(1+{decay_per_server(service, slack)})"
+    beta = f"MAX(({servers}-{a}-{delta})/{root},0)"
+    log_term = f"LN(0.5/({epsilon}))"
+    numerator = f"MAX({log_term}-0.5*{beta}*{beta},0)"
+    guarded = f"IF({numerator}>{WAIT_ROUNDING_GUARD:.0E}*{log_term},{numerator},0)"
+    return f"{guarded}*{service}/(2*{root}*{beta}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
+
+
+# ----------------------------------------------------------------------------- the cycle of one candidate
+
+
+@dataclass
+class Cycle:
+    """A :class:`tco.core.steps.CycleModel` as cell references (static facts as Python values)."""
+
+    pipeline: int
+    moe: bool
+    weight: str
+    read_fixed: str
+    read_per_token: str
+    flops_per_token: str
+    decode_kv: str
+    decode_attention: str
+    prefill_kv: str
+    prefill_attention: str
+    flops: str
+    caps: list[str]
+    bws: list[str]
+    s0: str
+    s1: str
+    o_mc: str
+    o_p: str
+    o_c: str
+
+    @property
+    def full_read(self) -> str:
+        return self.weight if self.moe else self.read_fixed
+
+    def t_mem(self, bytes_read: str) -> str:
+        return f"({fx.memory_read_time_s(bytes_read, self.caps, self.bws)})"
+
+    def weight_read(self, tokens: str) -> str:
+        if not self.moe:
+            return self.read_fixed
+        return f"MIN({self.read_fixed}+{self.read_per_token}*MAX({tokens},1),{self.weight})"
+
+    def terms(self, decode: str, prefill: str) -> tuple[str, str, str, str, str]:
+        """:meth:`tco.core.steps.CycleModel.terms_s`."""
+        p = self.pipeline
+        tokens = f"({decode}+{prefill})"
+        weight_memory = f"{p}*{self.t_mem(self.weight_read(f'{tokens}/{p}'))}"
+        weight_compute = f"({self.flops_per_token}*{tokens}/{self.flops})"
+        kv = f"({decode}*{self.decode_kv}+{prefill}*{self.prefill_kv})"
+        kv_memory = f"({self.t_mem(f'{self.weight}+{kv}')}-{self.t_mem(self.weight)})"
+        kv_compute = f"(({decode}*{self.decode_attention}+{prefill}*{self.prefill_attention})/{self.flops})"
+        sync = f"({self.s0}+(1-{self.o_c})*{self.s1}*{tokens})"
+        return weight_memory, weight_compute, kv_memory, kv_compute, sync
+
+    def cycle(self, decode: str, prefill: str) -> str:
+        """:meth:`tco.core.steps.CycleModel.cycle_s`."""
+        wm, wc, km, kc, sync = self.terms(decode, prefill)
+        return f"({overlapped(overlapped(wm, wc, self.o_mc), overlapped(km, kc, self.o_mc), self.o_p)}+{sync})"
+
+    def bound(self, decode: str, prefill: str) -> str:
+        """The code of :meth:`tco.core.steps.CycleModel.bound_and_spill`."""
+        wm, wc, km, kc, sync = self.terms(decode, prefill)
+        memory, compute = f"({wm}+{km})", f"({wc}+{kc})"
+        return f"(({compute}>{memory})*({compute}>={sync})*1+({sync}>MAX({memory},{compute}))*2)"
+
+    def spill(self, decode: str, prefill: str) -> str:
+        """The bytes of :meth:`tco.core.steps.CycleModel.bound_and_spill`."""
+        if len(self.caps) == 1:
+            return "0"
+        p = self.pipeline
+        weights = self.weight_read(f"({decode}+{prefill})/{p}")
+        kv = f"({decode}*{self.decode_kv}+{prefill}*{self.prefill_kv})"
+        fast = self.caps[0]
+        return f"({p}*MAX({weights}-{fast},0)+MAX({kv}-MAX({fast}-{weights},0),0))"
+
+    def decode_branches(self) -> list[list[Line]]:
+        """:meth:`tco.core.steps.CycleModel.decode_lines` (one list of lines per weight-read branch)."""
+        p = self.pipeline
+        compute_slope = f"({self.flops_per_token}/{self.flops})"
+        kv_slope = f"({self.decode_attention}/{self.flops})"
+        if len(self.caps) == 1:
+            attention = [("0", overlapped(f"{self.decode_kv}/{self.bws[0]}", kv_slope, self.o_mc))]
+        else:
+            kv_memory = tier_time_lines(self.weight, self.decode_kv, self.caps, self.bws, self.t_mem(self.weight))
+            attention = phase(kv_memory, kv_slope, self.o_mc)
+        branches = [[(f"{p}*{self.t_mem(self.full_read)}", "0")]]
+        if self.moe:
+            sparse = tier_time_lines(self.read_fixed, f"{self.read_per_token}/{p}", self.caps, self.bws)
+            branches.append([(f"{p}*{c0}", f"{p}*{c1}") for c0, c1 in sparse])
+        sync0, sync1 = self.s0, f"(1-{self.o_c})*{self.s1}"
+        out = []
+        for memory in branches:
+            weights = phase(memory, compute_slope, self.o_mc)
+            out.append([(f"{c0}+{sync0}", f"{c1}+{sync1}") for c0, c1 in pairs(weights, attention, self.o_p)])
+        return out
+
+
+# ----------------------------------------------------------------------------- one pool
+
+
+@dataclass
+class Demand:
+    """The demand terms as references (``epsilon = 1 - q``)."""
+
+    prompt: str
+    output: str
+    peak: str
+    ttft: str
+    tpot: str
+    percentile: str
+    epsilon: str
+    max_batch: str
+    budget: str
+    o_mc: str
+    o_p: str
+    o_c: str
+    policy: str
+
+
+def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], demand: Demand, device_hour: str,
+               extra: str, whole: bool) -> dict[str, str]:
+    """Rows for one pool: the pool terms, every candidate shape, the choice and the figures at peak.
+
+    ``model`` holds the references of the model's terms (``weight``, ``read_fixed``,
+    ``read_per_token``, ``flops_per_token``, ``kv``, ``layers``, ``attention_dim``,
+    ``hidden``, ``experts_per_token``, ``activation``, ``kv_heads``, ``moe`` as text "1"/"0");
+    returns the chosen shape's references under :data:`tco.core.serving.POOL_OUTPUTS` names.
+    """
+    q, d, role = sheet.quantity, pool.device, pool.role
+    colocated = role == "colocated"
+    chunked = colocated and demand.policy == "chunked"
+    prompt, output = demand.prompt, demand.output
+    sheet.heading(f"{role} pool on {d}: serving under load", level=2)
+    context = q("mean decode context (P + O/2)", f"{prompt}+0.5*{output}", "tokens")
+    decode_attention = q("attention FLOPs per decode token (4 L d C)", f"4*{model['layers']}*{model['attention_dim']}*{context}",
+                         "FLOP")
+    prefill_attention = q("attention FLOPs per prefill token (2 L d P)", f"2*{model['layers']}*{model['attention_dim']}*{prompt}",
+                          "FLOP")
+    factor = q("KV re-read factor of chunked prefill (1 + max(P/tau - 1, 0)/2)",
+               f"1+0.5*MAX({prompt}/{demand.budget}-1,0)" if chunked else "1", "")
+    usable = n(device_param(d, "memory_usable_fraction"))
+    caps = [q(f"usable capacity of tier {t} per device", f"{n(tier_param(d, t, 'capacity_bytes'))}*{usable}", "B")
+            for t in pool.tiers]
+    bw_eff = n(device_param(d, "bandwidth_efficiency"))
+    bws = [q(f"achievable bandwidth of tier {t} per device", f"{n(tier_param(d, t, 'bandwidth_bytes_per_s'))}*{bw_eff}", "B/s")
+           for t in pool.tiers]
+    bits = n("workload.compute_bits")
+    flops = q("achieved FLOP/s per device at the compute width",
+              f"IF({bits}<=4,{n(device_param(d, 'peak_flops_4bit'))},IF({bits}<=8,{n(device_param(d, 'peak_flops_8bit'))},"
+              f"{n(device_param(d, 'peak_flops_16bit'))}))*{n(device_param(d, 'compute_efficiency'))}", "FLOP/s")
+    overhead_name = device_param(d, "cycle_overhead_s")
+    overhead = n(overhead_name) if overhead_name in n else "0"
+    domain = n(device_param(d, "scale_up_domain_devices"))
+    minimum = n(pool_param(option.name, role, "devices_per_replica")) if pool.has_min_devices else "1"
+    epsilon = demand.epsilon
+    candidates = []
+    for k, shape in enumerate(pool.shapes):
+        candidates.append(_candidate(sheet, k, shape, role, model, demand, chunked, context, decode_attention,
+                                     prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d,
+                                     device_hour, extra, whole, epsilon))
+    return _choose(sheet, role, candidates, demand, extra)
+
+
+def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, chunked: bool, context, decode_attention,
+               prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d, device_hour, extra, whole,
+               epsilon) -> dict:
+    """Rows of one candidate shape (``_candidate`` of the core)."""
+    q = sheet.quantity
+    sheet.heading(f"candidate {k}: {shape.label}", level=2)
+    t, p, devices = shape.tensor, shape.pipeline, shape.devices
+    prompt, output, budget = demand.prompt, demand.output, demand.budget
+    colocated = role == "colocated"
+    rep = q("KV copies in the tensor group (max(t / KV heads, 1))", f"MAX({t}/{model['kv_heads']},1)", "")
+    kv_rep = f"{model['kv']}*{rep}"
+    layers, hidden = model["layers"], model["hidden"]
+    hops = max(math.log2(t), 1.0)
+    collectives = 3.0 if shape.expert_parallel else 2.0
+    s0 = q("fixed time per cycle: collective latencies and the device's cycle overhead",
+           f"({collectives:g}*{hops!r}*{layers}+({p}-1))*{n(device_param(d, 'sync_latency_s'))}+{overhead}", "s")
+    token_bytes = f"({hidden}*{model['activation']})"
+    up, out_bw = n(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")), n(device_param(d, "scale_out_bandwidth_bytes_per_s"))
+    tp_bw = f"IF({t}<={domain},{up},{out_bw})"
+    pp_bw = f"IF({t * p}<={domain},{up},{out_bw})"
+    ring = f"2*({t}-1)/{t}"
+    all_to_all = f"2*{model['experts_per_token']}*({t}-1)/({t}*{t})"
+    per_layer = f"({ring}+{all_to_all if shape.expert_parallel else ring})"
+    s1 = q("collective time per token in a cycle (ring all-reduce, all-to-all, stage hops)",
+           f"{layers}*{per_layer}*{token_bytes}/({p}*{tp_bw})+({p}-1)/{p}*{token_bytes}/{pp_bw}", "s/token")
+    rcaps = [q(f"replica capacity of tier {i}", f"{c}*{devices}", "B") for i, c in enumerate(caps)]
+    rbws = [q(f"replica bandwidth of tier {i}", f"{b}*{devices}", "B/s") for i, b in enumerate(bws)]
+    cm = Cycle(p, bool(model["moe"] == "1"), model["weight"], model["read_fixed"], model["read_per_token"],
+               model["flops_per_token"], q("KV bytes per decode token (C k copies)", f"{context}*{kv_rep}", "B"),
+               decode_attention, q("KV bytes per prefill token", f"{factor}*{kv_rep}", "B"), prefill_attention,
+               q("replica FLOP/s", f"{devices}*{flops}", "FLOP/s"), rcaps, rbws, s0, s1, demand.o_mc, demand.o_p, demand.o_c)
+    capacity = fx.total(rcaps)
+    sequence = f"({prompt}+{output})" if role != "prefill" else prompt
+    fits = q("model and one sequence fit, within the domain and the minimum devices (1/0)",
+             f"IF(AND({model['weight']}+{sequence}*{model['kv']}*{rep}<={capacity},{t}<={domain}+1E-9,"
+             f"{devices}>={minimum}-1E-9),1,0)", "")
+    ridge = f"{p}*{cm.t_mem(cm.full_read)}*{cm.flops}/{cm.flops_per_token}"
+    pass_prompts = q("prompts per whole-prompt pass, k_b",
+                     f"MAX(MIN({fx.floor(f'{budget}/{prompt}+{serving.FLOOR_GUARD:g}')},"
+                     f"{fx.ceil(f'{ridge}/{prompt}-{serving.CEIL_GUARD:g}')}),1)", "prompts")
+    c: dict[str, object] = {"devices_per_replica": str(devices), "tensor_parallel": str(t), "pipeline_stages": str(p),
+                            "expert_parallel": "1" if shape.expert_parallel else "0", "fits": fits}
+    if role == "prefill":
+        latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
+        work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
+        slack = q("TTFT slack for the prefill queue", f"{demand.ttft}-{latency}-{extra}", "s")
+        servers = servers_within_wait(f"{demand.peak}*{work}", work, slack, epsilon)
+        replicas = q("replicas (continuous)", f"{servers}/{p}", "replicas")
+        c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), slots="0", residence_s=latency, tpot_ok="1",
+                 capacity_rps=q("requests/s per replica, lanes busy", f"{p}/{work}", "req/s"), cycle_cap_s=latency,
+                 chi="0", prefill_bound=q("prefill bound code", cm.bound("0", f"{p}*{pass_prompts}*{prompt}"), ""),
+                 decode_bound="0", spilled_bytes="0", _slack=slack, ttft_ok=f"IF({slack}>0,1,0)")
+    else:
+        branches = cm.decode_branches()
+        stored = []
+        for b, lines in enumerate(branches):
+            stored.append([(q(f"decode line {b}.{i}: intercept", c0, "s"), q(f"decode line {b}.{i}: slope", c1, "s/token"))
+                           for i, (c0, c1) in enumerate(lines)])
+        ratio = f"{prompt}/{output}" if colocated else "0"
+        if colocated:
+            idle = branch_min([lines_at(lines, "0") for lines in stored])
+            if demand.policy == "chunked":
+                full = f"{p}*{budget}"
+                chi = q("replica time per prefill token, chi (chunked)", f"({cm.cycle('0', full)}-{idle})/({full})", "s/token")
+            else:
+                tokens = f"{p}*{pass_prompts}*{prompt}"
+                chi = q("replica time per prefill token, chi (whole prompts)", f"{cm.cycle('0', tokens)}/({tokens})",
+                        "s/token")
+        else:
+            chi = "0"
+        seen = [[(c0, f"({c1}+{ratio}*{chi})") for c0, c1 in lines] for lines in stored]
+        within = branch_max([branch_min([f"({demand.tpot}-{c0})/{c1}" for c0, c1 in lines]) for lines in seen])
+        kv_batch = f"({capacity}-{model['weight']})/((({prompt}+{output})*{model['kv']})*{rep})"
+        cap = f"MIN(MIN({within},{kv_batch}),{demand.max_batch})"
+        if chunked:
+            cap = f"MIN({cap},{p}*{budget}/(1+{ratio}))"
+        cap = q("slot cap before rounding", cap, "sequences")
+        raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
+        slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
+        tpot_ok = f"IF({raw}>=1,1,0)"
+        cycle_cap = q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]), "s")
+        if colocated:
+            decode_cap = q("decode-only cycle at the slot cap (cap cycle less the prefill share)",
+                           f"{cycle_cap}-{ratio}*{chi}*{slots}", "s")
+            if chunked:
+                free = q("token budget left by the decode tokens per micro-batch", f"{budget}-{slots}/{p}", "tokens")
+                work = q("prefill work per prompt (P chi)", f"{prompt}*{chi}", "s")
+                latency = q("prefill of one prompt once started",
+                            f"MAX({prompt}/MAX({free},1E-9),1)*{decode_cap}+{work}", "s")
+                tpot_ok = f"IF(AND({raw}>=1,{free}>0),1,0)"
+            else:
+                latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
+                work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
+            residence = q("slot residence (O cycles + prefill)", f"{output}*{cycle_cap}+{latency}", "s")
+            slack = q("TTFT slack (half to each queue)", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
+            half = f"0.5*{slack}"
+            slot_servers = servers_within_wait(f"{demand.peak}*{residence}", residence, half, f"0.5*{epsilon}")
+            lane_servers = servers_within_wait(f"{demand.peak}*{work}", work, half, f"0.5*{epsilon}")
+            replicas = q("replicas (continuous): slots or lanes", f"MAX({slot_servers}/{slots},{lane_servers}/{p})",
+                         "replicas")
+            c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=f"IF({slack}>0,1,0)",
+                     _slack=q("sizing slack of each queue", half, "s"))
+        else:
+            residence = q("slot residence (O cycles)", f"{output}*{cycle_cap}", "s")
+            slack = q("TPOT slack of the slot queue (one gap)", f"{demand.tpot}-{cycle_cap}", "s")
+            servers = servers_within_wait(f"{demand.peak}*{residence}", residence, slack, epsilon)
+            replicas = q("replicas (continuous)", f"{servers}/{slots}", "replicas")
+            c.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack)
+        c["tpot_ok"] = q("slot cap at least one sequence (and budget left) (1/0)", tpot_ok, "")
+        decode_tokens = f"{ratio}*{slots}" if colocated else "0"
+        c.update(slots=slots, residence_s=residence, cycle_cap_s=cycle_cap, chi=chi,
+                 capacity_rps=q("requests/s per replica, slots busy", f"{slots}/{residence}", "req/s"),
+                 decode_bound=q("cycle bound code at the slot cap", cm.bound(slots, decode_tokens), ""),
+                 spilled_bytes=q("bytes beyond the fastest tier at the slot cap", cm.spill(slots, decode_tokens), "B"),
+                 _lines=stored, _seen=seen)
+        c["prefill_bound"] = c["decode_bound"] if colocated else "0"
+    whole_replicas = f"MAX({fx.ceil(f'{replicas}-{WHOLE_COUNT_GUARD:g}')},1)" if whole else replicas
+    c["replicas"] = q("replicas", whole_replicas, "replicas")
+    c["feasible"] = q("feasible (1/0)", f"{fits}*{c['tpot_ok']}*{c['ttft_ok']}", "")
+    c["cost"] = q("cost rate of the pool (ranks the shapes)", f"{c['replicas']}*{devices}*{device_hour}", "USD/h")
+    c["score"] = q("score: cost, or a huge number when infeasible",
+                   f"{c['cost']}+(1-{c['feasible']})*{serving._INFEASIBLE_SCORE:.0E}*(1+{c['cycle_cap_s']})", "")
+    c["prefill_tokens_per_s"] = f"{c['lanes']}*{prompt}/MAX({c['prefill_work_s']},1E-300)"
+    c["decode_tokens_per_s"] = f"{c['slots']}/{c['cycle_cap_s']}"
+    return c
+
+
+_CHOSEN = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
+           "prefill_s", "prefill_work_s", "lanes", "residence_s", "cycle_cap_s", "chi", "feasible", "tpot_ok", "ttft_ok",
+           "fits", "capacity_rps", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s",
+           "decode_tokens_per_s", "_slack")
+
+
+def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str) -> dict[str, str]:
+    """The first candidate with the lowest score, its values, and the figures at peak (``size_pool``, ``_at_peak``)."""
+    q = sheet.quantity
+    sheet.heading(f"{role} pool: the chosen shape and the figures at peak", level=2)
+    best, index = candidates[0]["score"], "0"
+    for k, c in enumerate(candidates[1:], start=1):
+        index = q(f"index of the best shape among the first {k + 1}", f"IF({c['score']}<{best},{k},{index})", "")
+        best = q(f"lowest score among the first {k + 1}", f"MIN({best},{c['score']})", "")
+    index = q("chosen shape (index in the candidate list)", index, "", f"{role}.shape_index")
+
+    def pick(values: list[str]) -> str:
+        return values[0] if len(values) == 1 else f"CHOOSE({index}+1,{','.join(values)})"
+
+    out = {key: q(f"chosen: {key.lstrip('_')}", pick([str(c[key]) for c in candidates]), "") for key in _CHOSEN}
+    epsilon = demand.epsilon
+    peak = demand.peak
+    replicas = out["replicas"]
+    if role == "prefill":
+        work, service = out["prefill_work_s"], out["prefill_s"]
+        wait = q("queueing delay at the percentile", wait_quantile(f"{peak}*{work}", f"{replicas}*{out['lanes']}", work,
+                                                                     epsilon, out["_slack"]), "s")
+        out.update(queue_wait_s=wait, ttft_s=q("TTFT at the percentile", f"{service}+{wait}+{extra}", "s"),
+                   step_s=service)
+        return out
+    lines = [[(pick([c["_seen"][b][i][0] for c in candidates]), pick([c["_seen"][b][i][1] for c in candidates]))
+              for i in range(len(branch))] for b, branch in enumerate(candidates[0]["_seen"])]
+    seen = [[(q(f"chosen line {b}.{i}: intercept", c0, "s"), q(f"chosen line {b}.{i}: slope (prefill share included)",
+                                                                 c1, "s/token"))
+             for i, (c0, c1) in enumerate(branch)] for b, branch in enumerate(lines)]
+    slots, output = out["slots"], demand.output
+    gain = q("arrivals per replica x output tokens", f"{peak}/{replicas}*{output}", "tokens/s")
+    fixed_points = [f"MAX(0,{','.join(f'{gain}*{c0}/MAX(1-{gain}*{c1},1E-12)' for c0, c1 in branch)})" for branch in seen]
+    occupancy = q("mean decode occupancy at peak (least fixed point, capped at the slots)",
+                  f"MIN({branch_min(fixed_points)},{slots})", "sequences")
+    z = q("normal quantile of the percentile", normal_quantile(demand.percentile), "")
+    seen_batch = q("occupancy a request sees at the percentile",
+                   f"MIN(1+MAX({occupancy},0)+{z}*SQRT(2/3*MAX({occupancy},0)),{slots})", "sequences")
+    cycle_mean = q("mean cycle at peak", branch_min([lines_at(branch, occupancy) for branch in seen]), "s")
+    tpot = branch_min([lines_at(branch, seen_batch) for branch in seen])
+    residence = out["residence_s"]
+    if role == "colocated":
+        work, service = out["prefill_work_s"], out["prefill_s"]
+        wait = q("queueing delay at the percentile (slot + lane)",
+                 wait_quantile(f"{peak}*{residence}", f"{replicas}*{slots}", residence, f"0.5*{epsilon}", out["_slack"])
+                 + "+" + wait_quantile(f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, f"0.5*{epsilon}", out["_slack"]),
+                 "s")
+        out["ttft_s"] = q("TTFT at the percentile", f"{out['cycle_cap_s']}+{service}+{wait}+{extra}", "s")
+        out["interference_share"] = q("share of the cycle spent on prefill",
+                                      f"{out['chi']}*({demand.prompt}/{output})*{occupancy}/{cycle_mean}", "fraction")
+        out["tpot_s"] = q("TPOT at the percentile", tpot, "s")
+    else:
+        wait = q("queueing delay for a slot at the percentile",
+                 wait_quantile(f"{peak}*{residence}", f"{replicas}*{slots}", residence, epsilon, out["_slack"]), "s")
+        out["tpot_s"] = q("TPOT at the percentile (the gap to the second token includes the wait)",
+                          f"MAX({tpot},{cycle_mean}+{wait})", "s")
+        out["ttft_s"] = "0"
+        out["interference_share"] = "0"
+    out.update(queue_wait_s=wait, batch=occupancy, step_s=cycle_mean)
+    out["tpot_met"] = out["tpot_ok"]
+    return out

@@ -1,0 +1,331 @@
+"""Discrete-event simulation of a serving fleet, cycle by cycle (simpy), to check the closed forms.
+
+The closed-form model (:mod:`tco.core.serving`) replaces the fleet by averages: a fluid
+prefill share per cycle, square-root staffing for the waits, a percentile occupancy.
+This simulation runs the fleet the model sized, request by request and cycle by cycle,
+with the same hardware cost of a cycle (:meth:`tco.core.steps.CycleModel.cycle_s` at the
+cycle's actual decode and prefill token counts) and nothing averaged:
+
+* Poisson arrivals at the peak rate; a global scheduler, as the model's multi-server
+  queues assume: a new request goes at once to the colocated replica with a free slot (at
+  most ``slots`` sequences in flight, prefilling or decoding) and the least prefill work
+  pending; with every slot taken it waits in one first-come-first-served queue;
+* ``chunked``: each cycle carries every decoding sequence's next token, then prefill
+  chunks, oldest prompt first, up to the token budget (vLLM V1's scheduler);
+  ``prefill_first``: while prompts wait, a cycle runs up to ``k_b`` whole prompts per
+  micro-batch and no decode (vLLM V0);
+* the first output token comes with the end of the prompt's last prefill chunk; the other
+  ``O - 1`` one per cycle;
+* disaggregated: one FCFS queue in front of the prefill pool, whose idle replicas take up
+  to ``p x k_b`` waiting prompts per pass; the KV cache then moves for ``kv_transfer_s``
+  and the request waits (FCFS) for a slot in the decode pool, whose replicas admit at
+  their cycle boundaries; the gap to its second token includes that wait.
+
+Routing matters at high load: a router that binds a request to one busy replica's queue
+(join the shortest queue) makes it wait for that replica's whole remaining pass, where a
+shared queue hands it to the first of many replicas to free up; the model's M/G/c waits
+are those of the shared queue.
+
+A pipelined replica (``p`` stages) is simulated as one engine whose cycle carries ``p``
+micro-batches: the cycle time is the model's for all of them together (balanced
+micro-batches, as the closed form assumes), the token budget is ``p`` times the
+micro-batch budget and a prompt's chunk fits one micro-batch.
+"""
+
+from __future__ import annotations
+
+import collections
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+
+
+@dataclass
+class Request:
+    arrival: float
+    prompt_left: float
+    first_token: float = math.nan
+    done: float = math.nan
+
+
+class _Cycle:
+    """Memoized scalar cycle time of a replica [s]."""
+
+    def __init__(self, cycle_model):
+        self.cm = cycle_model
+        self.memo: dict[tuple[float, float], float] = {}
+
+    def __call__(self, decode_tokens: float, prefill_tokens: float) -> float:
+        key = (decode_tokens, prefill_tokens)
+        if key not in self.memo:
+            self.memo[key] = float(np.asarray(self.cm.cycle_s(float(decode_tokens), float(prefill_tokens))).reshape(-1)[0])
+        return self.memo[key]
+
+
+class _Queue:
+    """A first-come-first-served queue that idle replicas wait on; the next arrival wakes one."""
+
+    def __init__(self, env):
+        self.env = env
+        self.items: collections.deque = collections.deque()
+        self.idle: collections.deque = collections.deque()
+
+    def put(self, request: Request) -> None:
+        self.items.append(request)
+        while self.idle:
+            event = self.idle.popleft()
+            if not event.triggered:
+                event.succeed()
+                break
+
+    def wait(self):
+        event = self.env.event()
+        self.idle.append(event)
+        return event
+
+
+class _Replica:
+    """A colocated replica's state: sequences decoding, prompts being prefilled (oldest first)."""
+
+    def __init__(self, env, index: int, slots: int):
+        self.env, self.index, self.slots = env, index, slots
+        self.decoding = 0
+        self.prefilling: collections.deque = collections.deque()
+        self.pending_tokens = 0.0
+        self.wake = env.event()
+
+    @property
+    def busy(self) -> int:
+        return self.decoding + len(self.prefilling)
+
+    def take(self, request: Request) -> None:
+        self.prefilling.append(request)
+        self.pending_tokens += request.prompt_left
+        if not self.wake.triggered:
+            self.wake.succeed()
+
+
+class _Router:
+    """Least-loaded admission for colocated replicas: a new request goes at once to the replica with
+    a free slot and the least prefill work pending (then the fewest sequences), as a global
+    scheduler's least-loaded routing does; with every slot taken it waits in one FCFS queue that
+    the next replica to free a slot drains. Replicas with a free slot sit in a heap keyed by their
+    load (stale entries skipped), so a put costs O(log R)."""
+
+    def __init__(self, replicas: list[_Replica]):
+        self.replicas, self.waiting = replicas, collections.deque()
+        self.version = [0] * len(replicas)
+        self.heap: list[tuple[float, int, int, int]] = []
+        for r in replicas:
+            self.touch(r)
+
+    def touch(self, r: _Replica) -> None:
+        self.version[r.index] += 1
+        if r.busy < r.slots:
+            heapq.heappush(self.heap, (r.pending_tokens, r.busy, r.index, self.version[r.index]))
+        if len(self.heap) > 8 * len(self.replicas) + 64:
+            self.heap = [e for e in self.heap if e[3] == self.version[e[2]]]
+            heapq.heapify(self.heap)
+
+    def put(self, request: Request) -> None:
+        while self.heap:
+            _, _, index, version = heapq.heappop(self.heap)
+            if version == self.version[index]:
+                r = self.replicas[index]
+                r.take(request)
+                self.touch(r)
+                return
+        self.waiting.append(request)
+
+    def refill(self, r: _Replica) -> None:
+        while self.waiting and r.busy < r.slots:
+            r.take(self.waiting.popleft())
+        self.touch(r)
+
+
+def _colocated_replica(env, cycle, router: _Router, me: _Replica, output: int, budget: float, policy: str,
+                       prefill_batch: int, pipeline: int):
+    """One colocated replica: continuous batching with a slot cap.
+
+    A replica of ``p`` pipeline stages runs ``p`` micro-batches per cycle: its token budget per
+    cycle is ``p x budget`` and one prompt takes at most one micro-batch's share of it; a
+    whole-prompt pass carries up to ``p x k_b`` prompts.
+    """
+    step = 0
+    finishing: dict[int, list[Request]] = collections.defaultdict(list)
+
+    def start_decoding(request, at_step):
+        if output <= 1:
+            request.done = env.now
+        else:
+            me.decoding += 1
+            finishing[at_step + output - 1].append(request)
+
+    while True:
+        router.refill(me)
+        if me.decoding == 0 and not me.prefilling:
+            me.wake = env.event()
+            yield me.wake
+            continue
+        if me.prefilling and policy == "prefill_first":
+            batch = [me.prefilling[i] for i in range(min(pipeline * prefill_batch, len(me.prefilling)))]
+            yield env.timeout(cycle(0.0, float(sum(r.prompt_left for r in batch))))
+            for request in batch:
+                me.prefilling.popleft()
+                me.pending_tokens -= request.prompt_left
+                request.prompt_left = 0.0
+                request.first_token = env.now
+                start_decoding(request, step)
+            continue
+        chunks: list[tuple[Request, float]] = []
+        room = pipeline * budget - me.decoding
+        for request in me.prefilling:
+            if room <= 0:
+                break
+            take = min(request.prompt_left, room, budget - me.decoding / pipeline)
+            if take <= 0:
+                break
+            chunks.append((request, take))
+            room -= take
+        yield env.timeout(cycle(float(me.decoding), float(sum(t for _, t in chunks))))
+        step += 1
+        for request in finishing.pop(step, []):
+            request.done = env.now
+            me.decoding -= 1
+        for request, take in chunks:
+            request.prompt_left -= take
+            me.pending_tokens -= take
+            if request.prompt_left <= 1e-9:
+                me.prefilling.remove(request)
+                request.first_token = env.now
+                start_decoding(request, step)
+
+
+def _decode_replica(env, cycle, queue: _Queue, slots: int, output: int):
+    """One replica of a decode pool: takes transferred requests (FCFS) into free slots at each cycle boundary."""
+    step = 0
+    decoding = 0
+    ending: dict[int, list[Request]] = collections.defaultdict(list)
+    while True:
+        while queue.items and decoding < slots:
+            request = queue.items.popleft()
+            if output <= 1:
+                request.done = env.now
+                continue
+            decoding += 1
+            ending[step + output - 1].append(request)
+        if decoding == 0:
+            yield queue.wait()
+            continue
+        yield env.timeout(cycle(float(decoding), 0.0))
+        step += 1
+        for request in ending.pop(step, []):
+            request.done = env.now
+            decoding -= 1
+
+
+def _prefill_replica(env, cycle, queue: _Queue, handoff: _Queue, prompts_per_pass: int, transfer_s: float):
+    """A prefill-only replica: up to ``p x k_b`` waiting prompts per pass, then the KV transfer."""
+    while True:
+        if not queue.items:
+            yield queue.wait()
+            continue
+        batch = [queue.items.popleft() for _ in range(min(prompts_per_pass, len(queue.items)))]
+        yield env.timeout(cycle(0.0, float(sum(r.prompt_left for r in batch))))
+        for request in batch:
+            request.first_token = env.now
+            env.process(_transfer(env, request, handoff, transfer_s))
+
+
+def _transfer(env, request, handoff, transfer_s):
+    yield env.timeout(transfer_s)
+    handoff.put(request)
+
+
+def _arrivals(env, rate: float, until: float, queue, prompt: int, log: list, rng):
+    while env.now < until:
+        yield env.timeout(rng.exponential(1.0 / rate))
+        request = Request(env.now, float(prompt))
+        log.append(request)
+        queue.put(request)
+
+
+@dataclass
+class Outcome:
+    """Per-request TTFT and TPOT of the requests that arrived in the measured window."""
+
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    unfinished: int
+
+    def quantile(self, q: float) -> tuple[float, float]:
+        return float(np.quantile(self.ttft_s, q)), float(np.quantile(self.tpot_s, q))
+
+
+def _window(lifetime: float, rate: float, requests: int) -> tuple[float, float]:
+    """The measured window of arrivals: after a warm-up of 1.5 request lifetimes (occupancy settles
+    within one), long enough for ``requests`` arrivals."""
+    warmup = 1.5 * lifetime
+    return warmup, warmup + requests / rate
+
+
+def _run(env, log: list[Request], warmup: float, horizon: float, lifetime: float) -> None:
+    """Run until every request that arrived in the window is done (arrivals go on meanwhile, so the
+    measured requests decode beside newer prompts, as in steady state), or 20 lifetimes past it."""
+    end = horizon + 20.0 * lifetime
+    t = horizon
+    while t < end:
+        t = min(t + 0.25 * lifetime, end)
+        env.run(until=t)
+        if all(not math.isnan(r.done) for r in log if warmup <= r.arrival < horizon):
+            return
+
+
+def simulate_colocated(cycle_model, replicas: int, slots: int, prompt: int, output: int, rate: float, budget: float,
+                       policy: str = "chunked", prefill_batch: int = 1, requests: int = 4000, seed: int = 0) -> Outcome:
+    """A colocated fleet at ``rate`` req/s (replicas of ``cycle_model.pipeline`` stages)."""
+    env = simpy.Environment()
+    rng = np.random.default_rng(seed)
+    cycle = _Cycle(cycle_model)
+    lifetime = output * cycle(float(slots), 0.0) + cycle(0.0, float(prompt))
+    warmup, horizon = _window(lifetime, rate, requests)
+    log: list[Request] = []
+    fleet = [_Replica(env, i, slots) for i in range(replicas)]
+    router = _Router(fleet)
+    env.process(_arrivals(env, rate, horizon + 21.0 * lifetime, router, prompt, log, rng))
+    for me in fleet:
+        env.process(_colocated_replica(env, cycle, router, me, output, budget, policy, prefill_batch,
+                                       cycle_model.pipeline))
+    _run(env, log, warmup, horizon, lifetime)
+    return _outcome(log, warmup, horizon, output)
+
+
+def simulate_disaggregated(prefill_model, decode_model, prefill_replicas: int, decode_replicas: int, slots: int,
+                           prompt: int, output: int, rate: float, prefill_batch: int, transfer_s: float,
+                           requests: int = 4000, seed: int = 0) -> Outcome:
+    """A prefill pool feeding a decode pool through the KV link."""
+    env = simpy.Environment()
+    rng = np.random.default_rng(seed)
+    pre, dec = _Cycle(prefill_model), _Cycle(decode_model)
+    lifetime = output * dec(float(slots), 0.0) + pre(0.0, float(prompt)) + transfer_s
+    warmup, horizon = _window(lifetime, rate, requests)
+    log: list[Request] = []
+    admission, handoff = _Queue(env), _Queue(env)
+    env.process(_arrivals(env, rate, horizon + 21.0 * lifetime, admission, prompt, log, rng))
+    for _ in range(prefill_replicas):
+        env.process(_prefill_replica(env, pre, admission, handoff, prefill_model.pipeline * prefill_batch, transfer_s))
+    for _ in range(decode_replicas):
+        env.process(_decode_replica(env, dec, handoff, slots, output))
+    _run(env, log, warmup, horizon, lifetime)
+    return _outcome(log, warmup, horizon, output)
+
+
+def _outcome(log: list[Request], warmup: float, horizon: float, output: int) -> Outcome:
+    measured = [r for r in log if warmup <= r.arrival < horizon]
+    done = [r for r in measured if not math.isnan(r.done)]
+    ttft = np.array([r.first_token - r.arrival for r in done])
+    tpot = np.array([(r.done - r.first_token) / max(output - 1, 1) for r in done])
+    return Outcome(ttft, tpot, len(measured) - len(done))
