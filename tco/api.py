@@ -86,6 +86,8 @@ class Comparison:
                                          for name, row in self.challengers.iterrows()}},
             "verdict": self.verdict,
             "verdict_detail": self.decision.to_dict() if self.decision else None,
+            "warnings": [{"path": w.path, "value": json_safe(w.value), "message": w.message}
+                         for w in self.scenario.warnings],
         }
 
     def _best_challenger(self) -> str | None:

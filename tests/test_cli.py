@@ -227,3 +227,14 @@ def test_study_prints_its_findings(capsys, tmp_path):
     code, out, _ = run(capsys, "study", "half-life-vs-volume", "--out", str(tmp_path / "study"))
     assert code == 0 and "findings:" in out
     assert "asic wins above program volume" in out and "% of the map" in out
+
+
+def test_compare_json_carries_the_warnings_stderr_prints(capsys):
+    """An edit outside its sourced range (H100 compute efficiency 0.95 against [0.3, 0.7]) is used as given,
+    printed as a warning on stderr, and listed in the JSON so a script reading only stdout sees it too."""
+    code, out, err = run(capsys, "compare", "--set", "devices.h100-sxm.compute_efficiency=0.95", "--format", "json")
+    [warning] = json.loads(out)["warnings"]
+    assert code == 0 and warning["path"] == "devices.h100-sxm.compute_efficiency" and warning["value"] == 0.95
+    assert "outside its sourced range" in warning["message"] and "devices.h100-sxm.compute_efficiency" in err
+    _, clean, _ = run(capsys, "compare", "--format", "json")
+    assert json.loads(clean)["warnings"] == []
