@@ -1,4 +1,5 @@
-"""The catalog of sourced defaults in ``assumptions/``: devices, models, links, economics, serving, NRE.
+"""The catalog of sourced defaults in ``assumptions/``: devices, models, links, economics, serving, NRE,
+the fleet analyses' settings.
 
 Every number there is a quantity with value, low, high, source and date
 (``assumptions/README.md``). Entries are validated when a scenario uses them.
@@ -199,6 +200,12 @@ class Catalog:
     training: dict = field(default_factory=dict)  # assumptions/training.yaml: classes and run defaults
     sites: dict = field(default_factory=dict)  # assumptions/sites.yaml: sites and facility life
     serving: dict = field(default_factory=dict)
+    fleet_dynamics: dict = field(default_factory=dict)  # assumptions/fleet_dynamics.yaml: settings of the fleet analyses
+
+
+def _optional_yaml(path: Path) -> dict:
+    """A catalog file that a custom catalog folder may leave out (empty then)."""
+    return (read_yaml(path) or {}) if path.exists() else {}
 
 
 def _entries_by_id(folder: Path) -> dict[str, dict]:
@@ -223,9 +230,10 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
         links=dict(links.get("links", {})),
         nodes=dict(nodes.get("nodes", {})),
         economics=read_yaml(folder / "economics.yaml") or {},
-        training=(read_yaml(folder / "training.yaml") or {}) if (folder / "training.yaml").exists() else {},
-        sites=(read_yaml(folder / "sites.yaml") or {}) if (folder / "sites.yaml").exists() else {},
-        serving=(read_yaml(folder / "serving.yaml") or {}) if (folder / "serving.yaml").exists() else {},
+        training=_optional_yaml(folder / "training.yaml"),
+        sites=_optional_yaml(folder / "sites.yaml"),
+        serving=_optional_yaml(folder / "serving.yaml"),
+        fleet_dynamics=_optional_yaml(folder / "fleet_dynamics.yaml"),
     )
 
 

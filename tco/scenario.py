@@ -36,6 +36,8 @@ from .params import Param, ParamSet, Q, Quantity, cross_field_errors, outside_ra
 from .yamlio import bundled_or_path, pydantic_errors, read_yaml
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+#: names of the fleet-analysis settings start with it (tco.dynamics.config.PREFIX)
+DYNAMICS_PREFIX = "fleet_dynamics."
 DEFAULT_SCENARIO = "default"
 
 VLLM_SOURCE = "vLLM engine argument max_num_seqs default 256 (docs.vllm.ai, engine args)"
@@ -173,13 +175,21 @@ class ScenarioEdits:
     def with_values(self, updates: Mapping[str, object]):
         """This scenario with new base values (``--set``, the app, the API), read and checked by
         :func:`tco.params.checked_edits` (the same rules as ``set:`` in a file); warnings are added
-        to :attr:`warnings`."""
+        to :attr:`warnings`. Names under ``fleet_dynamics.`` edit the fleet-analysis settings
+        (``dynamics``), the others the model's parameters."""
         if not updates:
             return self
-        params, warnings = self.params.edited(updates)
-        edits = {name: params[name].value for name in updates}
+        settings, inputs = split_settings(updates)
+        changed: dict[str, ParamSet] = {}
+        warnings: list[FieldWarning] = []
+        for attr, part in (("params", inputs), ("dynamics", settings)):
+            if part:
+                changed[attr], found = getattr(self, attr, ParamSet(())).edited(part)
+                warnings += found
+        edits = {name: changed[attr][name].value for attr, part in (("params", inputs), ("dynamics", settings))
+                 for name in part}
         spec = self.spec.model_copy(update={"set": {**self.spec.set, **edits}})
-        return replace(self, params=params, spec=spec, warnings=self.warnings + tuple(warnings))
+        return replace(self, **changed, spec=spec, warnings=self.warnings + tuple(warnings))
 
     def to_dict(self) -> dict:
         """The scenario file as plain data (loadable again), edits in ``set`` included."""
@@ -204,6 +214,16 @@ class Scenario(ScenarioEdits):
     reference: ParamSet = field(default_factory=lambda: ParamSet(()))
     #: inputs accepted but worth a look: values outside their sourced range
     warnings: tuple[FieldWarning, ...] = ()
+    #: settings of the fleet analyses as named parameters (``fleet_dynamics.<analysis>.<setting>``,
+    #: assumptions/fleet_dynamics.yaml): read by :mod:`tco.dynamics`, never by the cost model, so
+    #: not in :attr:`params` and not drawn by its studies
+    dynamics: ParamSet = field(default_factory=lambda: ParamSet(()))
+
+
+def split_settings(updates: Mapping[str, object]) -> tuple[dict[str, object], dict[str, object]]:
+    """``(fleet-analysis settings, the rest)`` of named edits: names under ``fleet_dynamics.`` first."""
+    settings = {k: v for k, v in updates.items() if isinstance(k, str) and k.startswith(DYNAMICS_PREFIX)}
+    return settings, {k: v for k, v in updates.items() if k not in settings}
 
 
 def scenario_path(name_or_path: str | Path | None) -> Path:
@@ -328,7 +348,10 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     if errors:
         raise InputError(errors)
 
-    params, warnings = resolved_params(_parameters(spec, catalog, model, devices, edits), edits, spec.set)
+    settings, set_ = split_settings(spec.set)
+    params, warnings = resolved_params(_parameters(spec, catalog, model, devices, edits), edits, set_)
+    dynamics, dynamics_warnings = _dynamics_parameters(spec.fleet_dynamics, catalog, settings)
+    warnings += dynamics_warnings
     warnings += _economics_warnings(spec, catalog, params)
     options = []
     for opt in spec.options:
@@ -343,9 +366,40 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
                           spec.program.device if spec.program else None, spec.serving.policy,
                           model.experts_routed.value > 1)
-    spec = spec.model_copy(update={"set": {name: params[name].value for name in spec.set}})
+    spec = spec.model_copy(update={"set": {name: (dynamics if name in settings else params)[name].value for name in spec.set}})
     return Scenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices,
-                    _reference(model, devices), tuple(warnings))
+                    _reference(model, devices), tuple(warnings), dynamics)
+
+
+def _dynamics_parameters(block: dict | None, catalog: Catalog, set_: Mapping[str, object]) -> tuple[ParamSet,
+                                                                                                  list[FieldWarning]]:
+    """The fleet-analysis settings as named parameters, with the ``fleet_dynamics:`` block's
+    numbers and the ``set:`` edits applied.
+
+    A bare number in the block edits the catalog's base value (its sourced range stays; outside
+    it, a warning), a mapping replaces the quantity (a value with its own range and source),
+    like a device or model override (:func:`_merge`). The block's other settings (options,
+    policies, grids) are validated when an analysis runs (:func:`tco.dynamics.config.fleet_config`).
+    """
+    from .dynamics.config import NAMED_SETTINGS, setting_name
+
+    block = block if isinstance(block, dict) else {}
+    collector, edits = ParamCollector(), {}
+    for section, keys in NAMED_SETTINGS.items():
+        given = block.get(section) if isinstance(block.get(section), dict) else {}
+        for key in keys:
+            name, own = setting_name(section, key), given.get(key)
+            sourced = catalog.fleet_dynamics.get(section, {}).get(key)
+            if sourced is None:
+                collector.errors.append(FieldError(f"assumptions/fleet_dynamics.yaml:{section}.{key}", None,
+                                                   "is missing: every fleet-analysis setting needs a sourced default"))
+            elif isinstance(own, dict):
+                collector.add(name, own)
+            else:
+                collector.add(name, sourced, "assumptions/fleet_dynamics.yaml")
+                if own is not None:
+                    edits[name] = own
+    return collector.param_set().edited({**edits, **set_})
 
 
 def _economics_warnings(spec, catalog: Catalog, params: ParamSet) -> list[FieldWarning]:

@@ -137,7 +137,7 @@ def split_answer(scenario) -> list:
         return [html.P("The scenario has no option that splits prefill and decode across device types: add one to price "
                        "the KV transfer and the stranded capacity (the bundled 'default' and 'fleet-split' have one).")]
     try:
-        cfg = fleet_config(scenario.spec.fleet_dynamics)
+        cfg = fleet_config(scenario)
         lines = [run_fleet(name, scenario, cfg).headline.sentence for name in ("kv-wall", "stranded", "coordination")]
     except InputError as exc:
         return [html.P(f"The fleet analyses cannot run: {exc.errors[0]}")]

@@ -125,13 +125,13 @@ def layout(ctx_: AppContext):
 
 
 def stranded_defaults(scenario) -> list:
-    """The stranded-capacity settings of the scenario's ``fleet_dynamics`` block (defaults where it breaks a rule)."""
+    """The scenario's stranded-capacity settings (empty where its block breaks a rule: the views show the rule)."""
     try:
         if getattr(scenario, "kind", "inference") == "training":  # the views run on its serving fleet
             scenario = serving_scenario(scenario)
-        cfg = fleet_config(scenario.spec.fleet_dynamics).stranded
+        cfg = fleet_config(scenario).stranded
     except InputError:
-        cfg = fleet_config(None).stranded  # the views show the broken rule
+        return [""] * len(STRANDED_INPUTS)
     return [f"{getattr(cfg, field):g}" for field in STRANDED_INPUTS]
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 from ..core import routing as routing_core
 from ..core.structure import device_param
 from ..util import scalar
-from .config import DALLY_SOURCE, Roadmap, Routing
+from .config import Roadmap, Routing, setting_name
 from .derived import evaluate, scenario_devices, with_model
 from .routing import routing
 
@@ -35,7 +35,7 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
     """One row per lever: its factor, the cumulative factor and the gap left to the target."""
     v = scenario.values()
     base = scenario.structure.baseline
-    node_gain = cfg.process_gain_per_decade ** (cfg.years / 10.0)
+    node_gain = cfg.process_gain_per_decade ** (cfg.horizon_years / 10.0)
     updates: dict[str, float] = {}
     rows = []
     start, _ = _tpj(scenario, {}, base)
@@ -51,8 +51,9 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
     for d in scenario_devices(scenario):
         for key in ("tdp_w", "idle_power_w"):
             updates[device_param(d, key)] = v[device_param(d, key)] / node_gain
-    record("process node", f"device power / {node_gain:.3g} ({cfg.process_gain_per_decade:g}x per decade, {cfg.years:g} yr)",
-           _tpj(scenario, updates, base)[0], DALLY_SOURCE)
+    record("process node",
+           f"device power / {node_gain:.3g} ({cfg.process_gain_per_decade:g}x per decade, {cfg.horizon_years:g} yr)",
+           _tpj(scenario, updates, base)[0], scenario.dynamics[setting_name("roadmap", "process_gain_per_decade")].source)
     bits = {k: min(v[k], cfg.target_bits) for k in ("workload.weight_bits", "workload.kv_bits", "workload.compute_bits")}
     updates.update(bits)
     record("number format", f"weights, KV and arithmetic at {cfg.target_bits:g} bits", _tpj(scenario, updates, base)[0],
