@@ -38,7 +38,20 @@ PREFIX = "fleet_dynamics."
 
 
 def setting_name(section: str, key: str) -> str:
-    """The parameter name of a named setting: ``fleet_dynamics.<section>.<key>``."""
+    """The parameter name of a named setting.
+
+    Parameters
+    ----------
+    section : str
+        The analysis (``stranded``, ``coordination``, ``routing``, ``tree``, ``roadmap``).
+    key : str
+        The setting (a key of :data:`NAMED_SETTINGS`).
+
+    Returns
+    -------
+    str
+        ``fleet_dynamics.<section>.<key>``.
+    """
     return f"{PREFIX}{section}.{key}"
 
 
@@ -163,9 +176,3 @@ def fleet_config(scenario, overrides: dict[str, dict[str, Any]] | None = None) -
         return FleetDynamics.model_validate(data)
     except ValidationError as exc:
         raise pydantic_errors(exc, "fleet_dynamics") from None
-
-
-def check(condition: bool, path: str, value, rule: str) -> None:
-    """Raise an :class:`InputError` naming ``path`` unless ``condition`` holds."""
-    if not condition:
-        raise InputError.one(path, value, rule)

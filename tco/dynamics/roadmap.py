@@ -32,7 +32,34 @@ def _tpj(scenario, updates, option):
 
 
 def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
-    """One row per lever: its factor, the cumulative factor and the gap left to the target."""
+    """One row per lever: its factor, the cumulative factor and the gap left to the target.
+
+    Levers in order, each the ratio of the engine's output tokens per joule after and before:
+    process node (device TDP and idle power over ``gain^(horizon_years / 10)``), number format
+    (weights, KV and arithmetic at ``target_bits``), architecture (the scenario's option with
+    the most tokens per joule), utilization (peak-to-mean 1) and orchestration (the routing
+    tier at its cost-optimal share, misroute retries included).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario (its baseline option is the starting point).
+    cfg : tco.dynamics.config.Roadmap
+        ``target_tokens_per_watt_gain`` [-], ``horizon_years`` [yr], ``process_gain_per_decade``
+        [-] and ``target_bits`` [bits] (named parameters ``fleet_dynamics.roadmap.*``).
+    routing_cfg : tco.dynamics.config.Routing
+        The routing tier of the orchestration lever.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``lever``, ``detail``, ``factor`` [-], ``cumulative`` [-], ``gap_to_target`` [-],
+        ``tokens_per_joule`` [tokens/J] and ``source`` per lever.
+
+    References
+    ----------
+    [dally-hotchips2023] the process node's ~2.5x per decade.
+    """
     v = scenario.values()
     base = scenario.structure.baseline
     node_gain = cfg.process_gain_per_decade ** (cfg.horizon_years / 10.0)
