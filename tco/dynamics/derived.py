@@ -301,8 +301,8 @@ def evaluate(scenario: Scenario, updates: Mapping[str, object] | None = None):
     ----------
     scenario : tco.scenario.Scenario
         The scenario to evaluate.
-    updates : Mapping[str, object], optional
-        Parameter values replacing the base values [each parameter's unit]; arrays broadcast.
+    updates : Mapping[str, object], optional [each parameter's unit]
+        Parameter values replacing the base values; arrays broadcast.
 
     Returns
     -------

@@ -69,7 +69,7 @@ def quarter_demand(scenario: Scenario, cfg: Stranded) -> dict[str, np.ndarray]:
 
     Returns
     -------
-    dict[str, numpy.ndarray]
+    dict[str, numpy.ndarray] [h, req/h, tokens]
         ``hour`` [h] (0 = Monday 00:00), ``arrivals`` [req/h], ``prompt`` and ``output``
         [tokens], one entry per hour.
     """
