@@ -115,11 +115,41 @@ class TrainingScenario(ScenarioEdits):
 
 
 def site_param(site: str, name: str) -> str:
+    """The parameter name of a site's field.
+
+    Parameters
+    ----------
+    site : str
+        Site id of ``assumptions/sites.yaml``.
+    name : str
+        Field (``electricity_usd_per_kwh``, ``pue``, ...).
+
+    Returns
+    -------
+    str
+        ``sites.<site>.<name>``.
+    """
     return f"sites.{site}.{name}"
 
 
 def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path: str | None = None) -> TrainingScenario:
-    """Validate and resolve training-scenario data (as read from YAML)."""
+    """Validate and resolve training-scenario data (as read from YAML).
+
+    Parameters
+    ----------
+    data : dict
+        The scenario file's contents (``kind: training``).
+    catalog : tco.catalog.Catalog, optional
+        The catalog (default: ``assumptions/``).
+    path : str, optional
+        The file it came from.
+
+    Returns
+    -------
+    TrainingScenario
+        Its structure (cluster options), named parameters and file contents; an
+        :class:`~tco.errors.InputError` lists every broken rule with its field path.
+    """
     try:
         spec = TrainingScenarioFile.model_validate(data)
     except ValidationError as exc:
