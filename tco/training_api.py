@@ -522,12 +522,9 @@ def cascade_under_uncertainty(scenario: TrainingScenario, samples: int, seed: in
         Number of draws.
     seed : int [-]
         The seed.
-    runner : ChunkRunner, optional
-        Where the chunks run.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback.
-    cancel : Callable[[], bool] or None
-        Asked before each chunk; True stops the run.
+    runner, progress, cancel : ChunkRunner, Progress, Cancel, optional
+        Where the second-life draws run, how their progress shows, and what cancels them (as in
+        :func:`tco.studies.montecarlo.run_cells`).
 
     Returns
     -------

@@ -190,7 +190,7 @@ def model_state_bytes_per_device(params_total, expert_params, tensor, pipeline, 
     Returns
     -------
     numpy.ndarray [B]
-        Model state per device.
+        Model state per device (ZeRO stage 1).
 
     References
     ----------
@@ -220,12 +220,12 @@ def fully_sharded_state_bytes_per_device(params_total, layers, tensor, data, wei
     weight_grad_bytes_per_param : float or numpy.ndarray [B/param]
         Weight and gradient bytes per parameter.
     optimizer_bytes_per_param : float or numpy.ndarray [B/param]
-        Optimizer-state bytes per parameter K.
+        Optimizer-state bytes per parameter K (12 for Adam in FP32).
 
     Returns
     -------
     numpy.ndarray [B]
-        Model state per device.
+        Model state per device, fully sharded, with the two gathered layers.
 
     References
     ----------

@@ -26,7 +26,7 @@ def replica_minimums(scenario: Scenario) -> dict[str, float]:
     Parameters
     ----------
     scenario : tco.scenario.Scenario
-        The scenario whose options are read.
+        Its options' pools, in order.
 
     Returns
     -------
@@ -68,7 +68,7 @@ def scenario_link(scenario: Scenario) -> str:
     Parameters
     ----------
     scenario : tco.scenario.Scenario
-        The scenario whose options are read.
+        The scenario; its first disaggregated option's link is taken.
 
     Returns
     -------
@@ -270,10 +270,6 @@ def check_replica_holds_model(scenario: Scenario, device: str, devices_per_repli
         The replica size to check (None: nothing to check).
     path : str
         Field path the error names.
-
-    Returns
-    -------
-    None
     """
     if devices_per_replica is None:
         return

@@ -56,7 +56,7 @@ def kv_wall_figure(result) -> go.Figure:
     Parameters
     ----------
     result : tco.dynamics.kv_wall.KVWallResult
-        The KV-wall analysis.
+        The KV-wall analysis: its table and break-evens.
 
     Returns
     -------
@@ -85,7 +85,7 @@ def kv_gain_figure(result) -> go.Figure:
     Parameters
     ----------
     result : tco.dynamics.kv_wall.KVWallResult
-        The KV-wall analysis.
+        Its table's decode gain, link cost and spill onset are drawn.
 
     Returns
     -------
@@ -111,7 +111,7 @@ def stranded_figure(result) -> go.Figure:
     Parameters
     ----------
     result : tco.dynamics.stranded.StrandedResult
-        The quarter simulation.
+        The quarter simulation's summary per policy and fleet.
 
     Returns
     -------
@@ -137,7 +137,7 @@ def backlog_figure(result, policy: str) -> go.Figure:
     Parameters
     ----------
     result : tco.dynamics.stranded.StrandedResult
-        The quarter simulation.
+        The quarter simulation (its hourly table).
     policy : str
         The sizing policy shown (``today``, ``peak``, ``flex``).
 
@@ -167,7 +167,7 @@ def coordination_figure(result) -> go.Figure:
     Parameters
     ----------
     result : tco.dynamics.coordination.CoordinationResult
-        The coordination analysis.
+        Its curve over utilization.
 
     Returns
     -------
@@ -241,7 +241,7 @@ def routing_figure(result) -> go.Figure:
     Parameters
     ----------
     result : tco.dynamics.routing.RoutingResult
-        The routing analysis.
+        The routing analysis, whose curve over router shares is drawn.
 
     Returns
     -------

@@ -138,7 +138,7 @@ def kv_sentences(result, bandwidth_gbps: float) -> list[str]:
     Parameters
     ----------
     result : tco.dynamics.kv_wall.KVWallResult
-        The KV-wall analysis.
+        The KV-wall analysis whose break-evens are worded.
     bandwidth_gbps : float [GB/s]
         The link bandwidth the scenario uses (quoted).
 
@@ -169,7 +169,7 @@ def kv_headline(result) -> Headline:
     Parameters
     ----------
     result : tco.dynamics.kv_wall.KVWallResult
-        The KV-wall analysis.
+        Its prompt-length break-even makes the figure.
 
     Returns
     -------
@@ -188,7 +188,7 @@ def stranded_headline(result) -> Headline:
     Parameters
     ----------
     result : tco.dynamics.stranded.StrandedResult
-        The quarter simulation.
+        The quarter simulation; its first policy is the headline.
 
     Returns
     -------
@@ -216,7 +216,7 @@ def coordination_headline(result) -> Headline:
     Parameters
     ----------
     result : tco.dynamics.coordination.CoordinationResult
-        The coordination analysis.
+        The coordination summary (break-even utilization, costs).
 
     Returns
     -------
@@ -269,7 +269,7 @@ def tree_headline(winners: pd.DataFrame) -> Headline:
     Parameters
     ----------
     winners : pandas.DataFrame
-        The ``winners`` table of :func:`tco.dynamics.tree.tree`.
+        The tree's ``winners`` (:func:`tco.dynamics.tree.tree`): one row per view and leaf.
 
     Returns
     -------
@@ -290,7 +290,7 @@ def routing_headline(result) -> Headline:
     Parameters
     ----------
     result : tco.dynamics.routing.RoutingResult
-        The routing analysis.
+        The routing summary at the best share.
 
     Returns
     -------

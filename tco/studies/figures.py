@@ -222,9 +222,9 @@ def exceedance_figure(result: MonteCarloResult, metric: Metric) -> go.Figure:
     Parameters
     ----------
     result : MonteCarloResult
-        A Monte Carlo run.
+        A Monte Carlo run (the curve covers its kept draws).
     metric : Metric
-        One of its metrics.
+        The metric whose exceedance is drawn.
 
     Returns
     -------

@@ -117,10 +117,6 @@ def check_cells(scenario: Scenario, nx: int, ny: int, chunk_size: int, runner: C
         Cells per core call.
     runner : ChunkRunner
         Where the blocks run (its processes bound the time).
-
-    Returns
-    -------
-    None
     """
     cells = int(nx) * int(ny)
     limits.check_memory("points", cells, "map cells", cells * limits.BYTES_PER_MAP_CELL)
@@ -150,14 +146,10 @@ def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[floa
         What is mapped (``ratio``, ``lcot:<option>``, ...).
     x_log, y_log : bool
         Geometric axes.
-    runner : ChunkRunner, optional
-        Where the blocks run.
-    chunk_size : int [cells]
-        Cells per core call.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback (:func:`tco.studies.chunks.progress_bar`).
-    cancel : Callable[[], bool] or None
-        Asked before each block; True stops the map.
+    runner, chunk_size, progress, cancel : ChunkRunner, int [cells], Progress, Cancel, optional
+        How the map runs: blocks on ``runner`` (default: here), of at most ``chunk_size`` cells;
+        ``progress`` shows the cells done and ``cancel``, asked before each block, stops the
+        map.
 
     Returns
     -------

@@ -240,9 +240,9 @@ def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping
     Parameters
     ----------
     scenario : tco.scenario.Scenario
-        The scenario.
+        The scenario evaluated.
     metrics : Sequence[Metric]
-        The metrics.
+        Break-even metrics are searched, the others read from one evaluation.
     updates : Mapping[str, object] [each parameter's unit]
         Parameter values; arrays broadcast.
     results : Mapping[str, tco.core.outputs.OptionResult], optional
@@ -265,9 +265,9 @@ def metric_values(scenario: Scenario, metric: Metric | str, updates: Mapping[str
     Parameters
     ----------
     scenario : tco.scenario.Scenario
-        The scenario.
+        The scenario evaluated.
     metric : Metric or str
-        The metric.
+        The metric, parsed against the scenario when given as text.
     updates : Mapping[str, object], optional [each parameter's unit]
         Parameter values; default: the base values.
 

@@ -51,9 +51,9 @@ def evaluate_chunk(scenario: Scenario, metrics: Sequence[Metric], updates: Mappi
     Parameters
     ----------
     scenario : tco.scenario.Scenario
-        The scenario.
+        Evaluated once at all the chunk's draws.
     metrics : Sequence[Metric]
-        The metrics.
+        The metrics whose values and wins are returned.
     updates : Mapping[str, numpy.ndarray] [each parameter's unit]
         The chunk's draws.
 
@@ -111,9 +111,9 @@ def metric_cell(scenario: Scenario, metrics: Sequence[Metric], plan: SamplingPla
     Parameters
     ----------
     scenario : tco.scenario.Scenario
-        The scenario.
+        The cell's scenario.
     metrics : Sequence[Metric]
-        The metrics.
+        Its metrics, each aggregated with its win and feasibility counts.
     plan : SamplingPlan
         What is drawn and how.
     samples : int [draws]
@@ -220,18 +220,13 @@ def run_cells(cells: Sequence[MonteCarloCell], seed: int, runner: ChunkRunner, c
         The cells.
     seed : int [-]
         The study seed (chunk ``k`` draws with :func:`tco.studies.parallel.chunk_seed`).
-    runner : ChunkRunner
-        Where the chunks run.
-    chunk_size : int [draws]
-        Draws per core call.
     keep : int [draws]
         First draws kept per cell for the samples table.
     label : str
         Progress label.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback.
-    cancel : Callable[[], bool] or None
-        Asked before each chunk; True stops the run.
+    runner, chunk_size, progress, cancel : ChunkRunner, int [draws], Progress, Cancel, optional
+        Each cell's chunks of ``chunk_size`` draws run on ``runner``, report to ``progress`` and
+        stop when ``cancel`` says so.
 
     Returns
     -------
@@ -332,11 +327,7 @@ def check_samples(scenario: Scenario, samples: int, chunk_size: int, runner: Chu
     chunk_size : int [draws]
         Draws per core call.
     runner : ChunkRunner
-        Where the chunks run.
-
-    Returns
-    -------
-    None
+        Its processes and time limit decide.
     """
     runner.check_run("samples", samples, "samples", samples * len(scenario.structure.options), chunk_size)
 
@@ -368,17 +359,12 @@ def monte_carlo(scenario: Scenario, metrics: Sequence[Metric | str], samples: in
         The seed.
     correlations : Sequence[Correlation], optional
         Rank correlations between parameters (Iman-Conover).
-    chunk_size : int [draws]
-        Draws per core call.
     keep : int [draws]
         First draws kept for the samples table.
-    runner : ChunkRunner, optional
-        Where the chunks run.
-    progress : bool or Callable[[int, int], None] or None
-        Reports draws evaluated after each chunk (default: the runner's).
-    cancel : Callable[[], bool] or None
-        Asked before each chunk; True stops the run with
-        :class:`~tco.studies.parallel.StudyInterrupted`.
+    chunk_size, runner, progress, cancel : int [draws], ChunkRunner, Progress, Cancel, optional
+        Draws per core call and where they run (default: in this process); ``progress`` counts
+        draws after each chunk (default: the runner's) and ``cancel``, asked before each chunk,
+        stops the run with :class:`~tco.studies.parallel.StudyInterrupted`.
 
     Returns
     -------

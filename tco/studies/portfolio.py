@@ -163,10 +163,6 @@ def check_portfolio_samples(cells: Sequence[Cell], samples: int, chunk_size: int
         Draws per core call.
     runner : ChunkRunner
         Where the chunks run.
-
-    Returns
-    -------
-    None
     """
     runner.check_run("samples", samples, "samples per cell", samples * sum(len(c.scenario.structure.options) for c in cells),
                      chunk_size)
@@ -187,14 +183,9 @@ def portfolio(cells: Sequence[Cell], kind: str = "ratio", samples: int = 10_000,
         Draws per cell.
     seed : int [-]
         The seed.
-    runner : ChunkRunner, optional
-        Where the chunks run.
-    chunk_size : int [draws]
-        Draws per core call.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback.
-    cancel : Callable[[], bool] or None
-        Asked before each chunk; True stops the run.
+    runner, chunk_size, progress, cancel : ChunkRunner, int [draws], Progress, Cancel, optional
+        The portfolio's one Monte Carlo: its runner, its draws per core call, the progress of
+        every cell's draws, and a cancellation check between chunks.
 
     Returns
     -------

@@ -64,15 +64,14 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: Prog
     Parameters
     ----------
     study : StudySpec
-        The validated study.
+        The validated study, whose analyses all run.
     scenario : tco.scenario.Scenario
-        Its scenario.
+        The scenario it studies.
     seed : int [-]
         The seed.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback.
-    runner : ChunkRunner, optional
-        Where the chunks run.
+    progress, runner : Progress, ChunkRunner, optional
+        Progress of the chunked analyses (default: the runner's), and the runner they share
+        (default: a new one in this process).
 
     Returns
     -------
@@ -190,9 +189,9 @@ def summary(study: StudySpec, scenario: Scenario, seed: int, run: StudyRun, tota
     Parameters
     ----------
     study : StudySpec
-        The study.
+        The study, dumped as run.
     scenario : tco.scenario.Scenario
-        Its scenario.
+        Its scenario, dumped with its parameters.
     seed : int [-]
         The seed used.
     run : StudyRun
@@ -228,17 +227,16 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
     Parameters
     ----------
     study : StudySpec
-        The validated study.
+        What to run and write.
     scenario : tco.scenario.Scenario
-        Its scenario.
+        The scenario written beside the results (``summary.json``).
     out_dir : pathlib.Path or str
         The output folder (:func:`check_output_dir`).
     seed : int, optional [-]
         Overrides the study's seed.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback.
-    runner : ChunkRunner, optional
-        Where the chunks run.
+    progress, runner : Progress, ChunkRunner, optional
+        Passed to :func:`run_analyses`: the display or callback of its progress and the
+        processes its chunked analyses use.
 
     Returns
     -------

@@ -255,14 +255,9 @@ def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: i
         Base rows, a power of two.
     seed : int [-]
         Scrambling seed.
-    chunk_size : int [evaluations]
-        Evaluations per call.
-    runner : ChunkRunner, optional
-        Where the chunks run.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback.
-    cancel : Callable[[], bool] or None
-        Asked before each chunk; True stops the run.
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        Evaluations per call of ``function``, the runner of the Sobol chunks (default: here),
+        their progress, and a check between chunks that stops the analysis.
 
     Returns
     -------
@@ -435,23 +430,18 @@ def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: 
     Parameters
     ----------
     function : Callable[[numpy.ndarray], numpy.ndarray] [unit of the output]
-        Vectorized over rows of quantiles (rows x D).
+        Vectorized over rows of trajectory points (rows x D).
     names : Sequence[str]
-        Dimension names.
+        The screened dimensions' names.
     trajectories : int [-]
         Trajectories r.
     levels : int [-]
         Grid levels p (even).
     seed : int [-]
         The seed.
-    chunk_size : int [evaluations]
-        Evaluations per call.
-    runner : ChunkRunner, optional
-        Where the chunks run.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback.
-    cancel : Callable[[], bool] or None
-        Asked before each chunk; True stops the run.
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        Morris chunks hold whole trajectories, at most ``chunk_size`` evaluations; they run on
+        ``runner``, report ``progress`` and stop on ``cancel``.
 
     Returns
     -------
@@ -493,10 +483,6 @@ def check_base_samples(scenario: Scenario, dims: int, n: int, chunk_size: int, r
         Evaluations per call.
     runner : ChunkRunner
         Where the chunks would run.
-
-    Returns
-    -------
-    None
     """
     runner.check_run("n", n, "Sobol base samples", n * (dims + 2) * len(scenario.structure.options), chunk_size)
 
@@ -510,17 +496,13 @@ def check_morris_trajectories(scenario: Scenario, dims: int, trajectories: int, 
     scenario : tco.scenario.Scenario
         Its options count toward the work.
     dims : int [-]
-        Dimensions.
+        Dimensions screened (effects held: trajectories x dims).
     trajectories : int [-]
         Trajectories asked for.
     chunk_size : int [evaluations]
         Evaluations per call.
     runner : ChunkRunner
         Where the chunks would run.
-
-    Returns
-    -------
-    None
     """
     limits.check_memory("trajectories", trajectories, "Morris trajectories",
                         trajectories * dims * limits.BYTES_PER_MORRIS_EFFECT)
@@ -536,23 +518,17 @@ def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0
     Parameters
     ----------
     scenario : tco.scenario.Scenario
-        The scenario.
+        Its sampled parameters are the dimensions.
     metric : Metric or str
-        The metric.
+        The output whose variance is decomposed.
     n : int [-]
         Base rows, a power of two.
     seed : int [-]
         Scrambling seed.
     params : Sequence[str], optional
-        Dimensions (default: every sampled parameter).
-    chunk_size : int [evaluations]
-        Evaluations per call.
-    runner : ChunkRunner, optional
-        Where the chunks run.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback.
-    cancel : Callable[[], bool] or None
-        Asked before each chunk; True stops the run.
+        Parameters whose indices are estimated (default: every sampled one).
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        Chunking, processes, progress and cancellation, as in :func:`sobol_analysis`.
 
     Returns
     -------
@@ -580,25 +556,19 @@ def morris(scenario: Scenario, metric: Metric | str, trajectories: int = 50, lev
     Parameters
     ----------
     scenario : tco.scenario.Scenario
-        The scenario.
+        Its sampled parameters are screened.
     metric : Metric or str
-        The metric.
+        The output screened.
     trajectories : int [-]
         Trajectories r.
     levels : int [-]
         Grid levels p (even).
     seed : int [-]
-        The seed.
+        Seeds the trajectories of chunk k with ``chunk_seed(seed, k)``.
     params : Sequence[str], optional
         Dimensions (default: every sampled parameter).
-    chunk_size : int [evaluations]
-        Evaluations per call.
-    runner : ChunkRunner, optional
-        Where the chunks run.
-    progress : bool or Callable[[int, int], None] or None
-        Progress display or callback.
-    cancel : Callable[[], bool] or None
-        Asked before each chunk; True stops the run.
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        As in :func:`morris_analysis`.
 
     Returns
     -------

@@ -227,13 +227,9 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
     Parameters
     ----------
     study : StudySpec
-        The study.
+        The study whose names and ranges are checked.
     scenario : tco.scenario.Scenario
-        Its scenario.
-
-    Returns
-    -------
-    None
+        The scenario they must exist in.
     """
     errors: list[FieldError] = []
     training = getattr(scenario, "kind", "inference") == "training"
@@ -326,15 +322,11 @@ def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner)
     Parameters
     ----------
     study : StudySpec
-        The study.
+        The sizes asked for (samples, points, trajectories, cells).
     scenario : tco.scenario.Scenario
-        Its scenario.
+        Its options multiply the work.
     runner : ChunkRunner
         Where the chunks would run.
-
-    Returns
-    -------
-    None
     """
     errors: list[FieldError] = []
 

@@ -22,10 +22,6 @@ def check_points(points: int) -> None:
     ----------
     points : int [-]
         Points asked for.
-
-    Returns
-    -------
-    None
     """
     limits.check_memory("points", points, "sweep points", points * limits.BYTES_PER_SWEEP_POINT)
 
