@@ -142,15 +142,21 @@ class ServingSpec(Strict):
     comm_overlap: Q | None = None
 
 
-class ScenarioFile(Strict):
-    """The schema of a scenario YAML file."""
+class ScenarioHeader(Strict):
+    """What every scenario file (inference or training) opens with: its kind, name, the words around it, the model."""
 
-    kind: Literal["inference"] = "inference"
+    kind: str
     name: str = Field(min_length=1)
     title: str = ""
     description: str = ""
     question: str = ""
     model: str
+
+
+class ScenarioFile(ScenarioHeader):
+    """The schema of a scenario YAML file."""
+
+    kind: Literal["inference"] = "inference"
     workload: Workload
     options: list[OptionSpec] = Field(min_length=1)
     baseline: str
@@ -314,14 +320,17 @@ def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping
     return params.edited({**edits, **set_})
 
 
+def option_name_errors(names: list[str], baseline: str) -> list[FieldError]:
+    """Broken rules of a scenario's option names: each unique, and the baseline one of them."""
+    errors = [FieldError(f"options[{i}].name", name, "option names must be unique")
+              for i, name in enumerate(names) if names.index(name) != i]
+    if baseline not in names:
+        errors.append(FieldError("baseline", baseline, f"must name one of the options: {', '.join(names)}"))
+    return errors
+
+
 def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario:
-    errors: list[FieldError] = []
-    names = [o.name for o in spec.options]
-    for i, name in enumerate(names):
-        if names.index(name) != i:
-            errors.append(FieldError(f"options[{i}].name", name, "option names must be unique"))
-    if spec.baseline not in names:
-        errors.append(FieldError("baseline", spec.baseline, f"must name one of the options: {', '.join(names)}"))
+    errors = option_name_errors([o.name for o in spec.options], spec.baseline)
     if errors:
         raise InputError(errors)
 

@@ -19,7 +19,7 @@ from .core.structure import device_param, model_param, tier_param
 from .core.training_run import TrainingOption, TrainingStructure, cluster_param
 from .errors import FieldError, FieldWarning, InputError
 from .params import ParamSet, Q, Quantity
-from .scenario import ParamCollector, ScenarioEdits
+from .scenario import ParamCollector, ScenarioEdits, ScenarioHeader, option_name_errors
 from .yamlio import pydantic_errors
 
 #: per-class training quantities (assumptions/training.yaml ``classes``), as device parameters
@@ -74,15 +74,10 @@ class SecondLife(Strict):
                                      "training cluster is refreshed every 2-4 years, one to two GPU generations)")
 
 
-class TrainingScenarioFile(Strict):
+class TrainingScenarioFile(ScenarioHeader):
     """The schema of a training scenario YAML file."""
 
     kind: Literal["training"]
-    name: str = Field(min_length=1)
-    title: str = ""
-    description: str = ""
-    question: str = ""
-    model: str
     training: TrainingWorkload
     options: list[ClusterSpec] = Field(min_length=1)
     baseline: str
@@ -157,13 +152,7 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
     catalog = catalog or load_catalog()
     from .scenario import lookup_entry, resolved_params
 
-    errors: list[FieldError] = []
-    names = [o.name for o in spec.options]
-    for i, name in enumerate(names):
-        if names.index(name) != i:
-            errors.append(FieldError(f"options[{i}].name", name, "option names must be unique"))
-    if spec.baseline not in names:
-        errors.append(FieldError("baseline", spec.baseline, f"must name one of the options: {', '.join(names)}"))
+    errors = option_name_errors([o.name for o in spec.options], spec.baseline)
     classes = catalog.training.get("classes", {})
     sites = catalog.sites.get("sites", {})
     for where, site in (("site", spec.site), ("serving.site", spec.serving.site)):
