@@ -48,16 +48,19 @@ FRONTIER_COLUMNS: list[Column] = [
 
 COORDINATION_ROWS: list[Column] = [
     ("split option", "option", None, 1.0), ("specialized pool (device)", "pool", None, 1.0),
-    ("scheduling overhead, extra device time per token", "scheduling_overhead", ".0%", 1.0),
-    ("slack held idle, share of the pool", "slack", ".0%", 1.0),
-    ("pool utilization in the engine", "utilization_engine", ".1%", 1.0),
-    ("pool utilization with coordination", "utilization_with_coordination", ".1%", 1.0),
-    ("perf-per-watt break-even utilization (— : loses even fully busy)", "perf_per_watt_breakeven_utilization", ".1%", 1.0),
-    ("cost break-even utilization (— : loses even fully busy)", "cost_breakeven_utilization", ".1%", 1.0),
-    ("split fleet with coordination, output tokens per joule", "split_tokens_per_joule", ",.3g", 1.0),
-    ("homogeneous GPU fleet, output tokens per joule", "gpu_tokens_per_joule", ",.3g", 1.0),
-    ("split fleet with coordination, USD per M output tokens", "split_usd_per_mtok", ",.4g", 1.0),
-    ("homogeneous GPU fleet, USD per M output tokens", "gpu_usd_per_mtok", ",.4g", 1.0)]
+    *[(title, key, ".0%", 1.0) for title, key in (
+        ("scheduling overhead, extra device time per token", "scheduling_overhead"),
+        ("slack held idle, share of the pool", "slack"))],
+    *[(title, key, ".1%", 1.0) for title, key in (
+        ("pool utilization in the engine", "utilization_engine"),
+        ("pool utilization with coordination", "utilization_with_coordination"),
+        ("perf-per-watt break-even utilization (— : loses even fully busy)", "perf_per_watt_breakeven_utilization"),
+        ("cost break-even utilization (— : loses even fully busy)", "cost_breakeven_utilization"))],
+    *[(f"{fleet}, {unit}", key, fmt, 1.0) for fleet, unit, key, fmt in (
+        ("split fleet with coordination", "output tokens per joule", "split_tokens_per_joule", ",.3g"),
+        ("homogeneous GPU fleet", "output tokens per joule", "gpu_tokens_per_joule", ",.3g"),
+        ("split fleet with coordination", "USD per M output tokens", "split_usd_per_mtok", ",.4g"),
+        ("homogeneous GPU fleet", "USD per M output tokens", "gpu_usd_per_mtok", ",.4g"))]]
 
 TREE_COLUMNS: list[Column] = [
     ("view", "view", None, 1.0), ("branch", "branch", None, 1.0), ("leaf", "leaf", None, 1.0),
