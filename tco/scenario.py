@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from .catalog import (
     Serving,
     Strict,
     load_catalog,
+    optional_quantities,
     validated,
 )
 from .core.parallelism import Shape, candidate_shapes
@@ -42,11 +43,11 @@ DEFAULT_SCENARIO = "default"
 
 VLLM_SOURCE = "vLLM engine argument max_num_seqs default 256 (docs.vllm.ai, engine args)"
 WORKLOAD_DEFAULTS = {
+    "peak_to_mean": Quantity(value=1.0, source="scenario default: flat demand"),
     "max_batch": Quantity(value=256, low=64, high=1024, source=VLLM_SOURCE),
     "weight_bits": Quantity(value=8, source="scenario default: FP8/INT8 weights, common in production serving"),
     "kv_bits": Quantity(value=8, source="scenario default: FP8 KV cache"),
     "compute_bits": Quantity(value=8, source="scenario default: FP8/INT8 arithmetic"),
-    "peak_to_mean": Quantity(value=1.0, source="scenario default: flat demand"),
 }
 
 
@@ -93,18 +94,10 @@ class OptionSpec(Strict):
         return {"colocated": self.colocated} if self.colocated else {"prefill": self.prefill, "decode": self.decode}
 
 
-class Workload(Strict):
-    requests_per_s: Q
-    prompt_tokens: Q
-    output_tokens: Q
-    ttft_target_s: Q
-    tpot_target_s: Q
-    half_life_years: Q
-    peak_to_mean: Q | None = None
-    max_batch: Q | None = None
-    weight_bits: Q | None = None
-    kv_bits: Q | None = None
-    compute_bits: Q | None = None
+Workload = optional_quantities(
+    "Workload", "What the fleet serves: demand, lengths, latency targets, half-life; the rest default (WORKLOAD_DEFAULTS).",
+    WORKLOAD_DEFAULTS, __name__, **{key: (Q, ...) for key in ("requests_per_s", "prompt_tokens", "output_tokens",
+                                                            "ttft_target_s", "tpot_target_s", "half_life_years")})
 
 
 class Die(Strict):
@@ -131,15 +124,10 @@ class Fleet(Strict):
     sizing: Literal["whole", "continuous"] = "whole"
 
 
-class ServingSpec(Strict):
-    """How the serving stack schedules and how latency targets are read; numbers default to assumptions/serving.yaml."""
-
-    policy: Literal["chunked", "prefill_first"] = "chunked"
-    percentile: Q | None = None
-    token_budget_tokens: Q | None = None
-    memory_compute_overlap: Q | None = None
-    phase_overlap: Q | None = None
-    comm_overlap: Q | None = None
+ServingSpec = optional_quantities(
+    "ServingSpec", "How the serving stack schedules and how latency targets are read; numbers default to "
+    "assumptions/serving.yaml (tco.catalog.Serving).", Serving.model_fields, __name__,
+    policy=(Literal["chunked", "prefill_first"], "chunked"))
 
 
 class ScenarioHeader(Strict):
@@ -172,8 +160,21 @@ class ScenarioFile(ScenarioHeader):
     fleet_dynamics: dict[str, Any] | None = None  # validated by tco.dynamics.config
 
 
+@dataclass(frozen=True)
 class ScenarioEdits:
-    """What every resolved scenario (inference or training) offers: base values, ``--set`` edits, its file."""
+    """What every resolved scenario (inference or training) offers: its words, base values, ``--set`` edits, its file."""
+
+    name: str
+    title: str
+    description: str
+    question: str
+    #: the named inputs the model reads
+    params: ParamSet
+    _: KW_ONLY
+    path: str | None = None
+    devices: dict[str, Device] = field(default_factory=dict)
+    #: inputs accepted but worth a look: values outside their sourced range
+    warnings: tuple[FieldWarning, ...] = ()
 
     def values(self) -> dict[str, float]:
         return self.params.values()
@@ -206,20 +207,11 @@ class ScenarioEdits:
 class Scenario(ScenarioEdits):
     """A validated scenario: its structure, its named parameters and its file contents."""
 
-    name: str
-    title: str
-    description: str
-    question: str
     structure: Structure
-    params: ParamSet
     spec: ScenarioFile
-    path: str | None = None
-    devices: dict[str, Device] = field(default_factory=dict)
     #: catalog figures shown beside the inputs but never read by the model (device prices,
     #: architecture facts of the model): named like parameters, not in :attr:`params`
     reference: ParamSet = field(default_factory=lambda: ParamSet(()))
-    #: inputs accepted but worth a look: values outside their sourced range
-    warnings: tuple[FieldWarning, ...] = ()
     #: settings of the fleet analyses as named parameters (``fleet_dynamics.<analysis>.<setting>``,
     #: assumptions/fleet_dynamics.yaml): read by :mod:`tco.dynamics`, never by the cost model, so
     #: not in :attr:`params` and not drawn by its studies
@@ -376,8 +368,8 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
                           spec.program.device if spec.program else None, spec.serving.policy,
                           model.experts_routed.value > 1)
     spec = spec.model_copy(update={"set": {name: (dynamics if name in settings else params)[name].value for name in spec.set}})
-    return Scenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices,
-                    _reference(model, devices), tuple(warnings), dynamics)
+    return Scenario(spec.name, spec.title, spec.description, spec.question, params, structure, spec, path=path,
+                    devices=devices, warnings=tuple(warnings), reference=_reference(model, devices), dynamics=dynamics)
 
 
 def _dynamics_parameters(block: dict | None, catalog: Catalog, set_: Mapping[str, object]) -> tuple[ParamSet,
