@@ -14,7 +14,7 @@ from dash import html
 
 from tco.core.structure import link_param
 from tco.display import quantity
-from tco.dynamics.config import POLICIES, fleet_config
+from tco.dynamics.config import NAMED_SETTINGS, POLICIES, fleet_config, setting_name
 from tco.dynamics.derived import scenario_link
 from tco.dynamics.summary import ANALYSES, NEEDS_SPLIT, TITLES, kv_sentences, reconciliation
 from tco.dynamics.summary import run as run_analysis
@@ -28,7 +28,8 @@ from .tables import pairs_table, records_table, table_block
 
 GB = 1e9
 
-#: stranded-capacity settings the user edits: field of tco.dynamics.config.Stranded -> label with unit
+#: stranded-capacity settings the user edits: field of tco.dynamics.config.Stranded -> label with unit (the
+#: named ones are edits of the parameters ``fleet_dynamics.stranded.<field>``, local to the tab)
 STRANDED_INPUTS = {"demand_growth_per_year": "demand growth [1/yr]", "prompt_growth_per_year": "prompt-length drift [1/yr]",
                    "output_growth_per_year": "output-length drift [1/yr]",
                    "flex_buffer_share": "flex GPU buffer [share of GPU replicas]", "weeks": "weeks simulated"}
@@ -96,7 +97,7 @@ def _kv(scenario, _training, bandwidth_gbps=None):
     if bandwidth_gbps not in (None, ""):
         gbps = read_number(bandwidth_gbps, None, "KV link bandwidth [GB/s]")
         scenario = scenario.with_values({link_param(link, "bandwidth_bytes_per_s"): gbps * GB})
-    a = run_analysis("kv-wall", scenario, fleet_config(scenario.spec.fleet_dynamics))
+    a = run_analysis("kv-wall", scenario, fleet_config(scenario))
     bandwidth = scenario.values()[link_param(link, "bandwidth_bytes_per_s")] / GB
     result = a.extra["result"]
     summary = html.Ul(id="kv-breakevens", children=[html.Li(line) for line in kv_sentences(result, bandwidth)])
@@ -107,7 +108,10 @@ def _stranded(scenario, _training, policy: str, settings: dict):
     """Quarter simulation of every policy beside the homogeneous GPU fleet; the hourly backlog of ``policy``."""
     from tco.dynamics import figures
 
-    cfg = fleet_config(scenario.spec.fleet_dynamics, {"stranded": {**settings, "policies": list(POLICIES)}})
+    named = {setting_name("stranded", k): v for k, v in settings.items() if k in NAMED_SETTINGS["stranded"]}
+    run = {k: v for k, v in settings.items() if k not in NAMED_SETTINGS["stranded"]}
+    scenario = scenario.with_values(named)
+    cfg = fleet_config(scenario, {"stranded": {**run, "policies": list(POLICIES)}})
     a = run_analysis("stranded", scenario, cfg)
     return (_table(a, "stranded-table"), for_app(a.figure),
             for_app(figures.backlog_figure(a.extra["result"], policy)))
@@ -115,30 +119,30 @@ def _stranded(scenario, _training, policy: str, settings: dict):
 
 def _pareto(scenario, _training, latency: str):
     """The labelled cost-latency frontier (``latency``: ``tpot_s`` or ``ttft_s``) and its points as a table."""
-    a = run_analysis("pareto", scenario, fleet_config(scenario.spec.fleet_dynamics), latency=latency)
+    a = run_analysis("pareto", scenario, fleet_config(scenario), latency=latency)
     return _table(a, "frontier-table"), for_app(a.figure)
 
 
 def _coordination(scenario, _training):
     """Coordination break-even of the split's specialized pool against the homogeneous GPU fleet."""
-    return (_table(run_analysis("coordination", scenario, fleet_config(scenario.spec.fleet_dynamics)), "coordination-table"),)
+    return (_table(run_analysis("coordination", scenario, fleet_config(scenario)), "coordination-table"),)
 
 
 def _tree(scenario, training):
     """Which device wins each leaf of the specialization tree, on the datasheet and with NRE and half-life;
     the training leaf from ``training`` (the user's training scenario) or the tree's configured one."""
-    return (_table(run_analysis("tree", scenario, fleet_config(scenario.spec.fleet_dynamics), training), "tree-table"),)
+    return (_table(run_analysis("tree", scenario, fleet_config(scenario), training), "tree-table"),)
 
 
 def _routing(scenario, _training):
     """Cost per useful answer when a router sends a share of requests to a small model."""
-    a = run_analysis("routing", scenario, fleet_config(scenario.spec.fleet_dynamics))
+    a = run_analysis("routing", scenario, fleet_config(scenario))
     return _table(a, "routing-table"), for_app(a.figure)
 
 
 def _roadmap(scenario, _training):
     """What each lever gives toward the tokens-per-watt target (process, format, architecture, utilization, routing)."""
-    a = run_analysis("roadmap", scenario, fleet_config(scenario.spec.fleet_dynamics))
+    a = run_analysis("roadmap", scenario, fleet_config(scenario))
     return _table(a, "roadmap-table"), for_app(a.figure)
 
 
@@ -157,7 +161,7 @@ def card(name: str, scenario, training) -> html.Div:
         if name in NEEDS_SPLIT and not_applicable(scenario):
             figure, label, sentence = "—", "no split option", not_applicable(scenario)
         else:
-            h = run_analysis(name, scenario, fleet_config(scenario.spec.fleet_dynamics), training).headline
+            h = run_analysis(name, scenario, fleet_config(scenario), training).headline
             figure, label, sentence = h.figure, h.figure_label, h.sentence
     except InputError as exc:
         figure, label, sentence = "—", "an input breaks a rule", str(exc.errors[0])
@@ -176,7 +180,7 @@ def summary_view(scenario):
         return error_list(exc), None
     cards = html.Div([card(name, scenario, training) for name in ANALYSES], className="cards", id="fleet-cards")
     try:
-        rows = reconciliation(scenario, fleet_config(scenario.spec.fleet_dynamics))
+        rows = reconciliation(scenario, fleet_config(scenario))
     except InputError as exc:
         return cards, error_list(exc)
     if not rows:

@@ -24,9 +24,9 @@ from tco.dynamics.stranded import simulate
 
 def main(name: str = "fleet-split") -> None:
     scenario = tco.load_scenario(name)
-    cfg = fleet_config(scenario.spec.fleet_dynamics).stranded
+    cfg = fleet_config(scenario).stranded
     hours = core.hours_of_quarter()
-    arrivals = core.demand_requests_per_hour(hours, 1000.0, 1.6, 0.7, 0.5)
+    arrivals = core.demand_requests_per_hour(hours, 1000.0, 1.6, cfg.weekend_ratio, cfg.demand_growth_per_year, cfg.peak_hour)
     rng = np.random.default_rng(0)
     c1 = rng.uniform(0.8, 1.2, (len(cfg.policies), hours.size)) * arrivals.max()
     c2 = rng.uniform(0.8, 1.2, (len(cfg.policies), hours.size)) * arrivals.max()

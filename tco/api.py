@@ -321,15 +321,18 @@ def gap_from_results(results: Mapping[str, OptionResult | CostFigures], baseline
     return np.where(ok, np.where(base_ok, gap, -np.abs(gap) - 1.0), np.abs(gap) + 1.0)
 
 
-def parameters(scenario: Scenario, reference: bool = False) -> pd.DataFrame:
+def parameters(scenario: Scenario, reference: bool = False, settings: bool = False) -> pd.DataFrame:
     """Every named parameter: name, value, unit, low, high, distribution, grade, source, date, note.
 
-    ``role`` is ``input`` for the parameters the model reads. With ``reference=True`` the
-    catalog figures shown beside them follow (device list/street/cost-of-goods prices,
-    architecture facts the core does not read yet), with ``role`` ``reference``: they are
-    never drawn by a study.
+    ``role`` is ``input`` for the parameters the model reads. With ``settings=True`` the
+    settings of the fleet analyses follow (``fleet_dynamics.*``, read by :mod:`tco.dynamics`
+    only), with ``role`` ``setting``; with ``reference=True`` the catalog figures shown beside
+    them (device list/street/cost-of-goods prices, architecture facts the core does not read
+    yet), with ``role`` ``reference``. Neither is drawn by a study of the cost model.
     """
     groups = [("input", scenario.params.values_list())]
+    if settings and hasattr(scenario, "dynamics"):  # a training scenario runs no fleet analysis
+        groups.append(("setting", scenario.dynamics.values_list()))
     if reference and hasattr(scenario, "reference"):  # a training scenario has no reference figures
         groups.append(("reference", scenario.reference.values_list()))
     rows = [{"name": p.name, "value": p.value, "unit": p.unit, "low": p.low, "high": p.high,

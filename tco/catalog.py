@@ -1,4 +1,5 @@
-"""The catalog of sourced defaults in ``assumptions/``: devices, models, links, economics, serving, NRE.
+"""The catalog of sourced defaults in ``assumptions/``: devices, models, links, economics, serving, NRE,
+the fleet analyses' settings.
 
 Every number there is a quantity with value, low, high, source and date
 (``assumptions/README.md``). Entries are validated when a scenario uses them.
@@ -7,12 +8,13 @@ Every number there is a quantity with value, low, high, source and date
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from .errors import InputError
 from .params import Q
@@ -25,24 +27,27 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True, allow_inf_nan=False)
 
 
+def optional_quantities(name: str, doc: str, fields: Iterable[str], module: str = __name__, **declared) -> type[Strict]:
+    """A :class:`Strict` schema whose ``fields`` are quantities that may each be left out (None), after the
+    ``declared`` fields (``field=(type, default)``, ``...`` for required): the one declaration of a list of
+    names kept elsewhere (a catalog block's fields, a run's defaults, the scenario's optional workload fields).
+    ``module`` is where the class is importable under ``name`` (scenarios are pickled to worker processes)."""
+    return create_model(name, __base__=Strict, __doc__=doc, __module__=module, **declared,
+                        **{field: (Q | None, None) for field in fields})
+
+
 class MemoryTier(Strict):
     name: str
     capacity_bytes: Q
     bandwidth_bytes_per_s: Q
 
 
-class Prices(Strict):
-    """Published prices of a device, shown beside ``price_usd`` but never read by the model.
+Prices = optional_quantities("Prices", """Published prices of a device, shown beside ``price_usd`` but never read by the model.
 
     ``price_usd`` is the one number the model uses; its ``note`` says which of these it
     takes and why. These are reference figures (``tco params`` lists them as such) and
     are not drawn by tornado, Monte Carlo or Sobol.
-    """
-
-    list_usd: Q | None = None
-    street_usd: Q | None = None
-    cogs_usd: Q | None = None
-    rental_usd_per_hour: Q | None = None
+    """, ("list_usd", "street_usd", "cogs_usd", "rental_usd_per_hour"))
 
 
 class Device(Strict):
@@ -92,24 +97,15 @@ class Device(Strict):
         return self.device_class == "specialized"
 
 
-class Architecture(Strict):
-    """Architecture facts of a model the core does not read yet (shown, never drawn).
+Architecture = optional_quantities("Architecture", """Architecture facts of a model the core does not read yet (shown,
+    never drawn).
 
     They record what a published config says beyond the fields the roofline uses, so a
     later core can model them: shared experts, MoE layers interleaved with dense ones,
     sliding-window or chunked attention on some layers, latent attention ranks and the
     number format the weights are released in.
-    """
-
-    vocab_size: Q | None = None
-    attention_heads: Q | None = None
-    shared_experts: Q | None = None
-    moe_layers: Q | None = None
-    sliding_window_tokens: Q | None = None
-    sliding_window_layers: Q | None = None
-    kv_lora_rank: Q | None = None
-    qk_rope_head_dim: Q | None = None
-    native_weight_bits: Q | None = None
+    """, ("vocab_size", "attention_heads", "shared_experts", "moe_layers", "sliding_window_tokens", "sliding_window_layers",
+          "kv_lora_rank", "qk_rope_head_dim", "native_weight_bits"))
 
 
 class LLM(Strict):
@@ -199,6 +195,12 @@ class Catalog:
     training: dict = field(default_factory=dict)  # assumptions/training.yaml: classes and run defaults
     sites: dict = field(default_factory=dict)  # assumptions/sites.yaml: sites and facility life
     serving: dict = field(default_factory=dict)
+    fleet_dynamics: dict = field(default_factory=dict)  # assumptions/fleet_dynamics.yaml: settings of the fleet analyses
+
+
+def _optional_yaml(path: Path) -> dict:
+    """A catalog file that a custom catalog folder may leave out (empty then)."""
+    return (read_yaml(path) or {}) if path.exists() else {}
 
 
 def _entries_by_id(folder: Path) -> dict[str, dict]:
@@ -223,9 +225,10 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
         links=dict(links.get("links", {})),
         nodes=dict(nodes.get("nodes", {})),
         economics=read_yaml(folder / "economics.yaml") or {},
-        training=(read_yaml(folder / "training.yaml") or {}) if (folder / "training.yaml").exists() else {},
-        sites=(read_yaml(folder / "sites.yaml") or {}) if (folder / "sites.yaml").exists() else {},
-        serving=(read_yaml(folder / "serving.yaml") or {}) if (folder / "serving.yaml").exists() else {},
+        training=_optional_yaml(folder / "training.yaml"),
+        sites=_optional_yaml(folder / "sites.yaml"),
+        serving=_optional_yaml(folder / "serving.yaml"),
+        fleet_dynamics=_optional_yaml(folder / "fleet_dynamics.yaml"),
     )
 
 

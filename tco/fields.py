@@ -181,6 +181,26 @@ FIELDS: dict[str, Field] = {
     "memory_compute_overlap": _fraction("share of the shorter of memory traffic and arithmetic hidden in a phase"),
     "phase_overlap": _fraction("share of the shorter of the weight and attention phases hidden under the other"),
     # comm_overlap (above) also hides a serving replica's collectives under its computation
+    # fleet analyses (assumptions/fleet_dynamics.yaml; tco.dynamics): stranded capacity
+    "demand_growth_per_year": Field("1/yr", -0.9, 100.0, description="request-rate growth over the simulated weeks"),
+    "prompt_growth_per_year": Field("1/yr", 0.0, 100.0, description="prompt-length growth (context use)"),
+    "output_growth_per_year": Field("1/yr", 0.0, 100.0, description="output-length growth (reasoning depth)"),
+    "weekend_ratio": Field("ratio", 0.01, 3.0, description="weekend-day demand / weekday demand"),
+    "peak_hour": Field("h", 0.0, 24.0, description="hour of the daily demand peak"),
+    "flex_buffer_share": Field("fraction", 0.0, 10.0, description="flexible GPU buffer, share of today's GPU replicas"),
+    # coordination, routing
+    "scheduling_overhead": Field("fraction", 0.0, 10.0, description="extra device time per token for coordination"),
+    "slack": Field("fraction", 0.0, 0.99, description="share of specialized capacity held idle to absorb mix swings"),
+    "hard_share": Field("fraction", 0.001, 1.0, description="share of requests only the large model answers usefully"),
+    "router_skill": Field("exponent", 0.0, 100.0, description="exponent a of the misroute curve h r^(1+a)"),
+    # specialization tree: the throughput leaf
+    "throughput_max_batch": Field("sequences", 1.0, 65536.0, integer=True, description="batch cap of the throughput leaf"),
+    "throughput_tpot_target_s": Field("s", 1e-5, 1e3, description="TPOT target of the throughput leaf"),
+    "throughput_ttft_target_s": Field("s", 1e-4, 1e6, description="TTFT target of the throughput leaf"),
+    # tokens-per-watt roadmap (horizon_years above: years the process node improves over)
+    "target_tokens_per_watt_gain": Field("ratio", 0.01, 1e6, description="tokens-per-watt factor the levers aim at"),
+    "process_gain_per_decade": Field("ratio", 1.0, 100.0, description="process-node energy-efficiency gain per decade"),
+    "target_bits": Field("bits", 2.0, 16.0, description="number format the roadmap reaches (weights, KV, arithmetic)"),
 }
 
 

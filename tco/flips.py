@@ -28,9 +28,25 @@ from .solvers import scan
 
 
 def winner_gap(costs: Mapping[str, object], feasible: Mapping[str, object], winner: str) -> np.ndarray:
-    """``winner``'s cost minus the cheapest other option's [unit of the costs]: negative while
-    ``winner`` stays cheapest. An option that misses a latency target (``feasible`` 0) costs
-    infinity; when no option is feasible the gap is 0 (no winner)."""
+    """``winner``'s cost minus the cheapest other option's: negative while ``winner`` stays cheapest.
+
+    An option that misses a latency target (``feasible`` 0) costs infinity; when no option is
+    feasible the gap is 0 (no winner).
+
+    Parameters
+    ----------
+    costs : Mapping[str, numpy.ndarray or float] [USD/Mtok, USD per run, ...]
+        Each option's cost figure, in one unit for all; arrays broadcast.
+    feasible : Mapping[str, numpy.ndarray or float] [-]
+        Each option's feasibility flag (> 0: meets its targets), broadcasting with the costs.
+    winner : str
+        The option whose lead is measured.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the costs]
+        Winner's cost minus the cheapest feasible other option's; 0 where nothing is feasible.
+    """
     own = np.where(np.asarray(feasible[winner]) > 0, costs[winner], np.inf)
     others = np.min(np.stack(np.broadcast_arrays(*[np.where(np.asarray(feasible[n]) > 0, costs[n], np.inf)
                                                    for n in costs if n != winner])), axis=0)
@@ -59,11 +75,32 @@ def flip_conditions(params: ParamSet, gap: Callable[[dict[str, np.ndarray]], np.
     """Each uncertain parameter's nearest flip below and above its base value, nearest first
     (relative to its range).
 
-    Returns dicts ``{name, label, unit, base, low, high, value, direction, distance, integer,
-    grade}``: ``value`` is the nearest value where the winner stops winning (for a whole-number
-    parameter, the first whole number at which it has lost), ``direction`` ``"below"`` when it
-    loses at or below that value and ``"above"`` when it loses at or above it. Parameters that
-    never flip within their range are left out; one that flips on both sides appears twice.
+    All parameters are searched at once by :func:`tco.solvers.scan` (point ``k`` of a batch
+    moves one parameter and holds the others at their base values).
+
+    Parameters
+    ----------
+    params : tco.params.ParamSet
+        The scenario's parameters: base values and low/high ranges.
+    gap : Callable[[dict[str, numpy.ndarray]], numpy.ndarray] [unit of the compared cost]
+        ``gap(updates)``: negative while the current winner wins;
+        ``updates`` maps parameter names to arrays.
+    names : Sequence[str], optional
+        Parameters to search (default: every uncertain one).
+    points, levels, split : int [-]
+        Grid points, refinement levels and pieces per refined interval of the scan.
+    tolerance : float [-]
+        Bisection stops below this share of a parameter's range.
+
+    Returns
+    -------
+    list[dict]
+        ``{name, label, unit, base, low, high, value, direction, distance, integer, grade}`` per
+        flip: ``value`` [unit of the parameter] is the nearest value where the winner stops
+        winning (for a whole-number parameter, the first whole number at which it has lost),
+        ``direction`` ``"below"`` when it loses at or below that value and ``"above"`` when it
+        loses at or above it, ``distance`` [-] the move over the range. Parameters that never
+        flip within their range are left out; one that flips on both sides appears twice.
     """
     names = [p.name for p in params.uncertain()] if names is None else list(names)
     integer = [_whole(params[n]) for n in names]
@@ -88,7 +125,20 @@ def flip_conditions(params: ParamSet, gap: Callable[[dict[str, np.ndarray]], np.
 
 
 def describe_flip(flip: Mapping) -> str:
-    """One flip condition in words: ``groq-lpu unit price falls below $7,480 (now $20,000, grade C)``."""
+    """One flip condition in words: ``groq-lpu unit price falls below $7,480 (now $20,000, grade C)``.
+
+    Parameters
+    ----------
+    flip : Mapping
+        A row of :func:`flip_conditions` (``label``, ``unit``, ``value``, ``base``, ``direction``,
+        ``integer``, ``grade``).
+
+    Returns
+    -------
+    str
+        The sentence, values in readable units (:func:`tco.display.quantity`); the grade is
+        named when it is C (our estimate).
+    """
     value, now = quantity(flip["value"], flip["unit"]), quantity(flip["base"], flip["unit"])
     if flip.get("integer"):
         moved = f"is {value} or {'less' if flip['direction'] == 'below' else 'more'}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from .catalog import (
     Serving,
     Strict,
     load_catalog,
+    optional_quantities,
     validated,
 )
 from .core.parallelism import Shape, candidate_shapes
@@ -36,15 +37,17 @@ from .params import Param, ParamSet, Q, Quantity, cross_field_errors, outside_ra
 from .yamlio import bundled_or_path, pydantic_errors, read_yaml
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[1] / "scenarios"
+#: names of the fleet-analysis settings start with it (tco.dynamics.config.PREFIX)
+DYNAMICS_PREFIX = "fleet_dynamics."
 DEFAULT_SCENARIO = "default"
 
 VLLM_SOURCE = "vLLM engine argument max_num_seqs default 256 (docs.vllm.ai, engine args)"
 WORKLOAD_DEFAULTS = {
+    "peak_to_mean": Quantity(value=1.0, source="scenario default: flat demand"),
     "max_batch": Quantity(value=256, low=64, high=1024, source=VLLM_SOURCE),
     "weight_bits": Quantity(value=8, source="scenario default: FP8/INT8 weights, common in production serving"),
     "kv_bits": Quantity(value=8, source="scenario default: FP8 KV cache"),
     "compute_bits": Quantity(value=8, source="scenario default: FP8/INT8 arithmetic"),
-    "peak_to_mean": Quantity(value=1.0, source="scenario default: flat demand"),
 }
 
 
@@ -91,18 +94,10 @@ class OptionSpec(Strict):
         return {"colocated": self.colocated} if self.colocated else {"prefill": self.prefill, "decode": self.decode}
 
 
-class Workload(Strict):
-    requests_per_s: Q
-    prompt_tokens: Q
-    output_tokens: Q
-    ttft_target_s: Q
-    tpot_target_s: Q
-    half_life_years: Q
-    peak_to_mean: Q | None = None
-    max_batch: Q | None = None
-    weight_bits: Q | None = None
-    kv_bits: Q | None = None
-    compute_bits: Q | None = None
+Workload = optional_quantities(
+    "Workload", "What the fleet serves: demand, lengths, latency targets, half-life; the rest default (WORKLOAD_DEFAULTS).",
+    WORKLOAD_DEFAULTS, __name__, **{key: (Q, ...) for key in ("requests_per_s", "prompt_tokens", "output_tokens",
+                                                            "ttft_target_s", "tpot_target_s", "half_life_years")})
 
 
 class Die(Strict):
@@ -129,26 +124,27 @@ class Fleet(Strict):
     sizing: Literal["whole", "continuous"] = "whole"
 
 
-class ServingSpec(Strict):
-    """How the serving stack schedules and how latency targets are read; numbers default to assumptions/serving.yaml."""
-
-    policy: Literal["chunked", "prefill_first"] = "chunked"
-    percentile: Q | None = None
-    token_budget_tokens: Q | None = None
-    memory_compute_overlap: Q | None = None
-    phase_overlap: Q | None = None
-    comm_overlap: Q | None = None
+ServingSpec = optional_quantities(
+    "ServingSpec", "How the serving stack schedules and how latency targets are read; numbers default to "
+    "assumptions/serving.yaml (tco.catalog.Serving).", Serving.model_fields, __name__,
+    policy=(Literal["chunked", "prefill_first"], "chunked"))
 
 
-class ScenarioFile(Strict):
-    """The schema of a scenario YAML file."""
+class ScenarioHeader(Strict):
+    """What every scenario file (inference or training) opens with: its kind, name, the words around it, the model."""
 
-    kind: Literal["inference"] = "inference"
+    kind: str
     name: str = Field(min_length=1)
     title: str = ""
     description: str = ""
     question: str = ""
     model: str
+
+
+class ScenarioFile(ScenarioHeader):
+    """The schema of a scenario YAML file."""
+
+    kind: Literal["inference"] = "inference"
     workload: Workload
     options: list[OptionSpec] = Field(min_length=1)
     baseline: str
@@ -164,8 +160,21 @@ class ScenarioFile(Strict):
     fleet_dynamics: dict[str, Any] | None = None  # validated by tco.dynamics.config
 
 
+@dataclass(frozen=True)
 class ScenarioEdits:
-    """What every resolved scenario (inference or training) offers: base values, ``--set`` edits, its file."""
+    """What every resolved scenario (inference or training) offers: its words, base values, ``--set`` edits, its file."""
+
+    name: str
+    title: str
+    description: str
+    question: str
+    #: the named inputs the model reads
+    params: ParamSet
+    _: KW_ONLY
+    path: str | None = None
+    devices: dict[str, Device] = field(default_factory=dict)
+    #: inputs accepted but worth a look: values outside their sourced range
+    warnings: tuple[FieldWarning, ...] = ()
 
     def values(self) -> dict[str, float]:
         return self.params.values()
@@ -173,13 +182,21 @@ class ScenarioEdits:
     def with_values(self, updates: Mapping[str, object]):
         """This scenario with new base values (``--set``, the app, the API), read and checked by
         :func:`tco.params.checked_edits` (the same rules as ``set:`` in a file); warnings are added
-        to :attr:`warnings`."""
+        to :attr:`warnings`. Names under ``fleet_dynamics.`` edit the fleet-analysis settings
+        (``dynamics``), the others the model's parameters."""
         if not updates:
             return self
-        params, warnings = self.params.edited(updates)
-        edits = {name: params[name].value for name in updates}
+        settings, inputs = split_settings(updates)
+        changed: dict[str, ParamSet] = {}
+        warnings: list[FieldWarning] = []
+        for attr, part in (("params", inputs), ("dynamics", settings)):
+            if part:
+                changed[attr], found = getattr(self, attr, ParamSet(())).edited(part)
+                warnings += found
+        edits = {name: changed[attr][name].value for attr, part in (("params", inputs), ("dynamics", settings))
+                 for name in part}
         spec = self.spec.model_copy(update={"set": {**self.spec.set, **edits}})
-        return replace(self, params=params, spec=spec, warnings=self.warnings + tuple(warnings))
+        return replace(self, **changed, spec=spec, warnings=self.warnings + tuple(warnings))
 
     def to_dict(self) -> dict:
         """The scenario file as plain data (loadable again), edits in ``set`` included."""
@@ -190,20 +207,21 @@ class ScenarioEdits:
 class Scenario(ScenarioEdits):
     """A validated scenario: its structure, its named parameters and its file contents."""
 
-    name: str
-    title: str
-    description: str
-    question: str
     structure: Structure
-    params: ParamSet
     spec: ScenarioFile
-    path: str | None = None
-    devices: dict[str, Device] = field(default_factory=dict)
     #: catalog figures shown beside the inputs but never read by the model (device prices,
     #: architecture facts of the model): named like parameters, not in :attr:`params`
     reference: ParamSet = field(default_factory=lambda: ParamSet(()))
-    #: inputs accepted but worth a look: values outside their sourced range
-    warnings: tuple[FieldWarning, ...] = ()
+    #: settings of the fleet analyses as named parameters (``fleet_dynamics.<analysis>.<setting>``,
+    #: assumptions/fleet_dynamics.yaml): read by :mod:`tco.dynamics`, never by the cost model, so
+    #: not in :attr:`params` and not drawn by its studies
+    dynamics: ParamSet = field(default_factory=lambda: ParamSet(()))
+
+
+def split_settings(updates: Mapping[str, object]) -> tuple[dict[str, object], dict[str, object]]:
+    """``(fleet-analysis settings, the rest)`` of named edits: names under ``fleet_dynamics.`` first."""
+    settings = {k: v for k, v in updates.items() if isinstance(k, str) and k.startswith(DYNAMICS_PREFIX)}
+    return settings, {k: v for k, v in updates.items() if k not in settings}
 
 
 def scenario_path(name_or_path: str | Path | None) -> Path:
@@ -294,14 +312,17 @@ def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping
     return params.edited({**edits, **set_})
 
 
+def option_name_errors(names: list[str], baseline: str) -> list[FieldError]:
+    """Broken rules of a scenario's option names: each unique, and the baseline one of them."""
+    errors = [FieldError(f"options[{i}].name", name, "option names must be unique")
+              for i, name in enumerate(names) if names.index(name) != i]
+    if baseline not in names:
+        errors.append(FieldError("baseline", baseline, f"must name one of the options: {', '.join(names)}"))
+    return errors
+
+
 def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario:
-    errors: list[FieldError] = []
-    names = [o.name for o in spec.options]
-    for i, name in enumerate(names):
-        if names.index(name) != i:
-            errors.append(FieldError(f"options[{i}].name", name, "option names must be unique"))
-    if spec.baseline not in names:
-        errors.append(FieldError("baseline", spec.baseline, f"must name one of the options: {', '.join(names)}"))
+    errors = option_name_errors([o.name for o in spec.options], spec.baseline)
     if errors:
         raise InputError(errors)
 
@@ -328,7 +349,10 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     if errors:
         raise InputError(errors)
 
-    params, warnings = resolved_params(_parameters(spec, catalog, model, devices, edits), edits, spec.set)
+    settings, set_ = split_settings(spec.set)
+    params, warnings = resolved_params(_parameters(spec, catalog, model, devices, edits), edits, set_)
+    dynamics, dynamics_warnings = _dynamics_parameters(spec.fleet_dynamics, catalog, settings)
+    warnings += dynamics_warnings
     warnings += _economics_warnings(spec, catalog, params)
     options = []
     for opt in spec.options:
@@ -343,9 +367,40 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
                           spec.program.device if spec.program else None, spec.serving.policy,
                           model.experts_routed.value > 1)
-    spec = spec.model_copy(update={"set": {name: params[name].value for name in spec.set}})
-    return Scenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices,
-                    _reference(model, devices), tuple(warnings))
+    spec = spec.model_copy(update={"set": {name: (dynamics if name in settings else params)[name].value for name in spec.set}})
+    return Scenario(spec.name, spec.title, spec.description, spec.question, params, structure, spec, path=path,
+                    devices=devices, warnings=tuple(warnings), reference=_reference(model, devices), dynamics=dynamics)
+
+
+def _dynamics_parameters(block: dict | None, catalog: Catalog, set_: Mapping[str, object]) -> tuple[ParamSet,
+                                                                                                  list[FieldWarning]]:
+    """The fleet-analysis settings as named parameters, with the ``fleet_dynamics:`` block's
+    numbers and the ``set:`` edits applied.
+
+    A bare number in the block edits the catalog's base value (its sourced range stays; outside
+    it, a warning), a mapping replaces the quantity (a value with its own range and source),
+    like a device or model override (:func:`_merge`). The block's other settings (options,
+    policies, grids) are validated when an analysis runs (:func:`tco.dynamics.config.fleet_config`).
+    """
+    from .dynamics.config import NAMED_SETTINGS, setting_name
+
+    block = block if isinstance(block, dict) else {}
+    collector, edits = ParamCollector(), {}
+    for section, keys in NAMED_SETTINGS.items():
+        given = block.get(section) if isinstance(block.get(section), dict) else {}
+        for key in keys:
+            name, own = setting_name(section, key), given.get(key)
+            sourced = catalog.fleet_dynamics.get(section, {}).get(key)
+            if sourced is None:
+                collector.errors.append(FieldError(f"assumptions/fleet_dynamics.yaml:{section}.{key}", None,
+                                                   "is missing: every fleet-analysis setting needs a sourced default"))
+            elif isinstance(own, dict):
+                collector.add(name, own)
+            else:
+                collector.add(name, sourced, "assumptions/fleet_dynamics.yaml")
+                if own is not None:
+                    edits[name] = own
+    return collector.param_set().edited({**edits, **set_})
 
 
 def _economics_warnings(spec, catalog: Catalog, params: ParamSet) -> list[FieldWarning]:

@@ -43,24 +43,72 @@ BREAKEVEN_METRICS = {
 
 
 def spans_decades(low: float, high: float) -> bool:
-    """Whether a range is better gridded geometrically: positive and wider than 100x."""
+    """Whether a range is better gridded geometrically: positive and wider than 100x.
+
+    Parameters
+    ----------
+    low, high : float [unit of the parameter]
+        The range's ends.
+
+    Returns
+    -------
+    bool
+        ``low > 0 and high / low > 100``.
+    """
     return low > 0 and high / low > 100.0
 
 
 def grid(low: float, high: float, points: int, log: bool | None = None) -> np.ndarray:
-    """``points`` values from ``low`` to ``high``; geometric when the range spans > 100x."""
+    """``points`` values from ``low`` to ``high``; geometric when the range spans > 100x.
+
+    Parameters
+    ----------
+    low, high : float [unit of the parameter]
+        The range's ends (both included).
+    points : int [-]
+        Number of values.
+    log : bool, optional
+        Geometric spacing; default: :func:`spans_decades`.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the parameter]
+        The grid, increasing when ``low < high``.
+    """
     log = spans_decades(low, high) if log is None else log
     return np.geomspace(low, high, points) if log else np.linspace(low, high, points)
 
 
 def find_crossing(gap: Callable[[np.ndarray], np.ndarray], low: float, high: float,
                   points: int = 65, iterations: int = 60, log: bool | None = None):
-    """First ``x`` in ``[low, high]`` where ``gap(x)`` changes sign.
+    """First ``x`` in ``[low, high]`` where ``gap(x)`` changes sign, per element of the other axes.
 
-    ``gap`` maps an array ``x`` (leading axis) to an array that broadcasts with it;
-    negative means the option wins. Returns ``(x, status, wins_above)``: the break-even
-    (NaN without a crossing), ``CROSSES`` / ``ALWAYS`` (wins over the whole range) /
-    ``NEVER``, and whether the option wins above the break-even.
+    The parameter is swept on a grid along a new leading axis, the first sign change is
+    bracketed, then narrowed by bisection (:data:`HALVINGS_PER_CALL` halvings per call when
+    one scalar crossing is searched).
+
+    Parameters
+    ----------
+    gap : Callable[[numpy.ndarray], numpy.ndarray] [unit of the compared metric]
+        Maps an array ``x`` (leading axis) to an array that broadcasts with it; negative
+        means the option wins.
+    low, high : float [unit of the parameter]
+        The searched range.
+    points : int [-]
+        Grid points of the first sweep.
+    iterations : int [-]
+        Bisection halvings of the bracket.
+    log : bool, optional
+        Geometric grid and midpoints; default: :func:`spans_decades`.
+
+    Returns
+    -------
+    x : numpy.ndarray [unit of the parameter]
+        The break-even (NaN without a crossing).
+    status : numpy.ndarray [-]
+        ``CROSSES``, ``ALWAYS`` (the option wins over the whole range) or ``NEVER``.
+    wins_above : numpy.ndarray [-]
+        Whether the option wins above the break-even (bool).
     """
     log = spans_decades(low, high) if log is None else log
     xs = grid(low, high, points, log)
@@ -218,11 +266,7 @@ def scan(evaluate: Callable[[np.ndarray, np.ndarray], object], low, high, log=No
     """Every sign change of a gap, and every change of a feasibility code, along each of several tracks.
 
     A track is one parameter moved across ``[low[t], high[t]]`` (geometric where ``log[t]``,
-    whole numbers where ``integer[t]``). ``evaluate(track, x)`` takes two arrays of the same
-    length (point ``k`` moves track ``track[k]`` to ``x[k]``) and returns the gap (negative:
-    the option wins) or ``(gap, state)`` with an integer feasibility code per point; all points
-    of a step are evaluated in one call.
-
+    whole numbers where ``integer[t]``); all points of a step are evaluated in one call.
     The search (adaptive refinement, then bisection):
 
     1. a grid of ``points`` values per track;
@@ -235,8 +279,33 @@ def scan(evaluate: Callable[[np.ndarray, np.ndarray], object], low, high, log=No
     A window is found when its edges show at the grid: the ends of the grid interval that holds
     it differ in sign or state, or the gap dips there. A window narrower than one grid step
     whose two ends look alike (same sign, same state, no dip toward zero) can be missed; two
-    changes closer than ``1 / (128 x 16^3)`` of the range can merge. Returns one :class:`Scan`
-    per track.
+    changes closer than ``1 / (128 x 16^3)`` of the range can merge.
+
+    Parameters
+    ----------
+    evaluate : Callable[[numpy.ndarray, numpy.ndarray], object] [unit of the compared metric]
+        ``evaluate(track, x)`` takes two arrays of the same length (point ``k`` moves track
+        ``track[k]`` to ``x[k]``) and returns the gap (negative: the option wins) or
+        ``(gap, state)`` with an integer feasibility code per point.
+    low, high : float or sequence of float [unit of each track's parameter]
+        Each track's range.
+    log : bool or sequence of bool, optional
+        Geometric grid per track; default: :func:`spans_decades`.
+    integer : bool or sequence of bool, optional
+        Whole-number tracks (default: none).
+    points : int [-]
+        Grid points per track.
+    levels : int [-]
+        Refinement rounds.
+    split : int [-]
+        Pieces per refined interval.
+    tolerance : float [-]
+        Bisection stops below this share of a track's range (log width on geometric tracks).
+
+    Returns
+    -------
+    list[Scan]
+        One :class:`Scan` per track: its changes in increasing order and the regime at each end.
     """
     low, high = np.atleast_1d(np.asarray(low, float)), np.atleast_1d(np.asarray(high, float))
     tracks = len(low)

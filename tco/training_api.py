@@ -72,7 +72,23 @@ SECOND_LIFE_COLUMNS = [
 
 
 def evaluate_training_scenario(scenario: TrainingScenario, updates: Mapping[str, object] | None = None):
-    """Core results ``{option: {output: array}}`` at the scenario's values with ``updates`` on top."""
+    """Core results of every cluster option at the scenario's values with ``updates`` on top.
+
+    Parameters
+    ----------
+    scenario : tco.training_scenario.TrainingScenario
+        The training scenario.
+    updates : Mapping[str, object], optional [each parameter's unit]
+        Parameter values replacing the base values; arrays broadcast. Unknown names are an
+        :class:`~tco.errors.InputError`.
+
+    Returns
+    -------
+    results : dict[str, dict[str, numpy.ndarray]] [each output's unit]
+        ``{option: {output: array}}`` (:func:`tco.core.training_run.evaluate_training`).
+    values : dict[str, object]
+        The parameter values evaluated.
+    """
     values = scenario.values()
     if updates:
         unknown = [FieldError(n, v, unknown_name_rule(n, values)) for n, v in updates.items() if n not in values]
@@ -83,20 +99,58 @@ def evaluate_training_scenario(scenario: TrainingScenario, updates: Mapping[str,
 
 
 def cheapest_option(results: Mapping[str, dict]) -> str | None:
-    """The feasible option with the lowest cost per run (None when none finishes)."""
+    """The feasible option with the lowest cost per run (None when none finishes).
+
+    Parameters
+    ----------
+    results : Mapping[str, dict]
+        ``{option: outputs}`` of :func:`evaluate_training_scenario` at one point.
+
+    Returns
+    -------
+    str or None
+        The option name.
+    """
     costs = {n: scalar(r["cost_per_run_usd"]) for n, r in results.items() if scalar(r["feasible"]) > 0}
     return min(costs, key=costs.get) if costs else None
 
 
 def cost_gap(results: Mapping[str, dict], winner: str):
-    """Signed gap of ``winner`` against the cheapest other option [USD per run]: negative while it stays cheapest."""
+    """Signed gap of ``winner`` against the cheapest other option: negative while it stays cheapest.
+
+    Parameters
+    ----------
+    results : Mapping[str, dict]
+        ``{option: outputs}`` (arrays broadcast).
+    winner : str
+        The option whose lead is measured.
+
+    Returns
+    -------
+    numpy.ndarray [USD per run]
+        :func:`tco.flips.winner_gap` of the costs per run.
+    """
     return winner_gap({n: r["cost_per_run_usd"] for n, r in results.items()},
                       {n: r["feasible"] for n, r in results.items()}, winner)
 
 
 def training_cost_figures(scenario: TrainingScenario, updates: Mapping[str, object]):
-    """:func:`tco.api.cost_figures` for a training scenario: the cost per run stands for the cost
-    per token (a break-even on ``lcot`` is USD per run apart; ``npv``: USD saved per run; ``ratio``: cost ratio)."""
+    """:func:`tco.api.cost_figures` for a training scenario: the cost per run stands for the cost per token.
+
+    A break-even on ``lcot`` is USD per run apart; ``npv``: USD saved per run; ``ratio``: cost ratio.
+
+    Parameters
+    ----------
+    scenario : tco.training_scenario.TrainingScenario
+        The training scenario.
+    updates : Mapping[str, object] [each parameter's unit]
+        Parameter values; arrays broadcast.
+
+    Returns
+    -------
+    dict[str, tco.api.CostFigures]
+        Per option: cost per run [USD] in both cost fields, and feasibility.
+    """
     from .api import CostFigures
 
     results, _ = evaluate_training_scenario(scenario, updates)
@@ -132,7 +186,21 @@ class TrainingComparison:
 
 
 def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> TrainingComparison:
-    """Evaluate every cluster option at the base values and explain the result."""
+    """Evaluate every cluster option at the base values and explain the result.
+
+    Parameters
+    ----------
+    scenario : tco.training_scenario.TrainingScenario
+        The training scenario.
+    with_flips : bool
+        Search the inputs that flip the cheapest option (:func:`tco.flips.flip_conditions`).
+
+    Returns
+    -------
+    TrainingComparison
+        The options table (cost per run [USD], time to train [days], shape, bound, ...), the
+        challengers against the baseline, the verdict, the flips, the siting and the second life.
+    """
     results, values = evaluate_training_scenario(scenario)
     rows = []
     for option in scenario.structure.options:
@@ -164,7 +232,20 @@ def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> Tra
 
 
 def training_verdict(result: TrainingComparison, winner: str | None) -> str:
-    """One paragraph: the cheapest and the fastest cluster, by how much, and what would flip it."""
+    """One paragraph: the cheapest and the fastest cluster, by how much, and what would flip it.
+
+    Parameters
+    ----------
+    result : TrainingComparison
+        The comparison (its options table and flips).
+    winner : str or None
+        The cheapest feasible option.
+
+    Returns
+    -------
+    str
+        The verdict (costs in USD millions per run, times in days).
+    """
     table = result.options
     if winner is None:
         return "No option can train the model: no parallel shape fits memory, or failures outpace restarts."
@@ -191,7 +272,19 @@ def training_verdict(result: TrainingComparison, winner: str | None) -> str:
 
 
 def serving_scenario(scenario: TrainingScenario):
-    """The inference scenario a training scenario's model serves (``serving.scenario``)."""
+    """The inference scenario a training scenario's model serves (``serving.scenario``).
+
+    Parameters
+    ----------
+    scenario : tco.training_scenario.TrainingScenario
+        The training scenario.
+
+    Returns
+    -------
+    tco.scenario.Scenario
+        The serving scenario; an :class:`~tco.errors.InputError` names ``serving.scenario``
+        when it is a training scenario.
+    """
     from .scenario import load_scenario
 
     serving = load_scenario(scenario.spec.serving.scenario)
@@ -207,6 +300,23 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
     Hardware costs the same anywhere; what a site changes is electricity, PUE, the data
     hall and egress, and whether its round trip to users fits the serving TTFT target.
     Yearly basis: the cluster trains continuously; the fleet serves the serving scenario.
+
+    Parameters
+    ----------
+    scenario : tco.training_scenario.TrainingScenario
+        The training scenario (its serving scenario is evaluated too).
+    results : Mapping[str, dict]
+        Its results at the base values.
+    values : Mapping[str, object]
+        Its parameter values (sites, economics, devices).
+
+    Returns
+    -------
+    dict
+        Per site: facility [USD/kW-month], training and serving cost [USD/yr], user TTFT [s] and
+        whether it meets the target; ``combined_usd_per_year``, ``split_usd_per_year`` and
+        ``split_saves_usd_per_year`` [USD/yr] with the chosen sites. Empty without sites or a
+        feasible serving option.
     """
     from .api import evaluate_scenario
     from .catalog import load_catalog
@@ -276,9 +386,28 @@ def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
     """Cascade, sell and premium per training device, vectorized over the arrays in ``values``
     (training parameters) and ``serving_updates`` (serving-scenario parameters), which broadcast.
 
-    Returns ``({device: {name: array}}, value per Mtok, the new serving option at the base values)``.
     The serving tokens are valued at the cheapest feasible new option of the serving scenario
     (per draw); a retired device that misses the serving latency targets cannot cascade.
+
+    Parameters
+    ----------
+    scenario : tco.training_scenario.TrainingScenario
+        The training scenario.
+    values : Mapping[str, object] [each parameter's unit]
+        Its parameter values (arrays broadcast).
+    serving_updates : Mapping[str, object], optional [each parameter's unit]
+        Serving-scenario parameter values.
+
+    Returns
+    -------
+    rows : dict[str, dict[str, numpy.ndarray]] [USD, tokens/yr, USD/yr, yr]
+        Per device (:mod:`tco.core.cascade`): ``cascade_usd``, ``sell_usd``,
+        ``cascade_premium_usd`` [USD per device], ``tokens_per_year_per_device`` [tokens/yr],
+        ``running_usd_per_year`` [USD/yr], ``remaining_years`` [yr], ``feasible``, ``choice``.
+    value_per_mtok : numpy.ndarray [USD/Mtok]
+        Value of a served token: the cheapest feasible new option's levelized cost.
+    new_option : str
+        That option at the base values.
     """
     from .api import evaluate_scenario
     from .dynamics.derived import placement_spec, replica_minimums, with_options
@@ -320,7 +449,23 @@ def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
 
 def second_life(scenario: TrainingScenario, values: Mapping[str, object]) -> dict:
     """Per training device at the base values: the value at retirement of cascading it to serving,
-    of selling it and of scrapping it, and which wins (:mod:`tco.core.cascade`)."""
+    of selling it and of scrapping it, and which wins (:mod:`tco.core.cascade`).
+
+    Parameters
+    ----------
+    scenario : tco.training_scenario.TrainingScenario
+        The training scenario.
+    values : Mapping[str, object] [each parameter's unit]
+        Its parameter values.
+
+    Returns
+    -------
+    dict
+        ``serving_scenario``, ``value_usd_per_mtok`` [USD/Mtok], ``priced_against``,
+        ``retire_after_years`` [yr] and per device the values [USD], tokens [tokens/yr],
+        running cost [USD/yr], remaining life [yr] and the best choice; empty when no new
+        serving option is feasible.
+    """
     rows, value_per_mtok, new_option = second_life_arrays(scenario, values)
     if not np.isfinite(scalar(value_per_mtok)):
         return {}
@@ -363,12 +508,31 @@ class SecondLifeColumns:
 
 def cascade_under_uncertainty(scenario: TrainingScenario, samples: int, seed: int, runner: ChunkRunner | None = None,
                               progress: Progress = None, cancel: Cancel = None) -> pd.DataFrame:
-    """Monte Carlo of the second-life decision: every uncertain parameter of the training scenario
-    and of its serving scenario drawn from its distribution, run by the package's one Monte Carlo
-    (:func:`tco.studies.montecarlo.run_cells`: seeded chunks, running aggregates, ``runner``,
-    ``progress`` and ``cancel`` as there). One row per training device: how often cascading beats
-    selling and scrapping, and the mean and P5/P50/P95 of its premium [USD per device] (P-values from
-    the aggregates' histogram), with the median value of the serving tokens [USD per Mtok]."""
+    """Monte Carlo of the second-life decision.
+
+    Every uncertain parameter of the training scenario and of its serving scenario is drawn
+    from its distribution, run by the package's one Monte Carlo
+    (:func:`tco.studies.montecarlo.run_cells`: seeded chunks, running aggregates).
+
+    Parameters
+    ----------
+    scenario : tco.training_scenario.TrainingScenario
+        The training scenario.
+    samples : int [draws]
+        Number of draws.
+    seed : int [-]
+        The seed.
+    runner, progress, cancel : ChunkRunner, Progress, Cancel, optional
+        Where the second-life draws run, how their progress shows, and what cancels them (as in
+        :func:`tco.studies.montecarlo.run_cells`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per training device: ``p_cascade_best``, ``p_sell_best``, ``p_scrap_best`` [-],
+        the premium's mean and P5/P50/P95 [USD per device] (from the aggregates' histogram) and
+        the median value of the serving tokens [USD/Mtok].
+    """
     from .studies.montecarlo import MonteCarloCell, run_cells
     from .studies.parallel import ChunkRunner
     from .studies.sampling import SamplingPlan, is_sampled

@@ -9,17 +9,17 @@ efficiencies from ``assumptions/training.yaml``, sites from ``assumptions/sites.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from .catalog import LLM, Catalog, Device, Economics, Strict, load_catalog, validated
+from .catalog import LLM, Catalog, Device, Economics, Strict, load_catalog, optional_quantities, validated
 from .core.structure import device_param, model_param, tier_param
 from .core.training_run import TrainingOption, TrainingStructure, cluster_param
-from .errors import FieldError, FieldWarning, InputError
+from .errors import FieldError, InputError
 from .params import ParamSet, Q, Quantity
-from .scenario import ParamCollector, ScenarioEdits
+from .scenario import ParamCollector, ScenarioEdits, ScenarioHeader, option_name_errors
 from .yamlio import pydantic_errors
 
 #: per-class training quantities (assumptions/training.yaml ``classes``), as device parameters
@@ -32,23 +32,10 @@ RUN_FIELDS = ("failure_rate_per_device_day", "restart_s", "storage_write_bytes_p
 SITE_FIELDS = ("electricity_usd_per_kwh", "pue", "construction_usd_per_w", "rtt_to_users_s", "egress_usd_per_gb")
 
 
-class TrainingWorkload(Strict):
-    """What is trained: the token budget and the batch; any run default may be overridden here."""
-
-    tokens: Q
-    seq_len_tokens: Q
-    global_batch_tokens: Q
-    compute_bits: Q = Quantity(value=16, source="scenario default: BF16 training")
-    failure_rate_per_device_day: Q | None = None
-    restart_s: Q | None = None
-    storage_write_bytes_per_s: Q | None = None
-    checkpoint_bytes_per_param: Q | None = None
-    weight_grad_bytes_per_param: Q | None = None
-    optimizer_bytes_per_param: Q | None = None
-    gradient_bytes_per_param: Q | None = None
-    power_utilization: Q | None = None
-    moe_compute_efficiency: Q | None = None
-    micro_batch_sequences: Q | None = None
+TrainingWorkload = optional_quantities(
+    "TrainingWorkload", "What is trained: the token budget and the batch; any run default (RUN_FIELDS) may be overridden here.",
+    RUN_FIELDS, __name__, tokens=(Q, ...), seq_len_tokens=(Q, ...), global_batch_tokens=(Q, ...),
+    compute_bits=(Q, Quantity(value=16, source="scenario default: BF16 training")))
 
 
 class ClusterSpec(Strict):
@@ -74,15 +61,10 @@ class SecondLife(Strict):
                                      "training cluster is refreshed every 2-4 years, one to two GPU generations)")
 
 
-class TrainingScenarioFile(Strict):
+class TrainingScenarioFile(ScenarioHeader):
     """The schema of a training scenario YAML file."""
 
     kind: Literal["training"]
-    name: str = Field(min_length=1)
-    title: str = ""
-    description: str = ""
-    question: str = ""
-    model: str
     training: TrainingWorkload
     options: list[ClusterSpec] = Field(min_length=1)
     baseline: str
@@ -100,26 +82,47 @@ class TrainingScenarioFile(Strict):
 class TrainingScenario(ScenarioEdits):
     """A validated training scenario: its structure, named parameters and file contents."""
 
-    name: str
-    title: str
-    description: str
-    question: str
     structure: TrainingStructure
-    params: ParamSet
     spec: TrainingScenarioFile
-    path: str | None = None
-    devices: dict[str, Device] = field(default_factory=dict)
-    #: inputs accepted but worth a look: values outside their sourced range
-    warnings: tuple[FieldWarning, ...] = ()
     kind: str = "training"
 
 
 def site_param(site: str, name: str) -> str:
+    """The parameter name of a site's field.
+
+    Parameters
+    ----------
+    site : str
+        Site id of ``assumptions/sites.yaml``.
+    name : str
+        Field (``electricity_usd_per_kwh``, ``pue``, ...).
+
+    Returns
+    -------
+    str
+        ``sites.<site>.<name>``.
+    """
     return f"sites.{site}.{name}"
 
 
 def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path: str | None = None) -> TrainingScenario:
-    """Validate and resolve training-scenario data (as read from YAML)."""
+    """Validate and resolve training-scenario data (as read from YAML).
+
+    Parameters
+    ----------
+    data : dict
+        The scenario file's contents (``kind: training``).
+    catalog : tco.catalog.Catalog, optional
+        The catalog (default: ``assumptions/``).
+    path : str, optional
+        The file it came from.
+
+    Returns
+    -------
+    TrainingScenario
+        Its structure (cluster options), named parameters and file contents; an
+        :class:`~tco.errors.InputError` lists every broken rule with its field path.
+    """
     try:
         spec = TrainingScenarioFile.model_validate(data)
     except ValidationError as exc:
@@ -127,13 +130,7 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
     catalog = catalog or load_catalog()
     from .scenario import lookup_entry, resolved_params
 
-    errors: list[FieldError] = []
-    names = [o.name for o in spec.options]
-    for i, name in enumerate(names):
-        if names.index(name) != i:
-            errors.append(FieldError(f"options[{i}].name", name, "option names must be unique"))
-    if spec.baseline not in names:
-        errors.append(FieldError("baseline", spec.baseline, f"must name one of the options: {', '.join(names)}"))
+    errors = option_name_errors([o.name for o in spec.options], spec.baseline)
     classes = catalog.training.get("classes", {})
     sites = catalog.sites.get("sites", {})
     for where, site in (("site", spec.site), ("serving.site", spec.serving.site)):
@@ -161,8 +158,8 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
     structure = TrainingStructure(spec.model, tuple(options), spec.baseline, spec.site)
     params, warnings = resolved_params(_parameters(spec, catalog, model, devices), edits, spec.set)
     spec = spec.model_copy(update={"set": {name: params[name].value for name in spec.set}})
-    return TrainingScenario(spec.name, spec.title, spec.description, spec.question, structure, params, spec, path, devices,
-                            tuple(warnings))
+    return TrainingScenario(spec.name, spec.title, spec.description, spec.question, params, structure, spec, path=path,
+                            devices=devices, warnings=tuple(warnings))
 
 
 def _parameters(spec: TrainingScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device]) -> ParamSet:

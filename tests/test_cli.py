@@ -210,7 +210,7 @@ def test_every_fleet_analysis_prints_its_headline(capsys, analysis):
 
     code, out, _ = run(capsys, "fleet", analysis)
     scenario = tco.load_scenario("default")
-    headline = run_analysis(analysis, scenario, fleet_config(scenario.spec.fleet_dynamics)).headline
+    headline = run_analysis(analysis, scenario, fleet_config(scenario)).headline
     assert code == 0 and headline.sentence.split()[0] in out
     if analysis == "kv-wall":
         assert "beats the cheaper colocated option" in out  # the break-even sentence

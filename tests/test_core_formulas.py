@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from tco.core import finance, lifecycle, llm, nre, roofline
+from tco.core import finance, lifecycle, llm, nre, parallelism, roofline
 
 
 def test_kv_bytes_llama_70b_bf16():
@@ -56,9 +56,28 @@ def test_max_tokens_within_time_inverts_the_forward_time(b0):
 def test_sync_terms_on_one_device():
     # no data moves between devices, but each of the 2 x 80 layer boundaries costs one latency
     assert roofline.sync_fixed_time_s(80, 1, 2e-6) == pytest.approx(2 * 80 * 2e-6)
-    assert roofline.sync_time_per_token_s(80, 1, 8192, 9e11) == 0
+    alone = parallelism.Shape(1, 1, False)
+    assert parallelism.sync_time_per_token_s(alone, 80, 8192, 1.0, 1, 9e11, 5e10, 8) == 0
     # 8 devices: 2 x 80 x 2e-6 x log2 8 = 9.6e-4 s
     assert roofline.sync_fixed_time_s(80, 8, 2e-6) == pytest.approx(9.6e-4)
+
+
+def test_collective_bytes_follow_the_arithmetic_width():
+    """The activations a tensor-parallel replica all-reduces are ``workload.compute_bits / 8`` bytes
+    per element, not a fixed 2 (BF16): Llama 3.1 70B (80 layers, hidden 8,192) on H100s (NVLink
+    4.5e11 B/s per direction) at t = 2: ``4 L (t-1)/t x h x a / bw`` = 4 x 80 x 1/2 x 8,192 x a /
+    4.5e11 = 2.9127e-6 s per token at FP8 (a = 1), twice that at 16 bits; none on one device."""
+    from tco.core.evaluate import serving_pools
+    from tco.scenario import load_scenario
+
+    scenario = load_scenario("default")
+    for bits, a in ((8.0, 1.0), (16.0, 2.0)):
+        values = {**scenario.values(), "workload.compute_bits": bits}
+        pools, _, _ = serving_pools(scenario.structure, values, scenario.structure.baseline)
+        by_tensor = {c["tensor_parallel"]: float(np.ravel(c["_cm"].sync_per_token_s)[0])
+                     for c in pools["colocated"].candidates}
+        assert by_tensor[1.0] == 0.0
+        assert by_tensor[2.0] == pytest.approx(4 * 80 * 0.5 * 8192 * a / 4.5e11, rel=1e-12)
 
 
 def test_annuity_and_discounting():

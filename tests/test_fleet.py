@@ -32,7 +32,7 @@ TOY_SPLIT = Path(__file__).parent / "data" / "toy-split.yaml"
 @pytest.fixture(scope="module")
 def toy():
     scenario = tco.load_scenario(TOY_SPLIT)
-    return scenario, fleet_config(scenario.spec.fleet_dynamics)
+    return scenario, fleet_config(scenario)
 
 
 # --- stranded capacity -------------------------------------------------------------------------------------------
@@ -96,9 +96,10 @@ def test_flexible_buffer_never_lowers_the_bottleneck(c1, c2, bp, bd):
 
 def test_demand_curve_means_and_peak():
     hours = core.hours_of_quarter(core.HOURS_PER_WEEK)
-    d = core.demand_requests_per_hour(hours, 1.0, 1.5, 0.7, 0.0)
+    d = core.demand_requests_per_hour(hours, 1.0, 1.5, 0.7, 0.0, 14.0)
     assert d.mean() == pytest.approx(3600.0)  # diurnal and weekly factors average to 1 over a week
-    assert core.diurnal_factor(14.0, 1.5) == pytest.approx(1.5)
+    assert core.diurnal_factor(14.0, 1.5, 14.0) == pytest.approx(1.5)
+    assert core.diurnal_factor(20.0, 1.5, 20.0) == pytest.approx(1.5)  # the peak follows peak_hour
     assert core.growth_factor(8760.0, 0.5) == pytest.approx(1.5)
 
 
@@ -322,7 +323,7 @@ def test_kv_wall_figure_dots_the_points_that_miss_a_latency_target():
     from tco.dynamics.figures import kv_wall_figure
 
     scenario = tco.load_scenario("fleet-split")
-    result = kv_wall(scenario, fleet_config(scenario.spec.fleet_dynamics).kv_wall)
+    result = kv_wall(scenario, fleet_config(scenario).kv_wall)
     figure = kv_wall_figure(result)
     lines = {trace.name: np.asarray(trace.y, float) for trace in figure.data}
     for role, name in result.counterparts.items():

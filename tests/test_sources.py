@@ -76,8 +76,22 @@ def test_every_citation_resolves_in_the_repository(where, text):
         f"{where}: {text!r} names no [key] of docs/sources.md and does not start with one of {ALLOWED_PREFIXES}")
 
 
+def docstring_references() -> set[str]:
+    """Keys cited in the ``References`` sections of the package's docstrings (numpydoc)."""
+    import ast
+    import inspect
+
+    cited = set()
+    for path in sorted((ROOT / "tco").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and (doc := ast.get_docstring(node)):
+                part = inspect.cleandoc(doc).partition("References\n----------\n")[2].split("\n\n")[0]
+                cited |= set(KEY_IN_TEXT.findall(part))
+    return cited
+
+
 def test_every_bibliography_entry_is_cited():
-    cited = {k for _where, text in citations() for k in KEY_IN_TEXT.findall(text)}
+    cited = {k for _where, text in citations() for k in KEY_IN_TEXT.findall(text)} | docstring_references()
     notes = "".join(f.read_text() for f in data_files())
     orphans = [k for k in bibliography_keys() if k not in cited and f"[{k}]" not in notes]
     assert not orphans, f"entries of docs/sources.md nothing cites: {orphans}"

@@ -7,8 +7,7 @@ price the split -> test change. Each step states what the model says for the cur
 
 from __future__ import annotations
 
-from dash import ALL, Input, Output, ctx, html
-from dash.exceptions import PreventUpdate
+from dash import Output, html
 
 from tco.api import compare
 from tco.display import param_label, quantity, sig
@@ -20,6 +19,7 @@ from tco.report import bounds, infeasible_reasons
 from tco.studies import parse_metric, tornado
 from tco.util import scalar
 
+from ..callbacks import open_tab_on_click
 from ..context import AppContext, view_state
 
 ID = "decide"
@@ -137,7 +137,7 @@ def split_answer(scenario) -> list:
         return [html.P("The scenario has no option that splits prefill and decode across device types: add one to price "
                        "the KV transfer and the stranded capacity (the bundled 'default' and 'fleet-split' have one).")]
     try:
-        cfg = fleet_config(scenario.spec.fleet_dynamics)
+        cfg = fleet_config(scenario)
         lines = [run_fleet(name, scenario, cfg).headline.sentence for name in ("kv-wall", "stranded", "coordination")]
     except InputError as exc:
         return [html.P(f"The fleet analyses cannot run: {exc.errors[0]}")]
@@ -177,9 +177,4 @@ def register(app, ctx_: AppContext) -> None:
     def steps(state):
         return decide_view(ctx_.scenario(state))
 
-    @app.callback(Output("tabs", "value"), Input({"type": "goto", "tab": ALL, "step": ALL}, "n_clicks"),
-                  prevent_initial_call=True)
-    def goto(clicks):
-        if not ctx.triggered_id or not any(clicks):
-            raise PreventUpdate
-        return ctx.triggered_id["tab"]
+    open_tab_on_click(app, "tabs", "goto", "tab", "step")

@@ -11,7 +11,7 @@ reset to it when the user picks another scenario; edits there are local to this 
 
 from __future__ import annotations
 
-from dash import ALL, Input, Output, State, ctx, dcc, html, no_update
+from dash import Input, Output, State, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from tco.dynamics.config import POLICIES, fleet_config
@@ -19,6 +19,7 @@ from tco.errors import InputError
 from tco.training_api import serving_scenario
 from tco.values import read_number
 
+from ..callbacks import open_tab_on_click
 from ..charts import chart, chart_id
 from ..context import SCENARIO, AppContext, view_state
 from ..controls import number
@@ -125,13 +126,13 @@ def layout(ctx_: AppContext):
 
 
 def stranded_defaults(scenario) -> list:
-    """The stranded-capacity settings of the scenario's ``fleet_dynamics`` block (defaults where it breaks a rule)."""
+    """The scenario's stranded-capacity settings (empty where its block breaks a rule: the views show the rule)."""
     try:
         if getattr(scenario, "kind", "inference") == "training":  # the views run on its serving fleet
             scenario = serving_scenario(scenario)
-        cfg = fleet_config(scenario.spec.fleet_dynamics).stranded
+        cfg = fleet_config(scenario).stranded
     except InputError:
-        cfg = fleet_config(None).stranded  # the views show the broken rule
+        return [""] * len(STRANDED_INPUTS)
     return [f"{getattr(cfg, field):g}" for field in STRANDED_INPUTS]
 
 
@@ -165,12 +166,7 @@ def register(app, ctx_: AppContext) -> None:
         _open(section, "summary")
         return summary_view(ctx_.scenario(state))
 
-    @app.callback(Output("fleet-tabs", "value"), Input({"type": "fleet-goto", "section": ALL, "card": ALL}, "n_clicks"),
-                  prevent_initial_call=True)
-    def goto(clicks):
-        if not ctx.triggered_id or not any(clicks):
-            raise PreventUpdate
-        return ctx.triggered_id["section"]
+    open_tab_on_click(app, "fleet-tabs", "fleet-goto", "section", "card")
 
     @app.callback(Output("kv-notice", "children"), Output("kv-summary", "children"),
                   Output(chart_id("fleet-kv-wall"), "figure"), Output(chart_id("fleet-kv-gain"), "figure"),

@@ -17,6 +17,7 @@ from tco.solvers import BREAKEVEN_METRICS, spans_decades
 from tco.studies import figures
 from tco.values import read_number
 
+from ..callbacks import refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure
 from ..context import SCENARIO, AppContext, bounded_int, error_list, view_state
 from ..controls import dropdown, keep, number, param_options
@@ -87,11 +88,7 @@ def layout(ctx: AppContext):
 
 
 def register(app, ctx: AppContext) -> None:
-    @app.callback(Output("be-param", "options"), Output("be-param", "value"), SCENARIO, State("state", "data"),
-                  State("be-param", "value"), prevent_initial_call=True)
-    def be_params(_key, state, current):
-        options = param_options(ctx.scenario(state))
-        return options, keep(current, options)
+    refill_on_scenario(app, ctx, "be-param", param_options)
 
     @app.callback(Output("be-low", "value"), Output("be-high", "value"), Input("be-param", "value"), State("state", "data"),
                   prevent_initial_call=True)

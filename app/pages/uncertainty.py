@@ -15,9 +15,10 @@ from tco.display import sig
 from tco.errors import InputError, shown_lines
 from tco.studies import figures
 
+from ..callbacks import background_run, refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure
-from ..context import SCENARIO, AppContext, bounded_int, error_list
-from ..controls import dropdown, keep, number
+from ..context import AppContext, bounded_int, error_list
+from ..controls import dropdown, number
 from ..tables import table_block
 from .sensitivity import metric_options
 
@@ -65,29 +66,18 @@ def progress_reporter(set_progress, unit: str):
 
 
 def register(app, ctx: AppContext) -> None:
-    @app.callback(Output("mc-metric", "options"), Output("mc-metric", "value"), SCENARIO, State("state", "data"),
-                  State("mc-metric", "value"), prevent_initial_call=True)
-    def metrics(_key, state, current):
-        options = metric_options(ctx.scenario(state))
-        return options, keep(current, options)
+    refill_on_scenario(app, ctx, "mc-metric", metric_options)
 
     @app.callback(Output(chart_id("monte-carlo"), "figure"), Output(chart_id("exceedance"), "figure"),
                   Output("mc-summary", "children"),
                   Input("mc-run", "n_clicks"), State("state", "data"), State("mc-metric", "value"),
-                  State("mc-samples", "value"), State("mc-seed", "value"),
-                  background=True, manager=ctx.background_manager, prevent_initial_call=True,
-                  running=[(Output("mc-run", "disabled"), True, False), (Output("mc-cancel", "disabled"), False, True),
-                           (Output("mc-status", "children"), "running Monte Carlo...", "")],
-                  cancel=[Input("mc-cancel", "n_clicks")], progress=Output("mc-progress", "children"))
+                  State("mc-samples", "value"), State("mc-seed", "value"), **background_run(ctx, "mc", "running Monte Carlo..."))
     def monte_carlo(set_progress, _clicks, state, metric, samples, seed):
         return monte_carlo_view(ctx, state, metric, samples, seed, set_progress)
 
     @app.callback(Output(chart_id("sobol"), "figure"), Input("sobol-run", "n_clicks"), State("state", "data"),
                   State("mc-metric", "value"), State("sobol-n", "value"), State("mc-seed", "value"),
-                  background=True, manager=ctx.background_manager, prevent_initial_call=True,
-                  running=[(Output("sobol-run", "disabled"), True, False), (Output("sobol-cancel", "disabled"), False, True),
-                           (Output("sobol-status", "children"), "running Sobol (Saltelli sampling)...", "")],
-                  cancel=[Input("sobol-cancel", "n_clicks")], progress=Output("sobol-progress", "children"))
+                  **background_run(ctx, "sobol", "running Sobol (Saltelli sampling)..."))
     def sobol(set_progress, _clicks, state, metric, n, seed):
         return sobol_view(ctx, state, metric, n, seed, set_progress)
 

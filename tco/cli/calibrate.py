@@ -7,18 +7,15 @@ values; copying them into assumptions/devices is a deliberate, reviewed step.
 
 from __future__ import annotations
 
-from .common import add_format_argument, print_json, print_table
+from .common import add_suite_arguments, print_json, print_table
 
 
 def add_parser(sub):
     parser = sub.add_parser("calibrate", help="fit the efficiency parameters per device class to measurements",
                             description=__doc__)
-    parser.add_argument("--suite", default=None, metavar="YAML", help="suite file (default: validation/cases.yaml)")
+    add_suite_arguments(parser, "fit the training compute efficiency per class to validation/training.yaml instead")
     parser.add_argument("--cases", default=None, metavar="CSV",
                         help="your own measurements, one row each (see docs/calibration.md)")
-    parser.add_argument("--training", action="store_true",
-                        help="fit the training compute efficiency per class to validation/training.yaml instead")
-    add_format_argument(parser, ("table", "json"))
     return parser
 
 

@@ -20,6 +20,14 @@ def add_format_argument(parser, choices=("table", "json", "csv")) -> None:
     parser.add_argument("--format", choices=choices, default="table", help="output format (default: table)")
 
 
+def add_suite_arguments(parser, training_help: str) -> None:
+    """``--suite`` (a validation suite file) and ``--training`` (the training suite instead), output as table or json:
+    what the commands that read the validation suites share."""
+    parser.add_argument("--suite", default=None, metavar="YAML", help="suite file (default: validation/cases.yaml)")
+    parser.add_argument("--training", action="store_true", help=training_help)
+    add_format_argument(parser, ("table", "json"))
+
+
 def scenario_from_args(args):
     """The scenario named by ``args.scenario`` with every ``--set`` applied (validated); its
     warnings are printed to stderr."""

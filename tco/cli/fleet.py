@@ -2,7 +2,8 @@
 labelled Pareto frontier, specialization tree, routing tiers, tokens-per-watt roadmap.
 
 Settings come from the scenario's ``fleet_dynamics:`` block (see docs/fleet-dynamics.md),
-overridden by the options below.
+overridden by the options below; the numeric ones are named parameters (``tco params`` lists
+them; ``--demand-growth`` ... ``--router-skill`` are shorthands for ``--set fleet_dynamics.<analysis>.<setting>=VALUE``).
 """
 
 from __future__ import annotations
@@ -27,15 +28,15 @@ def add_parser(sub):
     parser.add_argument("--option", help="disaggregated option (kv-wall, stranded, coordination) or option (routing)")
     parser.add_argument("--policy", action="append", help="stranded: sizing policy (today, peak, flex); repeatable")
     parser.add_argument("--weeks", type=int, help="stranded: weeks simulated (default 13)")
-    parser.add_argument("--demand-growth", type=float, help="stranded: request growth [1/yr]")
-    parser.add_argument("--prompt-growth", type=float, help="stranded: prompt-length growth [1/yr], >= 0")
-    parser.add_argument("--output-growth", type=float, help="stranded: output-length growth [1/yr], >= 0")
-    parser.add_argument("--buffer-share", type=float, help="stranded: flexible GPU buffer, share of today's GPU replicas")
-    parser.add_argument("--scheduling-overhead", type=float, help="coordination: extra device time per token [0-]")
-    parser.add_argument("--slack", type=float, help="coordination: share of specialized capacity held idle [0-1)")
+    parser.add_argument("--demand-growth", help="stranded: request growth [1/yr]")
+    parser.add_argument("--prompt-growth", help="stranded: prompt-length growth [1/yr], >= 0")
+    parser.add_argument("--output-growth", help="stranded: output-length growth [1/yr], >= 0")
+    parser.add_argument("--buffer-share", help="stranded: flexible GPU buffer, share of today's GPU replicas")
+    parser.add_argument("--scheduling-overhead", help="coordination: extra device time per token [0-]")
+    parser.add_argument("--slack", help="coordination: share of specialized capacity held idle [0-1)")
     parser.add_argument("--small-model", help="routing/roadmap: the small model's id")
-    parser.add_argument("--hard-share", type=float, help="routing: share of requests only the large model answers")
-    parser.add_argument("--router-skill", type=float, help="routing: exponent a of the misroute curve h r^(1+a)")
+    parser.add_argument("--hard-share", help="routing: share of requests only the large model answers")
+    parser.add_argument("--router-skill", help="routing: exponent a of the misroute curve h r^(1+a)")
     parser.add_argument("--penalty", help="routing: 'retry' or a dollar penalty per wrong answer")
     parser.add_argument("--devices", help="pareto/tree: comma-separated device ids")
     parser.add_argument("--placement", action="append", metavar="PREFILL:DECODE[:N_PREFILL:N_DECODE]",
@@ -67,18 +68,34 @@ def _placement(text: str) -> dict:
 
 
 def _overrides(args) -> dict:
+    """The settings that say what to run, by section (None: the scenario's)."""
     devices = args.devices.split(",") if args.devices else None
     return {
-        "stranded": {"option": args.option, "policies": args.policy, "weeks": args.weeks,
-                     "demand_growth_per_year": args.demand_growth, "prompt_growth_per_year": args.prompt_growth,
-                     "output_growth_per_year": args.output_growth, "flex_buffer_share": args.buffer_share},
+        "stranded": {"option": args.option, "policies": args.policy, "weeks": args.weeks},
         "kv_wall": {"option": args.option},
-        "coordination": {"option": args.option, "scheduling_overhead": args.scheduling_overhead, "slack": args.slack},
+        "coordination": {"option": args.option},
         "routing": {"option": args.option if args.analysis == "routing" else None, "small_model": args.small_model,
-                    "hard_share": args.hard_share, "router_skill": args.router_skill, "penalty": _penalty(args.penalty)},
+                    "penalty": _penalty(args.penalty)},
         "pareto": {"devices": devices, "placements": [_placement(p) for p in args.placement] if args.placement else None},
         "tree": {"devices": devices},
     }
+
+
+#: options that edit a named setting (like ``--set fleet_dynamics.<section>.<setting>=VALUE``): option -> parameter
+SETTING_OPTIONS = {
+    "demand_growth": "fleet_dynamics.stranded.demand_growth_per_year",
+    "prompt_growth": "fleet_dynamics.stranded.prompt_growth_per_year",
+    "output_growth": "fleet_dynamics.stranded.output_growth_per_year",
+    "buffer_share": "fleet_dynamics.stranded.flex_buffer_share",
+    "scheduling_overhead": "fleet_dynamics.coordination.scheduling_overhead",
+    "slack": "fleet_dynamics.coordination.slack",
+    "hard_share": "fleet_dynamics.routing.hard_share",
+    "router_skill": "fleet_dynamics.routing.router_skill",
+}
+
+
+def _setting_edits(args) -> dict[str, float]:
+    return {name: value for option, name in SETTING_OPTIONS.items() if (value := getattr(args, option)) is not None}
 
 
 def run_analysis(name: str, scenario, cfg, training=None) -> tuple[dict, object, object]:
@@ -114,7 +131,8 @@ def run(args) -> int:
         from ..training_api import serving_scenario
 
         training, scenario = scenario, serving_scenario(scenario)
-    cfg = fleet_config(scenario.spec.fleet_dynamics, _overrides(args))
+    scenario = scenario.with_values(_setting_edits(args))
+    cfg = fleet_config(scenario, _overrides(args))
     analysis = run_one(args.analysis, scenario, cfg, training)
     if args.html:  # plotly.js inlined: the file opens offline, like every HTML tco writes
         atomic_write(args.html, lambda temp: analysis.figure.write_html(temp, include_plotlyjs=True, full_html=True),

@@ -1,8 +1,9 @@
 """``tco params``: every named parameter with value, unit, range, grade and source.
 
 The table shows readable columns (values in readable units, the source cut to fit; every
-column in full with ``--wide``, json and csv); reference figures the model does not read (device list/street/cost-of-goods
-prices, model architecture facts) follow the inputs, marked as such.
+column in full with ``--wide``, json and csv); the settings of the fleet analyses (``fleet_dynamics.*``) and
+reference figures the model does not read (device list/street/cost-of-goods prices, model architecture facts)
+follow the inputs, marked as such.
 """
 
 from __future__ import annotations
@@ -82,14 +83,16 @@ def _grouped(part) -> dict[str, list]:
 def run(args) -> int:
     from ..api import parameters
 
-    frame = parameters(scenario_from_args(args), reference=True)
+    frame = parameters(scenario_from_args(args), reference=True, settings=True)
     if args.format == "json":
         print_json(frame.to_dict(orient="records"))
         return 0
     if args.format == "csv":
         print_table(frame.set_index("name"), "csv")
         return 0
-    for role, title in (("input", None), ("reference", "Reference figures (shown, not read by the model; never drawn)")):
+    for role, title in (("input", None),
+                        ("setting", "Fleet-analysis settings (read by tco fleet and the app's Fleet tab, not by the cost model)"),
+                        ("reference", "Reference figures (shown, not read by the model; never drawn)")):
         part = frame[frame["role"] == role]
         if part.empty:
             continue

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from .common import add_format_argument, print_json, print_table
+from .common import add_suite_arguments, print_json, print_table
 
 
 def add_parser(sub):
     parser = sub.add_parser("validate", help="compare the model's predictions with published measurements",
                             description=__doc__)
-    parser.add_argument("--suite", default=None, metavar="YAML", help="suite file (default: validation/cases.yaml)")
-    parser.add_argument("--training", action="store_true",
-                        help="the training suite (validation/training.yaml); out-of-sample cases reported apart")
-    add_format_argument(parser, ("table", "json"))
+    add_suite_arguments(parser, "the training suite (validation/training.yaml); out-of-sample cases reported apart")
     return parser
 
 

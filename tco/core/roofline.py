@@ -62,19 +62,6 @@ def sync_fixed_time_s(layers, devices, sync_latency_s):
     return 2.0 * layers * sync_latency_s * np.maximum(np.log2(np.maximum(devices, 1.0)), 1.0)
 
 
-def sync_time_per_token_s(layers, devices, hidden_size, chip_to_chip_bytes_per_s, activation_bytes=2.0):
-    """Bandwidth part of the collectives per token in flight [s/token].
-
-    A ring all-reduce of ``m`` bytes sends ``2 (n-1)/n x m`` bytes out of each device
-    (Patarasuk and Yuan, J. Parallel Distrib. Comput. 69(2), 2009), so it takes that over
-    the per-direction link bandwidth; each token carries ``hidden x activation_bytes``
-    (BF16 activations) per all-reduce, two per layer:
-    ``2 x layers x 2 (n-1)/n x hidden x bytes / c2c_bandwidth_per_direction``.
-    """
-    n = np.maximum(devices, 1.0)
-    return 4.0 * layers * (n - 1.0) / n * hidden_size * activation_bytes / chip_to_chip_bytes_per_s
-
-
 def max_tokens_within_time(bytes_fixed, bytes_per_token, time_fixed_s, time_per_token_s, target_s,
                            tier_capacity_bytes, tier_bandwidth_bytes_per_s):
     """Largest real ``B`` with ``t_mem(b0 + b1 B) + s0 + s1 B <= target`` [tokens].

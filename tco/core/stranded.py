@@ -38,7 +38,7 @@ def hours_of_quarter(hours: int = QUARTER_HOURS) -> np.ndarray:
     return np.arange(hours, dtype=float)
 
 
-def diurnal_factor(hours, peak_to_mean, peak_hour=14.0):
+def diurnal_factor(hours, peak_to_mean, peak_hour):
     """Demand over its daily mean at hour ``t`` [-]: ``1 + a cos(2 pi (t mod 24 - peak_hour) / 24)``.
 
     ``a = min(peak_to_mean - 1, 1)``: the daily mean is 1 and the daily peak is
@@ -64,7 +64,7 @@ def growth_factor(hours, rate_per_year):
     return np.power(1.0 + np.asarray(rate_per_year, float), np.asarray(hours, float) / HOURS_PER_YEAR)
 
 
-def demand_requests_per_hour(hours, mean_requests_per_s, peak_to_mean, weekend_ratio, growth_per_year, peak_hour=14.0):
+def demand_requests_per_hour(hours, mean_requests_per_s, peak_to_mean, weekend_ratio, growth_per_year, peak_hour):
     """Requests arriving in hour ``t`` [req/h]: ``3600 x mean x growth x diurnal x weekly``."""
     return (3600.0 * np.asarray(mean_requests_per_s, float) * growth_factor(hours, growth_per_year)
             * diurnal_factor(hours, peak_to_mean, peak_hour) * weekly_factor(hours, weekend_ratio))

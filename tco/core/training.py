@@ -73,29 +73,92 @@ CANDIDATES = _candidates()
 
 
 def model_flops_per_token(params_active, layers, attention_dim, seq_len):
-    """Model FLOPs of one token in training, forward and backward [FLOP/token].
+    """Model FLOPs of one token in training, forward and backward.
 
-    ``6 A`` through the weights (2 forward, 4 backward per active parameter; Kaplan et al.,
-    "Scaling Laws for Neural Language Models", 2020) plus causal attention
-    ``6 L a s``: ``Q K^T`` and ``A V`` cost ``4 a s`` per token and layer forward over the full
-    sequence, halved by the causal mask, tripled for the backward pass (the count MaxText
-    uses since its causal-attention correction, PR #1988, and Megatron-Bridge reports).
-    This is the numerator of model FLOPs utilization (MFU): recomputation is not counted.
+    ``6 A`` through the weights (2 forward, 4 backward per active parameter; Kaplan et al. 2020)
+    plus causal attention ``6 L a s``: ``Q K^T`` and ``A V`` cost ``4 a s`` per token and layer
+    forward over the full sequence, halved by the causal mask, tripled for the backward pass (the
+    count MaxText uses since its causal-attention correction, PR #1988, and Megatron-Bridge
+    reports). This is the numerator of model FLOPs utilization (MFU): recomputation is not counted.
+
+    Parameters
+    ----------
+    params_active : float or numpy.ndarray [params]
+        Parameters active per token A.
+    layers : float or numpy.ndarray [layers]
+        Transformer layers L.
+    attention_dim : float or numpy.ndarray [elements]
+        Query heads x head dimension a.
+    seq_len : float or numpy.ndarray [tokens]
+        Training sequence length s.
+
+    Returns
+    -------
+    numpy.ndarray [FLOP/token]
+        ``6 A + 6 L a s``.
+
+    References
+    ----------
+    [kaplan-2020] 6 FLOPs per parameter and token.
+    [maxtext-tiering] the causal-attention count of MFU.
+    [megatron-bridge-perf] MFU reported on the same count.
     """
     return 6.0 * np.asarray(params_active, float) + 6.0 * layers * attention_dim * seq_len
 
 
 def hardware_flops_per_token(params_active, layers, attention_dim, seq_len, recompute):
-    """FLOPs the devices execute per token [FLOP/token]: model FLOPs plus a second forward
-    pass (``2 A + 2 L a s``) over the share ``recompute`` of layers whose activations are fully
-    recomputed (Korthikanti et al. 2023)."""
+    """FLOPs the devices execute per token: model FLOPs plus a recomputed forward pass.
+
+    A second forward pass (``2 A + 2 L a s``) over the share ``recompute`` of layers whose
+    activations are fully recomputed.
+
+    Parameters
+    ----------
+    params_active : float or numpy.ndarray [params]
+        Parameters active per token.
+    layers : float or numpy.ndarray [layers]
+        Transformer layers.
+    attention_dim : float or numpy.ndarray [elements]
+        Query heads x head dimension.
+    seq_len : float or numpy.ndarray [tokens]
+        Training sequence length.
+    recompute : float or numpy.ndarray [-]
+        Share of layers fully recomputed (0-1).
+
+    Returns
+    -------
+    numpy.ndarray [FLOP/token]
+        :func:`model_flops_per_token` ``+ recompute (2 A + 2 L a s)``.
+
+    References
+    ----------
+    [korthikanti-mlsys2023] full and selective activation recomputation.
+    """
     forward = 2.0 * np.asarray(params_active, float) + 2.0 * layers * attention_dim * seq_len
     return model_flops_per_token(params_active, layers, attention_dim, seq_len) + recompute * forward
 
 
 def routed_expert_params(params_total, params_active, experts_routed, experts_per_token):
-    """Parameters in routed experts, all of them [params]: ``E e`` with
-    ``e = (total - active) / (E - k)`` (zero for a dense model)."""
+    """Parameters in routed experts, all of them: ``E e`` with ``e = (total - active) / (E - k)``.
+
+    Zero for a dense model (``E = k``).
+
+    Parameters
+    ----------
+    params_total : float or numpy.ndarray [params]
+        Total parameters.
+    params_active : float or numpy.ndarray [params]
+        Parameters active per token.
+    experts_routed : float or numpy.ndarray [experts]
+        Routed experts per MoE layer E.
+    experts_per_token : float or numpy.ndarray [experts]
+        Routed experts active per token k.
+
+    Returns
+    -------
+    numpy.ndarray [params]
+        Parameters in all routed experts.
+    """
     spare = np.asarray(experts_routed, float) - experts_per_token
     per_expert = np.where(spare > 0, (np.asarray(params_total, float) - params_active) / np.where(spare > 0, spare, 1.0), 0.0)
     return per_expert * experts_routed
@@ -103,14 +166,35 @@ def routed_expert_params(params_total, params_active, experts_routed, experts_pe
 
 def model_state_bytes_per_device(params_total, expert_params, tensor, pipeline, expert, data,
                                  weight_grad_bytes_per_param, optimizer_bytes_per_param):
-    """Weights, gradients and optimizer state held by one device [B].
+    """Weights, gradients and optimizer state held by one device.
 
     Weights and gradients of the device's shard (dense layers split ``t p`` ways, routed
     experts ``t p e`` ways) at ``weight_grad_bytes_per_param`` (2 + 2 for BF16 weights and
-    gradients), plus the optimizer state (FP32 master copy and two Adam moments,
-    ``K = 12`` bytes per parameter) sharded over the data-parallel group (the distributed
-    optimizer, ZeRO stage 1: Rajbhandari et al., "ZeRO: Memory Optimizations Toward
-    Training Trillion Parameter Models", SC 2020): ``K total / (t p d)``.
+    gradients), plus the optimizer state (FP32 master copy and two Adam moments, ``K = 12``
+    bytes per parameter) sharded over the data-parallel group (the distributed optimizer,
+    ZeRO stage 1): ``K total / (t p d)``.
+
+    Parameters
+    ----------
+    params_total : float or numpy.ndarray [params]
+        Total parameters.
+    expert_params : float or numpy.ndarray [params]
+        Parameters in routed experts (:func:`routed_expert_params`).
+    tensor, pipeline, expert, data : float or numpy.ndarray [devices]
+        Tensor, pipeline, expert and data-parallel group sizes t, p, e, d.
+    weight_grad_bytes_per_param : float or numpy.ndarray [B/param]
+        Weight and gradient bytes per parameter on a device.
+    optimizer_bytes_per_param : float or numpy.ndarray [B/param]
+        Optimizer-state bytes per parameter K.
+
+    Returns
+    -------
+    numpy.ndarray [B]
+        Model state per device (ZeRO stage 1).
+
+    References
+    ----------
+    [zero-sc2020] the sharded optimizer state (stage 1).
     """
     dense = np.asarray(params_total, float) - expert_params
     shard = dense / (tensor * pipeline) + expert_params / (tensor * pipeline * expert)
@@ -119,26 +203,71 @@ def model_state_bytes_per_device(params_total, expert_params, tensor, pipeline, 
 
 def fully_sharded_state_bytes_per_device(params_total, layers, tensor, data, weight_grad_bytes_per_param,
                                          optimizer_bytes_per_param):
-    """Model state per device under fully sharded data parallelism (FSDP, ZeRO stage 3) [B].
+    """Model state per device under fully sharded data parallelism (FSDP, ZeRO stage 3).
 
-    Weights, gradients and optimizer state all split ``t d`` ways (Rajbhandari et al., SC 2020:
-    ``(2 + 2 + K) N / N_d``), plus the unsharded weights of the two layers being gathered
-    (the one computing and the one prefetched): ``2 x 2 N / (L t)`` bytes at BF16.
+    Weights, gradients and optimizer state all split ``t d`` ways (``(2 + 2 + K) N / N_d``),
+    plus the unsharded weights of the two layers being gathered (the one computing and the one
+    prefetched): ``2 x 2 N / (L t)`` bytes at BF16.
+
+    Parameters
+    ----------
+    params_total : float or numpy.ndarray [params]
+        Total parameters N.
+    layers : float or numpy.ndarray [layers]
+        Transformer layers L.
+    tensor, data : float or numpy.ndarray [devices]
+        Tensor and data-parallel group sizes t, d.
+    weight_grad_bytes_per_param : float or numpy.ndarray [B/param]
+        Weight and gradient bytes per parameter.
+    optimizer_bytes_per_param : float or numpy.ndarray [B/param]
+        Optimizer-state bytes per parameter K (12 for Adam in FP32).
+
+    Returns
+    -------
+    numpy.ndarray [B]
+        Model state per device, fully sharded, with the two gathered layers.
+
+    References
+    ----------
+    [zero-sc2020] stage 3: every state sharded.
     """
     params = np.asarray(params_total, float)
     return (weight_grad_bytes_per_param + optimizer_bytes_per_param) * params / (tensor * data) + 4.0 * params / (layers * tensor)
 
 
 def activation_bytes_per_device(seq_len, micro_batch_seqs, hidden, layers, tensor, recompute):
-    """Activation memory of one device under 1F1B pipelining [B].
+    """Activation memory of one device under 1F1B pipelining.
 
-    Korthikanti et al. (MLSys 2023), tensor + sequence parallel: a layer keeps
-    ``34 s b h / t`` bytes with selective recomputation (attention scores recomputed, as
-    FlashAttention does) or only its input, ``2 s b h / t``, with full recomputation (plus
-    one layer rebuilt at a time); ``recompute`` is the share of layers fully recomputed.
-    The first pipeline stage holds ``p`` micro-batches of ``L / p`` layers in flight, i.e.
-    ``L`` layers' worth whatever ``p`` is. Llama 3.1 405B, s = 8192, b = 1, t = 8, selective:
-    8192 x 16384 x 34 x 126 / 8 = 71.9 GB.
+    Tensor + sequence parallel: a layer keeps ``34 s b h / t`` bytes with selective
+    recomputation (attention scores recomputed, as FlashAttention does) or only its input,
+    ``2 s b h / t``, with full recomputation (plus one layer rebuilt at a time); ``recompute``
+    is the share of layers fully recomputed. The first pipeline stage holds ``p`` micro-batches
+    of ``L / p`` layers in flight, i.e. ``L`` layers' worth whatever ``p`` is. Llama 3.1 405B,
+    s = 8192, b = 1, t = 8, selective: 8192 x 16384 x 34 x 126 / 8 = 71.9 GB.
+
+    Parameters
+    ----------
+    seq_len : float or numpy.ndarray [tokens]
+        Sequence length s.
+    micro_batch_seqs : float or numpy.ndarray [sequences]
+        Sequences per micro-batch b.
+    hidden : float or numpy.ndarray [elements]
+        Model width h.
+    layers : float or numpy.ndarray [layers]
+        Transformer layers L.
+    tensor : float or numpy.ndarray [devices]
+        Tensor-parallel group t.
+    recompute : float or numpy.ndarray [-]
+        Share of layers fully recomputed (0-1).
+
+    Returns
+    -------
+    numpy.ndarray [B]
+        Activation bytes per device.
+
+    References
+    ----------
+    [korthikanti-mlsys2023] 34 s b h per layer (16-bit, sequence parallel, selective recomputation).
     """
     tokens = seq_len * micro_batch_seqs
     per_layer = (1.0 - recompute) * ACTIVATION_BYTES_PER_HIDDEN + recompute * CHECKPOINTED_INPUT_BYTES_PER_HIDDEN
@@ -147,28 +276,100 @@ def activation_bytes_per_device(seq_len, micro_batch_seqs, hidden, layers, tenso
 
 
 def ring_allreduce_bytes_per_device(message_bytes, group):
-    """Bytes one device sends in a ring all-reduce of ``message_bytes`` over ``group`` devices [B]:
-    ``2 (n - 1) / n x message`` (a reduce-scatter plus an all-gather; Patarasuk and Yuan, JPDC 2009)."""
+    """Bytes one device sends in a ring all-reduce of ``message_bytes`` over ``group`` devices.
+
+    ``2 (n - 1) / n x message``: a reduce-scatter plus an all-gather.
+
+    Parameters
+    ----------
+    message_bytes : float or numpy.ndarray [B]
+        The reduced message.
+    group : float or numpy.ndarray [devices]
+        Devices in the ring n.
+
+    Returns
+    -------
+    numpy.ndarray [B]
+        Bytes sent per device (0 for a group of one).
+
+    References
+    ----------
+    [patarasuk-yuan-2009] the bandwidth-optimal ring all-reduce.
+    """
     group = np.maximum(group, 1.0)
     return 2.0 * (group - 1.0) / group * message_bytes
 
 
 def collective_time_s(bytes_per_device, bandwidth_bytes_per_s, latency_s, group, collectives=1.0):
-    """Alpha-beta time of ``collectives`` collectives over ``group`` devices [s]:
-    ``bytes / bandwidth + collectives x 2 log2(n) x latency``, zero for a group of one."""
+    """Alpha-beta time of ``collectives`` collectives over ``group`` devices.
+
+    ``bytes / bandwidth + collectives x 2 log2(n) x latency``, zero for a group of one.
+
+    Parameters
+    ----------
+    bytes_per_device : float or numpy.ndarray [B]
+        Bytes each device sends in all of them.
+    bandwidth_bytes_per_s : float or numpy.ndarray [B/s]
+        Per-direction bandwidth of the link used.
+    latency_s : float or numpy.ndarray [s]
+        Latency of one hop.
+    group : float or numpy.ndarray [devices]
+        Devices in the group n.
+    collectives : float or numpy.ndarray [-]
+        Number of collectives (each pays the latency term).
+
+    Returns
+    -------
+    numpy.ndarray [s]
+        Time of the collectives.
+    """
     hops = 2.0 * np.log2(np.maximum(group, 1.0))
     return np.where(group > 1.0, bytes_per_device / bandwidth_bytes_per_s + collectives * hops * latency_s, 0.0)
 
 
 def link_bandwidth(span_devices, scale_up_domain_devices, chip_to_chip_bytes_per_s, scale_out_bytes_per_s):
-    """Per-direction bandwidth a group sees [B/s]: the scale-up link while the devices it spans
-    (in rank order) fit one scale-up domain, the scale-out network beyond it."""
+    """Per-direction bandwidth a group sees: scale-up while it fits one scale-up domain, scale-out beyond.
+
+    Parameters
+    ----------
+    span_devices : float or numpy.ndarray [devices]
+        Devices the group spans in rank order.
+    scale_up_domain_devices : float or numpy.ndarray [devices]
+        Devices one scale-up network joins.
+    chip_to_chip_bytes_per_s : float or numpy.ndarray [B/s]
+        Scale-up bandwidth per device and direction.
+    scale_out_bytes_per_s : float or numpy.ndarray [B/s]
+        Scale-out bandwidth per device and direction.
+
+    Returns
+    -------
+    numpy.ndarray [B/s]
+        The bandwidth the group's collectives run at.
+    """
     return np.where(span_devices <= scale_up_domain_devices + 1e-9, chip_to_chip_bytes_per_s, scale_out_bytes_per_s)
 
 
 def pipeline_bubble_fraction(pipeline, virtual, microbatches):
-    """Idle share added by the pipeline fill and drain [-]: ``(p - 1) / (v m)`` for the
-    interleaved 1F1B schedule (Narayanan et al., SC 2021, Sec. 2.2)."""
+    """Idle share added by the pipeline fill and drain: ``(p - 1) / (v m)`` for the interleaved 1F1B schedule.
+
+    Parameters
+    ----------
+    pipeline : float or numpy.ndarray [stages]
+        Pipeline stages p.
+    virtual : float or numpy.ndarray [-]
+        Virtual stages per device v.
+    microbatches : float or numpy.ndarray [-]
+        Micro-batches per step m.
+
+    Returns
+    -------
+    numpy.ndarray [-]
+        Bubble time over ideal compute time.
+
+    References
+    ----------
+    [narayanan-sc2021] Sec. 2.2, the interleaved schedule.
+    """
     return (pipeline - 1.0) / (virtual * microbatches)
 
 
@@ -201,7 +402,35 @@ class StepInputs:
 
 
 def step_terms(x: StepInputs, c: Candidates = CANDIDATES) -> dict[str, np.ndarray]:
-    """Every term of the step time for every candidate shape (candidates on a new last axis)."""
+    """Every term of the step time for every candidate shape (candidates on a new last axis).
+
+    Per candidate (tensor t, pipeline p, virtual v, expert e, recomputation, FSDP): whether it
+    is a valid shape and fits memory (model state + activations within the usable memory),
+    compute time at the achievable FLOP/s, the tensor-, expert-, pipeline- and data-parallel
+    traffic (activations and gradients on the wire at :data:`WIRE_BYTES`, BF16), the bubble,
+    and the step time with the overlappable traffic hidden behind compute.
+
+    Parameters
+    ----------
+    x : StepInputs
+        The run, model, device and cluster terms [each field's unit; FLOP/s, B, B/s, s];
+        arrays that broadcast.
+    c : Candidates
+        The candidate shapes.
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [s, B, devices, -]
+        ``step_s`` [s], ``feasible``, ``memory_bytes_per_device`` [B], ``devices_used`` and
+        ``data_parallel`` [devices], ``microbatches`` [-], ``bubble_fraction`` [-], the time of
+        each part [s] and ``bound`` (index into :data:`TRAINING_BOUNDS`), candidates last.
+
+    References
+    ----------
+    [narayanan-sc2021] tensor x pipeline x data parallelism.
+    [korthikanti-mlsys2023] activation memory and recomputation.
+    [zero-sc2020] sharded state and FSDP traffic.
+    """
     def col(v):
         return np.asarray(v, float)[..., None]
 
@@ -270,7 +499,19 @@ def step_terms(x: StepInputs, c: Candidates = CANDIDATES) -> dict[str, np.ndarra
 def best_shape(terms: dict[str, np.ndarray], c: Candidates = CANDIDATES) -> dict[str, np.ndarray]:
     """The fastest feasible candidate per scenario; outputs lose the candidate axis.
 
-    ``shape_index`` is -1 (and ``step_s`` infinite) where no candidate fits memory.
+    Parameters
+    ----------
+    terms : dict[str, numpy.ndarray] [each term's unit]
+        :func:`step_terms`' output.
+    c : Candidates
+        The candidate shapes (to name the chosen one).
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [each term's unit]
+        The chosen candidate's terms, ``shape_index`` [-] (-1 and ``step_s`` infinite where no
+        candidate fits) and its ``tensor_parallel``, ``pipeline_parallel``, ``virtual_stages``,
+        ``expert_parallel``, ``recompute`` and ``fsdp``.
     """
     step = np.where(terms["feasible"], terms["step_s"], np.inf)
     index = np.argmin(step, axis=-1)

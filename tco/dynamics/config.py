@@ -1,8 +1,14 @@
 """The ``fleet_dynamics:`` block of a scenario file: settings of the fleet analyses.
 
-Every setting has a default, so any scenario can run every analysis; a scenario (e.g.
-``scenarios/fleet-split.yaml``) or the command line overrides them. Errors name the
-field path under ``fleet_dynamics``.
+Two kinds of setting. The numbers that carry an assumption (growth rates, weekend ratio, peak
+hour, buffer, scheduling overhead, slack, hard share, router skill, the tree's throughput
+leaf, the roadmap's target and horizon) are **named parameters**
+``fleet_dynamics.<analysis>.<setting>`` (:data:`NAMED_SETTINGS`): default, range and source in
+``assumptions/fleet_dynamics.yaml``, resolved with the scenario (:attr:`tco.scenario.Scenario.
+dynamics`), edited like any parameter (``set:``, ``--set``, the app) and listed by ``tco params``.
+The rest say what to run (options, policies, weeks, axes and grids, the small model, the
+penalty kind) and default here. :func:`fleet_config` joins them; errors name the field path
+under ``fleet_dynamics``.
 """
 
 from __future__ import annotations
@@ -18,10 +24,35 @@ from ..yamlio import pydantic_errors
 #: pool sizing policies of the stranded-capacity simulation
 POLICIES = ("today", "peak", "flex")
 Policy = Literal["today", "peak", "flex"]
-#: Dally's estimate of the process-node gain in energy efficiency: ~2.5x over roughly a decade
-DALLY_PROCESS_GAIN_PER_DECADE = 2.5
-DALLY_SOURCE = ("W. Dally, keynote 'Hardware for Deep Learning' (Hot Chips 2023): of the ~1000x single-chip "
-                "inference gain over a decade, process contributed ~2.5x")
+#: the settings that are named parameters ``fleet_dynamics.<analysis>.<setting>`` (assumptions/fleet_dynamics.yaml)
+NAMED_SETTINGS = {
+    "stranded": ("demand_growth_per_year", "prompt_growth_per_year", "output_growth_per_year", "weekend_ratio", "peak_hour",
+                 "flex_buffer_share"),
+    "coordination": ("scheduling_overhead", "slack"),
+    "routing": ("hard_share", "router_skill"),
+    "tree": ("throughput_max_batch", "throughput_tpot_target_s", "throughput_ttft_target_s"),
+    "roadmap": ("target_tokens_per_watt_gain", "horizon_years", "process_gain_per_decade", "target_bits"),
+}
+#: the prefix of their names
+PREFIX = "fleet_dynamics."
+
+
+def setting_name(section: str, key: str) -> str:
+    """The parameter name of a named setting.
+
+    Parameters
+    ----------
+    section : str
+        The analysis (``stranded``, ``coordination``, ``routing``, ``tree``, ``roadmap``).
+    key : str
+        The setting (a key of :data:`NAMED_SETTINGS`).
+
+    Returns
+    -------
+    str
+        ``fleet_dynamics.<section>.<key>``.
+    """
+    return f"{PREFIX}{section}.{key}"
 
 
 class Stranded(Strict):
@@ -30,13 +61,13 @@ class Stranded(Strict):
     option: str | None = Field(None, description="disaggregated option to simulate (default: the first one)")
     policies: list[Policy] = Field(list(POLICIES), min_length=1)
     weeks: int = Field(13, ge=1, le=104, description="simulated weeks (13 = a quarter, 2,184 h)")
-    demand_growth_per_year: float = Field(0.5, ge=-0.9, le=100, description="request-rate growth [1/yr]")
-    prompt_growth_per_year: float = Field(1.0, ge=0, le=100, description="prompt-length growth (context use) [1/yr]")
-    output_growth_per_year: float = Field(0.5, ge=0, le=100, description="output-length growth (reasoning depth) [1/yr]")
-    weekend_ratio: float = Field(0.7, gt=0, le=3, description="weekend-day demand / weekday demand")
-    peak_hour: float = Field(14.0, ge=0, lt=24, description="hour of the daily peak")
-    flex_buffer_share: float = Field(0.15, ge=0, le=10,
-                                     description="flexible GPU buffer: a share of the GPU replicas today's peak needs")
+    # named parameters (fleet_dynamics.stranded.*)
+    demand_growth_per_year: float  # [1/yr]
+    prompt_growth_per_year: float  # [1/yr]
+    output_growth_per_year: float  # [1/yr]
+    weekend_ratio: float  # weekend-day demand / weekday demand
+    peak_hour: float  # [h]
+    flex_buffer_share: float  # share of the GPU replicas today's peak needs
 
 
 class KVWall(Strict):
@@ -56,15 +87,15 @@ class KVWall(Strict):
 
 class Coordination(Strict):
     option: str | None = None
-    scheduling_overhead: float = Field(0.05, ge=0, le=10, description="extra device time per token for coordination")
-    slack: float = Field(0.2, ge=0, lt=1, description="share of specialized capacity held idle to absorb mix swings")
+    scheduling_overhead: float  # named: extra device time per token for coordination
+    slack: float  # named: share of specialized capacity held idle to absorb mix swings
 
 
 class Routing(Strict):
     small_model: str = "llama-3.1-8b"
     option: str | None = Field(None, description="option whose costs are used (default: the baseline)")
-    hard_share: float = Field(0.3, gt=0, le=1, description="share of requests only the large model answers usefully")
-    router_skill: float = Field(2.0, ge=0, le=100, description="exponent a of the misroute curve h r^(1+a)")
+    hard_share: float  # named: share of requests only the large model answers usefully
+    router_skill: float  # named: exponent a of the misroute curve h r^(1+a)
     penalty: Literal["retry"] | Annotated[float, Field(ge=0)] = Field(
         "retry", description="'retry' on the large model, or USD per wrong answer (>= 0)")
 
@@ -88,42 +119,60 @@ class Tree(Strict):
     devices: list[str] | None = None
     training_scenario: str | None = Field("training-run", description="training scenario of the tree's training leaf")
     interactive_tpot_target_s: float | None = Field(None, gt=0)
-    throughput_max_batch: int = Field(1024, ge=1)
-    throughput_tpot_target_s: float = Field(0.25, gt=0)
-    throughput_ttft_target_s: float = Field(600.0, gt=0)
+    throughput_max_batch: int  # named [sequences]
+    throughput_tpot_target_s: float  # named [s]
+    throughput_ttft_target_s: float  # named [s]
 
 
 class Roadmap(Strict):
-    target_tokens_per_watt_gain: float = Field(12.0, gt=0, description="24x tokens for 2x power by 2030")
-    years: float = Field(5.0, gt=0, le=30)
-    process_gain_per_decade: float = Field(DALLY_PROCESS_GAIN_PER_DECADE, ge=1)
-    target_bits: float = Field(4.0, ge=2, le=16, description="number format reached (weights, KV, arithmetic)")
+    # named parameters (fleet_dynamics.roadmap.*)
+    target_tokens_per_watt_gain: float  # tokens-per-watt factor aimed at
+    horizon_years: float  # [yr]
+    process_gain_per_decade: float  # energy-efficiency gain of the process node per decade
+    target_bits: float  # number format reached (weights, KV, arithmetic) [bits]
 
 
 class FleetDynamics(Strict):
-    stranded: Stranded = Stranded()
+    stranded: Stranded
     kv_wall: KVWall = KVWall()
-    coordination: Coordination = Coordination()
-    routing: Routing = Routing()
+    coordination: Coordination
+    routing: Routing
     pareto: Pareto = Pareto()
-    tree: Tree = Tree()
-    roadmap: Roadmap = Roadmap()
+    tree: Tree
+    roadmap: Roadmap
 
 
-def fleet_config(block: dict[str, Any] | None, overrides: dict[str, dict[str, Any]] | None = None) -> FleetDynamics:
-    """Validate a ``fleet_dynamics`` block with per-section ``overrides`` (e.g. from the CLI)."""
-    block = {} if block is None else block
-    data = {k: dict(v) if isinstance(v, dict) else v for k, v in block.items()} if isinstance(block, dict) else block
-    if overrides and isinstance(data, dict) and all(isinstance(data.get(s, {}), dict) for s in overrides):
-        for section, values in overrides.items():
-            data.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
+def fleet_config(scenario, overrides: dict[str, dict[str, Any]] | None = None) -> FleetDynamics:
+    """The settings of every fleet analysis for ``scenario``.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its ``fleet_dynamics`` block gives the settings that say what to run; its named
+        parameters (:attr:`~tco.scenario.Scenario.dynamics`, with every edit) give the rest.
+    overrides : dict, optional
+        ``{section: {setting: value}}`` of settings that say what to run (e.g. from the
+        command line); None values are ignored. Named settings are edited on the scenario
+        instead (:meth:`~tco.scenario.Scenario.with_values`).
+
+    Returns
+    -------
+    FleetDynamics
+        The validated settings; an :class:`~tco.errors.InputError` names the field path.
+    """
+    block = scenario.spec.fleet_dynamics or {}
+    if not isinstance(block, dict):
+        raise InputError.one("fleet_dynamics", block, "must be a mapping of analysis sections")
+    data = {k: {key: v for key, v in value.items() if key not in NAMED_SETTINGS.get(k, ())} if isinstance(value, dict) else value
+            for k, value in block.items()}
+    for section, values in (overrides or {}).items():
+        if isinstance(data.setdefault(section, {}), dict):
+            data[section].update({k: v for k, v in values.items() if v is not None})
+    for name, value in scenario.dynamics.values().items():
+        section, key = name[len(PREFIX):].split(".")
+        if isinstance(data.setdefault(section, {}), dict):
+            data[section][key] = value
     try:
-        return FleetDynamics.model_validate(data or {})
+        return FleetDynamics.model_validate(data)
     except ValidationError as exc:
         raise pydantic_errors(exc, "fleet_dynamics") from None
-
-
-def check(condition: bool, path: str, value, rule: str) -> None:
-    """Raise an :class:`InputError` naming ``path`` unless ``condition`` holds."""
-    if not condition:
-        raise InputError.one(path, value, rule)

@@ -34,6 +34,33 @@ class CoordinationResult:
 
 
 def coordination(scenario, cfg: Coordination) -> CoordinationResult:
+    """Coordination break-even of a split fleet's specialized pool against the homogeneous GPU fleet.
+
+    Everything but the specialized pool is held at the engine's values; the pool's per-token
+    energy and cost follow ``fixed / (u R) + variable / R`` (:mod:`tco.core.coordination`),
+    ``R = R0 / (1 + o)`` its full-load output tokens/s per device after the scheduling
+    overhead ``o``; the pool runs at ``u0 (1 - s)`` with slack ``s``.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        A scenario with a disaggregated option.
+    cfg : tco.dynamics.config.Coordination
+        The option (default: the first disaggregated one), ``scheduling_overhead`` [-] and
+        ``slack`` [-] (named parameters ``fleet_dynamics.coordination.*``).
+
+    Returns
+    -------
+    CoordinationResult
+        ``summary`` (break-even utilizations [-] for perf per watt and cost, tokens per joule
+        [tokens/J] and cost [USD/Mtok] of both fleets at ``u0 (1 - s)``), ``curve`` (the same
+        over utilization 0.02-1) and the pool's ``terms``: per-device ``(fixed, variable)``
+        rates, [J/s] for energy and [USD/s] for cost.
+
+    References
+    ----------
+    [splitwise-isca2024] prefill and decode on separate machines.
+    """
     option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.coordination.option")
     results, values = evaluate(scenario)
     r, base = results[option.name], results[scenario.structure.baseline]

@@ -21,7 +21,18 @@ DEFAULT_LINK = "ib-400g"
 
 
 def replica_minimums(scenario: Scenario) -> dict[str, float]:
-    """Devices per replica the scenario gives for each device (first option that names it)."""
+    """Devices per replica the scenario gives for each device (the first option that names it).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its options' pools, in order.
+
+    Returns
+    -------
+    dict[str, float] [devices]
+        ``{device id: devices_per_replica}`` for the pools that set one.
+    """
     out: dict[str, float] = {}
     for option in scenario.spec.options:
         for pool in option.pools().values():
@@ -31,7 +42,18 @@ def replica_minimums(scenario: Scenario) -> dict[str, float]:
 
 
 def scenario_devices(scenario: Scenario) -> list[str]:
-    """Device ids used by the scenario's options, in order of appearance."""
+    """Device ids used by the scenario's options, in order of appearance.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario whose options are read.
+
+    Returns
+    -------
+    list[str]
+        Each device id once.
+    """
     seen: list[str] = []
     for option in scenario.structure.options:
         for pool in option.pools:
@@ -41,22 +63,76 @@ def scenario_devices(scenario: Scenario) -> list[str]:
 
 
 def scenario_link(scenario: Scenario) -> str:
-    """The KV link of the scenario's first disaggregated option (``ib-400g`` when none)."""
+    """The KV link of the scenario's first disaggregated option (``ib-400g`` when none).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario; its first disaggregated option's link is taken.
+
+    Returns
+    -------
+    str
+        A link id of ``assumptions/links.yaml``.
+    """
     return next((o.link for o in scenario.structure.options if o.disaggregated), DEFAULT_LINK)
 
 
 def pool_spec(device: str, devices_per_replica: float | None) -> dict:
+    """A scenario-file pool: the device, and its devices per replica when given.
+
+    Parameters
+    ----------
+    device : str
+        Device id.
+    devices_per_replica : float or None [devices]
+        Minimum devices per replica (None or 0: searched).
+
+    Returns
+    -------
+    dict
+        ``{"device": ...}`` plus ``devices_per_replica`` when given.
+    """
     return {"device": device} | ({"devices_per_replica": devices_per_replica} if devices_per_replica else {})
 
 
 def placement_name(prefill: str, decode: str) -> str:
-    """Option name of a placement: ``X`` when colocated, ``X>Y`` when prefill on X and decode on Y."""
+    """Option name of a placement.
+
+    Parameters
+    ----------
+    prefill, decode : str
+        Device ids of the two phases.
+
+    Returns
+    -------
+    str
+        ``X`` when colocated (same device), ``X>Y`` when prefill on X and decode on Y.
+    """
     return prefill if prefill == decode else f"{prefill}>{decode}"
 
 
 def placement_spec(prefill: str, decode: str, link: str, minimums: Mapping[str, float],
                    prefill_n: float | None = None, decode_n: float | None = None) -> dict:
-    """Scenario-file option for a placement (colocated when both phases share the device)."""
+    """Scenario-file option for a placement (colocated when both phases share the device).
+
+    Parameters
+    ----------
+    prefill, decode : str
+        Device ids of the two phases.
+    link : str
+        KV link id of a disaggregated placement.
+    minimums : Mapping[str, float] [devices]
+        Devices per replica by device id (:func:`replica_minimums`), used where
+        ``prefill_n`` / ``decode_n`` are not given.
+    prefill_n, decode_n : float, optional [devices]
+        Devices per replica of each pool.
+
+    Returns
+    -------
+    dict
+        An ``options[]`` entry of a scenario file, named by :func:`placement_name`.
+    """
     name = placement_name(prefill, decode)
     if prefill == decode:
         return {"name": name, "colocated": pool_spec(prefill, prefill_n or minimums.get(prefill))}
@@ -65,7 +141,25 @@ def placement_spec(prefill: str, decode: str, link: str, minimums: Mapping[str, 
 
 
 def with_options(scenario: Scenario, options: list[dict], baseline: str | None = None) -> Scenario:
-    """The scenario with ``options`` added to its own (a same-named option is replaced)."""
+    """The scenario with ``options`` added to its own (a same-named option is replaced).
+
+    Built through the validated scenario path (:func:`tco.scenario.scenario_from_dict`), so
+    its edits (``set:``) and settings carry over.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario to extend.
+    options : list[dict]
+        Scenario-file options (:func:`placement_spec`).
+    baseline : str, optional
+        A new baseline option name.
+
+    Returns
+    -------
+    tco.scenario.Scenario
+        The derived scenario.
+    """
     data = scenario.to_dict()
     names = {o["name"] for o in options}
     data["options"] = [o for o in data["options"] if o["name"] not in names] + options
@@ -75,7 +169,24 @@ def with_options(scenario: Scenario, options: list[dict], baseline: str | None =
 
 
 def with_model(scenario: Scenario, model: str, path: str = "fleet_dynamics.routing.small_model") -> Scenario:
-    """The scenario serving another model (e.g. the small model of a routing tier); errors name ``path``."""
+    """The scenario serving another model (e.g. the small model of a routing tier); errors name ``path``.
+
+    Edits of the original model's parameters are dropped; everything else carries over.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario to derive from.
+    model : str
+        Model id of ``assumptions/models``.
+    path : str
+        Field path an error names.
+
+    Returns
+    -------
+    tco.scenario.Scenario
+        The derived scenario.
+    """
     data = scenario.to_dict()
     data["model"] = model
     data["set"] = {k: v for k, v in data.get("set", {}).items() if not k.startswith("models.")}
@@ -86,7 +197,22 @@ def with_model(scenario: Scenario, model: str, path: str = "fleet_dynamics.routi
 
 
 def disaggregated_option(scenario: Scenario, name: str | None, path: str) -> Option:
-    """The named disaggregated option, or the scenario's first one; errors name ``path``."""
+    """The named disaggregated option, or the scenario's first one; errors name ``path``.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario whose options are read.
+    name : str or None
+        Option name (None: the first disaggregated option).
+    path : str
+        Field path an error names.
+
+    Returns
+    -------
+    tco.core.structure.Option
+        An option with a prefill and a decode pool joined by a KV link.
+    """
     split = [o for o in scenario.structure.options if o.disaggregated]
     if name is None:
         if not split:
@@ -101,8 +227,20 @@ def disaggregated_option(scenario: Scenario, name: str | None, path: str) -> Opt
 def colocated_counterparts(scenario: Scenario, option: Option) -> tuple[Scenario, dict[str, str]]:
     """The scenario plus colocated options on each of ``option``'s devices.
 
-    Returns the derived scenario and ``{role: option name}`` for the prefill device's and
-    the decode device's colocated counterparts.
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario.
+    option : tco.core.structure.Option
+        A disaggregated option of it.
+
+    Returns
+    -------
+    scenario : tco.scenario.Scenario
+        The scenario with the colocated options that were missing added.
+    names : dict[str, str]
+        ``{role: option name}`` of the prefill device's and the decode device's colocated
+        counterparts.
     """
     minimums = replica_minimums(scenario)
     names, extra = {}, []
@@ -117,7 +255,22 @@ def colocated_counterparts(scenario: Scenario, option: Option) -> tuple[Scenario
 
 
 def check_replica_holds_model(scenario: Scenario, device: str, devices_per_replica: float | None, path: str) -> None:
-    """Error naming ``path`` when ``devices_per_replica`` devices cannot hold the model's weights plus one sequence."""
+    """Error naming ``path`` when ``devices_per_replica`` devices cannot hold the model's weights.
+
+    Usable capacity ``n x usable fraction x sum of tier capacities`` against the weight bytes
+    ``params_total x weight_bits / 8`` (:func:`tco.core.llm.weight_bytes`).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario (its model, weight bits and, when it uses the device, its edits).
+    device : str
+        Device id (of the scenario or the catalog).
+    devices_per_replica : float or None [devices]
+        The replica size to check (None: nothing to check).
+    path : str
+        Field path the error names.
+    """
     if devices_per_replica is None:
         return
     values = scenario.values()
@@ -138,5 +291,20 @@ def check_replica_holds_model(scenario: Scenario, device: str, devices_per_repli
 
 
 def evaluate(scenario: Scenario, updates: Mapping[str, object] | None = None):
-    """Core results ``{option: {output: array}}`` and the values used (updates may be arrays)."""
+    """Core results of every option and the values used (updates may be arrays).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario to evaluate.
+    updates : Mapping[str, object], optional [each parameter's unit]
+        Parameter values replacing the base values; arrays broadcast.
+
+    Returns
+    -------
+    results : dict[str, tco.core.outputs.OptionResult]
+        ``{option: result}`` (:func:`tco.api.evaluate_scenario`).
+    values : dict[str, object]
+        The parameter values evaluated.
+    """
     return evaluate_scenario(scenario, {k: np.asarray(v, float) for k, v in (updates or {}).items()})

@@ -51,7 +51,19 @@ def _cost_line(fig, x, cost, feasible, name, color) -> None:
 
 
 def kv_wall_figure(result) -> go.Figure:
-    """Cost of the split and its colocated counterparts over prompt length; dotted where a latency target is missed."""
+    """Cost of the split and its colocated counterparts over prompt length; dotted where a latency target is missed.
+
+    Parameters
+    ----------
+    result : tco.dynamics.kv_wall.KVWallResult
+        The KV-wall analysis: its table and break-evens.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Costs [USD/Mtok] against prompt length [tokens] (log axis), the KV link's cost and a
+        dashed line at each break-even.
+    """
     t = result.table
     fig = go.Figure()
     _cost_line(fig, t["prompt_tokens"], t["split_usd_per_mtok"], t["split_feasible"], f"{result.option} (split)", PALETTE[0])
@@ -68,7 +80,18 @@ def kv_wall_figure(result) -> go.Figure:
 
 
 def kv_gain_figure(result) -> go.Figure:
-    """The split's decode gain against its KV link cost over prompt length, and where the decode KV spills."""
+    """The split's decode gain against its KV link cost over prompt length, and where the decode KV spills.
+
+    Parameters
+    ----------
+    result : tco.dynamics.kv_wall.KVWallResult
+        Its table's decode gain, link cost and spill onset are drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Gain and cost [USD/Mtok] against prompt length [tokens] (log axis), with the spill onset.
+    """
     t = result.table
     fig = go.Figure()
     fig.add_scatter(x=t["prompt_tokens"], y=t["decode_gain_usd_per_mtok"], name="decode gain (before the link)",
@@ -83,6 +106,19 @@ def kv_gain_figure(result) -> go.Figure:
 
 
 def stranded_figure(result) -> go.Figure:
+    """Cost per token served by sizing policy, for the split fleet and the homogeneous GPU fleet.
+
+    Parameters
+    ----------
+    result : tco.dynamics.stranded.StrandedResult
+        The quarter simulation's summary per policy and fleet.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Bars of cost [USD per M output tokens served] per policy and fleet; the hover adds the
+        stranded share and the late hours.
+    """
     s = result.summary
     fig = go.Figure()
     for i, fleet in enumerate(s["fleet"].unique()):
@@ -96,7 +132,21 @@ def stranded_figure(result) -> go.Figure:
 
 
 def backlog_figure(result, policy: str) -> go.Figure:
-    """Requests queued at the end of each hour per pool; a policy under which nothing ever waits says so."""
+    """Requests queued at the end of each hour per pool; a policy under which nothing ever waits says so.
+
+    Parameters
+    ----------
+    result : tco.dynamics.stranded.StrandedResult
+        The quarter simulation (its hourly table).
+    policy : str
+        The sizing policy shown (``today``, ``peak``, ``flex``).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Backlog [requests] against the hour of the quarter [h] for the split fleet's prefill
+        and decode pools and the homogeneous GPU fleet.
+    """
     h = result.hourly[result.hourly["policy"] == policy]
     fig = go.Figure()
     columns = (("prefill_backlog_req", "split fleet: prefill pool"), ("decode_backlog_req", "split fleet: decode pool"),
@@ -112,6 +162,18 @@ def backlog_figure(result, policy: str) -> go.Figure:
 
 
 def coordination_figure(result) -> go.Figure:
+    """Cost of the split fleet against the specialized pool's utilization, beside the GPU fleet's.
+
+    Parameters
+    ----------
+    result : tco.dynamics.coordination.CoordinationResult
+        Its curve over utilization.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Cost [USD/Mtok] against utilization [0-1].
+    """
     c = result.curve
     fig = go.Figure()
     fig.add_scatter(x=c["utilization"], y=c["split_usd_per_mtok"], name="split fleet")
@@ -121,6 +183,21 @@ def coordination_figure(result) -> go.Figure:
 
 
 def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
+    """Feasible points of cost against latency by placement, and the Pareto frontier.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`tco.dynamics.pareto.pareto`'s table.
+    latency : str
+        ``tpot_s`` or ``ttft_s``: the latency axis.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Cost [USD/Mtok] (log) against TPOT or TTFT [ms] (log), points labelled with the phase
+        placement and the spilled bytes.
+    """
     ok = table[table["feasible"]]
     name = latency[:4].upper()
     hover = "%{text}<br>" + name + " %{x:.3g} ms<br>%{y:,.4g} " + USD_MTOK
@@ -138,6 +215,18 @@ def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
 
 
 def tree_figure(costs) -> go.Figure:
+    """Cost per device and leaf of the specialization tree (NRE and half-life included).
+
+    Parameters
+    ----------
+    costs : pandas.DataFrame
+        The ``costs`` table of :func:`tco.dynamics.tree.tree`.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Bars of cost [USD per M tokens] (log) per leaf and device.
+    """
     fig = go.Figure()
     for i, (device, rows) in enumerate(costs[costs["view"] == "with NRE and half-life"].groupby("device", sort=False)):
         fig.add_bar(x=rows["leaf"], y=rows["usd_per_mtok"], name=device, marker_color=PALETTE[i % len(PALETTE)])
@@ -147,6 +236,18 @@ def tree_figure(costs) -> go.Figure:
 
 
 def routing_figure(result) -> go.Figure:
+    """Cost per useful answer against the share routed to the small model, beside the large model alone.
+
+    Parameters
+    ----------
+    result : tco.dynamics.routing.RoutingResult
+        The routing analysis, whose curve over router shares is drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Cost [USD per 1,000 useful answers] against the router share [0-1].
+    """
     c = result.curve
     fig = go.Figure()
     hover = "routed %{x:.0%}: %{y:,.4g} USD per 1,000 useful answers"
@@ -161,6 +262,20 @@ def routing_figure(result) -> go.Figure:
 
 
 def roadmap_figure(table, target: float) -> go.Figure:
+    """Each lever's factor and the cumulative factor in output tokens per joule, against the target.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`tco.dynamics.roadmap.roadmap`'s table.
+    target : float [-]
+        The tokens-per-watt factor aimed at (a dashed line).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Bars of factors [-] per lever and the cumulative line.
+    """
     fig = go.Figure()
     fig.add_bar(x=table["lever"], y=table["factor"], name="lever factor", marker_color=PALETTE[1],
                 text=[f"{f:.2f}x" for f in table["factor"]], hovertemplate="%{x}: %{y:.3g}x output tokens per joule")

@@ -51,6 +51,36 @@ def _breakeven(result, low: float, high: float) -> dict:
 
 
 def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
+    """The KV transfer wall of a split option over prompt length, with its break-evens.
+
+    For the option (prefill on X, decode on Y, KV over a link) and its colocated counterparts
+    (everything on X, everything on Y; added when absent), over a geometric grid of prompt
+    lengths: KV bytes per request, transfer time, link ports, power and cost, the split's
+    decode gain before the link, and where the decode KV spills. Break-evens by
+    :func:`tco.solvers.scan` (every crossing in the range, three searches in one batch).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        A scenario with a disaggregated option.
+    cfg : tco.dynamics.config.KVWall
+        The option (default: the first disaggregated one), ``prompt_range`` [tokens],
+        ``bandwidth_range_bytes_per_s`` [B/s] and grid ``points`` [-].
+
+    Returns
+    -------
+    KVWallResult
+        ``table`` (one row per prompt length: ``kv_bytes_per_request`` [B], ``kv_transfer_s``
+        [s], ``link_usd_per_mtok`` and the options' costs [USD/Mtok], ``decode_spilled_bytes``
+        [B], ...), ``counterparts`` ({role: option}) and ``breakevens`` (``prompt_tokens``
+        [tokens], ``link_bandwidth_bytes_per_s`` [B/s], ``spill_onset_prompt_tokens``
+        [tokens]: value, status, every crossing).
+
+    References
+    ----------
+    [splitwise-isca2024] phase splitting with the KV cache moved between machines.
+    [distserve-osdi2024] disaggregated prefill and decode.
+    """
     option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.kv_wall.option")
     derived, names = colocated_counterparts(scenario, option)
     prompts = np.geomspace(*cfg.prompt_range, cfg.points)

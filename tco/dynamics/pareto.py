@@ -33,7 +33,22 @@ def _check_device(scenario, device: str, path: str) -> None:
 
 
 def placements(scenario, cfg: Pareto) -> list[dict]:
-    """Scenario-file options for each placement (explicit, or every device pair), validated."""
+    """Scenario-file options for each placement (explicit, or every device pair), validated.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario whose devices, replica minimums and KV link are used.
+    cfg : tco.dynamics.config.Pareto
+        Explicit ``placements`` (each replica checked to hold the model), or ``devices``
+        (default: the scenario's), and the ``link``.
+
+    Returns
+    -------
+    list[dict]
+        One option mapping per placement, named ``X`` (colocated) or ``X>Y`` (prefill on X,
+        decode on Y), as :func:`tco.dynamics.derived.placement_spec` writes them.
+    """
     minimums = replica_minimums(scenario)
     link = cfg.link or scenario_link(scenario)
     if cfg.placements is not None:
@@ -54,7 +69,25 @@ def placements(scenario, cfg: Pareto) -> list[dict]:
 
 
 def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
-    """One row per (placement, TPOT target, batch cap), with ``on_frontier_tpot`` / ``on_frontier_ttft`` flags."""
+    """Cost per million output tokens against latency over placements, TPOT targets and batch caps.
+
+    One engine call broadcasts the TPOT targets (rows) against the batch caps (columns).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario the placements are added to.
+    cfg : tco.dynamics.config.Pareto
+        Placements or devices, ``tpot_targets_s`` [s] and ``batch_caps`` [sequences].
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (placement, TPOT target, batch cap): ``usd_per_mtok`` [USD/Mtok],
+        ``ttft_s`` and ``tpot_s`` [s], ``batch`` [sequences], ``spilled_bytes`` [B],
+        ``feasible``, the flags ``on_frontier_tpot`` / ``on_frontier_ttft`` (feasible points no
+        other point beats on cost and that latency) and a ``label``.
+    """
     specs = placements(scenario, cfg)
     derived = with_options(scenario, specs)
     tpot = np.asarray(cfg.tpot_targets_s, float)[:, None]

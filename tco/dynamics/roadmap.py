@@ -21,7 +21,7 @@ import pandas as pd
 from ..core import routing as routing_core
 from ..core.structure import device_param
 from ..util import scalar
-from .config import DALLY_SOURCE, Roadmap, Routing
+from .config import Roadmap, Routing, setting_name
 from .derived import evaluate, scenario_devices, with_model
 from .routing import routing
 
@@ -32,10 +32,37 @@ def _tpj(scenario, updates, option):
 
 
 def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
-    """One row per lever: its factor, the cumulative factor and the gap left to the target."""
+    """One row per lever: its factor, the cumulative factor and the gap left to the target.
+
+    Levers in order, each the ratio of the engine's output tokens per joule after and before:
+    process node (device TDP and idle power over ``gain^(horizon_years / 10)``), number format
+    (weights, KV and arithmetic at ``target_bits``), architecture (the scenario's option with
+    the most tokens per joule), utilization (peak-to-mean 1) and orchestration (the routing
+    tier at its cost-optimal share, misroute retries included).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario (its baseline option is the starting point).
+    cfg : tco.dynamics.config.Roadmap
+        ``target_tokens_per_watt_gain`` [-], ``horizon_years`` [yr], ``process_gain_per_decade``
+        [-] and ``target_bits`` [bits] (named parameters ``fleet_dynamics.roadmap.*``).
+    routing_cfg : tco.dynamics.config.Routing
+        The routing tier of the orchestration lever.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``lever``, ``detail``, ``factor`` [-], ``cumulative`` [-], ``gap_to_target`` [-],
+        ``tokens_per_joule`` [tokens/J] and ``source`` per lever.
+
+    References
+    ----------
+    [dally-hotchips2023] the process node's ~2.5x per decade.
+    """
     v = scenario.values()
     base = scenario.structure.baseline
-    node_gain = cfg.process_gain_per_decade ** (cfg.years / 10.0)
+    node_gain = cfg.process_gain_per_decade ** (cfg.horizon_years / 10.0)
     updates: dict[str, float] = {}
     rows = []
     start, _ = _tpj(scenario, {}, base)
@@ -51,8 +78,9 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
     for d in scenario_devices(scenario):
         for key in ("tdp_w", "idle_power_w"):
             updates[device_param(d, key)] = v[device_param(d, key)] / node_gain
-    record("process node", f"device power / {node_gain:.3g} ({cfg.process_gain_per_decade:g}x per decade, {cfg.years:g} yr)",
-           _tpj(scenario, updates, base)[0], DALLY_SOURCE)
+    record("process node",
+           f"device power / {node_gain:.3g} ({cfg.process_gain_per_decade:g}x per decade, {cfg.horizon_years:g} yr)",
+           _tpj(scenario, updates, base)[0], scenario.dynamics[setting_name("roadmap", "process_gain_per_decade")].source)
     bits = {k: min(v[k], cfg.target_bits) for k in ("workload.weight_bits", "workload.kv_bits", "workload.compute_bits")}
     updates.update(bits)
     record("number format", f"weights, KV and arithmetic at {cfg.target_bits:g} bits", _tpj(scenario, updates, base)[0],

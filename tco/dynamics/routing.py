@@ -28,7 +28,22 @@ class RoutingResult:
 
 
 def cost_per_request_usd(scenario, option: str) -> tuple[float, bool]:
-    """Levelized cost of one request on ``option`` [USD/request] and whether it meets the latency targets."""
+    """Levelized cost of one request on ``option`` and whether it meets the latency targets.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario (large or small model).
+    option : str
+        One of its options.
+
+    Returns
+    -------
+    usd : float [USD/request]
+        Levelized cost per output token times the output length.
+    feasible : bool
+        Whether the option meets the TTFT and TPOT targets.
+    """
     results, values = evaluate(scenario)
     r = results[option]
     usd = scalar(r.lcot_usd_per_mtok) / 1e6 * values["workload.output_tokens"]
@@ -36,6 +51,32 @@ def cost_per_request_usd(scenario, option: str) -> tuple[float, bool]:
 
 
 def routing(scenario, cfg: Routing) -> RoutingResult:
+    """Routing tier: cost per useful answer with a router sending a share of requests to a small model.
+
+    Costs per request come from the engine (the scenario, and the same scenario serving
+    ``cfg.small_model``, both on the chosen option); the closed forms are
+    :mod:`tco.core.routing`: ``c(r) = c_L + r (c_s - c_L) + h r^(1+a) penalty``.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario serving the large model.
+    cfg : tco.dynamics.config.Routing
+        ``small_model``, ``option`` (default: the baseline), ``hard_share`` h [-] and
+        ``router_skill`` a [-] (named parameters ``fleet_dynamics.routing.*``) and the
+        ``penalty`` (``retry`` on the large model, or [USD] per wrong answer).
+
+    Returns
+    -------
+    RoutingResult
+        ``summary`` (costs per request [USD/request], ``breakeven_router_share`` and
+        ``optimal_router_share`` [-], ``usd_per_useful_answer_at_optimum`` [USD/answer],
+        ``saving_at_optimum`` [-]) and ``curve`` over router shares 0-1.
+
+    References
+    ----------
+    [routellm-2024] routers between a strong and a weak model.
+    """
     option = cfg.option or scenario.structure.baseline
     if option not in [o.name for o in scenario.structure.options]:
         raise InputError.one("fleet_dynamics.routing.option", option, "must name an option of the scenario")

@@ -55,7 +55,24 @@ class StrandedResult:
 
 
 def quarter_demand(scenario: Scenario, cfg: Stranded) -> dict[str, np.ndarray]:
-    """Hourly arrivals [req/h], prompt and output lengths [tokens] over ``cfg.weeks`` weeks."""
+    """Hourly arrivals and prompt and output lengths over ``cfg.weeks`` weeks.
+
+    ``arrivals = 3600 x mean x growth x diurnal x weekly`` (:func:`tco.core.stranded.
+    demand_requests_per_hour`); lengths grow by ``(1 + g)^(t / 8760 h)``.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its mean request rate, peak-to-mean and prompt and output lengths.
+    cfg : tco.dynamics.config.Stranded
+        ``weeks`` [-], the growth rates [1/yr], ``weekend_ratio`` [-] and ``peak_hour`` [h].
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [h, req/h, tokens]
+        ``hour`` [h] (0 = Monday 00:00), ``arrivals`` [req/h], ``prompt`` and ``output``
+        [tokens], one entry per hour.
+    """
     v = scenario.values()
     hours = core.hours_of_quarter(cfg.weeks * core.HOURS_PER_WEEK)
     arrivals = core.demand_requests_per_hour(hours, v["workload.requests_per_s"], v["workload.peak_to_mean"],
@@ -151,7 +168,27 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
 
     Within each hour the serving model's queues decide (:func:`tco.core.serving.fleet_capacity_rps`):
     an hour whose arrivals exceed the rate a pool carries within the percentile targets is late;
-    arrivals beyond what it carries flat out queue into the next hour (fluid backlog).
+    arrivals beyond what it carries flat out queue into the next hour (a fluid backlog, Lindley's
+    recursion in closed form, :mod:`tco.core.stranded`).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        A scenario with a disaggregated option and a colocated baseline.
+    cfg : tco.dynamics.config.Stranded
+        The option, ``policies``, ``weeks``, growth rates [1/yr], ``weekend_ratio`` [-],
+        ``peak_hour`` [h] and ``flex_buffer_share`` [-].
+
+    Returns
+    -------
+    StrandedResult
+        ``summary`` per (policy, fleet): devices, ``stranded_share`` [-], late hours [h],
+        output tokens not served [tokens], ``cost_usd`` [USD], ``usd_per_mtok`` [USD/Mtok];
+        ``hourly`` per (policy, hour): capacities [req/h], backlogs [requests], busy shares [-].
+
+    References
+    ----------
+    [lindley-1952] the backlog recursion.
     """
     option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.stranded.option")
     structure = scenario.structure

@@ -48,16 +48,19 @@ FRONTIER_COLUMNS: list[Column] = [
 
 COORDINATION_ROWS: list[Column] = [
     ("split option", "option", None, 1.0), ("specialized pool (device)", "pool", None, 1.0),
-    ("scheduling overhead, extra device time per token", "scheduling_overhead", ".0%", 1.0),
-    ("slack held idle, share of the pool", "slack", ".0%", 1.0),
-    ("pool utilization in the engine", "utilization_engine", ".1%", 1.0),
-    ("pool utilization with coordination", "utilization_with_coordination", ".1%", 1.0),
-    ("perf-per-watt break-even utilization (— : loses even fully busy)", "perf_per_watt_breakeven_utilization", ".1%", 1.0),
-    ("cost break-even utilization (— : loses even fully busy)", "cost_breakeven_utilization", ".1%", 1.0),
-    ("split fleet with coordination, output tokens per joule", "split_tokens_per_joule", ",.3g", 1.0),
-    ("homogeneous GPU fleet, output tokens per joule", "gpu_tokens_per_joule", ",.3g", 1.0),
-    ("split fleet with coordination, USD per M output tokens", "split_usd_per_mtok", ",.4g", 1.0),
-    ("homogeneous GPU fleet, USD per M output tokens", "gpu_usd_per_mtok", ",.4g", 1.0)]
+    *[(title, key, ".0%", 1.0) for title, key in (
+        ("scheduling overhead, extra device time per token", "scheduling_overhead"),
+        ("slack held idle, share of the pool", "slack"))],
+    *[(title, key, ".1%", 1.0) for title, key in (
+        ("pool utilization in the engine", "utilization_engine"),
+        ("pool utilization with coordination", "utilization_with_coordination"),
+        ("perf-per-watt break-even utilization (— : loses even fully busy)", "perf_per_watt_breakeven_utilization"),
+        ("cost break-even utilization (— : loses even fully busy)", "cost_breakeven_utilization"))],
+    *[(f"{fleet}, {unit}", key, fmt, 1.0) for fleet, unit, key, fmt in (
+        ("split fleet with coordination", "output tokens per joule", "split_tokens_per_joule", ",.3g"),
+        ("homogeneous GPU fleet", "output tokens per joule", "gpu_tokens_per_joule", ",.3g"),
+        ("split fleet with coordination", "USD per M output tokens", "split_usd_per_mtok", ",.4g"),
+        ("homogeneous GPU fleet", "USD per M output tokens", "gpu_usd_per_mtok", ",.4g"))]]
 
 TREE_COLUMNS: list[Column] = [
     ("view", "view", None, 1.0), ("branch", "branch", None, 1.0), ("leaf", "leaf", None, 1.0),
@@ -133,7 +136,21 @@ def _crossing(b: dict, subject: str, unit: str, scale: float = 1.0) -> str:
 
 
 def kv_sentences(result, bandwidth_gbps: float) -> list[str]:
-    """The KV-wall break-evens in words: the prompt length, the link bandwidth and the decode KV spill."""
+    """The KV-wall break-evens in words: the prompt length, the link bandwidth and the decode KV spill.
+
+    Parameters
+    ----------
+    result : tco.dynamics.kv_wall.KVWallResult
+        The KV-wall analysis whose break-evens are worded.
+    bandwidth_gbps : float [GB/s]
+        The link bandwidth the scenario uses (quoted).
+
+    Returns
+    -------
+    list[str]
+        Four sentences: what is compared, and where the split wins along prompt length, along
+        link bandwidth, and where the decode KV spills.
+    """
     b = result.breakevens
     spill = b["spill_onset_prompt_tokens"]
     if spill["status"] == "crosses":
@@ -150,6 +167,18 @@ def kv_sentences(result, bandwidth_gbps: float) -> list[str]:
 
 
 def kv_headline(result) -> Headline:
+    """The KV wall's card: the prompt length where the split starts or stops paying.
+
+    Parameters
+    ----------
+    result : tco.dynamics.kv_wall.KVWallResult
+        Its prompt-length break-even makes the figure.
+
+    Returns
+    -------
+    Headline
+        Figure in [tokens] (or ``always`` / ``never``) and a sentence over every crossing.
+    """
     b = result.breakevens["prompt_tokens"]
     figure = f"{sig(b['value'], 3)} tokens" if b["status"] == "crosses" else ("always" if b["status"] == "always" else "never")
     return Headline("kv-wall", figure, "prompt length where the split starts or stops paying",
@@ -157,6 +186,19 @@ def kv_headline(result) -> Headline:
 
 
 def stranded_headline(result) -> Headline:
+    """The stranded-capacity card: the share of specialized device-hours idle under the first policy.
+
+    Parameters
+    ----------
+    result : tco.dynamics.stranded.StrandedResult
+        The quarter simulation; its first policy is the headline.
+
+    Returns
+    -------
+    Headline
+        Figure in [%], and a sentence with the other policies' shares and the costs per million
+        output tokens served [USD/Mtok].
+    """
     s = result.summary
     split = s[s["fleet"] == result.option].set_index("policy")
     gpu = s[s["fleet"] != result.option].set_index("policy")
@@ -172,6 +214,18 @@ def stranded_headline(result) -> Headline:
 
 
 def coordination_headline(result) -> Headline:
+    """The coordination card: the specialized pool's utilization where the split's cost edge ends.
+
+    Parameters
+    ----------
+    result : tco.dynamics.coordination.CoordinationResult
+        The coordination summary (break-even utilization, costs).
+
+    Returns
+    -------
+    Headline
+        Figure in [%] (or ``never``) and a sentence with both fleets' costs [USD/Mtok].
+    """
     s = result.summary
     u = s["cost_breakeven_utilization"]
     where = (f"keeps its cost edge above {sig(100 * u, 3)}% utilization of the {s['specialized_pool']} pool"
@@ -184,6 +238,21 @@ def coordination_headline(result) -> Headline:
 
 
 def pareto_headline(table: pd.DataFrame, latency: str = "tpot_s") -> Headline:
+    """The Pareto card: how many configurations meeting the targets are on the cost-latency frontier.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`tco.dynamics.pareto.pareto`'s table.
+    latency : str
+        ``tpot_s`` or ``ttft_s``.
+
+    Returns
+    -------
+    Headline
+        Figure ``k of n`` and a sentence naming the frontier's fastest and cheapest ends
+        [USD/Mtok, s].
+    """
     ok = table[table["feasible"]]
     front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
     name = "TPOT" if latency == "tpot_s" else "TTFT"
@@ -198,6 +267,18 @@ def pareto_headline(table: pd.DataFrame, latency: str = "tpot_s") -> Headline:
 
 
 def tree_headline(winners: pd.DataFrame) -> Headline:
+    """The tree card: how many devices win the leaves (NRE and half-life included).
+
+    Parameters
+    ----------
+    winners : pandas.DataFrame
+        The tree's ``winners`` (:func:`tco.dynamics.tree.tree`): one row per view and leaf.
+
+    Returns
+    -------
+    Headline
+        Figure in devices and a sentence naming each leaf's winner.
+    """
     real = winners[winners["view"] != "datasheet"]
     real = real if len(real) else winners
     leaves = "; ".join(f"{r.leaf}: {r.winner or 'none'}" for r in real.itertuples())
@@ -207,6 +288,19 @@ def tree_headline(winners: pd.DataFrame) -> Headline:
 
 
 def routing_headline(result) -> Headline:
+    """The routing card: the saving per useful answer at the best router share.
+
+    Parameters
+    ----------
+    result : tco.dynamics.routing.RoutingResult
+        The routing summary at the best share.
+
+    Returns
+    -------
+    Headline
+        Figure in [%] and a sentence with the best share [%], the cost per 1,000 useful answers
+        [USD] and the share where routing stops paying [%].
+    """
     s = result.summary
     return Headline("routing", f"{sig(100 * s['saving_at_optimum'], 3)}%", "saved per useful answer at the best router share",
                     f"Routing {sig(100 * s['optimal_router_share'], 3)}% of requests to {s['small_model']} saves "
@@ -216,6 +310,20 @@ def routing_headline(result) -> Headline:
 
 
 def roadmap_headline(table: pd.DataFrame, target: float) -> Headline:
+    """The roadmap card: the levers' cumulative factor against the target.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`tco.dynamics.roadmap.roadmap`'s table.
+    target : float [-]
+        The tokens-per-watt factor aimed at.
+
+    Returns
+    -------
+    Headline
+        Figure in [x] and a sentence naming the gap left and the largest lever.
+    """
     total = float(table["cumulative"].iloc[-1])
     top = table.loc[table["factor"].idxmax()]
     return Headline("roadmap", f"{sig(total, 3)}x", f"tokens per joule from every lever, against a {sig(target, 3)}x target",
@@ -224,8 +332,26 @@ def roadmap_headline(table: pd.DataFrame, target: float) -> Headline:
 
 
 def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> FleetAnalysis:
-    """Run analysis ``name`` (one of :data:`ANALYSES`) on ``scenario`` with the settings ``cfg``
-    (:func:`tco.dynamics.config.fleet_config`); ``training`` feeds the tree's training leaf."""
+    """Run one fleet analysis: the one place the CLI and the app run them.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`ANALYSES`.
+    scenario : tco.scenario.Scenario
+        The scenario (its named settings already in ``cfg``).
+    cfg : tco.dynamics.config.FleetDynamics
+        The settings (:func:`tco.dynamics.config.fleet_config`).
+    training : tco.training_scenario.TrainingScenario, optional
+        Feeds the tree's training leaf.
+    latency : str
+        ``tpot_s`` or ``ttft_s``: the Pareto frontier's latency.
+
+    Returns
+    -------
+    FleetAnalysis
+        The JSON payload, the full and the compact table, the figure and the headline.
+    """
     from . import figures
     from .coordination import coordination
     from .kv_wall import kv_wall
@@ -278,8 +404,21 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
 
 
 def reconciliation(scenario, cfg) -> list[dict]:
-    """Why the split option's cost per million output tokens differs between Compare and the Fleet analyses:
-    ``[{where, usd_per_mtok, why}]``; empty when the scenario has no disaggregated option."""
+    """Why the split option's cost per million output tokens differs between Compare and the Fleet analyses.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario.
+    cfg : tco.dynamics.config.FleetDynamics
+        The settings of the coordination and stranded-capacity analyses.
+
+    Returns
+    -------
+    list[dict]
+        ``{where, usd_per_mtok [USD/Mtok], why}`` for Compare, the KV wall, coordination and
+        each stranded-capacity policy; empty when the scenario has no disaggregated option.
+    """
     from ..api import evaluate_scenario
     from .coordination import coordination
     from .derived import disaggregated_option

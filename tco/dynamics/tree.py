@@ -43,8 +43,19 @@ PRECIOUS_RESOURCE = {
 
 
 def training_leaf_rows(training) -> list[dict]:
-    """Cost per million training tokens of each cluster of a training scenario (a name, a path or a
-    loaded scenario), as tree rows (both views)."""
+    """Cost per million training tokens of each cluster of a training scenario, as tree rows (both views).
+
+    Parameters
+    ----------
+    training : str or tco.training_scenario.TrainingScenario
+        A training scenario: bundled name, path or loaded.
+
+    Returns
+    -------
+    list[dict]
+        ``{view, leaf, device, usd_per_mtok [USD per M training tokens], token_basis, feasible,
+        batch, spilled_bytes}`` per cluster and view.
+    """
     from ..scenario import load_scenario
     from ..training_api import evaluate_training_scenario
 
@@ -63,9 +74,32 @@ def training_leaf_rows(training) -> list[dict]:
 
 
 def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Returns ``(costs, winners)``: cost per device, leaf and view; the winner and margin per leaf and view.
+    """The specialization tree: cost per device, leaf and view; the winner and margin per leaf and view.
 
-    ``training`` (a loaded training scenario) overrides ``cfg.training_scenario`` for the training leaf.
+    Leaves: interactive batch-one (batch cap 1), throughput batch (``cfg.throughput_*``),
+    prefill only (the prefill cost share per M prompt tokens), decode only (the rest per M
+    output tokens), and training when a training scenario is given. Views: ``datasheet`` (no
+    NRE, half-life 1e6 years) and ``with NRE and half-life``.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The serving scenario; one colocated option per device is added.
+    cfg : tco.dynamics.config.Tree
+        ``devices``, ``training_scenario``, ``interactive_tpot_target_s`` [s] and the
+        throughput leaf's ``throughput_max_batch`` [sequences], ``throughput_tpot_target_s`` and
+        ``throughput_ttft_target_s`` [s] (named parameters ``fleet_dynamics.tree.*``).
+    training : tco.training_scenario.TrainingScenario, optional
+        Overrides ``cfg.training_scenario`` for the training leaf.
+
+    Returns
+    -------
+    costs : pandas.DataFrame
+        ``usd_per_mtok`` [USD/Mtok] per view, leaf and device, with ``feasible``, ``batch``
+        [sequences] and ``spilled_bytes`` [B].
+    winners : pandas.DataFrame
+        Per view and leaf: branch, precious resource, ``winner``, its ``usd_per_mtok``
+        [USD/Mtok], ``runner_up`` and ``margin`` [-] (runner-up cost / winner cost).
     """
     devices = cfg.devices or scenario_devices(scenario)
     for i, device in enumerate(devices):

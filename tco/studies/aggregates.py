@@ -78,6 +78,18 @@ def quantile_edges(pilot: np.ndarray, bins: int = BINS) -> np.ndarray:
     Equal-mass bins put the resolution where the draws are: each holds ~1/bins of the
     pilot's mass, so a quantile read from the histogram is off by about 1/bins in
     probability at most (plus the pilot's own sampling error).
+
+    Parameters
+    ----------
+    pilot : numpy.ndarray [unit of the metric]
+        Values of a pilot chunk (non-finite ones ignored).
+    bins : int [-]
+        Number of bins.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the metric]
+        Increasing edges, at least two (``[0, 1]`` when no pilot value is finite).
     """
     v = np.asarray(pilot, float).reshape(-1)
     v = v[np.isfinite(v)]
@@ -190,5 +202,23 @@ class MetricAggregate:
 
 
 def merge_tables(a: dict[str, MetricAggregate], b: dict[str, MetricAggregate]) -> dict[str, MetricAggregate]:
-    """Merge two ``{metric name: aggregate}`` tables key by key."""
+    """Merge two ``{metric name: aggregate}`` tables key by key.
+
+    Counts, means and second moments combine by the pairwise update (``M2 = M2_a + M2_b +
+    delta^2 n_a n_b / n``), histograms by adding counts.
+
+    Parameters
+    ----------
+    a, b : dict[str, MetricAggregate]
+        Aggregates of two disjoint sets of draws, with the same keys and bin edges.
+
+    Returns
+    -------
+    dict[str, MetricAggregate]
+        The aggregate of both sets.
+
+    References
+    ----------
+    [chan-golub-leveque-1979] the pairwise update of means and variances.
+    """
     return {k: a[k].merge(b[k]) for k in a}

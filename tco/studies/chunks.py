@@ -21,7 +21,20 @@ CHUNK_SIZE = 250_000
 
 
 def chunk_bounds(total: int, size: int = CHUNK_SIZE) -> list[tuple[int, int]]:
-    """``[(start, stop), ...]`` covering ``range(total)`` in pieces of at most ``size``."""
+    """``[(start, stop), ...]`` covering ``range(total)`` in pieces of at most ``size``.
+
+    Parameters
+    ----------
+    total : int [samples]
+        Number of items.
+    size : int [samples]
+        Largest piece.
+
+    Returns
+    -------
+    list[tuple[int, int]] [samples]
+        Half-open bounds, in order.
+    """
     return [(start, min(start + size, total)) for start in range(0, total, size)]
 
 
@@ -38,8 +51,23 @@ class _Reported(tqdm):
 
 
 def progress_bar(total: int, description: str, progress: Progress = None) -> tqdm:
-    """A tqdm bar on stderr (shown only when stderr is a terminal if ``progress`` is None),
-    or, when ``progress`` is callable, a silent counter that reports ``(done, total)``."""
+    """A progress bar for a chunked analysis.
+
+    Parameters
+    ----------
+    total : int [samples]
+        Items to count.
+    description : str
+        The bar's label.
+    progress : bool or Callable[[int, int], None] or None
+        None: a tqdm bar on stderr shown only when stderr is a terminal; a bool forces it on or
+        off; a callable makes a silent counter that reports ``(done, total)`` to it.
+
+    Returns
+    -------
+    tqdm.tqdm
+        The bar (update it with the items done).
+    """
     if callable(progress):
         return _Reported(progress, total=total, desc=description)
     show = sys.stderr.isatty() if progress is None else progress

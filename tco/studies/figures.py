@@ -40,6 +40,24 @@ def tornado_figure(frame: pd.DataFrame, metric: Metric, top: int = 15) -> go.Fig
     Parameters are named by their labels (``groq-lpu unit price``); a star marks one whose range
     flips the winner. The base value is labelled at the top, the break-even at the bottom, so the
     two never collide.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`tco.studies.tornado.tornado`'s table.
+    metric : Metric
+        Its metric (axis title, break-even line).
+    top : int [-]
+        Parameters shown (largest swings).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Bars in the metric's unit.
+
+    References
+    ----------
+    [okabe-ito-2008] the colour-blind-safe palette of every study figure.
     """
     rows = frame.head(top).iloc[::-1]
     base = float(rows["metric_base"].iloc[0]) if len(rows) else np.nan
@@ -60,8 +78,22 @@ def tornado_figure(frame: pd.DataFrame, metric: Metric, top: int = 15) -> go.Fig
 
 
 def sweep_figure(frame: pd.DataFrame, metrics: list[Metric]) -> go.Figure:
-    """One line per metric along the swept parameter, one y-axis per unit (a ratio and USD never share an
-    axis; a third unit gets its own row); break-even points marked as vertical lines."""
+    """One line per metric along the swept parameter, one y-axis per unit; break-even points marked.
+
+    A ratio and USD never share an axis; a third unit gets its own row.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`tco.studies.sweep.sweep`'s table (its ``attrs`` give the parameter, unit and break-evens).
+    metrics : list[Metric]
+        The metrics drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The metrics [their units] against the parameter [its unit].
+    """
     from plotly.subplots import make_subplots
 
     param, unit = frame.attrs.get("param", frame.columns[0]), frame.attrs.get("unit", "")
@@ -98,7 +130,19 @@ def _geometric(x: np.ndarray) -> bool:
 
 
 def map_figure(grid: GridMap) -> go.Figure:
-    """Heatmap of the metric with the break-even contour (where the option's gap is zero)."""
+    """Heatmap of the metric with the break-even contour (where the option's gap is zero).
+
+    Parameters
+    ----------
+    grid : GridMap
+        :func:`tco.studies.gridmap.grid_map`'s result.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        The metric [its unit] over the two parameters (log axes where the grid is geometric),
+        the break-even in white.
+    """
     fig = go.Figure()
     fig.add_heatmap(x=grid.x, y=grid.y, z=grid.z, colorscale="Viridis",
                     colorbar={"title": {"text": grid.metric.label, "side": "right"}, "thickness": 14},
@@ -133,8 +177,24 @@ def _view_range(values: np.ndarray, threshold: float) -> list[float]:
 
 
 def mc_figure(result: MonteCarloResult, metric: Metric, bins: int = 80) -> go.Figure:
-    """Histogram of one metric's draws with P10/P50/P90 and the break-even marked (labels stacked, never
-    overprinted); the x axis spans the draws (P0.5-P99.5), not the outliers."""
+    """Histogram of one metric's draws with P10/P50/P90 and the break-even marked.
+
+    Labels are stacked, never overprinted; the x axis spans the draws (P0.5-P99.5), not the outliers.
+
+    Parameters
+    ----------
+    result : MonteCarloResult
+        A Monte Carlo run.
+    metric : Metric
+        One of its metrics.
+    bins : int [-]
+        Histogram bins.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Share of draws [-] against the metric [its unit].
+    """
     values = _finite_draws(result, metric)
     row = result.summary.set_index("metric").loc[metric.name]
     fig = go.Figure()
@@ -155,8 +215,22 @@ def mc_figure(result: MonteCarloResult, metric: Metric, bins: int = 80) -> go.Fi
 
 
 def exceedance_figure(result: MonteCarloResult, metric: Metric) -> go.Figure:
-    """The exceedance curve of one metric: the share of draws above each value (1 - CDF), with the break-even
-    marked; read off "how likely is the ratio above 1" directly."""
+    """The exceedance curve of one metric: the share of draws above each value (1 - CDF), with the break-even marked.
+
+    Read off "how likely is the ratio above 1" directly.
+
+    Parameters
+    ----------
+    result : MonteCarloResult
+        A Monte Carlo run (the curve covers its kept draws).
+    metric : Metric
+        The metric whose exceedance is drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Share of draws above [-] against the metric [its unit] (at most ~2,000 points drawn).
+    """
     values = np.sort(_finite_draws(result, metric))
     n = len(values)
     step = max(1, n // 2000)  # at most ~2,000 points drawn
@@ -172,7 +246,18 @@ def exceedance_figure(result: MonteCarloResult, metric: Metric) -> go.Figure:
 
 
 def portfolio_figure(frame: pd.DataFrame) -> go.Figure:
-    """P(challenger wins over the baseline) per cell: model / workload down, device and shape across."""
+    """P(challenger wins over the baseline) per cell: model / workload down, device and shape across.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`tco.studies.portfolio.portfolio`'s table.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        A heatmap of ``p_win`` [-]; the hover adds how often each side meets its latency targets.
+    """
     table = frame.assign(row=frame["model"] + " / " + frame["workload"], column=frame["device"] + " " + frame["shape"])
 
     def pivot(values: str) -> pd.DataFrame:
@@ -193,7 +278,22 @@ def portfolio_figure(frame: pd.DataFrame) -> go.Figure:
 
 
 def sobol_figure(frame: pd.DataFrame, top: int = 15, title: str = "Sobol indices") -> go.Figure:
-    """First-order (S1) and total (ST) indices with 95 % confidence intervals, top parameters by their labels."""
+    """First-order (S1) and total (ST) indices with 95 % confidence intervals, top parameters by their labels.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`tco.studies.sensitivity.sobol`'s table.
+    top : int [-]
+        Parameters shown.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Bars of shares of output variance [-].
+    """
     rows = frame.head(top).iloc[::-1]
     labels = [param_label(p) for p in rows["param"]]
     fig = go.Figure()
@@ -209,7 +309,20 @@ def sobol_figure(frame: pd.DataFrame, top: int = 15, title: str = "Sobol indices
 
 
 def morris_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure:
-    """Morris mu* against sigma: far right is influential, high up is non-linear or interacting."""
+    """Morris mu* against sigma: far right is influential, high up is non-linear or interacting.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`tco.studies.sensitivity.morris`'s table.
+    metric : Metric
+        Its metric (axis units).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        mu* and sigma [unit of the metric per full parameter range], one labelled point per parameter.
+    """
     fig = go.Figure()
     fig.add_scatter(x=frame["mu_star"], y=frame["sigma"], mode="markers+text", text=[param_label(p) for p in frame["param"]],
                     textposition="top center",
@@ -219,7 +332,19 @@ def morris_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure:
 
 
 def cascade_figure(frame: pd.DataFrame) -> go.Figure:
-    """Second-life premium per device (P5, median, P95) and how often cascading wins."""
+    """Second-life premium per device (P5, median, P95) and how often cascading wins.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Per device: ``premium_p5_usd``, ``premium_p50_usd``, ``premium_p95_usd`` [USD per device]
+        and ``p_cascade_best`` [-] (:func:`tco.training_api.cascade_under_uncertainty`).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Bars of the median premium [USD per device] with P5-P95 error bars.
+    """
     fig = go.Figure()
     fig.add_bar(x=frame.index, y=frame["premium_p50_usd"], name="median premium", marker_color=PALETTE[0],
                 error_y={"type": "data", "symmetric": False, "array": frame["premium_p95_usd"] - frame["premium_p50_usd"],

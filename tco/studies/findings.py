@@ -44,7 +44,20 @@ def _spread(row: Mapping) -> str:
 
 
 def findings(summary: Mapping) -> list[str]:
-    """The study's findings as sentences, in the order its analyses ran (empty when nothing ran)."""
+    """The study's findings as sentences, in the order its analyses ran (empty when nothing ran).
+
+    Parameters
+    ----------
+    summary : Mapping
+        The contents of a study's ``summary.json`` (``results`` of each analysis, as
+        :mod:`tco.studies.runner` writes them).
+
+    Returns
+    -------
+    list[str]
+        One sentence per finding: Monte Carlo spreads and win shares, tornado, Sobol and Morris
+        drivers and flips, sweep and map break-evens, the portfolio's best cell, the cascade.
+    """
     results = summary.get("results", {})
     out = []
     mc = results.get("monte_carlo")

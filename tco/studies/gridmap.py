@@ -80,7 +80,22 @@ class GridJob:
 
 
 def grid_block(job: GridJob, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Metric and gap on rows ``[start, stop)`` of the grid (``y[start:stop]`` x every ``x``): one core call."""
+    """Metric and gap on rows ``[start, stop)`` of the grid (``y[start:stop]`` x every ``x``): one core call.
+
+    Parameters
+    ----------
+    job : GridJob
+        The scenario, metric, parameters and axes.
+    rows : tuple[int, int] [-]
+        Half-open range of ``y`` indices.
+
+    Returns
+    -------
+    z : numpy.ndarray [unit of the metric]
+        The metric, shape ``(stop - start, len(x))``.
+    gap : numpy.ndarray [unit of the metric's gap]
+        Negative where the option wins (:func:`tco.studies.metrics.gap_values`).
+    """
     y = job.y[rows[0]:rows[1]]
     updates = {job.x_param: job.x[None, :], job.y_param: y[:, None]}
     results, _ = evaluate_scenario(job.scenario, updates)
@@ -90,7 +105,19 @@ def grid_block(job: GridJob, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndar
 
 
 def check_cells(scenario: Scenario, nx: int, ny: int, chunk_size: int, runner: ChunkRunner) -> None:
-    """Refuse a map of ``nx x ny`` cells too large to hold or too long to compute (:mod:`tco.limits`)."""
+    """Refuse a map of ``nx x ny`` cells too large to hold or too long to compute (:mod:`tco.limits`).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its options count toward the work.
+    nx, ny : int [cells]
+        Grid size.
+    chunk_size : int [cells]
+        Cells per core call.
+    runner : ChunkRunner
+        Where the blocks run (its processes bound the time).
+    """
     cells = int(nx) * int(ny)
     limits.check_memory("points", cells, "map cells", cells * limits.BYTES_PER_MAP_CELL)
     runner.check_run("points", cells, "map cells", cells * len(scenario.structure.options), chunk_size)
@@ -104,6 +131,31 @@ def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[floa
 
     Evaluated in blocks of whole rows of at most ``chunk_size`` cells (one core call each,
     one row at least), on ``runner`` (default: in this process); blocks are stacked in order.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario; every other parameter stays at its base value.
+    x_param, y_param : str
+        Parameter names of the two axes.
+    x_range, y_range : tuple[float, float] [unit of each parameter]
+        Each axis' ends.
+    nx, ny : int [-]
+        Points per axis (whole-number parameters keep each whole number once).
+    metric : Metric or str
+        What is mapped (``ratio``, ``lcot:<option>``, ...).
+    x_log, y_log : bool
+        Geometric axes.
+    runner, chunk_size, progress, cancel : ChunkRunner, int [cells], Progress, Cancel, optional
+        How the map runs: blocks on ``runner`` (default: here), of at most ``chunk_size`` cells;
+        ``progress`` shows the cells done and ``cancel``, asked before each block, stops the
+        map.
+
+    Returns
+    -------
+    GridMap
+        ``z[j, i]`` [unit of the metric] at ``(x[i], y[j])`` and the gap (negative where the
+        option wins), with the axes' units.
     """
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     runner = runner or ChunkRunner()

@@ -64,7 +64,23 @@ class Metric:
 
 
 def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
-    """Parse and check a metric string against the scenario's options and parameters."""
+    """Parse and check a metric string against the scenario's options and parameters.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its options and parameters.
+    text : str
+        ``lcot[:<option>]``, ``ratio[:<option>]``, ``npv[:<option>]`` or
+        ``breakeven:<option>:<param>`` (the option defaults to the first challenger).
+    path : str
+        Field path an error names.
+
+    Returns
+    -------
+    Metric
+        Kind, option, parameter (break-even only) and unit.
+    """
     kind, _, rest = str(text).partition(":")
     if kind not in KINDS:
         raise InputError.one(path, text, f"must start with one of {', '.join(KINDS)} (e.g. ratio:<option>)")
@@ -95,19 +111,58 @@ def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
 
 
 def win_threshold(metric: Metric | str) -> float:
-    """The metric's value at a tie: 1 for ``ratio``, 0 for ``npv``, NaN where none is fixed."""
+    """The metric's value at a tie: 1 for ``ratio``, 0 for ``npv``, NaN where none is fixed.
+
+    Parameters
+    ----------
+    metric : Metric or str
+        The metric (or its text).
+
+    Returns
+    -------
+    float [unit of the metric]
+        The tie value.
+    """
     kind = metric.kind if isinstance(metric, Metric) else str(metric).partition(":")[0]
     return THRESHOLDS[kind]
 
 
 def contour_option(scenario: Scenario, metric: Metric) -> str:
-    """The challenger whose break-even a metric's plots mark (the first one for the baseline's LCOT)."""
+    """The challenger whose break-even a metric's plots mark (the first one for the baseline's LCOT).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its challengers.
+    metric : Metric
+        The metric.
+
+    Returns
+    -------
+    str
+        An option name.
+    """
     challengers = [o.name for o in scenario.structure.challengers]
     return metric.option if metric.option in challengers else challengers[0]
 
 
 def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str, OptionResult]) -> np.ndarray:
-    """A ``lcot``, ``ratio`` or ``npv`` metric from core results already computed."""
+    """A ``lcot``, ``ratio`` or ``npv`` metric from core results already computed.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Names the baseline.
+    metric : Metric
+        The metric (not ``breakeven``: that needs its own search).
+    results : Mapping[str, tco.core.outputs.OptionResult]
+        Core results per option.
+
+    Returns
+    -------
+    numpy.ndarray [USD/Mtok for lcot, - for ratio, USD for npv]
+        The metric at every evaluated point.
+    """
     r, base = results[metric.option], results[scenario.structure.baseline]
     if metric.kind == "lcot":
         return np.asarray(r.lcot_usd_per_mtok)
@@ -119,7 +174,22 @@ def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str
 
 
 def gap_values(scenario: Scenario, metric: Metric, results: Mapping[str, OptionResult]) -> np.ndarray:
-    """Signed distance of the metric's option from winning (negative: it wins), latency targets included."""
+    """Signed distance of the metric's option from winning (negative: it wins), latency targets included.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Names the baseline and the challengers.
+    metric : Metric
+        The metric; its option (or the first challenger) is the one measured.
+    results : Mapping[str, tco.core.outputs.OptionResult]
+        Core results per option.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the metric's gap]
+        :func:`tco.api.gap_from_results`: negative where the option meets its targets and wins.
+    """
     kind, target = GAP_METRIC[metric.kind]
     return np.asarray(gap_from_results(results, scenario.structure.baseline, contour_option(scenario, metric), kind, target))
 
@@ -130,6 +200,20 @@ def breakeven_values(scenario: Scenario, metric: Metric, updates: Mapping[str, o
     The points are flattened to ``m`` samples; :func:`find_crossing` grids the parameter
     along a leading axis (``(points, 1)`` against ``(1, m)`` samples), then bisects each
     sample's bracket (midpoints of shape ``(m,)``).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario.
+    metric : Metric
+        A ``breakeven`` metric: its option and the parameter solved for.
+    updates : Mapping[str, object] [each parameter's unit]
+        Other parameters' values; arrays broadcast.
+
+    Returns
+    -------
+    numpy.ndarray [unit of metric.param]
+        The break-even per point, in the broadcast shape of ``updates``.
     """
     if metric.param in updates:
         raise InputError.one("metric", metric.name, f"{metric.param} cannot be both varied and solved for")
@@ -151,7 +235,24 @@ def breakeven_values(scenario: Scenario, metric: Metric, updates: Mapping[str, o
 
 def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping[str, object],
                  results: Mapping[str, OptionResult] | None = None) -> dict[str, np.ndarray]:
-    """Every metric at the points of ``updates``: one core call for all one-evaluation metrics."""
+    """Every metric at the points of ``updates``: one core call for all one-evaluation metrics.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario evaluated.
+    metrics : Sequence[Metric]
+        Break-even metrics are searched, the others read from one evaluation.
+    updates : Mapping[str, object] [each parameter's unit]
+        Parameter values; arrays broadcast.
+    results : Mapping[str, tco.core.outputs.OptionResult], optional
+        Core results at ``updates`` already computed.
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [unit of each metric]
+        ``{metric name: values}``.
+    """
     if results is None and any(m.kind != "breakeven" for m in metrics):
         results, _ = evaluate_scenario(scenario, updates)
     return {m.name: breakeven_values(scenario, m, updates) if m.kind == "breakeven" else values_from_results(scenario, m, results)
@@ -159,7 +260,22 @@ def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping
 
 
 def metric_values(scenario: Scenario, metric: Metric | str, updates: Mapping[str, object] | None = None) -> np.ndarray:
-    """One metric at the points of ``updates`` (names to floats or broadcasting arrays)."""
+    """One metric at the points of ``updates`` (names to floats or broadcasting arrays).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario evaluated.
+    metric : Metric or str
+        The metric, parsed against the scenario when given as text.
+    updates : Mapping[str, object], optional [each parameter's unit]
+        Parameter values; default: the base values.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the metric]
+        The metric per point.
+    """
     if not isinstance(metric, Metric):
         metric = parse_metric(scenario, metric)
     return metric_table(scenario, [metric], dict(updates or {}))[metric.name]

@@ -43,11 +43,25 @@ KEEP_SAMPLES = 10_000
 
 
 def evaluate_chunk(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Metric values, win indicators (``wins:<metric>``) and latency feasibility of the metric's
-    option (``feasible:<metric>``) and of the baseline (``feasible:baseline``) in one chunk: one core call.
+    """Metric values, win indicators and latency feasibility in one chunk: one core call.
 
     A win counts when the option meets its latency targets and either costs less or the
     baseline misses its targets; the feasibility shares tell those two kinds of win apart.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Evaluated once at all the chunk's draws.
+    metrics : Sequence[Metric]
+        The metrics whose values and wins are returned.
+    updates : Mapping[str, numpy.ndarray] [each parameter's unit]
+        The chunk's draws.
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [unit of each metric; indicators 0/1]
+        Each metric, ``wins:<metric>``, ``feasible:<metric>`` (the metric's option) and
+        ``feasible:baseline``, one value per draw.
     """
     results, _ = evaluate_scenario(scenario, updates)
     out = metric_table(scenario, metrics, updates, results)
@@ -92,7 +106,24 @@ class MonteCarloCell:
 
 
 def metric_cell(scenario: Scenario, metrics: Sequence[Metric], plan: SamplingPlan, samples: int) -> MonteCarloCell:
-    """A cell of scenario metrics (:class:`MetricColumns`)."""
+    """A cell of scenario metrics (:class:`MetricColumns`).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The cell's scenario.
+    metrics : Sequence[Metric]
+        Its metrics, each aggregated with its win and feasibility counts.
+    plan : SamplingPlan
+        What is drawn and how.
+    samples : int [draws]
+        Draws of the cell.
+
+    Returns
+    -------
+    MonteCarloCell
+        The cell's columns, aggregated columns, plan and sample count.
+    """
     columns = MetricColumns(scenario, tuple(metrics))
     return MonteCarloCell(columns, columns.aggregated, plan, int(samples))
 
@@ -108,7 +139,20 @@ class MonteCarloJob:
 
 
 def chunk_values(job: MonteCarloJob, task: tuple[int, int]) -> dict[str, np.ndarray]:
-    """The columns of chunk ``task = (cell, chunk index)``, one value per draw (also when nothing is sampled)."""
+    """The columns of chunk ``task = (cell, chunk index)``, one value per draw (also when nothing is sampled).
+
+    Parameters
+    ----------
+    job : MonteCarloJob
+        Cells, seed and chunk size.
+    task : tuple[int, int] [-]
+        ``(cell index, chunk index)``.
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [unit of each column]
+        The chunk's columns.
+    """
     cell_index, index = task
     cell = job.cells[cell_index]
     start, stop = chunk_bounds(cell.samples, job.chunk_size)[index]
@@ -118,13 +162,41 @@ def chunk_values(job: MonteCarloJob, task: tuple[int, int]) -> dict[str, np.ndar
 
 def aggregate_values(cell: MonteCarloCell, values: dict[str, np.ndarray],
                      edges: dict[str, np.ndarray]) -> dict[str, MetricAggregate]:
-    """One chunk's columns folded into one aggregate per aggregated column."""
+    """One chunk's columns folded into one aggregate per aggregated column.
+
+    Parameters
+    ----------
+    cell : MonteCarloCell
+        Names the aggregated columns and their indicators.
+    values : dict[str, numpy.ndarray] [unit of each column]
+        The chunk's columns.
+    edges : dict[str, numpy.ndarray] [unit of each column]
+        Histogram edges per aggregated column (fixed by the pilot).
+
+    Returns
+    -------
+    dict[str, MetricAggregate]
+        Count, moments, histogram and indicator counts per column.
+    """
     return {name: MetricAggregate.of(values[name], edges[name], {k: values[c] for k, c in indicators.items()})
             for name, indicators in cell.aggregated}
 
 
 def chunk_aggregates(job: MonteCarloJob, task: tuple[int, int]) -> tuple[int, dict[str, MetricAggregate]]:
-    """``(cell, aggregates)`` of one chunk: what pass 2 sends back instead of the draws."""
+    """``(cell, aggregates)`` of one chunk: what pass 2 sends back instead of the draws.
+
+    Parameters
+    ----------
+    job : MonteCarloJob
+        Cells, seed, chunk size and the pilot's bin edges.
+    task : tuple[int, int] [-]
+        ``(cell index, chunk index)``.
+
+    Returns
+    -------
+    tuple[int, dict[str, MetricAggregate]] [-, aggregates]
+        The cell index and the chunk's aggregates.
+    """
     cell = job.cells[task[0]]
     return task[0], aggregate_values(cell, chunk_values(job, task), job.edges[task[0]])
 
@@ -140,7 +212,27 @@ class CellResult:
 def run_cells(cells: Sequence[MonteCarloCell], seed: int, runner: ChunkRunner, chunk_size: int = CHUNK_SIZE,
               keep: int = KEEP_SAMPLES, label: str = "monte carlo", progress: Progress = None,
               cancel: Cancel = None) -> list[CellResult]:
-    """Every cell's aggregates over all its draws (module docstring: pilot pass, then the rest)."""
+    """Every cell's aggregates over all its draws: the pilot pass, then the rest (module docstring).
+
+    Parameters
+    ----------
+    cells : Sequence[MonteCarloCell]
+        The cells.
+    seed : int [-]
+        The study seed (chunk ``k`` draws with :func:`tco.studies.parallel.chunk_seed`).
+    keep : int [draws]
+        First draws kept per cell for the samples table.
+    label : str
+        Progress label.
+    runner, chunk_size, progress, cancel : ChunkRunner, int [draws], Progress, Cancel, optional
+        Each cell's chunks of ``chunk_size`` draws run on ``runner``, report to ``progress`` and
+        stop when ``cancel`` says so.
+
+    Returns
+    -------
+    list[CellResult]
+        Per cell: its aggregates and its first draws.
+    """
     cells = tuple(cells)
     job = MonteCarloJob(cells, int(seed), int(chunk_size))
     bounds = [chunk_bounds(c.samples, chunk_size) for c in cells]
@@ -170,6 +262,18 @@ def summary_frame(metrics: Sequence[Metric], aggregates: dict[str, MetricAggrega
 
     P10/P50/P90 come from the histograms (:meth:`~tco.studies.aggregates.Histogram.quantiles`);
     ``p_win`` = wins / draws with standard error ``sqrt(p (1 - p) / draws)``, NaN for break-even metrics.
+
+    Parameters
+    ----------
+    metrics : Sequence[Metric]
+        The metrics.
+    aggregates : dict[str, MetricAggregate]
+        Their aggregates over every draw.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Statistics in each metric's unit; shares [-].
     """
     rows = []
     for m in metrics:
@@ -212,7 +316,19 @@ class MonteCarloResult:
 
 
 def check_samples(scenario: Scenario, samples: int, chunk_size: int, runner: ChunkRunner) -> None:
-    """Refuse a Monte Carlo too long for the processes of ``runner`` (:mod:`tco.limits`); memory is bounded by the chunk."""
+    """Refuse a Monte Carlo too long for the processes of ``runner`` (:mod:`tco.limits`); memory is bounded by the chunk.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its options count toward the work.
+    samples : int [draws]
+        Draws asked for.
+    chunk_size : int [draws]
+        Draws per core call.
+    runner : ChunkRunner
+        Its processes and time limit decide.
+    """
     runner.check_run("samples", samples, "samples", samples * len(scenario.structure.options), chunk_size)
 
 
@@ -229,10 +345,36 @@ def monte_carlo(scenario: Scenario, metrics: Sequence[Metric | str], samples: in
     """Draw ``samples`` scenarios from the catalog distributions and evaluate the metrics, in memory
     bounded by ``chunk_size``, on ``runner`` (default: in this process).
 
-    ``progress`` reports draws evaluated after each chunk (default: the runner's);
-    ``cancel`` is asked before each chunk and stops the run with
-    :class:`~tco.studies.parallel.StudyInterrupted`. The same seed and chunk size give the same
-    numbers, bit for bit, wherever the chunks run.
+    The same seed and chunk size give the same numbers, bit for bit, wherever the chunks run.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario; every uncertain parameter is drawn.
+    metrics : Sequence[Metric or str]
+        The metrics (a break-even metric's parameter is not drawn).
+    samples : int [draws]
+        Number of draws.
+    seed : int [-]
+        The seed.
+    correlations : Sequence[Correlation], optional
+        Rank correlations between parameters (Iman-Conover).
+    keep : int [draws]
+        First draws kept for the samples table.
+    chunk_size, runner, progress, cancel : int [draws], ChunkRunner, Progress, Cancel, optional
+        Draws per core call and where they run (default: in this process); ``progress`` counts
+        draws after each chunk (default: the runner's) and ``cancel``, asked before each chunk,
+        stops the run with :class:`~tco.studies.parallel.StudyInterrupted`.
+
+    Returns
+    -------
+    MonteCarloResult
+        ``summary`` (:func:`summary_frame`), the first draws, the seed, the chunk size and the
+        aggregates per metric.
+
+    References
+    ----------
+    [iman-conover-1982] rank correlations imposed on the draws.
     """
     samples, chunk_size = _positive_int("samples", samples), _positive_int("chunk_size", chunk_size)
     parsed = tuple(m if isinstance(m, Metric) else parse_metric(scenario, m) for m in metrics)

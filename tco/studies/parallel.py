@@ -57,6 +57,18 @@ def chunk_seed(seed: int, index: int) -> np.random.SeedSequence:
     ``SeedSequence(seed, spawn_key=(index,))`` is what ``SeedSequence(seed).spawn(index + 1)[index]``
     returns (numpy's spawning appends the child's index to the parent's spawn key), built
     directly so that no process needs to spawn the other chunks' seeds.
+
+    Parameters
+    ----------
+    seed : int [-]
+        The study's seed.
+    index : int [-]
+        The chunk's index.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        The chunk's seed: the same draws on any number of workers.
     """
     return np.random.SeedSequence(int(seed), spawn_key=(int(index),))
 

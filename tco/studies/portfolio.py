@@ -54,7 +54,32 @@ class Cell:
 
 def cell_data(base: dict, baseline: str, model: str, workload: Mapping[str, object], device: str, shape: str,
               kv_link: str) -> dict:
-    """The scenario data of one cell (module docstring), before validation."""
+    """The scenario data of one cell (module docstring), before validation.
+
+    Parameters
+    ----------
+    base : dict
+        The base scenario as plain data (:meth:`tco.scenario.Scenario.to_dict`); its study,
+        fleet settings, edits and program are not inherited (the program is, when the cell's
+        device is the program's).
+    baseline : str
+        The general device every cell is compared against.
+    model : str
+        Model id.
+    workload : Mapping[str, object] [each workload field's unit]
+        Workload fields replacing the base scenario's.
+    device : str
+        The challenger device.
+    shape : str
+        ``colocated``, or ``disaggregated`` (prefill on the baseline, decode on the device).
+    kv_link : str
+        Link id of a disaggregated cell.
+
+    Returns
+    -------
+    dict
+        Scenario-file data with two options: the baseline and the challenger.
+    """
     data = {k: v for k, v in base.items() if k not in NOT_INHERITED}
     program = base.get("program")
     if program and program.get("device") == device:
@@ -75,6 +100,30 @@ def portfolio_cells(scenario: Scenario, baseline: str, devices: Sequence[str], m
 
     A colocated cell whose challenger is the baseline device is skipped (it would compare a
     device with itself).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The base scenario (economics, latency targets, catalog overrides).
+    baseline : str
+        The general device.
+    devices : Sequence[str]
+        Challenger devices.
+    models : Sequence[str], optional
+        Model ids (default: the scenario's).
+    workloads : Mapping[str, Mapping[str, object]], optional
+        Presets by name: workload fields replaced (default: the scenario's).
+    shapes : Sequence[str]
+        ``colocated`` and/or ``disaggregated``.
+    kv_link : str
+        Link id of disaggregated cells.
+    path : str
+        Field path errors are named under.
+
+    Returns
+    -------
+    list[Cell]
+        The cells, each with its validated scenario.
     """
     base = scenario.to_dict()
     models = list(models or [base["model"]])
@@ -102,7 +151,19 @@ def portfolio_cells(scenario: Scenario, baseline: str, devices: Sequence[str], m
 
 
 def check_portfolio_samples(cells: Sequence[Cell], samples: int, chunk_size: int, runner: ChunkRunner) -> None:
-    """Refuse ``samples`` draws per cell too long for the processes of ``runner`` (:mod:`tco.limits`)."""
+    """Refuse ``samples`` draws per cell too long for the processes of ``runner`` (:mod:`tco.limits`).
+
+    Parameters
+    ----------
+    cells : Sequence[Cell]
+        The cells (their options count toward the work).
+    samples : int [draws]
+        Draws per cell.
+    chunk_size : int [draws]
+        Draws per core call.
+    runner : ChunkRunner
+        Where the chunks run.
+    """
     runner.check_run("samples", samples, "samples per cell", samples * sum(len(c.scenario.structure.options) for c in cells),
                      chunk_size)
 
@@ -110,7 +171,29 @@ def check_portfolio_samples(cells: Sequence[Cell], samples: int, chunk_size: int
 def portfolio(cells: Sequence[Cell], kind: str = "ratio", samples: int = 10_000, seed: int = 0,
               runner: ChunkRunner | None = None, chunk_size: int = CHUNK_SIZE, progress: Progress = None,
               cancel: Cancel = None) -> pd.DataFrame:
-    """One row per cell: labels, the challenger's metric (``ratio`` or ``npv``) summary and P(win)."""
+    """One row per cell: labels, the challenger's metric summary and P(win), by one Monte Carlo over every cell.
+
+    Parameters
+    ----------
+    cells : Sequence[Cell]
+        The cells (:func:`portfolio_cells`).
+    kind : str
+        ``ratio`` or ``npv``: the challenger against the baseline.
+    samples : int [draws]
+        Draws per cell.
+    seed : int [-]
+        The seed.
+    runner, chunk_size, progress, cancel : ChunkRunner, int [draws], Progress, Cancel, optional
+        The portfolio's one Monte Carlo: its runner, its draws per core call, the progress of
+        every cell's draws, and a cancellation check between chunks.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model``, ``workload``, ``device``, ``shape``, ``option`` and the metric's summary
+        (:func:`tco.studies.montecarlo.summary_frame`: mean, P10/P50/P90 [- for ratio, USD for
+        npv], ``p_win`` [-]).
+    """
     runner = runner or ChunkRunner()
     check_portfolio_samples(cells, samples, chunk_size, runner)
     metrics = [parse_metric(c.scenario, f"{kind}:{c.option}") for c in cells]

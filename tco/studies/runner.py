@@ -60,6 +60,23 @@ def run_analyses(study: StudySpec, scenario: Scenario, seed: int, progress: Prog
     The chunked analyses (map, Monte Carlo, Sobol, Morris, portfolio) run on ``runner``
     (default: in this process) and report ``progress`` (default: the runner's). If one
     stops, :class:`StudyInterrupted` lists the analyses completed before it.
+
+    Parameters
+    ----------
+    study : StudySpec
+        The validated study, whose analyses all run.
+    scenario : tco.scenario.Scenario
+        The scenario it studies.
+    seed : int [-]
+        The seed.
+    progress, runner : Progress, ChunkRunner, optional
+        Progress of the chunked analyses (default: the runner's), and the runner they share
+        (default: a new one in this process).
+
+    Returns
+    -------
+    StudyRun
+        Tables and figures by file stem, headline results and timings [s].
     """
     run = StudyRun()
     runner = runner or ChunkRunner(progress=progress)
@@ -148,13 +165,45 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
 
 
 def distribution_table(result: MonteCarloResult, metrics) -> pd.DataFrame:
-    """Every metric's CDF and exceedance over all draws (:meth:`MonteCarloResult.distribution`), one block per metric."""
+    """Every metric's CDF and exceedance over all draws (:meth:`MonteCarloResult.distribution`), one block per metric.
+
+    Parameters
+    ----------
+    result : MonteCarloResult
+        A Monte Carlo run.
+    metrics : Sequence[Metric]
+        Its metrics.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric``, ``unit``, ``value`` [unit of the metric], ``cdf`` and ``exceedance`` [-].
+    """
     return pd.concat([result.distribution(m).assign(metric=m.name, unit=m.unit) for m in metrics],
                      ignore_index=True)[["metric", "unit", "value", "cdf", "exceedance"]]
 
 
 def summary(study: StudySpec, scenario: Scenario, seed: int, run: StudyRun, total_s: float) -> dict:
-    """The contents of ``summary.json``."""
+    """The contents of ``summary.json``.
+
+    Parameters
+    ----------
+    study : StudySpec
+        The study, dumped as run.
+    scenario : tco.scenario.Scenario
+        Its scenario, dumped with its parameters.
+    seed : int [-]
+        The seed used.
+    run : StudyRun
+        What the analyses produced.
+    total_s : float [s]
+        Wall time of the whole study.
+
+    Returns
+    -------
+    dict
+        The study, question, seed, version, timings [s], results, scenario, parameters and files.
+    """
     return {
         "study": study.model_dump(mode="json", exclude_none=True),
         "question": study.question,
@@ -174,6 +223,25 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
 
     Nothing is written until every analysis has completed: an interrupted study
     (:class:`StudyInterrupted`) leaves neither ``out_dir`` nor a temporary folder behind.
+
+    Parameters
+    ----------
+    study : StudySpec
+        What to run and write.
+    scenario : tco.scenario.Scenario
+        The scenario written beside the results (``summary.json``).
+    out_dir : pathlib.Path or str
+        The output folder (:func:`check_output_dir`).
+    seed : int, optional [-]
+        Overrides the study's seed.
+    progress, runner : Progress, ChunkRunner, optional
+        Passed to :func:`run_analyses`: the display or callback of its progress and the
+        processes its chunked analyses use.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder written: a CSV per table, an HTML per figure, ``summary.json``.
     """
     out_dir = check_output_dir(Path(out_dir))
     seed = study.seed if seed is None else int(seed)
@@ -204,8 +272,19 @@ STUDY_MARKER = ".tco-study"
 
 
 def check_output_dir(out_dir: Path) -> Path:
-    """The output folder as an absolute path; refuses one that exists and was not written by
-    ``tco study`` (it would be replaced), and the current folder or one of its parents (``.``)."""
+    """The output folder as an absolute path, refused when it would replace what is not a study.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder asked for.
+
+    Returns
+    -------
+    pathlib.Path
+        The resolved folder; an :class:`~tco.errors.InputError` names ``--out`` when it exists
+        without the study marker, or is the current folder or one of its parents.
+    """
     resolved = out_dir.resolve()
     if resolved == Path.cwd().resolve() or resolved in Path.cwd().resolve().parents or resolved.parent == resolved:
         raise InputError.one("--out", str(out_dir), "is the current folder or one above it: name a folder for the study "

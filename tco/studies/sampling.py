@@ -40,7 +40,18 @@ Z95 = 1.6448536269514722
 
 
 def is_sampled(param: Param) -> bool:
-    """Whether Monte Carlo draws this parameter (it has a range and a non-fixed distribution)."""
+    """Whether Monte Carlo draws this parameter (it has a range and a non-fixed distribution).
+
+    Parameters
+    ----------
+    param : tco.params.Param
+        The parameter.
+
+    Returns
+    -------
+    bool
+        ``low < high`` and distribution other than ``fixed``.
+    """
     return param.uncertain and param.distribution != "fixed"
 
 
@@ -60,7 +71,25 @@ def _triangular_ppf(u: np.ndarray, low: float, mode: float, high: float) -> np.n
 
 
 def inverse_cdf(param: Param, u: np.ndarray) -> np.ndarray:
-    """Values of ``param`` at quantiles ``u`` in [0, 1] of its (truncated) distribution [param unit]."""
+    """Values of ``param`` at quantiles ``u`` of its distribution truncated to ``[low, high]``.
+
+    ``uniform`` on ``[low, high]``; ``triangular`` with mode at the base value; ``normal``
+    around the base value with ``sd = (high - low) / (2 x 1.645)`` (``low`` and ``high`` as
+    5th and 95th percentiles); ``lognormal`` the same on the logarithms; integer fields
+    rounded (:func:`round_integers`).
+
+    Parameters
+    ----------
+    param : tco.params.Param
+        The parameter.
+    u : numpy.ndarray [-]
+        Quantiles in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray [unit of the parameter]
+        The values (the base value everywhere when it is not sampled).
+    """
     u = np.asarray(u, float)
     low, high, value = param.low, param.high, param.value
     if not is_sampled(param):
@@ -80,14 +109,40 @@ def inverse_cdf(param: Param, u: np.ndarray) -> np.ndarray:
 
 
 def round_integers(param: Param, x: np.ndarray) -> np.ndarray:
-    """Integer fields rounded to the nearest integer inside [ceil(low), floor(high)]; others unchanged."""
+    """Integer fields rounded to the nearest integer inside ``[ceil(low), floor(high)]``; others unchanged.
+
+    Parameters
+    ----------
+    param : tco.params.Param
+        The parameter (its field says whether it is whole).
+    x : numpy.ndarray [unit of the parameter]
+        Values.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the parameter]
+        The values, rounded and clipped for an integer field.
+    """
     if not param.field.integer:
         return x
     return np.clip(np.round(x), np.ceil(param.low), np.floor(param.high))
 
 
 def values_at_quantiles(params: Sequence[Param], u: np.ndarray) -> dict[str, np.ndarray]:
-    """Parameter values from a matrix of quantiles ``u`` (samples x len(params))."""
+    """Parameter values from a matrix of quantiles ``u`` (samples x len(params)).
+
+    Parameters
+    ----------
+    params : Sequence[tco.params.Param]
+        The parameters, one per column.
+    u : numpy.ndarray [-]
+        Quantiles in [0, 1], shape ``(samples, len(params))``.
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [each parameter's unit]
+        ``{name: values}`` (:func:`inverse_cdf` per column).
+    """
     return {p.name: inverse_cdf(p, u[:, j]) for j, p in enumerate(params)}
 
 
@@ -95,7 +150,21 @@ def normal_score_correlation(rank_correlation: np.ndarray) -> np.ndarray:
     """Pearson correlation of normal scores giving a Spearman rank correlation ``rho_s``.
 
     For a bivariate normal, ``rho_s = 6/pi * asin(rho / 2)``, so ``rho = 2 sin(pi rho_s / 6)``
-    (Pearson 1907; used by Iman & Conover 1982 to target rank correlations).
+    (Pearson 1907; used by Iman and Conover to target rank correlations).
+
+    Parameters
+    ----------
+    rank_correlation : numpy.ndarray [-]
+        Target Spearman correlations.
+
+    Returns
+    -------
+    numpy.ndarray [-]
+        The normal scores' Pearson correlations.
+
+    References
+    ----------
+    [iman-conover-1982] rank correlations through normal scores.
     """
     return 2.0 * np.sin(np.pi * np.asarray(rank_correlation, float) / 6.0)
 
@@ -103,10 +172,26 @@ def normal_score_correlation(rank_correlation: np.ndarray) -> np.ndarray:
 def iman_conover(u: np.ndarray, rank_correlation: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Reorder each column of ``u`` (samples x k) so its rank correlations approach the target.
 
-    Iman, R. L. & Conover, W. J. (1982), "A distribution-free approach to inducing rank
-    correlation among input variables", Commun. Statist. B 11(3), 311-334: build van der
-    Waerden scores with the target correlation (Cholesky factors), then give each column of
-    ``u`` the ranks of the corresponding score column. Marginals are untouched.
+    Build van der Waerden scores with the target correlation (Cholesky factors), then give
+    each column of ``u`` the ranks of the corresponding score column. Marginals are untouched.
+
+    Parameters
+    ----------
+    u : numpy.ndarray [-]
+        Independent quantiles, shape ``(samples, k)``.
+    rank_correlation : numpy.ndarray [-]
+        Target Spearman correlation matrix, ``(k, k)``.
+    rng : numpy.random.Generator
+        Permutes the scores.
+
+    Returns
+    -------
+    numpy.ndarray [-]
+        ``u`` with each column reordered.
+
+    References
+    ----------
+    [iman-conover-1982] the method.
     """
     n, k = u.shape
     scores = ndtri(np.arange(1, n + 1) / (n + 1.0))
@@ -133,7 +218,23 @@ class SamplingPlan:
 
 def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None = None,
                   exclude: Sequence[str] = ()) -> SamplingPlan:
-    """Sampled parameters of ``scenario`` (range and non-fixed distribution) and their correlations."""
+    """Sampled parameters of ``scenario`` (range and non-fixed distribution) and their correlations.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario (the cost model's parameters; fleet-analysis settings are never drawn).
+    correlations : Sequence[Correlation], optional
+        ``(a, b, rho)`` rank correlations [-] between sampled parameters.
+    exclude : Sequence[str]
+        Parameters not to draw (e.g. the one a break-even metric solves for).
+
+    Returns
+    -------
+    SamplingPlan
+        The parameters drawn, the correlated ones and their rank-correlation matrix (checked
+        positive definite).
+    """
     params = tuple(p for p in scenario.params.values_list() if is_sampled(p) and p.name not in exclude)
     if not correlations:
         return SamplingPlan(params)
@@ -160,7 +261,24 @@ def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None
 
 
 def draw_chunk(plan: SamplingPlan, seed: int, index: int, size: int) -> dict[str, np.ndarray]:
-    """Parameter values of chunk ``index``: uniform quantiles from a generator seeded by ``chunk_seed(seed, index)``."""
+    """Parameter values of chunk ``index``: uniform quantiles from a generator seeded by ``chunk_seed(seed, index)``.
+
+    Parameters
+    ----------
+    plan : SamplingPlan
+        What is drawn.
+    seed : int [-]
+        The study seed.
+    index : int [-]
+        The chunk.
+    size : int [draws]
+        Draws in the chunk.
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [each parameter's unit]
+        ``{name: values}``, correlated columns reordered by :func:`iman_conover`.
+    """
     rng = np.random.default_rng(chunk_seed(seed, index))
     u = rng.random((size, len(plan.params)))
     if plan.correlated and size > 2:

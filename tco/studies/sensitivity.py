@@ -79,7 +79,24 @@ class QuantileMetric:
 
 
 def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] | None) -> tuple[UnitFunction, list[str]]:
-    """The metric as a function of the quantiles of the chosen (default: every sampled) parameters."""
+    """The metric as a function of the quantiles of the chosen (default: every sampled) parameters.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario.
+    metric : Metric
+        The metric (the parameter a break-even metric solves for is not a dimension).
+    params : Sequence[str] or None
+        Dimensions (default: every sampled parameter).
+
+    Returns
+    -------
+    function : QuantileMetric
+        ``function(u)`` [unit of the metric] for quantiles ``u`` [-] (rows x dimensions).
+    names : list[str]
+        The parameters, one per column of ``u``.
+    """
     specs = ([scenario.params[name] for name in params] if params is not None
              else [p for p in scenario.params.values_list() if is_sampled(p) and p.name != metric.param])
     if not specs:
@@ -147,7 +164,26 @@ class UnitJob:
 
 
 def design_rows(dims: int, seed: int, start: int, stop: int) -> np.ndarray:
-    """Rows ``[start, stop)`` of the scrambled Sobol' base sequence of dimension ``2 dims`` (Saltelli's design)."""
+    """Rows ``[start, stop)`` of the scrambled Sobol' base sequence of dimension ``2 dims`` (Saltelli's design).
+
+    Parameters
+    ----------
+    dims : int [-]
+        Dimensions D (the sequence has 2D columns: A, then B).
+    seed : int [-]
+        Scrambling seed.
+    start, stop : int [-]
+        Half-open row range (``fast_forward`` to ``start``).
+
+    Returns
+    -------
+    numpy.ndarray [-]
+        Quantiles in [0, 1), shape ``(stop - start, 2 dims)``.
+
+    References
+    ----------
+    [saltelli-2010] the A, B, A_B design.
+    """
     engine = qmc.Sobol(d=2 * dims, scramble=True, seed=seed)
     if start:
         engine.fast_forward(start)
@@ -155,7 +191,20 @@ def design_rows(dims: int, seed: int, start: int, stop: int) -> np.ndarray:
 
 
 def sobol_chunk(job: UnitJob, bounds: tuple[int, int]) -> SobolSums:
-    """Evaluate A, B and every AB_i of base rows ``bounds`` in one call of the function; return their sums."""
+    """Evaluate A, B and every AB_i of base rows ``bounds`` in one call of the function; return their sums.
+
+    Parameters
+    ----------
+    job : UnitJob
+        The function, its dimension and the seed.
+    bounds : tuple[int, int] [-]
+        Half-open range of base rows.
+
+    Returns
+    -------
+    SobolSums
+        Running sums of the chunk (``(D + 2)`` evaluations per base row).
+    """
     base = design_rows(job.dims, job.seed, *bounds)
     a, b = base[:, : job.dims], base[:, job.dims :]
     rows = len(base)
@@ -167,7 +216,22 @@ def sobol_chunk(job: UnitJob, bounds: tuple[int, int]) -> SobolSums:
 
 
 def rows_per_chunk(n: int, dims: int, chunk_size: int = CHUNK_SIZE) -> int:
-    """Base rows per chunk: the largest power of two with ``rows (dims + 2) <= chunk_size``, at most ``n``."""
+    """Base rows per chunk: the largest power of two with ``rows (dims + 2) <= chunk_size``, at most ``n``.
+
+    Parameters
+    ----------
+    n : int [-]
+        Base rows of the analysis.
+    dims : int [-]
+        Dimensions.
+    chunk_size : int [evaluations]
+        Evaluations per call of the function.
+
+    Returns
+    -------
+    int [-]
+        Base rows per chunk (at least 1).
+    """
     rows = 1 << max(0, (chunk_size // (dims + 2)).bit_length() - 1)
     return max(1, min(rows, n))
 
@@ -177,7 +241,33 @@ def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: i
     """S1 and ST of ``function(u)`` over the unit hypercube from ``n`` base rows (``n (D + 2)`` evaluations).
 
     ``n`` must be a power of two (the Sobol' sequence's balance); chunks then hold equal
-    powers of two of base rows. Columns: param, S1, S1_conf, ST, ST_conf (95 % half-widths).
+    powers of two of base rows. With ``d_ij = f(AB_ij) - f(A_j)``, ``m`` the mean and ``V`` the variance over
+    A and B: ``S_i = mean_j[(f(B_j) - m) d_ij] / V`` (Saltelli 2010) and ``ST_i = mean_j[d_ij^2 / 2] / V``
+    (Jansen 1999); 95 % half-widths ``1.96 sd(term) / sqrt(n) / V``.
+
+    Parameters
+    ----------
+    function : Callable[[numpy.ndarray], numpy.ndarray] [unit of the output]
+        Vectorized over rows of quantiles (rows x D).
+    names : Sequence[str]
+        Dimension names.
+    n : int [-]
+        Base rows, a power of two.
+    seed : int [-]
+        Scrambling seed.
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        Evaluations per call of ``function``, the runner of the Sobol chunks (default: here),
+        their progress, and a check between chunks that stops the analysis.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``param``, ``S1``, ``S1_conf``, ``ST``, ``ST_conf`` [-] (shares of output variance).
+
+    References
+    ----------
+    [saltelli-2010] the design and the first-order estimator.
+    [jansen-1999] the total-order estimator.
     """
     if isinstance(n, bool) or int(n) != n or n < 1 or int(n) & (int(n) - 1):
         raise InputError.one("n", n, "must be a power of 2 (the Sobol' sequence's balance), "
@@ -194,12 +284,48 @@ def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: i
 # --- Morris ------------------------------------------------------------------------------------------
 
 def morris_delta(levels: int) -> float:
-    """The Morris step ``Δ = p / (2 (p − 1))`` on a grid of ``p`` levels [quantile]."""
+    """The Morris step ``Δ = p / (2 (p − 1))`` on a grid of ``p`` levels.
+
+    Parameters
+    ----------
+    levels : int [-]
+        Grid levels p (even).
+
+    Returns
+    -------
+    float [quantile]
+        The step.
+
+    References
+    ----------
+    [morris-1991] the design.
+    """
     return levels / (2.0 * (levels - 1))
 
 
 def morris_trajectories(dims: int, levels: int, count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` Morris trajectories (module docstring), shape ``(count, dims + 1, dims)``, in [0, 1]."""
+    """``count`` Morris trajectories (module docstring), shape ``(count, dims + 1, dims)``, in [0, 1].
+
+    Parameters
+    ----------
+    dims : int [-]
+        Dimensions D.
+    levels : int [-]
+        Grid levels p (even).
+    count : int [-]
+        Trajectories.
+    rng : numpy.random.Generator
+        Start points, directions and orders.
+
+    Returns
+    -------
+    numpy.ndarray [quantile]
+        Each trajectory's ``D + 1`` points; consecutive points differ in one dimension by ``±Δ``.
+
+    References
+    ----------
+    [morris-1991] the trajectories.
+    """
     delta = morris_delta(levels)
     start = rng.choice(np.linspace(0.0, 1.0 - delta, levels // 2), (count, dims))
     up = rng.random((count, dims)) < 0.5
@@ -210,10 +336,30 @@ def morris_trajectories(dims: int, levels: int, count: int, rng: np.random.Gener
 
 
 def elementary_effects(u: np.ndarray, y: np.ndarray, dims: int, levels: int) -> np.ndarray:
-    """Elementary effects ``(trajectories, dims)`` of outputs ``y`` on trajectories ``u`` (rows x dims, ``dims + 1`` rows each).
+    """Elementary effects of outputs ``y`` on trajectories ``u``.
 
     In each step exactly one dimension moves by ``±Δ``: its effect is the output change
     divided by ``Δ`` with that sign (from low to high).
+
+    Parameters
+    ----------
+    u : numpy.ndarray [quantile]
+        Trajectory points, rows x dims, ``dims + 1`` rows per trajectory.
+    y : numpy.ndarray [unit of the output]
+        The output at each row.
+    dims : int [-]
+        Dimensions.
+    levels : int [-]
+        Grid levels.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the output per quantile]
+        Effects, shape ``(trajectories, dims)``.
+
+    References
+    ----------
+    [morris-1991] elementary effects.
     """
     du = np.diff(u.reshape(-1, dims + 1, dims), axis=1)
     dy = np.diff(np.asarray(y, float).reshape(-1, dims + 1), axis=1)
@@ -225,7 +371,20 @@ def elementary_effects(u: np.ndarray, y: np.ndarray, dims: int, levels: int) -> 
 
 
 def morris_chunk(job: UnitJob, task: tuple[int, int]) -> np.ndarray:
-    """Elementary effects of chunk ``task = (index, trajectories)``, drawn with ``chunk_seed(seed, index)``."""
+    """Elementary effects of chunk ``task = (index, trajectories)``, drawn with ``chunk_seed(seed, index)``.
+
+    Parameters
+    ----------
+    job : UnitJob
+        Function, dimension, seed and levels.
+    task : tuple[int, int] [-]
+        ``(chunk index, trajectories)``.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the output per quantile]
+        Effects, shape ``(trajectories, dims)``.
+    """
     index, count = task
     u = morris_trajectories(job.dims, job.levels, count, np.random.default_rng(chunk_seed(job.seed, index)))
     u = u.reshape(-1, job.dims)
@@ -233,7 +392,25 @@ def morris_chunk(job: UnitJob, task: tuple[int, int]) -> np.ndarray:
 
 
 def morris_statistics(names: Sequence[str], effects: np.ndarray) -> pd.DataFrame:
-    """mu, mu_star, its 95 % half-width and sigma per dimension from effects ``(trajectories, dims)``."""
+    """mu, mu_star, its 95 % half-width and sigma per dimension from effects ``(trajectories, dims)``.
+
+    Parameters
+    ----------
+    names : Sequence[str]
+        Dimension names.
+    effects : numpy.ndarray [unit of the output per quantile]
+        Elementary effects, shape ``(trajectories, dims)``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``param``, ``mu``, ``mu_star`` (mean of absolute effects), ``mu_star_conf``
+        (``1.96 sd(|EE|) / sqrt(r)``) and ``sigma`` (ddof 1) [unit of the output per full range].
+
+    References
+    ----------
+    [campolongo-2007] mu*.
+    """
     r = len(effects)
 
     def sd(x):  # sample standard deviation over trajectories (NaN for one trajectory)
@@ -248,8 +425,33 @@ def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: 
                     cancel: Cancel = None) -> pd.DataFrame:
     """Morris screening of ``function(u)``: ``trajectories (D + 1)`` evaluations, in chunks of whole trajectories.
 
-    Chunk ``k`` draws its trajectories with ``chunk_seed(seed, k)``. Columns: param, mu,
-    mu_star, mu_star_conf, sigma.
+    Chunk ``k`` draws its trajectories with ``chunk_seed(seed, k)``.
+
+    Parameters
+    ----------
+    function : Callable[[numpy.ndarray], numpy.ndarray] [unit of the output]
+        Vectorized over rows of trajectory points (rows x D).
+    names : Sequence[str]
+        The screened dimensions' names.
+    trajectories : int [-]
+        Trajectories r.
+    levels : int [-]
+        Grid levels p (even).
+    seed : int [-]
+        The seed.
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        Morris chunks hold whole trajectories, at most ``chunk_size`` evaluations; they run on
+        ``runner``, report ``progress`` and stop on ``cancel``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`morris_statistics` over every trajectory.
+
+    References
+    ----------
+    [morris-1991] the design.
+    [campolongo-2007] mu*.
     """
     if isinstance(trajectories, bool) or int(trajectories) != trajectories or trajectories < 1:
         raise InputError.one("trajectories", trajectories, "must be a positive integer")
@@ -267,13 +469,41 @@ def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: 
 # --- on a scenario -----------------------------------------------------------------------------------
 
 def check_base_samples(scenario: Scenario, dims: int, n: int, chunk_size: int, runner: ChunkRunner) -> None:
-    """Refuse a Sobol analysis (``n (dims + 2)`` evaluations) too long for ``runner`` (:mod:`tco.limits`)."""
+    """Refuse a Sobol analysis (``n (dims + 2)`` evaluations) too long for ``runner`` (:mod:`tco.limits`).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its options count toward the work.
+    dims : int [-]
+        Dimensions.
+    n : int [-]
+        Base rows.
+    chunk_size : int [evaluations]
+        Evaluations per call.
+    runner : ChunkRunner
+        Where the chunks would run.
+    """
     runner.check_run("n", n, "Sobol base samples", n * (dims + 2) * len(scenario.structure.options), chunk_size)
 
 
 def check_morris_trajectories(scenario: Scenario, dims: int, trajectories: int, chunk_size: int, runner: ChunkRunner) -> None:
     """Refuse a Morris analysis whose ``trajectories x dims`` elementary effects do not fit in memory, or
-    whose ``trajectories (dims + 1)`` evaluations take too long for ``runner`` (:mod:`tco.limits`)."""
+    whose ``trajectories (dims + 1)`` evaluations take too long for ``runner`` (:mod:`tco.limits`).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its options count toward the work.
+    dims : int [-]
+        Dimensions screened (effects held: trajectories x dims).
+    trajectories : int [-]
+        Trajectories asked for.
+    chunk_size : int [evaluations]
+        Evaluations per call.
+    runner : ChunkRunner
+        Where the chunks would run.
+    """
     limits.check_memory("trajectories", trajectories, "Morris trajectories",
                         trajectories * dims * limits.BYTES_PER_MORRIS_EFFECT)
     runner.check_run("trajectories", trajectories, "Morris trajectories",
@@ -283,7 +513,33 @@ def check_morris_trajectories(scenario: Scenario, dims: int, trajectories: int, 
 def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0, params: Sequence[str] | None = None, *,
           chunk_size: int = CHUNK_SIZE, runner: ChunkRunner | None = None, progress: Progress = None,
           cancel: Cancel = None) -> pd.DataFrame:
-    """Sobol first- and total-order indices of a scenario metric (:func:`sobol_analysis`), sorted by ST, descending."""
+    """Sobol first- and total-order indices of a scenario metric (:func:`sobol_analysis`), sorted by ST, descending.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its sampled parameters are the dimensions.
+    metric : Metric or str
+        The output whose variance is decomposed.
+    n : int [-]
+        Base rows, a power of two.
+    seed : int [-]
+        Scrambling seed.
+    params : Sequence[str], optional
+        Parameters whose indices are estimated (default: every sampled one).
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        Chunking, processes, progress and cancellation, as in :func:`sobol_analysis`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``param``, ``S1``, ``S1_conf``, ``ST``, ``ST_conf`` [-].
+
+    References
+    ----------
+    [saltelli-2010] first order.
+    [jansen-1999] total order.
+    """
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     function, names = scenario_function(scenario, metric, params)
     runner = runner or ChunkRunner()
@@ -295,7 +551,36 @@ def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0
 def morris(scenario: Scenario, metric: Metric | str, trajectories: int = 50, levels: int = 4, seed: int = 0,
            params: Sequence[str] | None = None, *, chunk_size: int = CHUNK_SIZE, runner: ChunkRunner | None = None,
            progress: Progress = None, cancel: Cancel = None) -> pd.DataFrame:
-    """Morris screening of a scenario metric (:func:`morris_analysis`), sorted by mu_star, descending."""
+    """Morris screening of a scenario metric (:func:`morris_analysis`), sorted by mu_star, descending.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its sampled parameters are screened.
+    metric : Metric or str
+        The output screened.
+    trajectories : int [-]
+        Trajectories r.
+    levels : int [-]
+        Grid levels p (even).
+    seed : int [-]
+        Seeds the trajectories of chunk k with ``chunk_seed(seed, k)``.
+    params : Sequence[str], optional
+        Dimensions (default: every sampled parameter).
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        As in :func:`morris_analysis`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``param``, ``mu``, ``mu_star``, ``mu_star_conf``, ``sigma`` [unit of the metric per full
+        parameter range].
+
+    References
+    ----------
+    [morris-1991] the design.
+    [campolongo-2007] mu*.
+    """
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     function, names = scenario_function(scenario, metric, params)
     runner = runner or ChunkRunner()

@@ -149,12 +149,36 @@ class StudySpec(Strict):
 
 
 def study_path(name_or_path: str | Path) -> Path:
-    """A bundled study by name (``tornado-default``) or a file path."""
+    """A bundled study by name (``tornado-default``) or a file path.
+
+    Parameters
+    ----------
+    name_or_path : str or pathlib.Path
+        Name of ``scenarios/studies/<name>.yaml`` or a path.
+
+    Returns
+    -------
+    pathlib.Path
+        The study file.
+    """
     return bundled_or_path(name_or_path, STUDIES_DIR, "FILE", "study")
 
 
 def load_study(name_or_path: str | Path) -> tuple[StudySpec, Scenario]:
-    """Read a study file (or a scenario file with a ``study:`` section), validated against its scenario."""
+    """Read a study file (or a scenario file with a ``study:`` section), validated against its scenario.
+
+    Parameters
+    ----------
+    name_or_path : str or pathlib.Path
+        Bundled study name or path.
+
+    Returns
+    -------
+    study : StudySpec
+        The validated study.
+    scenario : tco.scenario.Scenario
+        Its scenario (named by the study, looked up beside the study file first).
+    """
     path = study_path(name_or_path)
     data = read_yaml(path)
     if not isinstance(data, dict):
@@ -177,6 +201,20 @@ def load_study(name_or_path: str | Path) -> tuple[StudySpec, Scenario]:
 
 
 def parse_study(data: dict, prefix: str = "") -> StudySpec:
+    """Validate study data; errors name their field under ``prefix``.
+
+    Parameters
+    ----------
+    data : dict
+        The study as read from YAML.
+    prefix : str
+        Path prefix of error fields (``study`` for a scenario's own section).
+
+    Returns
+    -------
+    StudySpec
+        The validated study.
+    """
     try:
         return StudySpec.model_validate(data)
     except ValidationError as exc:
@@ -184,7 +222,15 @@ def parse_study(data: dict, prefix: str = "") -> StudySpec:
 
 
 def check_study(study: StudySpec, scenario: Scenario) -> None:
-    """Every parameter, metric and range of the study against the scenario; all errors at once."""
+    """Every parameter, metric and range of the study against the scenario; all errors at once.
+
+    Parameters
+    ----------
+    study : StudySpec
+        The study whose names and ranges are checked.
+    scenario : tco.scenario.Scenario
+        The scenario they must exist in.
+    """
     errors: list[FieldError] = []
     training = getattr(scenario, "kind", "inference") == "training"
     for kind in type(study.analyses).model_fields:
@@ -271,7 +317,17 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
 
 def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner) -> None:
     """Every size the study asks for against :mod:`tco.limits` (time on ``runner``'s processes,
-    memory), before anything runs; all errors at once, under their ``analyses.*`` paths."""
+    memory), before anything runs; all errors at once, under their ``analyses.*`` paths.
+
+    Parameters
+    ----------
+    study : StudySpec
+        The sizes asked for (samples, points, trajectories, cells).
+    scenario : tco.scenario.Scenario
+        Its options multiply the work.
+    runner : ChunkRunner
+        Where the chunks would run.
+    """
     errors: list[FieldError] = []
 
     def under(prefix: str, check, *args) -> None:
@@ -308,11 +364,37 @@ def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner)
 
 
 def axis_range(scenario: Scenario, ax: Axis) -> tuple[float, float]:
-    """The axis range with the parameter's low/high filling what the study left out."""
+    """The axis range with the parameter's low/high filling what the study left out.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        Its parameter gives the defaults.
+    ax : Axis
+        The study's axis.
+
+    Returns
+    -------
+    tuple[float, float] [unit of the parameter]
+        ``(low, high)``.
+    """
     spec = scenario.params[ax.param]
     return (spec.low if ax.low is None else ax.low, spec.high if ax.high is None else ax.high)
 
 
 def study_portfolio_cells(scenario: Scenario, spec: PortfolioSpec) -> list:
-    """The validated cells of a portfolio analysis (errors under ``analyses.portfolio``)."""
+    """The validated cells of a portfolio analysis (errors under ``analyses.portfolio``).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The base scenario.
+    spec : PortfolioSpec
+        The portfolio analysis of the study.
+
+    Returns
+    -------
+    list[tco.studies.portfolio.Cell]
+        The cells (:func:`tco.studies.portfolio.portfolio_cells`).
+    """
     return portfolio_cells(scenario, spec.baseline, spec.devices, spec.models, spec.workloads, spec.shapes, spec.kv_link)

@@ -17,7 +17,20 @@ COLUMNS = ["param", "unit", "base_value", "low", "high", "metric_low", "metric_h
 
 
 def default_params(scenario: Scenario, metric: Metric) -> list[str]:
-    """Every parameter with a range, except the one a break-even metric solves for."""
+    """Every parameter with a range, except the one a break-even metric solves for.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario.
+    metric : Metric
+        The metric (a ``breakeven`` metric names the parameter it solves for).
+
+    Returns
+    -------
+    list[str]
+        Parameter names, in the scenario's order.
+    """
     return [p.name for p in scenario.params.uncertain() if p.name != metric.param]
 
 
@@ -25,8 +38,24 @@ def tornado(scenario: Scenario, metric: Metric | str, params: Sequence[str] | No
     """Each parameter at low and high (one core call for all), sorted by swing, descending.
 
     Row ``i`` of the evaluation grid is the base point (index 0), parameter ``i`` at its low
-    (``2i+1``) or its high (``2i+2``). ``swing = |metric_high - metric_low|`` [metric unit].
-    ``crosses_breakeven``: the option wins at low or high but not at base, or the reverse.
+    (``2i+1``) or its high (``2i+2``).
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario.
+    metric : Metric or str
+        What the bars measure (``ratio``, ``lcot:<option>``, ...).
+    params : Sequence[str], optional
+        Parameters to move (default: :func:`default_params`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Per parameter: ``base_value``, ``low``, ``high`` [unit of the parameter],
+        ``metric_low``, ``metric_high``, ``metric_base`` and ``swing = |metric_high -
+        metric_low|`` [unit of the metric], and ``crosses_breakeven`` (the option wins at low
+        or high but not at base, or the reverse).
     """
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     names = list(params) if params is not None else default_params(scenario, metric)

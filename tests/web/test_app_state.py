@@ -178,7 +178,7 @@ def test_fleet_views_show_the_fleet_analyses(name):
     scenario = tco.load_scenario(name)
     notice, summary, wall, gain = kv_view(scenario, None)
     assert notice is None and "beats the cheaper colocated option" in str(summary) and "spills" in str(summary)
-    table = kv_wall(scenario, fleet_config(scenario.spec.fleet_dynamics).kv_wall).table
+    table = kv_wall(scenario, fleet_config(scenario).kv_wall).table
     # solid where the split meets its latency targets (a dotted trace carries the rest)
     np.testing.assert_allclose(np.asarray(wall.data[0].y, float),
                                table["split_usd_per_mtok"].where(table["split_feasible"]), equal_nan=True)
@@ -186,7 +186,7 @@ def test_fleet_views_show_the_fleet_analyses(name):
     assert all("USD per million output tokens" in t.hovertemplate for t in wall.data + gain.data)
     notice, table, policies, hourly = stranded_view(scenario, "today", {})
     every_policy = {"stranded": {"policies": ["today", "peak", "flex"]}}
-    expected = simulate(scenario, fleet_config(scenario.spec.fleet_dynamics, every_policy).stranded).summary
+    expected = simulate(scenario, fleet_config(scenario, every_policy).stranded).summary
     assert notice is None and str(table).count("Tr(") == 1 + len(expected) == 7
     split = expected[expected["fleet"] != scenario.structure.baseline]
     np.testing.assert_allclose(policies.data[0].y, split["usd_per_mtok"])
@@ -218,7 +218,7 @@ def test_fleet_views_say_when_they_do_not_apply():
 
 def test_bad_fleet_inputs_are_flagged_inline(default_scenario):
     notice, table, *figs = stranded_view(default_scenario, "today", {"prompt_growth_per_year": -0.5})
-    assert "fleet_dynamics.stranded.prompt_growth_per_year: got -0.5; Input should be greater than or equal to 0" in str(notice)
+    assert "fleet_dynamics.stranded.prompt_growth_per_year: got -0.5; must be a number in [0, 100] 1/yr" in str(notice)
     assert table is None and all(f["layout"]["annotations"][0]["text"] == "see the message above" for f in figs)
     notice, summary, *_ = kv_view(default_scenario, -1)
     assert "bandwidth_bytes_per_s" in str(notice) and "must be a number in [1e+06, 1e+18] B/s" in str(notice) and summary is None
@@ -242,7 +242,7 @@ def test_routing_and_roadmap_views_show_tco_fleet(name):
     from tco.dynamics.routing import routing
 
     scenario = tco.load_scenario(name)
-    cfg = fleet_config(scenario.spec.fleet_dynamics)
+    cfg = fleet_config(scenario)
     notice, table, figure = routing_view(scenario)
     expected = routing(scenario, cfg.routing)
     assert notice is None and f"{expected.summary['breakeven_router_share'] * 100:.1f}%" in str(table)

@@ -191,7 +191,7 @@ def test_fleet_tab_opens_with_a_summary_and_each_section_works(page, live_app, a
     page.fill("#stranded-prompt-growth-per-year", "-1")
     page.keyboard.press("Enter")
     expect(page.locator("#stranded-notice")).to_contain_text(
-        "fleet_dynamics.stranded.prompt_growth_per_year: got -1.0; Input should be greater than or equal to 0")
+        "fleet_dynamics.stranded.prompt_growth_per_year: got -1.0; must be a number in [0, 100] 1/yr")
     page.screenshot(path=str(artifacts / "app-fleet-bad-drift.png"), full_page=True)
     page.click("#fleet-tab-kv")
     expect(page.locator("#kv-breakevens")).to_contain_text("the cheaper colocated option", timeout=15000)

@@ -1,0 +1,112 @@
+"""numpydoc sections stay true: every public function of the documented modules says what it takes and
+returns, with a ``[unit]`` on numbers, and its references resolve in docs/sources.md.
+
+Documented so far (issue 15): the fleet analyses (``tco.dynamics``), the solvers, the studies, the
+training model and its scenario/API, and the flip conditions. A function with arguments has a
+``Parameters`` section naming each of them; one that returns something has ``Returns`` (or
+``Yields``); an entry whose type is a number or an array carries its unit in square brackets
+(``[USD/Mtok]``, ``[-]`` for a pure number); every ``[key]`` of a ``References`` section is an entry
+of the bibliography.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from test_sources import bibliography_keys
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTED = sorted({*(ROOT / "tco" / "dynamics").glob("*.py"), *(ROOT / "tco" / "studies").glob("*.py"),
+                     ROOT / "tco" / "solvers.py", ROOT / "tco" / "flips.py", ROOT / "tco" / "core" / "training.py",
+                     ROOT / "tco" / "training_api.py", ROOT / "tco" / "training_scenario.py"})
+SECTION = re.compile(r"^(\s*)(Parameters|Returns|Yields|References|Raises|Notes|See Also|Examples)\n\1-{3,}$", re.MULTILINE)
+ENTRY = re.compile(r"^(\S[^:]*?)\s:\s(.+)$")
+NUMERIC = re.compile(r"\b(float|int|ndarray|array|number)\b")
+UNIT = re.compile(r"(?:^|\s)\[[^\]]+\]")  # ``[s]`` after a space: not the brackets of ``dict[str, float]``
+KEY = re.compile(r"\[([a-z0-9][a-z0-9.\-]*[a-z0-9])\]")
+
+
+def public_functions(path: Path):
+    """Module-level functions not named with a leading underscore: ``(name, node)``."""
+    tree = ast.parse(path.read_text())
+    return [(node.name, node) for node in tree.body if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
+
+
+def sections(doc: str) -> dict[str, list[str]]:
+    """The numpydoc sections of a docstring: title -> its lines (dedented)."""
+    import inspect
+
+    doc = inspect.cleandoc(doc)
+    marks = list(SECTION.finditer(doc))
+    out = {}
+    for i, mark in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(doc)
+        out[mark.group(2)] = doc[mark.end():end].strip("\n").split("\n")
+    return out
+
+
+def entries(lines: list[str]) -> list[tuple[str, str]]:
+    """``(names, type)`` of a Parameters/Returns section's entries (the unindented lines)."""
+    out = []
+    for line in lines:
+        if line and not line.startswith(" "):
+            match = ENTRY.match(line)
+            out.append((match.group(1), match.group(2)) if match else ("", line))
+    return out
+
+
+def arguments(node: ast.FunctionDef) -> list[str]:
+    args = node.args
+    names = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+    names += [f"*{args.vararg.arg}"] if args.vararg else []
+    names += [f"**{args.kwarg.arg}"] if args.kwarg else []
+    return [n for n in names if n not in ("self", "cls")]
+
+
+def returns_nothing(node: ast.FunctionDef) -> bool:
+    return isinstance(node.returns, ast.Constant) and node.returns.value is None
+
+
+CASES = [(path, name, node) for path in DOCUMENTED for name, node in public_functions(path)]
+
+
+@pytest.mark.parametrize(("path", "name", "node"), CASES,
+                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _ in CASES])
+def test_public_function_has_numpydoc_sections(path, name, node):
+    doc = ast.get_docstring(node)
+    assert doc, f"{name} has no docstring"
+    found = sections(doc)
+    wanted = arguments(node)
+    if wanted:
+        assert "Parameters" in found, f"{name}: no Parameters section"
+        documented = {n.strip() for names, _ in entries(found["Parameters"]) for n in names.split(",")}
+        assert set(wanted) <= documented, f"{name}: parameters not documented: {sorted(set(wanted) - documented)}"
+    if not returns_nothing(node):
+        assert "Returns" in found or "Yields" in found, f"{name}: no Returns (or Yields) section"
+    for title in ("Parameters", "Returns", "Yields"):
+        for names, kind in entries(found.get(title, [])):
+            if NUMERIC.search(re.sub(r"Callable\[.*\]", "Callable", kind)):  # a callback's signature is no quantity
+                assert UNIT.search(kind), f"{name}: {title} entry {names or kind!r} has a number type without [unit]"
+
+
+def test_references_resolve_in_the_bibliography():
+    keys = set(bibliography_keys())
+    for path, name, node in CASES:
+        for line in sections(ast.get_docstring(node) or "").get("References", []):
+            missing = set(KEY.findall(line)) - keys
+            assert not missing, f"{path.relative_to(ROOT)}:{name} cites {sorted(missing)}, not in docs/sources.md"
+
+
+def test_the_checks_can_fail():
+    """A docstring without sections, an undocumented argument and a unitless number are all caught."""
+    bare = ast.parse('def f(x, y):\n    """Nothing."""\n    return x\n').body[0]
+    assert "Parameters" not in sections(ast.get_docstring(bare))
+    doc = "Sum.\n\nParameters\n----------\nx : float\n    One.\n\nReturns\n-------\nfloat [s]\n    Both."
+    found = sections(doc)
+    assert [n for n, _ in entries(found["Parameters"])] == ["x"] and "y" not in "x"
+    assert NUMERIC.search(entries(found["Parameters"])[0][1]) and not UNIT.search(entries(found["Parameters"])[0][1])
+    assert not UNIT.search("dict[str, float]") and UNIT.search("dict[str, float] [s]")
+    assert entries(found["Returns"]) == [("", "float [s]")]
