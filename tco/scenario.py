@@ -644,8 +644,10 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
         roadmap = validated(Roadmap, catalog.roadmap, "roadmap")
         add("roadmap.start_year", roadmap.start_year)
         add("roadmap.cost_halving_years", roadmap.cost_halving_years)
-        for generation in structure.generations:
-            add(roadmap_param(generation.device, "release_year"), roadmap.generations[generation.device].release_year)
+        base = structure.option(structure.baseline)
+        listed = [base.pools[0].device] if len(base.pools) == 1 and base.pools[0].device in roadmap.generations else []
+        for device in (*listed, *(g.device for g in structure.generations)):
+            add(roadmap_param(device, "release_year"), roadmap.generations[device].release_year)
     return collector.param_set()
 
 

@@ -16,7 +16,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from .core.comparison import Analysis
+from .core.generations import ADVANTAGE_SEARCH_YEARS
 from .core.outputs import COMPARISON_OUTPUTS
+from .util import json_safe, scalar
 
 #: comparison outputs of the program view, in the order a reader wants them
 PROGRAM_FIELDS = ("fleet_units", "program_volume_units", "needs_external_sales", "npv_own_use_usd",
@@ -24,25 +26,17 @@ PROGRAM_FIELDS = ("fleet_units", "program_volume_units", "needs_external_sales",
                   "breakeven_tokens_per_year", "vendor_unit_price_usd", "nre_usd")
 
 
-def _first(value) -> float:
-    return float(np.asarray(value, float).reshape(-1)[0])
-
-
-def _json(value: float):
-    return value if math.isfinite(value) else None
-
-
 def program_view(analysis: Analysis) -> dict[str, dict]:
     """Per option on the built chip: the program outputs (first draw) plus the external units assumed."""
     structure = analysis.structure
-    external = _first(analysis.values.get("program.external_units", 0.0))
+    external = scalar(analysis.values.get("program.external_units", 0.0))
     out = {}
     for option in structure.challengers:
         if not any(p.built for p in option.pools):
             continue
         row = analysis.challengers[option.name]
-        out[option.name] = {"external_units": external, "deployment_year": _first(analysis.options[option.name].deployment_year),
-                            **{k: _json(_first(getattr(row, k))) for k in PROGRAM_FIELDS}}
+        out[option.name] = {"external_units": external, "deployment_year": scalar(analysis.options[option.name].deployment_year),
+                            **{k: json_safe(scalar(getattr(row, k))) for k in PROGRAM_FIELDS}}
     return out
 
 
@@ -52,15 +46,15 @@ def baseline_generations(analysis: Analysis) -> dict:
     if base.roadmap is None:
         return {}
     flows = analysis.flows[analysis.structure.baseline]
-    index = [round(_first(g)) for g in np.moveaxis(np.asarray(flows.generation), -1, 0)]
+    index = [round(scalar(g)) for g in np.moveaxis(np.asarray(flows.generation), -1, 0)]
     devices = list(base.roadmap.devices)
-    start = _first(analysis.values["roadmap.start_year"])
+    start = scalar(analysis.values["roadmap.start_year"])
     return {
         "policy": analysis.structure.refresh_policy,
         "start_year": start,
-        "releases": {d: start + _first(r) for d, r in zip(devices[1:], base.roadmap.release_years[1:], strict=True)},
+        "releases": {d: start + scalar(r) for d, r in zip(devices[1:], base.roadmap.release_years[1:], strict=True)},
         "by_year": [devices[i] for i in index],
-        "steady_state_usd_per_mtok": {d: _first(c) / _first(base.money.tokens_per_year) * 1e6
+        "steady_state_usd_per_mtok": {d: scalar(c) / scalar(base.money.tokens_per_year) * 1e6
                                       for d, c in zip(devices, base.roadmap.full_usd_per_year, strict=True)},
     }
 
@@ -83,7 +77,7 @@ def program_sentences(program: Mapping[str, dict], wins: Mapping[str, bool]) -> 
         elif wins.get(name):
             tail = "it wins on its own units alone"
         elif breakeven_ext is None:
-            tail = "it loses at any volume: even with free NRE it costs more than the baseline"
+            tail = "at this demand it loses at any volume: even with free NRE it costs more than the baseline"
         else:
             tail = f"it breaks even with {_units(breakeven_ext)} units sold to others"
         demand = p["breakeven_demand_rps"]
@@ -103,11 +97,14 @@ def advantage_sentences(analysis: Analysis) -> list[str]:
     for name, row in analysis.challengers.items():
         if row.years_of_advantage is None:
             continue
-        years = _first(row.years_of_advantage)
+        years = scalar(row.years_of_advantage)
         if years == 0:
             text = "is not cheaper than the best general-purpose generation when it enters service"
-        elif not math.isfinite(years):
-            text = "stays cheaper than the general roadmap for more than 100 years"
+        elif years < 0:
+            text = (f"is behind the general roadmap when it enters service: a general-purpose generation was already "
+                    f"cheaper {spec.format(-years)} years before")
+        elif years >= ADVANTAGE_SEARCH_YEARS:
+            text = "stays cheaper than the general roadmap for a century"
         else:
             text = (f"stays cheaper than the best general-purpose generation for {spec.format(years)} years after it "
                     "enters service")

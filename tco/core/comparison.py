@@ -43,14 +43,11 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
     row = {"npv_usd": npv_usd(base, result), "cost_ratio": cost_ratio(base, result)}
     specialized = [p for p in option.pools if p.specialized]
     tokens = result.money.tokens_per_year
-    own_usd_per_year = result.eac_usd_per_mtok * tokens / 1e6
     if specialized:  # the half-life applies to specialized devices only
         life = np.maximum.reduce([get(device_param(p.device, "useful_life_years")) for p in specialized])
         row["life_over_half_life"] = life / half_life
         row["effective_life_years"] = lifecycle.effective_life_years(life, half_life)
-        exposure = sum(_work_share(p.role, base) * (1.0 - result.pool(p.role).costs.residual_efficiency) for p in specialized)
-        row["years_of_advantage"] = generations.years_of_advantage(
-            own_usd_per_year, _general_costs(base, tokens), result.deployment_year, exposure, half_life)
+        row["years_of_advantage"] = years_of_advantage(option, result, base, values)
     software = _software_investment_usd(option, result, values)
     if software is not None:
         hardware, _ = money.steady_state_usd_per_year(result.money.pools, 0.0, rate)
@@ -58,13 +55,28 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
         payback = np.where(saving > 0, software / np.where(saving > 0, saving, 1.0), np.inf)
         cycle = np.maximum.reduce([get(device_param(p.device, "useful_life_years")) for p in option.pools])
         if "years_of_advantage" in row:
-            cycle = np.minimum(cycle, row["years_of_advantage"])
+            cycle = np.clip(row["years_of_advantage"], 0.0, cycle)
         row.update(software_payback_years=payback, hardware_cycle_years=cycle,
                    cycle_over_payback=np.where(np.isfinite(payback), cycle / np.where(payback > 0, payback, 1.0), 0.0))
     if any(p.built for p in option.pools):
         row.update(_program_view(result, base, values))
     payback, irr = cashflow.payback_and_irr(base_flows, flows)
     return ChallengerResult(**row, payback_year=payback, irr=irr).broadcast()
+
+
+def years_of_advantage(option: Option, result: OptionResult, base: OptionResult, values: Mapping[str, object]):
+    """Years after deployment an option with specialized pools stays cheaper than the best general
+    generation (:func:`tco.core.generations.years_of_advantage`) [yr].
+
+    Its steady-state cost against the baseline's roadmap; the drift exposure is each
+    specialized pool's share of the baseline's work times the efficiency it loses on shifted work.
+    """
+    tokens = result.money.tokens_per_year
+    exposure = sum(_work_share(p.role, base) * (1.0 - result.pool(p.role).costs.residual_efficiency)
+                   for p in option.pools if p.specialized)
+    return generations.years_of_advantage(result.eac_usd_per_mtok * tokens / 1e6, _general_costs(base, tokens),
+                                          result.deployment_year, exposure,
+                                          np.asarray(values["workload.half_life_years"], float))
 
 
 def _work_share(role: str, base: OptionResult):
@@ -77,7 +89,7 @@ def _general_costs(base: OptionResult, tokens_per_year) -> generations.RoadmapCo
     if base.roadmap is not None:
         return base.roadmap
     full = base.eac_usd_per_mtok * tokens_per_year / 1e6
-    return generations.RoadmapCosts((base.name,), (-np.inf,), (full,), (full,))
+    return generations.RoadmapCosts((base.name,), (0.0,), (full,), (full,))
 
 
 def _software_investment_usd(option: Option, result: OptionResult, values):

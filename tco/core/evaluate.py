@@ -411,8 +411,10 @@ def _roadmap(structure: Structure, base_fleet: Fleet, w: _Workload, values) -> t
             total = total + port / finance.annuity_factor(w.rate, w.get(device_param(generation.device, "useful_life_years")))
         full.append(total)
         running.append(run)
-    release = (-np.inf, *(w.get(roadmap_param(g.device, "release_year")) - w.get("roadmap.start_year")
-                          for g in structure.generations))
+    start = w.get("roadmap.start_year")
+    own = roadmap_param(base_fleet.option.pools[0].device, "release_year")
+    release = (w.get(own) - start if len(base_fleet.option.pools) == 1 and own in values else np.zeros_like(start),
+               *(w.get(roadmap_param(g.device, "release_year")) - start for g in structure.generations))
     incumbent = "+".join(dict.fromkeys(p.device for p in base_fleet.option.pools))
     costs = RoadmapCosts((incumbent, *(g.device for g in structure.generations)), release, tuple(full),
                          tuple(running), w.get("roadmap.cost_halving_years"))

@@ -30,17 +30,17 @@ import numpy as np
 from .purchases import GenerationPath, pick
 
 POLICIES = ("keep", "at_replacement", "each_generation", "when_cheaper")
-#: how far after deployment years of advantage are searched [yr]; beyond: infinite
+#: how far before and after deployment the end of an advantage is searched [yr]; beyond: infinite
 ADVANTAGE_SEARCH_YEARS = 100.0
-BISECTIONS = 48
+BISECTIONS = 52
 
 
 @dataclass
 class RoadmapCosts:
     """Steady-state costs of the baseline option on each generation (``g = 0`` the scenario's device).
 
-    ``release_years`` time of release after ``t = 0`` [yr] (``-inf`` for ``g = 0`` when it is
-    not on the roadmap); ``full_usd_per_year`` equivalent annual cost, capital included,
+    ``release_years`` time of release after ``t = 0`` [yr] (``g = 0``: its roadmap date when it
+    is listed, else 0; it is always available to the fleet); ``full_usd_per_year`` equivalent annual cost, capital included,
     at year 1's demand [USD/yr]; ``running_usd_per_year`` the running part alone [USD/yr];
     ``halving_years`` time for the cost per token of the best generation to halve after the
     last listed release [yr] (``inf``: no trend beyond the list).
@@ -64,7 +64,7 @@ class RoadmapCosts:
     def best_cost_usd_per_year(self, t):
         """Steady-state cost of the best generation available at ``t`` [USD/yr], halving every
         ``halving_years`` after the last listed release."""
-        last = np.maximum.reduce([np.asarray(r, float) for r in self.release_years[1:]]) if len(self.devices) > 1 else 0.0
+        last = np.maximum.reduce([np.asarray(r, float) for r in self.release_years])
         _, at_last = self.best_available(last)
         _, now = self.best_available(t)
         decay = np.exp2(-np.maximum(t - last, 0.0) / np.asarray(self.halving_years, float))
@@ -100,28 +100,32 @@ def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Seque
 
 
 def years_of_advantage(option_usd_per_year, roadmap: RoadmapCosts, deployment_year, drift_exposure, half_life_years):
-    """How long after deployment the option stays cheaper than the best general generation [yr].
+    """How long after deployment the option stays cheaper than the best general generation [yr]; negative
+    when the general roadmap was already cheaper before the option entered service.
 
     The option's steady-state cost ``C_s`` against the best generation's ``C_g(t)``; the
-    share ``kappa (1 - 2^(-t/H))`` of the general cost is the work the option's specialized
-    pools no longer do at their designed efficiency (``kappa = sum_p share_p (1 - eta_p)``,
-    bought on general hardware as in the workload-shift line). The advantage holds while
-    ``C_s < C_g(t) (1 - kappa (1 - 2^(-t/H)))``; the right side never rises with ``t``
-    (better generations, drift), so the end is found by bisection on
-    ``[t_d, t_d + 100]``: 0 when the option is not cheaper at deployment, ``inf`` when it
-    still is after 100 years.
+    share ``kappa (1 - 2^(-t/H))`` of the general cost (``t >= 0``: the design is frozen at the
+    decision) is the work the option's specialized pools no longer do at their designed
+    efficiency (``kappa = sum_p share_p (1 - eta_p)``, bought on general hardware as in the
+    workload-shift line). The option is cheaper while ``C_s < C_g(t) (1 - kappa (1 - 2^(-t/H)))``;
+    the right side never rises with ``t`` (better generations, drift), so the crossing ``t*``
+    is found by bisection between the oldest generation's release ``tau_0`` and ``t_d + 100``,
+    and ``t* - t_d`` is returned: negative when a generation released before deployment was
+    already cheaper; ``tau_0 - t_d`` when even the oldest generation listed is cheaper (the
+    option never led); 100 when it is still cheaper after a century (finite bounds keep
+    percentiles and histograms of it well defined).
     """
     def gap(t):
-        kept = 1.0 - drift_exposure * (1.0 - np.exp2(-t / half_life_years))
+        kept = 1.0 - drift_exposure * (1.0 - np.exp2(-np.maximum(t, 0.0) / half_life_years))
         return option_usd_per_year - roadmap.best_cost_usd_per_year(t) * kept
 
-    lo = np.asarray(deployment_year, float) + np.zeros(np.shape(option_usd_per_year))
-    hi = lo + ADVANTAGE_SEARCH_YEARS
-    already, never = gap(lo) >= 0, gap(hi) < 0
+    start = np.asarray(deployment_year, float) + np.zeros(np.shape(option_usd_per_year))
+    oldest = np.minimum.reduce([np.asarray(r, float) for r in roadmap.release_years])
+    lo, hi = np.minimum(oldest, start) + 0.0 * start, start + ADVANTAGE_SEARCH_YEARS
+    always_behind, never_caught = gap(lo) >= 0, gap(hi) < 0
     for _ in range(BISECTIONS):
         mid = 0.5 * (lo + hi)
         ended = gap(mid) >= 0
         hi = np.where(ended, mid, hi)
         lo = np.where(ended, lo, mid)
-    start = np.asarray(deployment_year, float)
-    return np.where(already, 0.0, np.where(never, np.inf, hi - start))
+    return np.where(always_behind, lo - start, np.where(never_caught, ADVANTAGE_SEARCH_YEARS, hi - start))

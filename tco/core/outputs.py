@@ -416,8 +416,10 @@ class ChallengerResult:
     effective_life_years: Array | None = output("yr", "H/ln2 (1 - 2^(-L/H)): years of service at designed efficiency",
                                                 "effective life", "years", fmt=".2f", optional=True)
     years_of_advantage: Array | None = output(
-        "yr", "years after deployment the option's steady-state cost stays below the best general generation "
-        "available (roadmap, then its halving pace; workload drift included); 0: never cheaper, inf: beyond 100 years",
+        "yr", "years after deployment the option's steady-state cost stays below the best general generation available "
+        "(the roadmap, then its halving pace; workload drift included); negative: a general generation was cheaper that "
+        "many years before the option entered service (at most back to the oldest generation listed; 100: still cheaper "
+        "after a century)",
         "years of advantage over the general roadmap", "years", fmt=".1f", optional=True, workbook=False)
     hardware_cycle_years: Array | None = output(
         "yr", "years the option's hardware stays worth running: its useful life, cut short when the general roadmap "
