@@ -39,11 +39,22 @@ def test_compare_json_contract(capsys):
     assert data["verdict"]
 
 
-def test_compare_reports_breakeven_volume_with_a_program(capsys):
+def test_compare_reports_the_chip_program(capsys):
+    """The fleet's own units next to the program's volume, whether the win needs external sales, the
+    break-even external sales and demand, in the JSON and in the text (issue 13)."""
     code, out, _ = run(capsys, "compare", "custom-asic", "--format", "json")
     data = json.loads(out)
-    assert code == 0 and data["comparison"]["breakeven_volume_units"] > 0
-    assert "two_for_two_holds" in data["comparison"]
+    assert code == 0 and "two_for_two_holds" in data["comparison"]
+    program = data["program"]["asic"]
+    assert program["fleet_units"] > 0 and program["program_volume_units"] == program["fleet_units"] + program["external_units"]
+    for key in ("needs_external_sales", "breakeven_external_units", "breakeven_demand_rps", "breakeven_tokens_per_year",
+                "vendor_unit_price_usd", "deployment_year"):
+        assert key in program
+    assert data["baseline_roadmap"]["by_year"][0] in data["baseline_roadmap"]["steady_state_usd_per_mtok"]
+    assert "units over the horizon" in data["verdict"] and "sold to others" in data["verdict"]
+    code, out, _ = run(capsys, "compare", "custom-asic", "--set", "program.external_units=1000000",
+                       "--set", "workload.half_life_years=6")
+    assert code == 0 and "its win needs the external sales" in out
 
 
 def test_compare_set_changes_the_answer(capsys):
@@ -74,9 +85,10 @@ def test_params_lists_every_parameter(capsys):
 
 
 def test_breakeven_json(capsys):
-    code, out, _ = run(capsys, "breakeven", "custom-asic", "--param", "program.volume_units", "--format", "json")
-    results = json.loads(out)["results"]
-    assert code == 0 and all(r["status"] == "crosses" and r["wins_above"] for r in results)
+    code, out, _ = run(capsys, "breakeven", "custom-asic", "--param", "program.external_units", "--set",
+                       "workload.half_life_years=6", "--format", "json")
+    results = {r["option"]: r for r in json.loads(out)["results"]}
+    assert code == 0 and results["asic"]["status"] == "crosses" and results["asic"]["wins_above"]
 
 
 def test_breakeven_never_in_range(capsys):

@@ -116,9 +116,11 @@ def _program_view(result: OptionResult, base: OptionResult, values) -> dict:
     target = base.pv_cost_usd
     breakeven_volume = nre.breakeven_volume_units(nre_pv, own, without, target)
     npv_own = target - (without + nre_pv)
-    fixed = nre_pv + result.pv_reauthoring_usd + result.pv_porting_usd
-    demand = nre.breakeven_demand(get("workload.requests_per_s"), fixed, without + nre_pv,
-                                  base.pv_reauthoring_usd + base.pv_porting_usd, target)
+    base_fixed = base.pv_reauthoring_usd + base.pv_porting_usd
+    # the bridge and the shifted work are bought at the baseline's levelized cost, which carries its fixed costs
+    fixed = nre_pv + result.pv_reauthoring_usd + result.pv_porting_usd \
+        + base_fixed * (result.pv_bridge_usd + result.pv_workload_shift_usd) / target
+    demand = nre.breakeven_demand(get("workload.requests_per_s"), fixed, without + nre_pv, base_fixed, target)
     built = next(iter(plan.built_roles))
     improvement = target / without
     annual = target / finance.annuity_factor(plan.rate, plan.horizon_years)

@@ -386,7 +386,7 @@ def _link_plan(fleets: Sequence[Fleet], w: _Workload) -> PoolPlan:
     zero = np.zeros_like(exact)
     return PoolPlan((exact,) * count, (zero,) * count, (1.0,) * count, (get(link_param(link, "port_cost_usd")),) * count,
                     tuple(f.costs["decode"].life_years for f in fleets), (0.0,) * count, {"running_usd": (running,) * count},
-                    whole=w.whole, at_least_one=True)
+                    whole=w.whole)
 
 
 def _plans(fleets: Sequence[Fleet], w: _Workload) -> dict[str, PoolPlan]:

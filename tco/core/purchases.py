@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .finance import capital_recovery_usd_per_year
-from .sizing import WHOLE_COUNT_GUARD
+from .sizing import WHOLE_COUNT_GUARD, replicas_needed
 from .timeline import DemandPath, annuity_between
 
 
@@ -51,8 +51,8 @@ class PoolPlan:
     ``devices_per_replica`` ``n``; ``unit_usd`` capex per device [USD]; ``life_years`` ``L``;
     ``residual_value_fraction`` ``rv``; ``per_device_usd_per_year`` running cost per device
     held, by cost line [USD/yr]; ``per_busy_replica_usd_per_year`` the cost that follows
-    load, per busy replica, by cost line [USD/yr]; ``at_least_one`` keeps one unit in
-    service whenever the pool serves (KV-link ports).
+    load, per busy replica, by cost line [USD/yr]. Whole-device pools hold at least one replica
+    whenever they serve (KV-link ports: at least one port).
     """
 
     peak_replicas: tuple
@@ -64,14 +64,11 @@ class PoolPlan:
     per_device_usd_per_year: dict[str, tuple]
     per_busy_replica_usd_per_year: dict[str, tuple] = field(default_factory=dict)
     whole: object = True
-    at_least_one: bool = False
 
     def required_units(self, index, demand_multiple):
-        """Units needed for a year of demand ``m``: ``ceil(m z) x n`` (whole) or ``m z n`` [devices]."""
-        exact = demand_multiple * pick(self.peak_replicas, index)
-        replicas = np.where(self.whole, np.ceil(exact - WHOLE_COUNT_GUARD), exact)
-        if self.at_least_one:
-            replicas = np.where(self.whole, np.maximum(replicas, 1.0), replicas)
+        """Units needed for a year of demand ``m``: the replicas for ``m z`` (:func:`tco.core.sizing.replicas_needed`:
+        whole, at least one) times ``n`` [devices]."""
+        replicas = replicas_needed(demand_multiple * pick(self.peak_replicas, index), 1.0, self.whole)
         return replicas * pick(self.devices_per_replica, index)
 
     def steady_state_usd_per_year(self, index, rate):

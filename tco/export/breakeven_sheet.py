@@ -71,10 +71,11 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
         output("breakeven_nre_usd", f'IF(AND({margin}>0,{own}>0),{margin}*{volume}/({own}*{nre_pv}/{nre}),"never")')
         own_npv = output("npv_own_use_usd", f"{base['pv_cost_usd']}-({without}+{nre_pv})")
         output("needs_external_sales", f"IF(AND({c.option['npv_usd']}>0,{own_npv}<=0),1,0)")
-        fixed = q("fixed PV of the option: NRE, porting, re-authoring", f"{nre_pv}+{c.option['pv_reauthoring_usd']}"
-                  f"+{c.option['pv_porting_usd']}", "USD")
         base_fixed = q("fixed PV of the baseline: porting, re-authoring",
                        f"{base['pv_reauthoring_usd']}+{base['pv_porting_usd']}", "USD")
+        fixed = q("fixed PV of the option: NRE, porting, re-authoring, and the baseline's fixed share in the bridge and "
+                  "shifted work", f"{nre_pv}+{c.option['pv_reauthoring_usd']}+{c.option['pv_porting_usd']}+{base_fixed}*("
+                  f"{c.option['pv_bridge_usd']}+{c.option['pv_workload_shift_usd']})/{base['pv_cost_usd']}", "USD")
         variable = q("baseline's demand-driven PV minus the option's", f"({base['pv_cost_usd']}-{base_fixed})"
                      f"-({without}+{nre_pv}-{fixed})", "USD")
         gap = f"({fixed}-{base_fixed})"

@@ -239,16 +239,13 @@ def _link_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], option: Option) 
                                                        [running] * count)}
 
 
-def _whole(exact: str, whole: bool, at_least_one: bool) -> str:
-    """:meth:`tco.core.purchases.PoolPlan.required_units` rounding: ``ceil(x - 1e-9)`` (at least 1 for ports)."""
-    if not whole:
-        return exact
-    rounded = fx.ceil(f"{exact}-{fx.CEIL_GUARD_FLEET}")
-    return f"MAX({rounded},1)" if at_least_one else rounded
+def _whole(exact: str, whole: bool) -> str:
+    """:func:`tco.core.sizing.replicas_needed` rounding: ``ceil(x - 1e-9)``, at least 1 (whole devices)."""
+    return f"MAX({fx.ceil(f'{exact}-{fx.CEIL_GUARD_FLEET}')},1)" if whole else exact
 
 
-def _walk(sheet: CashFlowSheet, terms: dict[str, list[str]], path: Path, t_d: str, live: YearRow, whole: bool,
-          at_least_one: bool = False) -> dict[str, YearRow]:
+def _walk(sheet: CashFlowSheet, terms: dict[str, list[str]], path: Path, t_d: str, live: YearRow,
+          whole: bool) -> dict[str, YearRow]:
     """:func:`tco.core.purchases.pool_yearly_flows`, row by row (purchase time ``t`` in column ``t``)."""
     horizon = sheet.horizon
     rows = {}
@@ -285,7 +282,7 @@ def _walk(sheet: CashFlowSheet, terms: dict[str, list[str]], path: Path, t_d: st
         if y == LAST_YEAR:
             return "0"
         exact = f"{sheet.m(y + 1)}*{pick(terms['z'], g(y))}"
-        return f"IF({sheet.cell(live.row, y)}=1,{_whole(exact, whole, at_least_one)}*{pick(terms['n'], g(y))},0)"
+        return f"IF({sheet.cell(live.row, y)}=1,{_whole(exact, whole)}*{pick(terms['n'], g(y))},0)"
 
     rows["required"] = sheet.years("devices needed for next year's peak", "devices", needed, pv=False)
     rows["before"] = YearRow(sheet.row, "")
@@ -411,10 +408,9 @@ def _steady_state(terms: dict[str, dict[str, list[str]]], g: str, rate: str, nam
     """:func:`tco.core.money.steady_state_usd_per_year` of generation ``g``: ``(capital, running)`` formulas."""
     capital, running = [], []
     for t in terms.values():
-        links = "running" in t
-        units = f"{_whole(pick(t['z'], g), whole, links)}*{pick(t['n'], g)}"
+        units = f"{_whole(pick(t['z'], g), whole)}*{pick(t['n'], g)}"
         capital.append(f"{units}*{fx.capital_recovery(pick(t['unit'], g), rate, pick(t['life'], g), pick(t['rv'], g))}")
-        if links:
+        if "running" in t:
             running.append(f"{units}*{pick(t['running'], g)}")
         else:
             running.append(f"{units}*({pick(t['energy'], g)}+{pick(t['facility'], g)}+{pick(t['maintenance'], g)})"
@@ -445,7 +441,7 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
     walks = {}
     for role in terms:
         sheet.heading(f"{role} pool, year by year" if role != "links" else "KV-link ports, year by year", level=2)
-        walks[role] = _walk(sheet, terms[role], path, t_d, live, structure.whole_devices, at_least_one=role == "links")
+        walks[role] = _walk(sheet, terms[role], path, t_d, live, structure.whole_devices)
         if role != "links":
             refs.pool(role)["units_bought"] = sheet.scalar("units bought over the horizon", "devices",
                                                            f"SUM({sheet.span(walks[role]['bought'].row)})")
