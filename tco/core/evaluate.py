@@ -348,29 +348,37 @@ def option_fleet(option: Option, w: _Workload, values: Mapping[str, object]) -> 
     return Fleet(option, performance, sizes, size, costs, link_costs(option, size, w))
 
 
+#: yearly pool costs that are not paid per device held: energy (split below into idle and load parts) and
+#: re-authoring (per workload shift, the option's; :class:`tco.core.money.MoneyPlan`)
+NOT_PER_DEVICE = ("energy_usd_per_year", "reauthoring_usd_per_year")
+
+
 def _pool_plan(fleets: Sequence[Fleet], role: str, w: _Workload) -> PoolPlan:
     """One pool's purchase plan across generations (:class:`~tco.core.purchases.PoolPlan`).
 
-    Per device held: energy at idle plus host power, data hall at TDP plus host power,
-    maintenance; per busy replica: energy of ``(TDP - idle)`` over its devices (the load term
+    Per device held: energy at idle plus host power, and every other yearly running cost of
+    the pool (:data:`~tco.core.outputs.YEARLY_COSTS`: data hall, maintenance, ...) per device of
+    year 1's fleet; per busy replica: energy of ``(TDP - idle)`` over its devices (the load term
     of :func:`tco.core.power.device_power_w`).
     """
     get = w.get
     energy_w_year = power.energy_cost_usd_per_year(1.0, get("economics.pue"), get("economics.electricity_usd_per_kwh"))
-    facility_w_year = power.facility_cost_usd_per_year(1.0, get("economics.facility_usd_per_kw_month"))
-    terms = []
+    per_device = {line: [] for name, line in YEARLY_COSTS.items() if name not in NOT_PER_DEVICE}
+    terms, energy, busy = [], [], []
     for fleet in fleets:
         d = fleet.option.pool(role).device
         size, cost, n = fleet.sizes[role], fleet.costs[role], fleet.performance[role].devices_per_replica
         idle, tdp, host = (get(device_param(d, k)) for k in ("idle_power_w", "tdp_w", "host_power_w"))
         terms.append((size.peak_replicas, size.utilization * size.replicas, n, cost.unit_hardware_usd, cost.life_years,
-                      cost.residual_value_fraction, (idle + host) * energy_w_year, (tdp + host) * facility_w_year,
-                      get("economics.maintenance_fraction_per_year") * cost.unit_hardware_usd,
-                      (tdp - idle) * n * energy_w_year))
-    z, x, n, unit, life, rv, energy, facility, maintenance, busy = (tuple(t) for t in zip(*terms, strict=True))
-    return PoolPlan(z, x, n, unit, life, rv,
-                    {"energy_usd": energy, "facility_usd": facility, "maintenance_usd": maintenance},
-                    {"energy_usd": busy}, whole=w.whole)
+                      cost.residual_value_fraction))
+        energy.append((idle + host) * energy_w_year)
+        busy.append((tdp - idle) * n * energy_w_year)
+        for name, line in YEARLY_COSTS.items():
+            if name not in NOT_PER_DEVICE:
+                per_device[line].append(getattr(cost, name) / size.devices)
+    z, x, n, unit, life, rv = (tuple(t) for t in zip(*terms, strict=True))
+    return PoolPlan(z, x, n, unit, life, rv, {"energy_usd": tuple(energy), **{k: tuple(v) for k, v in per_device.items()}},
+                    {"energy_usd": tuple(busy)}, whole=w.whole)
 
 
 def _link_plan(fleets: Sequence[Fleet], w: _Workload) -> PoolPlan:

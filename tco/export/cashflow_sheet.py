@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from openpyxl.utils import get_column_letter
 
+from ..core.evaluate import NOT_PER_DEVICE
 from ..core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
 from ..core.power import HOURS_PER_YEAR
 from ..core.sizing import SECONDS_PER_YEAR
@@ -197,8 +198,8 @@ def _pool_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], role: str) -> di
     """One pool's purchase plan per generation (:func:`tco.core.evaluate._pool_plan`): a small table."""
     n = sheet.names
     energy_w_year = f"{n['economics.pue']}*{HOURS_PER_YEAR:g}/1000*{n['economics.electricity_usd_per_kwh']}"
-    facility_w_year = f"{n['economics.facility_usd_per_kw_month']}/1000*12"
-    keys = ("z", "x", "n", "unit", "life", "rv", "energy", "busy", "facility", "maintenance")
+    per_device = {name: line for name, line in YEARLY_COSTS.items() if name not in NOT_PER_DEVICE}
+    keys = ("z", "x", "n", "unit", "life", "rv", "energy", "busy", *per_device.values())
     rows: dict[str, list[str]] = {k: [] for k in keys}
     for fleet in fleets:
         p = fleet.pool(role)
@@ -212,14 +213,14 @@ def _pool_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], role: str) -> di
         rows["rv"].append(p["residual_value_fraction"])
         rows["energy"].append(f"({idle}+{host})*{energy_w_year}")
         rows["busy"].append(f"({tdp}-{idle})*{p['devices_per_replica']}*{energy_w_year}")
-        rows["facility"].append(f"({tdp}+{host})*{facility_w_year}")
-        rows["maintenance"].append(f"{n['economics.maintenance_fraction_per_year']}*{p['unit_hardware_usd']}")
+        for name, line in per_device.items():
+            rows[line].append(f"{p[name]}/{p['devices']}")
     labels = {"z": ("replicas for year 1's peak, unrounded", "replicas"),
               "x": ("replicas busy at year 1's mean load", "replicas"),
               "n": ("devices per replica", "devices"), "unit": ("hardware per device", "USD"), "life": ("useful life", "yr"),
               "rv": ("residual value", "fraction"), "energy": ("electricity per device held (idle + host)", "USD/yr"),
               "busy": ("electricity per busy replica (TDP - idle)", "USD/yr"),
-              "facility": ("data hall per device held", "USD/yr"), "maintenance": ("maintenance per device held", "USD/yr")}
+              **{line: (f"{LINE_LABELS[line]} per device held", "USD/yr") for line in per_device.values()}}
     return {k: sheet.table(f"{labels[k][0]}" + (" (by generation)" if len(fleets) > 1 else ""), labels[k][1], v)
             for k, v in rows.items()}
 
@@ -332,7 +333,9 @@ def _walk(sheet: CashFlowSheet, terms: dict[str, list[str]], path: Path, t_d: st
         return f"IF({sheet.cell(live.row, y)}=1,{sheet.m(y + 1)}*{at('x', y)},0)"
 
     rows["busy"] = sheet.years("replicas busy next year at the mean load", "replicas", busy, pv=False)
-    for key, label in (("energy", "energy_usd"), ("facility", "facility_usd"), ("maintenance", "maintenance_usd")):
+    for key in [k for k in terms if k not in ("z", "x", "n", "unit", "life", "rv", "busy")]:
+        line = "energy_usd" if key == "energy" else key
+
         def running(y, key=key):
             if y == 0:
                 return "0"
@@ -341,7 +344,7 @@ def _walk(sheet: CashFlowSheet, terms: dict[str, list[str]], path: Path, t_d: st
                 cost += f"+{sheet.cell(rows['busy'].row, y - 1)}*{at('busy', y - 1)}"
             return cost
 
-        rows[label] = sheet.years(LINE_LABELS[label], "USD", running)
+        rows[line] = sheet.years(LINE_LABELS[line], "USD", running)
     return rows
 
 
@@ -413,8 +416,8 @@ def _steady_state(terms: dict[str, dict[str, list[str]]], g: str, rate: str, nam
         if "running" in t:
             running.append(f"{units}*{pick(t['running'], g)}")
         else:
-            running.append(f"{units}*({pick(t['energy'], g)}+{pick(t['facility'], g)}+{pick(t['maintenance'], g)})"
-                           f"+{pick(t['x'], g)}*{pick(t['busy'], g)}")
+            per_device = [pick(t[k], g) for k in t if k not in ("z", "x", "n", "unit", "life", "rv", "busy")]
+            running.append(f"{units}*({fx.total(per_device)})+{pick(t['x'], g)}*{pick(t['busy'], g)}")
     run = fx.total(running)
     return f"{fx.total(capital)}+{run}", run
 
@@ -449,10 +452,10 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
     sheet.heading("option lines", level=2)
     lines: dict[str, list[int]] = {}
     for role, walk in walks.items():
-        for key, line in (("capex", "capex_usd"), ("residual", "residual_usd"), ("energy_usd", "energy_usd"),
-                          ("facility_usd", "facility_usd"), ("maintenance_usd", "maintenance_usd"), ("running", "links_usd")):
-            if key in walk:
-                lines.setdefault("links_usd" if role == "links" else line, []).append(walk[key].row)
+        for key, walk_row in walk.items():
+            line = {"capex": "capex_usd", "residual": "residual_usd", "running": "links_usd"}.get(key, key)
+            if line in LINE_LABELS:
+                lines.setdefault("links_usd" if role == "links" else line, []).append(walk_row.row)
     extra = _program_lines(sheet, scenario, option, m, refs, walks, t_d, is_base)
     extra.update(_service_lines(sheet, scenario, option, m, refs, base, path, t_d))
     line_rows = {}
@@ -476,8 +479,8 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
     if option.disaggregated:
         own = {}
         for role in ("prefill", "decode"):
-            pvs = [absolute(sheet.ws, walks[role][k].row, PV_COLUMN)
-                   for k in ("capex", "residual", "energy_usd", "facility_usd", "maintenance_usd")]
+            pvs = [absolute(sheet.ws, row.row, PV_COLUMN) for k, row in walks[role].items()
+                   if k in ("capex", "residual") or k in LINE_LABELS]
             if any(p.built and p.role == role for p in option.pools):
                 pvs.append(f"{refs.option['pv_nre_usd']}/{len(built)}")
             own[role] = sheet.scalar(f"PV of owning and running the {role} pool", "USD", fx.total(pvs))
