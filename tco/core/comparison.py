@@ -39,7 +39,7 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
     def get(name):
         return np.asarray(values[name], float)
 
-    half_life, rate = get("workload.half_life_years"), get("economics.discount_rate")
+    half_life = get("workload.half_life_years")
     row = {"npv_usd": npv_usd(base, result), "cost_ratio": cost_ratio(base, result)}
     specialized = [p for p in option.pools if p.specialized]
     tokens = result.money.tokens_per_year
@@ -50,7 +50,7 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
         row["years_of_advantage"] = years_of_advantage(option, result, base, values)
     software = _software_investment_usd(option, result, values)
     if software is not None:
-        hardware, _ = money.steady_state_usd_per_year(result.money.pools, 0.0, rate)
+        hardware, _ = money.steady_state_usd_per_year(result.money.pools, 0.0, result.money.demand)
         saving = base.eac_usd_per_mtok * tokens / 1e6 - hardware - result.money.reauthoring_usd_per_year
         payback = np.where(saving > 0, software / np.where(saving > 0, saving, 1.0), np.inf)
         cycle = np.maximum.reduce([get(device_param(p.device, "useful_life_years")) for p in option.pools])

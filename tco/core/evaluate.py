@@ -413,10 +413,11 @@ def _roadmap(structure: Structure, base_fleet: Fleet, w: _Workload, values) -> t
     plans = _plans(fleets, w)
     full, running = [], []
     for g, generation in enumerate((None, *structure.generations)):
-        total, run = money.steady_state_usd_per_year(plans, float(g), w.rate)
+        total, run = money.steady_state_usd_per_year(plans, float(g), w.demand_path)
         if generation is not None:
             port = w.get(device_param(generation.device, "software_port_usd"))
-            total = total + port / finance.annuity_factor(w.rate, w.get(device_param(generation.device, "useful_life_years")))
+            life = w.get(device_param(generation.device, "useful_life_years"))
+            total = total + port * w.demand_path.capital_recovery_factor(life)
         full.append(total)
         running.append(run)
     start = w.get("roadmap.start_year")
@@ -517,7 +518,7 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         role = pool.role
         exposure = _shift_exposure_usd_per_year(pool, w, baseline)
         present = PoolPresentValues(pv_units_bought=pv.pv_units[role], units_bought=pv.units[role],
-                                    shift_exposure_usd_per_year=np.zeros_like(pv.units[role]) if exposure is None else exposure)
+                                    shift_exposure_usd_per_year=0.0 if exposure is None else exposure)
         pools[role] = PoolResult(role, pool.device, fleet.performance[role], fleet.sizes[role], fleet.costs[role], present)
     lines = {line: pv.lines.get(line, 0.0) for line in CASH_FLOW_LINES}
     pv_cost = _total([lines[line] for line in CASH_FLOW_LINES])
@@ -531,10 +532,10 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         prefill_share = np.where(both > 0, own_pv["prefill"] / np.where(both > 0, both, 1.0), 0.0)
     else:
         prefill_share = fleet.size.prefill_time_share
-    full, _ = money.steady_state_usd_per_year(plans, 0.0, w.rate)
+    full, _ = money.steady_state_usd_per_year(plans, 0.0, w.demand_path)
     for role in plan.built_roles:
         c = fleet.costs[role]
-        full = full + fleet.sizes[role].devices * finance.capital_recovery_usd_per_year(c.unit_nre_usd, w.rate, c.life_years)
+        full = full + fleet.sizes[role].devices * c.unit_nre_usd * w.demand_path.capital_recovery_factor(c.life_years)
     full = full + _porting_usd_per_year(structure, option, w) + plan.reauthoring_usd_per_year
     size = fleet.size
     code = (np.where(size.tpot_met | ~size.fits, 0, TPOT_MISSED) + np.where(size.ttft_met | ~size.fits, 0, TTFT_MISSED)
@@ -547,8 +548,7 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         eac_usd_per_mtok=full / w.output_tokens_per_year * 1e6,
         pv_cost_usd=pv_cost, pv_tokens=pv.tokens, **{"pv_" + line: lines[line] for line in CASH_FLOW_LINES},
         devices=_total([p.sizing.devices for p in pools.values()]), units_bought=_total([pv.units[p.role] for p in option.pools]),
-        deployment_year=t_d + np.zeros_like(pv_cost), ttft_s=size.ttft_s, tpot_s=size.tpot_s,
-        queue_wait_s=size.queue_wait_s, batch=size.batch,
+        deployment_year=t_d, ttft_s=size.ttft_s, tpot_s=size.tpot_s, queue_wait_s=size.queue_wait_s, batch=size.batch,
         spilled_bytes=size.spilled_bytes, tokens_per_joule=tokens_per_s / power_w, tokens_per_s=tokens_per_s,
         power_w=power_w, kv_transfer_s=size.kv_transfer_s, link_ports=size.link_ports,
         feasible=(code == 0).astype(float), infeasible_code=code.astype(float), prefill_cost_share=prefill_share,
@@ -560,7 +560,7 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
 def _porting_usd_per_year(structure: Structure, option: Option, w: _Workload):
     """A challenger's software ports recovered over each adopted device's life [USD/yr] (none for the baseline)."""
     return _total([w.get(device_param(d, "software_port_usd"))
-                   / finance.annuity_factor(w.rate, w.get(device_param(d, "useful_life_years")))
+                   * w.demand_path.capital_recovery_factor(w.get(device_param(d, "useful_life_years")))
                    for d in structure.adopted_devices(option)])
 
 

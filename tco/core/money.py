@@ -20,7 +20,7 @@ import numpy as np
 
 from . import lifecycle
 from .purchases import GenerationPath, PoolPlan, pool_present_values, pool_yearly_flows
-from .timeline import DemandPath, ProgramSchedule, annuity_between
+from .timeline import DemandPath, ProgramSchedule
 
 
 @dataclass
@@ -75,13 +75,13 @@ class MoneyPlan:
         return "links_usd" if role == "links" else line
 
 
-def steady_state_usd_per_year(pools: dict[str, PoolPlan], index, rate):
+def steady_state_usd_per_year(pools: dict[str, PoolPlan], index, demand: DemandPath):
     """``(full, running)`` steady-state cost of the pools' fleet for year 1's demand on generation
     ``index`` [USD/yr]: capital recovery plus running costs, and the running costs alone
     (:meth:`tco.core.purchases.PoolPlan.steady_state_usd_per_year`)."""
     full = running = 0.0
     for plan in pools.values():
-        capital, run = plan.steady_state_usd_per_year(index, rate)
+        capital, run = plan.steady_state_usd_per_year(index, demand)
         full, running = full + capital + run, running + run
     return full, running
 
@@ -130,11 +130,10 @@ def present_values(plan: MoneyPlan) -> PlanPresentValues:
         add("nre_usd", nre_share(plan.own_units(units), plan.external_units) * plan.program.present_value_usd(rate))
     if np.any(np.asarray(t_d) > 0):
         add("bridge_usd", plan.bridge_usd_per_year * demand.discounted_sum(0.0, served_end))
-    v_log = np.log1p(np.asarray(rate, float))
     for time, amount in plan.porting:
-        add("porting_usd", np.where(time < horizon, amount * np.exp(-time * v_log), 0.0))
+        add("porting_usd", np.where(time < horizon, amount * demand.discount(time), 0.0))
     if np.any(np.asarray(plan.reauthoring_usd_per_year) != 0):
-        add("reauthoring_usd", plan.reauthoring_usd_per_year * annuity_between(rate, t_d, horizon))
+        add("reauthoring_usd", plan.reauthoring_usd_per_year * demand.annuity(t_d, horizon))
     if plan.shifts:
         # sum_{y=t_d+1}^{Y} (1 - served_y) m_y v^y with 1 - served_y = (1 - eta)(1 - c rho^(y-1)),
         # c = H/ln2 (1 - rho), rho = 2^(-1/H) (the yearly mean of 2^(-t/H))

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .finance import capital_recovery_usd_per_year
 from .sizing import WHOLE_COUNT_GUARD, replicas_needed
-from .timeline import DemandPath, annuity_between
+from .timeline import DemandPath
 
 
 def pick(options: Sequence, index):
@@ -71,16 +70,17 @@ class PoolPlan:
         replicas = replicas_needed(demand_multiple * pick(self.peak_replicas, index), 1.0, self.whole)
         return replicas * pick(self.devices_per_replica, index)
 
-    def steady_state_usd_per_year(self, index, rate):
+    def steady_state_usd_per_year(self, index, demand: DemandPath):
         """``(capital, running)`` of a fresh fleet for year 1's demand on generation ``index`` [USD/yr].
 
         Capital: the units times the capital recovery of their price over their life
-        (:func:`tco.core.finance.capital_recovery_usd_per_year`); running: the units times the
-        per-device costs plus the busy replicas times the per-busy-replica costs.
+        (:func:`tco.core.finance.capital_recovery_usd_per_year`, at ``demand``'s discount rate);
+        running: the units times the per-device costs plus the busy replicas times the
+        per-busy-replica costs.
         """
         units = self.required_units(index, 1.0)
-        capital = units * capital_recovery_usd_per_year(pick(self.unit_usd, index), rate, pick(self.life_years, index),
-                                                        pick(self.residual_value_fraction, index))
+        capital = units * pick(self.unit_usd, index) * demand.capital_recovery_factor(
+            pick(self.life_years, index), pick(self.residual_value_fraction, index))
         running = units * sum(pick(c, index) for c in self.per_device_usd_per_year.values())
         if self.per_busy_replica_usd_per_year:
             running = running + pick(self.busy_replicas, index) * sum(
@@ -144,8 +144,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     end of life, the last its book value at ``E``; it is held (and runs) in the years
     ``s+1..E``. The cost that follows load is paid per busy replica in the served years.
     """
-    r = np.asarray(rate, float)
-    ell = np.log1p(r)
+    ell = demand.log_discount
     horizon = np.asarray(horizon_years, float)
     t_d = np.asarray(deployment_year, float)
     held = 0.0
@@ -166,16 +165,17 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         rv = pick(plan.residual_value_fraction, g)
         unit = pick(plan.unit_usd, g)
         count = np.maximum(np.ceil((end - s) / life - WHOLE_COUNT_GUARD), 1.0)
-        first = np.exp(-s * ell)
+        first = demand.discount(float(s))
         # sum_{k<K} v^(s+kL) = v^s (1 - v^(KL)) / (1 - v^L), K at r = 0
-        chain = first * np.where(ell == 0, count, np.expm1(-count * life * ell) / np.expm1(-life * np.where(ell == 0, 1, ell)))
+        per_life = demand.discount_minus_one(life)
+        chain = first * np.where(ell == 0, count, np.expm1(-count * life * ell) / np.where(ell == 0, 1.0, per_life))
         last_held = end - s - (count - 1.0) * life
         book = 1.0 - (1.0 - rv) * last_held / life
         capex = capex + delta * unit * chain
-        credit = credit + delta * unit * (rv * (chain - first) + book * np.exp(-end * ell))
+        credit = credit + delta * unit * (rv * (chain - first) + book * demand.discount(end))
         units = units + delta * count
         pv_units = pv_units + delta * chain
-        years_held = annuity_between(r, s, end)
+        years_held = demand.annuity(float(s), end)
         for line, coefficient in plan.per_device_usd_per_year.items():
             yearly[line] = yearly[line] + delta * pick(coefficient, g) * years_held
         if plan.per_busy_replica_usd_per_year:

@@ -11,7 +11,7 @@ bridged on the baseline's hardware. Options without a built chip deploy at ``t_d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,22 +23,31 @@ def _log_discount(rate):
     return np.log1p(np.asarray(rate, float))
 
 
-def geometric_discounted_sum(rate, log_ratio, start_year, end_year):
+def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount=None):
     """``sum_{y=a+1}^{b} lambda^(y-1) (1+r)^-y`` with ``lambda = exp(log_ratio)`` [yr].
 
     The present value of a yearly flow that starts at 1 in year 1 and changes by the factor
     ``lambda`` each year, paid in the years ``a+1..b`` (none when ``b <= a``). Closed form
     ``v (x^a - x^b) / (1 - x)`` with ``v = (1+r)^-1`` and ``x = lambda v``, written with
     ``expm1`` so that it stays exact when ``x`` is close to 1 (``v (b - a)`` at ``x = 1``).
+    ``log_discount`` is ``ln(1 + r)`` when already at hand.
     """
     a = np.asarray(start_year, float)
     b = np.maximum(np.asarray(end_year, float), a)
-    ell_r = _log_discount(rate)
-    ell = np.asarray(log_ratio, float) - ell_r  # ln x
-    flat = ell == 0.0
+    rate = np.asarray(rate, float)
+    ell_r = _log_discount(rate) if log_discount is None else log_discount
+    if np.ndim(log_ratio) == 0 and log_ratio == 0.0:  # no growth: ln x = -ln(1+r), expm1(ln x) = -r/(1+r)
+        ell, denominator = -ell_r, -rate / (1.0 + rate)
+        flat = rate == 0.0
+    else:
+        ell = np.asarray(log_ratio, float) - ell_r  # ln x
+        flat = ell == 0.0
+        denominator = np.expm1(np.where(flat, 1.0, ell))
     safe = np.where(flat, 1.0, ell)
-    ratio = np.exp(a * safe) * np.expm1((b - a) * safe) / np.expm1(safe)
-    return np.exp(-ell_r) * np.where(flat, b - a, ratio)
+    ratio = np.expm1((b - a) * safe) / np.where(flat, 1.0, denominator)
+    if not (np.ndim(a) == 0 and a == 0.0):
+        ratio = ratio * np.exp(a * safe)
+    return np.where(flat, b - a, ratio) / (1.0 + rate)
 
 
 def annuity_between(rate, start_year, end_year):
@@ -59,13 +68,46 @@ class DemandPath:
     """Demand in service year ``y`` as a multiple of year 1 (``workload.requests_per_s``).
 
     ``m_y = (1 + g)^(y-1)``, or a yearly series ``m_1..m_n`` continued at the growth rate
-    ``m_y = m_n (1 + g)^(y - n)`` after its last year. ``rate`` discounts the sums.
+    ``m_y = m_n (1 + g)^(y - n)`` after its last year. ``rate`` discounts the sums; one
+    evaluation asks for the same sums many times (every pool, every option), so they are
+    computed once and kept (keyed by the identity of their array arguments, which are kept
+    alive with the result).
     """
 
     rate: np.ndarray
     growth: np.ndarray
     series: tuple = ()
     last_year: int = 1
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _remembered(self, kind: str, args: tuple, compute):
+        key = (kind, *(("value", float(x)) if np.ndim(x) == 0 else ("array", id(x)) for x in args))
+        if key not in self._memo:
+            self._memo[key] = (compute(), args)
+        return self._memo[key][0]
+
+    @property
+    def log_discount(self):
+        """``ln(1 + r)`` [1/yr]."""
+        return self._remembered("log_discount", (), lambda: _log_discount(self.rate))
+
+    def discount(self, t_years):
+        """``(1 + r)^-t`` [-]."""
+        return self._remembered("discount", (t_years,), lambda: np.exp(-np.asarray(t_years, float) * self.log_discount))
+
+    def discount_minus_one(self, t_years):
+        """``(1 + r)^-t - 1``, exact for small ``r t`` (``expm1``) [-]."""
+        return self._remembered("expm1", (t_years,), lambda: np.expm1(-np.asarray(t_years, float) * self.log_discount))
+
+    def annuity(self, start_year, end_year):
+        """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD at the end of each year ``a+1..b`` [yr]."""
+        return self._remembered("annuity", (start_year, end_year), lambda: geometric_discounted_sum(
+            self.rate, 0.0, start_year, end_year, self.log_discount))
+
+    def capital_recovery_factor(self, life_years, residual_value_fraction=0.0):
+        """``(1 - rv (1+r)^-L) / annuity(0, L)``: yearly cost of 1 USD of price over ``L`` years
+        (:func:`tco.core.finance.capital_recovery_usd_per_year`) [1/yr]."""
+        return (1.0 - residual_value_fraction * self.discount(life_years)) / self.annuity(0.0, life_years)
 
     @property
     def varies(self) -> bool:
@@ -87,8 +129,10 @@ class DemandPath:
         summed year by year (years are a structural axis, up to the largest horizon).
         """
         if not self.series:
-            return geometric_discounted_sum(self.rate, np.log1p(np.asarray(self.growth, float)) + log_decay,
-                                            start_year, end_year)
+            if np.ndim(log_decay) == 0 and log_decay == 0.0 and np.ndim(self.growth) == 0 and self.growth == 0.0:
+                return self.annuity(start_year, end_year)  # flat demand: the plain annuity
+            return self._remembered("sum", (start_year, end_year, log_decay), lambda: geometric_discounted_sum(
+                self.rate, np.log1p(np.asarray(self.growth, float)) + log_decay, start_year, end_year, self.log_discount))
         a, b = np.asarray(start_year, float), np.asarray(end_year, float)
         v = np.exp(-_log_discount(self.rate))
         total = 0.0
