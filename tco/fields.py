@@ -152,7 +152,8 @@ FIELDS: dict[str, Field] = {
     "software_usd": Field("USD", 0.0, 1e12, description="compiler and runtime stack"),
     "die_area_mm2": Field("mm^2", 1.0, 900.0, description="die area (reticle limit ~858 mm^2)"),
     "wafer_price_usd": Field("USD", 100.0, 1e7, description="300 mm wafer price"),
-    "defect_density_per_cm2": Field("1/cm^2", 0.0, 100.0, description="defect density"),
+    # at most 5 per cm^2 (mature nodes ~0.1, ramping ones < 0.5): beyond, a reticle-size die's yield exp(-A D0) underflows
+    "defect_density_per_cm2": Field("1/cm^2", 0.0, 5.0, description="defect density"),
     "package_memory_board_usd": Field("USD", 0.0, 1e9, description="packaging, test, memory and board per unit"),
     # the general-purpose roadmap (assumptions/roadmap.yaml)
     "start_year": Field("yr", 1990.0, 2100.0, description="calendar date of t = 0, the decision"),

@@ -181,7 +181,7 @@ def test_program_view_by_hand(asic_scenario):
         row, option = analysis.challengers["asic"], analysis.options["asic"]
         own = float(option.pool("colocated").present_values.units_bought)
         assert float(row.fleet_units) == own and float(row.program_volume_units) == own + external
-        assert float(option.pool("colocated").costs.unit_nre_usd) == pytest.approx(109e6 / (own + external), rel=1e-12)
+        assert float(option.pool("colocated").costs.unit_nre_usd) == pytest.approx(109e6 / max(own + external, 1), rel=1e-12)
     ratio = float(shared.options["asic"].pv_nre_usd) / float(alone.options["asic"].pv_nre_usd)
     own = float(alone.challengers["asic"].fleet_units)
     assert ratio == pytest.approx(own / (own + 1e6), rel=1e-12)
@@ -200,6 +200,7 @@ def test_breakeven_formulas_by_hand():
     assert nre.breakeven_demand(10.0, 5.0, 150.0, 10.0, 160.0) == 0.0  # cheaper fixed and variable costs: any demand
     assert nre.breakeven_demand(10.0, 60.0, 150.0, 10.0, 90.0) == np.inf  # dearer per unit of demand: never
     assert nre.vendor_unit_price_usd(5000.0, 1e8, 1e5, 0.5) == pytest.approx(12000.0)
+    assert nre.nre_per_unit_usd(1e8, 0.0) == 1e8  # nothing built: carried on one unit
 
 
 def test_breakeven_demand_ties_the_option_with_continuous_sizing(asic_scenario):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import cashflow, finance, generations, lifecycle, money, nre
-from .evaluate import evaluate
+from .evaluate import evaluate, work_share
 from .outputs import CashFlows, ChallengerResult, OptionResult
 from .sizing import SECONDS_PER_YEAR
 from .structure import Option, Structure, device_param
@@ -72,16 +72,11 @@ def years_of_advantage(option: Option, result: OptionResult, base: OptionResult,
     specialized pool's share of the baseline's work times the efficiency it loses on shifted work.
     """
     tokens = result.money.tokens_per_year
-    exposure = sum(_work_share(p.role, base) * (1.0 - result.pool(p.role).costs.residual_efficiency)
+    exposure = sum(work_share(p.role, base) * (1.0 - result.pool(p.role).costs.residual_efficiency)
                    for p in option.pools if p.specialized)
     return generations.years_of_advantage(result.eac_usd_per_mtok * tokens / 1e6, _general_costs(base, tokens),
                                           result.deployment_year, exposure,
                                           np.asarray(values["workload.half_life_years"], float))
-
-
-def _work_share(role: str, base: OptionResult):
-    """Share of the baseline's cost a pool of this role does [fraction]."""
-    return {"colocated": 1.0, "prefill": base.prefill_cost_share, "decode": 1.0 - base.prefill_cost_share}[role]
 
 
 def _general_costs(base: OptionResult, tokens_per_year) -> generations.RoadmapCosts:

@@ -307,11 +307,12 @@ def _shift_exposure_usd_per_year(pool: Pool, w: _Workload, baseline: OptionResul
     """
     if baseline is None or not pool.specialized:
         return None
-    return w.output_tokens_per_year * baseline.lcot_usd_per_mtok / 1e6 * _work_share(pool.role, baseline)
+    return w.output_tokens_per_year * baseline.lcot_usd_per_mtok / 1e6 * work_share(pool.role, baseline)
 
 
-def _work_share(role: str, baseline: OptionResult):
-    """Share of the baseline's cost that a pool of this role does [fraction]."""
+def work_share(role: str, baseline: OptionResult):
+    """Share of the baseline's cost that a pool of this role does [fraction]: all of it colocated, the
+    baseline's prefill (decode) cost share for a prefill (decode) pool."""
     return {"colocated": 1.0, "prefill": baseline.prefill_cost_share, "decode": 1.0 - baseline.prefill_cost_share}[role]
 
 
@@ -509,8 +510,7 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
     pv = money.present_values(plan)
     own = plan.own_units(pv.units)
     if program is not None:
-        volume = own + plan.external_units
-        per_unit = np.where(volume > 0, program.total_usd / np.where(volume > 0, volume, 1.0), 0.0)
+        per_unit = nre.nre_per_unit_usd(program.total_usd, own + plan.external_units)
         for role in plan.built_roles:
             fleet.costs[role].unit_nre_usd = per_unit
     pools = {}

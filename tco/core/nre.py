@@ -83,10 +83,14 @@ def breakeven_demand(demand, option_fixed_usd, option_pv_usd, baseline_fixed_usd
     return np.where(variable_gap > 0, np.maximum(demand * fixed_gap / safe, 0.0), np.where(fixed_gap < 0, 0.0, np.inf))
 
 
+def nre_per_unit_usd(nre_usd, volume_units):
+    """NRE per unit built: ``NRE / max(V, 1)`` [USD/unit] (a program that builds less than one unit carries it on one)."""
+    return nre_usd / np.maximum(volume_units, 1.0)
+
+
 def vendor_unit_price_usd(unit_cost_usd, nre_usd, volume_units, gross_margin):
     """The builder's view of a unit's price: ``(unit cost + NRE / V) / (1 - gross margin)`` [USD/unit]."""
-    per_unit = np.where(volume_units > 0, nre_usd / np.where(volume_units > 0, volume_units, 1.0), np.inf)
-    return (unit_cost_usd + per_unit) / (1.0 - np.asarray(gross_margin, float))
+    return (unit_cost_usd + nre_per_unit_usd(nre_usd, volume_units)) / (1.0 - np.asarray(gross_margin, float))
 
 
 def two_for_two(baseline_tco_usd_per_year, nre_usd, tco_improvement):

@@ -221,8 +221,8 @@ class PoolCosts:
     unit_price_usd: Array = output("USD/device", "device price (a built chip: its unit cost, from the die when given)",
                                    "price per device")
     unit_hardware_usd: Array = output("USD/device", "device price + system overhead", "hardware per device")
-    unit_nre_usd: Array = output("USD/device", "NRE per unit built: program NRE / program volume (built devices only)",
-                                 "NRE per unit built")
+    unit_nre_usd: Array = output("USD/device", "NRE per unit built: program NRE / program volume, at least one unit "
+                                 "(built devices only)", "NRE per unit built")
     life_years: Array = output("yr", "useful life of the pool's devices", "useful life")
     residual_value_fraction: Array = output("fraction", "value left at end of life, share of the price", "residual value",
                                             "%", scale=100.0, fmt=".0f")

@@ -84,8 +84,7 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
         output("breakeven_tokens_per_year", f'IF(ISNUMBER({demand}),{demand}*{names["workload.output_tokens"]}'
                                             f'*{SECONDS_PER_YEAR / 3600:g}*3600,"never")')
         price = model.options[option.name].pool(built[0].role)["unit_price_usd"]
-        output("vendor_unit_price_usd", f'IF({volume}>0,({price}+{nre}/{volume})/(1-{names["program.vendor_gross_margin"]}),'
-                                        f'"never")')
+        output("vendor_unit_price_usd", f'({price}+{nre}/MAX({volume},1))/(1-{names["program.vendor_gross_margin"]})')
         yearly = q("baseline TCO per year (PV cost / annuity factor)", f"{base['pv_cost_usd']}/{model.shared['annuity']}",
                    "USD/yr")
         ratio = output("baseline_tco_over_nre", f"{yearly}/{nre}")

@@ -543,7 +543,7 @@ def _program_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: 
                             f"IF({volume}>0,{own}/{volume},1)")
     for pool in built:
         refs.pool(pool.role)["unit_nre_usd"] = sheet.output(
-            POOL_OUTPUTS["unit_nre_usd"], f"IF({volume}>0,{refs.sizing['nre_total']}/{volume},0)")
+            POOL_OUTPUTS["unit_nre_usd"], f"{refs.sizing['nre_total']}/MAX({volume},1)")
     nre = sheet.years("NRE carried by this fleet", "USD", lambda y: f"{fraction}*{sheet.cell(program.row, y)}")
     return {"nre_usd": [nre.row]}
 
