@@ -62,10 +62,13 @@ def breakeven_nre_usd(own_units, nre_pv_factor, pv_cost_without_nre_usd, pv_cost
     """Undiscounted NRE at which the built option ties the target at the program's volume ``V`` [USD].
 
     From the same line, with the NRE's PV ``f x NRE`` (``f`` its schedule's PV factor):
-    ``NRE* = (c - a) V / (own f)``. NaN where ``c <= a``: the option loses even with free NRE (never).
+    ``NRE* = (c - a) V / (own f)``. NaN where ``c <= a``: the option loses even with free NRE (never); NaN where
+    the option buys no unit within the horizon: its cost carries no NRE, so no NRE moves it (never).
     """
     margin = np.asarray(pv_cost_target_usd, float) - pv_cost_without_nre_usd
-    return np.where(margin > 0, margin * volume_units / (own_units * nre_pv_factor), np.nan)
+    share = np.asarray(own_units, float) * nre_pv_factor
+    wins = (margin > 0) & (share > 0)
+    return np.where(wins, margin * volume_units / np.where(wins, share, 1.0), np.nan)
 
 
 def breakeven_demand(demand, option_fixed_usd, option_pv_usd, baseline_fixed_usd, baseline_pv_usd):
