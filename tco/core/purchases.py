@@ -29,15 +29,27 @@ import numpy as np
 from .sizing import WHOLE_COUNT_GUARD, replicas_needed
 from .timeline import DemandPath
 
+#: draws from which one gather beats a chain of np.where (below, the stacking costs more than it saves)
+_GATHER_FROM = 4096
+
 
 def pick(options: Sequence, index):
     """``options[index]`` element-wise for an index array (the only option when there is one)."""
     if len(options) == 1:
         return options[0]
-    out = options[0]
-    for i, value in enumerate(options[1:], start=1):
-        out = np.where(index == i, value, out)
-    return out
+    if np.ndim(index) == 0:
+        return options[int(index)]
+    index = np.asarray(index)
+    if index.size < _GATHER_FROM:
+        out = options[0]
+        for i, value in enumerate(options[1:], start=1):
+            out = np.where(index == i, value, out)
+        return out
+    # one gather from the stacked options (a chain of np.where costs a pass per option on random masks)
+    shape = np.broadcast_shapes(index.shape, *(np.shape(o) for o in options))
+    stacked = np.stack([np.broadcast_to(np.asarray(o, float), shape) for o in options]).reshape(len(options), -1)
+    flat = np.broadcast_to(index, shape).astype(np.intp).ravel()
+    return np.take(stacked.ravel(), flat * stacked.shape[1] + np.arange(stacked.shape[1])).reshape(shape)
 
 
 @dataclass
@@ -145,10 +157,14 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     ``s+1..E``. The cost that follows load is paid per busy replica in the served years.
     """
     ell = demand.log_discount
+    rate = np.asarray(rate, float)
     horizon = np.asarray(horizon_years, float)
     t_d = np.asarray(deployment_year, float)
+    zero_rate = rate == 0
+    safe_rate = np.where(zero_rate, 1.0, rate)
+    one_generation = len(plan.unit_usd) == 1
     held = 0.0
-    capex = credit = units = pv_units = 0.0
+    capex = credit = units = pv_units = device_years = 0.0
     yearly = dict.fromkeys((*plan.per_device_usd_per_year, *plan.per_busy_replica_usd_per_year), 0.0)
     for s in range(len(path.index)):
         new_epoch = _epoch_starts(path, t_d, s)
@@ -160,6 +176,8 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         after = np.where(live, np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before), before)
         delta = after - before
         held = after
+        if not np.any(delta):
+            continue  # nothing bought at s in any draw: every term below is a multiple of delta
         end = path.end[s]
         life = pick(plan.life_years, g)
         rv = pick(plan.residual_value_fraction, g)
@@ -168,18 +186,33 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         first = demand.discount(float(s))
         # sum_{k<K} v^(s+kL) = v^s (1 - v^(KL)) / (1 - v^L), K at r = 0
         per_life = demand.discount_minus_one(life)
-        chain = first * np.where(ell == 0, count, np.expm1(-count * life * ell) / np.where(ell == 0, 1.0, per_life))
+        chain = first * np.where(zero_rate, count, np.expm1(-count * life * ell) / np.where(zero_rate, 1.0, per_life))
         last_held = end - s - (count - 1.0) * life
         book = 1.0 - (1.0 - rv) * last_held / life
-        capex = capex + delta * unit * chain
-        credit = credit + delta * unit * (rv * (chain - first) + book * demand.discount(end))
         units = units + delta * count
         pv_units = pv_units + delta * chain
-        years_held = demand.annuity(float(s), end)
+        credited = delta * (rv * (chain - first) + book * demand.discount(end))
+        # sum_{y=s+1}^{E} v^y = v^s (1 - v^(E-s)) / r (E - s at r = 0)
+        span = np.maximum(end - s, 0.0)
+        held_years = delta * np.where(zero_rate, span, -first * np.expm1(-span * ell) / safe_rate)
+        if one_generation:  # prices and running costs do not change with s: multiplied once, after the loop
+            credit, device_years = credit + credited, device_years + held_years
+            continue
+        capex = capex + delta * chain * unit
+        credit = credit + credited * unit
         for line, coefficient in plan.per_device_usd_per_year.items():
-            yearly[line] = yearly[line] + delta * pick(coefficient, g) * years_held
-        if plan.per_busy_replica_usd_per_year:
-            served = np.where(new_epoch & live, demand.discounted_sum(s, end), 0.0) * pick(plan.busy_replicas, g)
+            yearly[line] = yearly[line] + held_years * pick(coefficient, g)
+    if one_generation:
+        capex, credit = pv_units * plan.unit_usd[0], credit * plan.unit_usd[0]
+        for line, coefficient in plan.per_device_usd_per_year.items():
+            yearly[line] = device_years * coefficient[0]
+    if plan.per_busy_replica_usd_per_year:  # the load is served from each epoch's start to its end
+        for s in range(len(path.index)):
+            starts = _epoch_starts(path, t_d, s) & (s + 1 > t_d) & (s < horizon)
+            if not np.any(starts):
+                continue
+            g = path.index[s]
+            served = np.where(starts, demand.discounted_sum(s, path.end[s]), 0.0) * pick(plan.busy_replicas, g)
             for line, coefficient in plan.per_busy_replica_usd_per_year.items():
                 yearly[line] = yearly[line] + served * pick(coefficient, g)
     return PoolPresentValues(capex, -credit, units, pv_units, yearly)

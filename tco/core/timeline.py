@@ -63,6 +63,15 @@ def deployment_year(time_to_market_years):
 # --- demand over the horizon -------------------------------------------------------------------------
 
 
+def _memo_key(x):
+    """A scalar by value, an array by identity (the memo keeps the array alive)."""
+    if type(x) is float:
+        return x
+    if isinstance(x, np.ndarray) and x.ndim:
+        return ("array", id(x))
+    return float(x)
+
+
 @dataclass
 class DemandPath:
     """Demand in service year ``y`` as a multiple of year 1 (``workload.requests_per_s``).
@@ -81,7 +90,7 @@ class DemandPath:
     _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def _remembered(self, kind: str, args: tuple, compute):
-        key = (kind, *(("value", float(x)) if np.ndim(x) == 0 else ("array", id(x)) for x in args))
+        key = (kind, *map(_memo_key, args))
         if key not in self._memo:
             self._memo[key] = (compute(), args)
         return self._memo[key][0]
