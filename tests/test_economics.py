@@ -21,7 +21,7 @@ import tco
 from tco.core import cashflow, generations, nodes, nre, timeline
 from tco.core.comparison import analyse
 from tco.core.evaluate import evaluate
-from tco.core.purchases import GenerationPath, PoolPlan, pool_present_values, pool_yearly_flows
+from tco.core.purchases import Choice, GenerationPath, PoolPlan, pick, pool_present_values, pool_yearly_flows
 from tco.errors import InputError
 from tco.scenario import SCENARIOS_DIR, scenario_from_dict
 from tco.studies.montecarlo import draw_chunk, sampling_plan
@@ -380,3 +380,29 @@ def test_a_million_draws_of_the_time_model_in_one_call():
     analysis = analyse(scenario.structure, values)
     assert analysis.challengers["asic"].years_of_advantage.shape == (20_000,)
     assert np.all(np.isfinite(analysis.options["h100"].pv_cost_usd))
+
+
+def test_a_prepared_choice_picks_what_the_element_wise_chain_picks():
+    rng = np.random.default_rng(5)
+    index = rng.integers(0, 4, 10_000).astype(float)
+    options = (rng.random(10_000), 2.5, rng.random(10_000), np.float64(7.0))
+    stacks = {}
+    choice = Choice.of(index, options, stacks)
+    assert isinstance(choice, Choice)
+    assert np.array_equal(pick(options, choice), pick(options, index))
+    assert np.array_equal(pick(options, choice), np.choose(index.astype(int), np.broadcast_arrays(*options)))
+    odd = (np.ones((2, 10_000)), 1.0, 2.0, 3.0)  # shaped unlike the draws: the chain
+    assert np.array_equal(pick(odd, choice), pick(odd, index))
+    assert Choice.of(index[:10], options, stacks) is not None and not isinstance(Choice.of(index[:10], options, {}), Choice)
+
+
+def test_large_and_small_batches_of_the_roadmap_agree():
+    """Large batches pick generations by one gather (:class:`Choice`), small ones element-wise; the same draws
+    give the same results either way."""
+    scenario = tco.load_scenario("custom-asic")
+    values = scenario.values() | draw_chunk(sampling_plan(scenario), 11, 0, 8_000)
+    large = evaluate(scenario.structure, values)
+    small = evaluate(scenario.structure, {k: (v[:50] if np.ndim(v) else v) for k, v in values.items()})
+    for option, result in small.items():
+        for name in ("pv_cost_usd", "pv_capex_usd", "pv_residual_usd", "units_bought", "pv_energy_usd"):
+            np.testing.assert_allclose(getattr(result, name), getattr(large[option], name)[:50], rtol=1e-12)

@@ -33,23 +33,50 @@ from .timeline import DemandPath
 _GATHER_FROM = 4096
 
 
+class Choice:
+    """A generation index array prepared for many picks (:func:`pick`): the gather offsets are
+    computed once, and each tuple of options is stacked once in ``stacks`` (shared by the
+    choices of one pool, whose tuples outlive them)."""
+
+    def __init__(self, index, stacks: dict):
+        self.index = np.asarray(index)
+        self.size = self.index.size
+        self.offsets = self.index.astype(np.intp).ravel() * self.size + np.arange(self.size)
+        self.stacks = stacks
+
+    def pick(self, options: Sequence):
+        key = id(options)
+        if key not in self.stacks:
+            shape = self.index.shape
+            same = all(np.shape(o) in ((), shape) for o in options)
+            stacked = np.stack([np.broadcast_to(np.asarray(o, float), shape).ravel() for o in options]) if same else None
+            self.stacks[key] = (options, stacked)
+        stacked = self.stacks[key][1]
+        if stacked is None:  # an option shaped unlike the draws: the element-wise chain
+            return pick(options, self.index)
+        return np.take(stacked, self.offsets).reshape(self.index.shape)
+
+    @classmethod
+    def of(cls, index, options: Sequence, stacks: dict):
+        """A :class:`Choice` where it pays (several options, a large index array), else ``index`` itself."""
+        if len(options) == 1 or np.size(index) < _GATHER_FROM:
+            return index
+        return cls(index, stacks)
+
+
 def pick(options: Sequence, index):
-    """``options[index]`` element-wise for an index array (the only option when there is one)."""
+    """``options[index]`` element-wise for an index array (the only option when there is one;
+    ``index`` may be a prepared :class:`Choice`)."""
     if len(options) == 1:
         return options[0]
+    if isinstance(index, Choice):
+        return index.pick(options)
     if np.ndim(index) == 0:
         return options[int(index)]
-    index = np.asarray(index)
-    if index.size < _GATHER_FROM:
-        out = options[0]
-        for i, value in enumerate(options[1:], start=1):
-            out = np.where(index == i, value, out)
-        return out
-    # one gather from the stacked options (a chain of np.where costs a pass per option on random masks)
-    shape = np.broadcast_shapes(index.shape, *(np.shape(o) for o in options))
-    stacked = np.stack([np.broadcast_to(np.asarray(o, float), shape) for o in options]).reshape(len(options), -1)
-    flat = np.broadcast_to(index, shape).astype(np.intp).ravel()
-    return np.take(stacked.ravel(), flat * stacked.shape[1] + np.arange(stacked.shape[1])).reshape(shape)
+    out = options[0]
+    for i, value in enumerate(options[1:], start=1):
+        out = np.where(index == i, value, out)
+    return out
 
 
 @dataclass
@@ -163,6 +190,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     zero_rate = rate == 0
     safe_rate = np.where(zero_rate, 1.0, rate)
     one_generation = len(plan.unit_usd) == 1
+    stacks: dict = {}
     held = 0.0
     capex = credit = units = pv_units = device_years = 0.0
     yearly = dict.fromkeys((*plan.per_device_usd_per_year, *plan.per_busy_replica_usd_per_year), 0.0)
@@ -170,7 +198,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         new_epoch = _epoch_starts(path, t_d, s)
         if not (demand.varies or np.any(new_epoch)):
             continue  # no draw adds capacity at s: nothing changes
-        g = path.index[s]
+        g = Choice.of(path.index[s], plan.unit_usd, stacks)
         live = (s + 1 > t_d) & (s < horizon)
         before = np.where(new_epoch, 0.0, held)
         after = np.where(live, np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before), before)

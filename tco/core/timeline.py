@@ -125,6 +125,9 @@ class DemandPath:
 
     def multiplier(self, year: int):
         """``m_y`` for one whole service year ``y >= 1`` [-]."""
+        return self._remembered("multiplier", (float(year),), lambda: self._multiplier(year))
+
+    def _multiplier(self, year: int):
         n = len(self.series)
         if n and year <= n:
             return np.asarray(self.series[year - 1], float)
