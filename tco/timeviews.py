@@ -18,6 +18,7 @@ import numpy as np
 from .core.comparison import Analysis
 from .core.generations import ADVANTAGE_SEARCH_YEARS
 from .core.outputs import COMPARISON_OUTPUTS
+from .display import sig
 from .util import json_safe, scalar
 
 #: comparison outputs of the program view, in the order a reader wants them
@@ -81,8 +82,8 @@ def program_sentences(program: Mapping[str, dict], wins: Mapping[str, bool]) -> 
         else:
             tail = f"it breaks even with {_units(breakeven_ext)} units sold to others"
         demand = p["breakeven_demand_rps"]
-        demand_text = (f"; on own use alone the program pays from {demand:,.4g} req/s "
-                       f"({p['breakeven_tokens_per_year']:.3g} output tokens/yr)" if demand is not None
+        demand_text = (f"; on own use alone the program pays from {sig(demand, 4)} req/s "
+                       f"({sig(p['breakeven_tokens_per_year'] / 1e12, 3)} trillion output tokens/yr)" if demand is not None
                        else "; on own use alone no demand pays for it")
         price = p["vendor_unit_price_usd"]
         vendor = f"; a vendor would sell it at ${price:,.0f} a unit" if price is not None else ""

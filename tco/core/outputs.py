@@ -90,9 +90,11 @@ class OutputSpec:
 
     def format(self, value) -> str:
         """``value`` as displayed (scaled, formatted; a ``g`` format keeps its significant figures without an
-        exponent, see :func:`sig`); an em dash for a missing or non-finite value."""
+        exponent, see :func:`sig`); yes/no for a flag (unit ``bool``); an em dash for a missing or non-finite value."""
         if value is None or not math.isfinite(float(value)):
             return NONE
+        if self.unit == "bool":
+            return "yes" if float(value) else "no"
         if self.fmt.endswith("g"):
             return sig(float(value) * self.scale, int(self.fmt.rstrip("g").split(".")[-1]))
         return format(float(value) * self.scale, self.fmt)
@@ -458,7 +460,7 @@ class ChallengerResult:
         fmt=",.4g", optional=True)
     breakeven_tokens_per_year: Array | None = output(
         "output tokens/yr", "the break-even demand in output tokens per year (year 1)", "break-even demand in tokens",
-        "tokens/yr", fmt=",.3g", optional=True)
+        "trillion tokens/yr", scale=1e-12, fmt=",.3g", optional=True)
     vendor_unit_price_usd: Array | None = output(
         "USD/unit", "the builder's view: (unit cost + NRE / program volume) / (1 - vendor gross margin)",
         "vendor unit price", "USD", fmt=",.0f", optional=True)
