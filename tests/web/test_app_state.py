@@ -124,6 +124,20 @@ def test_compare_view_shows_the_model_numbers(toy_scenario):
     assert breakdown.layout.yaxis.title.text == "present value, million USD"
 
 
+def test_compare_view_shows_the_chip_program(asic_scenario):
+    """Compare on a built chip: the program rows (own units, program volume, break-even demand and external sales)
+    beside the challengers, and the program in words (what the CLI and JSON verdict say)."""
+    result = tco.compare(asic_scenario)
+    challengers = str(compare_view(asic_scenario)[4])
+    for title in ("the fleet's own units", "program volume", "win needs external sales", "break-even external sales",
+                  "break-even demand, req/s"):
+        assert title in challengers
+    asic = result.program["asic"]
+    assert f"{asic['fleet_units']:,.0f}" in challengers and "program-notes" in challengers
+    said = f"asic builds its own chip: this fleet buys {asic['fleet_units']:,.0f} units over the horizon"
+    assert said in challengers and said in result.verdict  # the same words as the CLI and the JSON verdict
+
+
 def test_lifecycle_curves(toy_scenario):
     _table, fig, _half, _timeline = lifecycle_view(toy_scenario)
     result = tco.compare(toy_scenario)
@@ -146,7 +160,10 @@ def test_program_timeline_shows_the_design_the_bridge_and_the_fleet(asic_scenari
     nre = next(t for t in bars if t.name.startswith("NRE"))
     assert all(y > 0 for y in nre.y[:3]) and all(y == 0 for y in nre.y[3:])
     baseline = next(t for t in timeline.data if t.type == "scatter")
-    assert list(baseline.text) == tco.compare(asic_scenario).baseline_roadmap["by_year"]
+    by_year = tco.compare(asic_scenario).baseline_roadmap["by_year"]
+    assert list(baseline.customdata) == [f"<br>on {g}" for g in by_year]  # the generation in each year's hover
+    labels = [a.text for a in timeline.layout.annotations]
+    assert by_year[0] in labels and "h100-prefill+asic-decode in service from year 3" in labels
     assert "years of advantage" in str(table)
 
 
