@@ -172,10 +172,10 @@ def test_program_timeline_in_the_cash_flows(asic_scenario):
                                                                            if np.any(v)]
 
 
-def test_program_view_by_hand(asic_scenario):
+def test_program_view_by_hand(asic_can_win):
     """Own units, volume and the NRE per unit follow their definitions; external sales lower the NRE the fleet
     carries by own / (own + external)."""
-    scenario = asic_scenario.with_values({"workload.half_life_years": 6.0})
+    scenario = asic_can_win.with_values({"workload.half_life_years": 6.0})
     alone, shared = (tco.analyse_scenario(scenario.with_values({"program.external_units": e})) for e in (0.0, 1e6))
     for analysis, external in ((alone, 0.0), (shared, 1e6)):
         row, option = analysis.challengers["asic"], analysis.options["asic"]
@@ -203,16 +203,21 @@ def test_breakeven_formulas_by_hand():
     assert nre.nre_per_unit_usd(1e8, 0.0) == 1e8  # nothing built: carried on one unit
 
 
-def test_breakeven_demand_ties_the_option_with_continuous_sizing(asic_scenario):
-    """With continuous sizing every cost but NRE, porting and re-authoring is proportional to demand, so the
-    closed-form break-even demand is exact: at it, on own use alone, the option ties the baseline."""
+def test_breakeven_demand_ties_the_option_with_continuous_sizing():
+    """The closed form takes every cost but NRE, porting and re-authoring as proportional to demand. With
+    continuous sizing that holds but for square-root staffing (slots grow a little slower than the load), so at
+    the closed-form demand, on own use alone, the ASIC ties the baseline within 0.1 % of cost, and the demand is
+    within 0.5 % of the solver's crossing (measured: 0.01 % and 0.1 % at a 6-year half-life)."""
     data = copy.deepcopy(spec("custom-asic"))
     data["fleet"] = {"sizing": "continuous"}
-    scenario = scenario_from_dict(data).with_values({"workload.half_life_years": 6.0})
+    scenario = scenario_from_dict(data).with_values({"workload.half_life_years": 6.0,  # conftest ASIC_CAN_WIN
+                                                  "devices.custom-decode-asic.compute_efficiency": 0.75})
     demand = float(tco.compare(scenario).challengers.loc["asic", "breakeven_demand_rps"])
     assert math.isfinite(demand) and demand > 0
     at = tco.analyse_scenario(scenario.with_values({"workload.requests_per_s": demand}))
-    assert float(at.options["asic"].pv_cost_usd) == pytest.approx(float(at.baseline.pv_cost_usd), rel=1e-9)
+    assert float(at.options["asic"].pv_cost_usd) == pytest.approx(float(at.baseline.pv_cost_usd), rel=1e-3)
+    [solved] = tco.breakeven(scenario, "workload.requests_per_s", 100, 1e6, option="asic")
+    assert solved.status == "crosses" and demand == pytest.approx(solved.value, rel=5e-3)
 
 
 def test_volume_units_is_refused_with_the_new_field_named():
@@ -273,12 +278,15 @@ def test_a_faster_roadmap_never_lengthens_an_advantage(halving, factor):
 
 
 def test_the_baseline_follows_the_roadmap(asic_scenario):
-    """custom-asic: the baseline starts on the cheapest generation released by mid-2026 (B200 beats B300 and the
-    scenario's H100 per token here), and every roadmap policy but keep is at least as cheap as keep, whose fleet
-    stays on the H100."""
+    """custom-asic: the baseline starts on the cheapest generation per token released by mid-2026 (B300, under the
+    serving model: it beats B200 and the scenario's H100 here), and every roadmap policy but keep is at least as cheap
+    as keep, whose fleet stays on the H100."""
     analysis = tco.analyse_scenario(asic_scenario)
-    assert analysis.baseline.roadmap.devices == ("h100-sxm", "b200", "b300", "rubin")
-    assert float(analysis.flows["h100"].generation[0]) == 1.0
+    roadmap = analysis.baseline.roadmap
+    assert roadmap.devices == ("h100-sxm", "b200", "b300", "rubin")
+    released = [g for g, r in enumerate(roadmap.release_years) if float(r) <= 0]
+    cheapest = min(released, key=lambda g: float(roadmap.full_usd_per_year[g]))
+    assert float(analysis.flows["h100"].generation[0]) == cheapest == 2
     lcot = {}
     for policy in generations.POLICIES:
         data = copy.deepcopy(spec("custom-asic"))

@@ -75,10 +75,10 @@ def test_results_carry_exactly_the_table_outputs(name):
         assert set(c.flat()) <= set(COMPARISON_OUTPUTS)
 
 
-def test_breakeven_nre_ties_the_built_option(asic_scenario):
+def test_breakeven_nre_ties_the_built_option(asic_can_win):
     # scale every NRE part so the program's NRE equals the break-even NRE: the option then costs what the baseline does
     # (a 6-year half-life and a million units sold to others give the ASIC a margin to spend on NRE)
-    asic_scenario = asic_scenario.with_values({"workload.half_life_years": 6.0, "program.external_units": 1e6})
+    asic_scenario = asic_can_win.with_values({"workload.half_life_years": 6.0, "program.external_units": 1e6})
     analysis = tco.analyse_scenario(asic_scenario)
     checked = 0
     for name, c in analysis.challengers.items():

@@ -105,10 +105,10 @@ def test_cheaper_electricity_never_raises_cost(draw, factor):
         assert np.all(b[option].pv_cost_usd <= a[option].pv_cost_usd)
 
 
-def test_closed_form_breakeven_external_sales_equal_the_solver(asic_scenario):
-    """With a 6-year half-life the ASIC wins once enough units are sold to others: the solver's
-    external units and the closed form (V* - own units) agree; the split option never crosses."""
-    scenario = asic_scenario.with_values({"workload.half_life_years": 6.0})
+def test_closed_form_breakeven_external_sales_equal_the_solver(asic_can_win):
+    """With a 6-year half-life the ASIC at its best share of peak FLOP/s wins once enough units are sold to others:
+    the solver's external units and the closed form (V* - own units) agree; the split option never crosses."""
+    scenario = asic_can_win.with_values({"workload.half_life_years": 6.0})
     table = tco.compare(scenario).challengers
     for b in tco.breakeven(scenario, "program.external_units"):
         closed = table.loc[b.option, "breakeven_external_units"]

@@ -269,7 +269,7 @@ def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformanc
         prefill_time_share=None if option.disaggregated else out["interference_share"])
 
 
-def pool_costs(pool: Pool, size: PoolSizing, w: _Workload, values: Mapping[str, object]) -> PoolCosts:
+def pool_costs(pool: Pool, size: PoolSizing, w: _Workload) -> PoolCosts:
     """Per-device capex and year-1 cost terms of one pool (DESIGN.md section 5).
 
     The NRE share per unit of a built pool is filled in once the fleet's units are known
@@ -342,10 +342,10 @@ class Fleet:
     links: LinkCosts
 
 
-def option_fleet(option: Option, w: _Workload, values: Mapping[str, object]) -> Fleet:
+def option_fleet(option: Option, w: _Workload) -> Fleet:
     """Performance, sizing and cost terms of an option's fleet at year 1's demand."""
     performance, sizes, size = serve_option(option, w)
-    costs = {pool.role: pool_costs(pool, sizes[pool.role], w, values) for pool in option.pools}
+    costs = {pool.role: pool_costs(pool, sizes[pool.role], w) for pool in option.pools}
     return Fleet(option, performance, sizes, size, costs, link_costs(option, size, w))
 
 
@@ -406,11 +406,11 @@ def _plans(fleets: Sequence[Fleet], w: _Workload) -> dict[str, PoolPlan]:
     return plans
 
 
-def _roadmap(structure: Structure, base_fleet: Fleet, w: _Workload, values) -> tuple[list[Fleet], RoadmapCosts | None]:
+def _roadmap(structure: Structure, base_fleet: Fleet, w: _Workload) -> tuple[list[Fleet], RoadmapCosts | None]:
     """The baseline's fleets on every roadmap generation and their steady-state costs (None without a roadmap)."""
     if not structure.generations:
         return [base_fleet], None
-    fleets = [base_fleet, *(option_fleet(option, w, values) for option in structure.generation_options())]
+    fleets = [base_fleet, *(option_fleet(option, w) for option in structure.generation_options())]
     plans = _plans(fleets, w)
     full, running = [], []
     for g, generation in enumerate((None, *structure.generations)):
@@ -423,7 +423,7 @@ def _roadmap(structure: Structure, base_fleet: Fleet, w: _Workload, values) -> t
         running.append(run)
     start = w.get("roadmap.start_year")
     own = roadmap_param(base_fleet.option.pools[0].device, "release_year")
-    release = (w.get(own) - start if len(base_fleet.option.pools) == 1 and own in values else np.zeros_like(start),
+    release = (w.get(own) - start if len(base_fleet.option.pools) == 1 and own in w.names else np.zeros_like(start),
                *(w.get(roadmap_param(g.device, "release_year")) - start for g in structure.generations))
     incumbent = "+".join(dict.fromkeys(p.device for p in base_fleet.option.pools))
     costs = RoadmapCosts((incumbent, *(g.device for g in structure.generations)), release, tuple(full),
@@ -488,8 +488,8 @@ def _total(terms):
 def evaluate_option(structure: Structure, option: Option, w: _Workload, values: Mapping[str, object],
                     baseline: OptionResult | None) -> OptionResult:
     """One option: its fleet at year 1's demand, its money plan over the horizon, and its totals."""
-    fleet = option_fleet(option, w, values)
-    fleets, roadmap = _roadmap(structure, fleet, w, values) if baseline is None else ([fleet], None)
+    fleet = option_fleet(option, w)
+    fleets, roadmap = _roadmap(structure, fleet, w) if baseline is None else ([fleet], None)
     plans = _plans(fleets, w)
     program, t_d = _program(structure, option, w, values)
     last = max(int(np.max(w.horizon)), int(np.max(t_d)))

@@ -210,8 +210,9 @@ class PoolSizing:
     """Replicas at peak demand and utilization at mean demand (DESIGN.md section 4)."""
 
     replicas: Array = output("replicas", "replicas sized at peak demand", "replicas", "", fmt=",.0f")
-    peak_replicas: Array = output("replicas", "peak load / one replica's capacity: the replicas year 1's peak needs, unrounded",
-                                  "replicas for the peak (unrounded)", "", fmt=",.2f")
+    peak_replicas: Array = output("replicas", "replicas year 1's peak needs (the serving model's staffing; whole unless "
+                                  "sizing is continuous), which the purchase plan scales by each year's demand multiple",
+                                  "replicas for year 1's peak", "", fmt=",.2f")
     utilization: Array = output("fraction", "mean load / provisioned capacity", "utilization", "%", scale=100.0, fmt=".0f")
     devices: Array = output("devices", "devices in the pool", "devices", "", fmt=",.0f")
 

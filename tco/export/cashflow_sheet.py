@@ -215,7 +215,7 @@ def _pool_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], role: str) -> di
         rows["busy"].append(f"({tdp}-{idle})*{p['devices_per_replica']}*{energy_w_year}")
         for name, line in per_device.items():
             rows[line].append(f"{p[name]}/{p['devices']}")
-    labels = {"z": ("replicas for year 1's peak, unrounded", "replicas"),
+    labels = {"z": ("replicas for year 1's peak (the serving model's staffing)", "replicas"),
               "x": ("replicas busy at year 1's mean load", "replicas"),
               "n": ("devices per replica", "devices"), "unit": ("hardware per device", "USD"), "life": ("useful life", "yr"),
               "rv": ("residual value", "fraction"), "energy": ("electricity per device held (idle + host)", "USD/yr"),
