@@ -245,7 +245,7 @@ def test_breakeven_prints_every_window(capsys):
 def test_study_prints_its_findings(capsys, tmp_path):
     code, out, _ = run(capsys, "study", "half-life-vs-volume", "--out", str(tmp_path / "study"))
     assert code == 0 and "findings:" in out
-    # at the 3-year half-life the ASIC loses even with a million units sold to others; longer half-lives win
+    # against the roadmap's B300 the ASIC loses even with a million units sold to others (tests/conftest.py ASIC_CAN_WIN)
     assert "No challenger crosses the baseline across the swept range of units sold to others" in out
     assert "asic wins in" in out and "% of the map" in out
 

@@ -17,8 +17,8 @@ WIDTH = 100
 #: a column narrower than this is not worth wrapping into: the table is split instead
 MIN_COLUMN = 12
 GAP = "  "
-#: a cell that is a number, a flag (yes/no) or the em dash for none: never wrapped, right-aligned
-_NUMBER = re.compile(r"^(—|yes|no|[-+]?\$?[\d,]*\.?\d+(e[-+]?\d+)?\s?(%|x|[kMB])?)$")
+#: a cell that is a number (or the em dash for none): never wrapped
+_NUMBER = re.compile(r"^(—|[-+]?\$?[\d,]*\.?\d+(e[-+]?\d+)?\s?(%|x|[kMB])?)$")
 
 
 def paragraph(text: str, width: int = WIDTH) -> str:
