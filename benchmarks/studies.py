@@ -42,7 +42,7 @@ def main() -> None:
     default = tco.load_scenario("default")
     rng = np.random.default_rng(0)
 
-    x, y = "workload.half_life_years", "program.volume_units"
+    x, y = "workload.half_life_years", "program.external_units"
     t = best_of(lambda: grid_map(asic, x, y, (0.5, 8), (1000, 1e6), 200, 200, "ratio:asic", y_log=True).contour(), 1)
     pts = [{x: float(a), y: float(b)} for a, b in zip(rng.uniform(0.5, 8, LOOP_POINTS), rng.uniform(1e3, 1e6, LOOP_POINTS),
                                                        strict=True)]

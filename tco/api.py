@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from . import timeviews
 from .core.comparison import Analysis, analyse, cost_ratio, npv_usd
 from .core.evaluate import evaluate
 from .core.outputs import COST_LINES, OptionResult
@@ -71,6 +72,10 @@ class Comparison:
     details: list[dict] = field(default_factory=list)
     decision: Verdict | None = None
     results: dict[str, OptionResult] = field(default_factory=dict)
+    #: the chip program seen by its owner and its vendor, per option on the built chip (:mod:`tco.timeviews`)
+    program: dict = field(default_factory=dict)
+    #: the general-purpose generation the baseline runs on each year (empty without a roadmap)
+    baseline_roadmap: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The JSON contract of ``tco compare --format json`` (see docs/outputs.md)."""
@@ -84,6 +89,8 @@ class Comparison:
             "comparison": {"option": best, "baseline": structure.baseline, **comp,
                            "by_option": {name: {k: json_safe(v) for k, v in row.items()}
                                          for name, row in self.challengers.iterrows()}},
+            "program": self.program,
+            "baseline_roadmap": self.baseline_roadmap,
             "verdict": self.verdict,
             "verdict_detail": self.decision.to_dict() if self.decision else None,
             "warnings": [{"path": w.path, "value": json_safe(w.value), "message": w.message}
@@ -142,7 +149,13 @@ def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, wi
     options = pd.DataFrame(rows).set_index("option")
     table = pd.DataFrame(comp_rows).set_index("option") if comp_rows else pd.DataFrame()
     decision = decide(scenario, analysis.options, tie_tolerance, with_flips)
-    return Comparison(scenario, options, table, decision.text, details, decision, analysis.options)
+    result = Comparison(scenario, options, table, decision.text, details, decision, analysis.options,
+                        timeviews.program_view(analysis), timeviews.baseline_generations(analysis))
+    wins = {name: bool(scalar(row.npv_usd) > 0) for name, row in analysis.challengers.items()}
+    result.verdict = " ".join(filter(None, [decision.text, timeviews.roadmap_sentence(result.baseline_roadmap),
+                                            *timeviews.program_sentences(result.program, wins),
+                                            *timeviews.advantage_sentences(analysis)]))
+    return result
 
 
 @dataclass

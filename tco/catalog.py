@@ -80,6 +80,7 @@ class Device(Strict):
     residual_value_fraction: Q
     residual_efficiency: Q
     reauthoring_usd_per_shift: Q
+    software_port_usd: Q | None = None
     prices: Prices = Prices()
     note: str = ""
 
@@ -170,7 +171,7 @@ NRE_PARTS = ("design_usd", "verification_usd", "masks_usd", "ip_usd", "software_
 
 
 class NodeCosts(Strict):
-    """NRE parts and wafer economics of one process node."""
+    """NRE parts, wafer economics and scaling figures of one process node."""
 
     design_usd: Q
     verification_usd: Q
@@ -180,7 +181,41 @@ class NodeCosts(Strict):
     wafer_price_usd: Q
     defect_density_per_cm2: Q
     time_to_market_years: Q
+    logic_density_mtr_per_mm2: Q
+    sram_bitcell_um2: Q
+    relative_energy_per_op: Q
     note: str = ""
+
+
+class ProgramDefaults(Strict):
+    """Defaults of a chip program that do not depend on the node (``assumptions/program.yaml``)."""
+
+    external_units: Q
+    vendor_gross_margin: Q
+    tapeout_to_deployment_years: Q
+
+
+class RoadmapEntry(Strict):
+    """A general-purpose device on the roadmap: when it is (or is announced to be) available."""
+
+    release_year: Q
+    note: str = ""
+
+
+class Roadmap(Strict):
+    """The general-purpose roadmap (``assumptions/roadmap.yaml``): the analysis date, the devices
+    by release and the pace of cost per token after the last one."""
+
+    start_year: Q
+    cost_halving_years: Q
+    generations: dict[str, RoadmapEntry]
+
+
+class SoftwarePorting(Strict):
+    """Porting the serving software to a device generation, by device class (``assumptions/software.yaml``)."""
+
+    general: Q
+    specialized: Q
 
 
 @dataclass
@@ -194,8 +229,11 @@ class Catalog:
     economics: dict = field(default_factory=dict)
     training: dict = field(default_factory=dict)  # assumptions/training.yaml: classes and run defaults
     sites: dict = field(default_factory=dict)  # assumptions/sites.yaml: sites and facility life
-    serving: dict = field(default_factory=dict)
+    serving: dict = field(default_factory=dict)  # assumptions/serving.yaml: serving-system defaults
     fleet_dynamics: dict = field(default_factory=dict)  # assumptions/fleet_dynamics.yaml: settings of the fleet analyses
+    program: dict = field(default_factory=dict)  # assumptions/program.yaml: chip-program defaults
+    roadmap: dict = field(default_factory=dict)  # assumptions/roadmap.yaml: general-purpose generations
+    software: dict = field(default_factory=dict)  # assumptions/software.yaml: porting cost by device class
 
 
 def _optional_yaml(path: Path) -> dict:
@@ -229,6 +267,9 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
         sites=_optional_yaml(folder / "sites.yaml"),
         serving=_optional_yaml(folder / "serving.yaml"),
         fleet_dynamics=_optional_yaml(folder / "fleet_dynamics.yaml"),
+        program=_optional_yaml(folder / "program.yaml"),
+        roadmap=_optional_yaml(folder / "roadmap.yaml"),
+        software=_optional_yaml(folder / "software.yaml"),
     )
 
 

@@ -22,7 +22,7 @@ __all__ = ["NONE", "field_label", "param_label", "quantity", "sig"]
 #: prefixes of the dotted name whose second segment names a thing (a device, model, link, site, option)
 _NAMED = {"devices", "models", "links", "sites", "options"}
 #: labels where the field's description reads badly as a label
-_LABELS = {"volume_units": "program volume"}
+_LABELS = {"external_units": "units sold to others"}
 #: fields read as "<thing> <short label>" where the description is generic (memory tiers, links)
 _SHORT = {"capacity_bytes": "capacity", "bandwidth_bytes_per_s": "bandwidth", "latency_s": "latency"}
 

@@ -82,6 +82,7 @@ FIELDS: dict[str, Field] = {
     "residual_value_fraction": Field("fraction", 0.0, 0.9, description="value left at end of life, share of price"),
     "residual_efficiency": _fraction("share of designed efficiency left on shifted work"),
     "reauthoring_usd_per_shift": Field("USD", 0.0, 1e12, description="software re-authoring per workload shift"),
+    "software_port_usd": Field("USD", 0.0, 1e12, description="porting the serving software to this device generation"),
     # device prices shown beside price_usd (reference only, not read by the model)
     "list_usd": Field("USD", 0.01, 1e9, description="vendor list price per device"),
     "street_usd": Field("USD", 0.01, 1e9, description="price paid in the market per device (analyst or press)"),
@@ -123,6 +124,8 @@ FIELDS: dict[str, Field] = {
     "kv_bits": Field("bits", 2.0, 32.0, description="bits per KV-cache element"),
     "compute_bits": Field("bits", 4.0, 16.0, description="arithmetic width (selects the peak FLOP/s)"),
     "half_life_years": Field("yr", 0.01, 1e3, description="workload half-life: time for half the demand to shift away"),
+    "demand_growth_per_year": Field("1/yr", -0.9, 100.0, description="growth of demand (requests/s) per year (0: flat)"),
+    "demand_multiplier": Field("ratio", 1e-6, 1e6, description="demand of a service year as a multiple of year 1's"),
     # economics
     "discount_rate": Field("1/yr", 0.0, 1.0, description="cost of capital (WACC)"),
     "horizon_years": Field("yr", 1.0, 30.0, integer=True, description="analysis horizon"),
@@ -135,8 +138,13 @@ FIELDS: dict[str, Field] = {
     "port_cost_usd": Field("USD", 0.0, 1e9, description="cost of one link port (NIC, switch share, cable)"),
     "port_power_w": Field("W", 0.0, 1e6, description="power of one link port"),
     # NRE program
-    "volume_units": Field("units", 1.0, 1e9, description="units built over the program"),
-    "time_to_market_years": Field("yr", 0.0, 30.0, description="design start to deployment"),
+    "external_units": Field("units", 0.0, 1e9, description="units of the program sold to others over the horizon"),
+    "vendor_gross_margin": Field("fraction", 0.0, 0.95, description="vendor's gross margin, share of its unit price"),
+    "tapeout_to_deployment_years": Field("yr", 0.0, 5.0, description="tape-out to fleet deployment: fab, packaging, bring-up"),
+    "time_to_market_years": Field("yr", 0.0, 25.0, description="design start to deployment"),
+    "logic_density_mtr_per_mm2": Field("MTr/mm^2", 0.1, 1e4, description="logic transistor density of a process node"),
+    "sram_bitcell_um2": Field("um^2", 1e-4, 10.0, description="high-density SRAM bit-cell area of a process node"),
+    "relative_energy_per_op": Field("ratio", 0.01, 1e3, description="energy per operation at a node relative to 5 nm"),
     "design_usd": Field("USD", 0.0, 1e12, description="architecture, RTL and physical design"),
     "verification_usd": Field("USD", 0.0, 1e12, description="verification and validation"),
     "masks_usd": Field("USD", 0.0, 1e12, description="mask set"),
@@ -144,8 +152,14 @@ FIELDS: dict[str, Field] = {
     "software_usd": Field("USD", 0.0, 1e12, description="compiler and runtime stack"),
     "die_area_mm2": Field("mm^2", 1.0, 900.0, description="die area (reticle limit ~858 mm^2)"),
     "wafer_price_usd": Field("USD", 100.0, 1e7, description="300 mm wafer price"),
-    "defect_density_per_cm2": Field("1/cm^2", 0.0, 100.0, description="defect density"),
+    # at most 5 per cm^2 (mature nodes ~0.1, ramping ones < 0.5): beyond, a reticle-size die's yield exp(-A D0) underflows
+    "defect_density_per_cm2": Field("1/cm^2", 0.0, 5.0, description="defect density"),
     "package_memory_board_usd": Field("USD", 0.0, 1e9, description="packaging, test, memory and board per unit"),
+    # the general-purpose roadmap (assumptions/roadmap.yaml)
+    "start_year": Field("yr", 1990.0, 2100.0, description="calendar date of t = 0, the decision"),
+    "release_year": Field("yr", 1990.0, 2100.0, description="calendar date a device generation is available"),
+    "cost_halving_years": Field("yr", 0.1, 1e6,
+                                description="time for the best general cost per token to halve after the last listed generation"),
     # fleet options
     "devices_per_replica": Field("devices", 1.0, 1e6, integer=True, description="minimum devices per replica"),
     # training runs (assumptions/training.yaml, scenarios of kind: training)
@@ -182,7 +196,7 @@ FIELDS: dict[str, Field] = {
     "phase_overlap": _fraction("share of the shorter of the weight and attention phases hidden under the other"),
     # comm_overlap (above) also hides a serving replica's collectives under its computation
     # fleet analyses (assumptions/fleet_dynamics.yaml; tco.dynamics): stranded capacity
-    "demand_growth_per_year": Field("1/yr", -0.9, 100.0, description="request-rate growth over the simulated weeks"),
+    # demand_growth_per_year (above, workload) also sets the request-rate growth over the simulated weeks
     "prompt_growth_per_year": Field("1/yr", 0.0, 100.0, description="prompt-length growth (context use)"),
     "output_growth_per_year": Field("1/yr", 0.0, 100.0, description="output-length growth (reasoning depth)"),
     "weekend_ratio": Field("ratio", 0.01, 3.0, description="weekend-day demand / weekday demand"),

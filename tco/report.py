@@ -132,8 +132,11 @@ OPTION_ROWS: list[tuple[str, str, Callable[[OptionResult], str]]] = [
     ("feasible", OPTION_OUTPUTS["feasible"].title, _feasible),
 ]
 
-#: comparison outputs shown against the baseline, in order
-CHALLENGER_OUTPUTS = ("npv_usd", "cost_ratio", "life_over_half_life", "payback_year", "breakeven_volume_units")
+#: comparison outputs shown against the baseline, in order (the program rows for options on the scenario's own chip)
+CHALLENGER_OUTPUTS = ("npv_usd", "cost_ratio", "life_over_half_life", "years_of_advantage", "payback_year", "fleet_units",
+                      "program_volume_units", "needs_external_sales", "npv_own_use_usd", "breakeven_external_units",
+                      "breakeven_volume_units", "breakeven_demand_rps", "breakeven_tokens_per_year",
+                      "vendor_unit_price_usd", "software_payback_years")
 
 
 def option_rows(results: Mapping[str, OptionResult], wide: bool = False) -> list[Row]:

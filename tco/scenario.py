@@ -24,14 +24,30 @@ from .catalog import (
     Economics,
     Link,
     NodeCosts,
+    ProgramDefaults,
+    Roadmap,
     Serving,
+    SoftwarePorting,
     Strict,
     load_catalog,
     optional_quantities,
     validated,
 )
+from .core.nodes import NODE_FIELDS
 from .core.parallelism import Shape, candidate_shapes
-from .core.structure import Option, Pool, Structure, device_param, link_param, model_param, pool_param, tier_param
+from .core.structure import (
+    Generation,
+    Option,
+    Pool,
+    Structure,
+    demand_year_param,
+    device_param,
+    link_param,
+    model_param,
+    pool_param,
+    roadmap_param,
+    tier_param,
+)
 from .errors import FieldError, FieldWarning, InputError
 from .params import Param, ParamSet, Q, Quantity, cross_field_errors, outside_range_message, param_from_quantity
 from .yamlio import bundled_or_path, pydantic_errors, read_yaml
@@ -48,7 +64,10 @@ WORKLOAD_DEFAULTS = {
     "weight_bits": Quantity(value=8, source="scenario default: FP8/INT8 weights, common in production serving"),
     "kv_bits": Quantity(value=8, source="scenario default: FP8 KV cache"),
     "compute_bits": Quantity(value=8, source="scenario default: FP8/INT8 arithmetic"),
+    "demand_growth_per_year": Quantity(value=0.0, source="scenario default: the same demand every year of the horizon"),
 }
+#: the on-die SRAM tier of a built device: the tier a change of process node rescales
+SRAM_TIER = "sram"
 
 
 class PoolSpec(Strict):
@@ -95,9 +114,11 @@ class OptionSpec(Strict):
 
 
 Workload = optional_quantities(
-    "Workload", "What the fleet serves: demand, lengths, latency targets, half-life; the rest default (WORKLOAD_DEFAULTS).",
+    "Workload", "What the fleet serves: demand, lengths, latency targets, half-life; the rest default (WORKLOAD_DEFAULTS); "
+    "demand grows by ``demand_growth_per_year`` or follows ``demand_by_year`` (multiples of year 1).",
     WORKLOAD_DEFAULTS, __name__, **{key: (Q, ...) for key in ("requests_per_s", "prompt_tokens", "output_tokens",
-                                                            "ttft_target_s", "tpot_target_s", "half_life_years")})
+                                                            "ttft_target_s", "tpot_target_s", "half_life_years")},
+    demand_by_year=(list[Q] | None, None))
 
 
 class Die(Strict):
@@ -110,14 +131,38 @@ class Die(Strict):
 
 
 class Program(Strict):
-    """The scenario builds its own chip: NRE by process node, amortized over the volume."""
+    """The scenario builds its own chip at ``node``: NRE by process node, spent during design and
+    shared with ``external_units`` sold to others; the device's figures are given at ``specs_node``
+    (default: ``node``) and scaled to ``node`` (:mod:`tco.core.nodes`)."""
 
     device: str
     node: str
-    volume_units: Q
+    specs_node: str | None = None
+    external_units: Q | None = None
+    vendor_gross_margin: Q | None = None
     time_to_market_years: Q | None = None
+    tapeout_to_deployment_years: Q | None = None
     nre: dict[str, Q] = {}
     die: Die | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data):
+        if isinstance(data, dict) and "volume_units" in data:
+            raise ValueError("volume_units is gone: the program's volume is this fleet's own units (computed) plus "
+                             "external_units, the units sold to others; give external_units instead")
+        return data
+
+
+class RoadmapSpec(Strict):
+    """The baseline fleet follows the general-purpose roadmap (``assumptions/roadmap.yaml``).
+
+    ``generations`` the roadmap devices it may move to (default: every general device listed);
+    ``policy`` when it moves (:data:`tco.core.generations.POLICIES`).
+    """
+
+    policy: Literal["keep", "at_replacement", "each_generation", "when_cheaper"] = "at_replacement"
+    generations: list[str] | None = None
 
 
 class Fleet(Strict):
@@ -155,6 +200,7 @@ class ScenarioFile(ScenarioHeader):
     models: dict[str, dict[str, Any]] = {}
     links: dict[str, dict[str, Any]] = {}
     program: Program | None = None
+    roadmap: RoadmapSpec | None = None
     set: dict[str, Any] = {}
     study: dict[str, Any] | None = None
     fleet_dynamics: dict[str, Any] | None = None  # validated by tco.dynamics.config
@@ -329,48 +375,51 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     edits: dict[str, object] = {}
     model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
     devices: dict[str, Device] = {}
+    options = []
     for i, opt in enumerate(spec.options):
+        pools = []
         for role, pool in opt.pools().items():
             where = f"options[{i}].{role}.device"
             if pool.device not in devices:
                 devices[pool.device] = lookup_entry("device", pool.device, catalog.devices, spec.devices, Device, where,
                                                     edits)
-        if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
-            errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
-                                     f"is not a known link; known: {', '.join(sorted(catalog.links))}"))
-    base_spec = next(o for o in spec.options if o.name == spec.baseline)
-    if any(devices[p.device].specialized or (spec.program is not None and spec.program.device == p.device)
-           for p in base_spec.pools().values()):
-        errors.append(FieldError("baseline", spec.baseline, "the baseline must run on general-purpose devices only"))
-    if spec.program is not None and spec.program.device not in devices:
-        errors.append(FieldError("program.device", spec.program.device, "must be a device used by one of the options"))
-    if spec.program is not None and spec.program.node not in catalog.nodes:
-        errors.append(FieldError("program.node", spec.program.node, f"must be one of {', '.join(sorted(catalog.nodes))}"))
-    if errors:
-        raise InputError(errors)
-
-    settings, set_ = split_settings(spec.set)
-    params, warnings = resolved_params(_parameters(spec, catalog, model, devices, edits), edits, set_)
-    dynamics, dynamics_warnings = _dynamics_parameters(spec.fleet_dynamics, catalog, settings)
-    warnings += dynamics_warnings
-    warnings += _economics_warnings(spec, catalog, params)
-    options = []
-    for opt in spec.options:
-        pools = []
-        for role, pool in opt.pools().items():
             device = devices[pool.device]
             built = spec.program is not None and spec.program.device == pool.device
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
-                              built, pool.devices_per_replica is not None,
-                              _shapes(pool, role, model, device, params, opt.name)))
+                              built, pool.devices_per_replica is not None))
+        if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
+            errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
+                                     f"is not a known link; known: {', '.join(sorted(catalog.links))}"))
         options.append(Option(opt.name, tuple(pools), opt.kv_link))
+    baseline = next(o for o in options if o.name == spec.baseline)
+    if baseline.specialized:
+        errors.append(FieldError("baseline", spec.baseline, "the baseline must run on general-purpose devices only"))
+    if spec.program is not None and spec.program.device not in devices:
+        errors.append(FieldError("program.device", spec.program.device, "must be a device used by one of the options"))
+    if spec.program is not None:
+        for key in ("node", "specs_node"):
+            node = getattr(spec.program, key)
+            if node is not None and node not in catalog.nodes:
+                errors.append(FieldError(f"program.{key}", node, f"must be one of {', '.join(sorted(catalog.nodes))}"))
+    generations = _generations(spec, catalog, baseline, devices, errors, edits)
+    if errors:
+        raise InputError(errors)
+
     structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
-                          spec.program.device if spec.program else None, spec.serving.policy,
-                          model.experts_routed.value > 1)
+                          spec.program.device if spec.program else None, policy=spec.serving.policy,
+                          moe=model.experts_routed.value > 1, generations=generations,
+                          refresh_policy=spec.roadmap.policy if spec.roadmap else "keep",
+                          demand_series_years=len(spec.workload.demand_by_year or ()),
+                          node_scaled_tiers=_node_scaled_tiers(spec, devices))
+    settings, set_ = split_settings(spec.set)
+    params, warnings = resolved_params(_parameters(spec, catalog, model, devices, edits, structure), edits, set_)
+    dynamics, dynamics_warnings = _dynamics_parameters(spec.fleet_dynamics, catalog, settings)
+    warnings += dynamics_warnings
+    warnings += _economics_warnings(spec, catalog, params)
+    structure = _with_shapes(structure, spec, model, devices, params)
     spec = spec.model_copy(update={"set": {name: (dynamics if name in settings else params)[name].value for name in spec.set}})
     return Scenario(spec.name, spec.title, spec.description, spec.question, params, structure, spec, path=path,
                     devices=devices, warnings=tuple(warnings), reference=_reference(model, devices), dynamics=dynamics)
-
 
 def _dynamics_parameters(block: dict | None, catalog: Catalog, set_: Mapping[str, object]) -> tuple[ParamSet,
                                                                                                   list[FieldWarning]]:
@@ -403,6 +452,7 @@ def _dynamics_parameters(block: dict | None, catalog: Catalog, set_: Mapping[str
     return collector.param_set().edited({**edits, **set_})
 
 
+
 def _economics_warnings(spec, catalog: Catalog, params: ParamSet) -> list[FieldWarning]:
     """A bare number under ``economics:`` replaces the catalog's quantity (a fixed value of the
     scenario's own); one outside the catalog's sourced range gets the same warning as an edit."""
@@ -418,6 +468,21 @@ def _economics_warnings(spec, catalog: Catalog, params: ParamSet) -> list[FieldW
             if not source.low <= params[name].value <= source.high:
                 warnings.append(FieldWarning(name, params[name].value, outside_range_message(source)))
     return warnings
+
+
+def _with_shapes(structure: Structure, spec: ScenarioFile, model: LLM, devices: dict[str, Device],
+                 params: ParamSet) -> Structure:
+    """``structure`` with the candidate replica shapes of every pool (:func:`_shapes`), the baseline's roadmap
+    generations included (each baseline pool on the generation's device)."""
+    specs = {o.name: o.pools() for o in spec.options}
+    options = tuple(replace(o, pools=tuple(
+        replace(p, shapes=_shapes(specs[o.name][p.role], p.role, model, devices[p.device], params, o.name))
+        for p in o.pools)) for o in structure.options)
+    base = structure.option(structure.baseline)
+    generations = tuple(replace(g, shapes=tuple(
+        _shapes(specs[base.name][p.role], p.role, model, devices[g.device], params, base.name) for p in base.pools))
+        for g in structure.generations)
+    return replace(structure, options=options, generations=generations)
 
 
 def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: ParamSet, option: str) -> tuple[Shape, ...]:
@@ -450,6 +515,36 @@ def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: Param
     return candidate_shapes(int(params[device_param(d, "scale_up_domain_devices")].high), int(layers), int(kv_heads),
                             low, high, moe=model.experts_routed.value > 1)
 
+def _generations(spec: ScenarioFile, catalog: Catalog, baseline: Option, devices: dict[str, Device],
+                 errors: list[FieldError], edits: dict[str, object]) -> tuple[Generation, ...]:
+    """The roadmap devices the baseline may move to (added to ``devices``); the baseline's own
+    device is generation 0 when it runs colocated."""
+    if spec.roadmap is None:
+        return ()
+    listed = validated(Roadmap, catalog.roadmap, "roadmap").generations
+    chosen = spec.roadmap.generations if spec.roadmap.generations is not None else list(listed)
+    out = []
+    for i, ident in enumerate(chosen):
+        where = f"roadmap.generations[{i}]"
+        if ident not in listed:
+            errors.append(FieldError(where, ident, f"must be a device of assumptions/roadmap.yaml: {', '.join(listed)}"))
+            continue
+        device = devices.get(ident) or lookup_entry("device", ident, catalog.devices, spec.devices, Device, where, edits)
+        if device.specialized:
+            errors.append(FieldError(where, ident, "the baseline's roadmap holds general-purpose devices only"))
+            continue
+        devices.setdefault(ident, device)
+        if not (len(baseline.pools) == 1 and baseline.pools[0].device == ident):
+            out.append(Generation(ident, tuple(t.name for t in device.memory_tiers)))
+    return tuple(out)
+
+
+def _node_scaled_tiers(spec: ScenarioFile, devices: dict[str, Device]) -> tuple[str, ...] | None:
+    """The built device's SRAM tiers when its figures move from ``specs_node`` to ``node`` (None: no move)."""
+    program = spec.program
+    if program is None or program.specs_node in (None, program.node):
+        return None
+    return tuple(t.name for t in devices[program.device].memory_tiers if t.name == SRAM_TIER)
 
 
 def _reference(model: LLM, devices: dict[str, Device]) -> ParamSet:
@@ -500,14 +595,17 @@ class ParamCollector:
 
 
 def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[str, Device],
-                edits: dict[str, object]) -> ParamSet:
+                edits: dict[str, object], structure: Structure) -> ParamSet:
     """Flatten everything the scenario uses into named parameters, in a stable order."""
     collector = ParamCollector()
     add, errors = collector.add, collector.errors
 
     workload = spec.workload
     for key in Workload.model_fields:
-        add(f"workload.{key}", getattr(workload, key) or WORKLOAD_DEFAULTS.get(key))
+        if key != "demand_by_year":
+            add(f"workload.{key}", getattr(workload, key) or WORKLOAD_DEFAULTS.get(key))
+    for year, multiple in enumerate(workload.demand_by_year or (), start=1):
+        add(demand_year_param(year), multiple)
     economics = validated(Economics, {**catalog.economics, **spec.economics}, "economics")
     for key in Economics.model_fields:
         add(f"economics.{key}", getattr(economics, key))
@@ -528,6 +626,8 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
             value = getattr(device, key)
             if key == "peak_flops_4bit" and value is None:
                 value = device.peak_flops_8bit.model_copy(update={"note": "no 4-bit unit: the 8-bit figure applies"})
+            if key == "software_port_usd":
+                value = _software_port(device, catalog, structure)
             if isinstance(value, Quantity):
                 add(device_param(device.id, key), value)
     links_used = sorted({o.kv_link for o in spec.options if o.kv_link})
@@ -539,19 +639,45 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
         for role, pool in option.pools().items():
             add(pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
     if spec.program is not None:
-        _program_parameters(spec.program, catalog, add, errors)
+        _program_parameters(spec.program, catalog, add, errors, structure)
+    if structure.generations:
+        roadmap = validated(Roadmap, catalog.roadmap, "roadmap")
+        add("roadmap.start_year", roadmap.start_year)
+        add("roadmap.cost_halving_years", roadmap.cost_halving_years)
+        base = structure.option(structure.baseline)
+        listed = [base.pools[0].device] if len(base.pools) == 1 and base.pools[0].device in roadmap.generations else []
+        for device in (*listed, *(g.device for g in structure.generations)):
+            add(roadmap_param(device, "release_year"), roadmap.generations[device].release_year)
     return collector.param_set()
 
 
-def _program_parameters(program: Program, catalog: Catalog, add, errors: list[FieldError]) -> None:
+def _software_port(device: Device, catalog: Catalog, structure: Structure) -> Quantity | None:
+    """A device's porting cost (its own figure, else its class default), for the devices an option
+    may adopt: not the baseline's own devices, not the built chip (its software is NRE)."""
+    if device.id in structure.incumbent_devices or device.id == structure.program_device:
+        return None
+    if device.software_port_usd is not None:
+        return device.software_port_usd
+    defaults = validated(SoftwarePorting, catalog.software, "software")
+    return defaults.specialized if device.specialized else defaults.general
+
+
+def _program_parameters(program: Program, catalog: Catalog, add, errors: list[FieldError], structure: Structure) -> None:
     node = validated(NodeCosts, catalog.nodes[program.node], f"nodes.{program.node}")
+    defaults = validated(ProgramDefaults, catalog.program, "program")
     for key in program.nre:
         if key not in NRE_PARTS:
             errors.append(FieldError(f"program.nre.{key}", key, f"must be one of {', '.join(NRE_PARTS)}"))
-    add("program.volume_units", program.volume_units)
+    for key in ProgramDefaults.model_fields:
+        add(f"program.{key}", getattr(program, key) or getattr(defaults, key))
     add("program.time_to_market_years", program.time_to_market_years or node.time_to_market_years)
     for part in NRE_PARTS:
         add(f"program.nre.{part}", program.nre.get(part) or getattr(node, part))
+    if structure.node_scaled_tiers is not None:
+        specs = validated(NodeCosts, catalog.nodes[program.specs_node], f"nodes.{program.specs_node}")
+        for key in NODE_FIELDS:
+            add(f"program.{key}", getattr(node, key))
+            add(f"program.specs.{key}", getattr(specs, key))
     if program.die is not None:
         add("program.die_area_mm2", program.die.die_area_mm2)
         add("program.package_memory_board_usd", program.die.package_memory_board_usd)

@@ -128,11 +128,11 @@ def rests_on(scenario, results: Mapping[str, OptionResult], verdict: Verdict) ->
     option = scenario.structure.option(winner)
     built = [p for p in option.pools if p.built]
     values = scenario.values()
-    if built and "program.volume_units" in values:
-        own = sum(scalar(results[winner].pool(p.role).sizing.devices) for p in built)
-        volume = float(values["program.volume_units"])
-        if volume > own:
-            out.append(own_fleet_volume(scenario, winner, own, volume))
+    if built and "program.external_units" in values:
+        own = sum(scalar(results[winner].pool(p.role).present_values.units_bought) for p in built)
+        external = float(values["program.external_units"])
+        if external > 0:
+            out.append(own_fleet_volume(scenario, winner, own, own + external))
     rivals = [n for n, r in results.items() if n != winner and scalar(r.feasible) <= 0]
     if rivals and (verdict.kind == "only" or scenario.structure.baseline in rivals):
         out.append("the latency targets: " + "; ".join(f"{n} {_reasons(results[n])}" for n in rivals))
@@ -148,12 +148,12 @@ def own_fleet_volume(scenario, winner: str, own: float, volume: float) -> str:
     cost on its own fleet's units alone (no external sales)."""
     from .api import evaluate_scenario
 
-    units = max(own, scenario.params["program.volume_units"].field.minimum)
-    alone, _ = evaluate_scenario(scenario, {"program.volume_units": units})
+    alone, _ = evaluate_scenario(scenario, {"program.external_units": 0.0})
     costs = {n: scalar(r.lcot_usd_per_mtok) for n, r in alone.items() if scalar(r.feasible) > 0}
     best = min(costs, key=costs.get) if costs else None
     outcome = "still wins" if best == winner else (f"loses to {best}" if best else "and no option meets the targets")
-    return (f"a chip program of {sig(volume, 3)} units, {sig(volume - own, 3)} beyond the {sig(own, 3)} this fleet buys: "
+    return (f"a chip program of {sig(volume, 3)} units, {sig(volume - own, 3)} sold beyond the {sig(own, 3)} this fleet "
+            "buys over the horizon: "
             f"on its own units alone {winner} costs {_usd_per_mtok(costs.get(winner, np.nan))}/M and {outcome}")
 
 

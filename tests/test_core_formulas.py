@@ -100,14 +100,6 @@ def test_irr_and_payback():
     assert np.isnan(finance.payback_year(np.array([-100.0, -40.0])))
 
 
-def test_hardware_pv_factors_replacement_and_residual():
-    # life 3, horizon 5, rate 10%: bought at 0 and 3; first credited at 3 with rv 0.1,
-    # second cut off at 5 after 2 of 3 years: value 1 - 0.9 x 2/3 = 0.4, credited at 5.
-    purchases, credits = finance.hardware_pv_factors(0.1, 3, 5, 0.1)
-    assert purchases == pytest.approx(1 + 1.1 ** -3)
-    assert credits == pytest.approx(0.1 * 1.1 ** -3 + 0.4 * 1.1 ** -5)
-
-
 def test_effective_life_and_designed_share():
     # L = 4, H = 2: H/ln2 (1 - 2^-2) = 2.164
     assert lifecycle.effective_life_years(4, 2) == pytest.approx(2 / math.log(2) * 0.75)
@@ -124,9 +116,11 @@ def test_dies_per_wafer_and_yield():
 
 
 def test_breakeven_volume_closed_form():
-    # PV = a + b NRE / V; a = 80, b = 10 units, NRE = 100, target c = 100 -> V* = 10 x 100 / 20 = 50
+    # PV = a + N own / V; a = 80, own = 10 units, N = 100, target c = 100 -> V* = 10 x 100 / 20 = 50
     assert nre.breakeven_volume_units(100, 10, 80, 100) == 50
     assert nre.breakeven_volume_units(100, 10, 120, 100) == np.inf
+    # of which sold to others: 50 - 10 = 40; own use alone suffices when V* <= own
+    assert nre.breakeven_external_units(50.0, 10.0) == 40 and nre.breakeven_external_units(8.0, 10.0) == 0
 
 
 def test_two_for_two_rule():
@@ -145,12 +139,12 @@ def test_capital_recovery_by_hand():
 
 
 def test_breakeven_nre_lies_on_the_same_line_as_the_breakeven_volume():
-    # PV cost a + b NRE / V against the baseline's c: a = 80, b = 4 units, c = 100, V = 1,000 units
-    # NRE* = (c - a) V / b = 20 x 1000 / 4 = 5,000 USD; at that NRE the break-even volume is V itself
-    assert nre.breakeven_nre_usd(4.0, 80.0, 100.0, 1000.0) == pytest.approx(5000.0, rel=1e-12)
-    assert nre.breakeven_volume_units(5000.0, 4.0, 80.0, 100.0) == pytest.approx(1000.0, rel=1e-12)
+    # PV cost a + f NRE own / V against the baseline's c: a = 80, own = 4 units, c = 100, V = 1,000 units, f = 0.8
+    # NRE* = (c - a) V / (own f) = 20 x 1000 / 3.2 = 6,250 USD; its PV 5,000 breaks even at the volume V itself
+    assert nre.breakeven_nre_usd(4.0, 0.8, 80.0, 100.0, 1000.0) == pytest.approx(6250.0, rel=1e-12)
+    assert nre.breakeven_volume_units(6250.0 * 0.8, 4.0, 80.0, 100.0) == pytest.approx(1000.0, rel=1e-12)
     # the option loses even with free NRE (a >= c): never
-    assert np.isnan(nre.breakeven_nre_usd(4.0, 120.0, 100.0, 1000.0))
+    assert np.isnan(nre.breakeven_nre_usd(4.0, 0.8, 120.0, 100.0, 1000.0))
 
 
 def test_energy_price_per_joule_matches_the_yearly_energy_cost():

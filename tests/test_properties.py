@@ -28,7 +28,8 @@ def scenario_draw(draw):
 
 
 #: comparison outputs whose inf or NaN means "never" or "none" (docs/outputs.md)
-NEVER_OR_NONE = {"breakeven_volume_units", "breakeven_nre_usd", "payback_year", "irr"}
+NEVER_OR_NONE = {"breakeven_volume_units", "breakeven_external_units", "breakeven_nre_usd", "breakeven_demand_rps",
+                 "breakeven_tokens_per_year", "software_payback_years", "vendor_unit_price_usd", "payback_year", "irr"}
 
 
 @FAST
@@ -104,8 +105,17 @@ def test_cheaper_electricity_never_raises_cost(draw, factor):
         assert np.all(b[option].pv_cost_usd <= a[option].pv_cost_usd)
 
 
-def test_closed_form_breakeven_volume_equals_the_solver(asic_scenario):
-    for b in tco.breakeven(asic_scenario, "program.volume_units"):
-        closed = tco.compare(asic_scenario).challengers.loc[b.option, "breakeven_volume_units"]
-        assert b.status == "crosses" and b.wins_above
-        assert b.value == np.float64(closed) or abs(b.value / closed - 1) < 1e-9
+def test_closed_form_breakeven_external_sales_equal_the_solver(asic_can_win):
+    """With a 6-year half-life the ASIC at its best share of peak FLOP/s wins once enough units are sold to others:
+    the solver's external units and the closed form (V* - own units) agree; the split option never crosses."""
+    scenario = asic_can_win.with_values({"workload.half_life_years": 6.0})
+    table = tco.compare(scenario).challengers
+    for b in tco.breakeven(scenario, "program.external_units"):
+        closed = table.loc[b.option, "breakeven_external_units"]
+        if b.option == "asic":
+            assert b.status == "crosses" and b.wins_above
+            assert abs(b.value / closed - 1) < 1e-9
+            volume = table.loc["asic", "breakeven_volume_units"]
+            assert abs(volume / (closed + table.loc["asic", "fleet_units"]) - 1) < 1e-12
+        else:
+            assert b.status == "never" and np.isinf(closed)

@@ -185,7 +185,7 @@ def test_morris_of_a_linear_function_gives_its_coefficients():
 
 
 def test_chunked_map_equals_one_block(asic_scenario):
-    args = (asic_scenario, "workload.half_life_years", "program.volume_units", (0.5, 8), (1e3, 1e6), 7, 9, "ratio:asic")
+    args = (asic_scenario, "workload.half_life_years", "program.external_units", (0.5, 8), (1e3, 1e6), 7, 9, "ratio:asic")
     whole, blocks = grid_map(*args), grid_map(*args, chunk_size=14)  # 2 rows of 7 per block
     assert np.array_equal(whole.z, blocks.z) and np.array_equal(whole.gap, blocks.gap)
 

@@ -34,7 +34,7 @@ def test_voice_agent_latency_targets_bind():
 def test_edited_scenario_round_trips_through_its_dict(tmp_path):
     import yaml
 
-    edited = tco.load_scenario("custom-asic").with_values({"economics.discount_rate": 0.07, "program.volume_units": 1e5})
+    edited = tco.load_scenario("custom-asic").with_values({"economics.discount_rate": 0.07, "program.external_units": 1e5})
     path = tmp_path / "edited.yaml"
     path.write_text(yaml.safe_dump(edited.to_dict()))
     again = tco.load_scenario(path)

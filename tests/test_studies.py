@@ -74,16 +74,18 @@ def test_tornado_swings_equal_scalar_low_high_evaluations(default_scenario):
     assert list(frame["swing"]) == sorted(frame["swing"], reverse=True)
 
 
-def test_tornado_flags_a_parameter_that_flips_the_winner(asic_scenario):
-    frame = tornado(asic_scenario, "ratio:asic", ["program.volume_units"]).iloc[0]
+def test_tornado_flags_a_parameter_that_flips_the_winner(asic_can_win):
+    frame = tornado(asic_can_win.with_values({"workload.half_life_years": 6.0}), "ratio:asic",
+                    ["program.external_units"]).iloc[0]
     winner = [v < 1 for v in (frame["metric_low"], frame["metric_base"], frame["metric_high"])]
     assert frame["crosses_breakeven"] == (len(set(winner)) > 1)
 
 
 # --- sweep and map -----------------------------------------------------------------------------
 
-def test_sweep_breakeven_equals_tco_breakeven(asic_scenario):
-    param = "program.volume_units"
+def test_sweep_breakeven_equals_tco_breakeven(asic_can_win):
+    asic_scenario = asic_can_win.with_values({"workload.half_life_years": 6.0})  # the ASIC wins with enough external sales
+    param = "program.external_units"
     frame = sweep(asic_scenario, param, 5000, 500000, points=40, log=True, metrics=["ratio:asic", "npv:asic"])
     expected = tco.breakeven(asic_scenario, param, 5000, 500000, option="asic")[0]
     found = [b for b in frame.attrs["breakevens"] if b["option"] == "asic"]
@@ -95,27 +97,28 @@ def test_sweep_breakeven_equals_tco_breakeven(asic_scenario):
     assert frame["ratio:asic"][i] == pytest.approx(scalar_ratio(asic_scenario, "asic", {param: frame[param][i]}), rel=1e-12)
 
 
-def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic_scenario):
-    x, y = "workload.half_life_years", "program.volume_units"
-    split = "h100-prefill+asic-decode"
-    grid = grid_map(asic_scenario, x, y, (2.0, 6.0), (1000, 500000), nx=5, ny=200, metric=f"ratio:{split}", y_log=True)
+def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic_can_win):
+    asic_scenario = asic_can_win
+    x, y = "workload.half_life_years", "program.external_units"
+    grid = grid_map(asic_scenario, x, y, (4.0, 6.0), (1e4, 1e6), nx=5, ny=200, metric="ratio:asic", y_log=True)
     assert grid.z.shape == (200, 5) and grid.threshold == 1.0
-    assert grid.z[17, 3] == pytest.approx(scalar_ratio(asic_scenario, split, {x: grid.x[3], y: grid.y[17]}), rel=1e-12)
+    assert grid.z[17, 3] == pytest.approx(scalar_ratio(asic_scenario, "asic", {x: grid.x[3], y: grid.y[17]}), rel=1e-12)
     contour = grid.contour()
     for xv in grid.x:
-        solved = tco.breakeven(asic_scenario.with_values({x: float(xv)}), y, 1000, 500000, option=split)[0].value
+        solved = tco.breakeven(asic_scenario.with_values({x: float(xv)}), y, 1e4, 1e6, option="asic")[0].value
         ys = contour.loc[np.isclose(contour[x], xv), y]
         assert len(ys) == 1
         assert ys.iloc[0] == pytest.approx(solved, rel=0.01)  # linear interpolation on a 200-point log grid
 
 
-def test_breakeven_metric_matches_solver_per_point(asic_scenario):
-    half_lives = np.array([3.0, 5.0])
-    values = metric_values(asic_scenario, "breakeven:asic:program.volume_units", {"workload.half_life_years": half_lives})
+def test_breakeven_metric_matches_solver_per_point(asic_can_win):
+    asic_scenario = asic_can_win
+    half_lives = np.array([4.0, 6.0])
+    values = metric_values(asic_scenario, "breakeven:asic:program.external_units", {"workload.half_life_years": half_lives})
     for h, v in zip(half_lives, values, strict=True):
         assert v == pytest.approx(tco.breakeven(asic_scenario.with_values({"workload.half_life_years": h}),
-                                                "program.volume_units", option="asic")[0].value, rel=1e-9)
-    assert math.isnan(win_threshold("breakeven:asic:program.volume_units"))
+                                                "program.external_units", option="asic")[0].value, rel=1e-9)
+    assert math.isnan(win_threshold("breakeven:asic:program.external_units"))
     assert win_threshold("npv") == 0.0 and win_threshold("ratio:asic") == 1.0
 
 

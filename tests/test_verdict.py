@@ -120,13 +120,19 @@ def test_winner_gap_treats_a_missed_target_as_infinitely_dear():
     assert winner_gap(costs, feasible, "a").tolist() == [-1.0, -np.inf, 0.0]
 
 
+#: custom-asic where the ASIC wins: at its best achievable share of peak FLOP/s (0.75), a 6-year half-life and a
+#: million units sold to others (each the catalog's high)
+ASIC_WINS = {"devices.custom-decode-asic.compute_efficiency": 0.75, "program.external_units": 1e6,
+             "workload.half_life_years": 6.0}
+
+
 def test_a_near_tie_is_called_a_tie(default_scenario):
-    """custom-asic at 12 % WACC: at the ASIC price where the H100-prefill + ASIC-decode split ties the
-    baseline (the solver's break-even, about 15.8 k USD; the all-ASIC option then costs ~1.5x) the two
-    cheapest are within 2 %, so the verdict says tie; with a zero tolerance it names a winner."""
-    s = tco.load_scenario("custom-asic").with_values({"economics.discount_rate": 0.12})
-    [b] = tco.breakeven(s, "devices.custom-decode-asic.price_usd", 1000, 30000, option="h100-prefill+asic-decode")
-    tied = s.with_values({"devices.custom-decode-asic.price_usd": b.value * 0.99})
+    """custom-asic where the ASIC wins (:data:`ASIC_WINS`): at the package, memory and board cost where it ties
+    the baseline (the solver's break-even; the unit cost is built from the die) the costs are within 2 %, so
+    the verdict says tie; with a zero tolerance it names a winner."""
+    s = tco.load_scenario("custom-asic").with_values(ASIC_WINS)
+    [b] = tco.breakeven(s, "program.package_memory_board_usd", 1000, 30000, option="asic")
+    tied = s.with_values({"program.package_memory_board_usd": b.value * 0.99})
     verdict = tco.compare(tied).decision
     assert verdict.kind == "tie" and verdict.margin < 0.02 and verdict.text.startswith("A tie within 2%")
     assert tco.compare(tied, tie_tolerance=0.0).decision.kind == "win"
@@ -145,8 +151,14 @@ def test_verdict_flip_values_really_flip_the_winner():
 
 
 def test_program_volume_beyond_the_own_fleet_is_named():
-    verdict = tco.compare(tco.load_scenario("custom-asic")).decision
-    assert any("beyond the" in r and "this fleet" in r for r in verdict.rests_on)
+    """The ASIC wins on a million units sold to others; on this fleet's units alone it loses to the baseline,
+    and the verdict says so (with no units sold to others there is nothing to name)."""
+    verdict = tco.compare(tco.load_scenario("custom-asic").with_values(ASIC_WINS)).decision
+    assert verdict.winner == "asic"
+    assert any("beyond the" in r and "this fleet" in r and "loses to h100" in r for r in verdict.rests_on)
+    own_use = tco.compare(tco.load_scenario("custom-asic").with_values({**ASIC_WINS, "program.external_units": 0.0}),
+                          with_flips=False).decision
+    assert not any("beyond the" in r for r in own_use.rests_on)
     assert "rests on" in verdict.text
 
 

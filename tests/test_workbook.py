@@ -236,18 +236,38 @@ def test_breakeven_on_a_parameter_an_option_ignores_is_never():
 # --- recalculated by LibreOffice: every Check row agrees with the Python model --------------------------
 
 
+def _roadmap_variant(policy: str) -> dict:
+    """custom-asic with the baseline moving under ``policy`` inside an 8-year horizon: at_replacement with 3-year
+    B200 and H100 lives (moves to Rubin at the end of B300's life), when_cheaper with power and space so dear that
+    Rubin's running cost beats B200's (moves in year 1)."""
+    data = yaml.safe_load((tco.scenario.SCENARIOS_DIR / "custom-asic.yaml").read_text())
+    data["roadmap"] = {"policy": policy}
+    data["economics"] = {"horizon_years": 8}
+    if policy == "at_replacement":
+        data["devices"] = {"b200": {"useful_life_years": 3}, "h100-sxm": {"useful_life_years": 3}}
+    else:
+        data["roadmap"]["generations"] = ["b200", "rubin"]
+        data["economics"].update(electricity_usd_per_kwh=1.5, facility_usd_per_kw_month=1500)
+    return data
+
+
+ROADMAP_POLICIES = ["at_replacement", "when_cheaper"]
+
 EDITED = [
     ("default", EDITS),
     (str(DATA / "workbook-branches.yaml"), {"economics.horizon_years": 9, "devices.custom-decode-asic.useful_life_years": 4,
-                                             "program.die_area_mm2": 450.0, "program.volume_units": 300000.0,
-                                             "workload.output_tokens": 900.0, "economics.discount_rate": 0.0}),
+                                             "program.die_area_mm2": 450.0, "program.external_units": 300000.0,
+                                             "workload.output_tokens": 900.0, "economics.discount_rate": 0.0,
+                                             "workload.demand_growth_per_year": 0.3, "program.time_to_market_years": 3.4,
+                                             "roadmap.rubin.release_year": 2029.0}),
 ]
 
 
 @pytest.fixture(scope="module")
 def recalculated(tmp_path_factory):
     """Every workbook the LibreOffice tests read, recalculated in one LibreOffice run (one start-up):
-    ``("plain", name)``, ``("edited", index into EDITED)`` and ``"hostile"`` -> the converted copy."""
+    ``("plain", name)``, ``("edited", index into EDITED)``, ``("roadmap", policy)`` and ``"hostile"`` -> the
+    converted copy."""
     folder = tmp_path_factory.mktemp("books")
     books = {("plain", name): write_workbook(tco.load_scenario(name), folder / f"plain-{i}.xlsx")
              for i, name in enumerate(SCENARIOS)}
@@ -255,6 +275,9 @@ def recalculated(tmp_path_factory):
         books["edited", i] = write_workbook(tco.load_scenario(name), folder / f"edited-{i}.xlsx")
         _edit_inputs(books["edited", i], edits)
     books["hostile"] = write_workbook(tco.load_scenario(_hostile(folder)), folder / "hostile.xlsx")
+    for policy in ROADMAP_POLICIES:
+        scenario = tco.scenario.scenario_from_dict(_roadmap_variant(policy))
+        books["roadmap", policy] = write_workbook(scenario, folder / f"roadmap-{policy}.xlsx")
     return dict(zip(books, recalculate_all(list(books.values()), folder), strict=True))
 
 
@@ -272,6 +295,20 @@ def test_recalculated_workbook_agrees_with_the_python_model(name, recalculated):
     bad = [row for row in rows if not agrees(row[2], row[3])]
     assert not bad, bad[:10]
     assert all(row[4] is not None and row[4] <= 1e-9 for row in rows)
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("policy", ROADMAP_POLICIES)
+def test_the_roadmap_baseline_recalculates_like_the_python_model(policy, recalculated):
+    """The baseline's moves along the general-purpose roadmap (best generation per year, the policy's moves, book
+    values credited at a move) are live formulas; LibreOffice agrees with the Python model to 1e-9."""
+    scenario = tco.scenario.scenario_from_dict(_roadmap_variant(policy))
+    generations = tco.analyse_scenario(scenario).flows["h100"].generation
+    assert len(set(np.ravel(generations)[:8])) == 2  # the fleet moves once within the horizon
+    converted = recalculated["roadmap", policy]
+    assert error_cells(converted) == []
+    rows = check_rows(converted)
+    assert len(rows) > 100 and all(agrees(row[2], row[3]) for row in rows), [r for r in rows if not agrees(r[2], r[3])][:5]
 
 
 @pytest.mark.libreoffice

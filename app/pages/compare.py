@@ -1,5 +1,7 @@
 """Compare: the verdict (winner, margin, driver, what flips it, what it rests on), each option's cost per token,
-efficiency, latency and sizing, each challenger against the baseline, and two charts.
+efficiency, latency and sizing, each challenger against the baseline (with the chip program: the fleet's own
+units against the volume assumed, whether the win needs external sales, the break-even demand and external
+sales), and two charts.
 
 The rows are :mod:`tco.report`'s (the same as ``tco compare``'s), the verdict
 :func:`tco.verdict.decide`'s (the same sentence as the CLI, the JSON and the workbook Cover).
@@ -10,6 +12,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from dash import Input, Output, dcc, html
 
+from tco import timeviews
 from tco.api import compare
 from tco.core.outputs import COST_LINES
 from tco.errors import InputError
@@ -61,7 +64,12 @@ def challengers_block(result):
         return html.P("The scenario has no option besides the baseline.")
     base = result.scenario.structure.baseline
     header = ["", *(f"{n} vs {base}" for n in challengers)]
-    return table_block("challengers-table", header, [[r.title, *r.cells] for r in challenger_rows(challengers)])
+    block = table_block("challengers-table", header, [[r.title, *r.cells] for r in challenger_rows(challengers)])
+    if not result.program:
+        return block
+    wins = {name: challengers[name]["npv_usd"] > 0 for name in result.program}
+    return html.Div([block, html.H4("The chip program"),
+                     html.Ul([html.Li(s) for s in timeviews.program_sentences(result.program, wins)], id="program-notes")])
 
 
 def breakdown_figure(result) -> go.Figure:

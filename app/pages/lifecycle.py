@@ -1,5 +1,6 @@
-"""Lifecycle: L/H, cumulative discounted cost per option over time, the workload half-life curve, and the
-year-by-year cash flows of each option (a table with its CSV, the rows of the workbook's Cash flows sheet)."""
+"""Lifecycle: L/H and years of advantage, the program timeline against the general-purpose roadmap, cumulative
+discounted cost per option over time, the workload half-life curve, and the year-by-year cash flows of each option
+(a table with its CSV, the rows of the workbook's Cash flows sheet)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import numpy as np
 import plotly.graph_objects as go
 from dash import Input, Output, State, html
 
+from tco import timeviews
 from tco.api import analyse_scenario
 from tco.core import lifecycle
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES
 from tco.core.structure import device_param
 from tco.util import scalar
 
-from ..charts import PALETTE, chart, chart_id, styled
+from ..charts import PALETTE, chart, chart_id, message_figure, styled
 from ..context import SCENARIO, AppContext, view_state
 from ..controls import dropdown, keep
 from ..tables import table_block
@@ -34,6 +36,60 @@ def cumulative_cost_figure(analysis) -> go.Figure:
                         hovertemplate=f"{option.name}<br>year %{{x}}: %{{y:,.2f}} M USD (PV, cumulative)<extra></extra>")
     return styled(fig, "Cumulative discounted cost (residual value credited at end of life)", "year",
                   "cumulative present value of costs, million USD", height=420)
+
+
+#: how the program timeline groups the cash-flow lines: (title, lines)
+TIMELINE_GROUPS = (("NRE (design)", ("nre_usd",)), ("bridge on the baseline", ("bridge_usd",)),
+                   ("hardware bought", ("capex_usd",)),
+                   ("running (energy, data hall, maintenance, links)", ("energy_usd", "facility_usd", "maintenance_usd",
+                                                                        "links_usd")),
+                   ("software and workload shifts", ("porting_usd", "reauthoring_usd", "workload_shift_usd")),
+                   ("residual value (credit)", ("residual_usd",)))
+
+
+def timeline_option(analysis) -> str | None:
+    """The option the timeline follows: the first on the scenario's own chip, else the first specialized one."""
+    challengers = analysis.structure.challengers
+    built = [o.name for o in challengers if any(p.built for p in o.pools)]
+    specialized = [o.name for o in challengers if o.specialized]
+    return (built or specialized or [o.name for o in challengers] or [None])[0]
+
+
+def timeline_figure(analysis):
+    """Year by year, undiscounted: the option's cost lines stacked (NRE during design, the bridge until its chip
+    is in service, then its fleet), the baseline's total as a line labelled with the general-purpose generation
+    it runs on, and the deployment year marked (DESIGN.md section 9)."""
+    name = timeline_option(analysis)
+    if name is None:
+        return message_figure("The scenario has no option besides the baseline.")
+    flows, base = analysis.flows[name], analysis.flows[analysis.structure.baseline]
+    fig = go.Figure()
+    for i, (title, lines) in enumerate(TIMELINE_GROUPS):
+        ys = sum(flows.lines[line] for line in lines).reshape(-1, flows.total_usd.shape[-1])[0] / 1e6
+        if np.any(ys != 0):
+            colour = "#999999" if lines == ("residual_usd",) else PALETTE[i % len(PALETTE)]
+            fig.add_bar(x=np.arange(ys.size), y=ys, name=title, marker_color=colour,
+                        hovertemplate=f"{title}<br>year %{{x}}: %{{y:,.2f}} M USD<extra></extra>")
+    total = base.total_usd.reshape(-1, base.total_usd.shape[-1])[0] / 1e6
+    generations = timeviews.baseline_generations(analysis).get("by_year")
+    hover = [f"<br>on {g}" for g in generations] if generations else [""] * total.size
+    fig.add_scatter(x=np.arange(total.size), y=total, mode="lines+markers", customdata=hover,
+                    name=f"baseline {analysis.structure.baseline} (total)", line={"color": "#000000", "dash": "dash"},
+                    hovertemplate="baseline%{customdata}<br>year %{x}: %{y:,.2f} M USD<extra></extra>")
+    if generations:  # one label where the baseline moves to another generation
+        for year, device in enumerate(generations):
+            if year == 0 or generations[year - 1] != device:
+                fig.add_annotation(x=year, y=total[year], text=device, showarrow=True, arrowhead=0, ax=0, ay=-28,
+                                   bgcolor="rgba(255,255,255,0.85)", font={"size": 11})
+    deployment = scalar(analysis.options[name].deployment_year)
+    if deployment > 0:
+        fig.add_vline(x=deployment - 0.5, line_dash="dot", line_color="#555555")
+        fig.add_annotation(x=deployment - 0.5, y=0.95, xref="x", yref="paper", text=f"{name} in service from year "
+                           f"{deployment:.0f}", showarrow=False, xanchor="left", yanchor="top",
+                           bgcolor="rgba(255,255,255,0.85)")
+    fig.update_layout(barmode="relative")
+    return styled(fig, f"Program timeline: {name} by year against the baseline (labels: its general-purpose generation)",
+                  "year (t = 0: the decision)", "cost in the year, million USD (undiscounted)", height=420)
 
 
 def half_life_figure(scenario) -> go.Figure:
@@ -60,14 +116,25 @@ def half_life_figure(scenario) -> go.Figure:
                   "share of demand at designed efficiency", height=420)
 
 
+#: comparison outputs of the life table, beside the option's name
+LIFE_COLUMNS = ("life_over_half_life", "effective_life_years", "years_of_advantage", "hardware_cycle_years",
+                "software_payback_years", "cycle_over_payback")
+
+
 def life_table(analysis):
-    lines = [(name, c.life_over_half_life, c.effective_life_years) for name, c in analysis.challengers.items()
-             if c.life_over_half_life is not None]
-    if not lines:
-        return html.P("No option uses specialized devices: the workload half-life does not apply.")
-    ratio, life = COMPARISON_OUTPUTS["life_over_half_life"], COMPARISON_OUTPUTS["effective_life_years"]
-    return table_block("life-table", ["option", "L/H", f"effective life L_eff, {life.display_unit}"],
-                       [[n, ratio.format(scalar(lh)), life.format(scalar(el))] for n, lh, el in lines])
+    rows = [(name, c) for name, c in analysis.challengers.items()
+            if c.life_over_half_life is not None or c.software_payback_years is not None]
+    if not rows:
+        return html.P("No option uses specialized devices or new hardware: the workload half-life and the software "
+                      "amortisation do not apply.")
+    specs = [COMPARISON_OUTPUTS[k] for k in LIFE_COLUMNS]
+
+    def cell(c, spec):
+        value = getattr(c, spec.name)
+        return spec.format(None if value is None else scalar(value))
+
+    header = ["option", *(s.title for s in specs)]
+    return table_block("life-table", header, [[n, *(cell(c, s) for s in specs)] for n, c in rows])
 
 
 def cash_flow_table(analysis, option: str):
@@ -95,9 +162,13 @@ def cash_flow_table(analysis, option: str):
 def layout(ctx: AppContext):
     return html.Div([
         html.P("L/H is hardware useful life over workload half-life: above 1 the design outlives the workload it "
-               "was built for. Effective life (years of service at designed efficiency) L_eff = H/ln2 (1 - 2^(-L/H)).",
+               "was built for. Effective life (years of service at designed efficiency) L_eff = H/ln2 (1 - 2^(-L/H)). "
+               "Years of advantage: how long after it enters service an option stays cheaper than the best "
+               "general-purpose generation (negative: the roadmap was cheaper that many years before). Hardware cycle "
+               "over software payback above 1: the software rewrite pays back before the hardware is replaced.",
                className="hint"),
         html.Div(id="life-table-box"),
+        chart("lifecycle-timeline"),
         html.Div(className="two-charts", children=[chart("lifecycle-cumulative"), chart("lifecycle-half-life")]),
         html.H3("Cash flows by year"),
         html.P("Costs paid in each year (year 0: purchases), the residual value credited at the end, discounted at the "
@@ -109,7 +180,8 @@ def layout(ctx: AppContext):
 
 def register(app, ctx: AppContext) -> None:
     @app.callback(Output("life-table-box", "children"), Output(chart_id("lifecycle-cumulative"), "figure"),
-                  Output(chart_id("lifecycle-half-life"), "figure"), view_state(ID), prevent_initial_call=True)
+                  Output(chart_id("lifecycle-half-life"), "figure"), Output(chart_id("lifecycle-timeline"), "figure"),
+                  view_state(ID), prevent_initial_call=True)
     def show(state):
         return lifecycle_view(ctx.scenario(state))
 
@@ -134,6 +206,6 @@ def register(app, ctx: AppContext) -> None:
 def lifecycle_view(scenario):
     """Everything the Lifecycle page shows, for one scenario (the callback body; benchmarked)."""
     if getattr(scenario, "kind", "inference") == "training":
-        return training_lifecycle_view(scenario)
+        return (*training_lifecycle_view(scenario), message_figure("A training run has no chip program timeline."))
     analysis = analyse_scenario(scenario)
-    return life_table(analysis), cumulative_cost_figure(analysis), half_life_figure(scenario)
+    return life_table(analysis), cumulative_cost_figure(analysis), half_life_figure(scenario), timeline_figure(analysis)

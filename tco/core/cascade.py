@@ -18,7 +18,7 @@ def market_value_fraction(age_years, life_years, residual_value_fraction):
     """Share of the purchase price a device of age ``a`` still fetches [-].
 
     Straight line from 1 at purchase to the residual value ``rv`` at the end of life ``L``,
-    the convention of :func:`tco.core.finance.hardware_pv_factors`:
+    the book value of :mod:`tco.core.purchases` (a device retired early is credited it):
     ``1 - (1 - rv) min(a, L) / L``.
     """
     return 1.0 - (1.0 - residual_value_fraction) * np.minimum(age_years, life_years) / life_years

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import cashflow, finance, lifecycle, nre
-from .evaluate import evaluate
+from . import cashflow, finance, generations, lifecycle, money, nre
+from .evaluate import evaluate, work_share
 from .outputs import CashFlows, ChallengerResult, OptionResult
+from .sizing import SECONDS_PER_YEAR
 from .structure import Option, Structure, device_param
 
 
@@ -30,33 +31,107 @@ def cost_ratio(baseline: OptionResult, option: OptionResult):
 
 def compare_option(option: Option, result: OptionResult, base: OptionResult, values: Mapping[str, object],
                    flows: CashFlows, base_flows: CashFlows) -> ChallengerResult:
-    """One challenger against the baseline: NPV, cost ratio, L/H, break-even volume and NRE, 2-for-2, payback, IRR.
-
-    The lifecycle fields appear for options with specialized devices, the NRE fields for
-    options that use the built device.
+    """One challenger against the baseline: NPV, cost ratio, payback, IRR; for options with specialized
+    devices L/H, effective life and years of advantage over the general roadmap; for options that
+    adopt new hardware the software amortisation; for options on the built chip the program view
+    (own units, volume, break-even external sales, volume, NRE and demand, the vendor's price, 2-for-2).
     """
-    half_life = np.asarray(values["workload.half_life_years"], float)
+    def get(name):
+        return np.asarray(values[name], float)
+
+    half_life = get("workload.half_life_years")
     row = {"npv_usd": npv_usd(base, result), "cost_ratio": cost_ratio(base, result)}
-    lives = [np.asarray(values[device_param(p.device, "useful_life_years")], float) for p in option.pools if p.specialized]
-    if lives:  # the half-life applies to specialized devices only
-        life = np.maximum.reduce(lives)
+    specialized = [p for p in option.pools if p.specialized]
+    tokens = result.money.tokens_per_year
+    if specialized:  # the half-life applies to specialized devices only
+        life = np.maximum.reduce([get(device_param(p.device, "useful_life_years")) for p in specialized])
         row["life_over_half_life"] = life / half_life
         row["effective_life_years"] = lifecycle.effective_life_years(life, half_life)
-    built = [p for p in option.pools if p.built]
-    if built:
-        nre_usd = nre.program_nre_usd(values)
-        units = sum(result.pool(p.role).present_values.pv_units_bought for p in built)
-        without_nre = result.pv_cost_usd - result.pv_nre_usd
-        row["breakeven_volume_units"] = nre.breakeven_volume_units(nre_usd, units, without_nre, base.pv_cost_usd)
-        row["breakeven_nre_usd"] = nre.breakeven_nre_usd(units, without_nre, base.pv_cost_usd, values["program.volume_units"])
-        improvement = base.pv_cost_usd / without_nre
-        rule, tco_over_nre = nre.two_for_two(base.pv_cost_usd / finance.annuity_factor(
-            np.asarray(values["economics.discount_rate"], float), np.asarray(values["economics.horizon_years"], float)),
-            nre_usd, improvement)
-        row.update(nre_usd=nre_usd + 0.0 * improvement, two_for_two_holds=rule.astype(float),
-                   baseline_tco_over_nre=tco_over_nre, tco_improvement=improvement)
+        row["years_of_advantage"] = years_of_advantage(option, result, base, values)
+    software = _software_investment_usd(option, result, values)
+    if software is not None:
+        hardware, _ = money.steady_state_usd_per_year(result.money.pools, 0.0, result.money.demand)
+        saving = base.eac_usd_per_mtok * tokens / 1e6 - hardware - result.money.reauthoring_usd_per_year
+        payback = np.where(saving > 0, software / np.where(saving > 0, saving, 1.0), np.inf)
+        cycle = np.maximum.reduce([get(device_param(p.device, "useful_life_years")) for p in option.pools])
+        if "years_of_advantage" in row:
+            cycle = np.clip(row["years_of_advantage"], 0.0, cycle)
+        row.update(software_payback_years=payback, hardware_cycle_years=cycle,
+                   cycle_over_payback=np.where(np.isfinite(payback), cycle / np.where(payback > 0, payback, 1.0), 0.0))
+    if any(p.built for p in option.pools):
+        row.update(_program_view(result, base, values))
     payback, irr = cashflow.payback_and_irr(base_flows, flows)
     return ChallengerResult(**row, payback_year=payback, irr=irr).broadcast()
+
+
+def years_of_advantage(option: Option, result: OptionResult, base: OptionResult, values: Mapping[str, object]):
+    """Years after deployment an option with specialized pools stays cheaper than the best general
+    generation (:func:`tco.core.generations.years_of_advantage`) [yr].
+
+    Its steady-state cost against the baseline's roadmap; the drift exposure is each
+    specialized pool's share of the baseline's work times the efficiency it loses on shifted work.
+    """
+    tokens = result.money.tokens_per_year
+    exposure = sum(work_share(p.role, base) * (1.0 - result.pool(p.role).costs.residual_efficiency)
+                   for p in option.pools if p.specialized)
+    return generations.years_of_advantage(result.eac_usd_per_mtok * tokens / 1e6, _general_costs(base, tokens),
+                                          result.deployment_year, exposure,
+                                          np.asarray(values["workload.half_life_years"], float))
+
+
+def _general_costs(base: OptionResult, tokens_per_year) -> generations.RoadmapCosts:
+    """The general-purpose alternative: the baseline's roadmap, or its own steady-state cost when it has none."""
+    if base.roadmap is not None:
+        return base.roadmap
+    full = base.eac_usd_per_mtok * tokens_per_year / 1e6
+    return generations.RoadmapCosts((base.name,), (0.0,), (full,), (full,))
+
+
+def _software_investment_usd(option: Option, result: OptionResult, values):
+    """Software an option must write to run: ports to the devices it adopts plus a built chip's
+    software NRE [USD]; None when it needs none (it runs on the baseline's devices)."""
+    parts = [amount for _, amount in result.money.porting]
+    if any(p.built for p in option.pools):
+        parts.append(np.asarray(values["program.nre.software_usd"], float))
+    return sum(parts) if parts else None
+
+
+def _program_view(result: OptionResult, base: OptionResult, values) -> dict:
+    """The chip program as the owner and as a vendor see it (DESIGN.md section 9)."""
+    def get(name):
+        return np.asarray(values[name], float)
+
+    plan = result.money
+    own = plan.own_units({role: result.pool(role).present_values.units_bought for role in plan.built_roles})
+    external = get("program.external_units")
+    volume = own + external
+    total = plan.program.total_usd
+    nre_pv = plan.program.present_value_usd(plan.rate)
+    without = result.pv_cost_usd - result.pv_nre_usd
+    target = base.pv_cost_usd
+    breakeven_volume = nre.breakeven_volume_units(nre_pv, own, without, target)
+    npv_own = target - (without + nre_pv)
+    base_fixed = base.pv_reauthoring_usd + base.pv_porting_usd
+    # the bridge and the shifted work are bought at the baseline's levelized cost, which carries its fixed costs
+    fixed = nre_pv + result.pv_reauthoring_usd + result.pv_porting_usd \
+        + base_fixed * (result.pv_bridge_usd + result.pv_workload_shift_usd) / target
+    demand = nre.breakeven_demand(get("workload.requests_per_s"), fixed, without + nre_pv, base_fixed, target)
+    built = next(iter(plan.built_roles))
+    improvement = target / without
+    annual = target / finance.annuity_factor(plan.rate, plan.horizon_years)
+    rule, tco_over_nre = nre.two_for_two(annual, total, improvement)
+    return {
+        "nre_usd": total + 0.0 * improvement, "fleet_units": own, "program_volume_units": volume,
+        "npv_own_use_usd": npv_own, "needs_external_sales": ((npv_usd(base, result) > 0) & (npv_own <= 0)).astype(float),
+        "breakeven_external_units": nre.breakeven_external_units(breakeven_volume, own),
+        "breakeven_volume_units": breakeven_volume,
+        "breakeven_nre_usd": nre.breakeven_nre_usd(own, nre_pv / total, without, target, volume),
+        "breakeven_demand_rps": demand,
+        "breakeven_tokens_per_year": demand * get("workload.output_tokens") * SECONDS_PER_YEAR,
+        "vendor_unit_price_usd": nre.vendor_unit_price_usd(result.pool(built).costs.unit_price_usd, total, volume,
+                                                           get("program.vendor_gross_margin")),
+        "two_for_two_holds": rule.astype(float), "baseline_tco_over_nre": tco_over_nre, "tco_improvement": improvement,
+    }
 
 
 def comparison(structure: Structure, results: Mapping[str, OptionResult], values: Mapping[str, object],

@@ -16,13 +16,14 @@ totals (:func:`evaluate_option`). The output names, units and meanings are the t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
-from . import finance, lifecycle, llm, nre, power, serving, sizing
+from . import finance, llm, money, nodes, nre, power, serving, sizing, timeline
+from .generations import RoadmapCosts, generation_path
+from .money import MoneyPlan, ShiftExposure
 from .outputs import (
     CASH_FLOW_LINES,
     YEARLY_COSTS,
@@ -34,7 +35,20 @@ from .outputs import (
     PoolResult,
     PoolSizing,
 )
-from .structure import Option, Pool, Structure, device_param, link_param, model_param, pool_param, tier_param
+from .purchases import GenerationPath, PoolPlan, pick
+from .structure import (
+    Option,
+    Pool,
+    Structure,
+    demand_year_param,
+    device_param,
+    link_param,
+    model_param,
+    pool_param,
+    roadmap_param,
+    tier_param,
+)
+from .timeline import DemandPath, ProgramSchedule
 
 #: infeasibility bits, combined in ``infeasible_code``
 TPOT_MISSED = 1
@@ -105,14 +119,11 @@ class _Workload:
             structure.policy)
         self.rate = get("economics.discount_rate")
         self.horizon = get("economics.horizon_years")
-        self.annuity = finance.annuity_factor(self.rate, self.horizon)
         self.output_tokens_per_year = self.mean_rps * self.output * sizing.SECONDS_PER_YEAR
+        self.demand_path = DemandPath(self.rate, get("workload.demand_growth_per_year"),
+                                      tuple(get(demand_year_param(y)) for y in range(1, structure.demand_series_years + 1)),
+                                      int(np.max(self.horizon)))
         self.whole = structure.whole_devices
-
-    @cached_property
-    def yearly_discount_factors(self) -> list[np.ndarray]:
-        """``(1+r)^-y`` for the years ``1..max horizon``, computed once per evaluation [-]."""
-        return [finance.discount_factor(self.rate, year) for year in range(1, int(np.max(self.horizon)) + 1)]
 
 
 def _peak_flops(get, device, compute_bits):
@@ -140,16 +151,26 @@ def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShap
         cycle_overhead_s=get(overhead) if (overhead := device_param(d, "cycle_overhead_s")) in w.names else 0.0)
 
 
+def unit_price_usd(pool: Pool, w: _Workload):
+    """Price of one device [USD]: the catalog's, or for a built chip with a die its unit cost,
+    good die + package, memory and board (:func:`tco.core.nre.good_die_cost_usd`)."""
+    get = w.get
+    if pool.built and "program.die_area_mm2" in w.names:
+        return nre.good_die_cost_usd(get("program.die_area_mm2"), get("program.wafer_price_usd"),
+                                     get("program.defect_density_per_cm2")) + get("program.package_memory_board_usd")
+    return get(device_param(pool.device, "price_usd"))
+
+
 def device_hour_usd(pool: Pool, w: _Workload):
     """Cost of one device-hour at full power, which ranks candidate shapes [USD/device-h].
 
-    Capital recovery of price + system overhead over the device's life, plus electricity and
+    Capital recovery of the unit price (:func:`unit_price_usd`) + system overhead over the device's life, plus electricity and
     data hall at TDP + host power: ``(CRF(price + overhead) + (TDP + host) x running cost per W-yr) / 8760``.
     The shape with the fewest device-hours of this price wins; the full cost model then
     prices the chosen fleet.
     """
     get, d = w.get, pool.device
-    capex = get(device_param(d, "price_usd")) + get(device_param(d, "system_overhead_usd"))
+    capex = unit_price_usd(pool, w) + get(device_param(d, "system_overhead_usd"))
     watts = get(device_param(d, "tdp_w")) + get(device_param(d, "host_power_w"))
     yearly = finance.capital_recovery_usd_per_year(capex, w.rate, get(device_param(d, "useful_life_years"))) \
         + power.running_cost_usd_per_year(watts, get("economics.pue"), get("economics.electricity_usd_per_kwh"),
@@ -230,7 +251,8 @@ def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformanc
         v = pool.values
         perf[role] = PoolPerformance(**{name: v[name] for name in serving.PERFORMANCE_FIELDS[role]})
         replicas = v["replicas"]
-        sizes[role] = PoolSizing(replicas=replicas, utilization=sizing.utilization(w.mean_rps, replicas, v["capacity_rps"]),
+        sizes[role] = PoolSizing(replicas=replicas, peak_replicas=replicas,
+                                 utilization=sizing.utilization(w.mean_rps, replicas, v["capacity_rps"]),
                                  devices=replicas * v["devices_per_replica"])
     out = served["decode"] if option.disaggregated else served["colocated"]
     first = served["prefill"] if option.disaggregated else out
@@ -247,21 +269,22 @@ def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformanc
         prefill_time_share=None if option.disaggregated else out["interference_share"])
 
 
-def pool_costs(pool: Pool, size: PoolSizing, w: _Workload, values: Mapping[str, object]) -> PoolCosts:
-    """Per-device capex and yearly cost terms of one pool (DESIGN.md section 5)."""
+def pool_costs(pool: Pool, size: PoolSizing, w: _Workload) -> PoolCosts:
+    """Per-device capex and year-1 cost terms of one pool (DESIGN.md section 5).
+
+    The NRE share per unit of a built pool is filled in once the fleet's units are known
+    (:func:`evaluate_option`).
+    """
     get, d = w.get, pool.device
-    price = get(device_param(d, "price_usd"))
-    if pool.built and "program.die_area_mm2" in values:
-        price = nre.good_die_cost_usd(get("program.die_area_mm2"), get("program.wafer_price_usd"),
-                                      get("program.defect_density_per_cm2")) + get("program.package_memory_board_usd")
+    price = unit_price_usd(pool, w)
     unit_hardware = price + get(device_param(d, "system_overhead_usd"))
     tdp, host = get(device_param(d, "tdp_w")), get(device_param(d, "host_power_w"))
     power_w = size.devices * power.device_power_w(get(device_param(d, "idle_power_w")), tdp, size.utilization, host)
     zero = np.zeros_like(price)
     return PoolCosts(
+        unit_price_usd=price,
         unit_hardware_usd=unit_hardware,
-        unit_nre_usd=(nre.nre_share_usd_per_unit(nre.program_nre_usd(values), get("program.volume_units"))
-                      if pool.built else zero),
+        unit_nre_usd=zero,
         life_years=get(device_param(d, "useful_life_years")),
         residual_value_fraction=get(device_param(d, "residual_value_fraction")),
         power_w=power_w,
@@ -273,81 +296,166 @@ def pool_costs(pool: Pool, size: PoolSizing, w: _Workload, values: Mapping[str, 
         reauthoring_usd_per_year=(get(device_param(d, "reauthoring_usd_per_shift")) / w.half_life
                                   if pool.specialized else zero),
         residual_efficiency=get(device_param(d, "residual_efficiency")) if pool.specialized else np.ones_like(price),
-        half_life_offset_years=get("program.time_to_market_years") if pool.built else zero,
     )
 
 
-def _shift_pv_factor(w: _Workload, costs: PoolCosts):
-    """``sum_y (1 - served_y) (1+r)^-y`` over the horizon: PV weight of shifted work [yr]."""
-    total = 0.0
-    for year, discount in enumerate(w.yearly_discount_factors, start=1):
-        served = lifecycle.served_efficiency_in_year(year, w.half_life, costs.residual_efficiency, costs.half_life_offset_years)
-        total = total + (year <= w.horizon + 1e-9) * (1.0 - served) * discount
-    return total
-
-
 def _shift_exposure_usd_per_year(pool: Pool, w: _Workload, baseline: OptionResult | None):
-    """Baseline cost of the work a specialized pool does [USD/yr]; None for general pools and the baseline itself.
+    """Baseline cost of the work a specialized pool does in year 1 [USD/yr]; None for general pools and the baseline itself.
 
     The pool's share of the baseline's cost: all of it when colocated, the baseline's
     prefill (decode) cost share for a prefill (decode) pool.
     """
     if baseline is None or not pool.specialized:
         return None
-    share = {"colocated": 1.0, "prefill": baseline.prefill_cost_share, "decode": 1.0 - baseline.prefill_cost_share}[pool.role]
-    return w.output_tokens_per_year * baseline.lcot_usd_per_mtok / 1e6 * share
+    return w.output_tokens_per_year * baseline.lcot_usd_per_mtok / 1e6 * work_share(pool.role, baseline)
 
 
-@dataclass
-class PoolLinePVs:
-    """Present values of one pool's cost lines (``capex_usd`` ..., without ``links_usd``) [USD], and
-    ``own_usd``, the PV of owning and running the pool (capex, NRE, residual, energy, facility,
-    maintenance) [USD] that splits a disaggregated option's cost between prefill and decode.
-
-    Summed into the option's present values by :func:`evaluate_option`, not kept (a million
-    draws would hold eight more arrays per pool).
-    """
-
-    lines: dict[str, np.ndarray]
-    own_usd: np.ndarray
+def work_share(role: str, baseline: OptionResult):
+    """Share of the baseline's cost that a pool of this role does [fraction]: all of it colocated, the
+    baseline's prefill (decode) cost share for a prefill (decode) pool."""
+    return {"colocated": 1.0, "prefill": baseline.prefill_cost_share, "decode": 1.0 - baseline.prefill_cost_share}[role]
 
 
-def pool_present_values(pool: Pool, size: PoolSizing, costs: PoolCosts, w: _Workload,
-                        baseline: OptionResult | None) -> tuple[PoolPresentValues, PoolLinePVs]:
-    """Present values of one pool's cost lines over the horizon (DESIGN.md section 5)."""
-    purchases, credits = finance.hardware_pv_factors(w.rate, costs.life_years, w.horizon, costs.residual_value_fraction)
-    units = size.devices * purchases
-    capex = units * costs.unit_hardware_usd
-    nre_pv = units * costs.unit_nre_usd
-    residual = -size.devices * costs.unit_hardware_usd * credits
-    opex = (costs.energy_usd_per_year + costs.facility_usd_per_year + costs.maintenance_usd_per_year) * w.annuity
-    exposure = _shift_exposure_usd_per_year(pool, w, baseline)
-    lines = {"capex_usd": capex, "nre_usd": nre_pv, "residual_usd": residual,
-             **{line: getattr(costs, name) * w.annuity for name, line in YEARLY_COSTS.items()}}
-    if exposure is None:
-        exposure = np.zeros_like(capex)
-    else:
-        lines["workload_shift_usd"] = exposure * _shift_pv_factor(w, costs)
-    return (PoolPresentValues(pv_units_bought=units, shift_exposure_usd_per_year=exposure),
-            PoolLinePVs(lines, capex + nre_pv + residual + opex))
-
-
-def link_costs(option: Option, size: OptionSizing, decode: PoolCosts | None, w: _Workload) -> LinkCosts:
-    """The KV link's purchase and running cost, its PV and its power (zeros when colocated).
-
-    Ports are bought with the decode devices (same life, no residual value).
-    """
+def link_costs(option: Option, size: OptionSizing, w: _Workload) -> LinkCosts:
+    """The KV link's purchase and year-1 running cost and its power (zeros when colocated)."""
     if not option.disaggregated:
         zero = np.zeros_like(size.link_ports)
         return LinkCosts(port_capex_usd=zero, usd_per_year=zero)
     link = option.link
     port_w = size.link_ports * w.get(link_param(link, "port_power_w"))
-    purchases, _ = finance.hardware_pv_factors(w.rate, decode.life_years, w.horizon, 0.0)
-    port_capex = size.link_ports * w.get(link_param(link, "port_cost_usd"))
     yearly = power.running_cost_usd_per_year(port_w, w.get("economics.pue"), w.get("economics.electricity_usd_per_kwh"),
                                              w.get("economics.facility_usd_per_kw_month"))
-    return LinkCosts(port_capex_usd=port_capex, usd_per_year=yearly, pv_usd=port_capex * purchases + yearly * w.annuity,
+    return LinkCosts(port_capex_usd=size.link_ports * w.get(link_param(link, "port_cost_usd")), usd_per_year=yearly,
                      power_w=port_w)
+
+
+@dataclass
+class Fleet:
+    """One option's fleet for year 1's demand on one set of devices: each pool's performance,
+    sizing and cost terms, the option-level sizing and the KV link."""
+
+    option: Option
+    performance: dict[str, PoolPerformance]
+    sizes: dict[str, PoolSizing]
+    size: OptionSizing
+    costs: dict[str, PoolCosts]
+    links: LinkCosts
+
+
+def option_fleet(option: Option, w: _Workload) -> Fleet:
+    """Performance, sizing and cost terms of an option's fleet at year 1's demand."""
+    performance, sizes, size = serve_option(option, w)
+    costs = {pool.role: pool_costs(pool, sizes[pool.role], w) for pool in option.pools}
+    return Fleet(option, performance, sizes, size, costs, link_costs(option, size, w))
+
+
+#: yearly pool costs that are not paid per device held: energy (split below into idle and load parts) and
+#: re-authoring (per workload shift, the option's; :class:`tco.core.money.MoneyPlan`)
+NOT_PER_DEVICE = ("energy_usd_per_year", "reauthoring_usd_per_year")
+
+
+def _pool_plan(fleets: Sequence[Fleet], role: str, w: _Workload) -> PoolPlan:
+    """One pool's purchase plan across generations (:class:`~tco.core.purchases.PoolPlan`).
+
+    Per device held: energy at idle plus host power, and every other yearly running cost of
+    the pool (:data:`~tco.core.outputs.YEARLY_COSTS`: data hall, maintenance, ...) per device of
+    year 1's fleet; per busy replica: energy of ``(TDP - idle)`` over its devices (the load term
+    of :func:`tco.core.power.device_power_w`).
+    """
+    get = w.get
+    energy_w_year = power.energy_cost_usd_per_year(1.0, get("economics.pue"), get("economics.electricity_usd_per_kwh"))
+    per_device = {line: [] for name, line in YEARLY_COSTS.items() if name not in NOT_PER_DEVICE}
+    terms, energy, busy = [], [], []
+    for fleet in fleets:
+        d = fleet.option.pool(role).device
+        size, cost, n = fleet.sizes[role], fleet.costs[role], fleet.performance[role].devices_per_replica
+        idle, tdp, host = (get(device_param(d, k)) for k in ("idle_power_w", "tdp_w", "host_power_w"))
+        terms.append((size.peak_replicas, size.utilization * size.replicas, n, cost.unit_hardware_usd, cost.life_years,
+                      cost.residual_value_fraction))
+        energy.append((idle + host) * energy_w_year)
+        busy.append((tdp - idle) * n * energy_w_year)
+        for name, line in YEARLY_COSTS.items():
+            if name not in NOT_PER_DEVICE:
+                per_device[line].append(getattr(cost, name) / size.devices)
+    z, x, n, unit, life, rv = (tuple(t) for t in zip(*terms, strict=True))
+    return PoolPlan(z, x, n, unit, life, rv, {"energy_usd": tuple(energy), **{k: tuple(v) for k, v in per_device.items()}},
+                    {"energy_usd": tuple(busy)}, whole=w.whole)
+
+
+def _link_plan(fleets: Sequence[Fleet], w: _Workload) -> PoolPlan:
+    """The KV-link ports as a pool: sized on the peak KV traffic, bought with the decode devices'
+    life, no residual value, running cost per port (its energy and data hall)."""
+    get, link = w.get, fleets[0].option.link
+    bandwidth = get(link_param(link, "bandwidth_bytes_per_s"))
+    exact = w.peak_rps * sizing.kv_transfer_bytes_per_request(w.prompt, w.kv_per_token) / bandwidth
+    running = power.running_cost_usd_per_year(get(link_param(link, "port_power_w")), get("economics.pue"),
+                                              get("economics.electricity_usd_per_kwh"),
+                                              get("economics.facility_usd_per_kw_month"))
+    count = len(fleets)
+    zero = np.zeros_like(exact)
+    return PoolPlan((exact,) * count, (zero,) * count, (1.0,) * count, (get(link_param(link, "port_cost_usd")),) * count,
+                    tuple(f.costs["decode"].life_years for f in fleets), (0.0,) * count, {"running_usd": (running,) * count},
+                    whole=w.whole)
+
+
+def _plans(fleets: Sequence[Fleet], w: _Workload) -> dict[str, PoolPlan]:
+    option = fleets[0].option
+    plans = {pool.role: _pool_plan(fleets, pool.role, w) for pool in option.pools}
+    if option.disaggregated:
+        plans["links"] = _link_plan(fleets, w)
+    return plans
+
+
+def _roadmap(structure: Structure, base_fleet: Fleet, w: _Workload) -> tuple[list[Fleet], RoadmapCosts | None]:
+    """The baseline's fleets on every roadmap generation and their steady-state costs (None without a roadmap)."""
+    if not structure.generations:
+        return [base_fleet], None
+    fleets = [base_fleet, *(option_fleet(option, w) for option in structure.generation_options())]
+    plans = _plans(fleets, w)
+    full, running = [], []
+    for g, generation in enumerate((None, *structure.generations)):
+        total, run = money.steady_state_usd_per_year(plans, float(g), w.demand_path)
+        if generation is not None:
+            port = w.get(device_param(generation.device, "software_port_usd"))
+            life = w.get(device_param(generation.device, "useful_life_years"))
+            total = total + port * w.demand_path.capital_recovery_factor(life)
+        full.append(total)
+        running.append(run)
+    start = w.get("roadmap.start_year")
+    own = roadmap_param(base_fleet.option.pools[0].device, "release_year")
+    release = (w.get(own) - start if len(base_fleet.option.pools) == 1 and own in w.names else np.zeros_like(start),
+               *(w.get(roadmap_param(g.device, "release_year")) - start for g in structure.generations))
+    incumbent = "+".join(dict.fromkeys(p.device for p in base_fleet.option.pools))
+    costs = RoadmapCosts((incumbent, *(g.device for g in structure.generations)), release, tuple(full),
+                         tuple(running), w.get("roadmap.cost_halving_years"))
+    return fleets, costs
+
+
+def _porting(structure: Structure, option: Option, w: _Workload, path: GenerationPath, t_d,
+             generation_devices: Sequence[str]) -> list:
+    """Software porting events ``(time, USD)``: a challenger ports to each device it adopts at
+    deployment (not the baseline's devices, whose software runs already, nor a built chip,
+    whose software is part of its NRE); a roadmap baseline ports at each move to another generation."""
+    if option.name == structure.baseline:
+        if len(generation_devices) == 1:
+            return []
+        ports = (0.0, *(w.get(device_param(d, "software_port_usd")) for d in generation_devices[1:]))
+        events = []
+        for t, (index, moves) in enumerate(zip(path.index, path.switch, strict=True)):
+            adopts = moves | ((t == 0) & (np.asarray(index) != 0))
+            events.append((float(t), np.where(adopts, pick(ports, index), 0.0)))
+        return events
+    return [(t_d, w.get(device_param(d, "software_port_usd"))) for d in structure.adopted_devices(option)]
+
+
+def _program(structure: Structure, option: Option, w: _Workload, values) -> tuple[ProgramSchedule | None, object]:
+    """The chip program's NRE schedule and the deployment year (``0`` without a built pool)."""
+    if not any(p.built for p in option.pools):
+        return None, 0.0
+    ttm = w.get("program.time_to_market_years")
+    parts = {k.removeprefix("program.nre."): w.get(k) for k in values if k.startswith("program.nre.")}
+    schedule = ProgramSchedule(parts, ttm, timeline.tapeout_year(ttm, w.get("program.tapeout_to_deployment_years")))
+    return schedule, timeline.deployment_year(ttm)
 
 
 def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCosts, link_life_years):
@@ -379,48 +487,92 @@ def _total(terms):
 
 def evaluate_option(structure: Structure, option: Option, w: _Workload, values: Mapping[str, object],
                     baseline: OptionResult | None) -> OptionResult:
-    """One option: its pools step by step, then the option's totals (broadcast to one shape)."""
-    perf, sizes, size = serve_option(option, w)
-    pools, line_pvs = {}, {}
+    """One option: its fleet at year 1's demand, its money plan over the horizon, and its totals."""
+    fleet = option_fleet(option, w)
+    fleets, roadmap = _roadmap(structure, fleet, w) if baseline is None else ([fleet], None)
+    plans = _plans(fleets, w)
+    program, t_d = _program(structure, option, w, values)
+    last = max(int(np.max(w.horizon)), int(np.max(t_d)))
+    if roadmap is not None:
+        path = generation_path(structure.refresh_policy, roadmap, plans[option.pools[0].role].life_years, w.horizon, last)
+    else:
+        path = GenerationPath.fixed(w.horizon, last)
+    specialized = [p for p in option.pools if p.specialized]
+    plan = MoneyPlan(
+        plans, path, w.demand_path, w.rate, w.horizon, t_d, w.output_tokens_per_year, w.half_life, program=program,
+        built_roles=tuple(p.role for p in option.pools if p.built),
+        external_units=w.get("program.external_units") if program is not None else 0.0,
+        bridge_usd_per_year=(w.output_tokens_per_year * baseline.lcot_usd_per_mtok / 1e6 if baseline is not None else 0.0),
+        porting=_porting(structure, option, w, path, t_d, roadmap.devices if roadmap is not None else (structure.baseline,)),
+        reauthoring_usd_per_year=_total([fleet.costs[p.role].reauthoring_usd_per_year for p in specialized]),
+        shifts=[ShiftExposure(_shift_exposure_usd_per_year(p, w, baseline), fleet.costs[p.role].residual_efficiency)
+                for p in specialized if baseline is not None])
+    pv = money.present_values(plan)
+    own = plan.own_units(pv.units)
+    if program is not None:
+        per_unit = nre.nre_per_unit_usd(program.total_usd, own + plan.external_units)
+        for role in plan.built_roles:
+            fleet.costs[role].unit_nre_usd = per_unit
+    pools = {}
     for pool in option.pools:
-        costs = pool_costs(pool, sizes[pool.role], w, values)
-        present, line_pvs[pool.role] = pool_present_values(pool, sizes[pool.role], costs, w, baseline)
-        pools[pool.role] = PoolResult(pool.role, pool.device, perf[pool.role], sizes[pool.role], costs, present)
-    decode = pools["decode"].costs if option.disaggregated else None
-    links = link_costs(option, size, decode, w)
-    lines = {line: _total([p.lines.get(line, 0.0) for p in line_pvs.values()]) for line in CASH_FLOW_LINES}
-    lines["links_usd"] = links.pv_usd
+        role = pool.role
+        exposure = _shift_exposure_usd_per_year(pool, w, baseline)
+        present = PoolPresentValues(pv_units_bought=pv.pv_units[role], units_bought=pv.units[role],
+                                    shift_exposure_usd_per_year=0.0 if exposure is None else exposure)
+        pools[role] = PoolResult(role, pool.device, fleet.performance[role], fleet.sizes[role], fleet.costs[role], present)
+    lines = {line: pv.lines.get(line, 0.0) for line in CASH_FLOW_LINES}
     pv_cost = _total([lines[line] for line in CASH_FLOW_LINES])
-    pv_tokens = w.output_tokens_per_year * w.annuity
+    links = fleet.links
     power_w = _total([*(p.costs.power_w for p in pools.values()), links.power_w])
     if option.disaggregated:
-        pre, dec = line_pvs["prefill"].own_usd, line_pvs["decode"].own_usd
-        prefill_share = pre / (pre + dec)
+        own_pv = {role: _total(list(pv.by_role[role].values())) for role in ("prefill", "decode")}
+        for role in plan.built_roles:
+            own_pv[role] = own_pv[role] + lines["nre_usd"] / len(plan.built_roles)
+        both = own_pv["prefill"] + own_pv["decode"]  # 0 when a built chip never enters service within the horizon
+        prefill_share = np.where(both > 0, own_pv["prefill"] / np.where(both > 0, both, 1.0), 0.0)
     else:
-        prefill_share = size.prefill_time_share
+        prefill_share = fleet.size.prefill_time_share
+    full, _ = money.steady_state_usd_per_year(plans, 0.0, w.demand_path)
+    for role in plan.built_roles:
+        c = fleet.costs[role]
+        full = full + fleet.sizes[role].devices * c.unit_nre_usd * w.demand_path.capital_recovery_factor(c.life_years)
+    full = full + _porting_usd_per_year(structure, option, w) + plan.reauthoring_usd_per_year
+    size = fleet.size
     code = (np.where(size.tpot_met | ~size.fits, 0, TPOT_MISSED) + np.where(size.ttft_met | ~size.fits, 0, TTFT_MISSED)
             + np.where(w.prompt + w.output <= w.context_max, 0, CONTEXT_TOO_LONG) + np.where(size.fits, 0, NO_FIT))
     tokens_per_s = w.mean_rps * w.output
     return OptionResult(
-        name=option.name, pools=pools, links=links,
-        lcot_usd_per_mtok=finance.levelized_cost_usd_per_mtok(pv_cost, pv_tokens),
-        lcot_usd_per_mtok_all_tokens=finance.levelized_cost_usd_per_mtok(pv_cost, pv_tokens * (w.prompt + w.output) / w.output),
-        pv_cost_usd=pv_cost, pv_tokens=pv_tokens, **{"pv_" + line: lines[line] for line in CASH_FLOW_LINES},
-        devices=_total([p.sizing.devices for p in pools.values()]), ttft_s=size.ttft_s, tpot_s=size.tpot_s,
-        queue_wait_s=size.queue_wait_s, batch=size.batch,
+        name=option.name, pools=pools, links=links, money=plan, roadmap=roadmap,
+        lcot_usd_per_mtok=finance.levelized_cost_usd_per_mtok(pv_cost, pv.tokens),
+        lcot_usd_per_mtok_all_tokens=finance.levelized_cost_usd_per_mtok(pv_cost, pv.tokens * (w.prompt + w.output) / w.output),
+        eac_usd_per_mtok=full / w.output_tokens_per_year * 1e6,
+        pv_cost_usd=pv_cost, pv_tokens=pv.tokens, **{"pv_" + line: lines[line] for line in CASH_FLOW_LINES},
+        devices=_total([p.sizing.devices for p in pools.values()]), units_bought=_total([pv.units[p.role] for p in option.pools]),
+        deployment_year=t_d, ttft_s=size.ttft_s, tpot_s=size.tpot_s, queue_wait_s=size.queue_wait_s, batch=size.batch,
         spilled_bytes=size.spilled_bytes, tokens_per_joule=tokens_per_s / power_w, tokens_per_s=tokens_per_s,
         power_w=power_w, kv_transfer_s=size.kv_transfer_s, link_ports=size.link_ports,
         feasible=(code == 0).astype(float), infeasible_code=code.astype(float), prefill_cost_share=prefill_share,
-        accounting_cost_usd_per_year=accounting_cost_usd_per_year(pools, links, decode.life_years if decode else None),
+        accounting_cost_usd_per_year=accounting_cost_usd_per_year(
+            pools, links, fleet.costs["decode"].life_years if option.disaggregated else None),
     ).broadcast()
+
+
+def _porting_usd_per_year(structure: Structure, option: Option, w: _Workload):
+    """A challenger's software ports recovered over each adopted device's life [USD/yr] (none for the baseline)."""
+    return _total([w.get(device_param(d, "software_port_usd"))
+                   * w.demand_path.capital_recovery_factor(w.get(device_param(d, "useful_life_years")))
+                   for d in structure.adopted_devices(option)])
 
 
 def evaluate(structure: Structure, values: Mapping[str, object]) -> dict[str, OptionResult]:
     """Evaluate every option; returns ``{option name: OptionResult}``.
 
     The baseline is evaluated first: specialized pools of the other options charge the
-    work they lose to workload shifts at the baseline's levelized cost.
+    work they lose to workload shifts, and a built chip's fleet the demand it does not serve
+    before it is in service, at the baseline's levelized cost. A built device's figures are
+    first moved to its build node (:func:`tco.core.nodes.node_scaled_values`).
     """
+    values = nodes.node_scaled_values(structure, values)
     w = _Workload(structure, values)
     base_option = structure.option(structure.baseline)
     base = evaluate_option(structure, base_option, w, values, None)

@@ -1,9 +1,9 @@
 """Discounting, levelized cost, NPV, IRR and payback.
 
-Conventions (DESIGN.md section 5): operating flows and tokens fall at the end of each
-year ``1..Y``; hardware is bought at ``t = k L`` (``k = 0, 1, ...`` while ``k L < Y``) and
-credited at ``min(k L + L, Y)`` with its remaining value. Discount factor
-``(1 + r)^-t`` for any real ``t`` >= 0.
+Conventions (DESIGN.md sections 5 and 9): operating flows and tokens fall at the end of each
+year ``1..Y``; hardware and NRE are paid at the start of the year they are spent in
+(:mod:`tco.core.purchases`, :mod:`tco.core.timeline`). Discount factor ``(1 + r)^-t`` for any
+real ``t`` >= 0.
 """
 
 from __future__ import annotations
@@ -35,36 +35,6 @@ def capital_recovery_usd_per_year(capex_usd, rate, life_years, residual_value_fr
     """
     net = capex_usd * (1.0 - residual_value_fraction * discount_factor(rate, life_years))
     return net / annuity_factor(rate, life_years)
-
-
-def purchase_times(useful_life_years, horizon_years):
-    """Purchase times ``k L`` inside the horizon, as a list of ``(t_k, mask_k)`` pairs.
-
-    ``mask_k`` is 1.0 where ``k L < Y``. The list is as long as the longest schedule in
-    the arrays, so the loop runs over purchases, never over scenarios.
-    """
-    life = np.asarray(useful_life_years, float)
-    count = int(np.max(np.ceil(np.asarray(horizon_years, float) / life - 1e-9)))
-    return [(k * life, (k * life < horizon_years - 1e-9).astype(float)) for k in range(max(count, 1))]
-
-
-def hardware_pv_factors(rate, useful_life_years, horizon_years, residual_value_fraction):
-    """Present-value multipliers of one device slot over the horizon [-].
-
-    Returns ``(purchases, credits)``: the PV of the units bought,
-    ``sum_k (1+r)^-(kL)``, and the PV of the value recovered per unit of price,
-    ``sum_k v_k (1+r)^-min(kL+L, Y)`` with ``v_k = 1 - (1 - rv) x min(L, Y - kL)/L``
-    (straight-line from price to residual value ``rv`` over life ``L``; a device cut
-    off by the horizon is credited at its book value).
-    """
-    purchases = 0.0
-    credits = 0.0
-    for t_k, mask in purchase_times(useful_life_years, horizon_years):
-        held_years = np.minimum(useful_life_years, horizon_years - t_k)
-        value = 1.0 - (1.0 - residual_value_fraction) * held_years / useful_life_years
-        purchases = purchases + mask * discount_factor(rate, t_k)
-        credits = credits + mask * value * discount_factor(rate, t_k + held_years)
-    return purchases, credits
 
 
 def levelized_cost_usd_per_mtok(pv_cost_usd, pv_tokens):

@@ -16,13 +16,13 @@ def designed_share_at(t_years, half_life_years):
     return np.exp2(-np.asarray(t_years, float) / half_life_years)
 
 
-def designed_share_in_year(year, half_life_years, offset_years=0.0):
-    """Mean of ``2^(-t/H)`` over year ``y`` (from ``y-1`` to ``y``), shifted by ``offset``.
+def designed_share_in_year(year, half_life_years):
+    """Mean of ``2^(-t/H)`` over year ``y`` (from ``t = y-1`` to ``t = y``) [fraction].
 
-    ``H/ln2 x (2^(-(y-1+o)/H) - 2^(-(y+o)/H))``; ``offset`` is the time from the start of
-    design to deployment, during which the workload already moved.
+    ``H/ln2 x (2^(-(y-1)/H) - 2^(-y/H))``. ``t`` is calendar time from the decision: a chip
+    designed from ``t = 0`` and in service later meets a workload that has moved meanwhile.
     """
-    start = np.asarray(year, float) - 1.0 + offset_years
+    start = np.asarray(year, float) - 1.0
     return half_life_years / LN2 * (np.exp2(-start / half_life_years) - np.exp2(-(start + 1.0) / half_life_years))
 
 
@@ -35,11 +35,11 @@ def effective_life_years(useful_life_years, half_life_years):
     return half_life_years / LN2 * (1.0 - np.exp2(-np.asarray(useful_life_years, float) / half_life_years))
 
 
-def served_efficiency_in_year(year, half_life_years, residual_efficiency, offset_years=0.0):
+def served_efficiency_in_year(year, half_life_years, residual_efficiency):
     """Share of a specialized pool's designed output that is still useful in year ``y``.
 
     ``s + (1 - s) x eta_r`` with ``s`` the designed share of that year and ``eta_r`` the
     efficiency the design keeps on shifted work.
     """
-    share = designed_share_in_year(year, half_life_years, offset_years)
+    share = designed_share_in_year(year, half_life_years)
     return share + (1.0 - share) * residual_efficiency

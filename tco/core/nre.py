@@ -1,4 +1,4 @@
-"""Economics of building a chip: NRE, unit cost from silicon, break-even volume.
+"""Economics of building a chip: NRE, unit cost from silicon, break-evens, the vendor's price.
 
 A bought device carries its vendor's NRE inside its price; an NRE program applies when
 the scenario builds its own chip (DESIGN.md section 5).
@@ -40,32 +40,60 @@ def program_nre_usd(values: Mapping[str, object]):
     return sum(np.asarray(v, float) for k, v in values.items() if k.startswith("program.nre."))
 
 
-def nre_share_usd_per_unit(nre_usd, volume_units):
-    """NRE amortized over every unit built [USD/unit]: ``NRE / V``."""
-    return nre_usd / volume_units
+def breakeven_volume_units(nre_pv_usd, own_units, pv_cost_without_nre_usd, pv_cost_target_usd):
+    """Program volume ``V*`` (own units plus units sold to others) at which the built option ties the target [units].
 
-
-def breakeven_volume_units(nre_usd, pv_units_bought, pv_cost_without_nre_usd, pv_cost_target_usd):
-    """Volume ``V*`` at which the built option costs the same as the target [units].
-
-    The option's PV cost is linear in the NRE share: ``a + b NRE / V`` with ``b`` the PV
-    of the units this fleet buys and ``a`` every other cost. Setting it equal to the
-    target's PV cost ``c``: ``V* = b NRE / (c - a)``. Where ``c <= a`` the option loses
-    even with free NRE: ``inf`` (never). More NRE never lowers ``V*``.
+    The fleet carries the share ``own / V`` of the NRE's present value ``N``, so its PV cost
+    is ``a + N own / V`` with ``a`` every other cost. Setting it equal to the target's PV cost
+    ``c``: ``V* = N own / (c - a)``. Where ``c <= a`` the option loses even with free NRE:
+    ``inf`` (never). More NRE never lowers ``V*``.
     """
     margin = np.asarray(pv_cost_target_usd, float) - pv_cost_without_nre_usd
     safe = np.where(margin > 0, margin, 1.0)
-    return np.where(margin > 0, pv_units_bought * nre_usd / safe, np.inf)
+    return np.where(margin > 0, own_units * nre_pv_usd / safe, np.inf)
 
 
-def breakeven_nre_usd(pv_units_bought, pv_cost_without_nre_usd, pv_cost_target_usd, volume_units):
-    """NRE at which the built option ties the target at the program's volume ``V`` [USD].
+def breakeven_external_units(breakeven_volume_units, own_units):
+    """Units sold to others at which the built option ties the target: ``max(V* - own, 0)`` [units] (0: own use suffices)."""
+    return np.maximum(np.asarray(breakeven_volume_units, float) - own_units, 0.0)
 
-    From the same linear cost ``a + b NRE / V = c``: ``NRE* = (c - a) V / b``. NaN where
-    ``c <= a``: the option loses even with free NRE (never).
+
+def breakeven_nre_usd(own_units, nre_pv_factor, pv_cost_without_nre_usd, pv_cost_target_usd, volume_units):
+    """Undiscounted NRE at which the built option ties the target at the program's volume ``V`` [USD].
+
+    From the same line, with the NRE's PV ``f x NRE`` (``f`` its schedule's PV factor):
+    ``NRE* = (c - a) V / (own f)``. NaN where ``c <= a``: the option loses even with free NRE (never); NaN where
+    the option buys no unit within the horizon: its cost carries no NRE, so no NRE moves it (never).
     """
     margin = np.asarray(pv_cost_target_usd, float) - pv_cost_without_nre_usd
-    return np.where(margin > 0, margin * volume_units / pv_units_bought, np.nan)
+    share = np.asarray(own_units, float) * nre_pv_factor
+    wins = (margin > 0) & (share > 0)
+    return np.where(wins, margin * volume_units / np.where(wins, share, 1.0), np.nan)
+
+
+def breakeven_demand(demand, option_fixed_usd, option_pv_usd, baseline_fixed_usd, baseline_pv_usd):
+    """Demand at which the option ties the baseline when every cost but the fixed ones scales with demand [unit of ``demand``].
+
+    ``PV_o(D) = F_o + (PV_o - F_o) D' / D`` and likewise for the baseline; they cross at
+    ``D* = D (F_o - F_b) / ((PV_b - F_b) - (PV_o - F_o))`` (a fixed cost per program:
+    NRE, software ports, re-authoring). 0 when the option wins at any demand, ``inf`` when
+    its demand-driven cost is not below the baseline's (never). Exact with continuous
+    sizing; whole devices add a step of at most one replica per pool.
+    """
+    variable_gap = (np.asarray(baseline_pv_usd, float) - baseline_fixed_usd) - (option_pv_usd - option_fixed_usd)
+    fixed_gap = np.asarray(option_fixed_usd, float) - baseline_fixed_usd
+    safe = np.where(variable_gap > 0, variable_gap, 1.0)
+    return np.where(variable_gap > 0, np.maximum(demand * fixed_gap / safe, 0.0), np.where(fixed_gap < 0, 0.0, np.inf))
+
+
+def nre_per_unit_usd(nre_usd, volume_units):
+    """NRE per unit built: ``NRE / max(V, 1)`` [USD/unit] (a program that builds less than one unit carries it on one)."""
+    return nre_usd / np.maximum(volume_units, 1.0)
+
+
+def vendor_unit_price_usd(unit_cost_usd, nre_usd, volume_units, gross_margin):
+    """The builder's view of a unit's price: ``(unit cost + NRE / V) / (1 - gross margin)`` [USD/unit]."""
+    return (unit_cost_usd + nre_per_unit_usd(nre_usd, volume_units)) / (1.0 - np.asarray(gross_margin, float))
 
 
 def two_for_two(baseline_tco_usd_per_year, nre_usd, tco_improvement):

@@ -90,9 +90,11 @@ class OutputSpec:
 
     def format(self, value) -> str:
         """``value`` as displayed (scaled, formatted; a ``g`` format keeps its significant figures without an
-        exponent, see :func:`sig`); an em dash for a missing or non-finite value."""
+        exponent, see :func:`sig`); yes/no for a flag (unit ``bool``); an em dash for a missing or non-finite value."""
         if value is None or not math.isfinite(float(value)):
             return NONE
+        if self.unit == "bool":
+            return "yes" if float(value) else "no"
         if self.fmt.endswith("g"):
             return sig(float(value) * self.scale, int(self.fmt.rstrip("g").split(".")[-1]))
         return format(float(value) * self.scale, self.fmt)
@@ -208,6 +210,9 @@ class PoolSizing:
     """Replicas at peak demand and utilization at mean demand (DESIGN.md section 4)."""
 
     replicas: Array = output("replicas", "replicas sized at peak demand", "replicas", "", fmt=",.0f")
+    peak_replicas: Array = output("replicas", "replicas year 1's peak needs (the serving model's staffing; whole unless "
+                                  "sizing is continuous), which the purchase plan scales by each year's demand multiple",
+                                  "replicas for year 1's peak", "", fmt=",.2f")
     utilization: Array = output("fraction", "mean load / provisioned capacity", "utilization", "%", scale=100.0, fmt=".0f")
     devices: Array = output("devices", "devices in the pool", "devices", "", fmt=",.0f")
 
@@ -216,8 +221,11 @@ class PoolSizing:
 class PoolCosts:
     """Per-device capex and yearly cost terms of one pool (DESIGN.md section 5)."""
 
+    unit_price_usd: Array = output("USD/device", "device price (a built chip: its unit cost, from the die when given)",
+                                   "price per device")
     unit_hardware_usd: Array = output("USD/device", "device price + system overhead", "hardware per device")
-    unit_nre_usd: Array = output("USD/device", "NRE share per device (built devices only)", "NRE share per device")
+    unit_nre_usd: Array = output("USD/device", "NRE per unit built: program NRE / program volume, at least one unit "
+                                 "(built devices only)", "NRE per unit built")
     life_years: Array = output("yr", "useful life of the pool's devices", "useful life")
     residual_value_fraction: Array = output("fraction", "value left at end of life, share of the price", "residual value",
                                             "%", scale=100.0, fmt=".0f")
@@ -233,7 +241,6 @@ class PoolCosts:
                                              "re-authoring", yearly_line="reauthoring_usd")
     residual_efficiency: Array = output("fraction", "efficiency kept on shifted work (1 for general pools)",
                                         "efficiency on shifted work", "%", scale=100.0, fmt=".0f")
-    half_life_offset_years: Array = output("yr", "time to market before deployment (built devices)", "time to market")
 
 
 @dataclass(kw_only=True)
@@ -242,8 +249,10 @@ class PoolPresentValues:
 
     pv_units_bought: Array = output("devices", "PV of the units bought over the horizon (replacements included)",
                                     "PV of units bought", "", fmt=",.1f")
+    units_bought: Array = output("devices", "units bought over the horizon, growth and replacements included (undiscounted)",
+                                 "units bought", "", fmt=",.0f")
     shift_exposure_usd_per_year: Array = output(
-        "USD/yr", "baseline cost of this pool's work, charged as (1 - served share) in the workload-shift line",
+        "USD/yr", "baseline cost of this pool's work in year 1, charged as (1 - served share) in the workload-shift line",
         "shift exposure")
 
 
@@ -268,15 +277,15 @@ class PoolResult:
 
 @dataclass(kw_only=True)
 class LinkCosts:
-    """The KV link of a disaggregated option (zeros when colocated).
+    """The KV link of a disaggregated option at year 1's demand (zeros when colocated).
 
-    ``pv_usd`` is the link's present value over the horizon (the option's ``pv_links_usd``)
-    [USD]; ``power_w`` the ports' power, part of the option's ``power_w`` [W].
+    ``power_w`` is the ports' power, part of the option's ``power_w`` [W]; the link's present
+    value over the horizon is the option's ``pv_links_usd``.
     """
 
-    port_capex_usd: Array = output("USD", "purchase of the KV-link ports, once per decode-device life", "KV-link ports purchase")
-    usd_per_year: Array = output("USD/yr", "electricity and data hall of the KV-link ports", "KV-link running cost")
-    pv_usd: Array | float = 0.0
+    port_capex_usd: Array = output("USD", "purchase of year 1's KV-link ports, renewed with the decode devices",
+                                   "KV-link ports purchase")
+    usd_per_year: Array = output("USD/yr", "electricity and data hall of year 1's KV-link ports", "KV-link running cost")
     power_w: Array | float = 0.0
 
 
@@ -295,6 +304,10 @@ class OptionResult:
     lcot_usd_per_mtok_all_tokens: Array = output("USD per million input+output tokens",
                                                  "levelized cost over prompt and output tokens", "cost", fmt=",.4g",
                                                  column="USD/Mtok in+out")
+    eac_usd_per_mtok: Array = output(
+        "USD per million output tokens", "steady-state cost: a fresh fleet for year 1's demand, capital recovered over the "
+        "device life (NRE share and software ports included) plus running costs, per output token", "steady-state cost",
+        fmt=",.4g")
     pv_cost_usd: Array = output("USD", "present value of all costs over the horizon, residual value credited",
                                 "present value of costs", "M USD", scale=1e-6, fmt=",.4g")
     pv_tokens: Array = output("output tokens", "present value (discounted count) of output tokens served",
@@ -313,12 +326,21 @@ class OptionResult:
                                  scale=1e-6, fmt=",.4g", cost_line=True)
     pv_reauthoring_usd: Array = output("USD", "PV of software re-authoring, one cost per workload shift", "re-authoring",
                                        "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
+    pv_porting_usd: Array = output("USD", "PV of porting the software to each new hardware generation the option adopts",
+                                   "software porting", "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
     pv_workload_shift_usd: Array = output("USD", "PV of shifted demand served on general hardware at the baseline's cost",
                                           "workload shift", "M USD", scale=1e-6, fmt=",.4g",
                                           cost_line=True)
+    pv_bridge_usd: Array = output("USD", "PV of the demand served at the baseline's levelized cost until a built chip is "
+                                  "in service", "bridge until deployment", "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
     pv_residual_usd: Array = output("USD", "PV of value recovered at end of life or horizon (negative: a credit)",
                                     "residual value (credit)", "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
-    devices: Array = output("devices", "devices in the fleet, all pools", "devices (fleet)", "", fmt=",.0f", column="devices")
+    devices: Array = output("devices", "devices in the fleet for year 1's demand, all pools", "devices (fleet)", "", fmt=",.0f",
+                            column="devices")
+    units_bought: Array = output("devices", "devices bought over the horizon, all pools, growth and replacements included",
+                                 "devices bought over the horizon", "", fmt=",.0f")
+    deployment_year: Array = output("yr", "year the option's fleet enters service: ceil(time to market) of a built chip, "
+                                    "else 0", "in service from year", "", fmt=".0f")
     ttft_s: Array = output("s", "time to first token at the percentile, at peak: waits + prefill (+ KV transfer when "
                            "disaggregated)", "time to first token", "ms", scale=1e3, fmt=",.0f", column="TTFT s")
     tpot_s: Array = output("s", "time per output token at the percentile, at peak, prefill interference included",
@@ -345,6 +367,11 @@ class OptionResult:
                                        scale=100.0, fmt=".0f")
     accounting_cost_usd_per_year: Array = output("USD/yr", "straight-line depreciation plus year-1 opex",
                                                  "accounting cost per year", "M USD/yr", scale=1e-6, fmt=",.4g")
+
+    #: what the option pays over the horizon (:class:`tco.core.money.MoneyPlan`), read by the cash flows
+    money: Any = None
+    #: the baseline's steady-state cost on each roadmap generation (:class:`tco.core.generations.RoadmapCosts`)
+    roadmap: Any = None
 
     def pool(self, role: str) -> PoolResult:
         return self.pools[role]
@@ -391,13 +418,53 @@ class ChallengerResult:
         "L/H: useful life / workload half-life", "", fmt=".2f", optional=True)
     effective_life_years: Array | None = output("yr", "H/ln2 (1 - 2^(-L/H)): years of service at designed efficiency",
                                                 "effective life", "years", fmt=".2f", optional=True)
-    breakeven_volume_units: Array | None = output("units", "volume at which the built chip ties the baseline (inf: never)",
-                                                  "break-even volume", "units", fmt=",.0f", optional=True)
+    years_of_advantage: Array | None = output(
+        "yr", "years after deployment the option's steady-state cost stays below the best general generation available "
+        "(the roadmap, then its halving pace; workload drift included); negative: a general generation was cheaper that "
+        "many years before the option entered service (at most back to the oldest generation listed; 100: still cheaper "
+        "after a century)",
+        "years of advantage over the general roadmap", "years", fmt=".1f", optional=True, workbook=False)
+    hardware_cycle_years: Array | None = output(
+        "yr", "years the option's hardware stays worth running: its useful life, cut short when the general roadmap "
+        "catches up (years of advantage)", "hardware replacement cycle", "years", fmt=".1f", optional=True, workbook=False)
+    software_payback_years: Array | None = output(
+        "yr", "software investment (ports to adopted devices, a built chip's software NRE) / the yearly saving of the "
+        "option's hardware over the baseline (steady state; inf: no saving)", "software amortisation period", "years",
+        fmt=".1f", optional=True)
+    cycle_over_payback: Array | None = output(
+        "ratio", "hardware replacement cycle / software amortisation period (> 1: the rewrite pays back before the "
+        "hardware is replaced)", "hardware cycle / software payback", "", fmt=".2f", optional=True, workbook=False)
+    nre_usd: Array | None = output("USD", "total NRE of the chip program", "NRE of the program", "M USD", scale=1e-6,
+                                   fmt=",.1f", optional=True)
+    fleet_units: Array | None = output("units", "built chips this fleet buys over the horizon, growth and replacements "
+                                       "included", "the fleet's own units", "units", fmt=",.0f", optional=True)
+    program_volume_units: Array | None = output("units", "the program's volume: the fleet's own units plus units sold to "
+                                                "others (program.external_units)", "program volume", "units", fmt=",.0f",
+                                                optional=True)
+    npv_own_use_usd: Array | None = output("USD", "NPV over the baseline if the fleet carries all the NRE (no external sales)",
+                                           "NPV on own use alone", "M USD", scale=1e-6, fmt=",.4g", optional=True)
+    needs_external_sales: Array | None = output("bool", "1 when the option wins only because units are sold to others "
+                                                "(NPV > 0, NPV on own use alone <= 0)", "win needs external sales", "",
+                                                fmt=".0f", optional=True)
+    breakeven_external_units: Array | None = output(
+        "units", "units sold to others at which the built chip ties the baseline (0: it wins on own use alone; "
+        "inf: never)", "break-even external sales", "units", fmt=",.0f", optional=True)
+    breakeven_volume_units: Array | None = output("units", "program volume (own + external) at which the built chip ties "
+                                                  "the baseline (inf: never)", "break-even volume", "units", fmt=",.0f",
+                                                  optional=True)
     breakeven_nre_usd: Array | None = output("USD", "NRE at which the built chip ties the baseline at the program's volume "
                                              "(NaN: never, it loses even with free NRE)", "break-even NRE", "M USD",
                                              scale=1e-6, fmt=",.1f", optional=True)
-    nre_usd: Array | None = output("USD", "total NRE of the chip program", "NRE of the program", "M USD", scale=1e-6,
-                                   fmt=",.1f", optional=True)
+    breakeven_demand_rps: Array | None = output(
+        "req/s", "year-1 demand at which the program pays on own use alone (no external sales; costs linear in demand "
+        "apart from NRE, porting and re-authoring; 0: any demand, inf: never)", "break-even demand", "req/s",
+        fmt=",.4g", optional=True)
+    breakeven_tokens_per_year: Array | None = output(
+        "output tokens/yr", "the break-even demand in output tokens per year (year 1)", "break-even demand in tokens",
+        "trillion tokens/yr", scale=1e-12, fmt=",.3g", optional=True)
+    vendor_unit_price_usd: Array | None = output(
+        "USD/unit", "the builder's view: (unit cost + NRE / program volume) / (1 - vendor gross margin)",
+        "vendor unit price", "USD", fmt=",.0f", optional=True)
     two_for_two_holds: Array | None = output("bool", "ASIC-Clouds rule (Magaki et al., ISCA 2016): baseline TCO/yr >= 2 NRE "
                                              "and TCO improvement >= 2", "two-for-two rule holds", "", fmt=".0f", optional=True)
     baseline_tco_over_nre: Array | None = output("ratio", "baseline TCO per year / NRE", "baseline TCO per year / NRE", "",
@@ -423,13 +490,18 @@ class CashFlows:
     """Year-by-year flows of one option, years on the last axis (year 0 first).
 
     ``lines`` by cash-flow line (:data:`CASH_FLOW_LINES`) [USD per year]; ``total_usd`` their
-    sum [USD]; ``output_tokens`` served per year [tokens]; ``discount_factor`` ``(1+r)^-y`` [-].
+    sum [USD]; ``output_tokens`` served per year [tokens]; ``discount_factor`` ``(1+r)^-y`` [-];
+    ``bought`` and ``held`` devices (KV-link ports under ``links``) by pool role [devices];
+    ``generation`` the roadmap generation bought each year (0: the scenario's device).
     """
 
     lines: dict[str, Array]
     total_usd: Array
     output_tokens: Array
     discount_factor: Array
+    bought: dict[str, Array] = field(default_factory=dict)
+    held: dict[str, Array] = field(default_factory=dict)
+    generation: Array | None = None
 
     def present_value(self, flow: Array) -> Array:
         """``sum_y flow_y (1+r)^-y`` along the years."""

@@ -30,6 +30,8 @@ def whole_count(exact, whole=True):
     ``whole`` may be an array of booleans (whole-device or continuous sizing).
     """
     exact = np.asarray(exact, float)
+    if np.ndim(whole) == 0:  # one rule for every draw: no element-wise choice
+        return np.ceil(exact - WHOLE_COUNT_GUARD) if whole else exact
     return np.where(whole, np.ceil(exact - WHOLE_COUNT_GUARD), exact)
 
 
@@ -42,6 +44,8 @@ def replicas_needed(peak_load, capacity_per_replica, whole=True):
     unit (req/s or tok/s).
     """
     exact = np.asarray(peak_load, float) / capacity_per_replica
+    if np.ndim(whole) == 0:
+        return np.maximum(whole_count(exact, True), 1.0) if whole else exact
     return np.where(whole, np.maximum(whole_count(exact, True), 1.0), exact)
 
 

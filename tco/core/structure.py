@@ -57,8 +57,24 @@ class Option:
 
 
 @dataclass(frozen=True)
+class Generation:
+    """A general-purpose device on the roadmap of the baseline (``assumptions/roadmap.yaml``)."""
+
+    device: str
+    tiers: tuple[str, ...]
+    shapes: tuple[tuple[Shape, ...], ...] = ()  # candidate replica shapes of each baseline pool on this device
+
+
+@dataclass(frozen=True)
 class Structure:
-    """The discrete part of a scenario, as the core needs it."""
+    """The discrete part of a scenario, as the core needs it.
+
+    ``generations`` the roadmap devices the baseline may move to, under ``refresh_policy``
+    (:mod:`tco.core.generations`); ``demand_series_years`` the length of a yearly demand
+    series (0: a growth rate); ``node_scaled_tiers`` the built device's SRAM tiers when its
+    figures are scaled from the node they were given at to the node it is built at (None:
+    no scaling, :mod:`tco.core.nodes`).
+    """
 
     model: str
     options: tuple[Option, ...]
@@ -67,6 +83,10 @@ class Structure:
     program_device: str | None = None
     policy: str = "chunked"
     moe: bool = False
+    generations: tuple[Generation, ...] = ()
+    refresh_policy: str = "keep"
+    demand_series_years: int = 0
+    node_scaled_tiers: tuple[str, ...] | None = None
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)
@@ -74,6 +94,26 @@ class Structure:
     @property
     def challengers(self) -> tuple[Option, ...]:
         return tuple(o for o in self.options if o.name != self.baseline)
+
+    @property
+    def incumbent_devices(self) -> frozenset[str]:
+        """Devices the baseline runs on: the software already runs there (no porting)."""
+        return frozenset(p.device for p in self.option(self.baseline).pools)
+
+    def adopted_devices(self, option: Option) -> tuple[str, ...]:
+        """Devices a challenger ports its software to: not the baseline's (the software runs there
+        already), not the built chip (its software is part of the NRE)."""
+        if option.name == self.baseline:
+            return ()
+        return tuple(dict.fromkeys(p.device for p in option.pools if not p.built and p.device not in self.incumbent_devices))
+
+    def generation_options(self) -> tuple[Option, ...]:
+        """The baseline's shape on each roadmap device, every pool on that device (same option
+        name: the baseline's pool parameters apply)."""
+        base = self.option(self.baseline)
+        return tuple(Option(base.name, tuple(Pool(p.role, g.device, g.tiers, False, False, p.has_min_devices,
+                                                  *(g.shapes[i:i + 1] if g.shapes else ()))
+                                             for i, p in enumerate(base.pools)), base.link) for g in self.generations)
 
 
 def device_param(device: str, field: str) -> str:
@@ -94,3 +134,11 @@ def link_param(link: str, field: str) -> str:
 
 def pool_param(option: str, role: str, field: str) -> str:
     return f"options.{option}.{role}.{field}"
+
+
+def roadmap_param(device: str, field: str) -> str:
+    return f"roadmap.{device}.{field}"
+
+
+def demand_year_param(year: int) -> str:
+    return f"workload.year_{year}.demand_multiplier"

@@ -1,8 +1,9 @@
 """The Break-even sheet: closed-form break-evens as live formulas, solver-only ones as a snapshot.
 
-Closed forms (:mod:`tco.core.nre`, :mod:`tco.core.lifecycle`): the break-even volume
-``V* = b NRE / (c - a)``, the NRE that breaks even at the scenario's volume, the
-"two-for-two" rule, ``L/H`` and the effective life. Break-evens that need the solver
+Closed forms (:mod:`tco.core.nre`, :mod:`tco.core.lifecycle`, :func:`tco.core.comparison._program_view`):
+the break-even volume ``V* = N own / (c - a)`` and external sales, the NRE that breaks even at
+the program's volume, the break-even demand, the NPV on own use alone, the vendor's unit
+price, the "two-for-two" rule, ``L/H``, the effective life and the software amortisation. Break-evens that need the solver
 (:func:`tco.api.breakeven`) are written as values and labelled as a snapshot.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from ..api import breakeven
 from ..core.outputs import COMPARISON_OUTPUTS
+from ..core.sizing import SECONDS_PER_YEAR
 from ..core.structure import device_param
 from ..scenario import Scenario
 from .cells import SNAPSHOT_FILL, QuantitySheet, put_text
@@ -17,7 +19,7 @@ from .model_sheet import ModelRefs, OptionRefs
 
 #: parameters the snapshot solves for, when the scenario gives them a range (each search costs
 #: ~0.13 s, and export must stay under 2 s; `tco breakeven` solves for any other parameter)
-SOLVER_PARAMS = ("workload.half_life_years", "workload.requests_per_s", "program.volume_units")
+SOLVER_PARAMS = ("workload.half_life_years", "workload.requests_per_s", "program.external_units")
 
 
 def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelRefs,
@@ -46,16 +48,43 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
             life = lives[0] if len(lives) == 1 else f"MAX({','.join(lives)})"
             output("life_over_half_life", f"{life}/{half_life}")
             output("effective_life_years", f"{half_life}/LN(2)*(1-2^(-{life}/{half_life}))")
+        c = cash[option.name]
+        software = [names[device_param(d, "software_port_usd")] for d in structure.adopted_devices(option)]
         built = [p for p in option.pools if p.built]
+        if built:
+            software.append(names["program.nre.software_usd"])
+        if software:
+            tokens = model.shared["tokens_per_year"]
+            saving = q("yearly saving of the option's hardware over the baseline (steady state)",
+                       f"{base['eac_usd_per_mtok']}*{tokens}/1E6-{c.sizing['hardware_usd_per_year']}"
+                       f"-{c.sizing['reauthoring_usd_per_year']}", "USD/yr")
+            output("software_payback_years", f'IF({saving}>0,({"+".join(software)})/{saving},"never")')
         if not built:
             continue
-        c = cash[option.name]
-        nre = output("nre_usd", model.shared["nre"])
-        units = q("PV of the units this fleet buys (b)", "+".join(c.pool(p.role)["pv_units_bought"] for p in built), "units")
-        without = q("PV cost without the NRE share (a)", f"{c.option['pv_cost_usd']}-{c.option['pv_nre_usd']}", "USD")
+        nre = output("nre_usd", c.sizing["nre_total"])
+        own, volume = c.option["fleet_units"], c.option["program_volume_units"]
+        nre_pv = q("PV of the program's whole NRE schedule (N)", c.sizing["nre_pv"], "USD")
+        without = q("PV cost without the NRE line (a)", f"{c.option['pv_cost_usd']}-{c.option['pv_nre_usd']}", "USD")
         margin = q("baseline PV cost minus a (c - a)", f"{base['pv_cost_usd']}-{without}", "USD")
-        output("breakeven_volume_units", f'IF({margin}>0,{units}*{nre}/{margin},"never")')
-        output("breakeven_nre_usd", f'IF({margin}>0,{margin}*{names["program.volume_units"]}/{units},"never")')
+        breakeven = output("breakeven_volume_units", f'IF({margin}>0,{own}*{nre_pv}/{margin},"never")')
+        output("breakeven_external_units", f'IF({margin}>0,MAX({breakeven}-{own},0),"never")')
+        output("breakeven_nre_usd", f'IF(AND({margin}>0,{own}>0),{margin}*{volume}/({own}*{nre_pv}/{nre}),"never")')
+        own_npv = output("npv_own_use_usd", f"{base['pv_cost_usd']}-({without}+{nre_pv})")
+        output("needs_external_sales", f"IF(AND({c.option['npv_usd']}>0,{own_npv}<=0),1,0)")
+        base_fixed = q("fixed PV of the baseline: porting, re-authoring",
+                       f"{base['pv_reauthoring_usd']}+{base['pv_porting_usd']}", "USD")
+        fixed = q("fixed PV of the option: NRE, porting, re-authoring, and the baseline's fixed share in the bridge and "
+                  "shifted work", f"{nre_pv}+{c.option['pv_reauthoring_usd']}+{c.option['pv_porting_usd']}+{base_fixed}*("
+                  f"{c.option['pv_bridge_usd']}+{c.option['pv_workload_shift_usd']})/{base['pv_cost_usd']}", "USD")
+        variable = q("baseline's demand-driven PV minus the option's", f"({base['pv_cost_usd']}-{base_fixed})"
+                     f"-({without}+{nre_pv}-{fixed})", "USD")
+        gap = f"({fixed}-{base_fixed})"
+        demand = output("breakeven_demand_rps", f'IF({variable}>0,MAX({names["workload.requests_per_s"]}*{gap}/{variable},0),'
+                                                f'IF({gap}<0,0,"never"))')
+        output("breakeven_tokens_per_year", f'IF(ISNUMBER({demand}),{demand}*{names["workload.output_tokens"]}'
+                                            f'*{SECONDS_PER_YEAR / 3600:g}*3600,"never")')
+        price = model.options[option.name].pool(built[0].role)["unit_price_usd"]
+        output("vendor_unit_price_usd", f'({price}+{nre}/MAX({volume},1))/(1-{names["program.vendor_gross_margin"]})')
         yearly = q("baseline TCO per year (PV cost / annuity factor)", f"{base['pv_cost_usd']}/{model.shared['annuity']}",
                    "USD/yr")
         ratio = output("baseline_tco_over_nre", f"{yearly}/{nre}")

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 #: spreadsheet functions the workbook may use: present in Excel 2010+ and LibreOffice 7.4
 ALLOWED_FUNCTIONS = frozenset({
-    "ABS", "AND", "CHOOSE", "EXP", "IF", "INT", "ISNUMBER", "ISTEXT", "LN", "LOG", "MATCH", "MAX", "MIN", "MOD", "OR",
-    "PI", "SQRT", "SUM", "SUMPRODUCT",
+    "ABS", "AND", "CHOOSE", "EXP", "IF", "INDEX", "INT", "ISNUMBER", "ISTEXT", "LN", "LOG", "MATCH", "MAX", "MIN", "MOD",
+    "OR", "PI", "SQRT", "SUM", "SUMPRODUCT",
 })
 
 #: tolerance guards copied from the core (not assumptions: they keep ceil/floor off rounding noise)
@@ -91,14 +91,24 @@ def weights_read_bytes(tokens: str, params_active: str, experts: str, per_token:
     return f"({params_active}+{slot}*MAX(MIN({experts},({tokens})*{per_token})-{per_token},0))*{bytes_per_param}"
 
 
+def annuity_factor(rate: str, years: str) -> str:
+    """:func:`tco.core.finance.annuity_factor`: ``(1 - (1+r)^-Y) / r``, ``Y`` at ``r = 0``."""
+    return f"IF(ABS({rate})<1E-12,{years},(1-(1+{rate})^(-({years})))/{rate})"
+
+
+def capital_recovery(capex: str, rate: str, life: str, residual_value_fraction: str = "0") -> str:
+    """:func:`tco.core.finance.capital_recovery_usd_per_year`: ``capex (1 - rv (1+r)^-L) / annuity(r, L)``."""
+    return f"({capex})*(1-{residual_value_fraction}*(1+{rate})^(-({life})))/{annuity_factor(rate, life)}"
+
+
 def discount_factor(rate: str, t: str) -> str:
     """:func:`tco.core.finance.discount_factor`: ``(1 + r)^-t``."""
     return f"(1+{rate})^(-({t}))"
 
 
-def served_efficiency_in_year(year: str, half_life: str, residual_efficiency: str, offset: str) -> str:
+def served_efficiency_in_year(year: str, half_life: str, residual_efficiency: str) -> str:
     """:func:`tco.core.lifecycle.served_efficiency_in_year`: ``s + (1 - s) eta_r`` with
-    ``s = H/ln2 (2^(-(y-1+o)/H) - 2^(-(y-1+o+1)/H))``."""
-    start = f"({year}-1+{offset})"
+    ``s = H/ln2 (2^(-(y-1)/H) - 2^(-y/H))`` (calendar years: the design is frozen at ``t = 0``)."""
+    start = f"({year}-1)"
     share = f"({half_life}/LN(2)*(2^(-{start}/{half_life})-2^(-({start}+1)/{half_life})))"
     return f"({share}+(1-{share})*{residual_efficiency})"

@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core import serving
+from ..core.nodes import PEAK_FIELDS as NODE_PEAKS
 from ..core.nre import WAFER_DIAMETER_MM
 from ..core.outputs import LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS, dotted_name, flatten
 from ..core.power import HOURS_PER_YEAR
 from ..core.sizing import SECONDS_PER_YEAR
-from ..core.structure import Option, Pool, device_param, link_param, model_param
+from ..core.structure import Option, Pool, device_param, link_param, model_param, tier_param
 from ..scenario import Scenario
 from . import formulas as fx
 from . import serving_sheet
@@ -32,6 +33,8 @@ class OptionRefs:
     links: dict[str, str] = field(default_factory=dict)
     #: option-level sizing terms that are not outputs (``tpot_met``, ``prefill_time_share`` when colocated)
     sizing: dict[str, str] = field(default_factory=dict)
+    #: the device of each pool, by role
+    devices: dict[str, str] = field(default_factory=dict)
 
     def pool(self, role: str) -> dict[str, str]:
         return self.pools.setdefault(role, {})
@@ -50,10 +53,12 @@ class OptionRefs:
 
 @dataclass
 class ModelRefs:
-    """Where each quantity lives: ``shared[key]`` and ``options[option]``."""
+    """Where each quantity lives: ``shared[key]``, ``options[option]`` and, for a baseline that
+    follows the general-purpose roadmap, ``generations[i]`` its fleet on each roadmap device."""
 
     shared: dict[str, str] = field(default_factory=dict)
     options: dict[str, OptionRefs] = field(default_factory=dict)
+    generations: list[OptionRefs] = field(default_factory=list)
 
 
 def write_pool_output(sheet: QuantitySheet, out: OptionRefs, role: str, name: str, formula: str) -> str:
@@ -98,9 +103,37 @@ def write_model(ws, scenario: Scenario, names: dict[str, str]) -> ModelRefs:
     sheet.note("Live formulas over the Inputs sheet's defined names; they mirror tco/core/evaluate.py line by line.")
     sheet.note("Constants in formulas are units (8760 h/yr, 1000 W/kW, 12 months) or rounding guards (1E-9), never assumptions.")
     _write_shared(sheet, scenario, n, refs.shared)
+    n = _write_node_scaling(sheet, scenario, n)
     for option in scenario.structure.options:
         refs.options[option.name] = _write_option(sheet, scenario, option, n, refs.shared)
+    for option in scenario.structure.generation_options():
+        refs.generations.append(_write_option(sheet, scenario, option, n, refs.shared,
+                                              f"The baseline on the roadmap device {option.pools[0].device}"))
     return refs
+
+
+def _write_node_scaling(sheet: QuantitySheet, scenario: Scenario, n: _Names) -> _Names:
+    """:func:`tco.core.nodes.node_scaled_values`: the built device's peak FLOP/s and SRAM tiers at its
+    build node; returns the names with those parameters pointing at the scaled cells."""
+    structure = scenario.structure
+    if structure.node_scaled_tiers is None:
+        return n
+    q, d = sheet.quantity, structure.program_device
+    sheet.heading(f"The built chip {d} at its build node (figures given at another node)")
+    compute = q("compute scale: MIN(logic density ratio, energy-per-operation ratio)",
+                f"MIN({n('program.logic_density_mtr_per_mm2')}/{n('program.specs.logic_density_mtr_per_mm2')},"
+                f"{n('program.specs.relative_energy_per_op')}/{n('program.relative_energy_per_op')})", "ratio")
+    sram = q("SRAM scale: bit-cell area ratio", f"{n('program.specs.sram_bitcell_um2')}/{n('program.sram_bitcell_um2')}",
+             "ratio")
+    mapping = dict(n.mapping)
+    for name in NODE_PEAKS:
+        key = device_param(d, name)
+        mapping[key] = q(f"{name} at the build node", f"{n(key)}*{compute}", "FLOP/s")
+    for tier in structure.node_scaled_tiers:
+        for name, unit in (("capacity_bytes", "B"), ("bandwidth_bytes_per_s", "B/s")):
+            key = tier_param(d, tier, name)
+            mapping[key] = q(f"{tier} {name} at the build node", f"{n(key)}*{sram}", unit)
+    return _Names(mapping)
 
 
 def _write_shared(sheet: QuantitySheet, scenario: Scenario, n: _Names, shared: dict[str, str]) -> None:
@@ -133,12 +166,13 @@ def _write_shared(sheet: QuantitySheet, scenario: Scenario, n: _Names, shared: d
         shared["nre"] = q("NRE of the chip program (sum of its parts)", fx.total(parts), "USD", "nre_usd")
 
 
-def _write_option(sheet: QuantitySheet, scenario: Scenario, option: Option, n: _Names, shared) -> OptionRefs:
-    sheet.heading(f"Option {option.name}")
-    out = OptionRefs()
-    _write_serving(sheet, scenario, option, n, shared, out)
+def _write_option(sheet: QuantitySheet, scenario: Scenario, option: Option, n: _Names, shared, title: str = "") -> OptionRefs:
+    sheet.heading(title or f"Option {option.name}")
+    out = OptionRefs(devices={pool.role: pool.device for pool in option.pools})
+    prices = {pool.role: _unit_price(sheet, pool, n) for pool in option.pools}
+    _write_serving(sheet, scenario, option, n, shared, out, prices)
     for pool in option.pools:
-        _write_pool_costs(sheet, pool, n, shared, out)
+        _write_pool_costs(sheet, pool, n, shared, out, prices[pool.role])
     _write_option_totals(sheet, scenario, option, n, out)
     return out
 
@@ -176,18 +210,30 @@ def _demand(scenario: Scenario, n: _Names, shared: dict[str, str]) -> serving_sh
         scenario.structure.policy)
 
 
-def _device_hour(sheet, pool: Pool, n: _Names) -> str:
+def _unit_price(sheet, pool: Pool, n: _Names) -> str:
+    """:func:`tco.core.evaluate.unit_price_usd`: the catalog's price, or a built chip's unit cost from its die."""
+    if not (pool.built and "program.die_area_mm2" in n):
+        return n(device_param(pool.device, "price_usd"))
+    area = n("program.die_area_mm2")
+    dies = f"MAX(PI()*({WAFER_DIAMETER_MM:g}/2)^2/{area}-PI()*{WAFER_DIAMETER_MM:g}/SQRT(2*{area}),1)"
+    die_yield = f"EXP(-{area}/100*{n('program.defect_density_per_cm2')})"
+    return sheet.quantity(f"{pool.device} unit cost built up from silicon (good die + package, memory, board)",
+                          f"{n('program.wafer_price_usd')}/({dies}*{die_yield})+{n('program.package_memory_board_usd')}", "USD")
+
+
+def _device_hour(sheet, pool: Pool, n: _Names, price: str) -> str:
     """:func:`tco.core.evaluate.device_hour_usd`: capital recovery plus running cost at TDP + host, per hour."""
     d = pool.device
     rate, life = n("economics.discount_rate"), n(device_param(d, "useful_life_years"))
-    capex = f"({n(device_param(d, 'price_usd'))}+{n(device_param(d, 'system_overhead_usd'))})"
+    capex = f"({price}+{n(device_param(d, 'system_overhead_usd'))})"
     annuity = f"IF(ABS({rate})<1E-12,{life},(1-(1+{rate})^(-{life}))/{rate})"
     watts = f"({n(device_param(d, 'tdp_w'))}+{n(device_param(d, 'host_power_w'))})"
     yearly = f"{capex}*(1-0*{fx.discount_factor(rate, life)})/{annuity}+{_energy(watts, n)}+{_facility(watts, n)}"
     return sheet.quantity(f"cost of one {d} device-hour (ranks the shapes)", f"({yearly})/{HOURS_PER_YEAR:g}", "USD/h")
 
 
-def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared, out: OptionRefs) -> None:
+def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared, out: OptionRefs,
+                   prices: dict[str, str]) -> None:
     """Each pool sized at peak under load with its shape searched, utilization at mean, the KV link
     (``serve_option`` of the core)."""
     q, whole = sheet.quantity, scenario.structure.whole_devices
@@ -200,13 +246,14 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
         bw = n(link_param(link, "bandwidth_bytes_per_s"))
         per_request = q("KV bytes moved per request", f"{prompt}*{shared['kv']}", "B")
         transfer = write_option_output(sheet, out, "kv_transfer_s", f"{per_request}/{bw}+{n(link_param(link, 'latency_s'))}")
-        exact = f"{peak_rps}*{per_request}/{bw}"
+        exact = out.sizing["link_ports_exact"] = q("KV-link ports for the peak, unrounded", f"{peak_rps}*{per_request}/{bw}",
+                                                   "ports")
         write_option_output(sheet, out, "link_ports",
                             f"MAX({fx.ceil(exact + '-' + fx.CEIL_GUARD_FLEET)},1)" if whole else exact)
         extra = transfer
     served = {}
     for pool in option.pools:
-        hour = _device_hour(sheet, pool, n)
+        hour = _device_hour(sheet, pool, n, prices[pool.role])
         served[pool.role] = serving_sheet.write_pool(sheet, option, pool, n, model, demand, hour,
                                                      extra if pool.role == "prefill" else "0", whole)
     sheet.heading("pools at peak and at mean load", level=2)
@@ -215,6 +262,7 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
         for name in serving.PERFORMANCE_FIELDS[role]:
             write_pool_output(sheet, out, role, name, v[name])
         replicas = write_pool_output(sheet, out, role, "replicas", v["replicas"])
+        write_pool_output(sheet, out, role, "peak_replicas", replicas)
         write_pool_output(sheet, out, role, "utilization", f"MIN({mean}/({replicas}*{v['capacity_rps']}),1)")
         write_pool_output(sheet, out, role, "devices", f"{replicas}*{v['devices_per_replica']}")
     first = served["prefill"] if option.disaggregated else served["colocated"]
@@ -238,9 +286,9 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
     write_option_output(sheet, out, "spilled_bytes", last["spilled_bytes"])
 
 
-def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs) -> None:
+def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs, price: str) -> None:
     """Yearly cost terms and unit capex (``pool_costs`` of the core)."""
-    q, d, role = sheet.quantity, pool.device, pool.role
+    d, role = pool.device, pool.role
     refs = out.pool(role)
 
     def row(name: str, formula: str) -> str:
@@ -248,15 +296,10 @@ def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs) -> 
 
     sheet.heading(f"{role} pool on {d}: unit costs and yearly costs", level=2)
     devices = refs["devices"]
-    price = n(device_param(d, "price_usd"))
-    if pool.built and "program.die_area_mm2" in n:
-        area = n("program.die_area_mm2")
-        dies = f"MAX(PI()*({WAFER_DIAMETER_MM:g}/2)^2/{area}-PI()*{WAFER_DIAMETER_MM:g}/SQRT(2*{area}),1)"
-        die_yield = f"EXP(-{area}/100*{n('program.defect_density_per_cm2')})"
-        price = q("unit cost built up from silicon (good die + package, memory, board)",
-                  f"{n('program.wafer_price_usd')}/({dies}*{die_yield})+{n('program.package_memory_board_usd')}", "USD")
+    price = row("unit_price_usd", price)
     hardware = row("unit_hardware_usd", f"{price}+{n(device_param(d, 'system_overhead_usd'))}")
-    row("unit_nre_usd", f"{shared['nre']}/{n('program.volume_units')}" if pool.built else "0")
+    if not pool.built:  # a built pool's NRE per unit needs the fleet's units: the Cash flows sheet
+        row("unit_nre_usd", "0")
     row("life_years", n(device_param(d, "useful_life_years")))
     row("residual_value_fraction", n(device_param(d, "residual_value_fraction")))
     tdp, host, idle = (n(device_param(d, k)) for k in ("tdp_w", "host_power_w", "idle_power_w"))
@@ -267,7 +310,6 @@ def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs) -> 
     shift_cost = n(device_param(d, "reauthoring_usd_per_shift"))
     row("reauthoring_usd_per_year", f"{shift_cost}/{n('workload.half_life_years')}" if pool.specialized else "0")
     row("residual_efficiency", n(device_param(d, "residual_efficiency")) if pool.specialized else "1")
-    row("half_life_offset_years", n("program.time_to_market_years") if pool.built else "0")
 
 
 def _energy(power: str, n: _Names) -> str:

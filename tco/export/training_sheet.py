@@ -16,6 +16,7 @@ from ..core.sizing import SECONDS_PER_YEAR
 from ..core.structure import device_param, model_param
 from ..core.training import ACTIVATION_BYTES_PER_HIDDEN, CHECKPOINTED_INPUT_BYTES_PER_HIDDEN, WIRE_BYTES
 from ..core.training_run import cluster_param, evaluate_training, training_comparison
+from . import formulas as fx
 from .cells import QuantitySheet
 from .check_sheet import NEVER, finite_or
 
@@ -33,11 +34,6 @@ def training_model_values(scenario) -> dict[str, dict[str, float | str]]:
         row.update({k: finite_or(v, NEVER) for k, v in comp.get(option.name, {}).items()})
         out[option.name] = row
     return out
-
-
-def _annuity(rate: str, years: str) -> str:
-    """:func:`tco.core.finance.annuity_factor`."""
-    return f"IF(ABS({rate})<1E-12,{years},(1-(1+{rate})^(-({years})))/{rate})"
 
 
 def _link(span: str, domain: str, c2c: str, out: str) -> str:
@@ -180,12 +176,12 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
             s = structure.site
             price, pue = n(f"sites.{s}.electricity_usd_per_kwh"), n(f"sites.{s}.pue")
             facility = q(f"data hall at {s}, built", f"1000*{n(f'sites.{s}.construction_usd_per_w')}/"
-                         f"{_annuity(rate, n('sites.facility_life_years'))}/12", "USD/kW-month")
+                         f"{fx.annuity_factor(rate, n('sites.facility_life_years'))}/12", "USD/kW-month")
         unit = q("hardware per device (price + system)", f"{n(device_param(d, 'price_usd'))}+"
                  f"{n(device_param(d, 'system_overhead_usd'))}", "USD")
         life = n(device_param(d, "useful_life_years"))
         yearly = {
-            "capex": f"{unit}*(1-{n(device_param(d, 'residual_value_fraction'))}*(1+{rate})^(-{life}))/{_annuity(rate, life)}",
+            "capex": fx.capital_recovery(unit, rate, life, n(device_param(d, "residual_value_fraction"))),
             "energy": f"{device_w}*{pue}*{HOURS_PER_YEAR:g}/1000*{price}",
             "facility": f"({tdp}+{host})/1000*{facility}*12",
             "maintenance": f"{n('economics.maintenance_fraction_per_year')}*{unit}",

@@ -7,7 +7,7 @@
   the P10-P90 spread of each metric;
 - tornado, Sobol, Morris: the top drivers (human labels, :mod:`tco.display`), and which single
   inputs flip the winner within their range;
-- sweep and map: every break-even and the share of the map where the option wins;
+- sweep and map: every break-even (or that none lies in the swept range) and the share of the map where the option wins;
 - portfolio and cascade: the best cell, and how often the second life pays.
 
 ``tco study`` prints them after writing the study's folder.
@@ -95,6 +95,8 @@ def findings(summary: Mapping) -> list[str]:
                 out.append(f"{b['option']} wins {side} {param_label(b['param'])} = {quantity(b['value'], b.get('unit', ''), 4)}.")
             else:
                 out.append(f"{b['option']}: {b.get('status')} across the swept range of {param_label(b['param'])}.")
+        if not sweep.get("breakevens") and sweep.get("param"):
+            out.append(f"No challenger crosses the baseline across the swept range of {param_label(sweep['param'])}.")
     grid = results.get("map")
     if grid:
         out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)}% of the map.")

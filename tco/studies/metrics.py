@@ -5,6 +5,8 @@ A metric is a string:
 - ``lcot:<option>``  levelized cost of the option [USD per million output tokens]
 - ``ratio:<option>`` option LCOT / baseline LCOT [-]; break-even at 1, the option wins below 1
 - ``npv:<option>``   NPV of choosing the option over the baseline [USD]; wins above 0
+- ``advantage:<option>`` years after deployment an option with specialized devices stays cheaper
+  than the best general-purpose generation [yr] (:func:`tco.core.comparison.years_of_advantage`)
 - ``breakeven:<option>:<param>`` the value of ``param`` at which the option ties the baseline
   on cost per output token [unit of ``param``], solved with :func:`tco.solvers.find_crossing`
   over the parameter's low..high range
@@ -20,22 +22,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..api import evaluate_scenario, gap_from_results
-from ..core.comparison import cost_ratio, npv_usd
+from ..api import evaluate_scenario, gap_from_results, scenario_values
+from ..core.comparison import cost_ratio, npv_usd, years_of_advantage
 from ..core.outputs import COMPARISON_OUTPUTS, OPTION_OUTPUTS, OptionResult
 from ..errors import InputError
 from ..params import unknown_name_rule
 from ..scenario import Scenario
 from ..solvers import find_crossing
 
-KINDS = ("lcot", "ratio", "npv", "breakeven")
+KINDS = ("lcot", "ratio", "npv", "advantage", "breakeven")
 #: the output each one-evaluation metric reads (its unit comes from the output table)
 OUTPUTS = {"lcot": OPTION_OUTPUTS["lcot_usd_per_mtok"], "ratio": COMPARISON_OUTPUTS["cost_ratio"],
-           "npv": COMPARISON_OUTPUTS["npv_usd"]}
+           "npv": COMPARISON_OUTPUTS["npv_usd"], "advantage": COMPARISON_OUTPUTS["years_of_advantage"]}
 #: the metric value at which the option ties the baseline (NaN: no fixed threshold)
-THRESHOLDS = {"lcot": math.nan, "ratio": 1.0, "npv": 0.0, "breakeven": math.nan}
+THRESHOLDS = {"lcot": math.nan, "ratio": 1.0, "npv": 0.0, "advantage": math.nan, "breakeven": math.nan}
 #: the break-even gap used for winning: (api metric, target)
-GAP_METRIC = {"lcot": ("lcot", 0.0), "ratio": ("ratio", 1.0), "npv": ("npv", 0.0), "breakeven": ("lcot", 0.0)}
+GAP_METRIC = {"lcot": ("lcot", 0.0), "ratio": ("ratio", 1.0), "npv": ("npv", 0.0), "advantage": ("lcot", 0.0),
+              "breakeven": ("lcot", 0.0)}
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,8 @@ class Metric:
     def label(self) -> str:
         """Axis title with the unit."""
         words = {"lcot": f"LCOT of {self.option}", "ratio": f"cost ratio {self.option} / baseline",
-                 "npv": f"NPV of {self.option} over baseline", "breakeven": f"break-even {self.param} for {self.option}"}
+                 "npv": f"NPV of {self.option} over baseline", "advantage": f"years of advantage of {self.option}",
+                 "breakeven": f"break-even {self.param} for {self.option}"}
         return f"{words[self.kind]} [{self.unit}]"
 
     @property
@@ -98,8 +102,10 @@ def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
             raise InputError.one(path, text, "the scenario has no non-baseline option")
         option = challengers[0]
     allowed = names if kind == "lcot" else challengers
+    if kind == "advantage":
+        allowed = [o.name for o in structure.challengers if o.specialized]
     if option not in allowed:
-        raise InputError.one(path, text, f"option must be one of {', '.join(allowed)}")
+        raise InputError.one(path, text, f"option must be one of {', '.join(allowed) or '(none)'}")
     if kind != "breakeven":
         return Metric(kind, option, None, OUTPUTS[kind].unit)
     if param not in scenario.values():
@@ -146,8 +152,9 @@ def contour_option(scenario: Scenario, metric: Metric) -> str:
     return metric.option if metric.option in challengers else challengers[0]
 
 
-def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str, OptionResult]) -> np.ndarray:
-    """A ``lcot``, ``ratio`` or ``npv`` metric from core results already computed.
+def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str, OptionResult],
+                        values: Mapping[str, object] | None = None) -> np.ndarray:
+    """A ``lcot``, ``ratio``, ``npv`` or ``advantage`` metric from core results already computed.
 
     Parameters
     ----------
@@ -157,13 +164,19 @@ def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str
         The metric (not ``breakeven``: that needs its own search).
     results : Mapping[str, tco.core.outputs.OptionResult]
         Core results per option.
+    values : Mapping[str, object], optional
+        The parameter values the results were computed at (``advantage`` reads them; default: the
+        scenario's base values).
 
     Returns
     -------
-    numpy.ndarray [USD/Mtok for lcot, - for ratio, USD for npv]
+    numpy.ndarray [USD/Mtok for lcot, - for ratio, USD for npv, yr for advantage]
         The metric at every evaluated point.
     """
     r, base = results[metric.option], results[scenario.structure.baseline]
+    if metric.kind == "advantage":
+        option = scenario.structure.option(metric.option)
+        return np.asarray(years_of_advantage(option, r, base, scenario.values() if values is None else values))
     if metric.kind == "lcot":
         return np.asarray(r.lcot_usd_per_mtok)
     if metric.kind == "ratio":
@@ -253,10 +266,11 @@ def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping
     dict[str, numpy.ndarray] [unit of each metric]
         ``{metric name: values}``.
     """
+    values = scenario_values(scenario, updates)
     if results is None and any(m.kind != "breakeven" for m in metrics):
         results, _ = evaluate_scenario(scenario, updates)
-    return {m.name: breakeven_values(scenario, m, updates) if m.kind == "breakeven" else values_from_results(scenario, m, results)
-            for m in metrics}
+    return {m.name: breakeven_values(scenario, m, updates) if m.kind == "breakeven"
+            else values_from_results(scenario, m, results, values) for m in metrics}
 
 
 def metric_values(scenario: Scenario, metric: Metric | str, updates: Mapping[str, object] | None = None) -> np.ndarray:

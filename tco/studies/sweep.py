@@ -87,7 +87,8 @@ def sweep(scenario: Scenario, param: str, low: float, high: float, points: int =
     breakevens = []
     for option in dict.fromkeys(contour_option(scenario, m) for m in parsed):
         metric = Metric("npv", option, None, "USD")
-        breakevens += crossings(scenario, param, xs, gap_values(scenario, metric, results), metric, log)
+        gap = np.broadcast_to(gap_values(scenario, metric, results), np.shape(xs))  # a parameter the costs ignore
+        breakevens += crossings(scenario, param, xs, gap, metric, log)
     frame.attrs["breakevens"] = breakevens
     frame.attrs["param"] = param
     frame.attrs["unit"] = scenario.params[param].unit

@@ -124,8 +124,22 @@ def test_compare_view_shows_the_model_numbers(toy_scenario):
     assert breakdown.layout.yaxis.title.text == "present value, million USD"
 
 
+def test_compare_view_shows_the_chip_program(asic_scenario):
+    """Compare on a built chip: the program rows (own units, program volume, break-even demand and external sales)
+    beside the challengers, and the program in words (what the CLI and JSON verdict say)."""
+    result = tco.compare(asic_scenario)
+    challengers = str(compare_view(asic_scenario)[4])
+    for title in ("the fleet's own units", "program volume", "win needs external sales", "break-even external sales",
+                  "break-even demand, req/s"):
+        assert title in challengers
+    asic = result.program["asic"]
+    assert f"{asic['fleet_units']:,.0f}" in challengers and "program-notes" in challengers
+    said = f"asic builds its own chip: this fleet buys {asic['fleet_units']:,.0f} units over the horizon"
+    assert said in challengers and said in result.verdict  # the same words as the CLI and the JSON verdict
+
+
 def test_lifecycle_curves(toy_scenario):
-    _table, fig, _half = lifecycle_view(toy_scenario)
+    _table, fig, _half, _timeline = lifecycle_view(toy_scenario)
     result = tco.compare(toy_scenario)
     # the last point of the cumulative discounted cost is the option's PV of cost
     np.testing.assert_allclose([t.y[-1] for t in fig.data], result.options["pv_cost_usd"] / 1e6, rtol=1e-9)
@@ -133,6 +147,24 @@ def test_lifecycle_curves(toy_scenario):
     h = toy_scenario.values()["workload.half_life_years"]
     i = int(np.argmin(np.abs(np.asarray(half.x) - h)))
     assert math.isclose(half.y[i], 2 ** (-half.x[i] / h))
+
+
+def test_program_timeline_shows_the_design_the_bridge_and_the_fleet(asic_scenario):
+    """The Lifecycle timeline follows the option on the built chip: its yearly lines add up to its cash flows, the
+    NRE bars stop and the fleet starts at its deployment year, and the baseline is labelled with its generation."""
+    table, _cumulative, _half, timeline = lifecycle_view(asic_scenario)
+    analysis = tco.analyse_scenario(asic_scenario)
+    flows = analysis.flows["h100-prefill+asic-decode"]
+    bars = [t for t in timeline.data if t.type == "bar"]
+    np.testing.assert_allclose(np.sum([np.asarray(t.y, float) for t in bars], axis=0), flows.total_usd / 1e6, rtol=1e-12)
+    nre = next(t for t in bars if t.name.startswith("NRE"))
+    assert all(y > 0 for y in nre.y[:3]) and all(y == 0 for y in nre.y[3:])
+    baseline = next(t for t in timeline.data if t.type == "scatter")
+    by_year = tco.compare(asic_scenario).baseline_roadmap["by_year"]
+    assert list(baseline.customdata) == [f"<br>on {g}" for g in by_year]  # the generation in each year's hover
+    labels = [a.text for a in timeline.layout.annotations]
+    assert by_year[0] in labels and "h100-prefill+asic-decode in service from year 3" in labels
+    assert "years of advantage" in str(table)
 
 
 def test_breakeven_view_matches_api(default_scenario):

@@ -1,0 +1,233 @@
+"""Time in the money model: demand by year, the chip program's schedule, discounted year sums.
+
+Calendar convention (DESIGN.md section 9): ``t = 0`` is the decision date. Service years
+``y = 1..Y`` run from ``t = y - 1`` to ``t = y``; their running costs and tokens fall at
+``t = y``. Hardware and NRE are paid at the start of the year they are spent in (``t = y - 1``).
+
+A chip program designs from ``t = 0`` to its time to market ``W``; its fleet enters service
+at the first whole year after, ``t_d = ceil(W)``, and the demand of years ``1..t_d`` is
+bridged on the baseline's hardware. Options without a built chip deploy at ``t_d = 0``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .sizing import WHOLE_COUNT_GUARD
+
+
+def _log_discount(rate):
+    """``ln(1 + r)`` [1/yr]: the continuous rate of the yearly discount factor."""
+    return np.log1p(np.asarray(rate, float))
+
+
+def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount=None):
+    """``sum_{y=a+1}^{b} lambda^(y-1) (1+r)^-y`` with ``lambda = exp(log_ratio)`` [yr].
+
+    The present value of a yearly flow that starts at 1 in year 1 and changes by the factor
+    ``lambda`` each year, paid in the years ``a+1..b`` (none when ``b <= a``). Closed form
+    ``v (x^a - x^b) / (1 - x)`` with ``v = (1+r)^-1`` and ``x = lambda v``, written with
+    ``expm1`` so that it stays exact when ``x`` is close to 1 (``v (b - a)`` at ``x = 1``).
+    ``log_discount`` is ``ln(1 + r)`` when already at hand.
+    """
+    a = np.asarray(start_year, float)
+    b = np.maximum(np.asarray(end_year, float), a)
+    rate = np.asarray(rate, float)
+    ell_r = _log_discount(rate) if log_discount is None else log_discount
+    if np.ndim(log_ratio) == 0 and log_ratio == 0.0:  # no growth: ln x = -ln(1+r), expm1(ln x) = -r/(1+r)
+        ell, denominator = -ell_r, -rate / (1.0 + rate)
+        flat = rate == 0.0
+    else:
+        ell = np.asarray(log_ratio, float) - ell_r  # ln x
+        flat = ell == 0.0
+        denominator = np.expm1(np.where(flat, 1.0, ell))
+    safe = np.where(flat, 1.0, ell)
+    ratio = np.expm1((b - a) * safe) / np.where(flat, 1.0, denominator)
+    if not (np.ndim(a) == 0 and a == 0.0):
+        ratio = ratio * np.exp(a * safe)
+    return np.where(flat, b - a, ratio) / (1.0 + rate)
+
+
+def annuity_between(rate, start_year, end_year):
+    """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD paid at the end of each year ``a+1..b`` [yr]."""
+    return geometric_discounted_sum(rate, 0.0, start_year, end_year)
+
+
+def deployment_year(time_to_market_years):
+    """Whole year at which a built chip's fleet enters service, ``ceil(W)`` [yr] (0 for ``W = 0``)."""
+    return np.ceil(np.asarray(time_to_market_years, float) - WHOLE_COUNT_GUARD)
+
+
+# --- demand over the horizon -------------------------------------------------------------------------
+
+
+def _memo_key(x):
+    """A scalar by value, an array by identity (the memo keeps the array alive)."""
+    if type(x) is float:
+        return x
+    if isinstance(x, np.ndarray) and x.ndim:
+        return ("array", id(x))
+    return float(x)
+
+
+@dataclass
+class DemandPath:
+    """Demand in service year ``y`` as a multiple of year 1 (``workload.requests_per_s``).
+
+    ``m_y = (1 + g)^(y-1)``, or a yearly series ``m_1..m_n`` continued at the growth rate
+    ``m_y = m_n (1 + g)^(y - n)`` after its last year. ``rate`` discounts the sums; one
+    evaluation asks for the same sums many times (every pool, every option), so they are
+    computed once and kept (keyed by the identity of their array arguments, which are kept
+    alive with the result).
+    """
+
+    rate: np.ndarray
+    growth: np.ndarray
+    series: tuple = ()
+    last_year: int = 1
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _remembered(self, kind: str, args: tuple, compute):
+        key = (kind, *map(_memo_key, args))
+        if key not in self._memo:
+            self._memo[key] = (compute(), args)
+        return self._memo[key][0]
+
+    @property
+    def log_discount(self):
+        """``ln(1 + r)`` [1/yr]."""
+        return self._remembered("log_discount", (), lambda: _log_discount(self.rate))
+
+    def discount(self, t_years):
+        """``(1 + r)^-t`` [-]."""
+        return self._remembered("discount", (t_years,), lambda: np.exp(-np.asarray(t_years, float) * self.log_discount))
+
+    def discount_minus_one(self, t_years):
+        """``(1 + r)^-t - 1``, exact for small ``r t`` (``expm1``) [-]."""
+        return self._remembered("expm1", (t_years,), lambda: np.expm1(-np.asarray(t_years, float) * self.log_discount))
+
+    def annuity(self, start_year, end_year):
+        """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD at the end of each year ``a+1..b`` [yr]."""
+        return self._remembered("annuity", (start_year, end_year), lambda: geometric_discounted_sum(
+            self.rate, 0.0, start_year, end_year, self.log_discount))
+
+    def capital_recovery_factor(self, life_years, residual_value_fraction=0.0):
+        """``(1 - rv (1+r)^-L) / annuity(0, L)``: yearly cost of 1 USD of price over ``L`` years
+        (:func:`tco.core.finance.capital_recovery_usd_per_year`) [1/yr]."""
+        return (1.0 - residual_value_fraction * self.discount(life_years)) / self.annuity(0.0, life_years)
+
+    @property
+    def varies(self) -> bool:
+        """Whether demand may change from year to year in any draw (a structural fast-path test)."""
+        return bool(self.series) or bool(np.any(np.asarray(self.growth) != 0.0))
+
+    def multiplier(self, year: int):
+        """``m_y`` for one whole service year ``y >= 1`` [-]."""
+        return self._remembered("multiplier", (float(year),), lambda: self._multiplier(year))
+
+    def _multiplier(self, year: int):
+        n = len(self.series)
+        if n and year <= n:
+            return np.asarray(self.series[year - 1], float)
+        base = np.asarray(self.series[n - 1], float) if n else 1.0
+        return base * np.power(1.0 + np.asarray(self.growth, float), year - max(n, 1))
+
+    def discounted_sum(self, start_year, end_year, log_decay=0.0):
+        """``sum_{y=a+1}^{b} m_y rho^(y-1) (1+r)^-y`` with ``rho = exp(log_decay)`` [yr].
+
+        Closed form for a growth rate (:func:`geometric_discounted_sum`); a yearly series is
+        summed year by year (years are a structural axis, up to the largest horizon).
+        """
+        if not self.series:
+            if np.ndim(log_decay) == 0 and log_decay == 0.0 and np.ndim(self.growth) == 0 and self.growth == 0.0:
+                return self.annuity(start_year, end_year)  # flat demand: the plain annuity
+            return self._remembered("sum", (start_year, end_year, log_decay), lambda: geometric_discounted_sum(
+                self.rate, np.log1p(np.asarray(self.growth, float)) + log_decay, start_year, end_year, self.log_discount))
+        a, b = np.asarray(start_year, float), np.asarray(end_year, float)
+        v = np.exp(-_log_discount(self.rate))
+        total = 0.0
+        for year in range(1, self.last_year + 1):
+            inside = (year > a) & (year <= b)
+            total = total + inside * self.multiplier(year) * np.exp((year - 1) * np.asarray(log_decay, float)) * v ** year
+        return total
+
+
+# --- the chip program's NRE schedule --------------------------------------------------------------------
+
+
+def uniform_spend_share_in_year(year, window_years):
+    """Share of a spend spread evenly over ``[0, W)`` that falls in ``[t, t+1)`` [fraction].
+
+    ``max(0, min(t+1, W) - t) / W``; all of it at ``t = 0`` when ``W = 0``. Booked at ``t``.
+    """
+    w = np.asarray(window_years, float)
+    t = float(year)
+    overlap = np.maximum(np.minimum(t + 1.0, w) - t, 0.0)
+    return np.where(w > 0, overlap / np.where(w > 0, w, 1.0), 1.0 if t == 0 else 0.0)
+
+
+def uniform_spend_pv_factor(rate, window_years):
+    """PV of 1 USD spread evenly over ``[0, W)``, each year's share paid at its start [-].
+
+    ``(1/W) [sum_{t<floor W} (1+r)^-t + (W - floor W) (1+r)^-floor W]``; 1 at ``W = 0``.
+    """
+    w = np.asarray(window_years, float)
+    whole = np.floor(w + WHOLE_COUNT_GUARD)
+    part = np.maximum(w - whole, 0.0)
+    v = np.exp(-_log_discount(rate))
+    # sum_{t=0}^{k-1} v^t = (1+r) x annuity over years 1..k
+    leading = annuity_between(rate, 0.0, whole) / v
+    return np.where(w > 0, (leading + part * v ** whole) / np.where(w > 0, w, 1.0), 1.0)
+
+
+def tapeout_year(time_to_market_years, tapeout_to_deployment_years):
+    """Tape-out time ``max(W - post, 0)`` [yr]: design and verification end, masks are bought."""
+    return np.maximum(np.asarray(time_to_market_years, float) - tapeout_to_deployment_years, 0.0)
+
+
+#: NRE parts spent during design (until tape-out), at tape-out, and over the whole time to market
+DESIGN_PARTS = ("design_usd", "verification_usd", "ip_usd")
+TAPEOUT_PARTS = ("masks_usd",)
+PROGRAM_PARTS = ("software_usd",)
+
+
+@dataclass
+class ProgramSchedule:
+    """When a chip program spends its NRE: design, verification and IP over ``[0, tape-out)``,
+    masks at tape-out, the software stack over ``[0, W)`` (W = time to market)."""
+
+    parts: dict[str, np.ndarray]
+    time_to_market_years: np.ndarray
+    tapeout_years: np.ndarray
+
+    @property
+    def total_usd(self):
+        """Undiscounted NRE of the program [USD]."""
+        return sum(self.parts.values())
+
+    def _window(self, part: str):
+        return self.tapeout_years if part in DESIGN_PARTS else self.time_to_market_years
+
+    def share_in_year(self, part: str, year: int):
+        """Share of NRE part ``part`` paid at the start of year ``year`` [fraction]."""
+        if part in TAPEOUT_PARTS:
+            return (np.floor(self.tapeout_years + WHOLE_COUNT_GUARD) == year).astype(float)
+        return uniform_spend_share_in_year(year, self._window(part))
+
+    def usd_in_year(self, year: int):
+        """NRE paid at ``t = year`` [USD]."""
+        return sum(amount * self.share_in_year(part, year) for part, amount in self.parts.items())
+
+    def present_value_usd(self, rate):
+        """PV of the whole NRE schedule at ``t = 0`` [USD]."""
+        v = np.exp(-_log_discount(rate))
+        total = 0.0
+        for part, amount in self.parts.items():
+            if part in TAPEOUT_PARTS:
+                factor = v ** np.floor(self.tapeout_years + WHOLE_COUNT_GUARD)
+            else:
+                factor = uniform_spend_pv_factor(rate, self._window(part))
+            total = total + amount * factor
+        return total

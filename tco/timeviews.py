@@ -1,0 +1,122 @@
+"""Specialization over time in words and plain data: the chip program, the general roadmap, years of advantage.
+
+What ``tco compare`` (text and JSON) and the app say beside the cost table (DESIGN.md
+section 9): for an option on the scenario's own chip, the fleet's own units next to the
+program's volume, whether the win needs units sold to others, the break-even external
+sales and demand, and the builder's unit price; for the baseline, the general-purpose
+generation it runs on each year; for specialized options, how long they stay cheaper than
+the best general generation available.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from .core.comparison import Analysis
+from .core.generations import ADVANTAGE_SEARCH_YEARS
+from .core.outputs import COMPARISON_OUTPUTS
+from .display import sig
+from .util import json_safe, scalar
+
+#: comparison outputs of the program view, in the order a reader wants them
+PROGRAM_FIELDS = ("fleet_units", "program_volume_units", "needs_external_sales", "npv_own_use_usd",
+                  "breakeven_external_units", "breakeven_volume_units", "breakeven_demand_rps",
+                  "breakeven_tokens_per_year", "vendor_unit_price_usd", "nre_usd")
+
+
+def program_view(analysis: Analysis) -> dict[str, dict]:
+    """Per option on the built chip: the program outputs (first draw) plus the external units assumed."""
+    structure = analysis.structure
+    external = scalar(analysis.values.get("program.external_units", 0.0))
+    out = {}
+    for option in structure.challengers:
+        if not any(p.built for p in option.pools):
+            continue
+        row = analysis.challengers[option.name]
+        out[option.name] = {"external_units": external, "deployment_year": scalar(analysis.options[option.name].deployment_year),
+                            **{k: json_safe(scalar(getattr(row, k))) for k in PROGRAM_FIELDS}}
+    return out
+
+
+def baseline_generations(analysis: Analysis) -> dict:
+    """The general-purpose generation the baseline fleet buys each year and when the fleet moves."""
+    base = analysis.baseline
+    if base.roadmap is None:
+        return {}
+    flows = analysis.flows[analysis.structure.baseline]
+    index = [round(scalar(g)) for g in np.moveaxis(np.asarray(flows.generation), -1, 0)]
+    devices = list(base.roadmap.devices)
+    start = scalar(analysis.values["roadmap.start_year"])
+    return {
+        "policy": analysis.structure.refresh_policy,
+        "start_year": start,
+        "releases": {d: start + scalar(r) for d, r in zip(devices[1:], base.roadmap.release_years[1:], strict=True)},
+        "by_year": [devices[i] for i in index],
+        "steady_state_usd_per_mtok": {d: scalar(c) / scalar(base.money.tokens_per_year) * 1e6
+                                      for d, c in zip(devices, base.roadmap.full_usd_per_year, strict=True)},
+    }
+
+
+def _units(value: float) -> str:
+    return "never" if not math.isfinite(value) else f"{value:,.0f}"
+
+
+def program_sentences(program: Mapping[str, dict], wins: Mapping[str, bool]) -> list[str]:
+    """One sentence per built option: own units against the volume assumed, and what the win rests on."""
+    sentences = []
+    for name, p in program.items():
+        own, volume, external = p["fleet_units"], p["program_volume_units"], p["external_units"]
+        head = (f"{name} builds its own chip: this fleet buys {own:,.0f} units over the horizon (in service from year "
+                f"{p['deployment_year']:.0f}); the program assumes {volume:,.0f} ({external:,.0f} sold to others)")
+        breakeven_ext = p["breakeven_external_units"]
+        if p["needs_external_sales"]:
+            tail = (f"its win needs the external sales: on its own units alone it loses ({_units(breakeven_ext)} external "
+                    "units break even)")
+        elif wins.get(name):
+            tail = "it wins on its own units alone"
+        elif breakeven_ext is None:
+            tail = "at this demand it loses at any volume: even with free NRE it costs more than the baseline"
+        else:
+            tail = f"it breaks even with {_units(breakeven_ext)} units sold to others"
+        demand = p["breakeven_demand_rps"]
+        demand_text = (f"; on own use alone the program pays from {sig(demand, 4)} req/s "
+                       f"({sig(p['breakeven_tokens_per_year'] / 1e12, 3)} trillion output tokens/yr)" if demand is not None
+                       else "; on own use alone no demand pays for it")
+        price = p["vendor_unit_price_usd"]
+        vendor = f"; a vendor would sell it at ${price:,.0f} a unit" if price is not None else ""
+        sentences.append(f"{head}; {tail}{demand_text}{vendor}.")
+    return sentences
+
+
+def advantage_sentences(analysis: Analysis) -> list[str]:
+    """Years of advantage of each specialized option over the best general generation."""
+    spec = COMPARISON_OUTPUTS["years_of_advantage"]
+    out = []
+    for name, row in analysis.challengers.items():
+        if row.years_of_advantage is None:
+            continue
+        years = scalar(row.years_of_advantage)
+        if years == 0:
+            text = "is not cheaper than the best general-purpose generation when it enters service"
+        elif years < 0:
+            text = (f"is behind the general roadmap when it enters service: a general-purpose generation was already "
+                    f"cheaper {spec.format(-years)} years before")
+        elif years >= ADVANTAGE_SEARCH_YEARS:
+            text = "stays cheaper than the general roadmap for a century"
+        else:
+            text = (f"stays cheaper than the best general-purpose generation for {spec.format(years)} years after it "
+                    "enters service")
+        out.append(f"{name} {text}.")
+    return out
+
+
+def roadmap_sentence(generations: Mapping) -> str:
+    """The baseline's generations over the horizon, in words."""
+    if not generations:
+        return ""
+    by_year = generations["by_year"]
+    steps = [f"{device} from year {year}" for year, device in enumerate(by_year) if year == 0 or by_year[year - 1] != device]
+    return f"The baseline follows the general-purpose roadmap ({generations['policy'].replace('_', ' ')}): {', '.join(steps)}."

@@ -1,0 +1,416 @@
+"""Specialization economics over time (issue 13): the program timeline, demand growth, the general-purpose
+roadmap, node-aware chips, software porting, the program view and an independent finance oracle.
+
+Every expected number is derived by hand in the test's docstring or comments, or computed by an
+independent implementation (numpy-financial for NPV and IRR).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import numpy_financial as npf
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tco
+from tco.core import cashflow, generations, nodes, nre, timeline
+from tco.core.comparison import analyse
+from tco.core.evaluate import evaluate
+from tco.core.purchases import Choice, GenerationPath, PoolPlan, pick, pool_present_values, pool_yearly_flows
+from tco.errors import InputError
+from tco.scenario import SCENARIOS_DIR, scenario_from_dict
+from tco.studies.montecarlo import draw_chunk, sampling_plan
+
+FAST = settings(max_examples=25, deadline=None)
+
+
+def spec(name: str) -> dict:
+    return yaml.safe_load((SCENARIOS_DIR / f"{name}.yaml").read_text())
+
+
+# --- timeline: discounted sums, the NRE schedule, deployment -------------------------------------------
+
+def test_geometric_discounted_sum_by_hand():
+    # r = 10 %, demand x1.5 a year, years 2..3: 1.5 / 1.1^2 + 2.25 / 1.1^3 = 1.239669 + 1.690458 = 2.930128
+    assert timeline.geometric_discounted_sum(0.1, math.log(1.5), 1, 3) == pytest.approx(1.5 / 1.21 + 2.25 / 1.331, rel=1e-14)
+    # growth equal to the rate (lambda v = 1): every year is worth v; years 1..4 -> 4 / 1.1
+    assert timeline.geometric_discounted_sum(0.1, math.log(1.1), 0, 4) == pytest.approx(4 / 1.1, rel=1e-14)
+    # no years, or a start after the end: nothing
+    assert timeline.geometric_discounted_sum(0.1, 0.0, 3, 3) == 0.0 == timeline.geometric_discounted_sum(0.1, 0.0, 4, 2)
+
+
+@FAST
+@given(st.floats(0.0, 0.3), st.floats(-0.5, 2.0), st.integers(0, 10), st.integers(0, 20))
+def test_geometric_discounted_sum_equals_the_yearly_sum(rate, growth, a, years):
+    b = a + years
+    brute = sum((1 + growth) ** (y - 1) * (1 + rate) ** -y for y in range(a + 1, b + 1))
+    assert timeline.geometric_discounted_sum(rate, math.log1p(growth), a, b) == pytest.approx(brute, rel=1e-11, abs=1e-300)
+
+
+def test_uniform_spend_over_a_window():
+    # 1 USD over [0, 2.5): 0.4 at t = 0, 0.4 at t = 1, 0.2 at t = 2; PV at 10 % = 0.4 + 0.4/1.1 + 0.2/1.21 = 0.928926
+    shares = [float(timeline.uniform_spend_share_in_year(t, 2.5)) for t in range(4)]
+    assert shares == pytest.approx([0.4, 0.4, 0.2, 0.0])
+    assert timeline.uniform_spend_pv_factor(0.1, 2.5) == pytest.approx(0.4 + 0.4 / 1.1 + 0.2 / 1.21, rel=1e-14)
+    # an empty window: all of it at once, at t = 0
+    assert float(timeline.uniform_spend_share_in_year(0, 0.0)) == 1.0 and timeline.uniform_spend_pv_factor(0.1, 0.0) == 1.0
+
+
+def test_program_schedule_by_hand():
+    """Time to market 2.25 years, 0.75 from tape-out to deployment: tape-out at 1.5.
+
+    Design 10 + verification 5 + IP 3 = 18 over [0, 1.5): 12 at t = 0, 6 at t = 1; masks 6 at tape-out (t = 1);
+    software 4 over [0, 2.25): 1.7778 at t = 0 and 1, 0.4444 at t = 2. By year: 13.7778, 13.7778, 0.4444.
+    """
+    parts = {"design_usd": 10.0, "verification_usd": 5.0, "ip_usd": 3.0, "masks_usd": 6.0, "software_usd": 4.0}
+    schedule = timeline.ProgramSchedule(parts, np.float64(2.25), timeline.tapeout_year(2.25, 0.75))
+    by_year = [float(schedule.usd_in_year(t)) for t in range(4)]
+    assert by_year == pytest.approx([12 + 4 / 2.25, 6 + 6 + 4 / 2.25, 1 / 2.25, 0.0], rel=1e-12)
+    assert float(schedule.total_usd) == 28.0
+    assert schedule.present_value_usd(0.1) == pytest.approx(by_year[0] + by_year[1] / 1.1 + by_year[2] / 1.21, rel=1e-13)
+    assert list(timeline.deployment_year(np.array([0.0, 2.0, 2.25, 2.999]))) == [0.0, 2.0, 3.0, 3.0]
+
+
+# --- purchases: the renewal chain and the year walk ------------------------------------------------------
+
+def plan(z, n=1.0, unit=100.0, life=3.0, rv=0.1, per_device=0.0, busy=0.0, x=0.0, whole=True):
+    return PoolPlan((np.float64(z),), (np.float64(x),), (np.float64(n),), (np.float64(unit),), (np.float64(life),),
+                    (np.float64(rv),), {"energy_usd": (np.float64(per_device),)}, {"energy_usd": (np.float64(busy),)},
+                    whole=whole)
+
+
+def test_flat_fleet_renewed_and_credited():
+    """3 replicas (2.5 rounded up) of 2 devices at 100 USD, life 3, horizon 5, rate 10 %, residual 10 %.
+
+    Bought at t = 0 and t = 3 (6 units each); the first credited rv = 0.1 at t = 3, the second cut off at the
+    horizon after 2 of 3 years: 1 - 0.9 x 2/3 = 0.4, credited at t = 5. Running 7 USD per device-year over years 1..5.
+    """
+    p = plan(2.5, n=2.0, per_device=7.0)
+    demand = timeline.DemandPath(np.float64(0.1), np.float64(0.0), (), 5)
+    pv = pool_present_values(p, GenerationPath.fixed(5.0, 5), demand, 0.0, 5.0, 0.1)
+    assert float(pv.units) == 12.0
+    assert float(pv.capex_usd) == pytest.approx(600 * (1 + 1.1 ** -3), rel=1e-13)
+    assert float(pv.residual_usd) == pytest.approx(-600 * (0.1 * 1.1 ** -3 + 0.4 * 1.1 ** -5), rel=1e-13)
+    assert float(pv.yearly_usd["energy_usd"]) == pytest.approx(6 * 7 * sum(1.1 ** -y for y in range(1, 6)), rel=1e-13)
+
+
+def test_growing_fleet_year_by_year():
+    """Demand x1.5 a year, one device per replica of capacity 1, life 2, horizon 4, no residual value.
+
+    Devices needed: ceil(1), ceil(1.5), ceil(2.25), ceil(3.375) = 1, 2, 3, 4. Bought: t0 1; t1 +1; t2 +1 growth
+    + 1 renewal of t0's; t3 +1 growth + 1 renewal of t1's = 1, 1, 2, 2 (6 units). Credits: none at end of life
+    (rv 0); at the horizon t = 4 the two bought at t = 2 are at the end of their life (value 0), the two bought at
+    t = 3 have half of it left: 2 x 0.5 = 1 unit's price.
+    """
+    p = plan(1.0, life=2.0, rv=0.0, unit=10.0)
+    demand = timeline.DemandPath(np.float64(0.0), np.float64(0.5), (), 4)
+    flows = pool_yearly_flows(p, GenerationPath.fixed(4.0, 4), demand, 0.0, 4.0)
+    assert [float(b) for b in flows.bought] == [1, 1, 2, 2, 0]
+    assert [float(h) for h in flows.held] == [0, 1, 2, 3, 4]
+    assert [float(c) for c in flows.residual_usd] == [0, 0, 0, 0, -10.0]
+    pv = pool_present_values(p, GenerationPath.fixed(4.0, 4), demand, 0.0, 4.0, 0.0)
+    assert float(pv.units) == 6 and float(pv.capex_usd) == 60.0 and float(pv.residual_usd) == -10.0
+
+
+def test_a_move_to_another_generation_retires_the_fleet_at_book_value():
+    """Generation 0 (2 devices per replica of capacity 1, 100 USD, life 4) until t = 2, then generation 1 (one device,
+    300 USD, life 4); horizon 3, rv 0, flat demand of 1 replica. Bought: 2 at t = 0; at t = 2 the two are retired
+    after 2 of 4 years (book value 0.5 x 100 each) and 1 of generation 1 is bought, credited at the horizon after
+    1 of 4 years (0.75 x 300)."""
+    p = PoolPlan((1.0, 1.0), (0.0, 0.0), (2.0, 1.0), (100.0, 300.0), (4.0, 4.0), (0.0, 0.0), {})
+    path = GenerationPath.from_switches([0.0, 0.0, 1.0], [False, False, True], 3.0)
+    demand = timeline.DemandPath(np.float64(0.0), np.float64(0.0), (), 3)
+    flows = pool_yearly_flows(p, path, demand, 0.0, 3.0)
+    assert [float(b) for b in flows.bought] == [2, 0, 1, 0]
+    assert [float(c) for c in flows.capex_usd] == [200, 0, 300, 0]
+    assert [float(c) for c in flows.residual_usd] == [0, 0, -100, -225]
+    pv = pool_present_values(p, path, demand, 0.0, 3.0, 0.0)
+    assert float(pv.capex_usd) == 500 and float(pv.residual_usd) == -325 and float(pv.units) == 3
+
+
+@pytest.mark.parametrize("name", [*tco.bundled_scenarios(), "specialization-over-time"])
+def test_yearly_flows_equal_the_closed_form_on_random_draws(name):
+    """The two views of one money plan agree line by line (growth, roadmap moves, programs included)."""
+    scenario = tco.load_scenario(name)
+    values = scenario.values() | draw_chunk(sampling_plan(scenario), 7, 0, 300)
+    results = evaluate(scenario.structure, values)
+    for option in scenario.structure.options:
+        r = results[option.name]
+        flows = cashflow.yearly_cash_flows(option, r, values)
+        for line, pv in ((k, getattr(r, "pv_" + k)) for k in flows.lines):
+            np.testing.assert_allclose(flows.present_value(flows.lines[line]), pv, rtol=1e-10, atol=1e-6, err_msg=line)
+        np.testing.assert_allclose(flows.present_value(flows.output_tokens), r.pv_tokens, rtol=1e-10)
+        for role, bought in flows.bought.items():
+            if role != "links":
+                np.testing.assert_allclose(bought.sum(axis=-1), r.pool(role).present_values.units_bought, rtol=1e-12)
+
+
+# --- the program: timeline, own units against volume, break-evens, the vendor's price --------------------
+
+def test_program_timeline_in_the_cash_flows(asic_scenario):
+    """The ASIC (5 nm, 2.25 years to market) enters service in year 3: its NRE is paid in years 0-2 (masks at
+    tape-out, t = 1.5 -> year 1), its demand is bridged at the baseline's levelized cost in years 1-3, and it
+    buys nothing before year 3."""
+    analysis = tco.analyse_scenario(asic_scenario)
+    asic = analysis.options["asic"]
+    flows = analysis.flows["asic"]
+    assert float(asic.deployment_year) == 3.0
+    nre_by_year = flows.lines["nre_usd"]
+    assert np.all(nre_by_year[:3] > 0) and np.all(nre_by_year[3:] == 0)
+    assert nre_by_year.sum() == pytest.approx(float(analysis.challengers["asic"].nre_usd))  # own use: all of it
+    bridge = flows.lines["bridge_usd"]
+    tokens = flows.output_tokens
+    lcot = float(analysis.baseline.lcot_usd_per_mtok)
+    assert bridge[0] == 0 and bridge[1:4] == pytest.approx(tokens[1:4] * lcot / 1e6) and np.all(bridge[4:] == 0)
+    assert np.all(flows.lines["capex_usd"][:3] == 0) and flows.lines["capex_usd"][3] > 0
+    assert analysis.baseline.deployment_year == 0 and "bridge_usd" not in [k for k, v in analysis.flows["h100"].lines.items()
+                                                                           if np.any(v)]
+
+
+def test_program_view_by_hand(asic_can_win):
+    """Own units, volume and the NRE per unit follow their definitions; external sales lower the NRE the fleet
+    carries by own / (own + external)."""
+    scenario = asic_can_win.with_values({"workload.half_life_years": 6.0})
+    alone, shared = (tco.analyse_scenario(scenario.with_values({"program.external_units": e})) for e in (0.0, 1e6))
+    for analysis, external in ((alone, 0.0), (shared, 1e6)):
+        row, option = analysis.challengers["asic"], analysis.options["asic"]
+        own = float(option.pool("colocated").present_values.units_bought)
+        assert float(row.fleet_units) == own and float(row.program_volume_units) == own + external
+        assert float(option.pool("colocated").costs.unit_nre_usd) == pytest.approx(109e6 / max(own + external, 1), rel=1e-12)
+    ratio = float(shared.options["asic"].pv_nre_usd) / float(alone.options["asic"].pv_nre_usd)
+    own = float(alone.challengers["asic"].fleet_units)
+    assert ratio == pytest.approx(own / (own + 1e6), rel=1e-12)
+    # a million units sold to others make the ASIC win; on its own units it does not: the win needs external sales
+    assert float(shared.challengers["asic"].npv_usd) > 0 >= float(shared.challengers["asic"].npv_own_use_usd)
+    assert float(shared.challengers["asic"].needs_external_sales) == 1.0
+    assert float(alone.challengers["asic"].needs_external_sales) == 0.0
+
+
+def test_breakeven_formulas_by_hand():
+    """V* = own N / (c - a) = 100 x 50 / 20 = 250, of which 150 sold to others; demand: fixed 60 vs 10, variable
+    parts 90 and 130 at D = 10 -> D* = 10 x 50 / 40 = 12.5; vendor: (5,000 + 1e8 / 1e5) / (1 - 0.5) = 12,000 USD."""
+    volume = nre.breakeven_volume_units(50.0, 100.0, 80.0, 100.0)
+    assert volume == 250 and nre.breakeven_external_units(volume, 100.0) == 150
+    assert nre.breakeven_demand(10.0, 60.0, 150.0, 10.0, 140.0) == 12.5
+    assert nre.breakeven_demand(10.0, 5.0, 150.0, 10.0, 160.0) == 0.0  # cheaper fixed and variable costs: any demand
+    assert nre.breakeven_demand(10.0, 60.0, 150.0, 10.0, 90.0) == np.inf  # dearer per unit of demand: never
+    assert nre.vendor_unit_price_usd(5000.0, 1e8, 1e5, 0.5) == pytest.approx(12000.0)
+    assert nre.nre_per_unit_usd(1e8, 0.0) == 1e8  # nothing built: carried on one unit
+
+
+def test_breakeven_demand_ties_the_option_with_continuous_sizing():
+    """The closed form takes every cost but NRE, porting and re-authoring as proportional to demand. With
+    continuous sizing that holds but for square-root staffing (slots grow a little slower than the load), so at
+    the closed-form demand, on own use alone, the ASIC ties the baseline within 0.1 % of cost, and the demand is
+    within 0.5 % of the solver's crossing (measured: 0.01 % and 0.1 % at a 6-year half-life)."""
+    data = copy.deepcopy(spec("custom-asic"))
+    data["fleet"] = {"sizing": "continuous"}
+    scenario = scenario_from_dict(data).with_values({"workload.half_life_years": 6.0,  # conftest ASIC_CAN_WIN
+                                                  "devices.custom-decode-asic.compute_efficiency": 0.75})
+    demand = float(tco.compare(scenario).challengers.loc["asic", "breakeven_demand_rps"])
+    assert math.isfinite(demand) and demand > 0
+    at = tco.analyse_scenario(scenario.with_values({"workload.requests_per_s": demand}))
+    assert float(at.options["asic"].pv_cost_usd) == pytest.approx(float(at.baseline.pv_cost_usd), rel=1e-3)
+    [solved] = tco.breakeven(scenario, "workload.requests_per_s", 100, 1e6, option="asic")
+    assert solved.status == "crosses" and demand == pytest.approx(solved.value, rel=5e-3)
+
+
+def test_volume_units_is_refused_with_the_new_field_named():
+    data = copy.deepcopy(spec("custom-asic"))
+    data["program"]["volume_units"] = 50000
+    with pytest.raises(InputError) as err:
+        scenario_from_dict(data)
+    assert "external_units" in str(err.value)
+
+
+# --- the roadmap: policies, years of advantage --------------------------------------------------------------
+
+ROADMAP = generations.RoadmapCosts(("old", "mid", "new"), (0.0, -1.0, 2.0), (10.0, 8.0, 6.0), (4.0, 3.0, 2.0))
+
+
+def test_refresh_policies_by_hand():
+    """Steady-state costs 10 / 8 / 6 (running 4 / 3 / 2); 'mid' released a year before t = 0, 'new' at t = 2.
+    Every policy but keep starts on 'mid' (the cheapest released); each_generation moves at t = 2; when_cheaper does
+    not (6 is not below mid's running 3); at_replacement with a 3-year life moves at t = 3."""
+    life = (3.0, 3.0, 3.0)
+    path = {p: generations.generation_path(p, ROADMAP, life, 5.0, 5) for p in generations.POLICIES}
+    assert [float(g) for g in path["keep"].index] == [0, 0, 0, 0, 0]
+    assert [float(g) for g in path["each_generation"].index] == [1, 1, 2, 2, 2]
+    assert [float(g) for g in path["when_cheaper"].index] == [1, 1, 1, 1, 1]
+    assert [float(g) for g in path["at_replacement"].index] == [1, 1, 1, 2, 2]
+    assert [float(e) for e in path["each_generation"].end] == [2, 2, 5, 5, 5]
+    cheap_running = generations.RoadmapCosts(ROADMAP.devices, ROADMAP.release_years, ROADMAP.full_usd_per_year, (4.0, 7.0, 2.0))
+    assert [float(g) for g in generations.generation_path("when_cheaper", cheap_running, life, 5.0, 5).index] == [1, 1, 2, 2, 2]
+
+
+def test_years_of_advantage_by_hand():
+    """Option 8 against one general generation of 10:
+    - drift only (kappa 0.5, H 2): cheaper while 8 < 10 (1 - 0.5 (1 - 2^(-t/2))), until 2^(-t/2) = 0.6: t = 1.474;
+    - pace only (halving every year after the last release at 0, no drift): 8 = 10 x 2^-t at t = log2 1.25 = 0.3219;
+    - a cheaper generation (7) released at t = 2: the advantage ends at its release, 2 years after a deployment at 0;
+    - deployed at t = 1 against 7 released at t = -1: behind by 2 years (-2).
+    """
+    one = generations.RoadmapCosts(("g",), (0.0,), (10.0,), (10.0,))
+    assert generations.years_of_advantage(8.0, one, 0.0, 0.5, 2.0) == pytest.approx(-2 * math.log2(0.6), abs=1e-9)
+    paced = generations.RoadmapCosts(("g",), (0.0,), (10.0,), (10.0,), 1.0)
+    assert generations.years_of_advantage(8.0, paced, 0.0, 0.0, 2.0) == pytest.approx(math.log2(1.25), abs=1e-9)
+    step = generations.RoadmapCosts(("g", "h"), (0.0, 2.0), (10.0, 7.0), (10.0, 7.0))
+    assert generations.years_of_advantage(8.0, step, 0.0, 0.0, 2.0) == pytest.approx(2.0, abs=1e-9)
+    behind = generations.RoadmapCosts(("g", "h"), (-3.0, -1.0), (10.0, 7.0), (10.0, 7.0))
+    assert generations.years_of_advantage(8.0, behind, 1.0, 0.0, 2.0) == pytest.approx(-2.0, abs=1e-9)
+    # cheaper than every generation listed, for ever (no pace): the century bound
+    assert generations.years_of_advantage(5.0, step, 0.0, 0.0, 2.0) == generations.ADVANTAGE_SEARCH_YEARS
+
+
+@FAST
+@given(st.floats(1.5, 4.0), st.floats(1.01, 3.0))
+def test_a_faster_roadmap_never_lengthens_an_advantage(halving, factor):
+    scenario = tco.load_scenario("specialization-over-time")
+    edits = {"program.external_units": 1e6, "workload.half_life_years": 6.0}
+    slow, fast = (tco.studies.metric_values(scenario, "advantage:asic", {**edits, "roadmap.cost_halving_years": h})
+                  for h in (halving * factor, halving))
+    assert float(fast) <= float(slow) + 1e-9
+
+
+def test_the_baseline_follows_the_roadmap(asic_scenario):
+    """custom-asic: the baseline starts on the cheapest generation per token released by mid-2026 (B300, under the
+    serving model: it beats B200 and the scenario's H100 here), and every roadmap policy but keep is at least as cheap
+    as keep, whose fleet stays on the H100."""
+    analysis = tco.analyse_scenario(asic_scenario)
+    roadmap = analysis.baseline.roadmap
+    assert roadmap.devices == ("h100-sxm", "b200", "b300", "rubin")
+    released = [g for g, r in enumerate(roadmap.release_years) if float(r) <= 0]
+    cheapest = min(released, key=lambda g: float(roadmap.full_usd_per_year[g]))
+    assert float(analysis.flows["h100"].generation[0]) == cheapest == 2
+    lcot = {}
+    for policy in generations.POLICIES:
+        data = copy.deepcopy(spec("custom-asic"))
+        data["roadmap"]["policy"] = policy
+        lcot[policy] = float(tco.analyse_scenario(scenario_from_dict(data)).baseline.lcot_usd_per_mtok)
+    assert all(lcot[p] < lcot["keep"] for p in ("at_replacement", "each_generation", "when_cheaper"))
+
+
+# --- nodes ---------------------------------------------------------------------------------------------
+
+def test_node_scaling_by_hand():
+    """5 nm figures built at 28 nm: compute x min(14.4 / 171.3, 1.0 / 2.5) = x0.0841 (area-limited), SRAM
+    x 0.021 / 0.127 = x0.165; at 3 nm: compute x min(250 / 171.3, 1 / 0.89) = x1.124 (power-limited)."""
+    values = {"program.logic_density_mtr_per_mm2": 14.4, "program.specs.logic_density_mtr_per_mm2": 171.3,
+              "program.relative_energy_per_op": 2.5, "program.specs.relative_energy_per_op": 1.0,
+              "program.sram_bitcell_um2": 0.127, "program.specs.sram_bitcell_um2": 0.021}
+    assert nodes.compute_scale(values) == pytest.approx(14.4 / 171.3)
+    assert nodes.sram_scale(values) == pytest.approx(0.021 / 0.127)
+    values.update({"program.logic_density_mtr_per_mm2": 250.0, "program.relative_energy_per_op": 0.89,
+                   "program.sram_bitcell_um2": 0.021})
+    assert nodes.compute_scale(values) == pytest.approx(1 / 0.89)
+
+
+def test_the_build_node_moves_speed_energy_and_unit_cost():
+    """The same ASIC design built at 28 nm instead of 5 nm: less compute and SRAM (slower, fewer tokens per
+    joule), a different wafer (unit cost), a different NRE; at 5 nm with its own specs node nothing is scaled."""
+    results = {}
+    for node in ("5nm", "28nm"):
+        data = copy.deepcopy(spec("custom-asic"))
+        data["program"].update(node=node, specs_node="5nm", die={"die_area_mm2": 400, "package_memory_board_usd": 4750})
+        scenario = scenario_from_dict(data)
+        assert (scenario.structure.node_scaled_tiers is None) == (node == "5nm")
+        results[node] = tco.analyse_scenario(scenario)
+    old, new = results["28nm"].options["asic"], results["5nm"].options["asic"]
+    assert float(old.tokens_per_joule) < float(new.tokens_per_joule)
+    assert float(old.devices) > float(new.devices)
+    assert float(old.pool("colocated").costs.unit_price_usd) != float(new.pool("colocated").costs.unit_price_usd)
+    assert float(results["28nm"].challengers["asic"].nre_usd) < float(results["5nm"].challengers["asic"].nre_usd)
+
+
+# --- software porting ----------------------------------------------------------------------------------
+
+def test_software_porting_per_hardware_generation(default_scenario):
+    """Groq (specialized, adopted at t = 0) pays its class default port once: 3,000,000 USD at t = 0; the H100
+    prefill pool of the split option runs the baseline's software (no port); the baseline pays none."""
+    analysis = tco.analyse_scenario(default_scenario)
+    assert float(analysis.options["groq"].pv_porting_usd) == pytest.approx(3e6)
+    assert float(analysis.options["h100-prefill+groq-decode"].pv_porting_usd) == pytest.approx(3e6)
+    assert float(analysis.baseline.pv_porting_usd) == 0.0
+    assert analysis.challengers["groq"].software_payback_years == np.inf  # no saving to repay it
+
+
+# --- an independent finance oracle: numpy-financial ----------------------------------------------------
+
+@pytest.mark.parametrize("name", [*tco.bundled_scenarios(), "specialization-over-time"])
+def test_npv_and_irr_agree_with_numpy_financial(name):
+    """Every option's PV cost is numpy-financial's NPV of its yearly cash flows (npf.npv discounts year 0 by 1,
+    the model's convention); every challenger's NPV is the NPV of the yearly saving, and its IRR (when the saving
+    starts with an outlay) is npf.irr's."""
+    scenario = tco.load_scenario(name)
+    analysis = tco.analyse_scenario(scenario)
+    rate = float(scenario.values()["economics.discount_rate"])
+    base = analysis.flows[scenario.structure.baseline]
+    for option in scenario.structure.options:
+        flows = analysis.flows[option.name]
+        assert npf.npv(rate, flows.total_usd) == pytest.approx(float(analysis.options[option.name].pv_cost_usd), rel=1e-9)
+        if option.name == scenario.structure.baseline:
+            continue
+        years = max(base.total_usd.shape[-1], flows.total_usd.shape[-1])
+        saved = np.pad(base.total_usd, (0, years - base.total_usd.shape[-1])) - np.pad(
+            flows.total_usd, (0, years - flows.total_usd.shape[-1]))
+        row = analysis.challengers[option.name]
+        assert npf.npv(rate, saved) == pytest.approx(float(row.npv_usd), rel=1e-9, abs=1e-6)
+        oracle = npf.irr(saved)
+        if saved[0] < 0 and np.isfinite(oracle) and -0.99 < oracle < 10:
+            assert float(row.irr) == pytest.approx(oracle, abs=1e-9)
+
+
+def test_some_bundled_challenger_has_an_irr_and_it_is_numpy_financials():
+    """The IRR is reported for an investment (an outlay in year 0); at least one bundled challenger is one."""
+    checked = 0
+    for name in tco.bundled_scenarios():
+        analysis = tco.analyse_scenario(tco.load_scenario(name))
+        base = analysis.flows[analysis.structure.baseline]
+        for option, row in analysis.challengers.items():
+            flows = analysis.flows[option]
+            if np.isfinite(row.irr) and base.total_usd.shape == flows.total_usd.shape:
+                assert float(row.irr) == pytest.approx(npf.irr(base.total_usd - flows.total_usd), abs=1e-9)
+                checked += 1
+    assert checked >= 1
+
+
+# --- vectorized -----------------------------------------------------------------------------------------
+
+def test_a_million_draws_of_the_time_model_in_one_call():
+    """Years are a structural axis: one call evaluates every draw (growth, roadmap moves, programs)."""
+    scenario = tco.load_scenario("specialization-over-time")
+    values = scenario.values() | draw_chunk(sampling_plan(scenario), 3, 0, 20_000)
+    analysis = analyse(scenario.structure, values)
+    assert analysis.challengers["asic"].years_of_advantage.shape == (20_000,)
+    assert np.all(np.isfinite(analysis.options["h100"].pv_cost_usd))
+
+
+def test_a_prepared_choice_picks_what_the_element_wise_chain_picks():
+    rng = np.random.default_rng(5)
+    index = rng.integers(0, 4, 10_000).astype(float)
+    options = (rng.random(10_000), 2.5, rng.random(10_000), np.float64(7.0))
+    stacks = {}
+    choice = Choice.of(index, options, stacks)
+    assert isinstance(choice, Choice)
+    assert np.array_equal(pick(options, choice), pick(options, index))
+    assert np.array_equal(pick(options, choice), np.choose(index.astype(int), np.broadcast_arrays(*options)))
+    odd = (np.ones((2, 10_000)), 1.0, 2.0, 3.0)  # shaped unlike the draws: the chain
+    assert np.array_equal(pick(odd, choice), pick(odd, index))
+    assert Choice.of(index[:10], options, stacks) is not None and not isinstance(Choice.of(index[:10], options, {}), Choice)
+
+
+def test_large_and_small_batches_of_the_roadmap_agree():
+    """Large batches pick generations by one gather (:class:`Choice`), small ones element-wise; the same draws
+    give the same results either way."""
+    scenario = tco.load_scenario("custom-asic")
+    values = scenario.values() | draw_chunk(sampling_plan(scenario), 11, 0, 8_000)
+    large = evaluate(scenario.structure, values)
+    small = evaluate(scenario.structure, {k: (v[:50] if np.ndim(v) else v) for k, v in values.items()})
+    for option, result in small.items():
+        for name in ("pv_cost_usd", "pv_capex_usd", "pv_residual_usd", "units_bought", "pv_energy_usd"):
+            np.testing.assert_allclose(getattr(result, name), getattr(large[option], name)[:50], rtol=1e-12)
