@@ -283,7 +283,10 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
     s0 = q("fixed time per cycle: collective latencies and the device's cycle overhead",
            f"({collectives:g}*{hops!r}*{layers}+({p}-1))*{n(device_param(d, 'sync_latency_s'))}+{overhead}", "s")
     token_bytes = f"({hidden}*{model['activation']})"
-    up, out_bw = n(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")), n(device_param(d, "scale_out_bandwidth_bytes_per_s"))
+    efficiency_name = device_param(d, "collective_efficiency")
+    efficiency = f"*{n(efficiency_name)}" if efficiency_name in n else ""
+    up = n(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")) + efficiency
+    out_bw = n(device_param(d, "scale_out_bandwidth_bytes_per_s")) + efficiency
     tp_bw = f"IF({t}<={domain},{up},{out_bw})"
     pp_bw = f"IF({t * p}<={domain},{up},{out_bw})"
     ring = f"2*({t}-1)/{t}"
