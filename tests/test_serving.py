@@ -302,20 +302,22 @@ def _gpu_split_scenario():
 
 @pytest.mark.parametrize(("prompt", "tpot", "split_wins"), [
     (2000.0, 0.02, True), (8000.0, 0.04, True), (16000.0, 0.01, True),  # long prompts, tight TPOT
-    (500.0, 0.04, False), (500.0, 0.08, False),                          # short prompts, relaxed TPOT
+    (100.0, 0.04, False), (200.0, 0.08, False),                          # short prompts, relaxed TPOT
 ])
 def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tpot, split_wins):
     """The regime where an H100 prefill pool feeding an H100 decode pool over 400G InfiniBand beats colocated
     H100 replicas (default scenario otherwise: Llama 3.1 70B at 8 bits, 400 output tokens, p99 TTFT 1 s).
 
     Mechanism (DistServe, OSDI 2024; Splitwise, ISCA 2024): colocated, every cycle carries ``P/O x chi x B``
-    of prefill chunks, so at a TPOT target the slot cap shrinks and the replica needs a wider shape; at
-    2,000/400 tokens and 40 ms the colocated H100 runs TP4 with 132 slots and 55 % of each cycle in
-    prefill (84 GPUs), while the split runs TP1 prefill passes within the TTFT slack and TP2 decode with
-    186 slots (74 GPUs and the KV ports): 0.91x the cost. The split's margin grows as the prompt grows
-    against the output and as the TPOT target tightens (0.5-0.8x at 8,000-16,000-token prompts and
-    10-20 ms); with short prompts and a relaxed TPOT there is little interference to remove and the
-    split pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.1-1.17x).
+    of prefill chunks, so at a TPOT target the slot cap shrinks; with the calibrated Hopper collectives
+    (docs/calibration.md) a wider tensor group costs more than it gives, so at 2,000/400 tokens and 40 ms the
+    colocated H100 runs TP2 with 44 slots and 43 % of each cycle in prefill (122 GPUs), while the split runs
+    TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.66x
+    the cost. The split's margin grows as the prompt grows against the output and as the TPOT target
+    tightens (0.42-0.50x at 2,000-16,000-token prompts and 10-20 ms); with short prompts and a relaxed TPOT
+    there is little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with
+    256 slots) and the split pays the KV transfer and two partly idle pools: colocation wins (the split
+    costs 1.09-1.12x at 100-200-token prompts and 40-80 ms; at 500 tokens it already breaks even).
     """
     from tco.core.evaluate import evaluate
 
