@@ -88,6 +88,16 @@ def test_wait_is_infinite_when_overloaded():
     assert float(queueing.wait_quantile_s(10.0, 10.5, 1.0, 0.0, 0.01, 0.0)) > 1e100
 
 
+def test_zero_service_time_needs_no_servers_and_stays_finite():
+    """Zero work (prefill fully hidden behind decode at phase overlap 1 gives ``S_pf = 0``) is zero load: with slack
+    no server beyond zero, without slack the small-pool server; never ``0 / 0`` (the whole-domain fuzz found it at
+    both overlaps 1 and a slow memory)."""
+    with_slack = queueing.servers_within_wait(0.0, 0.0, 0.1, 0.0, 0.005)
+    without = queueing.servers_within_wait(np.zeros(2), np.zeros(2), np.array([0.0, -0.1]), 0.0, 0.005)
+    assert float(with_slack) == pytest.approx(0.0, abs=1e-100) and without.tolist() == [1.0, 1.0]
+    assert float(queueing.offered_load_within_wait(1.0, 0.0, -0.1, 0.0, 0.005)) == 0.0
+
+
 def test_occupancy_seen_quantile_by_hand():
     """``B = 100``, z = 2.3263: ``1 + 100 + 2.3263 sqrt(200/3) = 120.0``."""
     assert float(queueing.occupancy_seen_quantile(100.0, 2.3263)) == pytest.approx(1 + 100 + 2.3263 * math.sqrt(200 / 3))
