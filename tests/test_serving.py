@@ -323,11 +323,11 @@ def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tp
     (docs/calibration.md) a wider tensor group costs more than it gives, so at 2,000/400 tokens and 40 ms the
     colocated H100 runs TP2 with 44 slots and 43 % of each cycle in prefill (122 GPUs), while the split runs
     TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.66x
-    the cost. The split's margin grows as the prompt grows against the output and as the TPOT target
-    tightens (0.42-0.50x at 2,000-16,000-token prompts and 10-20 ms); with short prompts and a relaxed TPOT
-    there is little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with
-    256 slots) and the split pays the KV transfer and two partly idle pools: colocation wins (the split
-    costs 1.09-1.12x at 100-200-token prompts and 40-80 ms; at 500 tokens it already breaks even).
+    the cost. The split's margin grows as the TPOT target tightens (0.50x at 2,000 tokens and 20 ms, 0.66x at
+    8,000 tokens and 40 ms, 0.42x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
+    little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with 256 slots)
+    and the split pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.09x at
+    100 tokens and 40 ms, 1.12x at 200 tokens and 80 ms; at 500 tokens and 80 ms 1.03x, a near tie).
     """
     from tco.core.evaluate import evaluate
 
