@@ -68,6 +68,7 @@ class Device(Strict):
     scale_out_bandwidth_bytes_per_s: Q
     sync_latency_s: Q
     cycle_overhead_s: Q | None = None  # fixed time per scheduler iteration (absent: 0)
+    collective_efficiency: Q | None = None  # share of the link bandwidth the collectives reach (absent: 1)
     tdp_w: Q
     idle_power_w: Q
     host_power_w: Q

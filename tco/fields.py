@@ -68,6 +68,8 @@ FIELDS: dict[str, Field] = {
     "sync_latency_s": Field("s", 0.0, 1.0, description="latency of one hop of a collective"),
     "cycle_overhead_s": Field("s", 0.0, 1.0, description="fixed time per cycle of a replica that its work does not hide "
                               "(host scheduling, launches, under-filled GEMM tiles); absent = 0"),
+    "collective_efficiency": _fraction("achievable share of the link bandwidth in the collectives (all-reduce, all-to-all, "
+                                       "stage hops); absent = 1", MIN_EFFICIENCY),
     "tdp_w": Field("W", 0.1, 1e6, description="thermal design power per device"),
     "idle_power_w": Field("W", 0.0, 1e6, description="power when idle"),
     "host_power_w": Field("W", 0.0, 1e6, description="per-device share of host and server power"),

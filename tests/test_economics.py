@@ -278,15 +278,16 @@ def test_a_faster_roadmap_never_lengthens_an_advantage(halving, factor):
 
 
 def test_the_baseline_follows_the_roadmap(asic_scenario):
-    """custom-asic: the baseline starts on the cheapest generation per token released by mid-2026 (B300, under the
-    serving model: it beats B200 and the scenario's H100 here), and every roadmap policy but keep is at least as cheap
-    as keep, whose fleet stays on the H100."""
+    """custom-asic: the baseline starts on the cheapest generation per token released by mid-2026 (B200 with the
+    calibrated catalog: B300 at the same fitted Blackwell share of peak costs more per token on this chat, $21.1M
+    a year against $18.3M; the scenario's H100 $37.8M), and every roadmap policy but keep is at least as cheap as
+    keep, whose fleet stays on the H100."""
     analysis = tco.analyse_scenario(asic_scenario)
     roadmap = analysis.baseline.roadmap
     assert roadmap.devices == ("h100-sxm", "b200", "b300", "rubin")
     released = [g for g, r in enumerate(roadmap.release_years) if float(r) <= 0]
     cheapest = min(released, key=lambda g: float(roadmap.full_usd_per_year[g]))
-    assert float(analysis.flows["h100"].generation[0]) == cheapest == 2
+    assert float(analysis.flows["h100"].generation[0]) == cheapest == 1
     lcot = {}
     for policy in generations.POLICIES:
         data = copy.deepcopy(spec("custom-asic"))

@@ -7,6 +7,7 @@ Hand derivations in the docstrings; the closed forms are also checked against br
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -85,6 +86,16 @@ def test_wait_quantile_at_staffed_servers_is_the_slack(a, slack, eps, scv):
 def test_wait_is_infinite_when_overloaded():
     """With no spare server beyond ``c = a + 1`` the wait is unbounded (reported as ~1e300 s)."""
     assert float(queueing.wait_quantile_s(10.0, 10.5, 1.0, 0.0, 0.01, 0.0)) > 1e100
+
+
+def test_zero_service_time_needs_no_servers_and_stays_finite():
+    """Zero work (prefill fully hidden behind decode at phase overlap 1 gives ``S_pf = 0``) is zero load: with slack
+    no server beyond zero, without slack the small-pool server; never ``0 / 0`` (the whole-domain fuzz found it at
+    both overlaps 1 and a slow memory)."""
+    with_slack = queueing.servers_within_wait(0.0, 0.0, 0.1, 0.0, 0.005)
+    without = queueing.servers_within_wait(np.zeros(2), np.zeros(2), np.array([0.0, -0.1]), 0.0, 0.005)
+    assert float(with_slack) == pytest.approx(0.0, abs=1e-100) and without.tolist() == [1.0, 1.0]
+    assert float(queueing.offered_load_within_wait(1.0, 0.0, -0.1, 0.0, 0.005)) == 0.0
 
 
 def test_occupancy_seen_quantile_by_hand():
@@ -301,20 +312,22 @@ def _gpu_split_scenario():
 
 @pytest.mark.parametrize(("prompt", "tpot", "split_wins"), [
     (2000.0, 0.02, True), (8000.0, 0.04, True), (16000.0, 0.01, True),  # long prompts, tight TPOT
-    (500.0, 0.04, False), (500.0, 0.08, False),                          # short prompts, relaxed TPOT
+    (100.0, 0.04, False), (200.0, 0.08, False),                          # short prompts, relaxed TPOT
 ])
 def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tpot, split_wins):
     """The regime where an H100 prefill pool feeding an H100 decode pool over 400G InfiniBand beats colocated
     H100 replicas (default scenario otherwise: Llama 3.1 70B at 8 bits, 400 output tokens, p99 TTFT 1 s).
 
     Mechanism (DistServe, OSDI 2024; Splitwise, ISCA 2024): colocated, every cycle carries ``P/O x chi x B``
-    of prefill chunks, so at a TPOT target the slot cap shrinks and the replica needs a wider shape; at
-    2,000/400 tokens and 40 ms the colocated H100 runs TP4 with 132 slots and 55 % of each cycle in
-    prefill (84 GPUs), while the split runs TP1 prefill passes within the TTFT slack and TP2 decode with
-    186 slots (74 GPUs and the KV ports): 0.91x the cost. The split's margin grows as the prompt grows
-    against the output and as the TPOT target tightens (0.5-0.8x at 8,000-16,000-token prompts and
-    10-20 ms); with short prompts and a relaxed TPOT there is little interference to remove and the
-    split pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.1-1.17x).
+    of prefill chunks, so at a TPOT target the slot cap shrinks; with the calibrated Hopper collectives
+    (docs/calibration.md) a wider tensor group costs more than it gives, so at 2,000/400 tokens and 40 ms the
+    colocated H100 runs TP2 with 44 slots and 43 % of each cycle in prefill (122 GPUs), while the split runs
+    TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.66x
+    the cost. The split's margin grows as the TPOT target tightens (0.50x at 2,000 tokens and 20 ms, 0.66x at
+    8,000 tokens and 40 ms, 0.42x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
+    little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with 256 slots)
+    and the split pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.09x at
+    100 tokens and 40 ms, 1.12x at 200 tokens and 80 ms; at 500 tokens and 80 ms 1.03x, a near tie).
     """
     from tco.core.evaluate import evaluate
 
@@ -325,3 +338,24 @@ def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tp
     assert float(colocated.feasible) == 1.0 and float(split.feasible) == 1.0
     ratio = float(split.lcot_usd_per_mtok / colocated.lcot_usd_per_mtok)
     assert (ratio < 0.9) if split_wins else (ratio > 1.05), ratio
+
+
+def test_collective_efficiency_scales_the_bandwidth_part_of_the_collectives():
+    """A device's ``collective_efficiency`` e is the share of its per-direction link bandwidth the collectives
+    reach, so the per-token collective time of a replica is divided by e and the latency part is untouched.
+
+    Tensor parallel 2 on H200s, FP8 activations (1 B): ``s1 = 80 x (2 + 2) x (2-1)/2 x 8192 x 1 B / 4.5e11 B/s
+    = 2.9127e-6 s/token`` at e = 1 (two ring all-reduces per layer, each ``2 (t-1)/t`` of the token's bytes);
+    at e = 0.152 (the Hopper fit) ``1.9163e-5 s/token``, so a cycle of 1,500 tokens spends 28.7 ms in the
+    all-reduces instead of 4.4 ms. ``s0 = 2 x 80 x max(log2 2, 1) x 2e-6 = 3.2e-4 s`` either way.
+    """
+    shape = parallelism.Shape(2)
+    full = serving.cycle_model(shape, MODEL, H200, demand(), "colocated")
+    slow = serving.cycle_model(shape, MODEL, dataclasses.replace(H200, collective_efficiency=0.152), demand(), "colocated")
+    assert full.sync_per_token_s == pytest.approx(80 * 4 * 0.5 * 8192 / 4.5e11, rel=1e-12)
+    assert slow.sync_per_token_s == pytest.approx(full.sync_per_token_s / 0.152, rel=1e-12)
+    assert slow.sync_fixed_s == pytest.approx(full.sync_fixed_s, rel=1e-12) == pytest.approx(3.2e-4, rel=1e-12)
+    assert 1500 * slow.sync_per_token_s == pytest.approx(0.02874, rel=1e-3)
+    one = serving.cycle_model(parallelism.Shape(1), MODEL, dataclasses.replace(H200, collective_efficiency=0.152), demand(),
+                              "colocated")
+    assert one.sync_per_token_s == 0.0  # one device: no all-reduce to slow down

@@ -107,9 +107,9 @@ def test_vectorized_equals_scalar_calls(name, request):
     codes = np.concatenate([np.broadcast_to(f["infeasible_code"], (n,)) for f in flat.values()]).astype(int)
     assert np.bitwise_or.reduce(np.unique(codes)) == 15 and 0 in codes
     bounds = np.concatenate([np.broadcast_to(v, (n,)) for f in flat.values() for k, v in f.items() if k.endswith("_bound")])
-    # collectives-bound cycles (2) need a replica the shape search makes wide (the SRAM chips of default and
-    # moe); custom-asic's chosen shapes (H100, the decode ASIC) are memory- or compute-bound in every draw
-    assert set(np.unique(bounds)) == ({0.0, 1.0} if name == "custom-asic" else {0.0, 1.0, 2.0})
+    # collectives-bound cycles (2): the SRAM chips' wide replicas (default, moe) and, in custom-asic, H100 tensor
+    # groups in draws where the Hopper collective efficiency sits low in its calibrated range (0.09-0.26)
+    assert set(np.unique(bounds)) == {0.0, 1.0, 2.0}
     assert len(chosen) < 1500 and len(np.unique(signature[chosen], axis=0)) == len(np.unique(signature, axis=0))
     expected = {}  # (option, output) -> the scalar calls' values at the chosen draws, in order
     for i in chosen:

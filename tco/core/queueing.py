@@ -60,9 +60,14 @@ def tail_decay_factor(service_scv):
     return 2.0 / (ARRIVAL_SCV + np.asarray(service_scv, float))
 
 
+#: a service time below this is zero work (e.g. prefill fully hidden behind decode at phase overlap 1): ``u`` stays
+#: a number, so zero load needs zero servers beyond the small-pool margin, not ``0 / 0`` [s]
+SERVICE_FLOOR_S = 1e-200
+
+
 def _decay_per_server(service_s, slack_s, service_scv):
-    """``u = k slack / S``: how many Poisson spreads of spare capacity one service time of slack is worth [-]."""
-    return tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) / service_s
+    """``u = k slack / max(S, S_min)``: how many Poisson spreads of spare capacity one service time of slack is worth [-]."""
+    return tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) / np.maximum(service_s, SERVICE_FLOOR_S)
 
 
 def staffing_margin(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):

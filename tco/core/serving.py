@@ -116,6 +116,7 @@ class DeviceShape:
     domain_devices: object
     min_devices: object = 1.0
     cycle_overhead_s: object = 0.0       # fixed time per cycle (every micro-batch advances one pass) [s]
+    collective_efficiency: object = 1.0  # share of the link bandwidth the collectives reach [-]
 
 
 @dataclass
@@ -197,7 +198,8 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         + device.cycle_overhead_s,
         sync_per_token_s=parallelism.sync_time_per_token_s(
             shape, model.layers, model.hidden_size, model.activation_bytes, model.experts_per_token,
-            device.scale_up_bytes_per_s, device.scale_out_bytes_per_s, device.domain_devices),
+            device.scale_up_bytes_per_s * device.collective_efficiency,
+            device.scale_out_bytes_per_s * device.collective_efficiency, device.domain_devices),
         memory_compute_overlap=demand.memory_compute_overlap,
         phase_overlap=demand.phase_overlap,
         comm_overlap=demand.comm_overlap,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ..core import serving
 from ..core.parallelism import Shape
-from ..core.queueing import _AS_C, _AS_D, OVERLOADED_WAIT_FACTOR, WAIT_ROUNDING_GUARD
+from ..core.queueing import _AS_C, _AS_D, OVERLOADED_WAIT_FACTOR, SERVICE_FLOOR_S, WAIT_ROUNDING_GUARD
 from ..core.sizing import WHOLE_COUNT_GUARD
 from ..core.structure import Option, Pool, device_param, pool_param, tier_param
 from . import formulas as fx
@@ -84,7 +84,7 @@ def normal_quantile(q: str) -> str:
 
 def decay_per_server(service: str, slack: str) -> str:
     """``u = k slack / S`` with ``k = 2 / (1 + 0)`` (Poisson arrivals, deterministic-looking service: scv 0)."""
-    return f"(2*MAX({slack},0)/{service})"
+    return f"(2*MAX({slack},0)/MAX({service},{SERVICE_FLOOR_S:.0E}))"
 
 
 def servers_within_wait(load: str, service: str, slack: str, epsilon: str) -> str:
@@ -283,7 +283,10 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
     s0 = q("fixed time per cycle: collective latencies and the device's cycle overhead",
            f"({collectives:g}*{hops!r}*{layers}+({p}-1))*{n(device_param(d, 'sync_latency_s'))}+{overhead}", "s")
     token_bytes = f"({hidden}*{model['activation']})"
-    up, out_bw = n(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")), n(device_param(d, "scale_out_bandwidth_bytes_per_s"))
+    efficiency_name = device_param(d, "collective_efficiency")
+    efficiency = f"*{n(efficiency_name)}" if efficiency_name in n else ""
+    up = n(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")) + efficiency
+    out_bw = n(device_param(d, "scale_out_bandwidth_bytes_per_s")) + efficiency
     tp_bw = f"IF({t}<={domain},{up},{out_bw})"
     pp_bw = f"IF({t * p}<={domain},{up},{out_bw})"
     ring = f"2*({t}-1)/{t}"

@@ -113,7 +113,12 @@ class MLPerfResult(_Strict):
 
 
 class PerUserSpeed(_Strict):
-    """One user's decode speed on a served system [output tokens/s per user]."""
+    """One user's decode speed on a served system [output tokens/s per user].
+
+    With ``concurrency`` the figure is from a closed-loop benchmark with that many users in
+    flight (each sends its next request when the last one ends): one over the mean
+    inter-token latency a user sees while the others' prompts are prefilled beside it.
+    """
 
     id: str = Field(min_length=1)
     system: str = Field(min_length=1)
@@ -123,6 +128,9 @@ class PerUserSpeed(_Strict):
     model_name: str = Field(min_length=1)
     tokens_per_s_per_user: float = Field(gt=0)
     ttft_s: float | None = Field(default=None, gt=0)
+    concurrency: int | None = Field(default=None, gt=0, description="users in flight (a closed-loop benchmark); None: one user")
+    prompt_tokens: float | None = Field(default=None, gt=0, description="input tokens per request, when published")
+    output_tokens: float | None = Field(default=None, gt=0, description="output tokens per request, when published")
     precision: str = Field(min_length=1)
     speculative: bool = False
     date: str = Field(min_length=4)

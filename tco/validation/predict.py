@@ -3,8 +3,8 @@
 A measured case becomes an inline scenario with one colocated option on the measured
 device, the measured devices per replica, prompt and output lengths, latency bound,
 batch limit and number format; the core evaluates it and a *metric* reads the quantity
-the publication reports. A published-arithmetic case calls the core formula that
-reproduces it (:data:`FORMULAS`).
+the publication reports. (Published arithmetic -- KV-cache sizes, the two-for-two rule --
+is checked by unit tests of the core formulas, tests/test_core_formulas.py.)
 """
 
 from __future__ import annotations
@@ -12,15 +12,25 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 
-import numpy as np
-
-from ..core import llm, nre, serving, sizing
+from ..core import serving
 from ..core.evaluate import serving_pools
-from ..errors import InputError
 from ..scenario import Scenario, scenario_from_dict
 from .cases import Case, Conditions, Suite
 
 OPTION = "measured"
+#: optional device fields a calibration may fit, with the value the core uses when a device lacks them
+NEUTRAL_DEVICE_FIELDS = {"cycle_overhead_s": 0.0, "collective_efficiency": 1.0}
+
+
+def _neutral_fields(device: str) -> dict:
+    """The optional fields ``device`` lacks in the catalog, at their neutral values, as quantities: a fit can
+    then move them (a parameter must exist to be updated), and predictions at the catalog's values are unchanged."""
+    from ..catalog import load_catalog
+
+    entry = load_catalog().devices.get(device, {})
+    return {name: {"value": value, "low": value, "high": value, "grade": "C", "date": "2026",
+                   "source": "tco calibrate (the core's value when the field is absent)"}
+            for name, value in NEUTRAL_DEVICE_FIELDS.items() if name not in entry}
 
 
 def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) -> Scenario:
@@ -32,12 +42,12 @@ def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) 
     continuously: the metrics read a fleet of the measured size.
     """
     c = conditions
-    serving = {k: getattr(c, k) for k in ("token_budget_tokens", "percentile") if getattr(c, k) is not None}
+    serving = {k: getattr(c, k) for k in ("token_budget_tokens", "percentile", "policy") if getattr(c, k) is not None}
     data = {
         "name": name,
         "model": c.model,
         "models": {c.model: models[c.model]} if c.model in models else {},
-        "devices": {c.device: {"class": "general"}},
+        "devices": {c.device: {"class": "general", **_neutral_fields(c.device)}},
         "workload": {
             "requests_per_s": 1.0, "prompt_tokens": c.prompt_tokens, "output_tokens": c.output_tokens,
             "ttft_target_s": c.ttft_target_s, "tpot_target_s": c.tpot_target_s, "half_life_years": 3.0,
@@ -76,6 +86,16 @@ def per_user_decode_tokens_per_s(scenario: Scenario, values: Mapping[str, object
     return 1.0 / pools["colocated"]["decode_cap_s"]
 
 
+def per_user_tokens_per_s_under_load(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Output tokens/s a user sees with ``max_batch`` users in flight (a closed loop): ``1 / t(c_s)`` [tokens/s].
+
+    ``t(c_s)`` is the cycle at the slot cap as a request sees it, the decode cycle plus the
+    prefill of the other users' next prompts riding in it (``(P/O) chi B``).
+    """
+    pools, _, _ = serving_pools(scenario.structure, values, OPTION)
+    return 1.0 / pools["colocated"]["cycle_cap_s"]
+
+
 def _at_capacity(scenario: Scenario, values: Mapping[str, object], c: Conditions) -> dict:
     """Percentile TTFT and TPOT of the measured system run at the most it carries within its targets.
 
@@ -99,50 +119,14 @@ def tpot_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
     return _at_capacity(scenario, values, c)["tpot_s"]
 
 
-METRIC_READERS: dict[str, Callable] = {f.__name__: f for f in (system_output_tokens_per_s, per_user_decode_tokens_per_s,
+def output_tokens_per_s_per_device(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Output tokens/s per accelerator of the measured system (rankings per accelerator) [tokens/s]."""
+    return system_output_tokens_per_s(scenario, values, c) / c.system_devices
+
+
+METRIC_READERS: dict[str, Callable] = {f.__name__: f for f in (system_output_tokens_per_s, output_tokens_per_s_per_device,
+                                                                per_user_decode_tokens_per_s, per_user_tokens_per_s_under_load,
                                                                 ttft_s, tpot_s)}
-
-
-def kv_bytes_per_token(layers, kv_heads, head_dim, bits_per_kv):
-    """KV bytes per token [B/token], :func:`tco.core.llm.kv_bytes_per_token`."""
-    return llm.kv_bytes_per_token(layers, kv_heads, head_dim, bits_per_kv)
-
-
-def kv_bytes_per_request_gib(layers, kv_heads, head_dim, bits_per_kv, prompt_tokens):
-    """KV cache one request moves from prefill to decode [GiB]: ``P x k / 2^30``."""
-    per_token = kv_bytes_per_token(layers, kv_heads, head_dim, bits_per_kv)
-    return sizing.kv_transfer_bytes_per_request(prompt_tokens, per_token) / 2.0**30
-
-
-def kv_link_load_gibit_per_s(layers, kv_heads, head_dim, bits_per_kv, prompt_tokens, requests_per_s):
-    """KV-link load at ``lambda`` requests/s [Gibit/s]: ``lambda x P x k x 8 / 2^30``."""
-    return requests_per_s * kv_bytes_per_request_gib(layers, kv_heads, head_dim, bits_per_kv, prompt_tokens) * 8.0
-
-
-def two_for_two_payback_years(baseline_tco_usd_per_year, nre_usd, tco_improvement):
-    """Years for the yearly saving to repay the NRE [yr]: ``NRE / (TCO_old (1 - 1/i))``.
-
-    With an improvement ``i`` in TCO per op/s the same work costs ``TCO_old / i``, so the
-    yearly saving is ``TCO_old (1 - 1/i)``. At the two-for-two boundary (ASIC Clouds,
-    ISCA 2016: ``TCO_old = 2 NRE``, ``i = 2``) the payback is exactly one year. Raises
-    when the rule (:func:`tco.core.nre.two_for_two`) disagrees with the inputs given as
-    its boundary, so the case checks the core's rule too.
-    """
-    holds, _ratio = nre.two_for_two(baseline_tco_usd_per_year, nre_usd, tco_improvement)
-    if not bool(np.all(holds)):
-        raise InputError.one("inputs", [baseline_tco_usd_per_year, nre_usd, tco_improvement],
-                             "the two-for-two rule does not hold at these inputs")
-    return nre_usd / (baseline_tco_usd_per_year * (1.0 - 1.0 / tco_improvement))
-
-
-def product_of_gains(**factors):
-    """Product of independent improvement factors [x] (Dally, Hot Chips 2023: 16 x 12.5 x 2.5 x 2)."""
-    return float(np.prod(list(factors.values())))
-
-
-FORMULAS: dict[str, Callable] = {f.__name__: f for f in (kv_bytes_per_token, kv_bytes_per_request_gib,
-                                                         kv_link_load_gibit_per_s, two_for_two_payback_years,
-                                                         product_of_gains)}
 
 
 class Predictor:
@@ -163,14 +147,6 @@ class Predictor:
         ``updates`` maps device parameter names (``devices.<id>.<field>``) to values; names
         of devices the case does not use are ignored.
         """
-        if case.formula is not None:
-            if case.formula not in FORMULAS:
-                raise InputError.one(f"cases.{case.name}.formula", case.formula, f"must be one of {', '.join(FORMULAS)}")
-            try:
-                return FORMULAS[case.formula](**case.inputs)
-            except TypeError as exc:
-                raise InputError.one(f"cases.{case.name}.inputs", sorted(case.inputs),
-                                     f"do not fit {case.formula}: {exc}") from None
         value = self._measured(case.name, case.conditions, case.metric, updates)
         if case.denominator is not None:
             value = value / self._measured(case.name + " (denominator)", case.denominator, case.metric, updates)

@@ -157,7 +157,7 @@ def run_uncertainty(page, name):
     page.click("#mc-run")
     page.wait_for_selector("#mc-table", timeout=60000)
     page.click("#sobol-n")
-    page.get_by_text("16", exact=True).click()
+    page.get_by_role("listbox").get_by_text("16", exact=True).click()  # the dropdown's option, not a chart tick
     page.click("#sobol-run")
     page.wait_for_function("() => !document.querySelector('#sobol-run').disabled && "
                            "document.querySelectorAll('#sobol-box .ytick').length > 2", timeout=120000)
