@@ -417,14 +417,18 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
 
 
 class _Picks:
-    """The chosen candidate's value of any term, per draw: a gather from the candidates' values laid end
-    to end (one pass over the data), or a table lookup for terms that are one number per candidate."""
+    """The chosen candidate's value of any term, per draw: the value of the candidate chosen most often,
+    overwritten where another one was chosen (one masked copy per candidate that is chosen at all), or a
+    table lookup for terms that are one number per candidate."""
 
     def __init__(self, candidates: Sequence[dict], index):
         self.candidates = candidates
         self.index = np.asarray(index).astype(np.intp)
-        size = self.index.size
-        self.flat = (self.index.ravel() * size + np.arange(size)) if len(candidates) > 1 else None
+        self.scalar = self.index.ndim == 0
+        if len(candidates) > 1 and not self.scalar:
+            counts = np.bincount(self.index.ravel(), minlength=len(candidates))
+            self.base = int(np.argmax(counts))
+            self.others = [(k, self.index == k) for k in np.flatnonzero(counts) if k != self.base]
 
     def __call__(self, key: str):
         return self.stacked([c[key] for c in self.candidates])
@@ -432,11 +436,18 @@ class _Picks:
     def stacked(self, values: list):
         if len(values) == 1:
             return values[0]
+        if self.scalar:
+            return np.asarray(values[int(self.index)], float)
         if all(np.ndim(v) == 0 for v in values):
             return np.asarray(values, float)[self.index]
         shape = self.index.shape
-        laid = np.concatenate([np.broadcast_to(np.asarray(v, float), shape).ravel() for v in values])
-        return laid.take(self.flat).reshape(shape)
+        base = values[self.base]
+        if not self.others and np.shape(base) == shape:
+            return np.asarray(base, float)
+        out = np.array(np.broadcast_to(base, shape), float)
+        for k, where in self.others:
+            np.copyto(out, values[k], where=where)
+        return out
 
 
 def _select_lines(picks: _Picks, candidates: Sequence[dict]) -> list[Lines]:
