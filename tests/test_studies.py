@@ -200,6 +200,35 @@ def test_iman_conover_induces_rank_correlation_and_keeps_marginals():
     assert np.array_equal(np.sort(v, axis=0), np.sort(u, axis=0))
 
 
+def test_monte_carlo_columns_in_blocks_equal_one_call(default_scenario):
+    """Evaluating a chunk in blocks of draws (the engine's cache-sized calls) changes no value: 1,000 draws
+    of every sampled parameter in blocks of 64 (16 blocks, the last one short) equal one call bit for bit."""
+    from tco.studies.chunks import blockwise
+    from tco.studies.metrics import parse_metric
+    from tco.studies.montecarlo import MetricColumns
+
+    columns = MetricColumns(default_scenario, (parse_metric(default_scenario, "ratio:groq"),
+                                               parse_metric(default_scenario, "lcot:h100")))
+    updates = draw_chunk(sampling_plan(default_scenario), 3, 0, 1000)
+    whole = columns(updates)
+    blocked = blockwise(columns, updates, block=64)
+    assert blocked.keys() == whole.keys()
+    for name, value in whole.items():
+        assert np.array_equal(blocked[name], np.broadcast_to(value, (1000,)), equal_nan=True), name
+
+
+def test_quantile_columns_laid_out_contiguously_give_the_same_values(default_scenario):
+    """values_at_quantiles copies the quantile matrix column-major before the inverse CDFs: the same values as
+    the inverse CDF of each strided column."""
+    from tco.studies.sampling import values_at_quantiles
+
+    params = sampling_plan(default_scenario).params
+    u = np.random.default_rng(5).random((500, len(params)))
+    values = values_at_quantiles(params, u)
+    for j, p in enumerate(params):
+        assert np.array_equal(values[p.name], inverse_cdf(p, u[:, j])), p.name
+
+
 # --- Monte Carlo ---------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from ..api import evaluate_scenario
 from ..errors import InputError
 from ..scenario import Scenario
 from .aggregates import MetricAggregate, merge_tables, quantile_edges
-from .chunks import CHUNK_SIZE, Cancel, Progress, chunk_bounds
+from .chunks import CHUNK_SIZE, Cancel, Progress, blockwise, chunk_bounds
 from .metrics import Metric, gap_values, metric_table, parse_metric
 from .parallel import ChunkRunner
 from .sampling import Correlation, SamplingPlan, draw_chunk, sampling_plan
@@ -85,7 +85,7 @@ class MetricColumns:
     metrics: tuple[Metric, ...]
 
     def __call__(self, updates: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return evaluate_chunk(self.scenario, self.metrics, updates)
+        return blockwise(lambda block: evaluate_chunk(self.scenario, self.metrics, block), updates)
 
     @property
     def aggregated(self) -> tuple[Aggregated, ...]:
