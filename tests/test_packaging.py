@@ -43,3 +43,17 @@ def test_the_core_imports_numpy_only():
 def test_the_command_line_parses_before_importing_a_subcommand():
     loaded = _modules_after("import tco.cli\ntco.cli.build_parser().parse_args(['compare'])")
     assert not HEAVY & loaded, sorted(HEAVY & loaded)
+
+
+def test_importing_the_engine_keeps_freed_memory_unless_switched_off():
+    """tco.core.allocator raises glibc's mmap and trim thresholds once when the engine is imported (every
+    array then comes from the reused heap instead of fresh pages), and ``TCO_KEEP_FREED_MEMORY=0`` leaves
+    the allocator alone. The state is read back from the module in a fresh process."""
+    import os
+    import platform
+
+    code = "import tco.core.evaluate\nfrom tco.core import allocator\nprint(allocator.keep_freed_memory())"
+    for setting, expected in (("1", platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"), ("0", False)):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "TCO_KEEP_FREED_MEMORY": setting}).stdout
+        assert out.strip() == str(expected), setting
