@@ -176,8 +176,8 @@ def _broadcast_fields(result, shape):
 
 
 def _shape_of(*results) -> tuple[int, ...]:
-    """The common shape of the present output fields of ``results``."""
-    return np.broadcast_shapes(*(np.shape(v) for r in results for v in _outputs_of(r).values()))
+    """The common shape of the present output fields of ``results`` (each distinct shape broadcast once)."""
+    return np.broadcast_shapes(*{np.shape(v) for r in results for v in _outputs_of(r).values()})
 
 
 # --- per pool ---------------------------------------------------------------------------------------
