@@ -218,12 +218,12 @@ def test_monte_carlo_columns_in_blocks_equal_one_call(default_scenario):
 
 
 def test_quantile_columns_laid_out_contiguously_give_the_same_values(default_scenario):
-    """values_at_quantiles copies the quantile matrix column-major before the inverse CDFs: the same values as
-    the inverse CDF of each strided column."""
+    """values_at_quantiles copies the quantile matrix column-major, 2,048 rows at a time, before the inverse CDFs:
+    the same values as the inverse CDF of each strided column (5,000 rows: two whole blocks and a short one)."""
     from tco.studies.sampling import values_at_quantiles
 
     params = sampling_plan(default_scenario).params
-    u = np.random.default_rng(5).random((500, len(params)))
+    u = np.random.default_rng(5).random((5000, len(params)))
     values = values_at_quantiles(params, u)
     for j, p in enumerate(params):
         assert np.array_equal(values[p.name], inverse_cdf(p, u[:, j])), p.name
