@@ -204,11 +204,11 @@ def test_monte_carlo_columns_in_blocks_equal_one_call(default_scenario):
     """Evaluating a chunk in blocks of draws (the engine's cache-sized calls) changes no value: 1,000 draws
     of every sampled parameter in blocks of 64 (16 blocks, the last one short) equal one call bit for bit."""
     from tco.studies.chunks import blockwise
+    from tco.studies.chunkwork import MetricColumns
     from tco.studies.metrics import parse_metric
-    from tco.studies.montecarlo import MetricColumns
 
-    columns = MetricColumns(default_scenario, (parse_metric(default_scenario, "ratio:groq"),
-                                               parse_metric(default_scenario, "lcot:h100")))
+    columns = MetricColumns.of(default_scenario, (parse_metric(default_scenario, "ratio:groq"),
+                                                  parse_metric(default_scenario, "lcot:h100")))
     updates = draw_chunk(sampling_plan(default_scenario), 3, 0, 1000)
     whole = columns(updates)
     blocked = blockwise(columns, updates, block=64)

@@ -26,14 +26,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
 from ..errors import InputError
-from ..params import Param
-from ..scenario import Scenario
 from .parallel import chunk_seed
+
+if TYPE_CHECKING:  # a worker drawing a chunk imports numpy and scipy.special only (SamplingPlan.numbers_only)
+    from ..params import Param
+    from ..scenario import Scenario
 
 #: z-score of the 95th percentile of a standard normal
 Z95 = 1.6448536269514722
@@ -84,7 +87,7 @@ def inverse_cdf(param: Param, u: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     param : tco.params.Param
-        The parameter.
+        The parameter (or the numbers of one, as a worker has them).
     u : numpy.ndarray [-]
         Quantiles in [0, 1].
 
@@ -93,22 +96,7 @@ def inverse_cdf(param: Param, u: np.ndarray) -> np.ndarray:
     numpy.ndarray [unit of the parameter]
         The values (the base value everywhere when it is not sampled).
     """
-    u = np.asarray(u, float)
-    low, high, value = param.low, param.high, param.value
-    if not is_sampled(param):
-        x = np.full_like(u, value)
-    elif param.distribution == "uniform":
-        x = low + u * (high - low)
-    elif param.distribution == "triangular":
-        x = _triangular_ppf(u, low, min(max(value, low), high), high)
-    elif param.distribution == "normal":
-        x = _truncated_normal_ppf(u, value, (high - low) / (2 * Z95), low, high)
-    elif param.distribution == "lognormal":
-        sd = np.log(high / low) / (2 * Z95)
-        x = np.exp(_truncated_normal_ppf(u, np.log(value), sd, np.log(low), np.log(high)))
-    else:
-        raise ValueError(f"{param.name}: unknown distribution {param.distribution!r}")
-    return round_integers(param, x)
+    return _Drawn.of(param).values(u)
 
 
 def round_integers(param: Param, x: np.ndarray) -> np.ndarray:
@@ -126,9 +114,51 @@ def round_integers(param: Param, x: np.ndarray) -> np.ndarray:
     numpy.ndarray [unit of the parameter]
         The values, rounded and clipped for an integer field.
     """
-    if not param.field.integer:
-        return x
-    return np.clip(np.round(x), np.ceil(param.low), np.floor(param.high))
+    return _Drawn.of(param).rounded(x)
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """What drawing a parameter needs, as numbers (a :class:`~tco.params.Param` would bring pydantic along)."""
+
+    name: str
+    distribution: str  # "fixed" when the parameter is not sampled
+    low: float
+    high: float
+    value: float
+    integer: bool
+
+    @classmethod
+    def of(cls, param) -> _Drawn:
+        if isinstance(param, _Drawn):
+            return param
+        return cls(param.name, param.distribution if is_sampled(param) else "fixed", param.low, param.high, param.value,
+                   param.field.integer)
+
+    def values(self, u: np.ndarray) -> np.ndarray:
+        """Values at quantiles ``u`` (:func:`inverse_cdf`) [unit of the parameter]."""
+        u = np.asarray(u, float)
+        low, high, value = self.low, self.high, self.value
+        if self.distribution == "fixed":
+            x = np.full_like(u, value)
+        elif self.distribution == "uniform":
+            x = low + u * (high - low)
+        elif self.distribution == "triangular":
+            x = _triangular_ppf(u, low, min(max(value, low), high), high)
+        elif self.distribution == "normal":
+            x = _truncated_normal_ppf(u, value, (high - low) / (2 * Z95), low, high)
+        elif self.distribution == "lognormal":
+            sd = np.log(high / low) / (2 * Z95)
+            x = np.exp(_truncated_normal_ppf(u, np.log(value), sd, np.log(low), np.log(high)))
+        else:
+            raise ValueError(f"{self.name}: unknown distribution {self.distribution!r}")
+        return self.rounded(x)
+
+    def rounded(self, x: np.ndarray) -> np.ndarray:
+        """Rounded and clipped for an integer field (:func:`round_integers`) [unit of the parameter]."""
+        if not self.integer:
+            return x
+        return np.clip(np.round(x), np.ceil(self.low), np.floor(self.high))
 
 
 def values_at_quantiles(params: Sequence[Param], u: np.ndarray) -> dict[str, np.ndarray]:
@@ -225,6 +255,11 @@ class SamplingPlan:
     params: tuple[Param, ...]
     correlated: tuple[int, ...] = ()
     rank_correlation: np.ndarray | None = None
+
+    def numbers_only(self) -> SamplingPlan:
+        """The same plan with each parameter reduced to the numbers drawing needs: what a worker process is
+        sent (it then draws with numpy and scipy.special, without importing pydantic for the parameters)."""
+        return SamplingPlan(tuple(_Drawn.of(p) for p in self.params), self.correlated, self.rank_correlation)
 
 
 def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None = None,
