@@ -30,12 +30,27 @@ def cost_ratio(baseline: OptionResult, option: OptionResult):
 
 
 def gap_from_results(results: Mapping[str, OptionResult], baseline: str, option: str, metric: str, target: float):
-    """Signed distance of ``option`` from winning on ``metric`` (negative: it wins) from results already computed
-    ({option: anything with ``lcot_usd_per_mtok``, ``pv_cost_usd`` and ``feasible``}) [unit of the metric].
+    """Signed distance of ``option`` from winning on ``metric`` (negative: it wins), from results already computed.
 
     ``metric`` is ``lcot`` (gap = LCOT - baseline LCOT - target), ``npv`` (target - NPV) or
     ``ratio`` (cost ratio - target). An option that misses a latency target never wins (gap
     ``|gap| + 1``); a baseline that misses one always loses to a feasible option (``-|gap| - 1``).
+
+    Parameters
+    ----------
+    results : Mapping[str, OptionResult]
+        Per option, anything with ``lcot_usd_per_mtok``, ``pv_cost_usd`` and ``feasible``.
+    baseline, option : str
+        The baseline's and the measured option's names.
+    metric : str
+        ``lcot``, ``npv`` or ``ratio``.
+    target : float [USD/Mtok, USD or -, as the metric]
+        The value at which the option ties.
+
+    Returns
+    -------
+    numpy.ndarray [USD/Mtok, USD or -, as the metric]
+        The gap at every evaluated point.
     """
     r, base = results[option], results[baseline]
     if metric == "lcot":

@@ -33,8 +33,21 @@ def blockwise(function: Callable[[Mapping[str, np.ndarray]], Mapping[str, np.nda
               block: int = EVALUATION_BLOCK) -> dict[str, np.ndarray]:
     """``function(updates)`` evaluated in blocks of at most ``block`` draws and laid end to end.
 
-    ``updates`` holds one-dimensional per-draw columns (or numbers); ``function`` returns per-draw
-    columns of the same length. Equal, value for value, to one call on every draw.
+    Equal, value for value, to one call on every draw (the engine works draw by draw).
+
+    Parameters
+    ----------
+    function : Callable[[Mapping[str, numpy.ndarray]], Mapping[str, numpy.ndarray]]
+        Per-draw columns of the draws it is given, each as long as the draws.
+    updates : Mapping[str, object] [each parameter's unit]
+        One-dimensional per-draw columns, or numbers.
+    block : int [draws]
+        Most draws per call.
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [unit of each column]
+        ``function``'s columns over every draw.
     """
     draws = np.broadcast_shapes(*(np.shape(v) for v in updates.values())) if updates else ()
     if len(draws) != 1 or draws[0] <= block:

@@ -81,7 +81,7 @@ def monte_carlo_job(cells: Sequence[MonteCarloCell], seed: int, chunk_size: int)
     ----------
     cells : Sequence[MonteCarloCell]
         The cells.
-    seed : int
+    seed : int [-]
         The study's seed.
     chunk_size : int [draws]
         Draws per chunk.
