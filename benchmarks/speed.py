@@ -31,13 +31,11 @@ processes disturb less than wall time; wall time is printed beside it). Nothing 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -210,33 +208,9 @@ def libreoffice(scenario, vector_rate: float) -> None:
     row("tco vectorized (all drawn, blocks) / LibreOffice", f"{vector_rate * best / options:,.0f}x")
 
 
-class WorkerMemory:
-    """Peak resident set of each child process (the dask workers) while the block runs [bytes]."""
-
-    def __init__(self):
-        import psutil
-
-        self.psutil, self.peak, self._stop = psutil, {}, threading.Event()
-
-    def _watch(self):
-        me = self.psutil.Process()
-        while not self._stop.is_set():
-            for child in me.children(recursive=True):
-                with contextlib.suppress(self.psutil.Error):
-                    self.peak[child.pid] = max(self.peak.get(child.pid, 0), child.memory_info().rss)
-            time.sleep(0.05)
-
-    def __enter__(self):
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-
-
 def dask(scenario, draws: int) -> None:
+    from scale import PeakMemory
+
     from tco.studies import monte_carlo as run
     from tco.studies.parallel import ChunkRunner
 
@@ -244,11 +218,11 @@ def dask(scenario, draws: int) -> None:
     for workers in (1, 2):
         with ChunkRunner(workers=workers, progress=False) as runner:
             run(scenario, MC_METRICS, 10_000, seed=1, runner=runner)  # workers warm (imports, scenario)
-            with WorkerMemory() as watch:
+            with PeakMemory(0.05) as watch:
                 start = time.perf_counter()
                 results[workers] = run(scenario, MC_METRICS, draws, seed=1, runner=runner)
                 seconds[workers] = time.perf_counter() - start
-            memory[workers] = max((rss for rss in watch.peak.values()), default=0) / 1e9
+            memory[workers] = max(watch.children.values(), default=0) / 1e9
         row(f"dask Monte Carlo {draws:,} draws, {workers} worker(s)",
             f"{seconds[workers]:.1f} s, {draws / seconds[workers] / 1e6:.2f} M draws/s, peak {memory[workers]:.2f} GB/worker",
             "<= 0.7 GB/worker")

@@ -11,9 +11,10 @@ cancellation, used by the app, the API and ``tco study`` alike.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
+
+from ..lazy import lazy_exports
 
 #: public name -> module that defines it, imported on first use (PEP 562), so that a worker process
 #: unpickling a chunk function of one module does not import every analysis (pandas, SALib, ...)
@@ -39,16 +40,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'tco.studies' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 class _Package(types.ModuleType):
