@@ -36,7 +36,7 @@ from .chunks import CHUNK_SIZE, Cancel, Progress, chunk_bounds
 from .chunkwork import MetricColumns, MonteCarloCell, MonteCarloJob, aggregate_values, chunk_aggregates, chunk_values
 from .metrics import Metric, parse_metric
 from .parallel import ChunkRunner
-from .sampling import Correlation, SamplingPlan, sampling_plan
+from .sampling import Correlation, SamplingPlan, draw_chunk, sampling_plan  # noqa: F401  (draw_chunk: as before)
 
 #: draws kept (the first ones, in chunk order) for the samples table and the histogram figure
 KEEP_SAMPLES = 10_000
