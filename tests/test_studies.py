@@ -217,6 +217,22 @@ def test_monte_carlo_columns_in_blocks_equal_one_call(default_scenario):
         assert np.array_equal(blocked[name], np.broadcast_to(value, (1000,)), equal_nan=True), name
 
 
+def test_monte_carlo_columns_without_the_scenario_equal_the_metric_table(asic_scenario):
+    """A worker's columns (structure and values, no Scenario) give each metric as metric_table does on the
+    scenario, the years of advantage over the roadmap included (it reads the drawn parameter values)."""
+    from tco.studies.chunkwork import MetricColumns
+    from tco.studies.metrics import metric_table, parse_metric
+
+    metrics = [parse_metric(asic_scenario, m) for m in ("advantage:asic", "ratio:asic", "lcot:h100")]
+    columns = MetricColumns.of(asic_scenario, metrics)
+    assert columns.scenario is None
+    updates = draw_chunk(sampling_plan(asic_scenario), 5, 0, 300)
+    got = columns(updates)
+    want = metric_table(asic_scenario, metrics, updates)
+    for m in metrics:
+        assert np.array_equal(got[m.name], np.broadcast_to(want[m.name], (300,)), equal_nan=True), m.name
+
+
 def test_quantile_columns_laid_out_contiguously_give_the_same_values(default_scenario):
     """values_at_quantiles copies the quantile matrix column-major, 2,048 rows at a time, before the inverse CDFs:
     the same values as the inverse CDF of each strided column (5,000 rows: two whole blocks and a short one)."""

@@ -83,11 +83,12 @@ def evaluate_chunk(columns: MetricColumns, updates: Mapping[str, np.ndarray]) ->
         ``feasible:baseline``, one value per draw.
     """
     structure = columns.structure
-    results = evaluate(structure, {**columns.values, **updates})
+    values = {**columns.values, **updates}
+    results = evaluate(structure, values)
     if columns.scenario is not None:
         out = metric_table(columns.scenario, columns.metrics, updates, results)
     else:
-        out = {m.name: values_from_results(structure, m, results) for m in columns.metrics}
+        out = {m.name: values_from_results(structure, m, results, values) for m in columns.metrics}
     for m in columns.metrics:
         out[f"wins:{m.name}"] = gap_values(structure, m, results) < 0
         out[f"feasible:{m.name}"] = np.asarray(results[m.option].feasible) > 0
