@@ -38,9 +38,10 @@ test-fast: $(PY)
 	$(PY) -m ruff check .
 	$(PYTEST) -m "not slow and not libreoffice" --ignore=tests/web
 
-## every speed target of the issues, printed as figures and ratios (a minute or two)
+## every speed target of the issues, printed as figures and ratios (a few minutes: the engine table of issue 16 with
+## GenZ in a throwaway venv and LibreOffice, dask 1 vs 2 workers, start-up; then studies, fleet, workbook, app, limits)
 bench: install
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/speed.py
 	$(PY) benchmarks/studies.py
 	$(PY) benchmarks/fleet.py
 	$(PY) benchmarks/workbook.py

@@ -29,17 +29,20 @@ METRICS = ["ratio:groq", "ratio:h100-prefill+groq-decode", "lcot:h100", "npv:h10
 
 
 class PeakMemory:
-    """Largest RSS of this process plus its children while the block runs [bytes], sampled every ``period`` s."""
+    """Largest RSS of this process plus its children while the block runs [bytes], sampled every ``period`` s;
+    ``children`` the largest RSS of each child process (a dask worker) by process id [bytes]."""
 
     def __init__(self, period: float = 0.1):
-        self.period, self.peak, self._stop = period, 0, threading.Event()
+        self.period, self.peak, self.children, self._stop = period, 0, {}, threading.Event()
 
     def _rss(self) -> int:
         me = psutil.Process()
         total = me.memory_info().rss
         for child in me.children(recursive=True):
             with contextlib.suppress(psutil.Error):
-                total += child.memory_info().rss
+                rss = child.memory_info().rss
+                total += rss
+                self.children[child.pid] = max(self.children.get(child.pid, 0), rss)
         return total
 
     def _watch(self):

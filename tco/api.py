@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import timeviews
-from .core.comparison import Analysis, analyse, cost_ratio, npv_usd
+from .core.comparison import Analysis, analyse, gap_from_results
 from .core.evaluate import evaluate
 from .core.outputs import COST_LINES, OptionResult
 from .display import param_label, quantity, sig
@@ -318,20 +318,6 @@ class CostFigures(NamedTuple):
     lcot_usd_per_mtok: object
     pv_cost_usd: object
     feasible: object
-
-
-def gap_from_results(results: Mapping[str, OptionResult | CostFigures], baseline: str, option: str, metric: str,
-                     target: float):
-    """:func:`option_gap` from core results already computed (``{option: OptionResult}``)."""
-    r, base = results[option], results[baseline]
-    if metric == "lcot":
-        gap = r.lcot_usd_per_mtok - base.lcot_usd_per_mtok - target
-    elif metric == "npv":
-        gap = target - npv_usd(base, r)
-    else:
-        gap = cost_ratio(base, r) - target
-    ok, base_ok = r.feasible > 0, base.feasible > 0
-    return np.where(ok, np.where(base_ok, gap, -np.abs(gap) - 1.0), np.abs(gap) + 1.0)
 
 
 def parameters(scenario: Scenario, reference: bool = False, settings: bool = False) -> pd.DataFrame:

@@ -43,3 +43,44 @@ def test_the_core_imports_numpy_only():
 def test_the_command_line_parses_before_importing_a_subcommand():
     loaded = _modules_after("import tco.cli\ntco.cli.build_parser().parse_args(['compare'])")
     assert not HEAVY & loaded, sorted(HEAVY & loaded)
+
+
+def test_importing_the_engine_keeps_freed_memory_unless_switched_off():
+    """tco.core.allocator raises glibc's mmap and trim thresholds once when the engine is imported (every
+    array then comes from the reused heap instead of fresh pages), and ``TCO_KEEP_FREED_MEMORY=0`` leaves
+    the allocator alone. The state is read back from the module in a fresh process."""
+    import os
+    import platform
+
+    code = "import tco.core.evaluate\nfrom tco.core import allocator\nprint(allocator.keep_freed_memory())"
+    for setting, expected in (("1", platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"), ("0", False)):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "TCO_KEEP_FREED_MEMORY": setting}).stdout
+        assert out.strip() == str(expected), setting
+
+
+def test_a_monte_carlo_worker_imports_numpy_and_the_core_only(tmp_path):
+    """The chunk function and the job a Monte Carlo sends its workers (pickled as dask sends them), run in a
+    fresh process: it computes the chunk's columns without importing pandas, pydantic, dash or yaml (only
+    numpy, scipy.special for the lognormal draws, and the core)."""
+    import pickle
+
+    import tco
+    from tco.studies.chunkwork import chunk_values
+    from tco.studies.metrics import parse_metric
+    from tco.studies.montecarlo import metric_cell, monte_carlo_job
+    from tco.studies.sampling import sampling_plan
+
+    scenario = tco.load_scenario("default")
+    cell = metric_cell(scenario, [parse_metric(scenario, "ratio:groq"), parse_metric(scenario, "npv:h100-prefill+groq-decode")],
+                       sampling_plan(scenario), 3000)
+    job = monte_carlo_job([cell], seed=4, chunk_size=1000)
+    (tmp_path / "job.pickle").write_bytes(pickle.dumps((chunk_values, job)))
+    code = ("import pickle, sys\n"
+            f"function, job = pickle.loads(open({str(tmp_path / 'job.pickle')!r}, 'rb').read())\n"
+            "columns = function(job, (0, 1))\n"
+            "print(len(columns['ratio:groq']), ' '.join(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[0] == "1000"
+    loaded = {name.split(".")[0] for name in out[1:]}
+    assert not {"pandas", "pydantic", "dash", "yaml", "openpyxl", "plotly", "SALib"} & loaded, sorted(loaded)

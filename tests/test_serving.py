@@ -359,3 +359,25 @@ def test_collective_efficiency_scales_the_bandwidth_part_of_the_collectives():
     one = serving.cycle_model(parallelism.Shape(1), MODEL, dataclasses.replace(H200, collective_efficiency=0.152), demand(),
                               "colocated")
     assert one.sync_per_token_s == 0.0  # one device: no all-reduce to slow down
+
+
+def test_a_shape_that_fits_in_no_draw_is_skipped_only_where_it_cannot_win(default_scenario):
+    """size_pool skips a candidate shape that holds the model in no draw when another shape meets the targets
+    in every draw: its score (1e250 or more) then never wins. On the default scenario's Groq pool at the
+    catalog's memory figures, the 41-stage pipeline (41 x 8 chips of 230 MB SRAM) does not hold the 70B
+    model's 8-bit weights plus KV cache; 2,000 draws of the load and the discount rate (which decide the
+    cost, not the fit) leave it out. Evaluated on demand, it fits nowhere, and the choice over every
+    candidate's score (lowest cost among the feasible, first on ties) is the one size_pool made."""
+    from tco.core.evaluate import serving_pools
+
+    rng = np.random.default_rng(7)
+    values = default_scenario.values() | {"workload.requests_per_s": rng.uniform(2.0, 200.0, 2000),
+                                          "economics.discount_rate": rng.uniform(0.05, 0.15, 2000)}
+    pools, _, _ = serving_pools(default_scenario.structure, values, "groq")
+    pool = pools["colocated"]
+    skipped = [k for k, c in enumerate(pool.candidates) if c is None]
+    assert skipped
+    candidates = [pool.candidate(k) for k in range(len(pool.shapes))]
+    assert not any(np.any(candidates[k]["fits"]) for k in skipped)
+    scores = np.broadcast_arrays(*(c["cost"] + (1.0 - c["feasible"]) * 1e250 * (1.0 + c["cycle_cap_s"]) for c in candidates))
+    assert np.array_equal(np.argmin(scores, axis=0), np.broadcast_to(pool.values["shape_index"], (2000,)))

@@ -200,6 +200,51 @@ def test_iman_conover_induces_rank_correlation_and_keeps_marginals():
     assert np.array_equal(np.sort(v, axis=0), np.sort(u, axis=0))
 
 
+def test_monte_carlo_columns_in_blocks_equal_one_call(default_scenario):
+    """Evaluating a chunk in blocks of draws (the engine's cache-sized calls) changes no value: 1,000 draws
+    of every sampled parameter in blocks of 64 (16 blocks, the last one short) equal one call bit for bit."""
+    from tco.studies.chunks import blockwise
+    from tco.studies.chunkwork import MetricColumns
+    from tco.studies.metrics import parse_metric
+
+    columns = MetricColumns.of(default_scenario, (parse_metric(default_scenario, "ratio:groq"),
+                                                  parse_metric(default_scenario, "lcot:h100")))
+    updates = draw_chunk(sampling_plan(default_scenario), 3, 0, 1000)
+    whole = columns(updates)
+    blocked = blockwise(columns, updates, block=64)
+    assert blocked.keys() == whole.keys()
+    for name, value in whole.items():
+        assert np.array_equal(blocked[name], np.broadcast_to(value, (1000,)), equal_nan=True), name
+
+
+def test_monte_carlo_columns_without_the_scenario_equal_the_metric_table(asic_scenario):
+    """A worker's columns (structure and values, no Scenario) give each metric as metric_table does on the
+    scenario, the years of advantage over the roadmap included (it reads the drawn parameter values)."""
+    from tco.studies.chunkwork import MetricColumns
+    from tco.studies.metrics import metric_table, parse_metric
+
+    metrics = [parse_metric(asic_scenario, m) for m in ("advantage:asic", "ratio:asic", "lcot:h100")]
+    columns = MetricColumns.of(asic_scenario, metrics)
+    assert columns.scenario is None
+    updates = draw_chunk(sampling_plan(asic_scenario), 5, 0, 300)
+    got = columns(updates)
+    want = metric_table(asic_scenario, metrics, updates)
+    for m in metrics:
+        assert np.array_equal(got[m.name], np.broadcast_to(want[m.name], (300,)), equal_nan=True), m.name
+
+
+def test_quantile_columns_laid_out_contiguously_give_the_same_values(default_scenario):
+    """values_at_quantiles copies the quantile matrix column-major, 2,048 rows at a time, before the inverse CDFs:
+    the same values as the inverse CDF of each strided column (5,000 rows: two whole blocks and a short one)."""
+    from tco.studies.sampling import values_at_quantiles
+
+    params = sampling_plan(default_scenario).params
+    u = np.random.default_rng(5).random((5000, len(params)))
+    values = values_at_quantiles(params, u)
+    for j, p in enumerate(params):
+        assert np.array_equal(values[p.name], inverse_cdf(p, u[:, j])), p.name
+
+
 # --- Monte Carlo ---------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,40 @@ def cost_ratio(baseline: OptionResult, option: OptionResult):
     return option.lcot_usd_per_mtok / baseline.lcot_usd_per_mtok
 
 
+def gap_from_results(results: Mapping[str, OptionResult], baseline: str, option: str, metric: str, target: float):
+    """Signed distance of ``option`` from winning on ``metric`` (negative: it wins), from results already computed.
+
+    ``metric`` is ``lcot`` (gap = LCOT - baseline LCOT - target), ``npv`` (target - NPV) or
+    ``ratio`` (cost ratio - target). An option that misses a latency target never wins (gap
+    ``|gap| + 1``); a baseline that misses one always loses to a feasible option (``-|gap| - 1``).
+
+    Parameters
+    ----------
+    results : Mapping[str, OptionResult]
+        Per option, anything with ``lcot_usd_per_mtok``, ``pv_cost_usd`` and ``feasible``.
+    baseline, option : str
+        The baseline's and the measured option's names.
+    metric : str
+        ``lcot``, ``npv`` or ``ratio``.
+    target : float [USD/Mtok, USD or -, as the metric]
+        The value at which the option ties.
+
+    Returns
+    -------
+    numpy.ndarray [USD/Mtok, USD or -, as the metric]
+        The gap at every evaluated point.
+    """
+    r, base = results[option], results[baseline]
+    if metric == "lcot":
+        gap = r.lcot_usd_per_mtok - base.lcot_usd_per_mtok - target
+    elif metric == "npv":
+        gap = target - npv_usd(base, r)
+    else:
+        gap = cost_ratio(base, r) - target
+    ok, base_ok = r.feasible > 0, base.feasible > 0
+    return np.where(ok, np.where(base_ok, gap, -np.abs(gap) - 1.0), np.abs(gap) + 1.0)
+
+
 def compare_option(option: Option, result: OptionResult, base: OptionResult, values: Mapping[str, object],
                    flows: CashFlows, base_flows: CashFlows) -> ChallengerResult:
     """One challenger against the baseline: NPV, cost ratio, payback, IRR; for options with specialized

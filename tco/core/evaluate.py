@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import finance, llm, money, nodes, nre, power, serving, sizing, timeline
+from . import allocator, finance, llm, money, nodes, nre, power, serving, sizing, timeline
 from .generations import RoadmapCosts, generation_path
 from .money import MoneyPlan, ShiftExposure
 from .outputs import (
@@ -61,6 +61,8 @@ INFEASIBLE_REASONS = {
     CONTEXT_TOO_LONG: "prompt + output exceed the model's context window",
     NO_FIT: "no candidate replica shape holds the model and one sequence",
 }
+
+allocator.keep_freed_memory()  # temporaries reused across evaluations, not re-faulted (tco.core.allocator)
 
 #: names of the ``*_bound`` codes (:meth:`tco.core.steps.CycleModel.bound_and_spill`)
 BOUND_NAMES = ("bandwidth", "compute", "interconnect")

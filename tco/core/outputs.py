@@ -20,6 +20,7 @@ internal terms, not outputs.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -143,16 +144,40 @@ def flatten(option: Mapping[str, Any], parts: Mapping[str, Mapping[str, Any]]) -
     return flat
 
 
+@functools.cache
+def _output_fields(cls) -> tuple[str, ...]:
+    """Names of a result class's output fields, in field order (looked up once per class)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if _SPEC in f.metadata)
+
+
 def _outputs_of(result) -> dict[str, Any]:
     """The output fields of a dataclass instance that are present (not None)."""
-    return {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
-            if _SPEC in f.metadata and getattr(result, f.name) is not None}
+    values = vars(result)
+    return {name: values[name] for name in _output_fields(type(result)) if values[name] is not None}
+
+
+def _with(result, changes: Mapping[str, Any]):
+    """A shallow copy of the dataclass instance ``result`` with ``changes`` applied (``dataclasses.replace``
+    without re-running ``__init__``: the result classes have no ``__post_init__``)."""
+    copy = object.__new__(type(result))
+    copy.__dict__.update(vars(result), **changes)
+    return copy
+
+
+def _float_array(value, shape):
+    """``value`` as a float array of ``shape``: itself when it already is one, else a broadcast view."""
+    array = np.asarray(value, float)
+    return array if array.shape == shape else np.broadcast_to(array, shape)
 
 
 def _broadcast_fields(result, shape):
     """A copy of ``result`` with every present output field broadcast to ``shape`` as floats."""
-    return dataclasses.replace(result, **{k: np.broadcast_to(np.asarray(v, float), shape)
-                                          for k, v in _outputs_of(result).items()})
+    return _with(result, {k: _float_array(v, shape) for k, v in _outputs_of(result).items()})
+
+
+def _shape_of(*results) -> tuple[int, ...]:
+    """The common shape of the present output fields of ``results`` (each distinct shape broadcast once)."""
+    return np.broadcast_shapes(*{np.shape(v) for r in results for v in _outputs_of(r).values()})
 
 
 # --- per pool ---------------------------------------------------------------------------------------
@@ -392,13 +417,11 @@ class OptionResult:
 
     def broadcast(self) -> OptionResult:
         """The same result with every output broadcast to one common shape (float arrays)."""
-        shape = np.broadcast_shapes(*(np.shape(v) for v in self.flat().values()))
-        pools = {role: dataclasses.replace(p, **{name: _broadcast_fields(step, shape) for name, step in
-                                                 zip(("performance", "sizing", "costs", "present_values"), p.steps(),
-                                                     strict=True)})
+        shape = _shape_of(self, self.links, *(step for p in self.pools.values() for step in p.steps()))
+        pools = {role: _with(p, {name: _broadcast_fields(step, shape) for name, step in
+                                 zip(("performance", "sizing", "costs", "present_values"), p.steps(), strict=True)})
                  for role, p in self.pools.items()}
-        return dataclasses.replace(_broadcast_fields(self, shape), pools=pools,
-                                   links=_broadcast_fields(self.links, shape))
+        return _with(_broadcast_fields(self, shape), {"pools": pools, "links": _broadcast_fields(self.links, shape)})
 
 
 # --- challenger against the baseline ----------------------------------------------------------------
@@ -481,8 +504,7 @@ class ChallengerResult:
         return _outputs_of(self)
 
     def broadcast(self) -> ChallengerResult:
-        shape = np.broadcast_shapes(*(np.shape(v) for v in self.flat().values()))
-        return _broadcast_fields(self, shape)
+        return _broadcast_fields(self, _shape_of(self))
 
 
 @dataclass

@@ -133,12 +133,14 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, e
     """
     t, p = shape.tensor, shape.pipeline
     token_bytes = np.asarray(hidden_size, float) * activation_bytes
-    inside = (t <= domain_devices) * 1.0
-    tp_bw = inside * scale_up_bytes_per_s + (1.0 - inside) * scale_out_bytes_per_s
-    inside = (t * p <= domain_devices) * 1.0
-    pp_bw = inside * scale_up_bytes_per_s + (1.0 - inside) * scale_out_bytes_per_s
-    ring = 2.0 * (t - 1.0) / t
-    all_to_all = 2.0 * np.asarray(experts_per_token, float) * (t - 1.0) / (t * t)
-    per_layer = ring + (all_to_all if shape.expert_parallel else ring)
-    tensor_part = np.asarray(layers, float) * per_layer * token_bytes / (p * tp_bw)
-    return tensor_part + (p - 1.0) / p * token_bytes / pp_bw
+    total = 0.0  # one device alone: no collective, no hop (a structural zero)
+    if t > 1:
+        tp_bw = np.where(t <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)
+        ring = 2.0 * (t - 1.0) / t
+        all_to_all = 2.0 * np.asarray(experts_per_token, float) * (t - 1.0) / (t * t)
+        per_layer = ring + (all_to_all if shape.expert_parallel else ring)
+        total = np.asarray(layers, float) * per_layer * token_bytes / (p * tp_bw)
+    if p > 1:
+        pp_bw = np.where(t * p <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)
+        total = total + (p - 1.0) / p * token_bytes / pp_bw
+    return total

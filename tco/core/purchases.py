@@ -194,12 +194,15 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     held = 0.0
     capex = credit = units = pv_units = device_years = 0.0
     yearly = dict.fromkeys((*plan.per_device_usd_per_year, *plan.per_busy_replica_usd_per_year), 0.0)
+    # per year s: whether an epoch starts, whether the pool is in service (each computed once, read by both loops)
+    epochs = [_epoch_starts(path, t_d, s) for s in range(len(path.index))]
+    lives = [(s + 1 > t_d) & (s < horizon) for s in range(len(path.index))]
     for s in range(len(path.index)):
-        new_epoch = _epoch_starts(path, t_d, s)
+        new_epoch = epochs[s]
         if not (demand.varies or np.any(new_epoch)):
             continue  # no draw adds capacity at s: nothing changes
         g = Choice.of(path.index[s], plan.unit_usd, stacks)
-        live = (s + 1 > t_d) & (s < horizon)
+        live = lives[s]
         before = np.where(new_epoch, 0.0, held)
         after = np.where(live, np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before), before)
         delta = after - before
@@ -236,7 +239,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
             yearly[line] = device_years * coefficient[0]
     if plan.per_busy_replica_usd_per_year:  # the load is served from each epoch's start to its end
         for s in range(len(path.index)):
-            starts = _epoch_starts(path, t_d, s) & (s + 1 > t_d) & (s < horizon)
+            starts = epochs[s] & lives[s]
             if not np.any(starts):
                 continue
             g = path.index[s]

@@ -46,7 +46,7 @@ is feasible the one nearest to its TPOT target is reported (and flagged infeasib
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -125,7 +125,8 @@ class PoolServing:
 
     ``chosen`` keeps the chosen shape's terms (cycle lines, slot residence, prefill work) so
     that :meth:`at_load` can re-read it at another load or fleet size (validation against
-    measured systems); ``candidates`` every candidate's.
+    measured systems); ``candidates`` every candidate's (None for a shape that fits in no draw and
+    was skipped because another shape meets the targets in every draw: :meth:`candidate` evaluates it).
     """
 
     values: dict = field(default_factory=dict)
@@ -133,9 +134,16 @@ class PoolServing:
     role: str = "colocated"
     candidates: list = field(default_factory=list, repr=False)
     chosen: dict = field(default_factory=dict, repr=False)
+    evaluate_candidate: Callable[[int], dict] | None = field(default=None, repr=False)
 
     def __getitem__(self, key):
         return self.values[key]
+
+    def candidate(self, k: int) -> dict:
+        """The terms of candidate shape ``k`` (evaluated now if it was skipped) [dict of arrays]."""
+        if self.candidates[k] is None:
+            self.candidates[k] = self.evaluate_candidate(k)
+        return self.candidates[k]
 
     def at_load(self, demand: Demand, replicas, ttft_extra_s=0.0) -> dict:
         """Percentile TTFT and TPOT, queueing delay and occupancy of the chosen shape with ``replicas``
@@ -255,8 +263,18 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
     return latency / prompts, latency, p, True
 
 
+def _fits(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, terms: _PoolTerms):
+    """Whether a replica of ``shape`` holds the weights and one sequence's KV cache in its usable memory,
+    its tensor group stays in the scale-up domain and it has the pool's minimum devices [bool per draw]."""
+    n = float(shape.devices)
+    capacity = tuple(c * n for c in terms.device_capacity_bytes)
+    rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
+    return ((model.weight_bytes + terms.sequence_kv_bytes * rep <= sum(capacity[1:], capacity[0]))
+            & (shape.tensor <= device.domain_devices + 1e-9) & (n >= device.min_devices - 1e-9))
+
+
 def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
-               whole, ttft_extra_s, device_hour_usd, terms: _PoolTerms) -> dict:
+               whole, ttft_extra_s, device_hour_usd, terms: _PoolTerms, fits=None) -> dict:
     """Sizing of one candidate shape (arrays over draws); ``feasible`` and ``cost`` drive the choice."""
     cm = cycle_model(shape, model, device, demand, role, terms)
     n, p = float(shape.devices), float(shape.pipeline)
@@ -265,8 +283,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     epsilon = 1.0 - demand.percentile
     rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
     capacity = sum(cm.tier_capacity_bytes[1:], cm.tier_capacity_bytes[0])
-    fits = ((model.weight_bytes + terms.sequence_kv_bytes * rep <= capacity)
-            & (shape.tensor <= device.domain_devices + 1e-9) & (n >= device.min_devices - 1e-9))
+    fits = _fits(shape, model, device, terms) if fits is None else fits
     out = {"devices_per_replica": n, "tensor_parallel": float(shape.tensor), "pipeline_stages": p,
            "expert_parallel": float(shape.expert_parallel)}
     if role == "prefill":
@@ -379,15 +396,25 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
         raise ValueError(f"role must be one of {ROLES}")
     if demand.policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}")
-    candidates = []
     terms = _pool_terms(model, device, demand, role)
-    for shape in shapes:
-        candidates.append(_candidate(role, shape, model, device, demand, whole, ttft_extra_s, device_hour_usd, terms))
+
+    def evaluate_candidate(k: int, fits=None) -> dict:
+        return _candidate(role, shapes[k], model, device, demand, whole, ttft_extra_s, device_hour_usd, terms, fits)
+
+    # a shape that fits in no draw is chosen only where no shape meets the targets: skipped when some shape does in
+    # every draw (its score, 1e250 or more, then never wins), evaluated otherwise
+    fits = [_fits(shape, model, device, terms) for shape in shapes]
+    candidates = [evaluate_candidate(k, f) if np.any(f) else None for k, f in enumerate(fits)]
+    evaluated = [c for c in candidates if c is not None]
+    if len(evaluated) < len(candidates) and not (evaluated and np.all(sum(c["feasible"] for c in evaluated) > 0.5)):
+        candidates = [c if c is not None else evaluate_candidate(k, fits[k]) for k, c in enumerate(candidates)]
     best = index = None
     for k, c in enumerate(candidates):
+        if c is None:
+            continue
         score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + c["cycle_cap_s"])
         if best is None:
-            best, index = score, 0.0 * score
+            best, index = score, 0.0 * score + k
         else:
             better = score < best
             index = index + better * (k - index)
@@ -396,11 +423,11 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     chosen = {key: picks(key) for key in _CANDIDATE_OUTPUTS}
     chosen.update(_derived(role, chosen, demand))
     if role != "prefill":
-        chosen["_seen"] = _select_lines(picks, candidates)
+        chosen["_seen"] = _select_lines(picks, picks.candidates)
     chosen.update(_at_peak(role, chosen, demand, ttft_extra_s))
-    cm = _select_cycle_model(picks, candidates, model, device, terms)
-    at = candidates[0]["_bound_at"] if len(candidates) == 1 else tuple(picks.stacked([c["_bound_at"][i] for c in candidates])
-                                                                       for i in range(2))
+    cm = _select_cycle_model(picks, picks.candidates, model, device, terms)
+    at = candidates[0]["_bound_at"] if len(candidates) == 1 else \
+        tuple(picks.stacked([c["_bound_at"][i] for c in picks.candidates]) for i in range(2))
     code, spilled = cm.bound_and_spill(*at)
     zero = 0.0 * code
     chosen.update(decode_bound=zero if role == "prefill" else code, prefill_bound=zero if role == "decode" else code,
@@ -413,18 +440,23 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     else:  # the seen lines are the decode lines plus (P/O) chi B
         ratio = demand.prompt_tokens / demand.output_tokens if role == "colocated" else 0.0
         out["decode_cap_s"] = chosen["cycle_cap_s"] - ratio * chosen["chi"] * chosen["slots"]
-    return PoolServing(out, tuple(shapes), role, candidates, chosen)
+    return PoolServing(out, tuple(shapes), role, candidates, chosen, evaluate_candidate)
 
 
 class _Picks:
-    """The chosen candidate's value of any term, per draw: a gather from the candidates' values laid end
-    to end (one pass over the data), or a table lookup for terms that are one number per candidate."""
+    """The chosen candidate's value of any term, per draw: the value of the candidate chosen most often,
+    replaced where another one was chosen (one ``np.where`` pass per other candidate that is chosen at all:
+    a masked copy is 4x slower on mixed masks), or a table lookup for terms that are one number per candidate."""
 
-    def __init__(self, candidates: Sequence[dict], index):
-        self.candidates = candidates
+    def __init__(self, candidates: Sequence[dict | None], index):
+        filler = next(c for c in candidates if c is not None)  # stands in for a skipped shape, which is never chosen
+        self.candidates = candidates = [filler if c is None else c for c in candidates]
         self.index = np.asarray(index).astype(np.intp)
-        size = self.index.size
-        self.flat = (self.index.ravel() * size + np.arange(size)) if len(candidates) > 1 else None
+        self.scalar = self.index.ndim == 0
+        if len(candidates) > 1 and not self.scalar:
+            counts = np.bincount(self.index.ravel(), minlength=len(candidates))
+            self.base = int(np.argmax(counts))
+            self.others = [(k, self.index == k) for k in np.flatnonzero(counts) if k != self.base]
 
     def __call__(self, key: str):
         return self.stacked([c[key] for c in self.candidates])
@@ -432,11 +464,18 @@ class _Picks:
     def stacked(self, values: list):
         if len(values) == 1:
             return values[0]
+        if self.scalar:
+            return np.asarray(values[int(self.index)], float)
         if all(np.ndim(v) == 0 for v in values):
             return np.asarray(values, float)[self.index]
         shape = self.index.shape
-        laid = np.concatenate([np.broadcast_to(np.asarray(v, float), shape).ravel() for v in values])
-        return laid.take(self.flat).reshape(shape)
+        base = values[self.base]
+        if not self.others and np.shape(base) == shape:
+            return np.asarray(base, float)
+        out = base
+        for k, where in self.others:
+            out = np.where(where, values[k], out)
+        return np.asarray(np.broadcast_to(out, shape), float)
 
 
 def _select_lines(picks: _Picks, candidates: Sequence[dict]) -> list[Lines]:

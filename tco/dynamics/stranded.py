@@ -156,7 +156,7 @@ def _hourly_pools(scenario: Scenario, option_name: str, d: dict[str, np.ndarray]
     out = {}
     for role, pool in pools.items():
         k = int(np.asarray(chosen[role]["shape_index"]).reshape(-1)[0])
-        terms = {key: np.broadcast_to(np.asarray(v, float), d["arrivals"].shape) for key, v in pool.candidates[k].items()
+        terms = {key: np.broadcast_to(np.asarray(v, float), d["arrivals"].shape) for key, v in pool.candidate(k).items()
                  if not key.startswith("_") or key == "_slack"}
         terms["today_replicas"] = float(np.asarray(chosen[role]["replicas"]).reshape(-1)[0])
         out[role] = _HourlyPool(role, terms, demand, transfer if role == "prefill" and transfer is not None else 0.0)

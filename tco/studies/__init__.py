@@ -9,29 +9,46 @@ implementation, chunked on a :class:`~tco.studies.parallel.ChunkRunner` with pro
 cancellation, used by the app, the API and ``tco study`` alike.
 """
 
-from .gridmap import GridMap, grid_map
-from .metrics import Metric, metric_values, parse_metric, win_threshold
-from .montecarlo import MonteCarloResult, monte_carlo
-from .parallel import ChunkRunner, StudyInterrupted
-from .sensitivity import morris, morris_analysis, sobol, sobol_analysis
-from .sweep import sweep
-from .tornado import tornado
+from __future__ import annotations
 
-__all__ = [
-    "ChunkRunner",
-    "GridMap",
-    "Metric",
-    "MonteCarloResult",
-    "StudyInterrupted",
-    "grid_map",
-    "metric_values",
-    "monte_carlo",
-    "morris",
-    "morris_analysis",
-    "parse_metric",
-    "sobol",
-    "sobol_analysis",
-    "sweep",
-    "tornado",
-    "win_threshold",
-]
+import sys
+import types
+
+from ..lazy import lazy_exports
+
+#: public name -> module that defines it, imported on first use (PEP 562), so that a worker process
+#: unpickling a chunk function of one module does not import every analysis (pandas, SALib, ...)
+_EXPORTS = {
+    "ChunkRunner": ".parallel",
+    "GridMap": ".gridmap",
+    "Metric": ".metrics",
+    "MonteCarloResult": ".montecarlo",
+    "StudyInterrupted": ".parallel",
+    "grid_map": ".gridmap",
+    "metric_values": ".metrics",
+    "monte_carlo": ".montecarlo",
+    "morris": ".sensitivity",
+    "morris_analysis": ".sensitivity",
+    "parse_metric": ".metrics",
+    "sobol": ".sensitivity",
+    "sobol_analysis": ".sensitivity",
+    "sweep": ".sweep",
+    "tornado": ".tornado",
+    "win_threshold": ".metrics",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+class _Package(types.ModuleType):
+    """This package: importing its submodule ``sweep`` (``tornado``) does not hide the function of that name."""
+
+    def __setattr__(self, name, value):
+        if not (name in _EXPORTS and isinstance(value, types.ModuleType)):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

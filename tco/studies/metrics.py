@@ -19,16 +19,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..api import evaluate_scenario, gap_from_results, scenario_values
-from ..core.comparison import cost_ratio, npv_usd, years_of_advantage
+from ..core.comparison import cost_ratio, gap_from_results, npv_usd, years_of_advantage
 from ..core.outputs import COMPARISON_OUTPUTS, OPTION_OUTPUTS, OptionResult
+from ..core.structure import Structure
 from ..errors import InputError
-from ..params import unknown_name_rule
-from ..scenario import Scenario
 from ..solvers import find_crossing
+
+if TYPE_CHECKING:  # a worker computing one-evaluation metrics imports numpy and the core only
+    from ..scenario import Scenario
 
 KINDS = ("lcot", "ratio", "npv", "advantage", "breakeven")
 #: the output each one-evaluation metric reads (its unit comes from the output table)
@@ -109,6 +111,8 @@ def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
     if kind != "breakeven":
         return Metric(kind, option, None, OUTPUTS[kind].unit)
     if param not in scenario.values():
+        from ..params import unknown_name_rule
+
         raise InputError.one(path, text, f"parameter {param} " + unknown_name_rule(param, scenario.params))
     spec = scenario.params[param]
     if not spec.uncertain:
@@ -133,12 +137,12 @@ def win_threshold(metric: Metric | str) -> float:
     return THRESHOLDS[kind]
 
 
-def contour_option(scenario: Scenario, metric: Metric) -> str:
+def contour_option(scenario: Scenario | Structure, metric: Metric) -> str:
     """The challenger whose break-even a metric's plots mark (the first one for the baseline's LCOT).
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.scenario.Scenario or tco.core.structure.Structure
         Its challengers.
     metric : Metric
         The metric.
@@ -148,18 +152,19 @@ def contour_option(scenario: Scenario, metric: Metric) -> str:
     str
         An option name.
     """
-    challengers = [o.name for o in scenario.structure.challengers]
+    structure = scenario if isinstance(scenario, Structure) else scenario.structure
+    challengers = [o.name for o in structure.challengers]
     return metric.option if metric.option in challengers else challengers[0]
 
 
-def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str, OptionResult],
+def values_from_results(scenario: Scenario | Structure, metric: Metric, results: Mapping[str, OptionResult],
                         values: Mapping[str, object] | None = None) -> np.ndarray:
     """A ``lcot``, ``ratio``, ``npv`` or ``advantage`` metric from core results already computed.
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
-        Names the baseline.
+    scenario : tco.scenario.Scenario or tco.core.structure.Structure
+        Names the baseline (a worker process has the structure only, and passes ``values``).
     metric : Metric
         The metric (not ``breakeven``: that needs its own search).
     results : Mapping[str, tco.core.outputs.OptionResult]
@@ -173,9 +178,10 @@ def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str
     numpy.ndarray [USD/Mtok for lcot, - for ratio, USD for npv, yr for advantage]
         The metric at every evaluated point.
     """
-    r, base = results[metric.option], results[scenario.structure.baseline]
+    structure = scenario if isinstance(scenario, Structure) else scenario.structure
+    r, base = results[metric.option], results[structure.baseline]
     if metric.kind == "advantage":
-        option = scenario.structure.option(metric.option)
+        option = structure.option(metric.option)
         return np.asarray(years_of_advantage(option, r, base, scenario.values() if values is None else values))
     if metric.kind == "lcot":
         return np.asarray(r.lcot_usd_per_mtok)
@@ -186,12 +192,12 @@ def values_from_results(scenario: Scenario, metric: Metric, results: Mapping[str
     raise ValueError(f"{metric.name} is not computed from one evaluation")
 
 
-def gap_values(scenario: Scenario, metric: Metric, results: Mapping[str, OptionResult]) -> np.ndarray:
+def gap_values(scenario: Scenario | Structure, metric: Metric, results: Mapping[str, OptionResult]) -> np.ndarray:
     """Signed distance of the metric's option from winning (negative: it wins), latency targets included.
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.scenario.Scenario or tco.core.structure.Structure
         Names the baseline and the challengers.
     metric : Metric
         The metric; its option (or the first challenger) is the one measured.
@@ -201,10 +207,11 @@ def gap_values(scenario: Scenario, metric: Metric, results: Mapping[str, OptionR
     Returns
     -------
     numpy.ndarray [unit of the metric's gap]
-        :func:`tco.api.gap_from_results`: negative where the option meets its targets and wins.
+        :func:`tco.core.comparison.gap_from_results`: negative where the option meets its targets and wins.
     """
+    structure = scenario if isinstance(scenario, Structure) else scenario.structure
     kind, target = GAP_METRIC[metric.kind]
-    return np.asarray(gap_from_results(results, scenario.structure.baseline, contour_option(scenario, metric), kind, target))
+    return np.asarray(gap_from_results(results, structure.baseline, contour_option(structure, metric), kind, target))
 
 
 def breakeven_values(scenario: Scenario, metric: Metric, updates: Mapping[str, object]) -> np.ndarray:
@@ -228,6 +235,8 @@ def breakeven_values(scenario: Scenario, metric: Metric, updates: Mapping[str, o
     numpy.ndarray [unit of metric.param]
         The break-even per point, in the broadcast shape of ``updates``.
     """
+    from ..api import evaluate_scenario
+
     if metric.param in updates:
         raise InputError.one("metric", metric.name, f"{metric.param} cannot be both varied and solved for")
     spec = scenario.params[metric.param]
@@ -266,6 +275,8 @@ def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping
     dict[str, numpy.ndarray] [unit of each metric]
         ``{metric name: values}``.
     """
+    from ..api import evaluate_scenario, scenario_values
+
     values = scenario_values(scenario, updates)
     if results is None and any(m.kind != "breakeven" for m in metrics):
         results, _ = evaluate_scenario(scenario, updates)

@@ -23,90 +23,27 @@ read from the aggregates, so they cover every draw.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from ..api import evaluate_scenario
 from ..errors import InputError
 from ..scenario import Scenario
 from .aggregates import MetricAggregate, merge_tables, quantile_edges
 from .chunks import CHUNK_SIZE, Cancel, Progress, chunk_bounds
-from .metrics import Metric, gap_values, metric_table, parse_metric
+from .chunkwork import MetricColumns, MonteCarloCell, MonteCarloJob, aggregate_values, chunk_aggregates, chunk_values
+from .metrics import Metric, parse_metric
 from .parallel import ChunkRunner
-from .sampling import Correlation, SamplingPlan, draw_chunk, sampling_plan
+from .sampling import Correlation, SamplingPlan, draw_chunk, sampling_plan  # noqa: F401  (draw_chunk: as before)
 
 #: draws kept (the first ones, in chunk order) for the samples table and the histogram figure
 KEEP_SAMPLES = 10_000
 
 
-def evaluate_chunk(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Metric values, win indicators and latency feasibility in one chunk: one core call.
-
-    A win counts when the option meets its latency targets and either costs less or the
-    baseline misses its targets; the feasibility shares tell those two kinds of win apart.
-
-    Parameters
-    ----------
-    scenario : tco.scenario.Scenario
-        Evaluated once at all the chunk's draws.
-    metrics : Sequence[Metric]
-        The metrics whose values and wins are returned.
-    updates : Mapping[str, numpy.ndarray] [each parameter's unit]
-        The chunk's draws.
-
-    Returns
-    -------
-    dict[str, numpy.ndarray] [unit of each metric; indicators 0/1]
-        Each metric, ``wins:<metric>``, ``feasible:<metric>`` (the metric's option) and
-        ``feasible:baseline``, one value per draw.
-    """
-    results, _ = evaluate_scenario(scenario, updates)
-    out = metric_table(scenario, metrics, updates, results)
-    for m in metrics:
-        out[f"wins:{m.name}"] = gap_values(scenario, m, results) < 0
-        out[f"feasible:{m.name}"] = np.asarray(results[m.option].feasible) > 0
-    out["feasible:baseline"] = np.asarray(results[scenario.structure.baseline].feasible) > 0
-    draws = np.broadcast_shapes(*(np.shape(v) for v in updates.values()))
-    return {k: np.broadcast_to(v, np.broadcast_shapes(np.shape(v), draws)) for k, v in out.items()}
-
-
-#: what a cell aggregates: a value column and its indicators ``{indicator name: boolean column}``
-Aggregated = tuple[str, dict[str, str]]
-
-
-@dataclass(frozen=True)
-class MetricColumns:
-    """The per-draw columns of scenario metrics (:func:`evaluate_chunk`); picklable, for workers."""
-
-    scenario: Scenario
-    metrics: tuple[Metric, ...]
-
-    def __call__(self, updates: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return evaluate_chunk(self.scenario, self.metrics, updates)
-
-    @property
-    def aggregated(self) -> tuple[Aggregated, ...]:
-        """Every metric with its indicators: ``win``, ``feasible`` (its option), ``baseline_feasible``."""
-        return tuple((m.name, {"win": f"wins:{m.name}", "feasible": f"feasible:{m.name}",
-                               "baseline_feasible": "feasible:baseline"}) for m in self.metrics)
-
-
-@dataclass(frozen=True)
-class MonteCarloCell:
-    """What one Monte Carlo evaluates: ``columns(draws)`` gives per-draw columns, of which
-    ``aggregated`` are folded into running aggregates; the sampling plan and the sample count."""
-
-    columns: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
-    aggregated: tuple[Aggregated, ...]
-    plan: SamplingPlan
-    samples: int
-
-
 def metric_cell(scenario: Scenario, metrics: Sequence[Metric], plan: SamplingPlan, samples: int) -> MonteCarloCell:
-    """A cell of scenario metrics (:class:`MetricColumns`).
+    """A cell of scenario metrics (:class:`~tco.studies.chunkwork.MetricColumns`).
 
     Parameters
     ----------
@@ -124,81 +61,8 @@ def metric_cell(scenario: Scenario, metrics: Sequence[Metric], plan: SamplingPla
     MonteCarloCell
         The cell's columns, aggregated columns, plan and sample count.
     """
-    columns = MetricColumns(scenario, tuple(metrics))
+    columns = MetricColumns.of(scenario, metrics)
     return MonteCarloCell(columns, columns.aggregated, plan, int(samples))
-
-
-@dataclass(frozen=True)
-class MonteCarloJob:
-    """The inputs every worker needs (sent once): cells, seed, chunk size and, in pass 2, the bin edges."""
-
-    cells: tuple[MonteCarloCell, ...]
-    seed: int
-    chunk_size: int
-    edges: tuple[dict[str, np.ndarray], ...] = ()
-
-
-def chunk_values(job: MonteCarloJob, task: tuple[int, int]) -> dict[str, np.ndarray]:
-    """The columns of chunk ``task = (cell, chunk index)``, one value per draw (also when nothing is sampled).
-
-    Parameters
-    ----------
-    job : MonteCarloJob
-        Cells, seed and chunk size.
-    task : tuple[int, int] [-]
-        ``(cell index, chunk index)``.
-
-    Returns
-    -------
-    dict[str, numpy.ndarray] [unit of each column]
-        The chunk's columns.
-    """
-    cell_index, index = task
-    cell = job.cells[cell_index]
-    start, stop = chunk_bounds(cell.samples, job.chunk_size)[index]
-    values = cell.columns(draw_chunk(cell.plan, job.seed, index, stop - start))
-    return {k: np.broadcast_to(v, (stop - start,)) for k, v in values.items()}
-
-
-def aggregate_values(cell: MonteCarloCell, values: dict[str, np.ndarray],
-                     edges: dict[str, np.ndarray]) -> dict[str, MetricAggregate]:
-    """One chunk's columns folded into one aggregate per aggregated column.
-
-    Parameters
-    ----------
-    cell : MonteCarloCell
-        Names the aggregated columns and their indicators.
-    values : dict[str, numpy.ndarray] [unit of each column]
-        The chunk's columns.
-    edges : dict[str, numpy.ndarray] [unit of each column]
-        Histogram edges per aggregated column (fixed by the pilot).
-
-    Returns
-    -------
-    dict[str, MetricAggregate]
-        Count, moments, histogram and indicator counts per column.
-    """
-    return {name: MetricAggregate.of(values[name], edges[name], {k: values[c] for k, c in indicators.items()})
-            for name, indicators in cell.aggregated}
-
-
-def chunk_aggregates(job: MonteCarloJob, task: tuple[int, int]) -> tuple[int, dict[str, MetricAggregate]]:
-    """``(cell, aggregates)`` of one chunk: what pass 2 sends back instead of the draws.
-
-    Parameters
-    ----------
-    job : MonteCarloJob
-        Cells, seed, chunk size and the pilot's bin edges.
-    task : tuple[int, int] [-]
-        ``(cell index, chunk index)``.
-
-    Returns
-    -------
-    tuple[int, dict[str, MetricAggregate]] [-, aggregates]
-        The cell index and the chunk's aggregates.
-    """
-    cell = job.cells[task[0]]
-    return task[0], aggregate_values(cell, chunk_values(job, task), job.edges[task[0]])
 
 
 @dataclass
@@ -207,6 +71,27 @@ class CellResult:
 
     aggregates: dict[str, MetricAggregate]
     samples: pd.DataFrame
+
+
+def monte_carlo_job(cells: Sequence[MonteCarloCell], seed: int, chunk_size: int) -> MonteCarloJob:
+    """What the chunks of ``cells`` are sent: the cells with their sampling plans reduced to numbers, so that a
+    worker unpickling the job imports numpy, scipy.special and the core only (:mod:`tco.studies.chunkwork`).
+
+    Parameters
+    ----------
+    cells : Sequence[MonteCarloCell]
+        The cells.
+    seed : int [-]
+        The study's seed.
+    chunk_size : int [draws]
+        Draws per chunk.
+
+    Returns
+    -------
+    MonteCarloJob
+        The job without bin edges (pass 1).
+    """
+    return MonteCarloJob(tuple(replace(c, plan=c.plan.numbers_only()) for c in cells), int(seed), int(chunk_size))
 
 
 def run_cells(cells: Sequence[MonteCarloCell], seed: int, runner: ChunkRunner, chunk_size: int = CHUNK_SIZE,
@@ -233,8 +118,8 @@ def run_cells(cells: Sequence[MonteCarloCell], seed: int, runner: ChunkRunner, c
     list[CellResult]
         Per cell: its aggregates and its first draws.
     """
-    cells = tuple(cells)
-    job = MonteCarloJob(cells, int(seed), int(chunk_size))
+    job = monte_carlo_job(cells, seed, chunk_size)
+    cells = job.cells
     bounds = [chunk_bounds(c.samples, chunk_size) for c in cells]
     rest = [(c, k) for c in range(len(cells)) for k in range(1, len(bounds[c]))]
     with runner.analysis(label, sum(map(len, bounds)), sum(c.samples for c in cells), progress, cancel) as analysis:

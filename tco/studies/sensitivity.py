@@ -52,7 +52,7 @@ from ..errors import InputError
 from ..params import Param
 from ..scenario import Scenario
 from .aggregates import Moments
-from .chunks import CHUNK_SIZE, Cancel, Progress
+from .chunks import CHUNK_SIZE, Cancel, Progress, blockwise
 from .metrics import Metric, metric_table, parse_metric
 from .parallel import ChunkRunner, chunk_seed
 from .sampling import is_sampled, values_at_quantiles
@@ -75,7 +75,7 @@ class QuantileMetric:
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
         updates = values_at_quantiles(self.params, u)
-        return metric_table(self.scenario, [self.metric], updates)[self.metric.name]
+        return blockwise(lambda block: metric_table(self.scenario, [self.metric], block), updates)[self.metric.name]
 
 
 def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] | None) -> tuple[UnitFunction, list[str]]:
