@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tco
@@ -98,7 +98,14 @@ def test_more_nre_never_lowers_the_model_breakeven_volume(factor):
 @FAST
 @given(scenario_draw(), st.floats(1.01, 3.0))
 def test_cheaper_electricity_never_raises_cost(draw, factor):
+    """Holds for every option whose purchases do not depend on prices. A baseline refreshed by the
+    ``when_cheaper`` rule (custom-asic) is left out: the rule is a heuristic, not a PV optimum, and
+    cheaper power can keep an old fleet in service that a dearer one would have sold at book value
+    (found by this test: custom-asic at half the electricity price, the H100 baseline's PV rose
+    from 8.4 to 12.6 M USD, capex -3.7 M but the book-value credit +6.9 M; README, Known limitations)."""
     scenario, values = draw
+    roadmap = getattr(scenario.spec, "roadmap", None)
+    assume(roadmap is None or roadmap.policy != "when_cheaper")
     cheaper = dict(values, **{"economics.electricity_usd_per_kwh": values["economics.electricity_usd_per_kwh"] / factor})
     a, b = evaluate(scenario.structure, values), evaluate(scenario.structure, cheaper)
     for option in a:
