@@ -39,6 +39,15 @@ def baseline_cost_text(scenario) -> str:
     cost = tco.compare(scenario, with_flips=False).options.iloc[0]["lcot_usd_per_mtok"]
     return OPTION_OUTPUTS["lcot_usd_per_mtok"].format(cost)
 
+
+def download(page, locator, folder, timeout: float | None = None):
+    """Click ``locator``, wait for the browser's download and save it in ``folder`` under its suggested name."""
+    with page.expect_download(**({"timeout": timeout} if timeout else {})) as info:
+        locator.click()
+    path = folder / info.value.suggested_filename
+    info.value.save_as(path)
+    return path
+
 def test_every_page_loads_and_screenshots(page, live_app, artifacts):
     url, log = live_app
     errors = open_app(page, url)
@@ -88,10 +97,7 @@ def test_download_scenario_round_trips(page, live_app, tmp_path):
     url, log = live_app
     open_app(page, url, "?scenario=default&set=economics.discount_rate:0.12")
     page.click("#tab-assumptions")
-    with page.expect_download() as info:
-        page.click("#download-yaml-button")
-    path = tmp_path / "edited.yaml"
-    info.value.save_as(path)
+    path = download(page, page.locator("#download-yaml-button"), tmp_path)
     loaded = tco.load_scenario(path)
     assert loaded.params["economics.discount_rate"].value == 0.12
     assert scenario_from_dict(loaded.to_dict()).values() == loaded.values()
@@ -100,10 +106,7 @@ def test_download_scenario_round_trips(page, live_app, tmp_path):
 def test_chart_html_download(page, live_app, tmp_path):
     url, log = live_app
     open_app(page, url)
-    with page.expect_download() as info:
-        page.locator("#compare-lcot-box > button").click()
-    path = tmp_path / "chart.html"
-    info.value.save_as(path)
+    path = download(page, page.locator("#compare-lcot-box > button"), tmp_path)
     text = path.read_text()
     assert "USD per million output tokens" in text and "<script" in text
     assert page.locator("#compare-lcot-box .modebar-btn[data-title='Share chart...']").count() == 0
@@ -207,10 +210,7 @@ def test_workbook_download(page, live_app, tmp_path):
     url, log = live_app
     open_app(page, url, "?scenario=default&set=economics.discount_rate:0.12")
     page.click("#tab-assumptions")
-    with page.expect_download(timeout=30000) as info:
-        page.click("#download-xlsx-button")
-    path = tmp_path / info.value.suggested_filename
-    info.value.save_as(path)
+    path = download(page, page.locator("#download-xlsx-button"), tmp_path, timeout=30000)
     assert path.suffix == ".xlsx"
     inputs = openpyxl.load_workbook(path)["Inputs"]
     assert {r[0].value: r[1].value for r in inputs.iter_rows(min_row=4)}["economics.discount_rate"] == 0.12
@@ -299,10 +299,7 @@ def test_cases_side_by_side(page, live_app):
 def test_table_csv_download_is_escaped(page, live_app, tmp_path):
     url, log = live_app
     open_app(page, url)
-    with page.expect_download() as info:
-        page.locator("#options-table-box button:has-text('Download CSV')").click()
-    path = tmp_path / info.value.suggested_filename
-    info.value.save_as(path)
+    path = download(page, page.locator("#options-table-box button:has-text('Download CSV')"), tmp_path)
     text = path.read_text()
     assert path.name == "options-table.csv" and "cost, USD per million output tokens" in text
     assert "\n=" not in text and "\n+" not in text and "\n@" not in text  # no cell a spreadsheet would run
