@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..core.structure import link_param
 from ..solvers import scan
+from ..util import scalar
 from .config import KVWall
 from .derived import colocated_counterparts, disaggregated_option, evaluate
 
@@ -129,5 +130,5 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
     found = scan(gaps, [r[0] for r in ranges], [r[1] for r in ranges], tolerance=1e-9)
     breakevens = {key: _breakeven(result.settled(), *r) for key, result, r in
                   zip(("prompt_tokens", "link_bandwidth_bytes_per_s", "spill_onset_prompt_tokens"), found, ranges, strict=True)}
-    breakevens["link_bandwidth_bytes_per_s"]["at_prompt_tokens"] = float(np.asarray(base[PROMPT]).reshape(-1)[0])
+    breakevens["link_bandwidth_bytes_per_s"]["at_prompt_tokens"] = scalar(base[PROMPT])
     return KVWallResult(option.name, names, table, breakevens)
