@@ -46,6 +46,11 @@ def test_display_formats_by_hand():
     assert OPTION_OUTPUTS["lcot_usd_per_mtok"].format(20000.4) == "20,000"
     assert COMPARISON_OUTPUTS["npv_usd"].format(-145.435e6) == "-145.4"
     assert OPTION_OUTPUTS["lcot_usd_per_mtok_all_tokens"].format(0.2220) == "0.222"
+    # years of advantage <= 0 is not an advantage: the value stays, the reader is told (the roadmap led already)
+    assert COMPARISON_OUTPUTS["years_of_advantage"].format(0.0) == "0.0 (never ahead)"
+    assert COMPARISON_OUTPUTS["years_of_advantage"].format(-2.86) == "-2.9 (never ahead)"
+    assert COMPARISON_OUTPUTS["years_of_advantage"].format(1.26) == "1.3"
+    assert COMPARISON_OUTPUTS["hardware_cycle_years"].format(0.0) == "0.0 (never ahead)"
 
 
 def test_cost_lines_are_the_cash_flow_lines():

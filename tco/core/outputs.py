@@ -69,7 +69,9 @@ class OutputSpec:
     values that add up to ``pv_cost_usd`` (their yearly twins are the cash-flow lines);
     ``yearly_line`` names the cash-flow line a pool's yearly running cost feeds (it is paid in
     every operating year, discounted with the annuity factor and expensed in the accounting
-    view); ``workbook`` is False for the few outputs the workbook does not recompute as formulas.
+    view); ``workbook`` is False for the few outputs the workbook does not recompute as formulas;
+    ``nonpositive_note`` is said in brackets after a value at or below zero (a count of years of
+    advantage that is not one).
     """
 
     name: str
@@ -83,6 +85,7 @@ class OutputSpec:
     cost_line: bool = False
     yearly_line: str = ""
     workbook: bool = True
+    nonpositive_note: str = ""
 
     @property
     def title(self) -> str:
@@ -97,8 +100,10 @@ class OutputSpec:
         if self.unit == "bool":
             return "yes" if float(value) else "no"
         if self.fmt.endswith("g"):
-            return sig(float(value) * self.scale, int(self.fmt.rstrip("g").split(".")[-1]))
-        return format(float(value) * self.scale, self.fmt)
+            text = sig(float(value) * self.scale, int(self.fmt.rstrip("g").split(".")[-1]))
+        else:
+            text = format(float(value) * self.scale, self.fmt)
+        return f"{text} ({self.nonpositive_note})" if self.nonpositive_note and float(value) <= 0 else text
 
     def as_column(self, key: str | None = None) -> tuple[str, str, str, float]:
         """``(title, key, format spec, scale)``: a table column showing this output (under ``key``, default its name)."""
@@ -112,11 +117,11 @@ class OutputSpec:
 
 def output(unit: str, meaning: str, label: str, display_unit: str | None = None, *, scale: float = 1.0,
            fmt: str = ",.4g", column: str = "", cost_line: bool = False, yearly_line: str = "", workbook: bool = True,
-           optional: bool = False) -> Any:
+           optional: bool = False, nonpositive_note: str = "") -> Any:
     """A result field with its table row; ``optional`` fields default to None (absent for this pool or option)."""
     spec = {"unit": unit, "meaning": meaning, "label": label, "display_unit": unit if display_unit is None else display_unit,
             "scale": scale, "fmt": fmt, "column": column, "cost_line": cost_line, "yearly_line": yearly_line,
-            "workbook": workbook}
+            "workbook": workbook, "nonpositive_note": nonpositive_note}
     if optional:
         return field(default=None, metadata={_SPEC: spec})
     return field(metadata={_SPEC: spec})
@@ -446,10 +451,12 @@ class ChallengerResult:
         "(the roadmap, then its halving pace; workload drift included); negative: a general generation was cheaper that "
         "many years before the option entered service (at most back to the oldest generation listed; 100: still cheaper "
         "after a century)",
-        "years of advantage over the general roadmap", "years", fmt=".1f", optional=True, workbook=False)
+        "years of advantage over the general roadmap", "years", fmt=".1f", optional=True, workbook=False,
+        nonpositive_note="never ahead")
     hardware_cycle_years: Array | None = output(
         "yr", "years the option's hardware stays worth running: its useful life, cut short when the general roadmap "
-        "catches up (years of advantage)", "hardware replacement cycle", "years", fmt=".1f", optional=True, workbook=False)
+        "catches up (years of advantage)", "hardware replacement cycle", "years", fmt=".1f", optional=True, workbook=False,
+        nonpositive_note="never ahead")
     software_payback_years: Array | None = output(
         "yr", "software investment (ports to adopted devices, a built chip's software NRE) / the yearly saving of the "
         "option's hardware over the baseline (steady state; inf: no saving)", "software amortisation period", "years",
