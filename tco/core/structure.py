@@ -116,29 +116,14 @@ class Structure:
                                              for i, p in enumerate(base.pools)), base.link) for g in self.generations)
 
 
-def device_param(device: str, field: str) -> str:
-    return f"devices.{device}.{field}"
-
-
-def tier_param(device: str, tier: str, field: str) -> str:
-    return f"devices.{device}.memory.{tier}.{field}"
-
-
-def model_param(model: str, field: str) -> str:
-    return f"models.{model}.{field}"
-
-
-def link_param(link: str, field: str) -> str:
-    return f"links.{link}.{field}"
-
-
-def pool_param(option: str, role: str, field: str) -> str:
-    return f"options.{option}.{role}.{field}"
-
-
-def roadmap_param(device: str, field: str) -> str:
-    return f"roadmap.{device}.{field}"
-
-
-def demand_year_param(year: int) -> str:
-    return f"workload.year_{year}.demand_multiplier"
+#: The dotted names of the parameters, by what they belong to: each fills its template's ``{}`` in order,
+#: ``device_param(device, field)``, ``tier_param(device, tier, field)``, ``model_param(model, field)``,
+#: ``link_param(link, field)``, ``pool_param(option, role, field)``, ``roadmap_param(device, field)``,
+#: ``demand_year_param(year)`` (``device_param("h100-sxm", "tdp_w") == "devices.h100-sxm.tdp_w"``).
+device_param = "devices.{}.{}".format
+tier_param = "devices.{}.memory.{}.{}".format
+model_param = "models.{}.{}".format
+link_param = "links.{}.{}".format
+pool_param = "options.{}.{}.{}".format
+roadmap_param = "roadmap.{}.{}".format
+demand_year_param = "workload.year_{}.demand_multiplier".format
