@@ -33,21 +33,10 @@ from .catalog import (
     optional_quantities,
     validated,
 )
+from .core import structure as naming
 from .core.nodes import NODE_FIELDS
 from .core.parallelism import Shape, candidate_shapes
-from .core.structure import (
-    Generation,
-    Option,
-    Pool,
-    Structure,
-    demand_year_param,
-    device_param,
-    link_param,
-    model_param,
-    pool_param,
-    roadmap_param,
-    tier_param,
-)
+from .core.structure import Generation, Option, Pool, Structure
 from .errors import FieldError, FieldWarning, InputError
 from .params import Param, ParamSet, Q, Quantity, cross_field_errors, outside_range_message, param_from_quantity
 from .yamlio import bundled_or_path, pydantic_errors, read_yaml
@@ -495,24 +484,24 @@ def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: Param
     if pool.tensor_parallel is not None:
         return (Shape(pool.tensor_parallel, pool.pipeline_stages or 1, bool(pool.expert_parallel)),)
     m, d = model.id, device.id
-    weights = [params[model_param(m, "params_total")].low * params["workload.weight_bits"].low / 8.0,
-               params[model_param(m, "params_total")].high * params["workload.weight_bits"].high / 8.0]
-    tiers = [params[tier_param(d, t.name, "capacity_bytes")] for t in device.memory_tiers]
-    usable = params[device_param(d, "memory_usable_fraction")]
+    weights = [params[naming.model_param(m, "params_total")].low * params["workload.weight_bits"].low / 8.0,
+               params[naming.model_param(m, "params_total")].high * params["workload.weight_bits"].high / 8.0]
+    tiers = [params[naming.tier_param(d, t.name, "capacity_bytes")] for t in device.memory_tiers]
+    usable = params[naming.device_param(d, "memory_usable_fraction")]
     room = [sum(t.high for t in tiers) * usable.high, sum(t.low for t in tiers) * usable.low]
     tokens = params["workload.prompt_tokens"].value + (params["workload.output_tokens"].value if role != "prefill" else 0.0)
-    layers = params[model_param(m, "layers")].value
-    kv_heads = params[model_param(m, "kv_heads")].value if model.kv_elements_per_token is None else 1.0
+    layers = params[naming.model_param(m, "layers")].value
+    kv_heads = params[naming.model_param(m, "kv_heads")].value if model.kv_elements_per_token is None else 1.0
     if model.kv_elements_per_token is None:
-        kv = 2.0 * layers * kv_heads * params[model_param(m, "head_dim")].value
+        kv = 2.0 * layers * kv_heads * params[naming.model_param(m, "head_dim")].value
     else:
-        kv = params[model_param(m, "kv_elements_per_token")].value
+        kv = params[naming.model_param(m, "kv_elements_per_token")].value
     kv *= params["workload.kv_bits"].value / 8.0 * tokens
     low, high = (max(math.ceil((w + kv) / r - 1e-12), 1) for w, r in zip(weights, room, strict=True))
-    minimum_name = pool_param(option, role, "devices_per_replica")
+    minimum_name = naming.pool_param(option, role, "devices_per_replica")
     if minimum_name in params:
         low, high = max(low, int(params[minimum_name].low)), max(high, int(params[minimum_name].high))
-    return candidate_shapes(int(params[device_param(d, "scale_up_domain_devices")].high), int(layers), int(kv_heads),
+    return candidate_shapes(int(params[naming.device_param(d, "scale_up_domain_devices")].high), int(layers), int(kv_heads),
                             low, high, moe=model.experts_routed.value > 1)
 
 def _generations(spec: ScenarioFile, catalog: Catalog, baseline: Option, devices: dict[str, Device],
@@ -605,7 +594,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
         if key != "demand_by_year":
             add(f"workload.{key}", getattr(workload, key) or WORKLOAD_DEFAULTS.get(key))
     for year, multiple in enumerate(workload.demand_by_year or (), start=1):
-        add(demand_year_param(year), multiple)
+        add(naming.demand_year_param(year), multiple)
     economics = validated(Economics, {**catalog.economics, **spec.economics}, "economics")
     for key in Economics.model_fields:
         add(f"economics.{key}", getattr(economics, key))
@@ -617,11 +606,11 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
                 "experts_routed", "experts_per_token", "kv_elements_per_token", "context_max_tokens"):
         if key in ("kv_heads", "head_dim") and model.kv_elements_per_token is not None:
             continue
-        add(model_param(model.id, key), getattr(model, key))
+        add(naming.model_param(model.id, key), getattr(model, key))
     for device in devices.values():
         for tier in device.memory_tiers:
-            add(tier_param(device.id, tier.name, "capacity_bytes"), tier.capacity_bytes)
-            add(tier_param(device.id, tier.name, "bandwidth_bytes_per_s"), tier.bandwidth_bytes_per_s)
+            add(naming.tier_param(device.id, tier.name, "capacity_bytes"), tier.capacity_bytes)
+            add(naming.tier_param(device.id, tier.name, "bandwidth_bytes_per_s"), tier.bandwidth_bytes_per_s)
         for key in Device.model_fields:
             value = getattr(device, key)
             if key == "peak_flops_4bit" and value is None:
@@ -629,15 +618,15 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
             if key == "software_port_usd":
                 value = _software_port(device, catalog, structure)
             if isinstance(value, Quantity):
-                add(device_param(device.id, key), value)
+                add(naming.device_param(device.id, key), value)
     links_used = sorted({o.kv_link for o in spec.options if o.kv_link})
     for link_id in links_used:
         link = lookup_entry("link", link_id, catalog.links, spec.links, Link, "kv_link", edits)
         for key in ("bandwidth_bytes_per_s", "latency_s", "port_cost_usd", "port_power_w"):
-            add(link_param(link_id, key), getattr(link, key))
+            add(naming.link_param(link_id, key), getattr(link, key))
     for option in spec.options:
         for role, pool in option.pools().items():
-            add(pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
+            add(naming.pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
     if spec.program is not None:
         _program_parameters(spec.program, catalog, add, errors, structure)
     if structure.generations:
@@ -647,7 +636,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
         base = structure.option(structure.baseline)
         listed = [base.pools[0].device] if len(base.pools) == 1 and base.pools[0].device in roadmap.generations else []
         for device in (*listed, *(g.device for g in structure.generations)):
-            add(roadmap_param(device, "release_year"), roadmap.generations[device].release_year)
+            add(naming.roadmap_param(device, "release_year"), roadmap.generations[device].release_year)
     return collector.param_set()
 
 
