@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -337,6 +337,24 @@ def lookup_entry(kind: str, ident: str, entries: dict, overrides: dict, model, p
     return validated(model, data, f"{kind}s.{ident}")
 
 
+def model_and_devices(spec, catalog: Catalog, overrides: dict,
+                      uses: Iterable[tuple[str, str]]) -> tuple[LLM, dict[str, Device], dict[str, object]]:
+    """A scenario's model and every device it uses, each looked up once (:func:`lookup_entry`), in order.
+
+    ``spec`` is a scenario file (inference or training: its ``model`` and ``models`` overrides); ``uses``
+    lists ``(device id, field path)`` in the file's order, so an unknown device is named at its first use;
+    ``overrides`` are the file's device overrides. Returns the model, the devices by id and the
+    bare-number overrides collected as edits.
+    """
+    edits: dict[str, object] = {}
+    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
+    devices: dict[str, Device] = {}
+    for ident, where in uses:
+        if ident not in devices:
+            devices[ident] = lookup_entry("device", ident, catalog.devices, overrides, Device, where, edits)
+    return model, devices, edits
+
+
 def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping[str, object]) -> tuple[ParamSet,
                                                                                                          list[FieldWarning]]:
     """A scenario's parameters with the cross-field rules checked on the catalog's values, then its
@@ -361,17 +379,13 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     if errors:
         raise InputError(errors)
 
-    edits: dict[str, object] = {}
-    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
-    devices: dict[str, Device] = {}
+    model, devices, edits = model_and_devices(spec, catalog, spec.devices,
+                                              [(pool.device, f"options[{i}].{role}.device") for i, opt in enumerate(spec.options)
+                                               for role, pool in opt.pools().items()])
     options = []
     for i, opt in enumerate(spec.options):
         pools = []
         for role, pool in opt.pools().items():
-            where = f"options[{i}].{role}.device"
-            if pool.device not in devices:
-                devices[pool.device] = lookup_entry("device", pool.device, catalog.devices, spec.devices, Device, where,
-                                                    edits)
             device = devices[pool.device]
             built = spec.program is not None and spec.program.device == pool.device
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
