@@ -67,8 +67,10 @@ def payback_and_irr(base_flows: CashFlows, option_flows: CashFlows):
 
     Returns
     -------
-    tuple of ndarray
-        ``(payback_year [yr], irr [1/yr])``, NaN where there is none.
+    payback_year : ndarray [yr]
+        First year from which the cumulative discounted savings stay >= 0, NaN if never.
+    irr : ndarray [1/yr]
+        Internal rate of return of the savings, NaN without an outlay in year 0 or a sign change.
 
     References
     ----------

@@ -266,9 +266,10 @@ def two_for_two(baseline_tco_usd_per_year, nre_usd, tco_improvement):
 
     Returns
     -------
-    tuple of ndarray
-        ``(rule_holds [-], tco_over_nre [1/yr])``: whether both ratios reach 2, and the
-        yearly TCO over the NRE.
+    rule_holds : ndarray of bool [-]
+        Whether both ratios reach 2.
+    tco_over_nre : ndarray [1/yr]
+        The yearly TCO over the NRE.
 
     References
     ----------
