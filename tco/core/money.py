@@ -217,7 +217,7 @@ def yearly_lines(plan: MoneyPlan, shape) -> YearlyLines:
     ----------
     plan : MoneyPlan
         What the option pays over the horizon.
-    shape : tuple of int
+    shape : tuple of int [-]
         Shape of the parameter draws (the leading axes of every array).
 
     Returns
