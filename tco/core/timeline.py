@@ -24,13 +24,28 @@ def _log_discount(rate):
 
 
 def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount=None):
-    """``sum_{y=a+1}^{b} lambda^(y-1) (1+r)^-y`` with ``lambda = exp(log_ratio)`` [yr].
+    """``sum_{y=a+1}^{b} lambda^(y-1) (1+r)^-y`` with ``lambda = exp(log_ratio)``.
 
     The present value of a yearly flow that starts at 1 in year 1 and changes by the factor
     ``lambda`` each year, paid in the years ``a+1..b`` (none when ``b <= a``). Closed form
     ``v (x^a - x^b) / (1 - x)`` with ``v = (1+r)^-1`` and ``x = lambda v``, written with
     ``expm1`` so that it stays exact when ``x`` is close to 1 (``v (b - a)`` at ``x = 1``).
-    ``log_discount`` is ``ln(1 + r)`` when already at hand.
+
+    Parameters
+    ----------
+    rate : float or ndarray [1/yr]
+        Discount rate ``r``.
+    log_ratio : float or ndarray [1/yr]
+        ``ln lambda``, the yearly log-change of the flow (0: level).
+    start_year, end_year : float or ndarray [yr]
+        The flow is paid in years ``a+1..b``.
+    log_discount : ndarray or None [1/yr]
+        ``ln(1 + r)`` when already at hand.
+
+    Returns
+    -------
+    ndarray [yr]
+        Present value per unit of year-1 flow (USD of PV per USD/yr).
     """
     a = np.asarray(start_year, float)
     b = np.maximum(np.asarray(end_year, float), a)
@@ -51,12 +66,40 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount
 
 
 def annuity_between(rate, start_year, end_year):
-    """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD paid at the end of each year ``a+1..b`` [yr]."""
+    """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD paid at the end of each year ``a+1..b``.
+
+    Parameters
+    ----------
+    rate : float or ndarray [1/yr]
+        Discount rate.
+    start_year, end_year : float or ndarray [yr]
+        The payments fall in years ``a+1..b``.
+
+    Returns
+    -------
+    ndarray [yr]
+        The annuity factor (USD of PV per USD/yr).
+
+    References
+    ----------
+    [brealey-myers-allen] annuities, ch. 2.
+    """
     return geometric_discounted_sum(rate, 0.0, start_year, end_year)
 
 
 def deployment_year(time_to_market_years):
-    """Whole year at which a built chip's fleet enters service, ``ceil(W)`` [yr] (0 for ``W = 0``)."""
+    """Whole year at which a built chip's fleet enters service, ``ceil(W)`` (0 for ``W = 0``).
+
+    Parameters
+    ----------
+    time_to_market_years : float or ndarray [yr]
+        Design start to deployment ``W``.
+
+    Returns
+    -------
+    ndarray [yr]
+        Deployment year ``t_d``.
+    """
     return np.ceil(np.asarray(time_to_market_years, float) - WHOLE_COUNT_GUARD)
 
 
@@ -158,9 +201,21 @@ class DemandPath:
 
 
 def uniform_spend_share_in_year(year, window_years):
-    """Share of a spend spread evenly over ``[0, W)`` that falls in ``[t, t+1)`` [fraction].
+    """Share of a spend spread evenly over ``[0, W)`` that falls in ``[t, t+1)``.
 
     ``max(0, min(t+1, W) - t) / W``; all of it at ``t = 0`` when ``W = 0``. Booked at ``t``.
+
+    Parameters
+    ----------
+    year : int [yr]
+        Year start ``t``.
+    window_years : float or ndarray [yr]
+        Spending window ``W``.
+
+    Returns
+    -------
+    ndarray [-]
+        Share of the spend booked at ``t``.
     """
     w = np.asarray(window_years, float)
     t = float(year)
@@ -169,9 +224,21 @@ def uniform_spend_share_in_year(year, window_years):
 
 
 def uniform_spend_pv_factor(rate, window_years):
-    """PV of 1 USD spread evenly over ``[0, W)``, each year's share paid at its start [-].
+    """PV of 1 USD spread evenly over ``[0, W)``, each year's share paid at its start.
 
     ``(1/W) [sum_{t<floor W} (1+r)^-t + (W - floor W) (1+r)^-floor W]``; 1 at ``W = 0``.
+
+    Parameters
+    ----------
+    rate : float or ndarray [1/yr]
+        Discount rate.
+    window_years : float or ndarray [yr]
+        Spending window ``W``.
+
+    Returns
+    -------
+    ndarray [-]
+        Present value per USD spent.
     """
     w = np.asarray(window_years, float)
     whole = np.floor(w + WHOLE_COUNT_GUARD)
@@ -183,7 +250,20 @@ def uniform_spend_pv_factor(rate, window_years):
 
 
 def tapeout_year(time_to_market_years, tapeout_to_deployment_years):
-    """Tape-out time ``max(W - post, 0)`` [yr]: design and verification end, masks are bought."""
+    """Tape-out time ``max(W - post, 0)``: design and verification end, masks are bought.
+
+    Parameters
+    ----------
+    time_to_market_years : float or ndarray [yr]
+        Design start to deployment ``W``.
+    tapeout_to_deployment_years : float or ndarray [yr]
+        Tape-out to deployment ``post`` (fab, packaging, bring-up).
+
+    Returns
+    -------
+    ndarray [yr]
+        Time of tape-out after the decision.
+    """
     return np.maximum(np.asarray(time_to_market_years, float) - tapeout_to_deployment_years, 0.0)
 
 
