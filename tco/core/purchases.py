@@ -65,8 +65,22 @@ class Choice:
 
 
 def pick(options: Sequence, index):
-    """``options[index]`` element-wise for an index array (the only option when there is one;
-    ``index`` may be a prepared :class:`Choice`)."""
+    """``options[index]`` element-wise for an index array.
+
+    The only option when there is one; ``index`` may be a prepared :class:`Choice`.
+
+    Parameters
+    ----------
+    options : Sequence
+        Values (scalars or arrays that broadcast), one per index.
+    index : int or ndarray or Choice [-]
+        Which option, element-wise.
+
+    Returns
+    -------
+    object
+        The picked values, in the options' own unit.
+    """
     if len(options) == 1:
         return options[0]
     if isinstance(index, Choice):
@@ -182,6 +196,27 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     purchases worth ``sum_k (1+r)^-(s+kL)``; each but the last is credited ``rv`` at its
     end of life, the last its book value at ``E``; it is held (and runs) in the years
     ``s+1..E``. The cost that follows load is paid per busy replica in the served years.
+
+    Parameters
+    ----------
+    plan : PoolPlan
+        The pool's devices, prices, lives and running costs by generation.
+    path : GenerationPath
+        Generation held and moves, year by year.
+    demand : DemandPath
+        Demand by year and the discounted sums.
+    deployment_year : float or ndarray [yr]
+        Year the pool enters service ``t_d``.
+    horizon_years : float or ndarray [yr]
+        Analysis horizon.
+    rate : float or ndarray [1/yr]
+        Discount rate.
+
+    Returns
+    -------
+    PoolPresentValues
+        PV of capex and residual credits [USD], units bought undiscounted and PV [units], and
+        PV of each running line [USD].
     """
     ell = demand.log_discount
     rate = np.asarray(rate, float)
@@ -269,6 +304,25 @@ def pool_yearly_flows(plan: PoolPlan, path: GenerationPath, demand: DemandPath, 
     ``t``, every device held is credited its book value); the pool buys the growth of its
     holding and renews the devices bought at ``t - L`` in the same epoch. Running costs of
     year ``t`` (devices held during it, busy replicas) are paid at its end.
+
+    Parameters
+    ----------
+    plan : PoolPlan
+        The pool's devices, prices, lives and running costs by generation.
+    path : GenerationPath
+        Generation held and moves, year by year.
+    demand : DemandPath
+        Demand by year.
+    deployment_year : float or ndarray [yr]
+        Year the pool enters service ``t_d``.
+    horizon_years : float or ndarray [yr]
+        Analysis horizon.
+
+    Returns
+    -------
+    PoolYearlyFlows
+        Devices bought and held [devices], capex and residual credits [USD] and running costs
+        by line [USD], by year.
     """
     t_d = np.asarray(deployment_year, float)
     horizon = np.asarray(horizon_years, float)
