@@ -37,9 +37,25 @@ NONE = "—"
 
 
 def sig(value, digits: int = 3, trim: bool = True) -> str:
-    """``value`` with ``digits`` significant figures, thousands separated, no exponent between 1e-4
-    and 1e15 (``20000 -> 20,000``, ``0.0098595 -> 0.00986``), trailing zeros dropped unless not
-    ``trim`` (``4.30 -> 4.3``); the em dash for None or non-finite."""
+    """``value`` with ``digits`` significant figures, thousands separated, no exponent between 1e-4 and 1e15.
+
+    ``20000 -> 20,000``, ``0.0098595 -> 0.00986``; trailing zeros dropped unless not ``trim``
+    (``4.30 -> 4.3``); the em dash for None or non-finite.
+
+    Parameters
+    ----------
+    value : float or None [-]
+        The number, in whatever unit the caller shows it.
+    digits : int [-]
+        Significant figures.
+    trim : bool
+        Drop trailing zeros after the decimal point.
+
+    Returns
+    -------
+    str
+        The formatted number.
+    """
     if value is None:
         return NONE
     value = float(value)
@@ -118,7 +134,40 @@ class OutputSpec:
 def output(unit: str, meaning: str, label: str, display_unit: str | None = None, *, scale: float = 1.0,
            fmt: str = ",.4g", column: str = "", cost_line: bool = False, yearly_line: str = "", workbook: bool = True,
            optional: bool = False, nonpositive_note: str = "") -> Any:
-    """A result field with its table row; ``optional`` fields default to None (absent for this pool or option)."""
+    """A result field with its table row; ``optional`` fields default to None (absent for this pool or option).
+
+    Parameters
+    ----------
+    unit : str
+        The field's unit in SI (``USD/Mtok``, ``s``, ``-``).
+    meaning : str
+        What the output is, one sentence.
+    label : str
+        Short label for tables and charts.
+    display_unit : str or None
+        Unit shown to people (``ms``); None: ``unit``.
+    scale : float [-]
+        Factor from ``unit`` to ``display_unit``.
+    fmt : str
+        Format specification of the displayed value.
+    column : str
+        Column header of the CLI table ("" for none).
+    cost_line : bool
+        Whether the output is a cash-flow line.
+    yearly_line : str
+        The cash-flow line a yearly running cost feeds ("" for none).
+    workbook : bool
+        Whether the workbook reports it.
+    optional : bool
+        Whether the field may be absent (None).
+    nonpositive_note : str
+        Said in brackets after a value at or below zero ("" for none).
+
+    Returns
+    -------
+    dataclasses.Field
+        A dataclass field carrying its table row in its metadata.
+    """
     spec = {"unit": unit, "meaning": meaning, "label": label, "display_unit": unit if display_unit is None else display_unit,
             "scale": scale, "fmt": fmt, "column": column, "cost_line": cost_line, "yearly_line": yearly_line,
             "workbook": workbook, "nonpositive_note": nonpositive_note}
@@ -137,12 +186,37 @@ def dotted_name(prefix: str | None, name: str) -> str:
     """The flat output name: ``"<role>.<name>"`` for a pool output, ``"links.<name>"``, or ``name``.
 
     The one place these names are built; studies, the workbook and the JSON contract use them.
+
+    Parameters
+    ----------
+    prefix : str or None
+        Pool role or ``links``; None or "" for an option's own output.
+    name : str
+        The output's field name.
+
+    Returns
+    -------
+    str
+        The flat name.
     """
     return f"{prefix}.{name}" if prefix else name
 
 
 def flatten(option: Mapping[str, Any], parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """``{name: v}`` for an option's own outputs plus ``{"<part>.<name>": v}`` for each part (pools, links)."""
+    """``{name: v}`` for an option's own outputs plus ``{"<part>.<name>": v}`` for each part (pools, links).
+
+    Parameters
+    ----------
+    option : Mapping[str, Any]
+        The option's own outputs by name.
+    parts : Mapping[str, Mapping[str, Any]]
+        Each part's outputs (pools by role, ``links``).
+
+    Returns
+    -------
+    dict[str, Any]
+        Every output under its flat name, values (in their table units) unchanged.
+    """
     flat = dict(option)
     for prefix, values in parts.items():
         flat.update({dotted_name(prefix, name): value for name, value in values.items()})
@@ -554,7 +628,13 @@ YEARLY_COSTS: dict[str, str] = {o.name: o.yearly_line for o in _table(PoolCosts)
 
 
 def iter_outputs() -> Iterator[tuple[str, OutputSpec]]:
-    """Every table row with its level: ``("option" | "pool" | "links" | "comparison", OutputSpec)``."""
+    """Every table row with its level.
+
+    Yields
+    ------
+    tuple of (str, OutputSpec)
+        ``("option" | "pool" | "links" | "comparison", row)`` for every output of the table.
+    """
     for level, table in (("option", OPTION_OUTPUTS), ("pool", POOL_OUTPUTS), ("links", LINK_OUTPUTS),
                          ("comparison", COMPARISON_OUTPUTS)):
         for spec in table.values():
