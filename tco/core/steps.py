@@ -53,8 +53,22 @@ def _scale(k, x):
 
 
 def overlapped(x, y, overlap, keep=None):
-    """``max(x, y) + (1 - o) min(x, y)``: two durations overlapped by a share ``o`` [s] (``keep = 1 - o``
-    when the caller has it)."""
+    """``max(x, y) + (1 - o) min(x, y)``: two durations overlapped by a share ``o``.
+
+    Parameters
+    ----------
+    x, y : float or ndarray [s]
+        The two durations.
+    overlap : float or ndarray [-]
+        Share of the shorter one hidden under the longer, 0-1.
+    keep : float or ndarray or None [-]
+        ``1 - overlap`` when the caller has it.
+
+    Returns
+    -------
+    ndarray [s]
+        The overlapped duration.
+    """
     return np.maximum(x, y) + (1.0 - overlap if keep is None else keep) * np.minimum(x, y)
 
 
@@ -94,12 +108,30 @@ def _pairs(a: Lines, b: Lines, overlap) -> Lines:
 
 def tier_time_lines(bytes_fixed, bytes_per_token, tier_capacity_bytes: Sequence, tier_bandwidth_bytes_per_s: Sequence,
                     offset_s=0.0) -> Lines:
-    """Lines of ``t_mem(y0 + y1 B) - offset`` with bytes placed fastest tier first [s].
+    """Lines of ``t_mem(y0 + y1 B) - offset`` with bytes placed fastest tier first.
 
     ``t_mem`` is convex piecewise linear when the tiers come by falling bandwidth, so it
     is the maximum of its segments' extended lines
     ``T_{i-1} + (y - C_{i-1}) / bw_i`` (``C``, ``T``: capacity and read time of the faster
     tiers).
+
+    Parameters
+    ----------
+    bytes_fixed : float or ndarray [B]
+        Bytes read whatever the batch ``y0``.
+    bytes_per_token : float or ndarray [B/token]
+        Bytes read per token of the batch ``y1``.
+    tier_capacity_bytes : Sequence [B]
+        Capacity of each tier, fastest first.
+    tier_bandwidth_bytes_per_s : Sequence [B/s]
+        Bandwidth of each tier, fastest first.
+    offset_s : float or ndarray [s]
+        Time subtracted from every line.
+
+    Returns
+    -------
+    Lines
+        Intercepts [s] and slopes [s/token], one per tier.
     """
     c0, c1 = [], []
     cumulative_bytes, cumulative_s = 0.0, 0.0
@@ -112,11 +144,23 @@ def tier_time_lines(bytes_fixed, bytes_per_token, tier_capacity_bytes: Sequence,
 
 
 def largest_within(lines: Lines, target):
-    """Largest ``B >= 0`` with ``f(B) <= target`` [tokens]; negative when ``f(0) > target``.
+    """Largest ``B >= 0`` with ``f(B) <= target``; negative when ``f(0) > target``.
 
     For convex ``f = max_i`` lines, ``f(B) <= T`` iff every line is, so
     ``B = min_i (T - c0_i) / c1_i``. Every line of a decode cycle rises with the batch (each
     sequence reads its KV cache), so the slopes are positive.
+
+    Parameters
+    ----------
+    lines : Lines
+        Intercepts [s] and slopes [s/token] of ``f``.
+    target : float or ndarray [s]
+        Time allowed ``T``.
+
+    Returns
+    -------
+    ndarray [tokens]
+        The largest batch.
     """
     best = None
     for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
@@ -126,13 +170,29 @@ def largest_within(lines: Lines, target):
 
 
 def least_fixed_point(lines: Lines, gain):
-    """Least ``B`` with ``B = g f(B)``, ``g >= 0`` [tokens]; very large when there is none.
+    """Least ``B`` with ``B = g f(B)``, ``g >= 0``; very large when there is none.
 
     For a single line ``B = g (c0 + c1 B)`` gives ``B = g c0 / (1 - g c1)`` (none if
     ``g c1 >= 1``: the replica cannot keep up). For ``f = max_i`` lines the least fixed
     point is the largest of the lines' fixed points: at that ``B`` every other line lies
     below the diagonal. Used with ``g = lambda O`` (Little's law: occupancy = arrival rate
     x time in decode); callers cap the result at the slot cap.
+
+    Parameters
+    ----------
+    lines : Lines
+        Intercepts [s] and slopes [s/token] of ``f``.
+    gain : float or ndarray [tokens/s]
+        ``g``, the rate that turns time into occupancy (``lambda O``).
+
+    Returns
+    -------
+    ndarray [tokens]
+        The least fixed point (the mean decode batch).
+
+    References
+    ----------
+    [little-1961] occupancy = arrival rate x time in system.
     """
     out = 0.0
     for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
@@ -261,7 +321,18 @@ def _phase(memory: Lines, compute_slope, overlap) -> Lines:
 
 
 def branch_max(values: Sequence):
-    """Maximum over the weight-read branches."""
+    """Maximum over the weight-read branches.
+
+    Parameters
+    ----------
+    values : Sequence [tokens]
+        One value per branch (a dense model has one): the largest batch within a target.
+
+    Returns
+    -------
+    ndarray [tokens]
+        The element-wise maximum.
+    """
     out = values[0]
     for value in values[1:]:
         out = np.maximum(out, value)
@@ -269,7 +340,18 @@ def branch_max(values: Sequence):
 
 
 def branch_min(values: Sequence):
-    """Minimum over the weight-read branches (one value per branch; a dense model has one)."""
+    """Minimum over the weight-read branches (one value per branch; a dense model has one).
+
+    Parameters
+    ----------
+    values : Sequence [s or tokens]
+        One value per branch: cycle times [s] or batches [tokens].
+
+    Returns
+    -------
+    ndarray [s or tokens]
+        The element-wise minimum, in the unit of ``values``.
+    """
     out = values[0]
     for value in values[1:]:
         out = np.minimum(out, value)
