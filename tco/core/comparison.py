@@ -296,6 +296,7 @@ class Analysis:
 
     @property
     def baseline(self) -> OptionResult:
+        """The baseline option's result."""
         return self.options[self.structure.baseline]
 
 
