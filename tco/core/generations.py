@@ -53,7 +53,20 @@ class RoadmapCosts:
     halving_years: object = np.inf
 
     def best_available(self, t):
-        """Index of the cheapest generation released by ``t`` (``g = 0`` always available)."""
+        """Index and cost of the cheapest generation released by ``t`` (``g = 0`` always available).
+
+        Parameters
+        ----------
+        t : float or ndarray [yr]
+            Time after the decision.
+
+        Returns
+        -------
+        index : ndarray [-]
+            Generation index.
+        cost : ndarray [USD/yr]
+            Its steady-state cost.
+        """
         best, cost = np.zeros(np.shape(self.full_usd_per_year[0])), self.full_usd_per_year[0]
         for g in range(1, len(self.devices)):
             better = (self.release_years[g] <= t + 1e-9) & (self.full_usd_per_year[g] < cost)
@@ -62,8 +75,20 @@ class RoadmapCosts:
         return best, cost
 
     def best_cost_usd_per_year(self, t):
-        """Steady-state cost of the best generation available at ``t`` [USD/yr], halving every
-        ``halving_years`` after the last listed release."""
+        """Steady-state cost of the best generation available at ``t``.
+
+        It halves every ``halving_years`` after the last listed release.
+
+        Parameters
+        ----------
+        t : float or ndarray [yr]
+            Time after the decision.
+
+        Returns
+        -------
+        ndarray [USD/yr]
+            The best steady-state cost.
+        """
         last = np.maximum.reduce([np.asarray(r, float) for r in self.release_years])
         _, at_last = self.best_available(last)
         _, now = self.best_available(t)
