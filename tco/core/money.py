@@ -62,16 +62,41 @@ class MoneyPlan:
 
     @property
     def last_year(self) -> int:
-        """Last year a flow can fall in (the largest horizon, or the end of a chip's design): the
-        length of the generation path."""
+        """Last year a flow can fall in (the largest horizon, or the end of a chip's design) [yr].
+
+        The length of the generation path."""
         return len(self.path.index)
 
     def own_units(self, units: dict[str, object]):
-        """Built devices this fleet buys over the horizon, replacements included [units]."""
+        """Built devices this fleet buys over the horizon, replacements included.
+
+        Parameters
+        ----------
+        units : dict[str, object]
+            Units bought by pool role [units].
+
+        Returns
+        -------
+        ndarray [units]
+            Units of the built pools.
+        """
         return sum((units[role] for role in self.built_roles), 0.0)
 
     def line_of(self, role: str, line: str) -> str:
-        """The cash-flow line a pool's cost goes to: every cost of the KV-link ports is ``links_usd``."""
+        """The cash-flow line a pool's cost goes to: every cost of the KV-link ports is ``links_usd``.
+
+        Parameters
+        ----------
+        role : str
+            Pool role, or ``links``.
+        line : str
+            The cost's own cash-flow line.
+
+        Returns
+        -------
+        str
+            The line it is booked to.
+        """
         return "links_usd" if role == "links" else line
 
 
