@@ -109,8 +109,22 @@ class OutputSpec:
         return f"{self.label}, {self.display_unit}" if self.display_unit else self.label
 
     def format(self, value) -> str:
-        """``value`` as displayed (scaled, formatted; a ``g`` format keeps its significant figures without an
-        exponent, see :func:`sig`); yes/no for a flag (unit ``bool``); an em dash for a missing or non-finite value."""
+        """``value`` as displayed.
+
+        Scaled and formatted; a ``g`` format keeps its significant figures without an exponent
+        (see :func:`sig`); yes/no for a flag (unit ``bool``); an em dash for a missing or
+        non-finite value.
+
+        Parameters
+        ----------
+        value : float or None [unit of the output]
+            The value in the output's unit.
+
+        Returns
+        -------
+        str
+            The displayed text, in the display unit.
+        """
         if value is None or not math.isfinite(float(value)):
             return NONE
         if self.unit == "bool":
@@ -122,7 +136,18 @@ class OutputSpec:
         return f"{text} ({self.nonpositive_note})" if self.nonpositive_note and float(value) <= 0 else text
 
     def as_column(self, key: str | None = None) -> tuple[str, str, str, float]:
-        """``(title, key, format spec, scale)``: a table column showing this output (under ``key``, default its name)."""
+        """``(title, key, format spec, scale)``: a table column showing this output.
+
+        Parameters
+        ----------
+        key : str or None
+            Column key; None: the output's name.
+
+        Returns
+        -------
+        tuple of (str, str, str, float) [-]
+            Title, key, format specification and scale [display unit per unit].
+        """
         return self.title, key or self.name, self.fmt, self.scale
 
     @property
@@ -372,10 +397,23 @@ class PoolResult:
     present_values: PoolPresentValues
 
     def steps(self) -> tuple:
+        """The pool's four result steps, in order.
+
+        Returns
+        -------
+        tuple
+            ``(performance, sizing, costs, present_values)``.
+        """
         return self.performance, self.sizing, self.costs, self.present_values
 
     def outputs(self) -> dict[str, Array]:
-        """Every present pool output by name (without the role)."""
+        """Every present pool output by name (without the role).
+
+        Returns
+        -------
+        dict[str, ndarray] [units of the output table]
+            Each output in its unit of :data:`POOL_OUTPUTS`.
+        """
         return {k: v for step in self.steps() for k, v in _outputs_of(step).items()}
 
 
@@ -478,6 +516,18 @@ class OptionResult:
     roadmap: Any = None
 
     def pool(self, role: str) -> PoolResult:
+        """The result of the pool with role ``role``.
+
+        Parameters
+        ----------
+        role : str
+            ``colocated``, ``prefill`` or ``decode``.
+
+        Returns
+        -------
+        PoolResult
+            That pool's result.
+        """
         return self.pools[role]
 
     @property
@@ -486,16 +536,34 @@ class OptionResult:
         return self.pools.get("decode") or self.pools["colocated"]
 
     def outputs(self) -> dict[str, Array]:
-        """The option's own outputs by name (no pool or link outputs)."""
+        """The option's own outputs by name (no pool or link outputs).
+
+        Returns
+        -------
+        dict[str, ndarray] [units of the output table]
+            Each output in its unit of :data:`OPTION_OUTPUTS`.
+        """
         return _outputs_of(self)
 
     def flat(self) -> dict[str, Array]:
-        """Every output under its dotted name: option outputs, ``links.<name>``, ``<role>.<name>``."""
+        """Every output under its dotted name: option outputs, ``links.<name>``, ``<role>.<name>``.
+
+        Returns
+        -------
+        dict[str, ndarray] [units of the output table]
+            Each output in its unit of the output table.
+        """
         return flatten(self.outputs(), {"links": _outputs_of(self.links),
                                         **{role: pool.outputs() for role, pool in self.pools.items()}})
 
     def broadcast(self) -> OptionResult:
-        """The same result with every output broadcast to one common shape (float arrays)."""
+        """The same result with every output broadcast to one common shape (float arrays).
+
+        Returns
+        -------
+        OptionResult
+            The broadcast copy.
+        """
         shape = _shape_of(self, self.links, *(step for p in self.pools.values() for step in p.steps()))
         pools = {role: _with(p, {name: _broadcast_fields(step, shape) for name, step in
                                  zip(("performance", "sizing", "costs", "present_values"), p.steps(), strict=True)})
@@ -581,10 +649,23 @@ class ChallengerResult:
                         "internal rate of return", "%", scale=100.0, fmt=".1f", workbook=False)
 
     def flat(self) -> dict[str, Array]:
-        """The present comparison outputs by name."""
+        """The present comparison outputs by name.
+
+        Returns
+        -------
+        dict[str, ndarray] [units of the output table]
+            Each output in its unit of :data:`COMPARISON_OUTPUTS`.
+        """
         return _outputs_of(self)
 
     def broadcast(self) -> ChallengerResult:
+        """The same result with every output broadcast to one common shape (float arrays).
+
+        Returns
+        -------
+        ChallengerResult
+            The broadcast copy.
+        """
         return _broadcast_fields(self, _shape_of(self))
 
 
@@ -607,10 +688,28 @@ class CashFlows:
     generation: Array | None = None
 
     def present_value(self, flow: Array) -> Array:
-        """``sum_y flow_y (1+r)^-y`` along the years."""
+        """``sum_y flow_y (1+r)^-y`` along the years.
+
+        Parameters
+        ----------
+        flow : ndarray [USD]
+            A yearly flow, years on the last axis (any unit; tokens too).
+
+        Returns
+        -------
+        ndarray [USD]
+            Its present value, in the unit of ``flow``.
+        """
         return np.sum(flow * self.discount_factor, axis=-1)
 
     def flat(self) -> dict[str, Array]:
+        """The lines, their total, the output tokens and the discount factor by name.
+
+        Returns
+        -------
+        dict[str, ndarray] [USD, tokens, -]
+            Lines and ``total_usd`` [USD], ``output_tokens`` [tokens], ``discount_factor`` [-], by year.
+        """
         return {**self.lines, "total_usd": self.total_usd, "output_tokens": self.output_tokens,
                 "discount_factor": self.discount_factor}
 
