@@ -33,10 +33,12 @@ class Shape:
 
     @property
     def devices(self) -> int:
+        """Devices of one replica, ``tensor x pipeline`` [devices]."""
         return self.tensor * self.pipeline
 
     @property
     def label(self) -> str:
+        """Short label of the shape: ``TP8 x PP2 EP``."""
         text = f"TP{self.tensor}"
         if self.pipeline > 1:
             text += f" x PP{self.pipeline}"
