@@ -140,14 +140,39 @@ class PoolServing:
         return self.values[key]
 
     def candidate(self, k: int) -> dict:
-        """The terms of candidate shape ``k`` (evaluated now if it was skipped) [dict of arrays]."""
+        """The terms of candidate shape ``k`` (evaluated now if it was skipped).
+
+        Parameters
+        ----------
+        k : int [-]
+            Candidate index.
+
+        Returns
+        -------
+        dict
+            The candidate's figures by name (arrays, units as in :func:`size_pool`).
+        """
         if self.candidates[k] is None:
             self.candidates[k] = self.evaluate_candidate(k)
         return self.candidates[k]
 
     def at_load(self, demand: Demand, replicas, ttft_extra_s=0.0) -> dict:
-        """Percentile TTFT and TPOT, queueing delay and occupancy of the chosen shape with ``replicas``
-        replicas at ``demand.peak_requests_per_s`` [dict of arrays]."""
+        """Percentile TTFT and TPOT, queueing delay and occupancy of the chosen shape with ``replicas`` replicas at peak demand.
+
+        Parameters
+        ----------
+        demand : Demand
+            The workload; its ``peak_requests_per_s`` [req/s] is served.
+        replicas : float or ndarray [replicas]
+            Replicas provisioned.
+        ttft_extra_s : float or ndarray [s]
+            Time taken out of the TTFT budget before this pool.
+
+        Returns
+        -------
+        dict
+            ``ttft_s``, ``tpot_s``, ``queue_wait_s`` [s] and the occupancy [sequences], arrays.
+        """
         return _at_peak(self.role, {**self.chosen, "replicas": replicas + 0.0 * self.chosen["replicas"]}, demand,
                         ttft_extra_s)
 
