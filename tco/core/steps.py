@@ -87,7 +87,20 @@ class Lines:
         return value
 
     def shifted(self, intercept=0.0, slope=0.0) -> Lines:
-        """``f(B) + intercept + slope B``."""
+        """``f(B) + intercept + slope B``.
+
+        Parameters
+        ----------
+        intercept : float or ndarray [s]
+            Added to every intercept.
+        slope : float or ndarray [s/token]
+            Added to every slope.
+
+        Returns
+        -------
+        Lines
+            The shifted lines.
+        """
         return Lines(tuple(_add(c0, intercept) for c0 in self.intercepts), tuple(_add(c1, slope) for c1 in self.slopes))
 
 
@@ -229,21 +242,51 @@ class CycleModel:
 
     @property
     def full_read_bytes(self):
-        """Weight bytes a micro-batch reads when every weight it can touch is touched [B]: a dense
-        model's active weights (``read_fixed_bytes``: the input-embedding table is indexed, not
-        read), an MoE model's stored weights."""
+        """Weight bytes a micro-batch reads when every weight it can touch is touched [B].
+
+        A dense model's active weights (``read_fixed_bytes``: the input-embedding table is
+        indexed, not read), an MoE model's stored weights.
+        """
         return self.weight_bytes if self.moe else self.read_fixed_bytes
 
     def weight_read_bytes(self, tokens):
-        """Weight bytes read by one micro-batch of ``tokens`` tokens [B]."""
+        """Weight bytes read by one micro-batch of ``tokens`` tokens.
+
+        Parameters
+        ----------
+        tokens : float or ndarray [tokens]
+            Tokens of the micro-batch.
+
+        Returns
+        -------
+        ndarray [B]
+            Weight bytes read (all active weights for a dense model; shared plus touched experts
+            for an MoE model, at most the stored weights).
+        """
         if not self.moe:
             return self.read_fixed_bytes
         sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens, 1.0)
         return np.minimum(sparse, self.weight_bytes)
 
     def terms_s(self, decode_tokens, prefill_tokens):
-        """The four terms of a cycle and its collectives: ``(weight memory, weight compute, KV memory,
-        attention compute, collectives)`` [s]."""
+        """The four terms of a cycle and its collectives.
+
+        Parameters
+        ----------
+        decode_tokens : float or ndarray [tokens]
+            Decode tokens in the cycle ``B``.
+        prefill_tokens : float or ndarray [tokens]
+            Prefill tokens in the cycle ``N_p``.
+
+        Returns
+        -------
+        tuple of ndarray [s]
+            ``(weight memory, weight compute, KV memory, attention compute, collectives)``.
+
+        References
+        ----------
+        [williams-roofline-2009] memory and compute time of each phase.
+        """
         tokens = _add(decode_tokens, prefill_tokens)
         caps, bws = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s
         weight_memory = self.pipeline * memory_read_time_s(self.weight_read_bytes(tokens / self.pipeline), caps, bws)
@@ -259,7 +302,20 @@ class CycleModel:
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
 
     def cycle_s(self, decode_tokens, prefill_tokens):
-        """Time of one cycle with ``B`` decode tokens and ``N_p`` prefill tokens [s] (exact, not the lines)."""
+        """Time of one cycle with ``B`` decode tokens and ``N_p`` prefill tokens (exact, not the lines).
+
+        Parameters
+        ----------
+        decode_tokens : float or ndarray [tokens]
+            Decode tokens ``B``.
+        prefill_tokens : float or ndarray [tokens]
+            Prefill tokens ``N_p``.
+
+        Returns
+        -------
+        ndarray [s]
+            Cycle time.
+        """
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
         keep = 1.0 - self.memory_compute_overlap
         a = overlapped(weight_memory, weight_compute, None, keep)
@@ -267,9 +323,25 @@ class CycleModel:
         return overlapped(a, b, self.phase_overlap) + sync
 
     def bound_and_spill(self, decode_tokens, prefill_tokens):
-        """What bounds a cycle (0 memory, 1 compute, 2 collectives: the largest of the memory
-        terms, the compute terms and the collectives) and the bytes it reads from below the
-        fastest tier (weights placed first, the KV cache after them) [code, B]."""
+        """What bounds a cycle and the bytes it reads from below the fastest tier.
+
+        The bound is the largest of the memory terms, the compute terms and the collectives;
+        weights are placed in the fastest tier first, the KV cache after them.
+
+        Parameters
+        ----------
+        decode_tokens : float or ndarray [tokens]
+            Decode tokens ``B``.
+        prefill_tokens : float or ndarray [tokens]
+            Prefill tokens ``N_p``.
+
+        Returns
+        -------
+        bound : ndarray [-]
+            0 memory, 1 compute, 2 collectives.
+        spilled : ndarray [B]
+            Bytes read from below the fastest tier.
+        """
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
         memory, compute = weight_memory + kv_memory, weight_compute + kv_compute
         code = (compute > memory) * (compute >= sync) * 1.0 + (sync > np.maximum(memory, compute)) * 2.0
@@ -287,6 +359,11 @@ class CycleModel:
         """Lines of the decode-only cycle ``t_d(B)``, one :class:`Lines` per weight-read branch.
 
         ``t_d`` is the minimum over the branches (dense models have one).
+
+        Returns
+        -------
+        list of Lines
+            Intercepts [s] and slopes [s/token] per branch.
         """
         caps, bws, p = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s, self.pipeline
         compute = Lines((0.0,), (self.weight_flops_per_token / self.flops_per_s,))
