@@ -144,21 +144,72 @@ class DemandPath:
         return self._remembered("log_discount", (), lambda: _log_discount(self.rate))
 
     def discount(self, t_years):
-        """``(1 + r)^-t`` [-]."""
+        """``(1 + r)^-t``.
+
+        Parameters
+        ----------
+        t_years : float or ndarray [yr]
+            Time after the decision.
+
+        Returns
+        -------
+        ndarray [-]
+            Discount factor.
+        """
         return self._remembered("discount", (t_years,), lambda: np.exp(-np.asarray(t_years, float) * self.log_discount))
 
     def discount_minus_one(self, t_years):
-        """``(1 + r)^-t - 1``, exact for small ``r t`` (``expm1``) [-]."""
+        """``(1 + r)^-t - 1``, exact for small ``r t`` (``expm1``).
+
+        Parameters
+        ----------
+        t_years : float or ndarray [yr]
+            Time after the decision.
+
+        Returns
+        -------
+        ndarray [-]
+            Discount factor minus one.
+        """
         return self._remembered("expm1", (t_years,), lambda: np.expm1(-np.asarray(t_years, float) * self.log_discount))
 
     def annuity(self, start_year, end_year):
-        """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD at the end of each year ``a+1..b`` [yr]."""
+        """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD at the end of each year ``a+1..b``.
+
+        Parameters
+        ----------
+        start_year, end_year : float or ndarray [yr]
+            Payments fall in years ``a+1..b``.
+
+        Returns
+        -------
+        ndarray [yr]
+            Annuity factor (USD of PV per USD/yr).
+        """
         return self._remembered("annuity", (start_year, end_year), lambda: geometric_discounted_sum(
             self.rate, 0.0, start_year, end_year, self.log_discount))
 
     def capital_recovery_factor(self, life_years, residual_value_fraction=0.0):
-        """``(1 - rv (1+r)^-L) / annuity(0, L)``: yearly cost of 1 USD of price over ``L`` years
-        (:func:`tco.core.finance.capital_recovery_usd_per_year`) [1/yr]."""
+        """``(1 - rv (1+r)^-L) / annuity(0, L)``: yearly cost of 1 USD of price over ``L`` years.
+
+        :func:`tco.core.finance.capital_recovery_usd_per_year` per USD.
+
+        Parameters
+        ----------
+        life_years : float or ndarray [yr]
+            Useful life ``L``.
+        residual_value_fraction : float or ndarray [-]
+            Value left at end of life ``rv``.
+
+        Returns
+        -------
+        ndarray [1/yr]
+            Capital recovery factor.
+
+        References
+        ----------
+        [brealey-myers-allen] equivalent annual cost, ch. 6.
+        """
         return (1.0 - residual_value_fraction * self.discount(life_years)) / self.annuity(0.0, life_years)
 
     @property
@@ -167,7 +218,18 @@ class DemandPath:
         return bool(self.series) or bool(np.any(np.asarray(self.growth) != 0.0))
 
     def multiplier(self, year: int):
-        """``m_y`` for one whole service year ``y >= 1`` [-]."""
+        """``m_y`` for one whole service year ``y >= 1``.
+
+        Parameters
+        ----------
+        year : int [yr]
+            Service year ``y``.
+
+        Returns
+        -------
+        ndarray [-]
+            Demand over year 1's.
+        """
         return self._remembered("multiplier", (float(year),), lambda: self._multiplier(year))
 
     def _multiplier(self, year: int):
@@ -178,10 +240,22 @@ class DemandPath:
         return base * np.power(1.0 + np.asarray(self.growth, float), year - max(n, 1))
 
     def discounted_sum(self, start_year, end_year, log_decay=0.0):
-        """``sum_{y=a+1}^{b} m_y rho^(y-1) (1+r)^-y`` with ``rho = exp(log_decay)`` [yr].
+        """``sum_{y=a+1}^{b} m_y rho^(y-1) (1+r)^-y`` with ``rho = exp(log_decay)``.
 
         Closed form for a growth rate (:func:`geometric_discounted_sum`); a yearly series is
         summed year by year (years are a structural axis, up to the largest horizon).
+
+        Parameters
+        ----------
+        start_year, end_year : float or ndarray [yr]
+            The flow runs in years ``a+1..b``.
+        log_decay : float or ndarray [1/yr]
+            ``ln rho``, an extra yearly decay of the flow (0: none).
+
+        Returns
+        -------
+        ndarray [yr]
+            PV per unit of year-1 flow (USD of PV per USD/yr).
         """
         if not self.series:
             if np.ndim(log_decay) == 0 and log_decay == 0.0 and np.ndim(self.growth) == 0 and self.growth == 0.0:
@@ -291,17 +365,52 @@ class ProgramSchedule:
         return self.tapeout_years if part in DESIGN_PARTS else self.time_to_market_years
 
     def share_in_year(self, part: str, year: int):
-        """Share of NRE part ``part`` paid at the start of year ``year`` [fraction]."""
+        """Share of NRE part ``part`` paid at the start of year ``year``.
+
+        Parameters
+        ----------
+        part : str
+            NRE part (``design_usd``, ``masks_usd``, ...).
+        year : int [yr]
+            Year start ``t``.
+
+        Returns
+        -------
+        ndarray [-]
+            Share of the part paid then.
+        """
         if part in TAPEOUT_PARTS:
             return (np.floor(self.tapeout_years + WHOLE_COUNT_GUARD) == year).astype(float)
         return uniform_spend_share_in_year(year, self._window(part))
 
     def usd_in_year(self, year: int):
-        """NRE paid at ``t = year`` [USD]."""
+        """NRE paid at ``t = year``.
+
+        Parameters
+        ----------
+        year : int [yr]
+            Year start ``t``.
+
+        Returns
+        -------
+        ndarray [USD]
+            NRE paid.
+        """
         return sum(amount * self.share_in_year(part, year) for part, amount in self.parts.items())
 
     def present_value_usd(self, rate):
-        """PV of the whole NRE schedule at ``t = 0`` [USD]."""
+        """PV of the whole NRE schedule at ``t = 0``.
+
+        Parameters
+        ----------
+        rate : float or ndarray [1/yr]
+            Discount rate.
+
+        Returns
+        -------
+        ndarray [USD]
+            Present value of the NRE.
+        """
         v = np.exp(-_log_discount(rate))
         total = 0.0
         for part, amount in self.parts.items():
