@@ -41,10 +41,23 @@ class TrainingStructure:
     site: str | None = None  # where the cluster sits (assumptions/sites.yaml); None: the economics defaults
 
     def option(self, name: str) -> TrainingOption:
+        """The option named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The option's name.
+
+        Returns
+        -------
+        TrainingOption
+            That option.
+        """
         return next(o for o in self.options if o.name == name)
 
     @property
     def challengers(self) -> tuple[TrainingOption, ...]:
+        """Every option but the baseline, in the scenario's order."""
         return tuple(o for o in self.options if o.name != self.baseline)
 
 
