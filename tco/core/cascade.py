@@ -28,7 +28,7 @@ def market_value_fraction(age_years, life_years, residual_value_fraction):
     life_years : float or ndarray [yr]
         Useful life ``L``.
     residual_value_fraction : float or ndarray [-]
-        Value left at end of life, share of the price.
+        Book value at end of life ``rv``, share of the price.
 
     Returns
     -------
