@@ -25,7 +25,7 @@ def npv_usd(baseline: OptionResult, option: OptionResult):
     Parameters
     ----------
     baseline : OptionResult
-        The baseline's result (its ``pv_cost_usd``).
+        The baseline's result (its present-value cost ``pv_cost_usd``).
     option : OptionResult
         The challenger's result.
 
@@ -45,7 +45,7 @@ def cost_ratio(baseline: OptionResult, option: OptionResult):
     baseline : OptionResult
         The baseline's result (its ``lcot_usd_per_mtok``).
     option : OptionResult
-        The challenger's result.
+        The challenger's result (its LCOT, the numerator).
 
     Returns
     -------
