@@ -493,7 +493,7 @@ def option_fleet(option: Option, w: _Workload) -> Fleet:
     Parameters
     ----------
     option : Option
-        The option's pools and link.
+        The option to build a fleet for.
     w : _Workload
         The evaluation's parameter reader and workload.
 
