@@ -58,7 +58,7 @@ class RoadmapCosts:
         Parameters
         ----------
         t : float or ndarray [yr]
-            Time after the decision.
+            Time after the decision; generations released by then compete.
 
         Returns
         -------
@@ -82,7 +82,7 @@ class RoadmapCosts:
         Parameters
         ----------
         t : float or ndarray [yr]
-            Time after the decision.
+            Time after the decision; after the last release the trend takes over.
 
         Returns
         -------
