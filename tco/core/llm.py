@@ -74,7 +74,7 @@ def latent_kv_bytes_per_token(kv_elements_per_token, bits_per_kv):
     Returns
     -------
     ndarray [B/token]
-        KV-cache bytes per token.
+        KV-cache bytes per token of the latent cache, all layers together.
 
     References
     ----------
@@ -91,12 +91,12 @@ def dense_flops_per_token(params_active):
     Parameters
     ----------
     params_active : float or ndarray [params]
-        Parameters active per token ``A``.
+        Parameters active per token ``A`` (shared and routed).
 
     Returns
     -------
     ndarray [FLOP/token]
-        Forward FLOPs per token through the weights.
+        Forward FLOPs per token through the weights (the backward pass costs twice that).
 
     References
     ----------
@@ -141,10 +141,8 @@ def prefill_attention_flops_per_token(layers, attention_dim, prompt_tokens):
 
     Parameters
     ----------
-    layers : float or ndarray [layers]
-        Transformer layers.
-    attention_dim : float or ndarray [elements]
-        Query heads x head dimension.
+    layers, attention_dim : float or ndarray [layers, elements]
+        As in :func:`decode_attention_flops_per_token`.
     prompt_tokens : float or ndarray [tokens]
         Prompt length ``P``.
 
@@ -194,14 +192,9 @@ def weights_read_per_step_params(batch, params_total, params_active, experts_rou
     ----------
     batch : float or ndarray [tokens]
         Tokens in the step ``B``.
-    params_total : float or ndarray [params]
-        Total parameters.
-    params_active : float or ndarray [params]
-        Parameters active per token.
-    experts_routed : float or ndarray [experts]
-        Routed experts per MoE layer ``E``.
-    experts_per_token : float or ndarray [experts]
-        Routed experts active per token ``k``.
+    params_total, params_active, experts_routed, experts_per_token : float or ndarray [params, params, experts, experts]
+        The model's parameters and routed experts ``E`` and ``k``, as in
+        :func:`expert_params_per_routed_slot`.
 
     Returns
     -------
