@@ -521,7 +521,7 @@ class OptionResult:
         Parameters
         ----------
         role : str
-            ``colocated``, ``prefill`` or ``decode``.
+            A role of the option's pools (see :attr:`pools`).
 
         Returns
         -------
@@ -541,7 +541,7 @@ class OptionResult:
         Returns
         -------
         dict[str, ndarray] [units of the output table]
-            Each output in its unit of :data:`OPTION_OUTPUTS`.
+            Each output in its unit of :data:`OPTION_OUTPUTS` (pool and link outputs: :meth:`flat`).
         """
         return _outputs_of(self)
 
