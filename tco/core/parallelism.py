@@ -189,7 +189,7 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, e
     Parameters
     ----------
     shape : Shape
-        The replica shape (tensor ``t``, pipeline ``p``, expert parallel).
+        The replica shape: tensor ``t``, pipeline ``p``, and whether expert parallel (all-to-alls).
     layers : float or ndarray [layers]
         Transformer layers ``L``.
     hidden_size : float or ndarray [elements]
