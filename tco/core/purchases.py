@@ -394,12 +394,9 @@ def pool_yearly_flows(plan: PoolPlan, path: GenerationPath, demand: DemandPath, 
 
     Parameters
     ----------
-    plan : PoolPlan
-        The pool's devices, prices, lives and running costs by generation.
-    path : GenerationPath
-        Generation held and moves, year by year.
-    demand : DemandPath
-        Demand by year.
+    plan, path, demand : PoolPlan, GenerationPath, DemandPath
+        The pool's plan, the generations it runs on, the demand by year (as in
+        :func:`pool_present_values`).
     deployment_year : float or ndarray [yr]
         Year the pool enters service ``t_d``.
     horizon_years : float or ndarray [yr]
