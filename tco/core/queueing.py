@@ -79,7 +79,7 @@ def tail_decay_factor(service_scv):
     Returns
     -------
     ndarray [-]
-        The factor ``k``.
+        The factor ``k`` (1 for Poisson arrivals and exponential service).
 
     References
     ----------
@@ -167,14 +167,8 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
     ----------
     offered_erlangs : float or ndarray [Erlangs]
         Offered load ``a``.
-    service_s : float or ndarray [s]
-        Mean service time.
-    slack_s : float or ndarray [s]
-        Wait allowed.
-    service_scv : float or ndarray [-]
-        Squared coefficient of variation of the service time.
-    exceed_probability : float or ndarray [-]
-        Allowed probability ``epsilon`` of waiting longer than the slack.
+    service_s, slack_s, service_scv, exceed_probability : float or ndarray [s, s, -, -]
+        As in :func:`staffing_margin`.
 
     Returns
     -------
@@ -209,14 +203,9 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
     ----------
     servers : float or ndarray [servers]
         Servers ``c``.
-    service_s : float or ndarray [s]
-        Mean service time.
-    slack_s : float or ndarray [s]
-        Wait allowed.
-    service_scv : float or ndarray [-]
-        Squared coefficient of variation of the service time.
-    exceed_probability : float or ndarray [-]
-        Allowed probability ``epsilon`` of waiting longer than the slack.
+    service_s, slack_s, service_scv, exceed_probability : float or ndarray [s, s, -, -]
+        Service time ``S``, wait allowed, service-time variability and ``epsilon``, as in
+        :func:`staffing_margin`.
 
     Returns
     -------
@@ -256,10 +245,8 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
         Servers ``c``.
     service_s : float or ndarray [s]
         Mean service time ``S``.
-    service_scv : float or ndarray [-]
-        Squared coefficient of variation of the service time.
-    exceed_probability : float or ndarray [-]
-        Probability ``epsilon`` of waiting longer.
+    service_scv, exceed_probability : float or ndarray [-]
+        Service-time variability ``c_s^2`` and the probability ``epsilon`` of waiting longer.
     sizing_slack_s : float or ndarray [s]
         The slack the pool was sized for (sets ``delta``).
 
