@@ -50,15 +50,13 @@ def memory_read_time_s(bytes_read, tier_capacity_bytes, tier_bandwidth_bytes_per
     ----------
     bytes_read : float or ndarray [B]
         Bytes read.
-    tier_capacity_bytes : Sequence [B]
-        Capacity of each tier, fastest first.
-    tier_bandwidth_bytes_per_s : Sequence [B/s]
-        Bandwidth of each tier, fastest first.
+    tier_capacity_bytes, tier_bandwidth_bytes_per_s : Sequence [B, B/s]
+        The memory tiers, fastest first: capacity and bandwidth of each.
 
     Returns
     -------
     ndarray [s]
-        Read time.
+        Read time, tier by tier.
 
     References
     ----------
@@ -81,7 +79,7 @@ def spilled_bytes(bytes_read, fastest_tier_capacity_bytes):
     Parameters
     ----------
     bytes_read : float or ndarray [B]
-        Bytes read in the step.
+        Bytes read in the step, weights and KV cache.
     fastest_tier_capacity_bytes : float or ndarray [B]
         Capacity of the fastest tier.
 
@@ -148,10 +146,8 @@ def max_tokens_within_time(bytes_fixed, bytes_per_token, time_fixed_s, time_per_
         Time per token of the batch ``s1``.
     target_s : float or ndarray [s]
         Time allowed.
-    tier_capacity_bytes : Sequence [B]
-        Capacity of each tier, fastest first.
-    tier_bandwidth_bytes_per_s : Sequence [B/s]
-        Bandwidth of each tier, fastest first.
+    tier_capacity_bytes, tier_bandwidth_bytes_per_s : Sequence [B, B/s]
+        Capacity and bandwidth of each tier, fastest first, as :func:`memory_read_time_s` reads them.
 
     Returns
     -------
