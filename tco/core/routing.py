@@ -81,16 +81,8 @@ def breakeven_router_share(small_cost, large_cost, hard_share, router_skill, pen
 
     Parameters
     ----------
-    small_cost : float or ndarray [USD/answer]
-        Cost of an answer on the small model.
-    large_cost : float or ndarray [USD/answer]
-        Cost of an answer on the large model.
-    hard_share : float or ndarray [-]
-        Share of hard requests.
-    router_skill : float or ndarray [-]
-        Exponent ``a`` of the misroute curve.
-    penalty : float or ndarray [USD/answer]
-        Cost of a misrouted request.
+    small_cost, large_cost, hard_share, router_skill, penalty : float or ndarray [USD/answer, USD/answer, -, -, USD/answer]
+        ``c_s``, ``c_L``, ``h``, ``a`` and the penalty, as in :func:`cost_per_useful_answer`.
 
     Returns
     -------
@@ -113,16 +105,8 @@ def optimal_router_share(small_cost, large_cost, hard_share, router_skill, penal
 
     Parameters
     ----------
-    small_cost : float or ndarray [USD/answer]
-        Cost of an answer on the small model.
-    large_cost : float or ndarray [USD/answer]
-        Cost of an answer on the large model.
-    hard_share : float or ndarray [-]
-        Share of hard requests.
-    router_skill : float or ndarray [-]
-        Exponent ``a`` of the misroute curve.
-    penalty : float or ndarray [USD/answer]
-        Cost of a misrouted request.
+    small_cost, large_cost, hard_share, router_skill, penalty : float or ndarray [USD/answer, USD/answer, -, -, USD/answer]
+        As in :func:`breakeven_router_share`.
 
     Returns
     -------
