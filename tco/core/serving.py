@@ -145,7 +145,7 @@ class PoolServing:
         Parameters
         ----------
         k : int [-]
-            Candidate index.
+            Index into the pool's candidate shapes.
 
         Returns
         -------
