@@ -130,14 +130,10 @@ def tier_time_lines(bytes_fixed, bytes_per_token, tier_capacity_bytes: Sequence,
 
     Parameters
     ----------
-    bytes_fixed : float or ndarray [B]
-        Bytes read whatever the batch ``y0``.
-    bytes_per_token : float or ndarray [B/token]
-        Bytes read per token of the batch ``y1``.
-    tier_capacity_bytes : Sequence [B]
-        Capacity of each tier, fastest first.
-    tier_bandwidth_bytes_per_s : Sequence [B/s]
-        Bandwidth of each tier, fastest first.
+    bytes_fixed, bytes_per_token : float or ndarray [B, B/token]
+        The bytes read ``y0 + y1 B``: fixed, and per token of the batch ``B``.
+    tier_capacity_bytes, tier_bandwidth_bytes_per_s : Sequence [B, B/s]
+        Capacity and bandwidth of each memory tier, ordered by falling bandwidth.
     offset_s : float or ndarray [s]
         Time subtracted from every line.
 
@@ -273,10 +269,8 @@ class CycleModel:
 
         Parameters
         ----------
-        decode_tokens : float or ndarray [tokens]
-            Decode tokens in the cycle ``B``.
-        prefill_tokens : float or ndarray [tokens]
-            Prefill tokens in the cycle ``N_p``.
+        decode_tokens, prefill_tokens : float or ndarray [tokens]
+            Tokens in the cycle: ``B`` decode tokens, ``N_p`` prefill tokens.
 
         Returns
         -------
@@ -330,10 +324,8 @@ class CycleModel:
 
         Parameters
         ----------
-        decode_tokens : float or ndarray [tokens]
-            Decode tokens ``B``.
-        prefill_tokens : float or ndarray [tokens]
-            Prefill tokens ``N_p``.
+        decode_tokens, prefill_tokens : float or ndarray [tokens]
+            Decode tokens ``B`` and prefill tokens ``N_p`` of the cycle.
 
         Returns
         -------
