@@ -358,18 +358,12 @@ def energy_cost_usd_per_device_hour(idle_power_w, tdp_w, host_power_w, busy_shar
 
     Parameters
     ----------
-    idle_power_w : float or ndarray [W]
-        Power when idle.
-    tdp_w : float or ndarray [W]
-        Thermal design power.
-    host_power_w : float or ndarray [W]
-        Per-device share of host power.
+    idle_power_w, tdp_w, host_power_w : float or ndarray [W]
+        Idle power, thermal design power and the per-device share of host power.
     busy_share : float or ndarray [-]
         Busy share in the hour, 0-1.
-    pue : float or ndarray [-]
-        Power usage effectiveness.
-    electricity_usd_per_kwh : float or ndarray [USD/kWh]
-        Electricity price.
+    pue, electricity_usd_per_kwh : float or ndarray [-, USD/kWh]
+        Power usage effectiveness and electricity price.
 
     Returns
     -------
