@@ -164,7 +164,7 @@ class DemandPath:
         Parameters
         ----------
         t_years : float or ndarray [yr]
-            Time after the decision.
+            Time after the decision (the rounding of ``1 - (1 + r)^-t`` matters when ``r t`` is small).
 
         Returns
         -------
@@ -223,7 +223,7 @@ class DemandPath:
         Parameters
         ----------
         year : int [yr]
-            Service year ``y``.
+            Service year ``y`` (year 1 runs at ``workload.requests_per_s``).
 
         Returns
         -------
