@@ -41,23 +41,23 @@ class TrainingStructure:
     site: str | None = None  # where the cluster sits (assumptions/sites.yaml); None: the economics defaults
 
     def option(self, name: str) -> TrainingOption:
-        """The option named ``name``.
+        """The training option (a device and its cluster) named ``name``.
 
         Parameters
         ----------
         name : str
-            The option's name.
+            Name of the option in the training scenario.
 
         Returns
         -------
         TrainingOption
-            That option.
+            Its device, memory tiers and whether the device is specialized.
         """
         return next(o for o in self.options if o.name == name)
 
     @property
     def challengers(self) -> tuple[TrainingOption, ...]:
-        """Every option but the baseline, in the scenario's order."""
+        """The training options compared with the baseline cluster, in the file's order."""
         return tuple(o for o in self.options if o.name != self.baseline)
 
 
@@ -185,7 +185,7 @@ def device_usd_per_year(get, device: str, power_w, site: str | None = None):
     get : Callable[[str], ndarray]
         Reads a named parameter as an array.
     device : str
-        The device id.
+        The device id (its price, life, residual value and power).
     power_w : float or ndarray [W]
         Mean IT power of the device and its host share while training.
     site : str or None
