@@ -254,18 +254,53 @@ class Scenario(ScenarioEdits):
 
 
 def split_settings(updates: Mapping[str, object]) -> tuple[dict[str, object], dict[str, object]]:
-    """``(fleet-analysis settings, the rest)`` of named edits: names under ``fleet_dynamics.`` first."""
+    """``(fleet-analysis settings, the rest)`` of named edits: names under ``fleet_dynamics.`` first.
+
+    Parameters
+    ----------
+    updates : Mapping[str, object]
+        Edits by dotted name (a scenario's ``set:``).
+
+    Returns
+    -------
+    settings : dict[str, object]
+        The edits of fleet-analysis settings.
+    rest : dict[str, object]
+        The edits of the cost model's parameters.
+    """
     settings = {k: v for k, v in updates.items() if isinstance(k, str) and k.startswith(DYNAMICS_PREFIX)}
     return settings, {k: v for k, v in updates.items() if k not in settings}
 
 
 def scenario_path(name_or_path: str | Path | None) -> Path:
-    """A bundled scenario by name (``default``) or a file path."""
+    """A bundled scenario by name (``default``) or a file path.
+
+    Parameters
+    ----------
+    name_or_path : str or Path or None
+        A bundled scenario's name, a path, or None for the default scenario.
+
+    Returns
+    -------
+    Path
+        The scenario file.
+    """
     return bundled_or_path(DEFAULT_SCENARIO if name_or_path is None else name_or_path, SCENARIOS_DIR, "SCENARIO", "scenario")
 
 
 def bundled_scenarios(kind: str = "inference") -> list[str]:
-    """Names of the bundled scenarios of one ``kind`` (``inference`` or ``training``)."""
+    """Names of the bundled scenarios of one ``kind`` (``inference`` or ``training``).
+
+    Parameters
+    ----------
+    kind : str
+        ``inference`` or ``training``.
+
+    Returns
+    -------
+    list of str
+        Scenario names, sorted.
+    """
     return sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml") if (read_yaml(p) or {}).get("kind", "inference") == kind)
 
 
@@ -274,6 +309,23 @@ def load_scenario(name_or_path: str | Path | None = None, catalog: Catalog | Non
 
     A file with ``kind: training`` resolves to a
     :class:`~tco.training_scenario.TrainingScenario` instead.
+
+    Parameters
+    ----------
+    name_or_path : str or Path or None
+        A bundled scenario's name, a path, or None for the default scenario.
+    catalog : Catalog or None
+        The catalog to resolve against; None: ``assumptions/``.
+
+    Returns
+    -------
+    Scenario
+        Its structure, named parameters (SI units), fleet-analysis settings and warnings.
+
+    Raises
+    ------
+    InputError
+        Every broken rule of the file, each with its field path.
     """
     path = scenario_path(name_or_path)
     data = read_yaml(path)
@@ -281,7 +333,27 @@ def load_scenario(name_or_path: str | Path | None = None, catalog: Catalog | Non
 
 
 def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str | None = None) -> Scenario:
-    """Validate and resolve scenario data (as read from YAML)."""
+    """Validate and resolve scenario data (as read from YAML).
+
+    Parameters
+    ----------
+    data : object
+        The scenario file's contents.
+    catalog : Catalog or None
+        The catalog to resolve against; None: ``assumptions/``.
+    path : str or None
+        Where the data came from, kept on the scenario.
+
+    Returns
+    -------
+    Scenario
+        The resolved scenario (a training scenario for ``kind: training``).
+
+    Raises
+    ------
+    InputError
+        Every broken rule, each with its field path.
+    """
     if not isinstance(data, dict):
         raise InputError.one(path or "<scenario>", type(data).__name__, "a scenario must be a YAML mapping")
     if data.get("kind") == "training":
@@ -325,6 +397,28 @@ def lookup_entry(kind: str, ident: str, entries: dict, overrides: dict, model, p
     """A catalog entry by id with the scenario's overrides merged in, validated; errors name ``path``.
 
     Bare-number overrides of catalog quantities are collected in ``edits`` (see :func:`_merge`).
+
+    Parameters
+    ----------
+    kind : str
+        ``model`` or ``device`` (names the entry in errors).
+    ident : str
+        The entry's id.
+    entries : dict
+        The catalog's entries of that kind.
+    overrides : dict
+        The scenario's overrides of that kind, by id.
+    model : type
+        The entry's schema (``LLM``, ``Device``).
+    path : str
+        Field path that names the entry where the scenario refers to it.
+    edits : dict[str, object]
+        Collects the bare-number overrides (updated in place).
+
+    Returns
+    -------
+    BaseModel
+        The validated entry, quantities in SI units.
     """
     if ident not in entries and ident not in overrides:
         known = ", ".join(sorted(entries))
@@ -341,10 +435,25 @@ def model_and_devices(spec, catalog: Catalog, overrides: dict,
                       uses: Iterable[tuple[str, str]]) -> tuple[LLM, dict[str, Device], dict[str, object]]:
     """A scenario's model and every device it uses, each looked up once (:func:`lookup_entry`), in order.
 
-    ``spec`` is a scenario file (inference or training: its ``model`` and ``models`` overrides); ``uses``
-    lists ``(device id, field path)`` in the file's order, so an unknown device is named at its first use;
-    ``overrides`` are the file's device overrides. Returns the model, the devices by id and the
-    bare-number overrides collected as edits.
+    Parameters
+    ----------
+    spec : ScenarioFile or TrainingScenarioFile
+        A scenario file (inference or training): its ``model`` and ``models`` overrides.
+    catalog : Catalog
+        The catalog to resolve against.
+    overrides : dict
+        The file's device overrides, by id.
+    uses : Iterable[tuple[str, str]]
+        ``(device id, field path)`` in the file's order, so an unknown device is named at its first use.
+
+    Returns
+    -------
+    model : LLM
+        The model entry.
+    devices : dict[str, Device]
+        The devices by id.
+    edits : dict[str, object]
+        The bare-number overrides collected.
     """
     edits: dict[str, object] = {}
     model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
@@ -357,8 +466,27 @@ def model_and_devices(spec, catalog: Catalog, overrides: dict,
 
 def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping[str, object]) -> tuple[ParamSet,
                                                                                                          list[FieldWarning]]:
-    """A scenario's parameters with the cross-field rules checked on the catalog's values, then its
-    bare-number overrides and ``set:`` applied as edits (:meth:`tco.params.ParamSet.edited`)."""
+    """A scenario's parameters with the cross-field rules checked, then its overrides applied.
+
+    The rules are checked on the catalog's values; the bare-number overrides and ``set:``
+    are then applied as edits (:meth:`tco.params.ParamSet.edited`).
+
+    Parameters
+    ----------
+    params : ParamSet
+        The parameters at the catalog's values.
+    edits : Mapping[str, object]
+        Bare-number overrides of the file.
+    set_ : Mapping[str, object]
+        The file's ``set:`` edits.
+
+    Returns
+    -------
+    params : ParamSet
+        The edited parameters.
+    warnings : list of FieldWarning
+        Edited values outside their sourced ranges.
+    """
     crossed = cross_field_errors(params.values())
     if crossed:
         raise InputError(crossed)
@@ -366,7 +494,20 @@ def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping
 
 
 def option_name_errors(names: list[str], baseline: str) -> list[FieldError]:
-    """Broken rules of a scenario's option names: each unique, and the baseline one of them."""
+    """Broken rules of a scenario's option names: each unique, and the baseline one of them.
+
+    Parameters
+    ----------
+    names : list of str
+        The options' names, in order.
+    baseline : str
+        The baseline's name.
+
+    Returns
+    -------
+    list of FieldError
+        Every broken rule (empty when the names are fine).
+    """
     errors = [FieldError(f"options[{i}].name", name, "option names must be unique")
               for i, name in enumerate(names) if names.index(name) != i]
     if baseline not in names:
