@@ -3,7 +3,8 @@ returns, with a ``[unit]`` on numbers, and its references resolve in docs/source
 
 Documented so far (issue 15): every module of the core (``tco.core``, functions and the public
 methods of its public classes), the fleet analyses (``tco.dynamics``), the solvers, the studies, the
-training scenario/API, and the flip conditions. A function with arguments has a ``Parameters``
+Python API users call (``tco.api``, ``tco.params``, ``tco.catalog``, ``tco.scenario``, the training
+scenario and API), and the flip conditions. A function with arguments has a ``Parameters``
 section naming each of them; one that returns something has ``Returns`` (or ``Yields``); an entry
 whose type is a number or an array carries its unit in square brackets (``[USD/Mtok]``, ``[-]`` for
 a pure number); every ``[key]`` of a ``References`` section is an entry of the bibliography. A
@@ -23,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = sorted((ROOT / "tco" / "core").glob("*.py"))
 DOCUMENTED = sorted({*CORE, *(ROOT / "tco" / "dynamics").glob("*.py"), *(ROOT / "tco" / "studies").glob("*.py"),
                      ROOT / "tco" / "solvers.py", ROOT / "tco" / "flips.py",
-                     ROOT / "tco" / "training_api.py", ROOT / "tco" / "training_scenario.py"})
+                     ROOT / "tco" / "training_api.py", ROOT / "tco" / "training_scenario.py",
+                     *(ROOT / "tco" / f"{name}.py" for name in ("api", "params", "catalog", "scenario"))})
 SECTION = re.compile(r"^(\s*)(Parameters|Returns|Yields|References|Raises|Notes|See Also|Examples)\n\1-{3,}$", re.MULTILINE)
 ENTRY = re.compile(r"^(\S[^:]*?)\s:\s(.+)$")
 NUMERIC = re.compile(r"\b(float|int|ndarray|array|number)\b")
