@@ -113,7 +113,7 @@ class OutputSpec:
 
         Scaled and formatted; a ``g`` format keeps its significant figures without an exponent
         (see :func:`sig`); yes/no for a flag (unit ``bool``); an em dash for a missing or
-        non-finite value.
+        non-finite value; the ``nonpositive_note`` in brackets after a value at or below zero.
 
         Parameters
         ----------
