@@ -37,8 +37,25 @@ TOKEN_BASIS = "USD per million output tokens (input+output basis reported beside
 
 
 def scenario_values(scenario: Scenario, updates: Mapping[str, object] | None = None) -> dict[str, object]:
-    """The scenario's parameter values with ``updates`` (names to floats or arrays) applied on top
-    without range checks (for sweeps); an unknown name is an input error."""
+    """The scenario's parameter values with ``updates`` applied on top, without range checks (for sweeps).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded scenario.
+    updates : Mapping[str, object] or None
+        Values by dotted name (floats or arrays that broadcast), in their fields' units.
+
+    Returns
+    -------
+    dict[str, object] [unit of each field]
+        Every named parameter's value.
+
+    Raises
+    ------
+    InputError
+        An update names no parameter of the scenario.
+    """
     values = scenario.values()
     if updates:
         unknown = [FieldError(name, value, unknown_name_rule(name, values)) for name, value in updates.items()
@@ -50,14 +67,41 @@ def scenario_values(scenario: Scenario, updates: Mapping[str, object] | None = N
 
 
 def evaluate_scenario(scenario: Scenario, updates: Mapping[str, object] | None = None):
-    """Core results ``{option: OptionResult}`` and the values used, with ``updates`` applied
-    (see :func:`scenario_values`)."""
+    """Core results and the values used, with ``updates`` applied (see :func:`scenario_values`).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded scenario.
+    updates : Mapping[str, object] or None
+        Values by dotted name, applied without range checks.
+
+    Returns
+    -------
+    results : dict[str, OptionResult]
+        ``{option: OptionResult}``, outputs in the units of the output table.
+    values : dict[str, object] [unit of each field]
+        The parameter values evaluated.
+    """
     values = scenario_values(scenario, updates)
     return evaluate(scenario.structure, values), values
 
 
 def analyse_scenario(scenario: Scenario, updates: Mapping[str, object] | None = None) -> Analysis:
-    """The core pipeline (results, cash flows, comparison against the baseline) at the scenario's values."""
+    """The core pipeline (results, cash flows, comparison against the baseline) at the scenario's values.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded scenario.
+    updates : Mapping[str, object] or None
+        Values by dotted name applied first (see :func:`scenario_values`).
+
+    Returns
+    -------
+    Analysis
+        Every option's result and cash flows, and each challenger against the baseline.
+    """
     return analyse(scenario.structure, scenario_values(scenario, updates))
 
 
@@ -111,9 +155,25 @@ TABLE_OUTPUTS = ("lcot_usd_per_mtok", "lcot_usd_per_mtok_all_tokens", "pv_cost_u
 
 
 def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, with_flips: bool = True) -> Comparison:
-    """Evaluate every option of ``scenario`` at its base values and explain the result: the verdict
-    (:func:`tco.verdict.decide`: a tie within ``tie_tolerance``, else winner, margin, driver, and
-    with ``with_flips`` the inputs that flip it)."""
+    """Evaluate every option of ``scenario`` at its base values and explain the result.
+
+    The verdict (:func:`tco.verdict.decide`): a tie within ``tie_tolerance``, else winner,
+    margin, driver, and with ``with_flips`` the inputs that flip it.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded scenario.
+    tie_tolerance : float [-]
+        Relative LCOT difference under which the options tie.
+    with_flips : bool
+        Whether to search the inputs that flip the verdict (slower).
+
+    Returns
+    -------
+    Comparison
+        The per-option table, the challengers' metrics and the verdict, as ``tco compare`` reports them.
+    """
     analysis = analyse_scenario(scenario)
     rows, details, comp_rows = [], [], []
     for option in scenario.structure.options:
@@ -247,8 +307,27 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
     ``metric`` is ``lcot`` (cost per output token equal), ``npv`` (NPV of choosing the
     option equals ``target``) or ``ratio`` (option / baseline cost equals ``target``); on a
     training scenario the cost is the cost per run (``npv``: USD saved per run).
-    Returns one :class:`Breakeven` per option; ``status`` is ``crosses``, ``always``
-    (the option wins across the range) or ``never``.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded scenario (inference or training).
+    param : str
+        Dotted name of the parameter searched.
+    low, high : float or None [unit of param]
+        Search range; None: the parameter's sourced low/high.
+    metric : str
+        ``lcot``, ``npv`` or ``ratio``.
+    option : str or None
+        One challenger, or None for every one.
+    target : float or None [USD or -, as the metric]
+        Value of the metric at which the option ties; None: the metric's default (0 or 1).
+
+    Returns
+    -------
+    list of Breakeven
+        One per option: ``status`` ``crosses``, ``always`` (the option wins across the range)
+        or ``never``, the crossing value [unit of param] and every change in the range.
     """
     spec = scenario.params[param]
     if metric not in BREAKEVEN_METRICS:
@@ -298,7 +377,20 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
 
 
 def cost_figures(scenario: Scenario, updates: Mapping[str, object]) -> dict[str, OptionResult]:
-    """What a win gap reads of each option (:class:`CostFigures` fields), with ``updates`` applied."""
+    """What a win gap reads of each option (:class:`CostFigures` fields), with ``updates`` applied.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded scenario.
+    updates : Mapping[str, object]
+        Values by dotted name, applied without range checks.
+
+    Returns
+    -------
+    dict[str, OptionResult]
+        Each option's result (LCOT [USD/Mtok], PV cost [USD], feasibility).
+    """
     return evaluate_scenario(scenario, updates)[0]
 
 
@@ -306,7 +398,19 @@ def option_gap(scenario: Scenario, updates: Mapping[str, object], option: str, m
     """Signed distance of ``option`` from winning on ``metric`` (negative: it wins).
 
     An option that misses a latency target never wins; a baseline that misses one
-    always loses to a feasible option.
+    always loses to a feasible option (:func:`tco.core.comparison.gap_from_results`).
+
+    Parameters
+    ----------
+    scenario, updates : Scenario, Mapping[str, object]
+        The scenario and the values applied to it, as in :func:`cost_figures`.
+    option, metric, target : str, str, float [USD/Mtok, USD or -, as the metric]
+        The challenger measured, ``lcot``, ``npv`` or ``ratio``, and the value at which it ties.
+
+    Returns
+    -------
+    ndarray [USD/Mtok, USD or -, as the metric]
+        The gap at every evaluated point (:func:`tco.core.comparison.gap_from_results`).
     """
     return gap_from_results(cost_figures(scenario, updates), scenario.structure.baseline, option, metric, target)
 
@@ -328,6 +432,20 @@ def parameters(scenario: Scenario, reference: bool = False, settings: bool = Fal
     only), with ``role`` ``setting``; with ``reference=True`` the catalog figures shown beside
     them (device list/street/cost-of-goods prices, architecture facts the core does not read
     yet), with ``role`` ``reference``. Neither is drawn by a study of the cost model.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A loaded scenario (inference or training).
+    reference : bool
+        Add the reference figures.
+    settings : bool
+        Add the fleet-analysis settings.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per parameter, its value and range in its own ``unit`` column.
     """
     groups = [("input", scenario.params.values_list())]
     if settings and hasattr(scenario, "dynamics"):  # a training scenario runs no fleet analysis

@@ -28,10 +28,30 @@ class Strict(BaseModel):
 
 
 def optional_quantities(name: str, doc: str, fields: Iterable[str], module: str = __name__, **declared) -> type[Strict]:
-    """A :class:`Strict` schema whose ``fields`` are quantities that may each be left out (None), after the
-    ``declared`` fields (``field=(type, default)``, ``...`` for required): the one declaration of a list of
-    names kept elsewhere (a catalog block's fields, a run's defaults, the scenario's optional workload fields).
-    ``module`` is where the class is importable under ``name`` (scenarios are pickled to worker processes)."""
+    """A :class:`Strict` schema whose ``fields`` are quantities that may each be left out (None).
+
+    They follow the ``declared`` fields: the one declaration of a list of names kept
+    elsewhere (a catalog block's fields, a run's defaults, the scenario's optional workload
+    fields).
+
+    Parameters
+    ----------
+    name : str
+        The class name.
+    doc : str
+        Its docstring.
+    fields : Iterable[str]
+        Names of the optional quantities.
+    module : str
+        Where the class is importable under ``name`` (scenarios are pickled to worker processes).
+    **declared : tuple
+        Fields declared before them, ``field=(type, default)`` (``...`` for required).
+
+    Returns
+    -------
+    type[Strict]
+        The schema class.
+    """
     return create_model(name, __base__=Strict, __doc__=doc, __module__=module, **declared,
                         **{field: (Q | None, None) for field in fields})
 
@@ -254,7 +274,19 @@ def _entries_by_id(folder: Path) -> dict[str, dict]:
 
 @lru_cache(maxsize=4)
 def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
-    """Read every catalog file under ``folder`` (``assumptions/`` by default)."""
+    """Read every catalog file under ``folder`` (``assumptions/`` by default).
+
+    Parameters
+    ----------
+    folder : Path or str
+        The catalog folder: devices, models, links, nodes and economics, and the optional
+        training, sites, serving, fleet-dynamics, program, roadmap and software files.
+
+    Returns
+    -------
+    Catalog
+        Catalog entries by kind and id as read (validated when a scenario uses them).
+    """
     folder = Path(folder)
     links = read_yaml(folder / "links.yaml") or {}
     nodes = read_yaml(folder / "nre.yaml") or {}
@@ -275,7 +307,27 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
 
 
 def validated(kind: type[BaseModel], data: dict, path: str):
-    """Validate one catalog entry; errors carry ``path`` (e.g. ``devices.groq-lpu``)."""
+    """Validate one catalog entry; errors carry ``path`` (e.g. ``devices.groq-lpu``).
+
+    Parameters
+    ----------
+    kind : type[BaseModel]
+        The entry's schema.
+    data : dict
+        The entry as read from YAML.
+    path : str
+        Field path of the entry, prefixed to every error.
+
+    Returns
+    -------
+    BaseModel
+        The validated entry (an instance of ``kind``).
+
+    Raises
+    ------
+    InputError
+        Every schema error, each with its field path.
+    """
     try:
         return kind.model_validate(data)
     except ValidationError as exc:

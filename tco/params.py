@@ -87,7 +87,24 @@ class Param:
 def param_from_quantity(name: str, q: Quantity, default_source: str = "") -> Param:
     """Check a quantity against its field's unit and domain and make it a :class:`Param`.
 
-    Raises :class:`InputError` listing every broken rule, each with the field path.
+    Parameters
+    ----------
+    name : str
+        Dotted parameter name; its last segment names the field (:mod:`tco.fields`).
+    q : Quantity
+        Value, optional low/high and unit, source, date, grade and note as read from YAML.
+    default_source : str
+        Source recorded when the quantity names none.
+
+    Returns
+    -------
+    Param
+        The named parameter, value and range in the field's unit.
+
+    Raises
+    ------
+    InputError
+        Every broken rule (unit, domain, value outside its own range), each with its field path.
     """
     spec = field_for(name)
     errors = []
@@ -162,14 +179,30 @@ MAX_EDITS = 1000
 
 def checked_edits(params: ParamSet, updates: Mapping[str, object]) -> tuple[dict[str, float], list[FieldError],
                                                                           list[FieldWarning]]:
-    """The one validation of edits to base values, whoever sends them (``set:``, ``--set``, the
-    app, a shared link, a workbook, the API): ``(accepted values, errors, warnings)``.
+    """The one validation of edits to base values, whoever sends them.
 
-    Each value is read by :func:`tco.values.read_number` (booleans, Python-only literals and
-    non-finite numbers refused; "9%", "2,000", "20k" read) and checked against its field's
-    domain, then every cross-field rule (:func:`cross_field_errors`) is applied to the edited
-    scenario. A value outside the parameter's sourced low/high is accepted with a warning.
-    One bad edit never hides another: each is reported, the others are accepted.
+    ``set:``, ``--set``, the app, a shared link, a workbook, the API. Each value is read by
+    :func:`tco.values.read_number` (booleans, Python-only literals and non-finite numbers
+    refused; "9%", "2,000", "20k" read) and checked against its field's domain, then every
+    cross-field rule (:func:`cross_field_errors`) is applied to the edited scenario. A value
+    outside the parameter's sourced low/high is accepted with a warning. One bad edit never
+    hides another: each is reported, the others are accepted.
+
+    Parameters
+    ----------
+    params : ParamSet
+        The scenario's named parameters.
+    updates : Mapping[str, object]
+        New base values by dotted name, as sent (numbers or text).
+
+    Returns
+    -------
+    accepted : dict[str, float] [unit of each field]
+        The edits that passed, in their fields' units.
+    errors : list of FieldError
+        Every refused edit and broken cross-field rule.
+    warnings : list of FieldWarning
+        Accepted values outside their sourced range.
     """
     if len(updates) > MAX_EDITS:
         return {}, [FieldError("set", f"{len(updates):,} entries", f"has too many entries: at most {MAX_EDITS:,}")], []
@@ -192,7 +225,18 @@ def checked_edits(params: ParamSet, updates: Mapping[str, object]) -> tuple[dict
 
 
 def outside_range_message(param: Param) -> str:
-    """Why a value outside ``param``'s sourced range deserves a look (the value is still used)."""
+    """Why a value outside ``param``'s sourced range deserves a look (the value is still used).
+
+    Parameters
+    ----------
+    param : Param
+        The parameter, with its unit, range and source.
+
+    Returns
+    -------
+    str
+        The warning text.
+    """
     source = param.source if len(param.source) <= 60 else param.source[:57] + "..."
     return f"{param.unit} is outside its sourced range [{param.low:g}, {param.high:g}]" + (
         f" ({source})" if source else "") + "; used as given"
@@ -203,12 +247,23 @@ ORDERED_FIELDS = (("idle_power_w", "tdp_w"), ("params_active", "params_total"), 
 
 
 def cross_field_errors(values: Mapping[str, float], edited: set[str] | None = None) -> list[FieldError]:
-    """Rules between fields, on base values: idle power <= TDP, active <= total parameters,
-    experts per token <= routed experts, and memory tiers listed fastest first.
+    """Rules between fields, on base values.
 
-    ``values`` maps dotted names to floats in the scenario's order (tiers in the order the
-    device lists them). An error is reported at the edited name of a broken pair (both when
-    both were edited); with ``edited`` None, at the first name.
+    Idle power <= TDP, active <= total parameters, experts per token <= routed experts, and
+    memory tiers listed fastest first. An error is reported at the edited name of a broken
+    pair (both when both were edited); with ``edited`` None, at the first name.
+
+    Parameters
+    ----------
+    values : Mapping[str, float] [unit of each field]
+        Base values by dotted name in the scenario's order (tiers in the order the device lists them).
+    edited : set of str or None
+        Names the user edited, or None.
+
+    Returns
+    -------
+    list of FieldError
+        Every broken rule.
     """
     errors = []
     for lower, upper in ORDERED_FIELDS:
@@ -237,7 +292,20 @@ def cross_field_errors(values: Mapping[str, float], edited: set[str] | None = No
 
 
 def unknown_name_rule(name: str, known: Iterable[str]) -> str:
-    """The rule for an unknown parameter name, with the closest known names."""
+    """The rule for an unknown parameter name, with the closest known names.
+
+    Parameters
+    ----------
+    name : str
+        The name given.
+    known : Iterable[str]
+        The scenario's parameter names.
+
+    Returns
+    -------
+    str
+        The rule, with up to three close names.
+    """
     import difflib
 
     close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
@@ -246,7 +314,23 @@ def unknown_name_rule(name: str, known: Iterable[str]) -> str:
 
 
 def parse_assignment(text: str) -> tuple[str, str]:
-    """Split ``NAME=VALUE`` from the command line; the value is read by :func:`checked_edits`."""
+    """Split ``NAME=VALUE`` from the command line; the value is read by :func:`checked_edits`.
+
+    Parameters
+    ----------
+    text : str
+        One ``--set`` argument.
+
+    Returns
+    -------
+    tuple of (str, str)
+        The name and the raw value text.
+
+    Raises
+    ------
+    InputError
+        When the text has no ``=`` or no name.
+    """
     name, sep, raw = text.partition("=")
     if not sep or not name.strip():
         raise InputError.one("--set", text, "must look like NAME=VALUE, e.g. economics.discount_rate=0.08")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -33,21 +33,10 @@ from .catalog import (
     optional_quantities,
     validated,
 )
+from .core import structure as naming
 from .core.nodes import NODE_FIELDS
 from .core.parallelism import Shape, candidate_shapes
-from .core.structure import (
-    Generation,
-    Option,
-    Pool,
-    Structure,
-    demand_year_param,
-    device_param,
-    link_param,
-    model_param,
-    pool_param,
-    roadmap_param,
-    tier_param,
-)
+from .core.structure import Generation, Option, Pool, Structure
 from .errors import FieldError, FieldWarning, InputError
 from .params import Param, ParamSet, Q, Quantity, cross_field_errors, outside_range_message, param_from_quantity
 from .yamlio import bundled_or_path, pydantic_errors, read_yaml
@@ -265,18 +254,53 @@ class Scenario(ScenarioEdits):
 
 
 def split_settings(updates: Mapping[str, object]) -> tuple[dict[str, object], dict[str, object]]:
-    """``(fleet-analysis settings, the rest)`` of named edits: names under ``fleet_dynamics.`` first."""
+    """``(fleet-analysis settings, the rest)`` of named edits: names under ``fleet_dynamics.`` first.
+
+    Parameters
+    ----------
+    updates : Mapping[str, object]
+        Edits by dotted name (a scenario's ``set:``).
+
+    Returns
+    -------
+    settings : dict[str, object]
+        The edits of fleet-analysis settings.
+    rest : dict[str, object]
+        The edits of the cost model's parameters.
+    """
     settings = {k: v for k, v in updates.items() if isinstance(k, str) and k.startswith(DYNAMICS_PREFIX)}
     return settings, {k: v for k, v in updates.items() if k not in settings}
 
 
 def scenario_path(name_or_path: str | Path | None) -> Path:
-    """A bundled scenario by name (``default``) or a file path."""
+    """A bundled scenario by name (``default``) or a file path.
+
+    Parameters
+    ----------
+    name_or_path : str or Path or None
+        A bundled scenario's name, a path, or None for the default scenario.
+
+    Returns
+    -------
+    Path
+        The scenario file.
+    """
     return bundled_or_path(DEFAULT_SCENARIO if name_or_path is None else name_or_path, SCENARIOS_DIR, "SCENARIO", "scenario")
 
 
 def bundled_scenarios(kind: str = "inference") -> list[str]:
-    """Names of the bundled scenarios of one ``kind`` (``inference`` or ``training``)."""
+    """Names of the bundled scenarios of one ``kind`` (``inference`` or ``training``).
+
+    Parameters
+    ----------
+    kind : str
+        ``inference`` or ``training``.
+
+    Returns
+    -------
+    list of str
+        Scenario names, sorted.
+    """
     return sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml") if (read_yaml(p) or {}).get("kind", "inference") == kind)
 
 
@@ -285,6 +309,23 @@ def load_scenario(name_or_path: str | Path | None = None, catalog: Catalog | Non
 
     A file with ``kind: training`` resolves to a
     :class:`~tco.training_scenario.TrainingScenario` instead.
+
+    Parameters
+    ----------
+    name_or_path : str or Path or None
+        A bundled scenario's name, a path, or None for the default scenario.
+    catalog : Catalog or None
+        The catalog to resolve against; None: ``assumptions/``.
+
+    Returns
+    -------
+    Scenario
+        Its structure, named parameters (SI units), fleet-analysis settings and warnings.
+
+    Raises
+    ------
+    InputError
+        Every broken rule of the file, each with its field path.
     """
     path = scenario_path(name_or_path)
     data = read_yaml(path)
@@ -292,7 +333,27 @@ def load_scenario(name_or_path: str | Path | None = None, catalog: Catalog | Non
 
 
 def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str | None = None) -> Scenario:
-    """Validate and resolve scenario data (as read from YAML)."""
+    """Validate and resolve scenario data (as read from YAML).
+
+    Parameters
+    ----------
+    data : object
+        The scenario file's contents.
+    catalog : Catalog or None
+        The catalog to resolve against; None: ``assumptions/``.
+    path : str or None
+        Where the data came from, kept on the scenario.
+
+    Returns
+    -------
+    Scenario
+        The resolved scenario (a training scenario for ``kind: training``).
+
+    Raises
+    ------
+    InputError
+        Every broken rule, each with its field path.
+    """
     if not isinstance(data, dict):
         raise InputError.one(path or "<scenario>", type(data).__name__, "a scenario must be a YAML mapping")
     if data.get("kind") == "training":
@@ -336,6 +397,28 @@ def lookup_entry(kind: str, ident: str, entries: dict, overrides: dict, model, p
     """A catalog entry by id with the scenario's overrides merged in, validated; errors name ``path``.
 
     Bare-number overrides of catalog quantities are collected in ``edits`` (see :func:`_merge`).
+
+    Parameters
+    ----------
+    kind : str
+        ``model`` or ``device`` (names the entry in errors).
+    ident : str
+        The entry's id.
+    entries : dict
+        The catalog's entries of that kind.
+    overrides : dict
+        The scenario's overrides of that kind, by id.
+    model : type
+        The entry's schema (``LLM``, ``Device``).
+    path : str
+        Field path that names the entry where the scenario refers to it.
+    edits : dict[str, object]
+        Collects the bare-number overrides (updated in place).
+
+    Returns
+    -------
+    BaseModel
+        The validated entry, quantities in SI units.
     """
     if ident not in entries and ident not in overrides:
         known = ", ".join(sorted(entries))
@@ -348,10 +431,62 @@ def lookup_entry(kind: str, ident: str, entries: dict, overrides: dict, model, p
     return validated(model, data, f"{kind}s.{ident}")
 
 
+def model_and_devices(spec, catalog: Catalog, overrides: dict,
+                      uses: Iterable[tuple[str, str]]) -> tuple[LLM, dict[str, Device], dict[str, object]]:
+    """A scenario's model and every device it uses, each looked up once (:func:`lookup_entry`), in order.
+
+    Parameters
+    ----------
+    spec : ScenarioFile or TrainingScenarioFile
+        A scenario file (inference or training): its ``model`` and ``models`` overrides.
+    catalog : Catalog
+        The catalog to resolve against.
+    overrides : dict
+        The file's device overrides, by id.
+    uses : Iterable[tuple[str, str]]
+        ``(device id, field path)`` in the file's order, so an unknown device is named at its first use.
+
+    Returns
+    -------
+    model : LLM
+        The model entry.
+    devices : dict[str, Device]
+        The devices by id.
+    edits : dict[str, object]
+        The bare-number overrides collected.
+    """
+    edits: dict[str, object] = {}
+    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
+    devices: dict[str, Device] = {}
+    for ident, where in uses:
+        if ident not in devices:
+            devices[ident] = lookup_entry("device", ident, catalog.devices, overrides, Device, where, edits)
+    return model, devices, edits
+
+
 def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping[str, object]) -> tuple[ParamSet,
                                                                                                          list[FieldWarning]]:
-    """A scenario's parameters with the cross-field rules checked on the catalog's values, then its
-    bare-number overrides and ``set:`` applied as edits (:meth:`tco.params.ParamSet.edited`)."""
+    """A scenario's parameters with the cross-field rules checked, then its overrides applied.
+
+    The rules are checked on the catalog's values; the bare-number overrides and ``set:``
+    are then applied as edits (:meth:`tco.params.ParamSet.edited`).
+
+    Parameters
+    ----------
+    params : ParamSet
+        The parameters at the catalog's values.
+    edits : Mapping[str, object]
+        Bare-number overrides of the file.
+    set_ : Mapping[str, object]
+        The file's ``set:`` edits.
+
+    Returns
+    -------
+    params : ParamSet
+        The edited parameters.
+    warnings : list of FieldWarning
+        Edited values outside their sourced ranges.
+    """
     crossed = cross_field_errors(params.values())
     if crossed:
         raise InputError(crossed)
@@ -359,7 +494,20 @@ def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping
 
 
 def option_name_errors(names: list[str], baseline: str) -> list[FieldError]:
-    """Broken rules of a scenario's option names: each unique, and the baseline one of them."""
+    """Broken rules of a scenario's option names: each unique, and the baseline one of them.
+
+    Parameters
+    ----------
+    names : list of str
+        The options' names, in order.
+    baseline : str
+        The baseline's name.
+
+    Returns
+    -------
+    list of FieldError
+        Every broken rule (empty when the names are fine).
+    """
     errors = [FieldError(f"options[{i}].name", name, "option names must be unique")
               for i, name in enumerate(names) if names.index(name) != i]
     if baseline not in names:
@@ -372,17 +520,13 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
     if errors:
         raise InputError(errors)
 
-    edits: dict[str, object] = {}
-    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
-    devices: dict[str, Device] = {}
+    model, devices, edits = model_and_devices(spec, catalog, spec.devices,
+                                              [(pool.device, f"options[{i}].{role}.device") for i, opt in enumerate(spec.options)
+                                               for role, pool in opt.pools().items()])
     options = []
     for i, opt in enumerate(spec.options):
         pools = []
         for role, pool in opt.pools().items():
-            where = f"options[{i}].{role}.device"
-            if pool.device not in devices:
-                devices[pool.device] = lookup_entry("device", pool.device, catalog.devices, spec.devices, Device, where,
-                                                    edits)
             device = devices[pool.device]
             built = spec.program is not None and spec.program.device == pool.device
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
@@ -495,24 +639,24 @@ def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: Param
     if pool.tensor_parallel is not None:
         return (Shape(pool.tensor_parallel, pool.pipeline_stages or 1, bool(pool.expert_parallel)),)
     m, d = model.id, device.id
-    weights = [params[model_param(m, "params_total")].low * params["workload.weight_bits"].low / 8.0,
-               params[model_param(m, "params_total")].high * params["workload.weight_bits"].high / 8.0]
-    tiers = [params[tier_param(d, t.name, "capacity_bytes")] for t in device.memory_tiers]
-    usable = params[device_param(d, "memory_usable_fraction")]
+    weights = [params[naming.model_param(m, "params_total")].low * params["workload.weight_bits"].low / 8.0,
+               params[naming.model_param(m, "params_total")].high * params["workload.weight_bits"].high / 8.0]
+    tiers = [params[naming.tier_param(d, t.name, "capacity_bytes")] for t in device.memory_tiers]
+    usable = params[naming.device_param(d, "memory_usable_fraction")]
     room = [sum(t.high for t in tiers) * usable.high, sum(t.low for t in tiers) * usable.low]
     tokens = params["workload.prompt_tokens"].value + (params["workload.output_tokens"].value if role != "prefill" else 0.0)
-    layers = params[model_param(m, "layers")].value
-    kv_heads = params[model_param(m, "kv_heads")].value if model.kv_elements_per_token is None else 1.0
+    layers = params[naming.model_param(m, "layers")].value
+    kv_heads = params[naming.model_param(m, "kv_heads")].value if model.kv_elements_per_token is None else 1.0
     if model.kv_elements_per_token is None:
-        kv = 2.0 * layers * kv_heads * params[model_param(m, "head_dim")].value
+        kv = 2.0 * layers * kv_heads * params[naming.model_param(m, "head_dim")].value
     else:
-        kv = params[model_param(m, "kv_elements_per_token")].value
+        kv = params[naming.model_param(m, "kv_elements_per_token")].value
     kv *= params["workload.kv_bits"].value / 8.0 * tokens
     low, high = (max(math.ceil((w + kv) / r - 1e-12), 1) for w, r in zip(weights, room, strict=True))
-    minimum_name = pool_param(option, role, "devices_per_replica")
+    minimum_name = naming.pool_param(option, role, "devices_per_replica")
     if minimum_name in params:
         low, high = max(low, int(params[minimum_name].low)), max(high, int(params[minimum_name].high))
-    return candidate_shapes(int(params[device_param(d, "scale_up_domain_devices")].high), int(layers), int(kv_heads),
+    return candidate_shapes(int(params[naming.device_param(d, "scale_up_domain_devices")].high), int(layers), int(kv_heads),
                             low, high, moe=model.experts_routed.value > 1)
 
 def _generations(spec: ScenarioFile, catalog: Catalog, baseline: Option, devices: dict[str, Device],
@@ -605,7 +749,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
         if key != "demand_by_year":
             add(f"workload.{key}", getattr(workload, key) or WORKLOAD_DEFAULTS.get(key))
     for year, multiple in enumerate(workload.demand_by_year or (), start=1):
-        add(demand_year_param(year), multiple)
+        add(naming.demand_year_param(year), multiple)
     economics = validated(Economics, {**catalog.economics, **spec.economics}, "economics")
     for key in Economics.model_fields:
         add(f"economics.{key}", getattr(economics, key))
@@ -617,11 +761,11 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
                 "experts_routed", "experts_per_token", "kv_elements_per_token", "context_max_tokens"):
         if key in ("kv_heads", "head_dim") and model.kv_elements_per_token is not None:
             continue
-        add(model_param(model.id, key), getattr(model, key))
+        add(naming.model_param(model.id, key), getattr(model, key))
     for device in devices.values():
         for tier in device.memory_tiers:
-            add(tier_param(device.id, tier.name, "capacity_bytes"), tier.capacity_bytes)
-            add(tier_param(device.id, tier.name, "bandwidth_bytes_per_s"), tier.bandwidth_bytes_per_s)
+            add(naming.tier_param(device.id, tier.name, "capacity_bytes"), tier.capacity_bytes)
+            add(naming.tier_param(device.id, tier.name, "bandwidth_bytes_per_s"), tier.bandwidth_bytes_per_s)
         for key in Device.model_fields:
             value = getattr(device, key)
             if key == "peak_flops_4bit" and value is None:
@@ -629,15 +773,15 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
             if key == "software_port_usd":
                 value = _software_port(device, catalog, structure)
             if isinstance(value, Quantity):
-                add(device_param(device.id, key), value)
+                add(naming.device_param(device.id, key), value)
     links_used = sorted({o.kv_link for o in spec.options if o.kv_link})
     for link_id in links_used:
         link = lookup_entry("link", link_id, catalog.links, spec.links, Link, "kv_link", edits)
         for key in ("bandwidth_bytes_per_s", "latency_s", "port_cost_usd", "port_power_w"):
-            add(link_param(link_id, key), getattr(link, key))
+            add(naming.link_param(link_id, key), getattr(link, key))
     for option in spec.options:
         for role, pool in option.pools().items():
-            add(pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
+            add(naming.pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
     if spec.program is not None:
         _program_parameters(spec.program, catalog, add, errors, structure)
     if structure.generations:
@@ -647,7 +791,7 @@ def _parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, devices: dict[
         base = structure.option(structure.baseline)
         listed = [base.pools[0].device] if len(base.pools) == 1 and base.pools[0].device in roadmap.generations else []
         for device in (*listed, *(g.device for g in structure.generations)):
-            add(roadmap_param(device, "release_year"), roadmap.generations[device].release_year)
+            add(naming.roadmap_param(device, "release_year"), roadmap.generations[device].release_year)
     return collector.param_set()
 
 

@@ -128,7 +128,7 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
     except ValidationError as exc:
         raise pydantic_errors(exc) from None
     catalog = catalog or load_catalog()
-    from .scenario import lookup_entry, resolved_params
+    from .scenario import model_and_devices, resolved_params
 
     errors = option_name_errors([o.name for o in spec.options], spec.baseline)
     classes = catalog.training.get("classes", {})
@@ -138,15 +138,11 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
             errors.append(FieldError(where, site, f"is not a known site; known: {', '.join(sorted(sites))}"))
     if errors:
         raise InputError(errors)
-    edits: dict[str, object] = {}
-    model = lookup_entry("model", spec.model, catalog.models, spec.models, LLM, "model", edits)
-    devices: dict[str, Device] = {}
+    overrides = {d: {k: v for k, v in o.items() if k not in CLASS_FIELDS} for d, o in spec.devices.items()}
+    model, devices, edits = model_and_devices(spec, catalog, overrides,
+                                              [(opt.device, f"options[{i}].device") for i, opt in enumerate(spec.options)])
     options = []
     for i, opt in enumerate(spec.options):
-        if opt.device not in devices:
-            overrides = {d: {k: v for k, v in o.items() if k not in CLASS_FIELDS} for d, o in spec.devices.items()}
-            devices[opt.device] = lookup_entry("device", opt.device, catalog.devices, overrides, Device,
-                                               f"options[{i}].device", edits)
         device = devices[opt.device]
         if device.calibration_class not in classes:
             errors.append(FieldError(f"options[{i}].device", opt.device,

@@ -1,12 +1,14 @@
 """numpydoc sections stay true: every public function of the documented modules says what it takes and
 returns, with a ``[unit]`` on numbers, and its references resolve in docs/sources.md.
 
-Documented so far (issue 15): the fleet analyses (``tco.dynamics``), the solvers, the studies, the
-training model and its scenario/API, and the flip conditions. A function with arguments has a
-``Parameters`` section naming each of them; one that returns something has ``Returns`` (or
-``Yields``); an entry whose type is a number or an array carries its unit in square brackets
-(``[USD/Mtok]``, ``[-]`` for a pure number); every ``[key]`` of a ``References`` section is an entry
-of the bibliography.
+Documented so far (issue 15): every module of the core (``tco.core``, functions and the public
+methods of its public classes), the fleet analyses (``tco.dynamics``), the solvers, the studies, the
+Python API users call (``tco.api``, ``tco.params``, ``tco.catalog``, ``tco.scenario``, the training
+scenario and API), and the flip conditions. A function with arguments has a ``Parameters``
+section naming each of them; one that returns something has ``Returns`` (or ``Yields``); an entry
+whose type is a number or an array carries its unit in square brackets (``[USD/Mtok]``, ``[-]`` for
+a pure number); every ``[key]`` of a ``References`` section is an entry of the bibliography. A
+property is documented as an attribute: a docstring, no sections.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import pytest
 from test_sources import bibliography_keys
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTED = sorted({*(ROOT / "tco" / "dynamics").glob("*.py"), *(ROOT / "tco" / "studies").glob("*.py"),
-                     ROOT / "tco" / "solvers.py", ROOT / "tco" / "flips.py", ROOT / "tco" / "core" / "training.py",
-                     ROOT / "tco" / "training_api.py", ROOT / "tco" / "training_scenario.py"})
+CORE = sorted((ROOT / "tco" / "core").glob("*.py"))
+DOCUMENTED = sorted({*CORE, *(ROOT / "tco" / "dynamics").glob("*.py"), *(ROOT / "tco" / "studies").glob("*.py"),
+                     ROOT / "tco" / "solvers.py", ROOT / "tco" / "flips.py",
+                     ROOT / "tco" / "training_api.py", ROOT / "tco" / "training_scenario.py",
+                     *(ROOT / "tco" / f"{name}.py" for name in ("api", "params", "catalog", "scenario"))})
 SECTION = re.compile(r"^(\s*)(Parameters|Returns|Yields|References|Raises|Notes|See Also|Examples)\n\1-{3,}$", re.MULTILINE)
 ENTRY = re.compile(r"^(\S[^:]*?)\s:\s(.+)$")
 NUMERIC = re.compile(r"\b(float|int|ndarray|array|number)\b")
@@ -33,6 +37,18 @@ def public_functions(path: Path):
     """Module-level functions not named with a leading underscore: ``(name, node)``."""
     tree = ast.parse(path.read_text())
     return [(node.name, node) for node in tree.body if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
+
+
+def public_methods(path: Path):
+    """Methods of the module's public classes not named with a leading underscore: ``(Class.name, node)``."""
+    tree = ast.parse(path.read_text())
+    classes = [cls for cls in tree.body if isinstance(cls, ast.ClassDef) and not cls.name.startswith("_")]
+    return [(f"{cls.name}.{node.name}", node) for cls in classes
+            for node in cls.body if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
+
+
+def is_property(node: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id in ("property", "cached_property") for d in node.decorator_list)
 
 
 def sections(doc: str) -> dict[str, list[str]]:
@@ -71,6 +87,7 @@ def returns_nothing(node: ast.FunctionDef) -> bool:
 
 
 CASES = [(path, name, node) for path in DOCUMENTED for name, node in public_functions(path)]
+METHODS = [(path, name, node) for path in CORE for name, node in public_methods(path)]
 
 
 @pytest.mark.parametrize(("path", "name", "node"), CASES,
@@ -92,9 +109,19 @@ def test_public_function_has_numpydoc_sections(path, name, node):
                 assert UNIT.search(kind), f"{name}: {title} entry {names or kind!r} has a number type without [unit]"
 
 
+@pytest.mark.parametrize(("path", "name", "node"), METHODS,
+                         ids=[f"{p.relative_to(ROOT)}:{n}" for p, n, _ in METHODS])
+def test_public_method_of_the_core_has_numpydoc_sections(path, name, node):
+    """A method as a function (``self``/``cls`` aside); a property needs only its docstring."""
+    if is_property(node):
+        assert ast.get_docstring(node), f"{name} has no docstring"
+    else:
+        test_public_function_has_numpydoc_sections(path, name, node)
+
+
 def test_references_resolve_in_the_bibliography():
     keys = set(bibliography_keys())
-    for path, name, node in CASES:
+    for path, name, node in [*CASES, *METHODS]:
         for line in sections(ast.get_docstring(node) or "").get("References", []):
             missing = set(KEY.findall(line)) - keys
             assert not missing, f"{path.relative_to(ROOT)}:{name} cites {sorted(missing)}, not in docs/sources.md"
@@ -110,3 +137,5 @@ def test_the_checks_can_fail():
     assert NUMERIC.search(entries(found["Parameters"])[0][1]) and not UNIT.search(entries(found["Parameters"])[0][1])
     assert not UNIT.search("dict[str, float]") and UNIT.search("dict[str, float] [s]")
     assert entries(found["Returns"]) == [("", "float [s]")]
+    prop = ast.parse("class A:\n    @property\n    def p(self):\n        return 1\n").body[0].body[0]
+    assert is_property(prop) and not is_property(bare) and arguments(prop) == []

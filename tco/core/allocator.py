@@ -31,7 +31,13 @@ _done: bool | None = None
 
 
 def keep_freed_memory() -> bool:
-    """Tune glibc's allocator once per process (see the module docstring); True when it was tuned."""
+    """Tune glibc's allocator once per process (see the module docstring); True when it was tuned.
+
+    Returns
+    -------
+    bool
+        Whether the allocator was tuned (False off glibc or with ``TCO_KEEP_FREED_MEMORY=0``).
+    """
     global _done
     if _done is None:
         _done = False

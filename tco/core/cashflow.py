@@ -19,11 +19,25 @@ from .structure import Option
 
 
 def yearly_cash_flows(option: Option, result: OptionResult, values: Mapping[str, object]) -> CashFlows:
-    """Costs by year for one option: each line as ``array[..., years + 1]``, their total,
-    the output tokens served, the discount factor and the devices bought and held per pool
-    (:class:`~tco.core.outputs.CashFlows`), read from the option's money plan.
+    """Costs by year for one option, read from its money plan.
 
-    ``result`` is the option's :class:`~tco.core.outputs.OptionResult` from :func:`~tco.core.evaluate.evaluate`.
+    Each line as ``array[..., years + 1]`` (year 0 first), their total, the output tokens
+    served, the discount factor and the devices bought and held per pool.
+
+    Parameters
+    ----------
+    option : Option
+        The option's structure (its pools).
+    result : OptionResult
+        The option's result from :func:`~tco.core.evaluate.evaluate` (its money plan).
+    values : Mapping[str, object]
+        The named parameter values; reads ``economics.discount_rate`` [1/yr].
+
+    Returns
+    -------
+    CashFlows
+        Lines [USD] and total [USD] by year, output tokens [tokens] by year, discount
+        factor [-], devices bought and held [devices] by pool and year.
     """
     shape = np.shape(result.pv_cost_usd)
     flows = yearly_lines(result.money, shape)
@@ -41,9 +55,26 @@ def payback_and_irr(base_flows: CashFlows, option_flows: CashFlows):
     """Discounted payback year and IRR of choosing the option over the baseline.
 
     The incremental flow is ``baseline cost - option cost`` per year (what choosing the
-    option saves). Returns ``(payback_year, irr)``, NaN where there is none. The IRR is
-    reported only for an investment (a net outlay in year 0); an option that is cheaper
-    from the first day pays back in year 0 and has no IRR.
+    option saves). The IRR is reported only for an investment (a net outlay in year 0); an
+    option that is cheaper from the first day pays back in year 0 and has no IRR.
+
+    Parameters
+    ----------
+    base_flows : CashFlows
+        The baseline's yearly cash flows.
+    option_flows : CashFlows
+        The option's yearly cash flows (padded with zeros to the longer of the two).
+
+    Returns
+    -------
+    payback_year : ndarray [yr]
+        First year from which the cumulative discounted savings stay >= 0, NaN if never.
+    irr : ndarray [1/yr]
+        Internal rate of return of the savings, NaN without an outlay in year 0 or a sign change.
+
+    References
+    ----------
+    [brealey-myers-allen] discounted payback and IRR, ch. 5.
     """
     base, option = _aligned(base_flows.total_usd, option_flows.total_usd)
     discount = max(base_flows.discount_factor, option_flows.discount_factor, key=lambda d: d.shape[-1])

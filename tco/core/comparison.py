@@ -20,12 +20,38 @@ from .structure import Option, Structure, device_param
 
 
 def npv_usd(baseline: OptionResult, option: OptionResult):
-    """PV saved by choosing ``option`` over the baseline [USD] (positive: it pays)."""
+    """PV saved by choosing ``option`` over the baseline (positive: it pays).
+
+    Parameters
+    ----------
+    baseline : OptionResult
+        The baseline's result (its present-value cost ``pv_cost_usd``).
+    option : OptionResult
+        The challenger's result.
+
+    Returns
+    -------
+    ndarray [USD]
+        ``PV(baseline cost) - PV(option cost)``.
+    """
     return baseline.pv_cost_usd - option.pv_cost_usd
 
 
 def cost_ratio(baseline: OptionResult, option: OptionResult):
-    """Option LCOT / baseline LCOT [ratio]; the option wins below 1."""
+    """Option LCOT / baseline LCOT; the option wins below 1.
+
+    Parameters
+    ----------
+    baseline : OptionResult
+        The baseline's result (its ``lcot_usd_per_mtok``).
+    option : OptionResult
+        The challenger's result (its LCOT, the numerator).
+
+    Returns
+    -------
+    ndarray [-]
+        The ratio of levelized costs per token.
+    """
     return option.lcot_usd_per_mtok / baseline.lcot_usd_per_mtok
 
 
@@ -65,10 +91,36 @@ def gap_from_results(results: Mapping[str, OptionResult], baseline: str, option:
 
 def compare_option(option: Option, result: OptionResult, base: OptionResult, values: Mapping[str, object],
                    flows: CashFlows, base_flows: CashFlows) -> ChallengerResult:
-    """One challenger against the baseline: NPV, cost ratio, payback, IRR; for options with specialized
-    devices L/H, effective life and years of advantage over the general roadmap; for options that
-    adopt new hardware the software amortisation; for options on the built chip the program view
-    (own units, volume, break-even external sales, volume, NRE and demand, the vendor's price, 2-for-2).
+    """One challenger against the baseline.
+
+    NPV, cost ratio, payback, IRR; for options with specialized devices L/H, effective life
+    and years of advantage over the general roadmap; for options that adopt new hardware the
+    software amortisation; for options on the built chip the program view (own units,
+    volume, break-even external sales, volume, NRE and demand, the vendor's price, 2-for-2).
+
+    Parameters
+    ----------
+    option : Option
+        The challenger's structure (its pools).
+    result : OptionResult
+        The challenger's result.
+    base : OptionResult
+        The baseline's result.
+    values : Mapping[str, object]
+        The named parameter values.
+    flows : CashFlows
+        The challenger's yearly cash flows.
+    base_flows : CashFlows
+        The baseline's yearly cash flows.
+
+    Returns
+    -------
+    ChallengerResult
+        Every comparison output, with its unit in the output table (:mod:`tco.core.outputs`).
+
+    References
+    ----------
+    [magaki-asic-clouds] the two-for-two rule of the program view.
     """
     def get(name):
         return np.asarray(values[name], float)
@@ -99,11 +151,28 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
 
 
 def years_of_advantage(option: Option, result: OptionResult, base: OptionResult, values: Mapping[str, object]):
-    """Years after deployment an option with specialized pools stays cheaper than the best general
-    generation (:func:`tco.core.generations.years_of_advantage`) [yr].
+    """Years after deployment an option with specialized pools stays cheaper than the best general generation.
 
-    Its steady-state cost against the baseline's roadmap; the drift exposure is each
-    specialized pool's share of the baseline's work times the efficiency it loses on shifted work.
+    Its steady-state cost against the baseline's roadmap
+    (:func:`tco.core.generations.years_of_advantage`); the drift exposure is each
+    specialized pool's share of the baseline's work times the efficiency it loses on
+    shifted work.
+
+    Parameters
+    ----------
+    option : Option
+        The challenger's structure.
+    result : OptionResult
+        The challenger's result.
+    base : OptionResult
+        The baseline's result (its roadmap costs).
+    values : Mapping[str, object]
+        The named parameter values; reads ``workload.half_life_years`` [yr].
+
+    Returns
+    -------
+    ndarray [yr]
+        Years of advantage (negative: the roadmap was cheaper before deployment).
     """
     tokens = result.money.tokens_per_year
     exposure = sum(work_share(p.role, base) * (1.0 - result.pool(p.role).costs.residual_efficiency)
@@ -170,7 +239,24 @@ def _program_view(result: OptionResult, base: OptionResult, values) -> dict:
 
 def comparison(structure: Structure, results: Mapping[str, OptionResult], values: Mapping[str, object],
                flows: Mapping[str, CashFlows] | None = None) -> dict[str, ChallengerResult]:
-    """Each challenger against the baseline (see :func:`compare_option`); ``flows`` by option when already computed."""
+    """Each challenger against the baseline (see :func:`compare_option`).
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options and baseline.
+    results : Mapping[str, OptionResult]
+        Every option's result by name.
+    values : Mapping[str, object]
+        The named parameter values.
+    flows : Mapping[str, CashFlows] or None
+        Every option's cash flows when already computed; None: computed here.
+
+    Returns
+    -------
+    dict[str, ChallengerResult]
+        The comparison by challenger name.
+    """
     if flows is None:
         flows = all_cash_flows(structure, results, values)
     base = structure.baseline
@@ -179,7 +265,22 @@ def comparison(structure: Structure, results: Mapping[str, OptionResult], values
 
 
 def all_cash_flows(structure: Structure, results: Mapping[str, OptionResult], values: Mapping[str, object]):
-    """Year-by-year cash flows of every option: ``{option: CashFlows}``."""
+    """Year-by-year cash flows of every option: ``{option: CashFlows}``.
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options.
+    results : Mapping[str, OptionResult]
+        Every option's result by name.
+    values : Mapping[str, object]
+        The named parameter values.
+
+    Returns
+    -------
+    dict[str, CashFlows]
+        Yearly cash flows by option name.
+    """
     return {o.name: cashflow.yearly_cash_flows(o, results[o.name], values) for o in structure.options}
 
 
@@ -195,11 +296,25 @@ class Analysis:
 
     @property
     def baseline(self) -> OptionResult:
+        """The baseline option's result."""
         return self.options[self.structure.baseline]
 
 
 def analyse(structure: Structure, values: Mapping[str, object]) -> Analysis:
-    """Evaluate every option, its cash flows and the comparison against the baseline (one pipeline)."""
+    """Evaluate every option, its cash flows and the comparison against the baseline (one pipeline).
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options and baseline.
+    values : Mapping[str, object]
+        The named parameter values (scalars or arrays that broadcast).
+
+    Returns
+    -------
+    Analysis
+        Every option's result and cash flows, and each challenger against the baseline.
+    """
     results = evaluate(structure, values)
     flows = all_cash_flows(structure, results, values)
     return Analysis(structure, values, results, flows, comparison(structure, results, values, flows))

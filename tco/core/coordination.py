@@ -21,19 +21,49 @@ import numpy as np
 
 
 def per_token_at_utilization(fixed_per_device_s, variable_per_device_s, tokens_per_device_s, utilization):
-    """Cost (or energy) per token of a pool at ``utilization`` [unit of ``fixed`` x s / token].
+    """Cost (or energy) per token of a pool at ``utilization``: ``fixed / (u R) + variable / R``.
 
-    ``fixed / (u R) + variable / R``.
+    Parameters
+    ----------
+    fixed_per_device_s : float or ndarray [USD/s or W]
+        What a device costs per second whether busy or not (money or power).
+    variable_per_device_s : float or ndarray [USD/s or W]
+        What a device costs per busy second on top.
+    tokens_per_device_s : float or ndarray [tokens/s]
+        Full-load token rate of a device ``R``.
+    utilization : float or ndarray [-]
+        Share of time busy ``u``, 0-1.
+
+    Returns
+    -------
+    ndarray [USD/token or J/token]
+        Cost (or energy) per token.
     """
     return fixed_per_device_s / (utilization * tokens_per_device_s) + variable_per_device_s / tokens_per_device_s
 
 
 def breakeven_utilization(fixed_per_device_s, variable_per_device_s, tokens_per_device_s, budget_per_token):
-    """Utilization ``u*`` at which a pool's per-token cost equals ``budget_per_token`` [0-1, or NaN].
+    """Utilization ``u*`` at which a pool's per-token cost equals ``budget_per_token``.
 
     Solves ``fixed / (u R) + variable / R = budget``: ``u* = fixed / (R budget - variable)``.
     Below ``u*`` the pool costs more than the budget. NaN when no utilization in (0, 1]
     meets the budget (the pool loses even fully busy).
+
+    Parameters
+    ----------
+    fixed_per_device_s : float or ndarray [USD/s or W]
+        Cost per device-second whether busy or not.
+    variable_per_device_s : float or ndarray [USD/s or W]
+        Cost per busy device-second on top.
+    tokens_per_device_s : float or ndarray [tokens/s]
+        Full-load token rate of a device ``R``.
+    budget_per_token : float or ndarray [USD/token or J/token]
+        The per-token cost to meet (the other pool's).
+
+    Returns
+    -------
+    ndarray [-]
+        Break-even utilization, 0-1, NaN where none.
     """
     denominator = tokens_per_device_s * np.asarray(budget_per_token, float) - variable_per_device_s
     safe = np.where(denominator > 0, denominator, 1.0)
@@ -42,10 +72,36 @@ def breakeven_utilization(fixed_per_device_s, variable_per_device_s, tokens_per_
 
 
 def effective_tokens_per_device_s(tokens_per_device_s, scheduling_overhead):
-    """Full-load token rate of a device once coordination takes its share [tokens/s]: ``R0 / (1 + o)``."""
+    """Full-load token rate of a device once coordination takes its share: ``R0 / (1 + o)``.
+
+    Parameters
+    ----------
+    tokens_per_device_s : float or ndarray [tokens/s]
+        Full-load token rate without coordination ``R0``.
+    scheduling_overhead : float or ndarray [-]
+        Extra device time per token for coordination ``o``.
+
+    Returns
+    -------
+    ndarray [tokens/s]
+        Effective full-load token rate.
+    """
     return tokens_per_device_s / (1.0 + np.asarray(scheduling_overhead, float))
 
 
 def slack_at_breakeven(breakeven_utilization_value, demand_utilization):
-    """Slack share ``s*`` that erases the edge [0-1]: ``1 - u* / u_demand`` (negative: already erased)."""
+    """Slack share ``s*`` that erases the edge: ``1 - u* / u_demand`` (negative: already erased).
+
+    Parameters
+    ----------
+    breakeven_utilization_value : float or ndarray [-]
+        Break-even utilization ``u*``.
+    demand_utilization : float or ndarray [-]
+        Utilization the demand alone gives ``u_demand``.
+
+    Returns
+    -------
+    ndarray [-]
+        Slack share at break-even.
+    """
     return 1.0 - breakeven_utilization_value / demand_utilization

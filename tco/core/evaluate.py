@@ -137,7 +137,23 @@ def _peak_flops(get, device, compute_bits):
 
 
 def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShape:
-    """The pool's device as the serving model needs it."""
+    """The pool's device as the serving model needs it.
+
+    Parameters
+    ----------
+    option : Option
+        The option the pool belongs to.
+    pool : Pool
+        The pool (its device and memory tiers).
+    w : _Workload
+        The evaluation's parameter reader and workload.
+
+    Returns
+    -------
+    DeviceShape
+        Tier capacities [B] and bandwidths [B/s], usable memory share [-], efficiencies [-],
+        achievable FLOP/s [FLOP/s], link bandwidths [B/s] and latencies [s] of the device.
+    """
     get, d = w.get, pool.device
     return serving.DeviceShape(
         tier_capacity_bytes=tuple(get(tier_param(d, t, "capacity_bytes")) for t in pool.tiers),
@@ -155,8 +171,26 @@ def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShap
 
 
 def unit_price_usd(pool: Pool, w: _Workload):
-    """Price of one device [USD]: the catalog's, or for a built chip with a die its unit cost,
-    good die + package, memory and board (:func:`tco.core.nre.good_die_cost_usd`)."""
+    """Price of one device: the catalog's, or for a built chip with a die its unit cost.
+
+    Good die + package, memory and board (:func:`tco.core.nre.good_die_cost_usd`).
+
+    Parameters
+    ----------
+    pool : Pool
+        The pool (its device, whether built).
+    w : _Workload
+        The evaluation's parameter reader.
+
+    Returns
+    -------
+    ndarray [USD]
+        Unit price without NRE.
+
+    References
+    ----------
+    [hennessy-patterson] the cost of a good die, section 1.6.
+    """
     get = w.get
     if pool.built and "program.die_area_mm2" in w.names:
         return nre.good_die_cost_usd(get("program.die_area_mm2"), get("program.wafer_price_usd"),
@@ -165,12 +199,24 @@ def unit_price_usd(pool: Pool, w: _Workload):
 
 
 def device_hour_usd(pool: Pool, w: _Workload):
-    """Cost of one device-hour at full power, which ranks candidate shapes [USD/device-h].
+    """Cost of one device-hour at full power, which ranks candidate shapes.
 
     Capital recovery of the unit price (:func:`unit_price_usd`) + system overhead over the device's life, plus electricity and
     data hall at TDP + host power: ``(CRF(price + overhead) + (TDP + host) x running cost per W-yr) / 8760``.
     The shape with the fewest device-hours of this price wins; the full cost model then
     prices the chosen fleet.
+
+    Parameters
+    ----------
+    pool : Pool
+        The pool (its device).
+    w : _Workload
+        The evaluation's parameter reader.
+
+    Returns
+    -------
+    ndarray [USD/device-h]
+        Cost of a device-hour at full power.
     """
     get, d = w.get, pool.device
     capex = unit_price_usd(pool, w) + get(device_param(d, "system_overhead_usd"))
@@ -221,8 +267,26 @@ def _serve(option: Option, w: _Workload):
 def serving_pools(structure: Structure, values: Mapping[str, object], option_name: str):
     """The raw serving results of one option's pools and the demand they were sized for.
 
-    Returns ``({role: PoolServing}, demand, kv_transfer_s)``; for readers that need more than
-    the typed outputs (the validation suite re-reads a measured system at its own size).
+    For readers that need more than the typed outputs (the validation suite re-reads a
+    measured system at its own size).
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options.
+    values : Mapping[str, object]
+        The named parameter values.
+    option_name : str
+        The option to serve.
+
+    Returns
+    -------
+    served : dict[str, PoolServing]
+        Each pool's serving result by role.
+    demand : Demand
+        The workload the pools were sized for (rates [req/s], lengths [tokens], targets [s]).
+    kv_transfer_s : ndarray [s]
+        Time to move one request's KV between the pools (0 when colocated).
     """
     w = _Workload(structure, values)
     served, kv_transfer_s, _ = _serve(structure.option(option_name), w)
@@ -230,9 +294,23 @@ def serving_pools(structure: Structure, values: Mapping[str, object], option_nam
 
 
 def chosen_cycle_models(structure: Structure, values: Mapping[str, object], option_name: str) -> dict:
-    """The cycle model of each pool's chosen replica shape, for one draw (scalar values) [{role: CycleModel}].
+    """The cycle model of each pool's chosen replica shape, for one draw (scalar values).
 
     The discrete-event simulation of the tests runs a bundled scenario's fleet with these.
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options.
+    values : Mapping[str, object]
+        The named parameter values, one draw (scalars).
+    option_name : str
+        The option to serve.
+
+    Returns
+    -------
+    dict
+        ``{role: CycleModel}``: each pool's cycle time [s] as a function of its batch.
     """
     w = _Workload(structure, values)
     option = structure.option(option_name)
@@ -243,10 +321,26 @@ def chosen_cycle_models(structure: Structure, values: Mapping[str, object], opti
 
 
 def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:
-    """Each pool sized at peak under load with its replica shape searched (:func:`tco.core.serving.size_pool`),
-    utilization at mean load, and the KV link (DESIGN.md sections 4 and 8).
+    """Each pool sized at peak under load with its replica shape searched, utilization at mean load, and the KV link.
 
-    A disaggregated option's prefill pool carries the KV transfer in its TTFT budget.
+    :func:`tco.core.serving.size_pool` (DESIGN.md sections 4 and 8). A disaggregated option's
+    prefill pool carries the KV transfer in its TTFT budget.
+
+    Parameters
+    ----------
+    option : Option
+        The option's pools and link.
+    w : _Workload
+        The evaluation's parameter reader and workload.
+
+    Returns
+    -------
+    performance : dict[str, PoolPerformance]
+        Each pool's rates [tokens/s] and latencies [s] by role.
+    sizes : dict[str, PoolSizing]
+        Each pool's replicas [replicas], devices [devices] and utilization [-] by role.
+    sizing : OptionSizing
+        The option's latencies at peak [s], batch [sequences], KV transfer time [s] and link ports [ports].
     """
     served, kv_transfer_s, link_ports = _serve(option, w)
     perf, sizes = {}, {}
@@ -277,6 +371,25 @@ def pool_costs(pool: Pool, size: PoolSizing, w: _Workload) -> PoolCosts:
 
     The NRE share per unit of a built pool is filled in once the fleet's units are known
     (:func:`evaluate_option`).
+
+    Parameters
+    ----------
+    pool : Pool
+        The pool (its device).
+    size : PoolSizing
+        The pool's devices [devices] and utilization [-].
+    w : _Workload
+        The evaluation's parameter reader.
+
+    Returns
+    -------
+    PoolCosts
+        Unit prices [USD], life [yr], residual share [-], power [W] and the yearly running
+        costs [USD/yr] of the pool.
+
+    References
+    ----------
+    [barroso-datacenter-computer] device power linear in utilization.
     """
     get, d = w.get, pool.device
     price = unit_price_usd(pool, w)
@@ -314,13 +427,42 @@ def _shift_exposure_usd_per_year(pool: Pool, w: _Workload, baseline: OptionResul
 
 
 def work_share(role: str, baseline: OptionResult):
-    """Share of the baseline's cost that a pool of this role does [fraction]: all of it colocated, the
-    baseline's prefill (decode) cost share for a prefill (decode) pool."""
+    """Share of the baseline's cost that a pool of this role does.
+
+    All of it colocated, the baseline's prefill (decode) cost share for a prefill (decode) pool.
+
+    Parameters
+    ----------
+    role : str
+        ``colocated``, ``prefill`` or ``decode``.
+    baseline : OptionResult
+        The baseline's result (its ``prefill_cost_share``).
+
+    Returns
+    -------
+    ndarray [-]
+        Work share, 0-1.
+    """
     return {"colocated": 1.0, "prefill": baseline.prefill_cost_share, "decode": 1.0 - baseline.prefill_cost_share}[role]
 
 
 def link_costs(option: Option, size: OptionSizing, w: _Workload) -> LinkCosts:
-    """The KV link's purchase and year-1 running cost and its power (zeros when colocated)."""
+    """The KV link's purchase and year-1 running cost and its power (zeros when colocated).
+
+    Parameters
+    ----------
+    option : Option
+        The option (its link, whether disaggregated).
+    size : OptionSizing
+        The option's link ports [ports].
+    w : _Workload
+        The evaluation's parameter reader.
+
+    Returns
+    -------
+    LinkCosts
+        Port capex [USD], yearly running cost [USD/yr] and power [W] of the link.
+    """
     if not option.disaggregated:
         zero = np.zeros_like(size.link_ports)
         return LinkCosts(port_capex_usd=zero, usd_per_year=zero)
@@ -346,7 +488,20 @@ class Fleet:
 
 
 def option_fleet(option: Option, w: _Workload) -> Fleet:
-    """Performance, sizing and cost terms of an option's fleet at year 1's demand."""
+    """Performance, sizing and cost terms of an option's fleet at year 1's demand.
+
+    Parameters
+    ----------
+    option : Option
+        The option to build a fleet for.
+    w : _Workload
+        The evaluation's parameter reader and workload.
+
+    Returns
+    -------
+    Fleet
+        Pools' performance, sizing and costs, and the link's, at year 1's demand.
+    """
     performance, sizes, size = serve_option(option, w)
     costs = {pool.role: pool_costs(pool, sizes[pool.role], w) for pool in option.pools}
     return Fleet(option, performance, sizes, size, costs, link_costs(option, size, w))
@@ -462,10 +617,25 @@ def _program(structure: Structure, option: Option, w: _Workload, values) -> tupl
 
 
 def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCosts, link_life_years):
-    """Straight-line depreciation of (price less residual value, plus NRE share) over the life, plus the
-    yearly running costs (:data:`~tco.core.outputs.YEARLY_COSTS`) [USD/yr].
+    """Straight-line depreciation plus the yearly running costs.
 
-    The KV-link ports depreciate over the decode devices' life (``link_life_years``; None when colocated).
+    Depreciation of (price less residual value, plus NRE share) over the life, plus the
+    yearly running costs (:data:`~tco.core.outputs.YEARLY_COSTS`). The KV-link ports
+    depreciate over the decode devices' life.
+
+    Parameters
+    ----------
+    pools : Mapping[str, PoolResult]
+        Each pool's sizing and costs by role.
+    links : LinkCosts
+        The KV link's capex and running cost.
+    link_life_years : float or ndarray or None [yr]
+        Life the link ports depreciate over; None when colocated.
+
+    Returns
+    -------
+    ndarray [USD/yr]
+        The accounting (undiscounted) yearly cost of the fleet.
     """
     terms = []
     for p in pools.values():
@@ -490,7 +660,26 @@ def _total(terms):
 
 def evaluate_option(structure: Structure, option: Option, w: _Workload, values: Mapping[str, object],
                     baseline: OptionResult | None) -> OptionResult:
-    """One option: its fleet at year 1's demand, its money plan over the horizon, and its totals."""
+    """One option: its fleet at year 1's demand, its money plan over the horizon, and its totals.
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options, baseline, program and roadmap.
+    option : Option
+        The option to evaluate.
+    w : _Workload
+        The evaluation's parameter reader and workload.
+    values : Mapping[str, object]
+        The named parameter values.
+    baseline : OptionResult or None
+        The baseline's result; None when evaluating the baseline itself.
+
+    Returns
+    -------
+    OptionResult
+        Every output of the option, each in its unit of the output table (:mod:`tco.core.outputs`).
+    """
     fleet = option_fleet(option, w)
     fleets, roadmap = _roadmap(structure, fleet, w) if baseline is None else ([fleet], None)
     plans = _plans(fleets, w)
@@ -568,12 +757,24 @@ def _porting_usd_per_year(structure: Structure, option: Option, w: _Workload):
 
 
 def evaluate(structure: Structure, values: Mapping[str, object]) -> dict[str, OptionResult]:
-    """Evaluate every option; returns ``{option name: OptionResult}``.
+    """Evaluate every option.
 
     The baseline is evaluated first: specialized pools of the other options charge the
     work they lose to workload shifts, and a built chip's fleet the demand it does not serve
     before it is in service, at the baseline's levelized cost. A built device's figures are
     first moved to its build node (:func:`tco.core.nodes.node_scaled_values`).
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options and baseline.
+    values : Mapping[str, object]
+        The named parameter values (scalars or arrays that broadcast: one scenario or a million draws).
+
+    Returns
+    -------
+    dict[str, OptionResult]
+        ``{option name: OptionResult}``, each output in its unit of the output table.
     """
     values = nodes.node_scaled_values(structure, values)
     w = _Workload(structure, values)

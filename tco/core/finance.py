@@ -12,14 +12,47 @@ import numpy as np
 
 
 def discount_factor(rate, t_years):
-    """Present value of 1 USD paid at ``t`` [-]: ``(1 + r)^-t``."""
+    """Present value of 1 USD paid at ``t``: ``(1 + r)^-t``.
+
+    Parameters
+    ----------
+    rate : float or ndarray [1/yr]
+        Discount rate (cost of capital).
+    t_years : float or ndarray [yr]
+        Time of the payment after t = 0; any real value >= 0.
+
+    Returns
+    -------
+    ndarray [-]
+        The discount factor, broadcast over ``rate`` and ``t_years``.
+
+    References
+    ----------
+    [brealey-myers-allen] present value, ch. 2.
+    """
     return np.power(1.0 + np.asarray(rate, float), -np.asarray(t_years, float))
 
 
 def annuity_factor(rate, years):
-    """Present value of 1 USD at the end of each year ``1..Y`` [yr].
+    """Present value of 1 USD paid at the end of each year ``1..Y``.
 
     ``(1 - (1+r)^-Y) / r``, and ``Y`` at ``r = 0``.
+
+    Parameters
+    ----------
+    rate : float or ndarray [1/yr]
+        Discount rate.
+    years : float or ndarray [yr]
+        Number of yearly payments ``Y``.
+
+    Returns
+    -------
+    ndarray [yr]
+        The annuity factor (USD of present value per USD/yr).
+
+    References
+    ----------
+    [brealey-myers-allen] annuities, ch. 2.
     """
     rate = np.asarray(rate, float)
     safe = np.where(np.abs(rate) < 1e-12, 1.0, rate)
@@ -27,28 +60,80 @@ def annuity_factor(rate, years):
 
 
 def capital_recovery_usd_per_year(capex_usd, rate, life_years, residual_value_fraction=0.0):
-    """Equivalent yearly cost of owning an asset over its life [USD/yr].
+    """Equivalent yearly cost of owning an asset over its life.
 
     ``capex (1 - rv (1+r)^-L) / annuity(r, L)``: the price net of the discounted value
     recovered at end of life, spread as a level annuity over ``L`` years (the capital
-    recovery factor; Brealey, Myers and Allen, *Principles of Corporate Finance*, ch. 6).
+    recovery factor).
+
+    Parameters
+    ----------
+    capex_usd : float or ndarray [USD]
+        Purchase price.
+    rate : float or ndarray [1/yr]
+        Discount rate.
+    life_years : float or ndarray [yr]
+        Useful life ``L``.
+    residual_value_fraction : float or ndarray [-]
+        Value left at end of life, share of the price.
+
+    Returns
+    -------
+    ndarray [USD/yr]
+        The level yearly cost of ownership.
+
+    References
+    ----------
+    [brealey-myers-allen] equivalent annual cost, ch. 6.
     """
     net = capex_usd * (1.0 - residual_value_fraction * discount_factor(rate, life_years))
     return net / annuity_factor(rate, life_years)
 
 
 def levelized_cost_usd_per_mtok(pv_cost_usd, pv_tokens):
-    """Levelized cost per million tokens: ``PV(costs) / PV(tokens) x 1e6`` [USD/Mtok].
+    """Levelized cost per million tokens: ``PV(costs) / PV(tokens) x 1e6``.
 
-    The LCOE construction (NREL, *Annual Technology Baseline*) applied to tokens.
+    The LCOE construction applied to tokens.
+
+    Parameters
+    ----------
+    pv_cost_usd : float or ndarray [USD]
+        Present value of the costs.
+    pv_tokens : float or ndarray [tokens]
+        Present value of the tokens served (discounted like money).
+
+    Returns
+    -------
+    ndarray [USD/Mtok]
+        Levelized cost per million tokens.
+
+    References
+    ----------
+    [nrel-atb] the levelized cost of energy (LCOE).
     """
     return pv_cost_usd / pv_tokens * 1e6
 
 
 def npv_excel(rate, flows):
-    """Excel's ``NPV(rate, v1..vn)``: the first flow is discounted one period [USD].
+    """Excel's ``NPV(rate, v1..vn)``: the first flow is discounted one period.
 
     ``sum_i v_i / (1 + r)^i`` for ``i = 1..n`` along the last axis of ``flows``.
+
+    Parameters
+    ----------
+    rate : float or ndarray [1/yr]
+        Discount rate, broadcast over the leading axes of ``flows``.
+    flows : ndarray [USD]
+        Yearly flows, year 1 first, along the last axis.
+
+    Returns
+    -------
+    ndarray [USD]
+        Net present value (the last axis summed).
+
+    References
+    ----------
+    [excel-npv] the NPV worksheet function.
     """
     flows = np.asarray(flows, float)
     years = np.arange(1, flows.shape[-1] + 1)
@@ -56,10 +141,28 @@ def npv_excel(rate, flows):
 
 
 def irr(flows, low=-0.99, high=10.0, iterations=80):
-    """Internal rate of return of yearly ``flows`` (year 0 first, along the last axis) [-/yr].
+    """Internal rate of return of yearly ``flows`` (year 0 first, along the last axis).
 
     Vectorized bisection on ``NPV(r) = sum_t f_t (1+r)^-t``; NaN where NPV does not
     change sign on ``[low, high]`` (no IRR, e.g. flows that never pay back).
+
+    Parameters
+    ----------
+    flows : ndarray [USD]
+        Yearly flows, year 0 first, along the last axis.
+    low, high : float [1/yr]
+        Bracket of the bisection.
+    iterations : int [-]
+        Bisection steps (80 halve the bracket below 1e-23).
+
+    Returns
+    -------
+    ndarray [1/yr]
+        The rate at which NPV is zero, NaN where there is none in the bracket.
+
+    References
+    ----------
+    [brealey-myers-allen] internal rate of return, ch. 5.
     """
     flows = np.asarray(flows, float)
     years = np.arange(flows.shape[-1])
@@ -82,9 +185,20 @@ def irr(flows, low=-0.99, high=10.0, iterations=80):
 
 
 def payback_year(cumulative_discounted_savings):
-    """First year (index along the last axis) at which cumulative savings reach >= 0.
+    """First year (index along the last axis) from which cumulative savings stay >= 0.
 
-    NaN where they never do within the horizon. Year 0 counts if nothing is spent first.
+    The start of the final non-negative run, so a later dip is respected; NaN where they are
+    negative at the horizon. Year 0 counts if nothing is spent first.
+
+    Parameters
+    ----------
+    cumulative_discounted_savings : ndarray [USD]
+        Cumulative discounted savings by year, year 0 first, along the last axis.
+
+    Returns
+    -------
+    ndarray [yr]
+        The payback year (an index), NaN where savings never stay non-negative.
     """
     cumulative = np.asarray(cumulative_discounted_savings, float)
     reached = cumulative >= 0.0

@@ -53,7 +53,20 @@ class RoadmapCosts:
     halving_years: object = np.inf
 
     def best_available(self, t):
-        """Index of the cheapest generation released by ``t`` (``g = 0`` always available)."""
+        """Index and cost of the cheapest generation released by ``t`` (``g = 0`` always available).
+
+        Parameters
+        ----------
+        t : float or ndarray [yr]
+            Time after the decision; generations released by then compete.
+
+        Returns
+        -------
+        index : ndarray [-]
+            Generation index.
+        cost : ndarray [USD/yr]
+            Its steady-state cost.
+        """
         best, cost = np.zeros(np.shape(self.full_usd_per_year[0])), self.full_usd_per_year[0]
         for g in range(1, len(self.devices)):
             better = (self.release_years[g] <= t + 1e-9) & (self.full_usd_per_year[g] < cost)
@@ -62,8 +75,20 @@ class RoadmapCosts:
         return best, cost
 
     def best_cost_usd_per_year(self, t):
-        """Steady-state cost of the best generation available at ``t`` [USD/yr], halving every
-        ``halving_years`` after the last listed release."""
+        """Steady-state cost of the best generation available at ``t``.
+
+        It halves every ``halving_years`` after the last listed release.
+
+        Parameters
+        ----------
+        t : float or ndarray [yr]
+            Time after the decision; after the last release the trend takes over.
+
+        Returns
+        -------
+        ndarray [USD/yr]
+            The best steady-state cost.
+        """
         last = np.maximum.reduce([np.asarray(r, float) for r in self.release_years])
         _, at_last = self.best_available(last)
         _, now = self.best_available(t)
@@ -73,7 +98,30 @@ class RoadmapCosts:
 
 def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Sequence, horizon_years,
                     last_year: int) -> GenerationPath:
-    """Generation bought at each ``t`` and the fleet moves, under a refresh policy."""
+    """Generation bought at each ``t`` and the fleet moves, under a refresh policy.
+
+    Parameters
+    ----------
+    policy : str
+        Refresh policy: ``keep``, ``at_replacement``, ``each_generation`` or ``when_cheaper``.
+    roadmap : RoadmapCosts or None
+        Steady-state costs of the baseline on each generation; None: no roadmap (``keep``).
+    life_years : Sequence [yr]
+        Useful life of each generation's device.
+    horizon_years : float or ndarray [yr]
+        Analysis horizon.
+    last_year : int [yr]
+        Last year a flow can fall in (the length of the path).
+
+    Returns
+    -------
+    GenerationPath
+        Generation index held and moves, year by year.
+
+    References
+    ----------
+    [brealey-myers-allen] the replacement rule of ``when_cheaper``, ch. 6.
+    """
     if roadmap is None or policy == "keep" or len(roadmap.devices) == 1:
         return GenerationPath.fixed(horizon_years, last_year)
     index, switch = [], []
@@ -100,7 +148,7 @@ def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Seque
 
 
 def years_of_advantage(option_usd_per_year, roadmap: RoadmapCosts, deployment_year, drift_exposure, half_life_years):
-    """How long after deployment the option stays cheaper than the best general generation [yr]; negative
+    """How long after deployment the option stays cheaper than the best general generation; negative
     when the general roadmap was already cheaper before the option entered service.
 
     The option's steady-state cost ``C_s`` against the best generation's ``C_g(t)``; the
@@ -114,6 +162,24 @@ def years_of_advantage(option_usd_per_year, roadmap: RoadmapCosts, deployment_ye
     already cheaper; ``tau_0 - t_d`` when even the oldest generation listed is cheaper (the
     option never led); 100 when it is still cheaper after a century (finite bounds keep
     percentiles and histograms of it well defined).
+
+    Parameters
+    ----------
+    option_usd_per_year : float or ndarray [USD/yr]
+        The option's steady-state cost ``C_s``.
+    roadmap : RoadmapCosts
+        Steady-state costs of the baseline on each generation.
+    deployment_year : float or ndarray [yr]
+        Time the option enters service ``t_d``.
+    drift_exposure : float or ndarray [-]
+        Share ``kappa`` of the general cost the specialized pools lose to workload drift.
+    half_life_years : float or ndarray [yr]
+        Workload half-life ``H``.
+
+    Returns
+    -------
+    ndarray [yr]
+        Years of advantage ``t* - t_d``, in ``[tau_0 - t_d, 100]``.
     """
     def gap(t):
         kept = 1.0 - drift_exposure * (1.0 - np.exp2(-np.maximum(t, 0.0) / half_life_years))

@@ -62,23 +62,70 @@ class MoneyPlan:
 
     @property
     def last_year(self) -> int:
-        """Last year a flow can fall in (the largest horizon, or the end of a chip's design): the
-        length of the generation path."""
+        """Last year a flow can fall in (the largest horizon, or the end of a chip's design) [yr].
+
+        The length of the generation path."""
         return len(self.path.index)
 
     def own_units(self, units: dict[str, object]):
-        """Built devices this fleet buys over the horizon, replacements included [units]."""
+        """Built devices this fleet buys over the horizon, replacements included.
+
+        Parameters
+        ----------
+        units : dict[str, object]
+            Units bought by pool role [units].
+
+        Returns
+        -------
+        ndarray [units]
+            Units of the built pools.
+        """
         return sum((units[role] for role in self.built_roles), 0.0)
 
     def line_of(self, role: str, line: str) -> str:
-        """The cash-flow line a pool's cost goes to: every cost of the KV-link ports is ``links_usd``."""
+        """The cash-flow line a pool's cost goes to: every cost of the KV-link ports is ``links_usd``.
+
+        Parameters
+        ----------
+        role : str
+            Pool role, or ``links``.
+        line : str
+            The cost's own cash-flow line.
+
+        Returns
+        -------
+        str
+            The line it is booked to.
+        """
         return "links_usd" if role == "links" else line
 
 
 def steady_state_usd_per_year(pools: dict[str, PoolPlan], index, demand: DemandPath):
-    """``(full, running)`` steady-state cost of the pools' fleet for year 1's demand on generation
-    ``index`` [USD/yr]: capital recovery plus running costs, and the running costs alone
-    (:meth:`tco.core.purchases.PoolPlan.steady_state_usd_per_year`)."""
+    """Steady-state cost of the pools' fleet for year 1's demand on generation ``index``.
+
+    Capital recovery plus running costs, and the running costs alone
+    (:meth:`tco.core.purchases.PoolPlan.steady_state_usd_per_year`).
+
+    Parameters
+    ----------
+    pools : dict[str, PoolPlan]
+        The option's purchase plans by pool role.
+    index : int or ndarray [-]
+        Generation index (0: the scenario's device).
+    demand : DemandPath
+        The demand path (year 1's demand is used).
+
+    Returns
+    -------
+    full : ndarray [USD/yr]
+        Equivalent annual cost, capital recovery and running costs.
+    running : ndarray [USD/yr]
+        The running costs alone.
+
+    References
+    ----------
+    [brealey-myers-allen] equivalent annual cost, ch. 6.
+    """
     full = running = 0.0
     for plan in pools.values():
         capital, run = plan.steady_state_usd_per_year(index, demand)
@@ -87,8 +134,22 @@ def steady_state_usd_per_year(pools: dict[str, PoolPlan], index, demand: DemandP
 
 
 def nre_share(own_units, external_units):
-    """Share of the program's NRE this fleet carries: its units over the program's volume,
-    ``own / (own + external)`` [fraction]; all of it when nothing is built at all."""
+    """Share of the program's NRE this fleet carries: ``own / (own + external)``.
+
+    All of it when nothing is built at all.
+
+    Parameters
+    ----------
+    own_units : float or ndarray [units]
+        Built devices this fleet buys over the horizon.
+    external_units : float or ndarray [units]
+        Units of the program sold to others.
+
+    Returns
+    -------
+    ndarray [-]
+        The fleet's share of the NRE, 0-1.
+    """
     volume = own_units + external_units
     return np.where(volume > 0, own_units / np.where(volume > 0, volume, 1.0), 1.0)
 
@@ -111,7 +172,19 @@ def _shift_decay(half_life_years):
 
 
 def present_values(plan: MoneyPlan) -> PlanPresentValues:
-    """Every line's present value in closed form (the sums of :func:`yearly_lines`, discounted)."""
+    """Every line's present value in closed form (the sums of :func:`yearly_lines`, discounted).
+
+    Parameters
+    ----------
+    plan : MoneyPlan
+        What the option pays over the horizon.
+
+    Returns
+    -------
+    PlanPresentValues
+        PV of each cash-flow line [USD] (and per pool role), of the output tokens [tokens],
+        and the units bought per pool, undiscounted and PV [units].
+    """
     rate, horizon, t_d, demand = plan.rate, plan.horizon_years, plan.deployment_year, plan.demand
     lines: dict[str, object] = {}
 
@@ -163,7 +236,21 @@ def _stack(values: list, shape) -> np.ndarray:
 
 
 def yearly_lines(plan: MoneyPlan, shape) -> YearlyLines:
-    """Every line year by year, ``array[..., T + 1]`` of the draws' ``shape`` (see :func:`present_values`)."""
+    """Every line year by year, ``array[..., T + 1]`` of the draws' ``shape`` (see :func:`present_values`).
+
+    Parameters
+    ----------
+    plan : MoneyPlan
+        What the option pays over the horizon.
+    shape : tuple of int [-]
+        Shape of the parameter draws (the leading axes of every array).
+
+    Returns
+    -------
+    YearlyLines
+        Each cash-flow line by year [USD], output tokens by year [tokens], devices bought and
+        held by pool role [devices] and the generation bought each year [-].
+    """
     last = plan.last_year
     horizon, t_d, demand = plan.horizon_years, plan.deployment_year, plan.demand
     zeros = [0.0] * (last + 1)

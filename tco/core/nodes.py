@@ -31,7 +31,20 @@ PEAK_FIELDS = ("peak_flops_16bit", "peak_flops_8bit", "peak_flops_4bit")
 
 
 def compute_scale(values: Mapping[str, object]):
-    """``min(D_n / D_0, E_0 / E_n)``: compute at the build node over compute at the specs node [-]."""
+    """``min(D_n / D_0, E_0 / E_n)``: compute at the build node over compute at the specs node.
+
+    Parameters
+    ----------
+    values : Mapping[str, object]
+        Named parameter values; reads ``program.logic_density_mtr_per_mm2`` [MTr/mm^2] and
+        ``program.relative_energy_per_op`` [-] of the build node and their ``program.specs.*``
+        twins of the specs node.
+
+    Returns
+    -------
+    ndarray [-]
+        Compute scale factor (area- or power-limited, whichever binds).
+    """
     def get(name):
         return np.asarray(values[name], float)
 
@@ -41,7 +54,19 @@ def compute_scale(values: Mapping[str, object]):
 
 
 def sram_scale(values: Mapping[str, object]):
-    """``A_0 / A_n``: SRAM bytes (and bandwidth) at the build node over those at the specs node [-]."""
+    """``A_0 / A_n``: SRAM bytes (and bandwidth) at the build node over those at the specs node.
+
+    Parameters
+    ----------
+    values : Mapping[str, object]
+        Named parameter values; reads ``program.sram_bitcell_um2`` and
+        ``program.specs.sram_bitcell_um2`` [um^2].
+
+    Returns
+    -------
+    ndarray [-]
+        SRAM scale factor.
+    """
     return np.asarray(values["program.specs.sram_bitcell_um2"], float) / np.asarray(values["program.sram_bitcell_um2"], float)
 
 
@@ -50,6 +75,20 @@ def node_scaled_values(structure: Structure, values: Mapping[str, object]) -> Ma
 
     The scenario's own parameter names keep their catalog meaning (figures at the specs
     node); the core reads the scaled copies. Unchanged when no scaling applies.
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's structure (its built device and node-scaled tiers).
+    values : Mapping[str, object]
+        Named parameter values.
+
+    Returns
+    -------
+    Mapping[str, object]
+        A copy with the peaks [FLOP/s] scaled by :func:`compute_scale` and the SRAM tiers'
+        capacity [B] and bandwidth [B/s] by :func:`sram_scale` (``values`` itself when no
+        scaling applies).
     """
     if structure.node_scaled_tiers is None:
         return values

@@ -37,9 +37,25 @@ NONE = "—"
 
 
 def sig(value, digits: int = 3, trim: bool = True) -> str:
-    """``value`` with ``digits`` significant figures, thousands separated, no exponent between 1e-4
-    and 1e15 (``20000 -> 20,000``, ``0.0098595 -> 0.00986``), trailing zeros dropped unless not
-    ``trim`` (``4.30 -> 4.3``); the em dash for None or non-finite."""
+    """``value`` with ``digits`` significant figures, thousands separated, no exponent between 1e-4 and 1e15.
+
+    ``20000 -> 20,000``, ``0.0098595 -> 0.00986``; trailing zeros dropped unless not ``trim``
+    (``4.30 -> 4.3``); the em dash for None or non-finite.
+
+    Parameters
+    ----------
+    value : float or None [-]
+        The number, in whatever unit the caller shows it.
+    digits : int [-]
+        Significant figures.
+    trim : bool
+        Drop trailing zeros after the decimal point.
+
+    Returns
+    -------
+    str
+        The formatted number.
+    """
     if value is None:
         return NONE
     value = float(value)
@@ -93,8 +109,22 @@ class OutputSpec:
         return f"{self.label}, {self.display_unit}" if self.display_unit else self.label
 
     def format(self, value) -> str:
-        """``value`` as displayed (scaled, formatted; a ``g`` format keeps its significant figures without an
-        exponent, see :func:`sig`); yes/no for a flag (unit ``bool``); an em dash for a missing or non-finite value."""
+        """``value`` as displayed.
+
+        Scaled and formatted; a ``g`` format keeps its significant figures without an exponent
+        (see :func:`sig`); yes/no for a flag (unit ``bool``); an em dash for a missing or
+        non-finite value; the ``nonpositive_note`` in brackets after a value at or below zero.
+
+        Parameters
+        ----------
+        value : float or None [unit of the output]
+            The value in the output's unit.
+
+        Returns
+        -------
+        str
+            The displayed text, in the display unit.
+        """
         if value is None or not math.isfinite(float(value)):
             return NONE
         if self.unit == "bool":
@@ -106,7 +136,18 @@ class OutputSpec:
         return f"{text} ({self.nonpositive_note})" if self.nonpositive_note and float(value) <= 0 else text
 
     def as_column(self, key: str | None = None) -> tuple[str, str, str, float]:
-        """``(title, key, format spec, scale)``: a table column showing this output (under ``key``, default its name)."""
+        """``(title, key, format spec, scale)``: a table column showing this output.
+
+        Parameters
+        ----------
+        key : str or None
+            Column key; None: the output's name.
+
+        Returns
+        -------
+        tuple of (str, str, str, float) [-]
+            Title, key, format specification and scale [display unit per unit].
+        """
         return self.title, key or self.name, self.fmt, self.scale
 
     @property
@@ -118,7 +159,40 @@ class OutputSpec:
 def output(unit: str, meaning: str, label: str, display_unit: str | None = None, *, scale: float = 1.0,
            fmt: str = ",.4g", column: str = "", cost_line: bool = False, yearly_line: str = "", workbook: bool = True,
            optional: bool = False, nonpositive_note: str = "") -> Any:
-    """A result field with its table row; ``optional`` fields default to None (absent for this pool or option)."""
+    """A result field with its table row; ``optional`` fields default to None (absent for this pool or option).
+
+    Parameters
+    ----------
+    unit : str
+        The field's unit in SI (``USD/Mtok``, ``s``, ``-``).
+    meaning : str
+        What the output is, one sentence.
+    label : str
+        Short label for tables and charts.
+    display_unit : str or None
+        Unit shown to people (``ms``); None: ``unit``.
+    scale : float [-]
+        Factor from ``unit`` to ``display_unit``.
+    fmt : str
+        Format specification of the displayed value.
+    column : str
+        Column header of the CLI table ("" for none).
+    cost_line : bool
+        Whether the output is a cash-flow line.
+    yearly_line : str
+        The cash-flow line a yearly running cost feeds ("" for none).
+    workbook : bool
+        Whether the workbook reports it.
+    optional : bool
+        Whether the field may be absent (None).
+    nonpositive_note : str
+        Said in brackets after a value at or below zero ("" for none).
+
+    Returns
+    -------
+    dataclasses.Field
+        A dataclass field carrying its table row in its metadata.
+    """
     spec = {"unit": unit, "meaning": meaning, "label": label, "display_unit": unit if display_unit is None else display_unit,
             "scale": scale, "fmt": fmt, "column": column, "cost_line": cost_line, "yearly_line": yearly_line,
             "workbook": workbook, "nonpositive_note": nonpositive_note}
@@ -137,12 +211,37 @@ def dotted_name(prefix: str | None, name: str) -> str:
     """The flat output name: ``"<role>.<name>"`` for a pool output, ``"links.<name>"``, or ``name``.
 
     The one place these names are built; studies, the workbook and the JSON contract use them.
+
+    Parameters
+    ----------
+    prefix : str or None
+        Pool role or ``links``; None or "" for an option's own output.
+    name : str
+        The output's field name.
+
+    Returns
+    -------
+    str
+        The flat name.
     """
     return f"{prefix}.{name}" if prefix else name
 
 
 def flatten(option: Mapping[str, Any], parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """``{name: v}`` for an option's own outputs plus ``{"<part>.<name>": v}`` for each part (pools, links)."""
+    """``{name: v}`` for an option's own outputs plus ``{"<part>.<name>": v}`` for each part (pools, links).
+
+    Parameters
+    ----------
+    option : Mapping[str, Any]
+        The option's own outputs by name.
+    parts : Mapping[str, Mapping[str, Any]]
+        Each part's outputs (pools by role, ``links``).
+
+    Returns
+    -------
+    dict[str, Any]
+        Every output under its flat name, values (in their table units) unchanged.
+    """
     flat = dict(option)
     for prefix, values in parts.items():
         flat.update({dotted_name(prefix, name): value for name, value in values.items()})
@@ -298,10 +397,23 @@ class PoolResult:
     present_values: PoolPresentValues
 
     def steps(self) -> tuple:
+        """The pool's four result steps, in order.
+
+        Returns
+        -------
+        tuple
+            ``(performance, sizing, costs, present_values)``.
+        """
         return self.performance, self.sizing, self.costs, self.present_values
 
     def outputs(self) -> dict[str, Array]:
-        """Every present pool output by name (without the role)."""
+        """Every present pool output by name (without the role).
+
+        Returns
+        -------
+        dict[str, ndarray] [units of the output table]
+            Each output in its unit of :data:`POOL_OUTPUTS`.
+        """
         return {k: v for step in self.steps() for k, v in _outputs_of(step).items()}
 
 
@@ -404,6 +516,18 @@ class OptionResult:
     roadmap: Any = None
 
     def pool(self, role: str) -> PoolResult:
+        """The result of the pool with role ``role``.
+
+        Parameters
+        ----------
+        role : str
+            A role of the option's pools (see :attr:`pools`).
+
+        Returns
+        -------
+        PoolResult
+            That pool's result.
+        """
         return self.pools[role]
 
     @property
@@ -412,16 +536,34 @@ class OptionResult:
         return self.pools.get("decode") or self.pools["colocated"]
 
     def outputs(self) -> dict[str, Array]:
-        """The option's own outputs by name (no pool or link outputs)."""
+        """The option's own outputs by name (no pool or link outputs).
+
+        Returns
+        -------
+        dict[str, ndarray] [units of the output table]
+            Each output in its unit of :data:`OPTION_OUTPUTS` (pool and link outputs: :meth:`flat`).
+        """
         return _outputs_of(self)
 
     def flat(self) -> dict[str, Array]:
-        """Every output under its dotted name: option outputs, ``links.<name>``, ``<role>.<name>``."""
+        """Every output under its dotted name: option outputs, ``links.<name>``, ``<role>.<name>``.
+
+        Returns
+        -------
+        dict[str, ndarray] [units of the output table]
+            Each output in its unit of the output table.
+        """
         return flatten(self.outputs(), {"links": _outputs_of(self.links),
                                         **{role: pool.outputs() for role, pool in self.pools.items()}})
 
     def broadcast(self) -> OptionResult:
-        """The same result with every output broadcast to one common shape (float arrays)."""
+        """The same result with every output broadcast to one common shape (float arrays).
+
+        Returns
+        -------
+        OptionResult
+            The broadcast copy.
+        """
         shape = _shape_of(self, self.links, *(step for p in self.pools.values() for step in p.steps()))
         pools = {role: _with(p, {name: _broadcast_fields(step, shape) for name, step in
                                  zip(("performance", "sizing", "costs", "present_values"), p.steps(), strict=True)})
@@ -507,10 +649,23 @@ class ChallengerResult:
                         "internal rate of return", "%", scale=100.0, fmt=".1f", workbook=False)
 
     def flat(self) -> dict[str, Array]:
-        """The present comparison outputs by name."""
+        """The present comparison outputs by name.
+
+        Returns
+        -------
+        dict[str, ndarray] [units of the output table]
+            Each output in its unit of :data:`COMPARISON_OUTPUTS`.
+        """
         return _outputs_of(self)
 
     def broadcast(self) -> ChallengerResult:
+        """The same result with every output broadcast to one common shape (float arrays).
+
+        Returns
+        -------
+        ChallengerResult
+            The broadcast copy.
+        """
         return _broadcast_fields(self, _shape_of(self))
 
 
@@ -533,10 +688,28 @@ class CashFlows:
     generation: Array | None = None
 
     def present_value(self, flow: Array) -> Array:
-        """``sum_y flow_y (1+r)^-y`` along the years."""
+        """``sum_y flow_y (1+r)^-y`` along the years.
+
+        Parameters
+        ----------
+        flow : ndarray [USD]
+            A yearly flow, years on the last axis (any unit; tokens too).
+
+        Returns
+        -------
+        ndarray [USD]
+            Its present value, in the unit of ``flow``.
+        """
         return np.sum(flow * self.discount_factor, axis=-1)
 
     def flat(self) -> dict[str, Array]:
+        """The lines, their total, the output tokens and the discount factor by name.
+
+        Returns
+        -------
+        dict[str, ndarray] [USD, tokens, -]
+            Lines and ``total_usd`` [USD], ``output_tokens`` [tokens], ``discount_factor`` [-], by year.
+        """
         return {**self.lines, "total_usd": self.total_usd, "output_tokens": self.output_tokens,
                 "discount_factor": self.discount_factor}
 
@@ -554,7 +727,13 @@ YEARLY_COSTS: dict[str, str] = {o.name: o.yearly_line for o in _table(PoolCosts)
 
 
 def iter_outputs() -> Iterator[tuple[str, OutputSpec]]:
-    """Every table row with its level: ``("option" | "pool" | "links" | "comparison", OutputSpec)``."""
+    """Every table row with its level.
+
+    Yields
+    ------
+    tuple of (str, OutputSpec)
+        ``("option" | "pool" | "links" | "comparison", row)`` for every output of the table.
+    """
     for level, table in (("option", OPTION_OUTPUTS), ("pool", POOL_OUTPUTS), ("links", LINK_OUTPUTS),
                          ("comparison", COMPARISON_OUTPUTS)):
         for spec in table.values():

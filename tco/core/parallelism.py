@@ -33,10 +33,12 @@ class Shape:
 
     @property
     def devices(self) -> int:
+        """Devices of one replica, ``tensor x pipeline`` [devices]."""
         return self.tensor * self.pipeline
 
     @property
     def label(self) -> str:
+        """Short label of the shape: ``TP8 x PP2 EP``."""
         text = f"TP{self.tensor}"
         if self.pipeline > 1:
             text += f" x PP{self.pipeline}"
@@ -66,9 +68,33 @@ def candidate_shapes(domain_devices: int, layers: int, kv_heads: int, devices_lo
       cache in ``t / kv_heads`` copies and never win);
     * with an MoE model each shape also comes expert-parallel.
 
-    ``devices_low``/``devices_high`` bound the memory-fit minimum over the parameter
-    ranges; a candidate that does not fit in a draw is masked there, not dropped here.
-    At most ``limit`` dense shapes are kept, smallest replicas first.
+    A candidate that does not fit in a draw is masked there, not dropped here. At most
+    ``limit`` dense shapes are kept, smallest replicas first.
+
+    Parameters
+    ----------
+    domain_devices : int [devices]
+        Devices joined by the scale-up network.
+    layers : int [layers]
+        Transformer layers (at most one pipeline stage per layer).
+    kv_heads : int [heads]
+        Key/value heads (the stage width that does not replicate the KV cache).
+    devices_low, devices_high : int [devices]
+        Bounds of the memory-fit minimum replica over the parameter ranges.
+    moe : bool
+        Whether the model routes experts (adds expert-parallel shapes).
+    limit : int [-]
+        Most dense shapes kept.
+
+    Returns
+    -------
+    tuple of Shape
+        The candidate replica shapes (tensor x pipeline, expert-parallel or not).
+
+    References
+    ----------
+    [megatron-lm-2019] tensor parallelism within a layer.
+    [narayanan-sc2021] pipeline stages across layers.
     """
     domain = max(int(domain_devices), 1)
     low, high = max(int(devices_low), 1), max(int(devices_high), int(devices_low), 1)
@@ -92,17 +118,29 @@ def candidate_shapes(domain_devices: int, layers: int, kv_heads: int, devices_lo
 
 
 def kv_replication(tensor, kv_heads):
-    """Copies of each KV head in a tensor-parallel group, ``max(1, t / kv_heads)`` [-].
+    """Copies of each KV head in a tensor-parallel group, ``max(1, t / kv_heads)``.
 
     With more tensor ranks than KV heads the heads are replicated (vLLM and
     TensorRT-LLM do so for grouped-query attention), so the KV cache per replica grows by
     this factor. Latent attention (one shared latent) has ``kv_heads = 1``.
+
+    Parameters
+    ----------
+    tensor : int or ndarray [devices]
+        Tensor-parallel degree ``t``.
+    kv_heads : float or ndarray [heads]
+        Key/value heads.
+
+    Returns
+    -------
+    ndarray [-]
+        Replication factor of the KV cache.
     """
     return np.maximum(np.asarray(tensor, float) / kv_heads, 1.0)
 
 
 def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
-    """Latency part of the collectives of one cycle (every micro-batch advances one pass) [s].
+    """Latency part of the collectives of one cycle (every micro-batch advances one pass).
 
     Per layer two all-reduces over the tensor group (three collectives with expert
     parallelism: one all-reduce and two all-to-alls), each ``latency x max(log2 t, 1)``
@@ -110,6 +148,24 @@ def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
     :func:`tco.core.roofline.sync_fixed_time_s`), plus ``p - 1`` stage-to-stage hops of
     one latency. With ``p`` micro-batches a stage runs ``L/p`` layers ``p`` times per
     cycle, so the per-layer term is ``L`` per cycle whatever ``p``.
+
+    Parameters
+    ----------
+    shape : Shape
+        The replica shape (tensor ``t``, pipeline ``p``, expert parallel).
+    layers : float or ndarray [layers]
+        Transformer layers ``L``.
+    sync_latency_s : float or ndarray [s]
+        Latency of one hop of a collective.
+
+    Returns
+    -------
+    ndarray [s]
+        Collective latency per cycle.
+
+    References
+    ----------
+    [megatron-lm-2019] two all-reduces per transformer layer.
     """
     collectives = 3.0 if shape.expert_parallel else 2.0
     hops = max(math.log2(shape.tensor), 1.0)
@@ -118,18 +174,46 @@ def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
 
 def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, experts_per_token,
                           scale_up_bytes_per_s, scale_out_bytes_per_s, domain_devices):
-    """Bandwidth part of the collectives per token in a cycle [s/token].
+    """Bandwidth part of the collectives per token in a cycle.
 
-    Ring all-reduce of ``m`` bytes: ``2 (t-1)/t x m`` leave each device (Patarasuk and Yuan,
-    J. Parallel Distrib. Comput. 69(2), 2009), over one direction of the link. A token of
-    a micro-batch carries ``hidden x activation_bytes``; ``2 L`` all-reduces per cycle
-    over micro-batches of ``N/p`` tokens give ``4 L (t-1)/t x h x a / (p bw)`` per token.
-    Expert parallel replaces one all-reduce per layer by two all-to-alls, each sending
-    ``k (t-1)/t^2`` of the tokens' activations (each device dispatches its ``1/t`` share to
-    the ``k`` experts it routes to). Pipeline hops move ``h x a`` per token across
-    ``p - 1`` boundaries per pass: ``(p-1)/p x h x a / bw`` per token in the cycle. A
-    replica inside one scale-up domain uses the chip-to-chip bandwidth, else the stage
-    hops and any group beyond the domain use the scale-out network.
+    Ring all-reduce of ``m`` bytes: ``2 (t-1)/t x m`` leave each device, over one direction
+    of the link. A token of a micro-batch carries ``hidden x activation_bytes``; ``2 L``
+    all-reduces per cycle over micro-batches of ``N/p`` tokens give
+    ``4 L (t-1)/t x h x a / (p bw)`` per token. Expert parallel replaces one all-reduce per
+    layer by two all-to-alls, each sending ``k (t-1)/t^2`` of the tokens' activations (each
+    device dispatches its ``1/t`` share to the ``k`` experts it routes to). Pipeline hops
+    move ``h x a`` per token across ``p - 1`` boundaries per pass: ``(p-1)/p x h x a / bw``
+    per token in the cycle. A replica inside one scale-up domain uses the chip-to-chip
+    bandwidth, else the stage hops and any group beyond the domain use the scale-out network.
+
+    Parameters
+    ----------
+    shape : Shape
+        The replica shape: tensor ``t``, pipeline ``p``, and whether expert parallel (all-to-alls).
+    layers : float or ndarray [layers]
+        Transformer layers ``L``.
+    hidden_size : float or ndarray [elements]
+        Model width ``h``.
+    activation_bytes : float or ndarray [B]
+        Bytes per activation element ``a``.
+    experts_per_token : float or ndarray [experts]
+        Routed experts active per token ``k``.
+    scale_up_bytes_per_s : float or ndarray [B/s]
+        Chip-to-chip bandwidth per device, each direction.
+    scale_out_bytes_per_s : float or ndarray [B/s]
+        Scale-out bandwidth per device, each direction.
+    domain_devices : float or ndarray [devices]
+        Devices in one scale-up domain.
+
+    Returns
+    -------
+    ndarray [s/token]
+        Collective transfer time per token in the cycle.
+
+    References
+    ----------
+    [patarasuk-yuan-2009] the ring all-reduce's bytes per device.
+    [megatron-lm-2019] two all-reduces per transformer layer.
     """
     t, p = shape.tensor, shape.pipeline
     token_bytes = np.asarray(hidden_size, float) * activation_bytes

@@ -6,10 +6,22 @@ import numpy as np
 
 
 def pareto_mask(cost, latency):
-    """True for points no other point beats on both ``cost`` and ``latency`` (lower is better) [bool].
+    """True for points no other point beats on both ``cost`` and ``latency`` (lower is better).
 
     Sort by cost (then latency); a point is on the frontier when its latency is strictly
     below every latency of the cheaper points. NaN points are never on it. 1-D inputs.
+
+    Parameters
+    ----------
+    cost : ndarray [USD/Mtok]
+        First quantity to minimize (any unit; cost per token in the fleet analyses).
+    latency : ndarray [s]
+        Second quantity to minimize (any unit).
+
+    Returns
+    -------
+    ndarray of bool [-]
+        Whether each point is on the frontier.
     """
     cost = np.asarray(cost, float)
     latency = np.asarray(latency, float)

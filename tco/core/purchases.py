@@ -45,6 +45,18 @@ class Choice:
         self.stacks = stacks
 
     def pick(self, options: Sequence):
+        """``options[index]`` by one gather from the options stacked once.
+
+        Parameters
+        ----------
+        options : Sequence
+            Values (scalars or arrays shaped like the index), one per index.
+
+        Returns
+        -------
+        ndarray [unit of the options]
+            The picked values.
+        """
         key = id(options)
         if key not in self.stacks:
             shape = self.index.shape
@@ -58,15 +70,44 @@ class Choice:
 
     @classmethod
     def of(cls, index, options: Sequence, stacks: dict):
-        """A :class:`Choice` where it pays (several options, a large index array), else ``index`` itself."""
+        """A :class:`Choice` where it pays (several options, a large index array), else ``index`` itself.
+
+        Parameters
+        ----------
+        index : ndarray [-]
+            Which option, element-wise.
+        options : Sequence
+            The options it will pick from.
+        stacks : dict
+            Cache of stacked options shared by the evaluation.
+
+        Returns
+        -------
+        Choice or ndarray [-]
+            The prepared choice, or ``index`` unchanged.
+        """
         if len(options) == 1 or np.size(index) < _GATHER_FROM:
             return index
         return cls(index, stacks)
 
 
 def pick(options: Sequence, index):
-    """``options[index]`` element-wise for an index array (the only option when there is one;
-    ``index`` may be a prepared :class:`Choice`)."""
+    """``options[index]`` element-wise for an index array.
+
+    The only option when there is one; ``index`` may be a prepared :class:`Choice`.
+
+    Parameters
+    ----------
+    options : Sequence
+        Values (scalars or arrays that broadcast), one per index.
+    index : int or ndarray or Choice [-]
+        Which option, element-wise.
+
+    Returns
+    -------
+    object
+        The picked values, in the options' own unit.
+    """
     if len(options) == 1:
         return options[0]
     if isinstance(index, Choice):
@@ -104,18 +145,50 @@ class PoolPlan:
     whole: object = True
 
     def required_units(self, index, demand_multiple):
-        """Units needed for a year of demand ``m``: the replicas for ``m z`` (:func:`tco.core.sizing.replicas_needed`:
-        whole, at least one) times ``n`` [devices]."""
+        """Units needed for a year of demand ``m``: the replicas for ``m z`` times ``n``.
+
+        Replicas by :func:`tco.core.sizing.replicas_needed` (whole, at least one).
+
+        Parameters
+        ----------
+        index : int or ndarray [-]
+            Generation index.
+        demand_multiple : float or ndarray [-]
+            The year's demand over year 1's ``m``.
+
+        Returns
+        -------
+        ndarray [devices]
+            Devices needed.
+        """
         replicas = replicas_needed(demand_multiple * pick(self.peak_replicas, index), 1.0, self.whole)
         return replicas * pick(self.devices_per_replica, index)
 
     def steady_state_usd_per_year(self, index, demand: DemandPath):
-        """``(capital, running)`` of a fresh fleet for year 1's demand on generation ``index`` [USD/yr].
+        """``(capital, running)`` of a fresh fleet for year 1's demand on generation ``index``.
 
         Capital: the units times the capital recovery of their price over their life
         (:func:`tco.core.finance.capital_recovery_usd_per_year`, at ``demand``'s discount rate);
         running: the units times the per-device costs plus the busy replicas times the
         per-busy-replica costs.
+
+        Parameters
+        ----------
+        index : int or ndarray [-]
+            Generation index.
+        demand : DemandPath
+            The demand path (its discount rate).
+
+        Returns
+        -------
+        capital : ndarray [USD/yr]
+            Capital recovery of the fleet.
+        running : ndarray [USD/yr]
+            Running costs of the fleet.
+
+        References
+        ----------
+        [brealey-myers-allen] equivalent annual cost, ch. 6.
         """
         units = self.required_units(index, 1.0)
         capital = units * pick(self.unit_usd, index) * demand.capital_recovery_factor(
@@ -142,13 +215,41 @@ class GenerationPath:
 
     @classmethod
     def fixed(cls, horizon_years, last_year: int) -> GenerationPath:
-        """One generation for the whole horizon (every pool but a roadmap baseline)."""
+        """One generation for the whole horizon (every pool but a roadmap baseline).
+
+        Parameters
+        ----------
+        horizon_years : float or ndarray [yr]
+            Analysis horizon (the end of the single epoch).
+        last_year : int [yr]
+            Length of the path.
+
+        Returns
+        -------
+        GenerationPath
+            Generation 0 held throughout, no switch.
+        """
         horizon = np.asarray(horizon_years, float)
         return cls([0.0] * last_year, [False] * last_year, [horizon] * last_year)
 
     @classmethod
     def from_switches(cls, index: list, switch: list, horizon_years) -> GenerationPath:
-        """Epoch ends from the switch flags: a backward pass over the years."""
+        """Epoch ends from the switch flags: a backward pass over the years.
+
+        Parameters
+        ----------
+        index : list of ndarray [-]
+            Generation held each year.
+        switch : list of ndarray of bool [-]
+            Whether the fleet moves at each year.
+        horizon_years : float or ndarray [yr]
+            Analysis horizon.
+
+        Returns
+        -------
+        GenerationPath
+            The path with the end of the epoch running at each year [yr].
+        """
         horizon = np.asarray(horizon_years, float)
         end, following = [None] * len(switch), horizon
         for t in range(len(switch) - 1, -1, -1):
@@ -182,6 +283,27 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     purchases worth ``sum_k (1+r)^-(s+kL)``; each but the last is credited ``rv`` at its
     end of life, the last its book value at ``E``; it is held (and runs) in the years
     ``s+1..E``. The cost that follows load is paid per busy replica in the served years.
+
+    Parameters
+    ----------
+    plan : PoolPlan
+        The pool's devices, prices, lives and running costs by generation.
+    path : GenerationPath
+        Generation held and moves, year by year.
+    demand : DemandPath
+        Demand by year and the discounted sums.
+    deployment_year : float or ndarray [yr]
+        Year the pool enters service ``t_d``.
+    horizon_years : float or ndarray [yr]
+        Analysis horizon.
+    rate : float or ndarray [1/yr]
+        Discount rate.
+
+    Returns
+    -------
+    PoolPresentValues
+        PV of capex and residual credits [USD], units bought undiscounted and PV [units], and
+        PV of each running line [USD].
     """
     ell = demand.log_discount
     rate = np.asarray(rate, float)
@@ -269,6 +391,22 @@ def pool_yearly_flows(plan: PoolPlan, path: GenerationPath, demand: DemandPath, 
     ``t``, every device held is credited its book value); the pool buys the growth of its
     holding and renews the devices bought at ``t - L`` in the same epoch. Running costs of
     year ``t`` (devices held during it, busy replicas) are paid at its end.
+
+    Parameters
+    ----------
+    plan, path, demand : PoolPlan, GenerationPath, DemandPath
+        The pool's plan, the generations it runs on, the demand by year (as in
+        :func:`pool_present_values`).
+    deployment_year : float or ndarray [yr]
+        Year the pool enters service ``t_d``.
+    horizon_years : float or ndarray [yr]
+        Analysis horizon.
+
+    Returns
+    -------
+    PoolYearlyFlows
+        Devices bought and held [devices], capex and residual credits [USD] and running costs
+        by line [USD], by year.
     """
     t_d = np.asarray(deployment_year, float)
     horizon = np.asarray(horizon_years, float)

@@ -42,12 +42,25 @@ _AS_D = (1.432788, 0.189269, 0.001308)
 
 
 def normal_quantile(q):
-    """Standard normal quantile ``z_q`` for ``q`` in [0.5, 1) [-].
+    """Standard normal quantile ``z_q`` for ``q`` in [0.5, 1).
 
-    Abramowitz and Stegun, *Handbook of Mathematical Functions*, 1964, formula 26.2.23:
     ``t = sqrt(-2 ln(1 - q))``, ``z = t - (c0 + c1 t + c2 t^2) / (1 + d1 t + d2 t^2 + d3 t^3)``,
     absolute error below 4.5e-4 (z_0.99 = 2.3268 vs 2.3263). A rational formula, so the
     workbook computes the same number with the same arithmetic.
+
+    Parameters
+    ----------
+    q : float or ndarray [-]
+        Probability, 0.5 <= q < 1.
+
+    Returns
+    -------
+    ndarray [-]
+        The quantile ``z_q``.
+
+    References
+    ----------
+    [abramowitz-stegun] formula 26.2.23.
     """
     t = np.sqrt(-2.0 * np.log(1.0 - np.asarray(q, float)))
     c0, c1, c2 = _AS_C
@@ -56,7 +69,22 @@ def normal_quantile(q):
 
 
 def tail_decay_factor(service_scv):
-    """Allen-Cunneen factor ``k = 2 / (c_a^2 + c_s^2)`` of the wait's exponential tail [-]."""
+    """Allen-Cunneen factor ``k = 2 / (c_a^2 + c_s^2)`` of the wait's exponential tail.
+
+    Parameters
+    ----------
+    service_scv : float or ndarray [-]
+        Squared coefficient of variation of the service time ``c_s^2`` (arrivals Poisson, ``c_a^2 = 1``).
+
+    Returns
+    -------
+    ndarray [-]
+        The factor ``k`` (1 for Poisson arrivals and exponential service).
+
+    References
+    ----------
+    [whitt-1993] the Allen-Cunneen approximation of the GI/G/m wait.
+    """
     return 2.0 / (ARRIVAL_SCV + np.asarray(service_scv, float))
 
 
@@ -71,10 +99,33 @@ def _decay_per_server(service_s, slack_s, service_scv):
 
 
 def staffing_margin(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
-    """Spare servers in Poisson spreads, ``beta``, that keep ``P(W > slack) <= epsilon`` [-].
+    """Spare servers in Poisson spreads, ``beta``, that keep ``P(W > slack) <= epsilon``.
 
     Solves ``beta^2/2 + K beta = ln(1 / (2 epsilon))`` with ``K = k slack sqrt(a) / S``:
     ``beta = sqrt(K^2 + 2L) - K``, ``L = ln(1/(2 epsilon))`` (zero when ``epsilon >= 1/2``).
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a`` (arrival rate x service time).
+    service_s : float or ndarray [s]
+        Mean service time ``S``.
+    slack_s : float or ndarray [s]
+        Wait allowed ``slack``.
+    service_scv : float or ndarray [-]
+        Squared coefficient of variation of the service time.
+    exceed_probability : float or ndarray [-]
+        Allowed probability ``epsilon`` of waiting longer than the slack.
+
+    Returns
+    -------
+    ndarray [-]
+        The staffing margin ``beta``.
+
+    References
+    ----------
+    [halfin-whitt-1981] square-root staffing.
+    [borst-2004] staffing against a waiting-time target.
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
     big_k = _decay_per_server(service_s, slack_s, service_scv) * np.sqrt(a)
@@ -83,7 +134,7 @@ def staffing_margin(offered_erlangs, service_s, slack_s, service_scv, exceed_pro
 
 
 def small_pool_margin(service_s, slack_s, service_scv):
-    """Servers added for small pools, ``delta = 1 / (1 + u)``, ``u = k slack / S`` [servers].
+    """Servers added for small pools, ``delta = 1 / (1 + u)``, ``u = k slack / S``.
 
     The Gaussian tail understates the wait of a few servers at little slack (Erlang C is
     skewed); one extra server fixes that (whole-server staffing at most one server above
@@ -91,12 +142,44 @@ def small_pool_margin(service_s, slack_s, service_scv):
     decides and the extra server would only over-provision, so it fades as ``1/(1 + u)``.
     It does not depend on the load, so the staffing stays increasing in the load and has a
     closed-form inverse.
+
+    Parameters
+    ----------
+    service_s : float or ndarray [s]
+        Mean service time ``S``.
+    slack_s : float or ndarray [s]
+        Wait allowed.
+    service_scv : float or ndarray [-]
+        Squared coefficient of variation of the service time.
+
+    Returns
+    -------
+    ndarray [servers]
+        The margin ``delta``, in (0, 1].
     """
     return 1.0 / (1.0 + _decay_per_server(service_s, slack_s, service_scv))
 
 
 def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
-    """Servers (continuous) so that ``P(W > slack) <= epsilon`` [servers]: ``c = a + beta sqrt(a) + delta``."""
+    """Servers (continuous) so that ``P(W > slack) <= epsilon``: ``c = a + beta sqrt(a) + delta``.
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a``.
+    service_s, slack_s, service_scv, exceed_probability : float or ndarray [s, s, -, -]
+        As in :func:`staffing_margin`.
+
+    Returns
+    -------
+    ndarray [servers]
+        Servers needed (continuous).
+
+    References
+    ----------
+    [halfin-whitt-1981] square-root staffing.
+    [borst-2004] staffing against a waiting-time target.
+    """
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
     u = _decay_per_server(service_s, slack_s, service_scv)
     root = np.sqrt(a)
@@ -107,7 +190,7 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
 
 
 def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability):
-    """Largest load ``a`` [Erlangs] that ``c`` servers carry with ``P(W > slack) <= epsilon``.
+    """Largest load ``a`` that ``c`` servers carry with ``P(W > slack) <= epsilon``.
 
     The inverse of :func:`servers_within_wait`: with ``u = k slack / S``,
     ``L = ln(1/(2 epsilon))`` and ``m = c - delta``, ``m = a + beta sqrt(a)``,
@@ -115,6 +198,19 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
     ``(1 - 2u) a^2 - 2 (m (1-u) + L) a + m^2 = 0``, whose smaller root is the answer
     (written ``m^2 / (h + sqrt(h^2 - (1 - 2u) m^2))``, ``h = m (1-u) + L``, finite as
     ``1 - 2u -> 0``). Zero when ``c <= delta``.
+
+    Parameters
+    ----------
+    servers : float or ndarray [servers]
+        Servers ``c``.
+    service_s, slack_s, service_scv, exceed_probability : float or ndarray [s, s, -, -]
+        Service time ``S``, wait allowed, service-time variability and ``epsilon``, as in
+        :func:`staffing_margin`.
+
+    Returns
+    -------
+    ndarray [Erlangs]
+        The largest offered load.
     """
     m = np.maximum(np.asarray(servers, float) - small_pool_margin(service_s, slack_s, service_scv), 0.0)
     u = _decay_per_server(service_s, slack_s, service_scv)
@@ -130,7 +226,7 @@ OVERLOADED_WAIT_FACTOR = 1e-100
 
 
 def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability, sizing_slack_s):
-    """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers [s]; huge when overloaded.
+    """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers; huge when overloaded.
 
     Inverts ``P(W > w) = exp(-beta^2/2 - k w sqrt(a) beta / S) / 2`` with
     ``beta = (c - a - delta) / sqrt(a)``:
@@ -140,6 +236,29 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
     with more servers it is a safe upper bound. Written without ``np.where`` (slow on large
     arrays): an overloaded pool (``beta <= 0``) gets a huge but finite wait, ``1e100 S``
     times the log term (the ``S 1e-100`` in the denominator: negligible otherwise).
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a``.
+    servers : float or ndarray [servers]
+        Servers ``c``.
+    service_s : float or ndarray [s]
+        Mean service time ``S``.
+    service_scv, exceed_probability : float or ndarray [-]
+        Service-time variability ``c_s^2`` and the probability ``epsilon`` of waiting longer.
+    sizing_slack_s : float or ndarray [s]
+        The slack the pool was sized for (sets ``delta``).
+
+    Returns
+    -------
+    ndarray [s]
+        The wait quantile.
+
+    References
+    ----------
+    [borst-2004] the exponential conditional wait of M/M/c.
+    [halfin-whitt-1981] the Gaussian probability of waiting.
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
     root = np.sqrt(a)
@@ -152,7 +271,7 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
 
 
 def occupancy_seen_quantile(mean_occupancy, z, window_variance_factor=2.0 / 3.0):
-    """Occupancy a request sees over its stay, at the quantile ``z`` [requests].
+    """Occupancy a request sees over its stay, at the quantile ``z``.
 
     In an M/G/inf system the number present is Poisson with mean ``B`` (the
     insensitivity of M/G/inf). A request averages the occupancy over its own stay; for a
@@ -160,6 +279,20 @@ def occupancy_seen_quantile(mean_occupancy, z, window_variance_factor=2.0 / 3.0)
     covariance ``B (1 - tau/D)``, whose average over a window ``D`` has variance
     ``(2/D^2) int_0^D (D - tau) B (1 - tau/D) dtau = 2B/3``. The request itself adds one:
     ``B_q = 1 + B + z sqrt(v B)``, ``v = 2/3`` (normal approximation of the Poisson tail).
+
+    Parameters
+    ----------
+    mean_occupancy : float or ndarray [requests]
+        Mean number of requests present ``B``.
+    z : float or ndarray [-]
+        Standard normal quantile.
+    window_variance_factor : float [-]
+        Variance of the window average over ``B`` (2/3 for a fixed stay).
+
+    Returns
+    -------
+    ndarray [requests]
+        Occupancy seen at the quantile.
     """
     b = np.maximum(np.asarray(mean_occupancy, float), 0.0)
     return 1.0 + b + z * np.sqrt(window_variance_factor * b)

@@ -140,14 +140,39 @@ class PoolServing:
         return self.values[key]
 
     def candidate(self, k: int) -> dict:
-        """The terms of candidate shape ``k`` (evaluated now if it was skipped) [dict of arrays]."""
+        """The terms of candidate shape ``k`` (evaluated now if it was skipped).
+
+        Parameters
+        ----------
+        k : int [-]
+            Index into the pool's candidate shapes.
+
+        Returns
+        -------
+        dict
+            The candidate's figures by name (arrays, units as in :func:`size_pool`).
+        """
         if self.candidates[k] is None:
             self.candidates[k] = self.evaluate_candidate(k)
         return self.candidates[k]
 
     def at_load(self, demand: Demand, replicas, ttft_extra_s=0.0) -> dict:
-        """Percentile TTFT and TPOT, queueing delay and occupancy of the chosen shape with ``replicas``
-        replicas at ``demand.peak_requests_per_s`` [dict of arrays]."""
+        """Percentile TTFT and TPOT, queueing delay and occupancy of the chosen shape with ``replicas`` replicas at peak demand.
+
+        Parameters
+        ----------
+        demand : Demand
+            The workload; its ``peak_requests_per_s`` [req/s] is served.
+        replicas : float or ndarray [replicas]
+            Replicas provisioned.
+        ttft_extra_s : float or ndarray [s]
+            Time taken out of the TTFT budget before this pool.
+
+        Returns
+        -------
+        dict
+            ``ttft_s``, ``tpot_s``, ``queue_wait_s`` [s] and the occupancy [sequences], arrays.
+        """
         return _at_peak(self.role, {**self.chosen, "replicas": replicas + 0.0 * self.chosen["replicas"]}, demand,
                         ttft_extra_s)
 
@@ -184,7 +209,28 @@ def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: st
 
 def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str,
                 terms: _PoolTerms | None = None) -> CycleModel:
-    """The :class:`CycleModel` of a replica of ``shape`` devices."""
+    """The :class:`CycleModel` of a replica of ``shape`` devices.
+
+    Parameters
+    ----------
+    shape : Shape
+        The replica shape (tensor, pipeline, expert parallel).
+    model : ModelShape
+        The model's bytes [B], FLOPs [FLOP/token] and attention shape.
+    device : DeviceShape
+        The device's tiers [B, B/s], compute [FLOP/s] and links [B/s, s].
+    demand : Demand
+        Request lengths [tokens], targets [s] and serving settings.
+    role : str
+        ``colocated``, ``prefill`` or ``decode``.
+    terms : _PoolTerms or None
+        The pool's shape-independent terms when already computed.
+
+    Returns
+    -------
+    CycleModel
+        The replica's cycle time [s] as a function of its decode and prefill tokens.
+    """
     terms = terms or _pool_terms(model, device, demand, role)
     n = float(shape.devices)
     k = model.kv_bytes_per_token * parallelism.kv_replication(shape.tensor, model.kv_heads)
@@ -215,11 +261,27 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
 
 
 def prefill_pass_prompts(cm: CycleModel, demand: Demand):
-    """Prompts run together in one whole-prompt prefill pass, ``k_b`` [prompts].
+    """Prompts run together in one whole-prompt prefill pass, ``k_b``.
 
     Batching prompts pays only while the pass is bound by the weight read: up to the
     weight phase's ridge point ``N_r = p t_mem(W) / (2A / F)`` tokens, and never beyond the
     token budget: ``k_b = max(1, min(floor(tau / P), ceil(N_r / P)))``. Long prompts run alone.
+
+    Parameters
+    ----------
+    cm : CycleModel
+        The replica's cycle model.
+    demand : Demand
+        Prompt length ``P`` [tokens] and token budget ``tau`` [tokens].
+
+    Returns
+    -------
+    ndarray [prompts]
+        Prompts per prefill pass, at least 1.
+
+    References
+    ----------
+    [williams-roofline-2009] the ridge point between memory- and compute-bound.
     """
     ridge = cm.pipeline * memory_read_time_s(cm.full_read_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s) \
         * cm.flops_per_s / cm.weight_flops_per_token
@@ -229,9 +291,25 @@ def prefill_pass_prompts(cm: CycleModel, demand: Demand):
 
 
 def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
-    """Replica time per prefill token, ``chi`` [s/token], by scheduling policy (module docstring).
+    """Replica time per prefill token, ``chi``, by scheduling policy (module docstring).
 
-    ``idle_cycle_s`` is ``t(0, 0)`` when the caller has it (the decode lines at B = 0).
+    Parameters
+    ----------
+    cm : CycleModel
+        The replica's cycle model.
+    demand : Demand
+        Scheduling policy, token budget [tokens] and prompt length [tokens].
+    idle_cycle_s : float or ndarray or None [s]
+        ``t(0, 0)`` when the caller has it (the decode lines at B = 0).
+
+    Returns
+    -------
+    ndarray [s/token]
+        Replica time per prefill token.
+
+    References
+    ----------
+    [sarathi-serve-osdi2024] chunked prefill under a token budget.
     """
     p = cm.pipeline
     if demand.policy == "chunked":
@@ -380,17 +458,39 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
               whole=True, ttft_extra_s=0.0, device_hour_usd=1.0) -> PoolServing:
     """Size one pool at peak for every candidate shape and keep the cheapest that meets the targets.
 
-    Returns a :class:`PoolServing` whose ``values`` hold, per draw, the chosen shape
-    (``devices_per_replica``, ``tensor_parallel``, ``pipeline_stages``, ``expert_parallel``,
-    ``shape_index``) and the figures at peak: ``replicas``, ``slots`` (the batch cap),
-    ``batch`` (mean decode occupancy), ``tpot_s`` and ``ttft_s`` at the percentile,
-    ``queue_wait_s`` (their queueing part), ``prefill_s``, ``step_s``, ``interference_share``,
-    ``capacity_rps`` and the feasibility flags.
-
     The choice, per draw: the feasible candidate with the lowest ``R n x cost per
     device-hour``; with none feasible, the one with the shortest cycle at its slot cap
     (nearest to its TPOT target). It is made with arithmetic masks, not ``np.where``/``np.choose``
     (both several times slower than a multiply on large arrays).
+
+    Parameters
+    ----------
+    role : str
+        ``colocated``, ``prefill`` or ``decode``.
+    shapes : Sequence[Shape]
+        Candidate replica shapes.
+    model : ModelShape
+        The model's bytes, FLOPs and attention shape.
+    device : DeviceShape
+        The device's tiers, compute and links.
+    demand : Demand
+        Rates [req/s], lengths [tokens], targets [s], percentile and settings.
+    whole : bool or ndarray of bool [-]
+        Whole-device sizing or continuous.
+    ttft_extra_s : float or ndarray [s]
+        Time taken out of the TTFT budget before this pool (the KV transfer).
+    device_hour_usd : float or ndarray [USD/device-h]
+        Price of a device-hour that ranks the candidates.
+
+    Returns
+    -------
+    PoolServing
+        Per draw the chosen shape (``devices_per_replica``, ``tensor_parallel``,
+        ``pipeline_stages``, ``expert_parallel``, ``shape_index``) and the figures at peak:
+        ``replicas``, ``slots`` (the batch cap), ``batch`` (mean decode occupancy), ``tpot_s``
+        and ``ttft_s`` at the percentile, ``queue_wait_s`` (their queueing part),
+        ``prefill_s``, ``step_s``, ``interference_share``, ``capacity_rps`` and the
+        feasibility flags.
     """
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}")
@@ -542,13 +642,35 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
 
 
 def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, ttft_extra_s=0.0):
-    """Largest request rate ``R`` replicas of the chosen shape carry within the percentile targets [req/s].
+    """Largest request rate ``R`` replicas of the chosen shape carry within the percentile targets.
 
     The inverse of the sizing: each queue's servers (``R c_s`` slots, ``R x lanes`` lanes)
     carry at most :func:`tco.core.queueing.offered_load_within_wait` Erlangs, so the rate is
     the smaller of ``A_slots / D`` and ``A_lanes / S_work`` (one queue for a prefill or decode
     pool). Measured systems of a given size (MLPerf: 8 GPUs) are checked this way, and the
     hourly stranded-capacity simulation uses it for the provisioned fleet.
+
+    Parameters
+    ----------
+    role : str
+        ``colocated``, ``prefill`` or ``decode``.
+    pool : PoolServing
+        The pool's chosen shape and figures.
+    replicas : float or ndarray [replicas]
+        Replicas provisioned ``R``.
+    demand : Demand
+        Targets [s] and percentile [-].
+    ttft_extra_s : float or ndarray [s]
+        Time taken out of the TTFT budget before this pool.
+
+    Returns
+    -------
+    ndarray [req/s]
+        The largest request rate within the targets.
+
+    References
+    ----------
+    [halfin-whitt-1981] square-root staffing, inverted.
     """
     v = pool.values
     epsilon = 1.0 - demand.percentile

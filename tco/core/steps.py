@@ -53,8 +53,22 @@ def _scale(k, x):
 
 
 def overlapped(x, y, overlap, keep=None):
-    """``max(x, y) + (1 - o) min(x, y)``: two durations overlapped by a share ``o`` [s] (``keep = 1 - o``
-    when the caller has it)."""
+    """``max(x, y) + (1 - o) min(x, y)``: two durations overlapped by a share ``o``.
+
+    Parameters
+    ----------
+    x, y : float or ndarray [s]
+        The two durations.
+    overlap : float or ndarray [-]
+        Share of the shorter one hidden under the longer, 0-1.
+    keep : float or ndarray or None [-]
+        ``1 - overlap`` when the caller has it.
+
+    Returns
+    -------
+    ndarray [s]
+        The overlapped duration.
+    """
     return np.maximum(x, y) + (1.0 - overlap if keep is None else keep) * np.minimum(x, y)
 
 
@@ -73,7 +87,20 @@ class Lines:
         return value
 
     def shifted(self, intercept=0.0, slope=0.0) -> Lines:
-        """``f(B) + intercept + slope B``."""
+        """``f(B) + intercept + slope B``.
+
+        Parameters
+        ----------
+        intercept : float or ndarray [s]
+            Added to every intercept.
+        slope : float or ndarray [s/token]
+            Added to every slope.
+
+        Returns
+        -------
+        Lines
+            The shifted lines.
+        """
         return Lines(tuple(_add(c0, intercept) for c0 in self.intercepts), tuple(_add(c1, slope) for c1 in self.slopes))
 
 
@@ -94,12 +121,26 @@ def _pairs(a: Lines, b: Lines, overlap) -> Lines:
 
 def tier_time_lines(bytes_fixed, bytes_per_token, tier_capacity_bytes: Sequence, tier_bandwidth_bytes_per_s: Sequence,
                     offset_s=0.0) -> Lines:
-    """Lines of ``t_mem(y0 + y1 B) - offset`` with bytes placed fastest tier first [s].
+    """Lines of ``t_mem(y0 + y1 B) - offset`` with bytes placed fastest tier first.
 
     ``t_mem`` is convex piecewise linear when the tiers come by falling bandwidth, so it
     is the maximum of its segments' extended lines
     ``T_{i-1} + (y - C_{i-1}) / bw_i`` (``C``, ``T``: capacity and read time of the faster
     tiers).
+
+    Parameters
+    ----------
+    bytes_fixed, bytes_per_token : float or ndarray [B, B/token]
+        The bytes read ``y0 + y1 B``: fixed, and per token of the batch ``B``.
+    tier_capacity_bytes, tier_bandwidth_bytes_per_s : Sequence [B, B/s]
+        Capacity and bandwidth of each memory tier, ordered by falling bandwidth.
+    offset_s : float or ndarray [s]
+        Time subtracted from every line.
+
+    Returns
+    -------
+    Lines
+        Intercepts [s] and slopes [s/token], one per tier.
     """
     c0, c1 = [], []
     cumulative_bytes, cumulative_s = 0.0, 0.0
@@ -112,11 +153,23 @@ def tier_time_lines(bytes_fixed, bytes_per_token, tier_capacity_bytes: Sequence,
 
 
 def largest_within(lines: Lines, target):
-    """Largest ``B >= 0`` with ``f(B) <= target`` [tokens]; negative when ``f(0) > target``.
+    """Largest ``B >= 0`` with ``f(B) <= target``; negative when ``f(0) > target``.
 
     For convex ``f = max_i`` lines, ``f(B) <= T`` iff every line is, so
     ``B = min_i (T - c0_i) / c1_i``. Every line of a decode cycle rises with the batch (each
     sequence reads its KV cache), so the slopes are positive.
+
+    Parameters
+    ----------
+    lines : Lines
+        Intercepts [s] and slopes [s/token] of ``f``.
+    target : float or ndarray [s]
+        Time allowed ``T``.
+
+    Returns
+    -------
+    ndarray [tokens]
+        The largest batch.
     """
     best = None
     for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
@@ -126,13 +179,29 @@ def largest_within(lines: Lines, target):
 
 
 def least_fixed_point(lines: Lines, gain):
-    """Least ``B`` with ``B = g f(B)``, ``g >= 0`` [tokens]; very large when there is none.
+    """Least ``B`` with ``B = g f(B)``, ``g >= 0``; very large when there is none.
 
     For a single line ``B = g (c0 + c1 B)`` gives ``B = g c0 / (1 - g c1)`` (none if
     ``g c1 >= 1``: the replica cannot keep up). For ``f = max_i`` lines the least fixed
     point is the largest of the lines' fixed points: at that ``B`` every other line lies
     below the diagonal. Used with ``g = lambda O`` (Little's law: occupancy = arrival rate
     x time in decode); callers cap the result at the slot cap.
+
+    Parameters
+    ----------
+    lines : Lines
+        Intercepts [s] and slopes [s/token] of ``f``.
+    gain : float or ndarray [tokens/s]
+        ``g``, the rate that turns time into occupancy (``lambda O``).
+
+    Returns
+    -------
+    ndarray [tokens]
+        The least fixed point (the mean decode batch).
+
+    References
+    ----------
+    [little-1961] occupancy = arrival rate x time in system.
     """
     out = 0.0
     for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
@@ -169,21 +238,49 @@ class CycleModel:
 
     @property
     def full_read_bytes(self):
-        """Weight bytes a micro-batch reads when every weight it can touch is touched [B]: a dense
-        model's active weights (``read_fixed_bytes``: the input-embedding table is indexed, not
-        read), an MoE model's stored weights."""
+        """Weight bytes a micro-batch reads when every weight it can touch is touched [B].
+
+        A dense model's active weights (``read_fixed_bytes``: the input-embedding table is
+        indexed, not read), an MoE model's stored weights.
+        """
         return self.weight_bytes if self.moe else self.read_fixed_bytes
 
     def weight_read_bytes(self, tokens):
-        """Weight bytes read by one micro-batch of ``tokens`` tokens [B]."""
+        """Weight bytes read by one micro-batch of ``tokens`` tokens.
+
+        Parameters
+        ----------
+        tokens : float or ndarray [tokens]
+            Tokens of the micro-batch.
+
+        Returns
+        -------
+        ndarray [B]
+            Weight bytes read (all active weights for a dense model; shared plus touched experts
+            for an MoE model, at most the stored weights).
+        """
         if not self.moe:
             return self.read_fixed_bytes
         sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens, 1.0)
         return np.minimum(sparse, self.weight_bytes)
 
     def terms_s(self, decode_tokens, prefill_tokens):
-        """The four terms of a cycle and its collectives: ``(weight memory, weight compute, KV memory,
-        attention compute, collectives)`` [s]."""
+        """The four terms of a cycle and its collectives.
+
+        Parameters
+        ----------
+        decode_tokens, prefill_tokens : float or ndarray [tokens]
+            Tokens in the cycle: ``B`` decode tokens, ``N_p`` prefill tokens.
+
+        Returns
+        -------
+        tuple of ndarray [s]
+            ``(weight memory, weight compute, KV memory, attention compute, collectives)``.
+
+        References
+        ----------
+        [williams-roofline-2009] memory and compute time of each phase.
+        """
         tokens = _add(decode_tokens, prefill_tokens)
         caps, bws = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s
         weight_memory = self.pipeline * memory_read_time_s(self.weight_read_bytes(tokens / self.pipeline), caps, bws)
@@ -199,7 +296,20 @@ class CycleModel:
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
 
     def cycle_s(self, decode_tokens, prefill_tokens):
-        """Time of one cycle with ``B`` decode tokens and ``N_p`` prefill tokens [s] (exact, not the lines)."""
+        """Time of one cycle with ``B`` decode tokens and ``N_p`` prefill tokens (exact, not the lines).
+
+        Parameters
+        ----------
+        decode_tokens : float or ndarray [tokens]
+            Decode tokens ``B``.
+        prefill_tokens : float or ndarray [tokens]
+            Prefill tokens ``N_p``.
+
+        Returns
+        -------
+        ndarray [s]
+            Cycle time.
+        """
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
         keep = 1.0 - self.memory_compute_overlap
         a = overlapped(weight_memory, weight_compute, None, keep)
@@ -207,9 +317,23 @@ class CycleModel:
         return overlapped(a, b, self.phase_overlap) + sync
 
     def bound_and_spill(self, decode_tokens, prefill_tokens):
-        """What bounds a cycle (0 memory, 1 compute, 2 collectives: the largest of the memory
-        terms, the compute terms and the collectives) and the bytes it reads from below the
-        fastest tier (weights placed first, the KV cache after them) [code, B]."""
+        """What bounds a cycle and the bytes it reads from below the fastest tier.
+
+        The bound is the largest of the memory terms, the compute terms and the collectives;
+        weights are placed in the fastest tier first, the KV cache after them.
+
+        Parameters
+        ----------
+        decode_tokens, prefill_tokens : float or ndarray [tokens]
+            Decode tokens ``B`` and prefill tokens ``N_p`` of the cycle.
+
+        Returns
+        -------
+        bound : ndarray [-]
+            0 memory, 1 compute, 2 collectives.
+        spilled : ndarray [B]
+            Bytes read from below the fastest tier.
+        """
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
         memory, compute = weight_memory + kv_memory, weight_compute + kv_compute
         code = (compute > memory) * (compute >= sync) * 1.0 + (sync > np.maximum(memory, compute)) * 2.0
@@ -227,6 +351,11 @@ class CycleModel:
         """Lines of the decode-only cycle ``t_d(B)``, one :class:`Lines` per weight-read branch.
 
         ``t_d`` is the minimum over the branches (dense models have one).
+
+        Returns
+        -------
+        list of Lines
+            Intercepts [s] and slopes [s/token] per branch.
         """
         caps, bws, p = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s, self.pipeline
         compute = Lines((0.0,), (self.weight_flops_per_token / self.flops_per_s,))
@@ -261,7 +390,18 @@ def _phase(memory: Lines, compute_slope, overlap) -> Lines:
 
 
 def branch_max(values: Sequence):
-    """Maximum over the weight-read branches."""
+    """Maximum over the weight-read branches.
+
+    Parameters
+    ----------
+    values : Sequence [tokens]
+        One value per branch (a dense model has one): the largest batch within a target.
+
+    Returns
+    -------
+    ndarray [tokens]
+        The element-wise maximum.
+    """
     out = values[0]
     for value in values[1:]:
         out = np.maximum(out, value)
@@ -269,7 +409,18 @@ def branch_max(values: Sequence):
 
 
 def branch_min(values: Sequence):
-    """Minimum over the weight-read branches (one value per branch; a dense model has one)."""
+    """Minimum over the weight-read branches (one value per branch; a dense model has one).
+
+    Parameters
+    ----------
+    values : Sequence [s or tokens]
+        One value per branch: cycle times [s] or batches [tokens].
+
+    Returns
+    -------
+    ndarray [s or tokens]
+        The element-wise minimum, in the unit of ``values``.
+    """
     out = values[0]
     for value in values[1:]:
         out = np.minimum(out, value)

@@ -29,10 +29,12 @@ class Pool:
 
     @property
     def serves_prefill(self) -> bool:
+        """Whether the pool runs prefill (``colocated`` or ``prefill``)."""
         return self.role in ("colocated", "prefill")
 
     @property
     def serves_decode(self) -> bool:
+        """Whether the pool runs decode (``colocated`` or ``decode``)."""
         return self.role in ("colocated", "decode")
 
 
@@ -46,13 +48,27 @@ class Option:
 
     @property
     def specialized(self) -> bool:
+        """Whether any pool runs on a specialized device."""
         return any(pool.specialized for pool in self.pools)
 
     @property
     def disaggregated(self) -> bool:
+        """Whether prefill and decode run on separate pools."""
         return len(self.pools) == 2
 
     def pool(self, role: str) -> Pool:
+        """The pool with role ``role``.
+
+        Parameters
+        ----------
+        role : str
+            ``colocated``, ``prefill`` or ``decode``.
+
+        Returns
+        -------
+        Pool
+            That pool.
+        """
         return next(p for p in self.pools if p.role == role)
 
 
@@ -89,10 +105,23 @@ class Structure:
     node_scaled_tiers: tuple[str, ...] | None = None
 
     def option(self, name: str) -> Option:
+        """The option named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The option's name.
+
+        Returns
+        -------
+        Option
+            That option.
+        """
         return next(o for o in self.options if o.name == name)
 
     @property
     def challengers(self) -> tuple[Option, ...]:
+        """Every option but the baseline, in the scenario's order."""
         return tuple(o for o in self.options if o.name != self.baseline)
 
     @property
@@ -101,44 +130,49 @@ class Structure:
         return frozenset(p.device for p in self.option(self.baseline).pools)
 
     def adopted_devices(self, option: Option) -> tuple[str, ...]:
-        """Devices a challenger ports its software to: not the baseline's (the software runs there
-        already), not the built chip (its software is part of the NRE)."""
+        """Devices a challenger ports its software to.
+
+        Not the baseline's (the software runs there already), not the built chip (its software
+        is part of the NRE).
+
+        Parameters
+        ----------
+        option : Option
+            The challenger.
+
+        Returns
+        -------
+        tuple of str
+            Device ids, each once (empty for the baseline).
+        """
         if option.name == self.baseline:
             return ()
         return tuple(dict.fromkeys(p.device for p in option.pools if not p.built and p.device not in self.incumbent_devices))
 
     def generation_options(self) -> tuple[Option, ...]:
-        """The baseline's shape on each roadmap device, every pool on that device (same option
-        name: the baseline's pool parameters apply)."""
+        """The baseline's shape on each roadmap device, every pool on that device.
+
+        Same option name: the baseline's pool parameters apply.
+
+        Returns
+        -------
+        tuple of Option
+            One option per roadmap generation.
+        """
         base = self.option(self.baseline)
         return tuple(Option(base.name, tuple(Pool(p.role, g.device, g.tiers, False, False, p.has_min_devices,
                                                   *(g.shapes[i:i + 1] if g.shapes else ()))
                                              for i, p in enumerate(base.pools)), base.link) for g in self.generations)
 
 
-def device_param(device: str, field: str) -> str:
-    return f"devices.{device}.{field}"
-
-
-def tier_param(device: str, tier: str, field: str) -> str:
-    return f"devices.{device}.memory.{tier}.{field}"
-
-
-def model_param(model: str, field: str) -> str:
-    return f"models.{model}.{field}"
-
-
-def link_param(link: str, field: str) -> str:
-    return f"links.{link}.{field}"
-
-
-def pool_param(option: str, role: str, field: str) -> str:
-    return f"options.{option}.{role}.{field}"
-
-
-def roadmap_param(device: str, field: str) -> str:
-    return f"roadmap.{device}.{field}"
-
-
-def demand_year_param(year: int) -> str:
-    return f"workload.year_{year}.demand_multiplier"
+#: The dotted names of the parameters, by what they belong to: each fills its template's ``{}`` in order,
+#: ``device_param(device, field)``, ``tier_param(device, tier, field)``, ``model_param(model, field)``,
+#: ``link_param(link, field)``, ``pool_param(option, role, field)``, ``roadmap_param(device, field)``,
+#: ``demand_year_param(year)`` (``device_param("h100-sxm", "tdp_w") == "devices.h100-sxm.tdp_w"``).
+device_param = "devices.{}.{}".format
+tier_param = "devices.{}.memory.{}.{}".format
+model_param = "models.{}.{}".format
+link_param = "links.{}.{}".format
+pool_param = "options.{}.{}.{}".format
+roadmap_param = "roadmap.{}.{}".format
+demand_year_param = "workload.year_{}.demand_multiplier".format

@@ -24,13 +24,28 @@ def _log_discount(rate):
 
 
 def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount=None):
-    """``sum_{y=a+1}^{b} lambda^(y-1) (1+r)^-y`` with ``lambda = exp(log_ratio)`` [yr].
+    """``sum_{y=a+1}^{b} lambda^(y-1) (1+r)^-y`` with ``lambda = exp(log_ratio)``.
 
     The present value of a yearly flow that starts at 1 in year 1 and changes by the factor
     ``lambda`` each year, paid in the years ``a+1..b`` (none when ``b <= a``). Closed form
     ``v (x^a - x^b) / (1 - x)`` with ``v = (1+r)^-1`` and ``x = lambda v``, written with
     ``expm1`` so that it stays exact when ``x`` is close to 1 (``v (b - a)`` at ``x = 1``).
-    ``log_discount`` is ``ln(1 + r)`` when already at hand.
+
+    Parameters
+    ----------
+    rate : float or ndarray [1/yr]
+        Discount rate ``r``.
+    log_ratio : float or ndarray [1/yr]
+        ``ln lambda``, the yearly log-change of the flow (0: level).
+    start_year, end_year : float or ndarray [yr]
+        The flow is paid in years ``a+1..b``.
+    log_discount : ndarray or None [1/yr]
+        ``ln(1 + r)`` when already at hand.
+
+    Returns
+    -------
+    ndarray [yr]
+        Present value per unit of year-1 flow (USD of PV per USD/yr).
     """
     a = np.asarray(start_year, float)
     b = np.maximum(np.asarray(end_year, float), a)
@@ -51,12 +66,40 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount
 
 
 def annuity_between(rate, start_year, end_year):
-    """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD paid at the end of each year ``a+1..b`` [yr]."""
+    """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD paid at the end of each year ``a+1..b``.
+
+    Parameters
+    ----------
+    rate : float or ndarray [1/yr]
+        Discount rate.
+    start_year, end_year : float or ndarray [yr]
+        The payments fall in years ``a+1..b``.
+
+    Returns
+    -------
+    ndarray [yr]
+        The annuity factor (USD of PV per USD/yr).
+
+    References
+    ----------
+    [brealey-myers-allen] annuities, ch. 2.
+    """
     return geometric_discounted_sum(rate, 0.0, start_year, end_year)
 
 
 def deployment_year(time_to_market_years):
-    """Whole year at which a built chip's fleet enters service, ``ceil(W)`` [yr] (0 for ``W = 0``)."""
+    """Whole year at which a built chip's fleet enters service, ``ceil(W)`` (0 for ``W = 0``).
+
+    Parameters
+    ----------
+    time_to_market_years : float or ndarray [yr]
+        Design start to deployment ``W``.
+
+    Returns
+    -------
+    ndarray [yr]
+        Deployment year ``t_d``.
+    """
     return np.ceil(np.asarray(time_to_market_years, float) - WHOLE_COUNT_GUARD)
 
 
@@ -101,21 +144,72 @@ class DemandPath:
         return self._remembered("log_discount", (), lambda: _log_discount(self.rate))
 
     def discount(self, t_years):
-        """``(1 + r)^-t`` [-]."""
+        """``(1 + r)^-t``.
+
+        Parameters
+        ----------
+        t_years : float or ndarray [yr]
+            Time after the decision.
+
+        Returns
+        -------
+        ndarray [-]
+            Discount factor.
+        """
         return self._remembered("discount", (t_years,), lambda: np.exp(-np.asarray(t_years, float) * self.log_discount))
 
     def discount_minus_one(self, t_years):
-        """``(1 + r)^-t - 1``, exact for small ``r t`` (``expm1``) [-]."""
+        """``(1 + r)^-t - 1``, exact for small ``r t`` (``expm1``).
+
+        Parameters
+        ----------
+        t_years : float or ndarray [yr]
+            Time after the decision (the rounding of ``1 - (1 + r)^-t`` matters when ``r t`` is small).
+
+        Returns
+        -------
+        ndarray [-]
+            Discount factor minus one.
+        """
         return self._remembered("expm1", (t_years,), lambda: np.expm1(-np.asarray(t_years, float) * self.log_discount))
 
     def annuity(self, start_year, end_year):
-        """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD at the end of each year ``a+1..b`` [yr]."""
+        """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD at the end of each year ``a+1..b``.
+
+        Parameters
+        ----------
+        start_year, end_year : float or ndarray [yr]
+            Payments fall in years ``a+1..b``.
+
+        Returns
+        -------
+        ndarray [yr]
+            Annuity factor (USD of PV per USD/yr).
+        """
         return self._remembered("annuity", (start_year, end_year), lambda: geometric_discounted_sum(
             self.rate, 0.0, start_year, end_year, self.log_discount))
 
     def capital_recovery_factor(self, life_years, residual_value_fraction=0.0):
-        """``(1 - rv (1+r)^-L) / annuity(0, L)``: yearly cost of 1 USD of price over ``L`` years
-        (:func:`tco.core.finance.capital_recovery_usd_per_year`) [1/yr]."""
+        """``(1 - rv (1+r)^-L) / annuity(0, L)``: yearly cost of 1 USD of price over ``L`` years.
+
+        :func:`tco.core.finance.capital_recovery_usd_per_year` per USD.
+
+        Parameters
+        ----------
+        life_years : float or ndarray [yr]
+            Useful life ``L``.
+        residual_value_fraction : float or ndarray [-]
+            Value left at end of life ``rv``.
+
+        Returns
+        -------
+        ndarray [1/yr]
+            Capital recovery factor.
+
+        References
+        ----------
+        [brealey-myers-allen] equivalent annual cost, ch. 6.
+        """
         return (1.0 - residual_value_fraction * self.discount(life_years)) / self.annuity(0.0, life_years)
 
     @property
@@ -124,7 +218,18 @@ class DemandPath:
         return bool(self.series) or bool(np.any(np.asarray(self.growth) != 0.0))
 
     def multiplier(self, year: int):
-        """``m_y`` for one whole service year ``y >= 1`` [-]."""
+        """``m_y`` for one whole service year ``y >= 1``.
+
+        Parameters
+        ----------
+        year : int [yr]
+            Service year ``y`` (year 1 runs at ``workload.requests_per_s``).
+
+        Returns
+        -------
+        ndarray [-]
+            Demand over year 1's.
+        """
         return self._remembered("multiplier", (float(year),), lambda: self._multiplier(year))
 
     def _multiplier(self, year: int):
@@ -135,10 +240,22 @@ class DemandPath:
         return base * np.power(1.0 + np.asarray(self.growth, float), year - max(n, 1))
 
     def discounted_sum(self, start_year, end_year, log_decay=0.0):
-        """``sum_{y=a+1}^{b} m_y rho^(y-1) (1+r)^-y`` with ``rho = exp(log_decay)`` [yr].
+        """``sum_{y=a+1}^{b} m_y rho^(y-1) (1+r)^-y`` with ``rho = exp(log_decay)``.
 
         Closed form for a growth rate (:func:`geometric_discounted_sum`); a yearly series is
         summed year by year (years are a structural axis, up to the largest horizon).
+
+        Parameters
+        ----------
+        start_year, end_year : float or ndarray [yr]
+            The flow runs in years ``a+1..b``.
+        log_decay : float or ndarray [1/yr]
+            ``ln rho``, an extra yearly decay of the flow (0: none).
+
+        Returns
+        -------
+        ndarray [yr]
+            PV per unit of year-1 flow (USD of PV per USD/yr).
         """
         if not self.series:
             if np.ndim(log_decay) == 0 and log_decay == 0.0 and np.ndim(self.growth) == 0 and self.growth == 0.0:
@@ -158,9 +275,21 @@ class DemandPath:
 
 
 def uniform_spend_share_in_year(year, window_years):
-    """Share of a spend spread evenly over ``[0, W)`` that falls in ``[t, t+1)`` [fraction].
+    """Share of a spend spread evenly over ``[0, W)`` that falls in ``[t, t+1)``.
 
     ``max(0, min(t+1, W) - t) / W``; all of it at ``t = 0`` when ``W = 0``. Booked at ``t``.
+
+    Parameters
+    ----------
+    year : int [yr]
+        Year start ``t``.
+    window_years : float or ndarray [yr]
+        Spending window ``W``.
+
+    Returns
+    -------
+    ndarray [-]
+        Share of the spend booked at ``t``.
     """
     w = np.asarray(window_years, float)
     t = float(year)
@@ -169,9 +298,21 @@ def uniform_spend_share_in_year(year, window_years):
 
 
 def uniform_spend_pv_factor(rate, window_years):
-    """PV of 1 USD spread evenly over ``[0, W)``, each year's share paid at its start [-].
+    """PV of 1 USD spread evenly over ``[0, W)``, each year's share paid at its start.
 
     ``(1/W) [sum_{t<floor W} (1+r)^-t + (W - floor W) (1+r)^-floor W]``; 1 at ``W = 0``.
+
+    Parameters
+    ----------
+    rate : float or ndarray [1/yr]
+        Discount rate.
+    window_years : float or ndarray [yr]
+        Spending window ``W``.
+
+    Returns
+    -------
+    ndarray [-]
+        Present value per USD spent.
     """
     w = np.asarray(window_years, float)
     whole = np.floor(w + WHOLE_COUNT_GUARD)
@@ -183,7 +324,20 @@ def uniform_spend_pv_factor(rate, window_years):
 
 
 def tapeout_year(time_to_market_years, tapeout_to_deployment_years):
-    """Tape-out time ``max(W - post, 0)`` [yr]: design and verification end, masks are bought."""
+    """Tape-out time ``max(W - post, 0)``: design and verification end, masks are bought.
+
+    Parameters
+    ----------
+    time_to_market_years : float or ndarray [yr]
+        Design start to deployment ``W``.
+    tapeout_to_deployment_years : float or ndarray [yr]
+        Tape-out to deployment ``post`` (fab, packaging, bring-up).
+
+    Returns
+    -------
+    ndarray [yr]
+        Time of tape-out after the decision.
+    """
     return np.maximum(np.asarray(time_to_market_years, float) - tapeout_to_deployment_years, 0.0)
 
 
@@ -211,17 +365,52 @@ class ProgramSchedule:
         return self.tapeout_years if part in DESIGN_PARTS else self.time_to_market_years
 
     def share_in_year(self, part: str, year: int):
-        """Share of NRE part ``part`` paid at the start of year ``year`` [fraction]."""
+        """Share of NRE part ``part`` paid at the start of year ``year``.
+
+        Parameters
+        ----------
+        part : str
+            NRE part (``design_usd``, ``masks_usd``, ...).
+        year : int [yr]
+            Year start ``t``.
+
+        Returns
+        -------
+        ndarray [-]
+            Share of the part paid then.
+        """
         if part in TAPEOUT_PARTS:
             return (np.floor(self.tapeout_years + WHOLE_COUNT_GUARD) == year).astype(float)
         return uniform_spend_share_in_year(year, self._window(part))
 
     def usd_in_year(self, year: int):
-        """NRE paid at ``t = year`` [USD]."""
+        """NRE paid at ``t = year``.
+
+        Parameters
+        ----------
+        year : int [yr]
+            Year start ``t``.
+
+        Returns
+        -------
+        ndarray [USD]
+            NRE paid.
+        """
         return sum(amount * self.share_in_year(part, year) for part, amount in self.parts.items())
 
     def present_value_usd(self, rate):
-        """PV of the whole NRE schedule at ``t = 0`` [USD]."""
+        """PV of the whole NRE schedule at ``t = 0``.
+
+        Parameters
+        ----------
+        rate : float or ndarray [1/yr]
+            Discount rate.
+
+        Returns
+        -------
+        ndarray [USD]
+            Present value of the NRE.
+        """
         v = np.exp(-_log_discount(rate))
         total = 0.0
         for part, amount in self.parts.items():

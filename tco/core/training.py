@@ -53,7 +53,18 @@ class Candidates:
         return len(self.tensor)
 
     def label(self, k: int) -> str:
-        """``TP8 PP16 VP4 EP1 selective`` for candidate ``k``."""
+        """``TP8 PP16 VP4 EP1 recompute 0.25`` (`` FSDP`` appended when sharded) for candidate ``k``.
+
+        Parameters
+        ----------
+        k : int [-]
+            Candidate index.
+
+        Returns
+        -------
+        str
+            The label.
+        """
         return (f"TP{int(self.tensor[k])} PP{int(self.pipeline[k])} VP{int(self.virtual[k])} EP{int(self.expert[k])} "
                 f"recompute {self.recompute[k]:g}{' FSDP' if self.fsdp[k] else ''}")
 

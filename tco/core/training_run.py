@@ -41,15 +41,39 @@ class TrainingStructure:
     site: str | None = None  # where the cluster sits (assumptions/sites.yaml); None: the economics defaults
 
     def option(self, name: str) -> TrainingOption:
+        """The training option (a device and its cluster) named ``name``.
+
+        Parameters
+        ----------
+        name : str
+            Name of the option in the training scenario.
+
+        Returns
+        -------
+        TrainingOption
+            Its device, memory tiers and whether the device is specialized.
+        """
         return next(o for o in self.options if o.name == name)
 
     @property
     def challengers(self) -> tuple[TrainingOption, ...]:
+        """The training options compared with the baseline cluster, in the file's order."""
         return tuple(o for o in self.options if o.name != self.baseline)
 
 
 def cluster_param(option: str) -> str:
-    """Name of an option's cluster size parameter."""
+    """Name of an option's cluster size parameter.
+
+    Parameters
+    ----------
+    option : str
+        The option's name.
+
+    Returns
+    -------
+    str
+        ``options.<option>.cluster_devices``.
+    """
     return f"options.{option}.cluster_devices"
 
 
@@ -89,12 +113,32 @@ TRAINING_OUTPUTS: dict[str, tuple[str, str]] = {
 
 
 def training_peak_flops(get, device: str, compute_bits, experts_routed):
-    """Achievable dense FLOP/s of one device in training [FLOP/s].
+    """Achievable dense FLOP/s of one device in training.
 
     The 16-bit peak times the class's training compute efficiency, times the class's
     realized FP8 speedup when training in 8 bits (only the matrix multiplies run in FP8;
     SemiAnalysis measured 1.46x on H100 for GPT-3 175B, Dec 2024), times the mixture-of-
     experts efficiency for a routed model (grouped expert GEMMs, routing and imbalance).
+
+    Parameters
+    ----------
+    get : Callable[[str], ndarray]
+        Reads a named parameter as an array.
+    device : str
+        The device id.
+    compute_bits : float or ndarray [bits]
+        Arithmetic width of the training GEMMs.
+    experts_routed : float or ndarray [experts]
+        Routed experts per MoE layer (1 for dense).
+
+    Returns
+    -------
+    ndarray [FLOP/s]
+        Achievable training FLOP/s per device.
+
+    References
+    ----------
+    [semianalysis-h100-gb200-training] the realized FP8 speedup on H100.
     """
     peak = get(device_param(device, "peak_flops_16bit")) * get(device_param(device, "training_compute_efficiency"))
     peak = peak * np.where(compute_bits <= 8, get(device_param(device, "fp8_training_speedup")), 1.0)
@@ -107,6 +151,19 @@ def site_economics(get, site: str | None) -> dict[str, np.ndarray]:
     Without a site: the scenario's economics (colocation rate per kW-month). At a site of
     ``assumptions/sites.yaml``: its power price and PUE, and its construction cost
     annualized over the facility life (:func:`tco.core.siting.built_facility_usd_per_kw_month`).
+
+    Parameters
+    ----------
+    get : Callable[[str], ndarray]
+        Reads a named parameter as an array.
+    site : str or None
+        The site id, or None for the scenario's economics.
+
+    Returns
+    -------
+    dict[str, ndarray] [USD/kWh, -, USD/kW-month]
+        ``electricity_usd_per_kwh`` [USD/kWh], ``pue`` [-] and ``facility_usd_per_kw_month``
+        [USD/kW-month].
     """
     if site is None:
         return {k: get(f"economics.{k}") for k in ("electricity_usd_per_kwh", "pue", "facility_usd_per_kw_month")}
@@ -116,19 +173,39 @@ def site_economics(get, site: str | None) -> dict[str, np.ndarray]:
 
 
 def device_usd_per_year(get, device: str, power_w, site: str | None = None):
-    """Yearly cost of owning and running one device [USD/yr] and its parts.
+    """Yearly cost of owning and running one device and its parts.
 
     Capital: ``(price + system) (1 - rv (1+r)^-L) / annuity(r, L)``, the level yearly
     charge that repays the hardware over its life ``L`` net of the residual value ``rv``;
     energy at ``power_w`` with PUE; data hall on the provisioned ``TDP + host`` power;
     maintenance as a share of the hardware (economics of the ``site``, :func:`site_economics`).
+
+    Parameters
+    ----------
+    get : Callable[[str], ndarray]
+        Reads a named parameter as an array.
+    device : str
+        The device id (its price, life, residual value and power).
+    power_w : float or ndarray [W]
+        Mean IT power of the device and its host share while training.
+    site : str or None
+        The site id, or None for the scenario's economics.
+
+    Returns
+    -------
+    dict[str, ndarray] [USD/yr]
+        The parts ``capex``, ``energy``, ``facility`` and ``maintenance``.
+
+    References
+    ----------
+    [brealey-myers-allen] capital recovery (equivalent annual cost), ch. 6.
     """
     place = site_economics(get, site)
     rate = get("economics.discount_rate")
     unit = get(device_param(device, "price_usd")) + get(device_param(device, "system_overhead_usd"))
     life = get(device_param(device, "useful_life_years"))
     residual = get(device_param(device, "residual_value_fraction"))
-    capital = unit * (1.0 - residual * finance.discount_factor(rate, life)) / finance.annuity_factor(rate, life)
+    capital = finance.capital_recovery_usd_per_year(unit, rate, life, residual)
     energy = power.energy_cost_usd_per_year(power_w, place["pue"], place["electricity_usd_per_kwh"])
     provisioned = get(device_param(device, "tdp_w")) + get(device_param(device, "host_power_w"))
     facility = power.facility_cost_usd_per_year(provisioned, place["facility_usd_per_kw_month"])
@@ -190,7 +267,20 @@ def _evaluate_option(structure: TrainingStructure, option: TrainingOption, get) 
 
 
 def evaluate_training(structure: TrainingStructure, values: Mapping[str, object]) -> dict[str, dict[str, np.ndarray]]:
-    """Evaluate every option; returns ``{option name: {output name: array}}``."""
+    """Evaluate every option of a training scenario.
+
+    Parameters
+    ----------
+    structure : TrainingStructure
+        The scenario's options (a device and a cluster each), baseline and site.
+    values : Mapping[str, object]
+        The named parameter values (scalars or arrays that broadcast).
+
+    Returns
+    -------
+    dict[str, dict[str, ndarray]] [units of TRAINING_OUTPUTS]
+        ``{option name: {output name: array}}``, each in its unit of :data:`TRAINING_OUTPUTS`.
+    """
     def get(name):
         return np.asarray(values[name], dtype=float)
 
@@ -198,7 +288,20 @@ def evaluate_training(structure: TrainingStructure, values: Mapping[str, object]
 
 
 def training_comparison(structure: TrainingStructure, results: Mapping[str, dict]) -> dict[str, dict[str, np.ndarray]]:
-    """Each challenger against the baseline: cost and time ratios, USD saved per run."""
+    """Each challenger against the baseline: cost and time ratios, USD saved per run.
+
+    Parameters
+    ----------
+    structure : TrainingStructure
+        The scenario's options and baseline.
+    results : Mapping[str, dict]
+        :func:`evaluate_training`'s result.
+
+    Returns
+    -------
+    dict[str, dict[str, ndarray]] [-, -, USD]
+        By challenger: ``cost_ratio`` [-], ``time_ratio`` [-], ``usd_saved_per_run`` [USD].
+    """
     base = results[structure.baseline]
     out = {}
     for option in structure.challengers:

@@ -87,19 +87,24 @@ def decay_per_server(service: str, slack: str) -> str:
     return f"(2*MAX({slack},0)/MAX({service},{SERVICE_FLOOR_S:.0E}))"
 
 
+def small_pool_margin(service: str, slack: str) -> str:
+    """:func:`tco.core.queueing.small_pool_margin` with service scv 0: ``delta = 1 / (1 + u)``."""
+    return f"1/(1+{decay_per_server(service, slack)})"
+
+
 def servers_within_wait(load: str, service: str, slack: str, epsilon: str) -> str:
     """:func:`tco.core.queueing.servers_within_wait` with service scv 0."""
     a = f"MAX({load},0)"
     big_k = f"({decay_per_server(service, slack)}*SQRT({a}))"
     beta = f"(SQRT({big_k}*{big_k}+2*MAX(LN(0.5/({epsilon})),0))-{big_k})"
-    return f"({a}+{beta}*SQRT({a})+1/(1+{decay_per_server(service, slack)}))"
+    return f"({a}+{beta}*SQRT({a})+{small_pool_margin(service, slack)})"
 
 
 def wait_quantile(load: str, servers: str, service: str, epsilon: str, slack: str) -> str:
     """:func:`tco.core.queueing.wait_quantile_s` with service scv 0."""
     a = f"MAX({load},1E-300)"
     root = f"SQRT({a})"
-    delta = f"1/(1+{decay_per_server(service, slack)})"
+    delta = small_pool_margin(service, slack)
     beta = f"MAX(({servers}-{a}-{delta})/{root},0)"
     log_term = f"LN(0.5/({epsilon}))"
     numerator = f"MAX({log_term}-0.5*{beta}*{beta},0)"

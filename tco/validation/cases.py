@@ -21,12 +21,22 @@ import statistics
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from ..errors import FieldError, InputError
 from ..util import read_bounded
 from ..yamlio import pydantic_errors, read_yaml
-from .measurements import IN_SAMPLE_ROUNDS, ROUNDS, Measurements, MLPerfResult, PerUserSpeed, load_measurements
+from .measurements import (
+    IN_SAMPLE_ROUNDS,
+    ROUNDS,
+    Measurements,
+    MLPerfResult,
+    PerUserSpeed,
+    Strict,
+    Text,
+    load_measurements,
+    validated_file,
+)
 
 SUITE_PATH = Path(__file__).resolve().parents[2] / "validation" / "cases.yaml"
 
@@ -39,22 +49,18 @@ OFFLINE_TTFT_TARGET_S = 3600.0
 Sample = Literal["in_sample", "out_of_sample"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Source(_Strict):
-    publication: str = Field(min_length=1)
-    date: str = Field(min_length=1)
-    system: str = Field(min_length=1)
-    model: str = Field(min_length=1)
-    precision: str = Field(min_length=1)
-    conditions: str = Field(min_length=1)
+class Source(Strict):
+    publication: Text
+    date: Text
+    system: Text
+    model: Text
+    precision: Text
+    conditions: Text
     repo: str = ""
     file: str = ""
 
 
-class Tolerance(_Strict):
+class Tolerance(Strict):
     """Accepted band of the relative error ``predicted / published - 1``, and why."""
 
     low: float
@@ -68,7 +74,7 @@ class Tolerance(_Strict):
         return self
 
 
-class Conditions(_Strict):
+class Conditions(Strict):
     """The measured set-up, as the core sees it: one colocated option on one device.
 
     The replica shape is pinned: ``tensor_parallel`` (default ``devices_per_replica``) x
@@ -95,11 +101,11 @@ class Conditions(_Strict):
     policy: Literal["chunked", "prefill_first"] | None = None
 
 
-class Case(_Strict):
+class Case(Strict):
     """A measured case, resolved: its conditions complete and its published figure filled from its rows."""
 
-    name: str = Field(min_length=1)
-    category: str = Field(min_length=1)
+    name: Text
+    category: Text
     device_class: str | None = Field(default=None, alias="class")
     fit: bool = False
     rows: list[str] = Field(default=[], max_length=2)
@@ -110,14 +116,12 @@ class Case(_Strict):
     denominator: Conditions | None = None
     metric: Literal[METRICS]  # type: ignore[valid-type]
     published: float = Field(gt=0)
-    unit: str = Field(min_length=1)
+    unit: Text
     tolerance: Tolerance
     known_miss: str | None = Field(default=None, min_length=20,
                                    description="an open defect: the case fails its check (outside its band, or a ranking "
                                                "out of order), and why; the suite's tests check it stays a miss until the "
                                                "cause is fixed")
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     @model_validator(mode="after")
     def _fit_rules(self):
@@ -136,7 +140,7 @@ class Case(_Strict):
         return self.denominator is not None
 
 
-class Prior(_Strict):
+class Prior(Strict):
     value: float = Field(gt=0)
     low: float = Field(gt=0)
     high: float = Field(gt=0)
@@ -148,7 +152,7 @@ class Prior(_Strict):
         return self
 
 
-class DeviceClass(_Strict):
+class DeviceClass(Strict):
     description: str = ""
     devices: list[str] = Field(min_length=1)
     shared: list[str] = []
@@ -167,7 +171,7 @@ class DeviceClass(_Strict):
         return self
 
 
-class Suite(_Strict):
+class Suite(Strict):
     classes: dict[str, DeviceClass] = {}
     models: dict[str, dict] = {}
     cases: list[Case] = Field(min_length=1)
@@ -360,14 +364,7 @@ def load_suite(path: str | Path | None = None, measurements: Measurements | None
             data = {**data, "cases": [resolve_case(c, m, i) for i, c in enumerate(data["cases"])]}
         except ValueError as exc:
             raise InputError.one(str(path), None, str(exc)) from None
-    try:
-        suite = Suite.model_validate(data)
-    except ValidationError as exc:
-        raise pydantic_errors(exc, str(path)) from None
-    errors = _check_class_members(suite, str(path))
-    if errors:
-        raise InputError(errors)
-    return suite
+    return validated_file(Suite, data, path, _check_class_members)
 
 
 #: columns of a user measurements CSV (docs/calibration.md); optional ones have defaults

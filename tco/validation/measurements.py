@@ -17,8 +17,9 @@ and leaves a statistic ``null`` when no published source gives it (never an esti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -35,11 +36,33 @@ SCENARIOS = ("offline", "server", "interactive")
 Split = Literal["in_sample", "out_of_sample"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Strict(BaseModel):
+    """A record of a validation file (measurements, cases, training cases): an unknown key is an error;
+    an aliased field (``class``) loads by its alias or its name."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
-class LatencyLimit(_Strict):
+#: a required string that may not be empty
+Text = Annotated[str, Field(min_length=1)]
+Record = TypeVar("Record", bound=Strict)
+
+
+def validated_file(schema: type[Record], data: object, path: Path,
+                   rules: Callable[[Record, str], list[FieldError]] | None = None) -> Record:
+    """``data``, read from the file at ``path``, validated as ``schema``, then checked by ``rules`` (the
+    rules between its records); any broken rule raises :class:`~tco.errors.InputError` naming the file."""
+    try:
+        record = schema.model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_errors(exc, str(path)) from None
+    errors = rules(record, str(path)) if rules else []
+    if errors:
+        raise InputError(errors)
+    return record
+
+
+class LatencyLimit(Strict):
     """A scenario's latency bound: both limits hold at ``percentile`` over all queries."""
 
     ttft_s: float = Field(gt=0)
@@ -47,12 +70,12 @@ class LatencyLimit(_Strict):
     percentile: float = Field(gt=0, le=100)
 
 
-class Benchmark(_Strict):
+class Benchmark(Strict):
     """One MLPerf LLM benchmark: the model it runs, its dataset and its latency limits."""
 
-    name: str = Field(min_length=1)
+    name: Text
     model: str = Field(min_length=1, description="catalog model id")
-    dataset: str = Field(min_length=1)
+    dataset: Text
     samples: int | None = Field(default=None, gt=0)
     max_input_tokens: int | None = Field(default=None, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
@@ -60,11 +83,11 @@ class Benchmark(_Strict):
     reference_mean_output_tokens: float | None = Field(default=None, gt=0)
     min_tokens_per_sample: float | None = Field(default=None, gt=0)
     latency: dict[Literal[SCENARIOS], LatencyLimit] = {}  # type: ignore[valid-type]
-    source: str = Field(min_length=1)
+    source: Text
     note: str = ""
 
 
-class ObservedLatency(_Strict):
+class ObservedLatency(Strict):
     """Latencies a submission's log reports (server and interactive scenarios) [s]."""
 
     ttft_mean_s: float | None = Field(default=None, gt=0)
@@ -73,23 +96,23 @@ class ObservedLatency(_Strict):
     tpot_p99_s: float | None = Field(default=None, gt=0)
 
 
-class MLPerfResult(_Strict):
-    id: str = Field(min_length=1)
+class MLPerfResult(Strict):
+    id: Text
     round: Literal[tuple(ROUNDS)]  # type: ignore[valid-type]
     split: Split
-    submitter: str = Field(min_length=1)
-    system: str = Field(min_length=1)
+    submitter: Text
+    system: Text
     accelerator: str = Field(min_length=1, description="as the submitter names it")
     device: str | None = Field(default=None, description="catalog device id, when the catalog has this part")
     count: int = Field(gt=0, description="accelerators in the measured system")
-    precision: str = Field(min_length=1)
-    benchmark: str = Field(min_length=1)
+    precision: Text
+    benchmark: Text
     scenario: Literal[SCENARIOS]  # type: ignore[valid-type]
     tokens_per_s: float = Field(gt=0, description="output tokens/s of the whole system")
     samples_per_s: float | None = Field(default=None, gt=0)
     observed: ObservedLatency | None = None
     availability: Literal["available", "preview", "rdi"] = "available"
-    source: str = Field(min_length=1)
+    source: Text
     repo: str = ""
     file: str = ""
     note: str = ""
@@ -112,7 +135,7 @@ class MLPerfResult(_Strict):
         return self.tokens_per_s / self.samples_per_s if self.samples_per_s else None
 
 
-class PerUserSpeed(_Strict):
+class PerUserSpeed(Strict):
     """One user's decode speed on a served system [output tokens/s per user].
 
     With ``concurrency`` the figure is from a closed-loop benchmark with that many users in
@@ -120,38 +143,38 @@ class PerUserSpeed(_Strict):
     inter-token latency a user sees while the others' prompts are prefilled beside it.
     """
 
-    id: str = Field(min_length=1)
-    system: str = Field(min_length=1)
+    id: Text
+    system: Text
     device: str | None = None
     count: int | None = Field(default=None, gt=0, description="chips serving one model replica, when published")
     model: str | None = Field(default=None, description="catalog model id, when the catalog has the model")
-    model_name: str = Field(min_length=1)
+    model_name: Text
     tokens_per_s_per_user: float = Field(gt=0)
     ttft_s: float | None = Field(default=None, gt=0)
     concurrency: int | None = Field(default=None, gt=0, description="users in flight (a closed-loop benchmark); None: one user")
     prompt_tokens: float | None = Field(default=None, gt=0, description="input tokens per request, when published")
     output_tokens: float | None = Field(default=None, gt=0, description="output tokens per request, when published")
-    precision: str = Field(min_length=1)
+    precision: Text
     speculative: bool = False
     date: str = Field(min_length=4)
     grade: Literal["A", "B", "C"]
-    source: str = Field(min_length=1)
+    source: Text
     note: str = ""
 
 
-class Ranking(_Strict):
+class Ranking(Strict):
     """The ratio of two records (``numerator`` / ``denominator``, both ids in this file)."""
 
-    id: str = Field(min_length=1)
-    numerator: str = Field(min_length=1)
-    denominator: str = Field(min_length=1)
+    id: Text
+    numerator: Text
+    denominator: Text
     basis: Literal["per_accelerator", "per_system", "per_user"]
     claim: str = ""
-    source: str = Field(min_length=1)
+    source: Text
     note: str = ""
 
 
-class Measurements(_Strict):
+class Measurements(Strict):
     benchmarks: dict[str, Benchmark]
     mlperf: list[MLPerfResult] = Field(min_length=1)
     per_user: list[PerUserSpeed] = []
@@ -209,11 +232,4 @@ def load_measurements(path: str | Path | None = None) -> Measurements:
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise InputError.one(str(path), type(data).__name__, "must be a mapping with benchmarks, mlperf, per_user, rankings")
-    try:
-        measurements = Measurements.model_validate(data)
-    except ValidationError as exc:
-        raise pydantic_errors(exc, str(path)) from None
-    errors = _reference_errors(measurements, str(path))
-    if errors:
-        raise InputError(errors)
-    return measurements
+    return validated_file(Measurements, data, path, _reference_errors)

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from ..yamlio import pydantic_errors, read_yaml
+from ..yamlio import read_yaml
 from .cases import DeviceClass, Source, Tolerance, check_names_and_classes, load_suite
+from .measurements import Strict, Text, validated_file
 
 TRAINING_SUITE_PATH = Path(__file__).resolve().parents[2] / "validation" / "training.yaml"
 OPTION = "measured"
@@ -31,11 +32,7 @@ METRICS = {
 }
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class TrainingConditions(_Strict):
+class TrainingConditions(Strict):
     """The measured set-up as the training core sees it: one cluster of one device."""
 
     model: str
@@ -47,9 +44,9 @@ class TrainingConditions(_Strict):
     micro_batch_sequences: float = Field(default=1, ge=1)
 
 
-class TrainingCase(_Strict):
-    name: str = Field(min_length=1)
-    category: str = Field(min_length=1)
+class TrainingCase(Strict):
+    name: Text
+    category: Text
     device_class: str | None = Field(default=None, alias="class")
     fit: bool = False
     out_of_sample: bool = False
@@ -57,7 +54,7 @@ class TrainingCase(_Strict):
     conditions: TrainingConditions
     metric: Literal[tuple(METRICS)]  # type: ignore[valid-type]
     published: float = Field(gt=0)
-    unit: str = Field(min_length=1)
+    unit: Text
     tolerance: Tolerance
 
     @model_validator(mode="after")
@@ -67,7 +64,7 @@ class TrainingCase(_Strict):
         return self
 
 
-class TrainingSuite(_Strict):
+class TrainingSuite(Strict):
     classes: dict[str, DeviceClass] = {}
     models: dict[str, dict] = {}
     devices: dict[str, dict[str, Any]] = {}
@@ -83,10 +80,7 @@ class TrainingSuite(_Strict):
 def load_training_suite(path: str | Path | None = None) -> TrainingSuite:
     """Read and validate the training suite (default: the bundled ``validation/training.yaml``)."""
     path = Path(path) if path else TRAINING_SUITE_PATH
-    try:
-        return TrainingSuite.model_validate(read_yaml(path))
-    except ValidationError as exc:
-        raise pydantic_errors(exc, str(path)) from None
+    return validated_file(TrainingSuite, read_yaml(path), path)
 
 
 def training_scenario_for(case: TrainingCase, suite: TrainingSuite):
