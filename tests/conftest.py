@@ -42,7 +42,8 @@ def toy_scenario():
 #: started first, longest first (measured, see the Makefile), so no long module starts when the others are done
 #: (xdist's default order, most tests first, started the 4 browser layout audits last)
 FIRST = ("tests/web/test_layout.py", "tests/web/test_browser.py", "tests/test_serving_simulation.py",
-         "tests/security/test_fuzz.py", "tests/web/test_app_state.py", "tests/test_scale.py", "tests/test_workbook.py")
+         "tests/security/test_fuzz.py", "tests/web/test_app_state.py", "tests/test_scale.py", "tests/test_workbook.py",
+         "tests/test_vectorized.py", "tests/test_training.py", "tests/test_catalog.py")
 
 
 def _module_rank(item) -> int:
