@@ -7,8 +7,8 @@ PY := $(VENV)/bin/python
 # test processes (pytest-xdist): two when the machine is idle (1-minute load average below half its cores),
 # else none (one process: on busy cores a second one only adds its start-up and contention; measured here:
 # fast loop 100 s on one process, 141 s on two, at a load of 4-5). JOBS=N forces N (0: this process).
-# CPU time (user+sys, two processes, measured 2026-12-01 with the machine shared at a load of ~7): test-fast ~100 s
-# (1,878 tests; each process collects the suite, ~8 s), so ~50 s on an idle 2-core machine; test ~290 s (2,206 tests,
+# CPU time (user+sys, two processes, measured 2026-12-01 with the machine shared at a load of 5-7): test-fast 90-100 s
+# (2,126 tests; each process collects the suite, ~8 s), so ~50 s on an idle 2-core machine; test ~290 s (2,206 tests,
 # browser, LibreOffice and dask included), so ~2.5 min idle.
 # Whole files go to one process (--dist loadfile) so module fixtures (a dask cluster, the live app, one LibreOffice run)
 # start once; the longest files start first (tests/conftest.py FIRST; --no-loadscope-reorder keeps that order, xdist's
