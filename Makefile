@@ -8,8 +8,8 @@ PY := $(VENV)/bin/python
 # else none (one process: on busy cores a second one only adds its start-up and contention; measured here:
 # fast loop 100 s on one process, 141 s on two, at a load of 4-5). JOBS=N forces N (0: this process).
 # CPU time (user+sys, two processes, measured 2026-12-01 with the machine shared at a load of 5-7): test-fast 90-100 s
-# (2,126 tests; each process collects the suite, ~8 s), so ~50 s on an idle 2-core machine; test ~290 s (2,206 tests,
-# browser, LibreOffice and dask included), so ~2.5 min idle.
+# (2,126 tests; each process collects the suite, ~8 s), so ~50 s on an idle 2-core machine; test 250-290 s (2,206 tests,
+# browser, LibreOffice and dask included), so 2-2.5 min idle.
 # Whole files go to one process (--dist loadfile) so module fixtures (a dask cluster, the live app, one LibreOffice run)
 # start once; the longest files start first (tests/conftest.py FIRST; --no-loadscope-reorder keeps that order, xdist's
 # own puts the files with the most tests first). (--dist loadgroup would spread single tests, but pytest-xdist 3.8 marks
