@@ -7,9 +7,15 @@ PY := $(VENV)/bin/python
 # test processes (pytest-xdist): two when the machine is idle (1-minute load average below half its cores),
 # else none (one process: on busy cores a second one only adds its start-up and contention; measured here:
 # fast loop 100 s on one process, 141 s on two, at a load of 4-5). JOBS=N forces N (0: this process).
-# Whole files go to one process (--dist loadfile) so module fixtures (a dask cluster, the live app) start once.
+# CPU time (user+sys, two processes, measured 2026-12-01 with the machine shared at a load of 5-7): test-fast 90-100 s
+# (2,126 tests; each process collects the suite, ~8 s), so ~50 s on an idle 2-core machine; test 250-290 s (2,206 tests,
+# browser, LibreOffice and dask included), so 2-2.5 min idle.
+# Whole files go to one process (--dist loadfile) so module fixtures (a dask cluster, the live app, one LibreOffice run)
+# start once; the longest files start first (tests/conftest.py FIRST; --no-loadscope-reorder keeps that order, xdist's
+# own puts the files with the most tests first). (--dist loadgroup would spread single tests, but pytest-xdist 3.8 marks
+# groups in a node id field that pytest 9 no longer reads.)
 JOBS ?= $(shell $(PYTHON) -c "import os; n = os.cpu_count() or 1; print(2 if n >= 2 and os.getloadavg()[0] < n / 2 else 0)")
-PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadfile
+PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: install install-test run test test-fast bench bench-scale
 
@@ -36,7 +42,7 @@ test: install-test
 ## the quick loop: no browser, no LibreOffice, no dask cluster (under a minute)
 test-fast: $(PY)
 	$(PY) -m ruff check .
-	$(PYTEST) -m "not slow and not libreoffice" --ignore=tests/web
+	$(PYTEST) -m "not slow and not libreoffice" --ignore=tests/web -p no:playwright
 
 ## every speed target of the issues, printed as figures and ratios (a few minutes: the engine table of issue 16 with
 ## GenZ in a throwaway venv and LibreOffice, dask 1 vs 2 workers, start-up; then studies, fleet, workbook, app, limits)

@@ -129,9 +129,13 @@ def _pair_scenario(model: str, devices: list[str]):
 @pytest.mark.parametrize("model", sorted(CATALOG.models))
 def test_compare_runs_on_every_device_for_every_model(model):
     """One generated colocated option per catalog device (replica size from memory fit): every pair either
-    serves the workload with finite numbers or names why it cannot (an infeasibility reason), never NaN."""
+    serves the workload with finite numbers or names why it cannot (an infeasibility reason), never NaN.
+
+    The verdict's flip search (12 more evaluations of every pair along the parameter ranges, ~90 % of the
+    time) runs for one model, DeepSeek-V3 (mixture of experts, latent attention: the widest replicas); the
+    others check the base values, which are what this test is about."""
     devices = ["h100-sxm", *sorted(set(CATALOG.devices) - {"h100-sxm"})]
-    result = compare(_pair_scenario(model, devices))
+    result = compare(_pair_scenario(model, devices), with_flips=model == "deepseek-v3")
     numbers = result.options.select_dtypes("number").to_numpy(dtype=float)
     assert np.isfinite(numbers).all(), result.options[~np.isfinite(numbers).all(axis=1)]
     for detail in result.details:

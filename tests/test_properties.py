@@ -83,16 +83,19 @@ def test_longer_half_life_never_hurts_the_specialized_option(draw, factor):
             assert np.all(b[option.name].lcot_usd_per_mtok <= a[option.name].lcot_usd_per_mtok * (1 + 1e-12))
 
 
-@FAST
-@given(st.floats(1.01, 4.0))
-def test_more_nre_never_lowers_the_model_breakeven_volume(factor):
-    scenario = SCENARIOS["custom-asic"]
-    values = scenario.values()
+def test_more_nre_never_lowers_the_model_breakeven_volume(asic_can_win):
+    """Every NRE line scaled by 400 factors from 1 to 4 in one vectorized call: the breakeven volume never falls
+    as the NRE grows. Where the ASIC can win (its catalog-high share of peak FLOP/s) its breakeven volume is finite
+    and rises strictly; the split option never breaks even (inf at every factor). At the custom-asic base values
+    both are inf, where the property holds trivially."""
+    values = asic_can_win.values()
+    factor = np.linspace(1.0, 4.0, 400)
     more = {k: (v * factor if k.startswith("program.nre.") else v) for k, v in values.items()}
-    a = comparison(scenario.structure, evaluate(scenario.structure, values), values)
-    b = comparison(scenario.structure, evaluate(scenario.structure, more), more)
-    for option in a:
-        assert b[option].breakeven_volume_units >= a[option].breakeven_volume_units
+    rows = comparison(asic_can_win.structure, evaluate(asic_can_win.structure, more), more)
+    volume = {option: np.broadcast_to(row.breakeven_volume_units, factor.shape) for option, row in rows.items()}
+    assert np.isfinite(volume["asic"]).all() and (np.diff(volume["asic"]) > 0).all()
+    for v in volume.values():
+        assert not np.isnan(v).any() and (v[1:] >= v[:-1]).all()
 
 
 @FAST

@@ -168,6 +168,8 @@ def test_the_breakeven_tab_finds_the_tpot_window(page, live_app):
     page.click("#be-param")
     page.keyboard.type("time-per-output")
     page.get_by_text("time-per-output-token target [s]", exact=True).click()
+    # choosing the parameter fills the range with its own (a callback); typed before that lands, the range is overwritten
+    expect(page.locator("#breakeven-list")).to_contain_text("time-per-output-token target", timeout=15000)
     page.fill("#be-low", "0.003")
     page.keyboard.press("Enter")
     page.fill("#be-high", "0.05")
