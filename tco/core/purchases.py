@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .draws import any_draw
 from .sizing import WHOLE_COUNT_GUARD, replicas_needed
 from .timeline import DemandPath
 
@@ -321,7 +322,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     lives = [(s + 1 > t_d) & (s < horizon) for s in range(len(path.index))]
     for s in range(len(path.index)):
         new_epoch = epochs[s]
-        if not (demand.varies or np.any(new_epoch)):
+        if not (demand.varies or any_draw(new_epoch)):
             continue  # no draw adds capacity at s: nothing changes
         g = Choice.of(path.index[s], plan.unit_usd, stacks)
         live = lives[s]
@@ -329,7 +330,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         after = np.where(live, np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before), before)
         delta = after - before
         held = after
-        if not np.any(delta):
+        if not any_draw(delta):
             continue  # nothing bought at s in any draw: every term below is a multiple of delta
         end = path.end[s]
         life = pick(plan.life_years, g)
@@ -362,7 +363,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     if plan.per_busy_replica_usd_per_year:  # the load is served from each epoch's start to its end
         for s in range(len(path.index)):
             starts = epochs[s] & lives[s]
-            if not np.any(starts):
+            if not any_draw(starts):
                 continue
             g = path.index[s]
             served = np.where(starts, demand.discounted_sum(s, path.end[s]), 0.0) * pick(plan.busy_replicas, g)

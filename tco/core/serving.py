@@ -52,6 +52,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import parallelism, queueing
+from .draws import any_draw, every_draw
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
 from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point
@@ -504,9 +505,9 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     # a shape that fits in no draw is chosen only where no shape meets the targets: skipped when some shape does in
     # every draw (its score, 1e250 or more, then never wins), evaluated otherwise
     fits = [_fits(shape, model, device, terms) for shape in shapes]
-    candidates = [evaluate_candidate(k, f) if np.any(f) else None for k, f in enumerate(fits)]
+    candidates = [evaluate_candidate(k, f) if any_draw(f) else None for k, f in enumerate(fits)]
     evaluated = [c for c in candidates if c is not None]
-    if len(evaluated) < len(candidates) and not (evaluated and np.all(sum(c["feasible"] for c in evaluated) > 0.5)):
+    if len(evaluated) < len(candidates) and not (evaluated and every_draw(sum(c["feasible"] for c in evaluated) > 0.5)):
         candidates = [c if c is not None else evaluate_candidate(k, fits[k]) for k, c in enumerate(candidates)]
     best = index = None
     for k, c in enumerate(candidates):
