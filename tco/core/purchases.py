@@ -324,8 +324,13 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     horizon = np.asarray(horizon_years, float)
     t_d = np.asarray(deployment_year, float)
     zero_rate = rate == 0
-    any_zero_rate = any_draw(zero_rate)  # else every np.where(zero_rate, ...) below is its second argument: skipped
-    safe_rate = np.where(zero_rate, 1.0, rate) if any_zero_rate else rate
+    any_zero_rate = any_draw(zero_rate)
+
+    def at_zero_rate(value_at_zero, value):
+        """``value_at_zero`` in the draws at a zero rate, ``value`` elsewhere (no array pass when no draw has one)."""
+        return np.where(zero_rate, value_at_zero, value) if any_zero_rate else value
+
+    safe_rate = at_zero_rate(1.0, rate)
     one_generation = len(plan.unit_usd) == 1
     stacks: dict = {}
     held = 0.0
@@ -355,8 +360,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         first = demand.discount(float(s))
         # sum_{k<K} v^(s+kL) = v^s (1 - v^(KL)) / (1 - v^L), K at r = 0
         per_life = demand.discount_minus_one(life)
-        chain = first * (np.where(zero_rate, count, np.expm1(-count * life * ell) / np.where(zero_rate, 1.0, per_life))
-                         if any_zero_rate else np.expm1(-count * life * ell) / per_life)
+        chain = first * at_zero_rate(count, np.expm1(-count * life * ell) / at_zero_rate(1.0, per_life))
         last_held = end - s - (count - 1.0) * life
         book = 1.0 - (1.0 - rv) * last_held / life
         units = units + delta * count
@@ -364,8 +368,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         credited = delta * (rv * (chain - first) + book * demand.discount(end))
         # sum_{y=s+1}^{E} v^y = v^s (1 - v^(E-s)) / r (E - s at r = 0)
         span = np.maximum(end - s, 0.0)
-        held_years = delta * (np.where(zero_rate, span, -first * np.expm1(-span * ell) / safe_rate) if any_zero_rate
-                              else -first * np.expm1(-span * ell) / safe_rate)
+        held_years = delta * at_zero_rate(span, -first * np.expm1(-span * ell) / safe_rate)
         if one_generation:  # prices and running costs do not change with s: multiplied once, after the loop
             credit, device_years = credit + credited, device_years + held_years
             continue
