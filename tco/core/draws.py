@@ -1,8 +1,10 @@
-"""Tests over the draw axis that decide structural fast paths (which terms to compute at all).
+"""Helpers over the draw axis: the tests that decide structural fast paths, and a model evaluated at some draws.
 
-A value may be a Python number or bool, a numpy scalar, or an array over draws; these tests
+A value may be a Python number or bool, a numpy scalar, or an array over draws. The tests
 answer for every draw at once and cost one method call on an array, none on a number (``np.any``
 goes through numpy's dispatch and costs 1-4 us a call: at one draw, a few percent of an evaluation).
+:func:`at_draws` and :func:`to_all_draws` evaluate an elementwise part of the model at some draws
+only (the shape search's candidates that fit in few draws, :func:`tco.core.serving.size_pool`).
 """
 
 from __future__ import annotations
@@ -13,21 +15,62 @@ import numpy as np
 
 
 def any_draw(x) -> bool:
-    """Whether ``x`` is true (non-zero) in any draw [-]."""
+    """Whether ``x`` is true (non-zero) in any draw.
+
+    Parameters
+    ----------
+    x : bool or float or numpy.ndarray [-]
+        A flag or a number per draw, or one for all draws.
+
+    Returns
+    -------
+    bool
+        True when some draw's value is true.
+    """
     return bool(x.any()) if isinstance(x, np.ndarray) else bool(x)
 
 
 def every_draw(x) -> bool:
-    """Whether ``x`` is true (non-zero) in every draw [-]."""
+    """Whether ``x`` is true (non-zero) in every draw.
+
+    Parameters
+    ----------
+    x : bool or float or numpy.ndarray [-]
+        A flag or a number per draw, or one for all draws.
+
+    Returns
+    -------
+    bool
+        True when every draw's value is true.
+    """
     return bool(x.all()) if isinstance(x, np.ndarray) else bool(x)
 
 
 def at_draws(x, where: tuple, shape: tuple):
-    """``x`` at the draws ``where`` (``np.nonzero`` of a mask of the draws' ``shape``) [unit of x].
+    """``x`` at the draws ``where``: arrays over draws gathered, numbers kept, containers walked.
 
-    Arrays over draws are gathered (one value per selected draw, a 1-D array), numbers are kept,
-    and tuples, lists, dicts and dataclasses are walked: an elementwise model evaluated on the
-    result gives, draw for draw, the values it gives on every draw.
+    An elementwise model evaluated on the result gives, draw for draw, the values it gives on
+    every draw.
+
+    Parameters
+    ----------
+    x : object [unit of x]
+        A number, an array over draws (broadcasting to ``shape``), or a tuple, list, dict or
+        dataclass of them.
+    where : tuple of numpy.ndarray [-]
+        Indices of the selected draws, ``np.nonzero`` of a mask of ``shape``.
+    shape : tuple of int [-]
+        The draws' shape.
+
+    Returns
+    -------
+    object [unit of x]
+        ``x`` with every array replaced by its 1-D values at the selected draws.
+
+    Raises
+    ------
+    ValueError
+        An array does not broadcast to ``shape``.
     """
     if isinstance(x, np.ndarray) and x.ndim:
         return np.broadcast_to(x, shape)[where]
@@ -35,8 +78,24 @@ def at_draws(x, where: tuple, shape: tuple):
 
 
 def to_all_draws(x, where: tuple, shape: tuple, fill: float = 0.0):
-    """The inverse of :func:`at_draws`: values at the draws ``where`` placed in arrays of the draws' ``shape``,
-    ``fill`` elsewhere; numbers kept, containers walked [unit of x]."""
+    """The inverse of :func:`at_draws`: values at the draws ``where`` placed in arrays of the draws' ``shape``.
+
+    Parameters
+    ----------
+    x : object [unit of x]
+        Values at the selected draws (1-D arrays), numbers, or containers of them.
+    where : tuple of numpy.ndarray [-]
+        Indices of the selected draws, as given to :func:`at_draws`.
+    shape : tuple of int [-]
+        The draws' shape.
+    fill : float [unit of x]
+        The value at the other draws.
+
+    Returns
+    -------
+    object [unit of x]
+        ``x`` with every array spread over ``shape``, ``fill`` at the draws not selected.
+    """
     if isinstance(x, np.ndarray) and x.ndim:
         out = np.full(shape, fill, x.dtype)
         out[where] = x
@@ -45,6 +104,7 @@ def to_all_draws(x, where: tuple, shape: tuple, fill: float = 0.0):
 
 
 def _walk(x, function):
+    """``x`` with ``function`` applied to each item of a tuple, list or dict, or each init field of a dataclass."""
     if isinstance(x, tuple | list):
         return type(x)(function(v) for v in x)
     if isinstance(x, dict):
