@@ -381,3 +381,33 @@ def test_a_shape_that_fits_in_no_draw_is_skipped_only_where_it_cannot_win(defaul
     assert not any(np.any(candidates[k]["fits"]) for k in skipped)
     scores = np.broadcast_arrays(*(c["cost"] + (1.0 - c["feasible"]) * 1e250 * (1.0 + c["cycle_cap_s"]) for c in candidates))
     assert np.array_equal(np.argmin(scores, axis=0), np.broadcast_to(pool.values["shape_index"], (2000,)))
+
+
+def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_results(default_scenario, monkeypatch):
+    """size_pool evaluates a candidate shape that fits in at most 1/8 of the draws only at those draws (the others
+    have a shape that meets the targets), and every output is the one of evaluating it everywhere, bit for bit.
+    The default scenario's 328-chip Groq replica holds Llama 3.1 70B at 4-bit weights, not at 8 (41 stages x 8
+    chips x 230 MB); in 400 draws of the load and the discount rate, 6 at 4-bit weights, it fits in those 6 only and
+    is chosen in some of them (where it costs less than the 496-chip replica). Its terms at the other draws are not
+    computed: ``candidate(k)`` evaluates them on demand."""
+    from tco.core.evaluate import evaluate, serving_pools
+
+    rng = np.random.default_rng(11)
+    bits = np.full(400, 8.0)
+    bits[rng.choice(400, 6, replace=False)] = 4.0
+    values = default_scenario.values() | {"workload.requests_per_s": rng.uniform(10.0, 300.0, 400),
+                                          "economics.discount_rate": rng.uniform(0.05, 0.15, 400),
+                                          "workload.weight_bits": bits}
+    structure = default_scenario.structure
+    pool = serving_pools(structure, values, "groq")[0]["colocated"]
+    assert pool.candidates[0] is None and pool.candidates[1] is not None
+    chosen = np.asarray(pool.values["shape_index"]) == 0
+    assert chosen.any() and not np.any(chosen & (bits == 8.0))
+    assert np.array_equal(pool.candidate(0)["fits"] > 0, bits == 4.0)
+    fast = evaluate(structure, values)
+    monkeypatch.setattr(serving, "FEW_DRAWS_SHARE", -1.0)  # every candidate evaluated at every draw
+    assert serving_pools(structure, values, "groq")[0]["colocated"].candidates[0] is not None
+    everywhere = evaluate(structure, values)
+    for name, result in everywhere.items():
+        for key, value in result.flat().items():
+            assert np.array_equal(fast[name].flat()[key], value, equal_nan=True), (name, key)

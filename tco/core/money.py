@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import lifecycle
+from .draws import any_draw
 from .purchases import GenerationPath, PoolPlan, pool_present_values, pool_yearly_flows
 from .timeline import DemandPath, ProgramSchedule
 
@@ -201,11 +202,11 @@ def present_values(plan: MoneyPlan) -> PlanPresentValues:
     served_end = np.minimum(np.maximum(t_d, 0.0), horizon)
     if plan.program is not None:
         add("nre_usd", nre_share(plan.own_units(units), plan.external_units) * plan.program.present_value_usd(rate))
-    if np.any(np.asarray(t_d) > 0):
+    if any_draw(np.asarray(t_d) > 0):
         add("bridge_usd", plan.bridge_usd_per_year * demand.discounted_sum(0.0, served_end))
     for time, amount in plan.porting:
         add("porting_usd", np.where(time < horizon, amount * demand.discount(time), 0.0))
-    if np.any(np.asarray(plan.reauthoring_usd_per_year) != 0):
+    if any_draw(np.asarray(plan.reauthoring_usd_per_year) != 0):
         add("reauthoring_usd", plan.reauthoring_usd_per_year * demand.annuity(t_d, horizon))
     if plan.shifts:
         # sum_{y=t_d+1}^{Y} (1 - served_y) m_y v^y with 1 - served_y = (1 - eta)(1 - c rho^(y-1)),
@@ -276,13 +277,13 @@ def yearly_lines(plan: MoneyPlan, shape) -> YearlyLines:
     if plan.program is not None:
         share = nre_share(plan.own_units({role: np.sum(b, axis=-1) for role, b in bought.items()}), plan.external_units)
         add("nre_usd", [share * plan.program.usd_in_year(t) for t in years])
-    if np.any(np.asarray(t_d) > 0):
+    if any_draw(np.asarray(t_d) > 0):
         add("bridge_usd", [serving[y] * (y <= t_d) * multiple[y] * plan.bridge_usd_per_year if y else 0.0 for y in years])
     if plan.porting:
         add("porting_usd", [sum(np.where((time == t) & (time < horizon), amount, 0.0) for time, amount in plan.porting)
                             for t in years])
     operating = [serving[y] * (y > t_d) for y in years]
-    if np.any(np.asarray(plan.reauthoring_usd_per_year) != 0):
+    if any_draw(np.asarray(plan.reauthoring_usd_per_year) != 0):
         add("reauthoring_usd", [operating[y] * plan.reauthoring_usd_per_year for y in years])
     if plan.shifts:
         lost = [0.0] + [sum((1.0 - lifecycle.served_efficiency_in_year(y, plan.half_life_years, s.residual_efficiency))

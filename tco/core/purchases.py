@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .draws import any_draw
 from .sizing import WHOLE_COUNT_GUARD, replicas_needed
 from .timeline import DemandPath
 
@@ -263,6 +264,19 @@ def _epoch_starts(path: GenerationPath, deployment_year, t: int):
     return (deployment_year == t) | (np.asarray(path.switch[t]) & (t > deployment_year))
 
 
+class _InService:
+    """``lives[s]``: whether a pool deployed at ``t_d`` serves in year ``s + 1`` of a horizon, ``s + 1 > t_d`` and
+    ``s < horizon`` [bool per draw], computed when first asked for."""
+
+    def __init__(self, deployment_year, horizon_years):
+        self.t_d, self.horizon, self.years = deployment_year, horizon_years, {}
+
+    def __getitem__(self, s: int):
+        if s not in self.years:
+            self.years[s] = (s + 1 > self.t_d) & (s < self.horizon)
+        return self.years[s]
+
+
 @dataclass
 class PoolPresentValues:
     """Present values of one pool over the horizon [USD] and its undiscounted units bought."""
@@ -310,18 +324,25 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     horizon = np.asarray(horizon_years, float)
     t_d = np.asarray(deployment_year, float)
     zero_rate = rate == 0
-    safe_rate = np.where(zero_rate, 1.0, rate)
+    any_zero_rate = any_draw(zero_rate)
+
+    def at_zero_rate(value_at_zero, value):
+        """``value_at_zero`` in the draws at a zero rate, ``value`` elsewhere (no array pass when no draw has one)."""
+        return np.where(zero_rate, value_at_zero, value) if any_zero_rate else value
+
+    safe_rate = at_zero_rate(1.0, rate)
     one_generation = len(plan.unit_usd) == 1
     stacks: dict = {}
     held = 0.0
     capex = credit = units = pv_units = device_years = 0.0
     yearly = dict.fromkeys((*plan.per_device_usd_per_year, *plan.per_busy_replica_usd_per_year), 0.0)
-    # per year s: whether an epoch starts, whether the pool is in service (each computed once, read by both loops)
+    # per year s: whether an epoch starts, whether the pool is in service (each computed once, read by both loops; the
+    # second only in the years the loops reach)
     epochs = [_epoch_starts(path, t_d, s) for s in range(len(path.index))]
-    lives = [(s + 1 > t_d) & (s < horizon) for s in range(len(path.index))]
+    lives = _InService(t_d, horizon)
     for s in range(len(path.index)):
         new_epoch = epochs[s]
-        if not (demand.varies or np.any(new_epoch)):
+        if not (demand.varies or any_draw(new_epoch)):
             continue  # no draw adds capacity at s: nothing changes
         g = Choice.of(path.index[s], plan.unit_usd, stacks)
         live = lives[s]
@@ -329,7 +350,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         after = np.where(live, np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before), before)
         delta = after - before
         held = after
-        if not np.any(delta):
+        if not any_draw(delta):
             continue  # nothing bought at s in any draw: every term below is a multiple of delta
         end = path.end[s]
         life = pick(plan.life_years, g)
@@ -339,7 +360,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         first = demand.discount(float(s))
         # sum_{k<K} v^(s+kL) = v^s (1 - v^(KL)) / (1 - v^L), K at r = 0
         per_life = demand.discount_minus_one(life)
-        chain = first * np.where(zero_rate, count, np.expm1(-count * life * ell) / np.where(zero_rate, 1.0, per_life))
+        chain = first * at_zero_rate(count, np.expm1(-count * life * ell) / at_zero_rate(1.0, per_life))
         last_held = end - s - (count - 1.0) * life
         book = 1.0 - (1.0 - rv) * last_held / life
         units = units + delta * count
@@ -347,7 +368,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         credited = delta * (rv * (chain - first) + book * demand.discount(end))
         # sum_{y=s+1}^{E} v^y = v^s (1 - v^(E-s)) / r (E - s at r = 0)
         span = np.maximum(end - s, 0.0)
-        held_years = delta * np.where(zero_rate, span, -first * np.expm1(-span * ell) / safe_rate)
+        held_years = delta * at_zero_rate(span, -first * np.expm1(-span * ell) / safe_rate)
         if one_generation:  # prices and running costs do not change with s: multiplied once, after the loop
             credit, device_years = credit + credited, device_years + held_years
             continue
@@ -361,8 +382,10 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
             yearly[line] = device_years * coefficient[0]
     if plan.per_busy_replica_usd_per_year:  # the load is served from each epoch's start to its end
         for s in range(len(path.index)):
+            if not any_draw(epochs[s]):
+                continue
             starts = epochs[s] & lives[s]
-            if not np.any(starts):
+            if not any_draw(starts):
                 continue
             g = path.index[s]
             served = np.where(starts, demand.discounted_sum(s, path.end[s]), 0.0) * pick(plan.busy_replicas, g)

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import parallelism, queueing
+from .draws import any_draw, at_draws, every_draw, to_all_draws
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
 from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point
@@ -126,7 +127,8 @@ class PoolServing:
     ``chosen`` keeps the chosen shape's terms (cycle lines, slot residence, prefill work) so
     that :meth:`at_load` can re-read it at another load or fleet size (validation against
     measured systems); ``candidates`` every candidate's (None for a shape that fits in no draw and
-    was skipped because another shape meets the targets in every draw: :meth:`candidate` evaluates it).
+    was skipped because another shape meets the targets in every draw, or that fits in few draws and was
+    evaluated at those only: :meth:`candidate` evaluates it at every draw).
     """
 
     values: dict = field(default_factory=dict)
@@ -498,18 +500,31 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
         raise ValueError(f"policy must be one of {POLICIES}")
     terms = _pool_terms(model, device, demand, role)
 
-    def evaluate_candidate(k: int, fits=None) -> dict:
-        return _candidate(role, shapes[k], model, device, demand, whole, ttft_extra_s, device_hour_usd, terms, fits)
+    inputs = (model, device, demand, ttft_extra_s, device_hour_usd, terms)
+
+    def evaluate_candidate(k: int, fits=None, at=inputs) -> dict:
+        m, d, dem, extra, price, t = at  # the inputs, or the inputs at some draws (_where_it_can_win)
+        return _candidate(role, shapes[k], m, d, dem, whole, extra, price, t, fits)
 
     # a shape that fits in no draw is chosen only where no shape meets the targets: skipped when some shape does in
-    # every draw (its score, 1e250 or more, then never wins), evaluated otherwise
+    # every draw (its score, 1e250 or more, then never wins), evaluated otherwise; a shape that fits in few draws is
+    # evaluated only where it fits or no shape that fits everywhere meets the targets (_where_it_can_win)
     fits = [_fits(shape, model, device, terms) for shape in shapes]
-    candidates = [evaluate_candidate(k, f) if np.any(f) else None for k, f in enumerate(fits)]
-    evaluated = [c for c in candidates if c is not None]
-    if len(evaluated) < len(candidates) and not (evaluated and np.all(sum(c["feasible"] for c in evaluated) > 0.5)):
+    everywhere = [every_draw(f) for f in fits]
+    candidates = [evaluate_candidate(k, f) if everywhere[k] else None for k, f in enumerate(fits)]
+    met = sum(c["feasible"] for c in candidates if c is not None) > 0.5 if any(everywhere) else False
+    scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws, spread over all of them
+    for k, f in enumerate(fits):
+        if not everywhere[k] and any_draw(f):
+            scored[k] = _where_it_can_win(evaluate_candidate, inputs, k, f, met)
+            candidates[k] = None if scored[k] is not None else evaluate_candidate(k, f)
+            scored[k] = scored[k] or candidates[k]
+    evaluated = [c for c in scored if c is not None]
+    if len(evaluated) < len(candidates) and not (evaluated and every_draw(sum(c["feasible"] for c in evaluated) > 0.5)):
         candidates = [c if c is not None else evaluate_candidate(k, fits[k]) for k, c in enumerate(candidates)]
+        scored = [s if s is not None else candidates[k] for k, s in enumerate(scored)]
     best = index = None
-    for k, c in enumerate(candidates):
+    for k, c in enumerate(scored):
         if c is None:
             continue
         score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + c["cycle_cap_s"])
@@ -519,14 +534,14 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
             better = score < best
             index = index + better * (k - index)
             best = np.minimum(best, score)
-    picks = _Picks(candidates, index)
+    picks = _Picks(scored, index)
     chosen = {key: picks(key) for key in _CANDIDATE_OUTPUTS}
     chosen.update(_derived(role, chosen, demand))
     if role != "prefill":
         chosen["_seen"] = _select_lines(picks, picks.candidates)
     chosen.update(_at_peak(role, chosen, demand, ttft_extra_s))
     cm = _select_cycle_model(picks, picks.candidates, model, device, terms)
-    at = candidates[0]["_bound_at"] if len(candidates) == 1 else \
+    at = scored[0]["_bound_at"] if len(scored) == 1 else \
         tuple(picks.stacked([c["_bound_at"][i] for c in picks.candidates]) for i in range(2))
     code, spilled = cm.bound_and_spill(*at)
     zero = 0.0 * code
@@ -541,6 +556,28 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
         ratio = demand.prompt_tokens / demand.output_tokens if role == "colocated" else 0.0
         out["decode_cap_s"] = chosen["cycle_cap_s"] - ratio * chosen["chi"] * chosen["slots"]
     return PoolServing(out, tuple(shapes), role, candidates, chosen, evaluate_candidate)
+
+
+#: a candidate that fits in at most this share of the draws is evaluated at those draws only (gathering its inputs and
+#: spreading its terms costs a pass per array; evaluating it costs ~60)
+FEW_DRAWS_SHARE = 0.125
+
+
+def _where_it_can_win(evaluate_candidate: Callable, inputs: tuple, k: int, fits, met) -> dict | None:
+    """Candidate ``k`` evaluated only at the draws where it fits or where no candidate that fits in every draw meets the
+    targets (``met``), its terms spread over every draw (zero elsewhere: infeasible, its score 1e250, it never wins
+    there); None when those draws are more than :data:`FEW_DRAWS_SHARE` (evaluate it everywhere) or an input varies
+    along an axis the fit does not (a grid's other axis). The values at the evaluated draws are those of an evaluation
+    at every draw (the candidate is elementwise in the draws)."""
+    need = np.asarray(fits | ~np.asarray(met, bool))
+    if np.count_nonzero(need) > FEW_DRAWS_SHARE * need.size:
+        return None
+    where = np.nonzero(need)
+    try:
+        at = at_draws(inputs, where, need.shape)
+    except ValueError:  # an input does not broadcast to the fit's shape
+        return None
+    return to_all_draws(evaluate_candidate(k, at_draws(fits, where, need.shape), at), where, need.shape)
 
 
 class _Picks:

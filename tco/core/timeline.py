@@ -12,9 +12,11 @@ bridged on the baseline's hardware. Options without a built chip deploy at ``t_d
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
+from .draws import any_draw
 from .sizing import WHOLE_COUNT_GUARD
 
 
@@ -212,10 +214,11 @@ class DemandPath:
         """
         return (1.0 - residual_value_fraction * self.discount(life_years)) / self.annuity(0.0, life_years)
 
-    @property
+    @cached_property
     def varies(self) -> bool:
-        """Whether demand may change from year to year in any draw (a structural fast-path test)."""
-        return bool(self.series) or bool(np.any(np.asarray(self.growth) != 0.0))
+        """Whether demand may change from year to year in any draw (a structural fast-path test; asked
+        once per pool and year, answered once per path)."""
+        return bool(self.series) or any_draw(np.asarray(self.growth) != 0.0)
 
     def multiplier(self, year: int):
         """``m_y`` for one whole service year ``y >= 1``.

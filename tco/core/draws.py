@@ -1,0 +1,114 @@
+"""Helpers over the draw axis: the tests that decide structural fast paths, and a model evaluated at some draws.
+
+A value may be a Python number or bool, a numpy scalar, or an array over draws. The tests
+answer for every draw at once and cost one method call on an array, none on a number (``np.any``
+goes through numpy's dispatch and costs 1-4 us a call: at one draw, a few percent of an evaluation).
+:func:`at_draws` and :func:`to_all_draws` evaluate an elementwise part of the model at some draws
+only (the shape search's candidates that fit in few draws, :func:`tco.core.serving.size_pool`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+
+def any_draw(x) -> bool:
+    """Whether ``x`` is true (non-zero) in any draw.
+
+    Parameters
+    ----------
+    x : bool or float or numpy.ndarray [-]
+        A flag or a number per draw, or one for all draws.
+
+    Returns
+    -------
+    bool
+        True when some draw's value is true.
+    """
+    return bool(x.any()) if isinstance(x, np.ndarray) else bool(x)
+
+
+def every_draw(x) -> bool:
+    """Whether ``x`` is true (non-zero) in every draw.
+
+    Parameters
+    ----------
+    x : bool or float or numpy.ndarray [-]
+        A flag or a number per draw, or one for all draws.
+
+    Returns
+    -------
+    bool
+        True when every draw's value is true.
+    """
+    return bool(x.all()) if isinstance(x, np.ndarray) else bool(x)
+
+
+def at_draws(x, where: tuple, shape: tuple):
+    """``x`` at the draws ``where``: arrays over draws gathered, numbers kept, containers walked.
+
+    An elementwise model evaluated on the result gives, draw for draw, the values it gives on
+    every draw.
+
+    Parameters
+    ----------
+    x : object [unit of x]
+        A number, an array over draws (broadcasting to ``shape``), or a tuple, list, dict or
+        dataclass of them.
+    where : tuple of numpy.ndarray [-]
+        Indices of the selected draws, ``np.nonzero`` of a mask of ``shape``.
+    shape : tuple of int [-]
+        The draws' shape.
+
+    Returns
+    -------
+    object [unit of x]
+        ``x`` with every array replaced by its 1-D values at the selected draws.
+
+    Raises
+    ------
+    ValueError
+        An array does not broadcast to ``shape``.
+    """
+    if isinstance(x, np.ndarray) and x.ndim:
+        return np.broadcast_to(x, shape)[where]
+    return _walk(x, lambda v: at_draws(v, where, shape))
+
+
+def to_all_draws(x, where: tuple, shape: tuple, fill: float = 0.0):
+    """The inverse of :func:`at_draws`: values at the draws ``where`` placed in arrays of the draws' ``shape``.
+
+    Parameters
+    ----------
+    x : object [unit of x]
+        Values at the selected draws (1-D arrays), numbers, or containers of them.
+    where : tuple of numpy.ndarray [-]
+        Indices of the selected draws, as given to :func:`at_draws`.
+    shape : tuple of int [-]
+        The draws' shape.
+    fill : float [unit of x]
+        The value at the other draws.
+
+    Returns
+    -------
+    object [unit of x]
+        ``x`` with every array spread over ``shape``, ``fill`` at the draws not selected.
+    """
+    if isinstance(x, np.ndarray) and x.ndim:
+        out = np.full(shape, fill, x.dtype)
+        out[where] = x
+        return out
+    return _walk(x, lambda v: to_all_draws(v, where, shape, fill))
+
+
+def _walk(x, function):
+    """``x`` with ``function`` applied to each item of a tuple, list or dict, or each init field of a dataclass."""
+    if isinstance(x, tuple | list):
+        return type(x)(function(v) for v in x)
+    if isinstance(x, dict):
+        return {k: function(v) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return dataclasses.replace(x, **{f.name: function(getattr(x, f.name)) for f in dataclasses.fields(x) if f.init})
+    return x
