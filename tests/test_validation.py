@@ -297,6 +297,20 @@ def test_bad_csv_value_names_row_and_field(tmp_path, capsys):
     assert "bad.csv:2.conditions.output_tokens" in err and "-5" in err
 
 
+def test_csv_mean_tpot_case_needs_the_sequences_in_flight(tmp_path, capsys):
+    """A user's mean-TPOT measurement is read at the occupancy its log implies, so the row must give it."""
+    header = ("name,class,model,device,devices_per_replica,system_devices,prompt_tokens,output_tokens,tpot_target_s,"
+              "metric,published")
+    path = tmp_path / "mean.csv"
+    path.write_text(header + "\nx,hopper,llama-2-70b,h200-sxm,1,8,212.2,290,0.2,tpot_mean_at_logged_load_s,0.123\n")
+    assert main(["calibrate", "--cases", str(path)]) == 2
+    assert "mean.csv:2" in (err := capsys.readouterr().err) and "sequences_in_flight" in err
+    path.write_text(header + ",sequences_in_flight\nx,hopper,llama-2-70b,h200-sxm,1,8,212.2,290,0.2,"
+                    "tpot_mean_at_logged_load_s,0.123,3603\n")
+    [case] = cases_from_csv(path)
+    assert case.conditions.sequences_in_flight == 3603.0
+
+
 def test_tolerance_without_reason_is_rejected(tmp_path):
     def mutate(d):
         d["cases"][0]["tolerance"] = {"low": -0.1, "high": 0.1}

@@ -136,6 +136,9 @@ class Case(Strict):
             raise ValueError("a ratio case (denominator) is a check, never fitted")
         if self.fit and self.known_miss is not None:
             raise ValueError("a fitted case cannot be a known miss")
+        if self.metric == "tpot_mean_at_logged_load_s" and self.conditions.sequences_in_flight is None:
+            raise ValueError("metric tpot_mean_at_logged_load_s needs conditions.sequences_in_flight (the run's output "
+                             "tokens/s x its mean TPOT)")
         return self
 
     @property
@@ -388,7 +391,7 @@ def load_suite(path: str | Path | None = None, measurements: Measurements | None
 #: columns of a user measurements CSV (docs/calibration.md); optional ones have defaults
 CSV_REQUIRED = ("name", "class", "model", "device", "devices_per_replica", "system_devices", "prompt_tokens",
                 "output_tokens", "tpot_target_s", "metric", "published")
-CSV_OPTIONAL = ("ttft_target_s", "max_batch", "bits", "unit", "source")
+CSV_OPTIONAL = ("ttft_target_s", "max_batch", "bits", "sequences_in_flight", "unit", "source")
 
 
 #: largest measurements CSV read [B], and most rows
