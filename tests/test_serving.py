@@ -321,8 +321,8 @@ def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tp
     Mechanism (DistServe, OSDI 2024; Splitwise, ISCA 2024): colocated, every cycle carries ``P/O x chi x B``
     of prefill chunks, so at a TPOT target the slot cap shrinks; with the calibrated Hopper collectives
     (docs/calibration.md) a wider tensor group costs more than it gives, so at 2,000/400 tokens and 40 ms the
-    colocated H100 runs TP2 with 44 slots and 43 % of each cycle in prefill (122 GPUs), while the split runs
-    TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.66x
+    colocated H100 runs TP2 with 44 slots and 44 % of each cycle in prefill (120 GPUs), while the split runs
+    TP1 prefill passes within the TTFT slack and TP2 decode with 165 slots (80 GPUs and the KV ports): 0.67x
     the cost. The split's margin grows as the TPOT target tightens (0.50x at 2,000 tokens and 20 ms, 0.66x at
     8,000 tokens and 40 ms, 0.42x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
     little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with 256 slots)
@@ -359,6 +359,45 @@ def test_collective_efficiency_scales_the_bandwidth_part_of_the_collectives():
     one = serving.cycle_model(parallelism.Shape(1), MODEL, dataclasses.replace(H200, collective_efficiency=0.152), demand(),
                               "colocated")
     assert one.sync_per_token_s == 0.0  # one device: no all-reduce to slow down
+
+
+def test_cycle_overhead_adds_to_every_cycle_and_shrinks_the_slot_cap_by_hand():
+    """A device's ``cycle_overhead_s`` ``delta`` is a fixed time per cycle (host scheduling, launches): it adds
+    ``delta`` to the cycle at every batch, leaves the marginal cost of a prefill token unchanged (``chi`` is a
+    difference of two cycles), and so lowers the slot cap to ``B = floor((T - a - delta) / (b + (P/O) chi))``.
+
+    H200 fixture at ``T = 40 ms``, ``delta = 5 ms``: ``a``, ``b`` and ``chi`` read from the overhead-free cycle.
+    """
+    d = demand()
+    plain = serving.cycle_model(parallelism.Shape(1), MODEL, H200, d, "colocated")
+    slow_device = dataclasses.replace(H200, cycle_overhead_s=0.005)
+    slow = serving.cycle_model(parallelism.Shape(1), MODEL, slow_device, d, "colocated")
+    for batch, prefill in ((0.0, 0.0), (37.0, 0.0), (37.0, 120.0), (300.0, 256.0)):
+        assert float(slow.cycle_s(batch, prefill)) == pytest.approx(float(plain.cycle_s(batch, prefill)) + 0.005, rel=1e-12)
+    a = float(plain.cycle_s(0.0, 0.0))
+    b = float(plain.cycle_s(1.0, 0.0)) - a
+    chi = float(serving.prefill_token_cost_s(plain, d))
+    assert float(serving.prefill_token_cost_s(slow, d)) == pytest.approx(chi, rel=1e-9)
+    sized = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, slow_device, d, whole=True)
+    assert float(sized["slots"]) == math.floor((0.04 - a - 0.005) / (b + 294.0 / 291.0 * chi))
+    assert float(sized["slots"]) < float(serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d)["slots"])
+    pool = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, slow_device, d, whole=False)
+    assert float(pool.seen_cycle_s(50.0)) == pytest.approx(a + 0.005 + 50.0 * (b + 294.0 / 291.0 * chi), rel=1e-9)
+
+
+@given(overheads=st.lists(st.floats(0.0, 0.02), min_size=2, max_size=2), tpot=st.floats(0.03, 0.3),
+       budget=st.sampled_from([256.0, 2048.0]), policy=st.sampled_from(["chunked", "prefill_first"]))
+@settings(max_examples=60, deadline=None)
+def test_more_cycle_overhead_never_raises_throughput_at_a_fixed_tpot_target(overheads, tpot, budget, policy):
+    """At the same TPOT and TTFT targets a replica with a longer fixed time per cycle holds no more slots and
+    eight such replicas carry no more requests within the p99 targets (tco.core.serving.fleet_capacity_rps)."""
+    low, high = sorted(overheads)
+    d = demand(tpot=tpot, budget=budget, policy=policy)
+    pools = [serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, dataclasses.replace(H200, cycle_overhead_s=o), d,
+                               whole=False) for o in (low, high)]
+    fast, slow = (float(serving.fleet_capacity_rps("colocated", p, 8.0, d)) for p in pools)
+    assert float(pools[1]["slots"]) <= float(pools[0]["slots"]) + 1e-9
+    assert slow <= fast * (1.0 + 1e-9) + 1e-12
 
 
 def test_a_shape_that_fits_in_no_draw_is_skipped_only_where_it_cannot_win(default_scenario):

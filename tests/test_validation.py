@@ -155,6 +155,28 @@ def test_groq_prediction_derived_by_hand():
     assert 1 / sum(terms) == pytest.approx(246.998, abs=0.001)
 
 
+def test_mean_tpot_at_the_logged_load_by_hand():
+    """The v4.1 B200 server log: 10,755.6 output tokens/s at a 131.5 ms mean TPOT, so by Little's law
+    10,755.6 x 0.1315 = 1,414.4 sequences in flight on its one replica. The case predicts the cycle a request sees
+    at that occupancy: the exact decode cycle ``t(B, 0)`` plus the prefill riding in it, ``(P/O) chi B`` with ``chi``
+    the marginal cost of a chunk of the token budget (chunked policy), ``(t(0, tau) - t(0, 0)) / tau``.
+    """
+    from tco.core.evaluate import chosen_cycle_models
+    from tco.validation.predict import OPTION
+
+    case = SUITE_CASES["mlperf41-b200x1-server-mean-tpot"]
+    c = case.conditions
+    assert case.published == 0.1315 and case.category == "tpot_mean" and case.fit is False
+    assert c.sequences_in_flight == pytest.approx(10755.6 * 0.1315, rel=1e-12) == pytest.approx(1414.36, abs=0.01)
+    assert c.output_tokens == pytest.approx(10755.6 / 39.25, rel=1e-12)  # the run's own logged length, 274.0
+    scenario = Predictor(SUITE).scenario(case)
+    cm = chosen_cycle_models(scenario.structure, scenario.values(), OPTION)["colocated"]
+    batch, tau = c.sequences_in_flight, c.token_budget_tokens
+    chi = (float(cm.cycle_s(0.0, tau)) - float(cm.cycle_s(0.0, 0.0))) / tau
+    expected = float(cm.cycle_s(batch, 0.0)) + c.prompt_tokens / c.output_tokens * chi * batch
+    assert RESULTS[case.name].predicted == pytest.approx(expected, rel=1e-9)
+
+
 def test_summaries_by_sample_scenario_and_class():
     summary = sample_summary(list(RESULTS.values()))
     assert set(summary) == {"fitted", "in_sample_check", "out_of_sample"}
@@ -273,6 +295,20 @@ def test_bad_csv_value_names_row_and_field(tmp_path, capsys):
     assert main(["calibrate", "--cases", str(path)]) == 2
     err = capsys.readouterr().err
     assert "bad.csv:2.conditions.output_tokens" in err and "-5" in err
+
+
+def test_csv_mean_tpot_case_needs_the_sequences_in_flight(tmp_path, capsys):
+    """A user's mean-TPOT measurement is read at the occupancy its log implies, so the row must give it."""
+    header = ("name,class,model,device,devices_per_replica,system_devices,prompt_tokens,output_tokens,tpot_target_s,"
+              "metric,published")
+    path = tmp_path / "mean.csv"
+    path.write_text(header + "\nx,hopper,llama-2-70b,h200-sxm,1,8,212.2,290,0.2,tpot_mean_at_logged_load_s,0.123\n")
+    assert main(["calibrate", "--cases", str(path)]) == 2
+    assert "mean.csv:2" in (err := capsys.readouterr().err) and "sequences_in_flight" in err
+    path.write_text(header + ",sequences_in_flight\nx,hopper,llama-2-70b,h200-sxm,1,8,212.2,290,0.2,"
+                    "tpot_mean_at_logged_load_s,0.123,3603\n")
+    [case] = cases_from_csv(path)
+    assert case.conditions.sequences_in_flight == 3603.0
 
 
 def test_tolerance_without_reason_is_rejected(tmp_path):

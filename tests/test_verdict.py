@@ -139,14 +139,17 @@ def test_a_near_tie_is_called_a_tie(default_scenario):
 
 
 def test_verdict_flip_values_really_flip_the_winner():
-    """Each reported flip, applied a little beyond its value, changes the cheapest feasible option."""
+    """Each reported flip, applied a little beyond its value (1e-4 of its range), changes the cheapest feasible
+    option. No tie band: at the catalog values batch-offline's B200 and MI300X are within 2 %, which the default
+    verdict calls a tie; and whole replicas make the costs a sawtooth in demand, so the demand flip (MI300X from
+    207.34 req/s) is a window about 0.4 req/s wide (B200 leads again at 208)."""
     s = tco.load_scenario("batch-offline")
-    verdict = tco.compare(s).decision
+    verdict = tco.compare(s, tie_tolerance=0.0).decision
     assert verdict.kind == "win" and verdict.flips
     for flip in verdict.flips[:4]:
-        step = 1.0 if flip["integer"] else 1e-3 * (flip["high"] - flip["low"])
+        step = 1.0 if flip["integer"] else 1e-4 * (flip["high"] - flip["low"])
         beyond = flip["value"] + (step if flip["direction"] == "above" else -step) * (0 if flip["integer"] else 1)
-        moved = tco.compare(s.with_values({flip["name"]: beyond}), with_flips=False).decision
+        moved = tco.compare(s.with_values({flip["name"]: beyond}), with_flips=False, tie_tolerance=0.0).decision
         assert moved.winner != verdict.winner, flip
 
 

@@ -158,6 +158,22 @@ class PoolServing:
             self.candidates[k] = self.evaluate_candidate(k)
         return self.candidates[k]
 
+    def seen_cycle_s(self, batch):
+        """Mean cycle a request of the chosen shape sees at a decode occupancy: the decode cycle plus, colocated,
+        the prefill riding in it, ``t_d(B) + (P/O) chi B`` (the module docstring).
+
+        Parameters
+        ----------
+        batch : float or ndarray [sequences]
+            Decode sequences in flight per replica, ``B``.
+
+        Returns
+        -------
+        ndarray [s]
+            The cycle at ``B``, per draw.
+        """
+        return branch_min([line(batch) for line in self.chosen["_seen"]])
+
     def at_load(self, demand: Demand, replicas, ttft_extra_s=0.0) -> dict:
         """Percentile TTFT and TPOT, queueing delay and occupancy of the chosen shape with ``replicas`` replicas at peak demand.
 

@@ -42,7 +42,7 @@ SUITE_PATH = Path(__file__).resolve().parents[2] / "validation" / "cases.yaml"
 
 #: what a scenario case reads from the evaluation (see :mod:`tco.validation.predict`)
 METRICS = ("system_output_tokens_per_s", "output_tokens_per_s_per_device", "per_user_decode_tokens_per_s",
-           "per_user_tokens_per_s_under_load", "ttft_s", "tpot_s")
+           "per_user_tokens_per_s_under_load", "ttft_s", "tpot_s", "tpot_mean_at_logged_load_s")
 #: Offline has no latency bound: targets of minutes, so the slot cap is set by memory or the batch limit [s]
 OFFLINE_TPOT_TARGET_S = 600.0
 OFFLINE_TTFT_TARGET_S = 3600.0
@@ -99,6 +99,9 @@ class Conditions(Strict):
     token_budget_tokens: float | None = Field(default=None, ge=1)
     percentile: float | None = Field(default=None, ge=0.5, lt=1.0)
     policy: Literal["chunked", "prefill_first"] | None = None
+    sequences_in_flight: float | None = Field(default=None, gt=0, description=(
+        "sequences the measured system held in flight on average, from its log by Little's law (output tokens/s x "
+        "mean time per output token) [sequences]; read by the metric tpot_mean_at_logged_load_s"))
 
 
 class Case(Strict):
@@ -133,6 +136,9 @@ class Case(Strict):
             raise ValueError("a ratio case (denominator) is a check, never fitted")
         if self.fit and self.known_miss is not None:
             raise ValueError("a fitted case cannot be a known miss")
+        if self.metric == "tpot_mean_at_logged_load_s" and self.conditions.sequences_in_flight is None:
+            raise ValueError("metric tpot_mean_at_logged_load_s needs conditions.sequences_in_flight (the run's output "
+                             "tokens/s x its mean TPOT)")
         return self
 
     @property
@@ -219,7 +225,17 @@ def _rate(record: MLPerfResult | PerUserSpeed, metric: str) -> float:
         if value is None:
             raise ValueError(f"row {record.id} logs no 99th-percentile {metric[:-2].upper()}")
         return value
+    if metric == "tpot_mean_at_logged_load_s":
+        return _logged_mean_tpot_s(record)
     return record.tokens_per_s
+
+
+def _logged_mean_tpot_s(record) -> float:
+    """The mean time per output token a row's log reports [s]."""
+    value = record.observed.tpot_mean_s if isinstance(record, MLPerfResult) and record.observed else None
+    if value is None:
+        raise ValueError(f"row {getattr(record, 'id', record)} logs no mean TPOT")
+    return value
 
 
 def _logged_output_tokens(m: Measurements, record: MLPerfResult) -> float | None:
@@ -268,6 +284,8 @@ def _scenario(records) -> str:
 def _category(records, metric: str) -> str:
     if metric in ("ttft_s", "tpot_s"):
         return metric[:-2]
+    if metric == "tpot_mean_at_logged_load_s":
+        return "tpot_mean"
     if len(records) == 2:
         same_system = all(isinstance(r, MLPerfResult) for r in records) and records[0].system == records[1].system
         return "latency_target_ratio" if same_system else "ranking"
@@ -276,7 +294,8 @@ def _category(records, metric: str) -> str:
 
 _UNITS = {"system_output_tokens_per_s": "output tokens/s per system", "output_tokens_per_s_per_device":
           "output tokens/s per accelerator", "per_user_decode_tokens_per_s": "output tokens/s per user",
-          "per_user_tokens_per_s_under_load": "output tokens/s per user", "ttft_s": "s", "tpot_s": "s"}
+          "per_user_tokens_per_s_under_load": "output tokens/s per user", "ttft_s": "s", "tpot_s": "s",
+          "tpot_mean_at_logged_load_s": "s"}
 
 
 def resolve_case(raw: dict, m: Measurements, index: int = 0) -> dict:
@@ -327,6 +346,8 @@ def resolve_case(raw: dict, m: Measurements, index: int = 0) -> dict:
     out.update(metric=metric, published=published, sample=sample, scenario=_scenario(found), source=source,
                unit="ratio" if len(found) == 2 else _UNITS[metric], category=raw.get("category", _category(found, metric)),
                conditions=_conditions_from_row(m, first, raw.get("conditions", {}), f"{name}.conditions"))
+    if metric == "tpot_mean_at_logged_load_s":  # Little's law on the log: sequences in flight = tokens/s x mean TPOT
+        out["conditions"]["sequences_in_flight"] = first.tokens_per_s * _logged_mean_tpot_s(first)
     if len(found) == 2:
         out["denominator"] = _conditions_from_row(m, found[1], raw.get("denominator", {}), f"{name}.denominator")
     return out
@@ -370,7 +391,7 @@ def load_suite(path: str | Path | None = None, measurements: Measurements | None
 #: columns of a user measurements CSV (docs/calibration.md); optional ones have defaults
 CSV_REQUIRED = ("name", "class", "model", "device", "devices_per_replica", "system_devices", "prompt_tokens",
                 "output_tokens", "tpot_target_s", "metric", "published")
-CSV_OPTIONAL = ("ttft_target_s", "max_batch", "bits", "unit", "source")
+CSV_OPTIONAL = ("ttft_target_s", "max_batch", "bits", "sequences_in_flight", "unit", "source")
 
 
 #: largest measurements CSV read [B], and most rows

@@ -119,6 +119,20 @@ def tpot_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
     return _at_capacity(scenario, values, c)["tpot_s"]
 
 
+def tpot_mean_at_logged_load_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Mean time per output token at the occupancy the measured run logged [s].
+
+    ``t(B)``, the cycle a request sees (decode plus the prefill riding in it), at ``B`` = the
+    sequences the log shows in flight per replica (Little's law: output tokens/s x mean
+    TPOT, over ``system_devices / devices_per_replica`` replicas). It checks the cycle model
+    at a measured operating point, apart from the queueing model that sets how much load a
+    fleet carries within its percentile targets (:func:`tpot_s` reads both together).
+    """
+    pools, _, _ = serving_pools(scenario.structure, values, OPTION)
+    pool = pools["colocated"]
+    return pool.seen_cycle_s(c.sequences_in_flight / _replicas(c, pool))
+
+
 def output_tokens_per_s_per_device(scenario: Scenario, values: Mapping[str, object], c: Conditions):
     """Output tokens/s per accelerator of the measured system (rankings per accelerator) [tokens/s]."""
     return system_output_tokens_per_s(scenario, values, c) / c.system_devices
@@ -126,7 +140,7 @@ def output_tokens_per_s_per_device(scenario: Scenario, values: Mapping[str, obje
 
 METRIC_READERS: dict[str, Callable] = {f.__name__: f for f in (system_output_tokens_per_s, output_tokens_per_s_per_device,
                                                                 per_user_decode_tokens_per_s, per_user_tokens_per_s_under_load,
-                                                                ttft_s, tpot_s)}
+                                                                ttft_s, tpot_s, tpot_mean_at_logged_load_s)}
 
 
 class Predictor:
