@@ -31,17 +31,17 @@ def any_draw(x) -> bool:
 
 
 def every_draw(x) -> bool:
-    """Whether ``x`` is true (non-zero) in every draw.
+    """Whether ``x`` is true (non-zero) in every draw: :func:`any_draw`'s companion, same argument.
 
     Parameters
     ----------
     x : bool or float or numpy.ndarray [-]
-        A flag or a number per draw, or one for all draws.
+        As in :func:`any_draw`.
 
     Returns
     -------
     bool
-        True when every draw's value is true.
+        True when no draw's value is false.
     """
     return bool(x.all()) if isinstance(x, np.ndarray) else bool(x)
 
