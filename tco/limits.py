@@ -40,8 +40,9 @@ MAX_WORKERS = max(1, os.cpu_count() or 1)
 #: bytes of memory one analysis may hold at once, beyond what the interpreter and one chunk use
 #: (half of the 500 MB any request may cost)
 MEMORY_BUDGET_BYTES = 250e6
-#: bytes held per sweep point (core outputs of every option): 445 measured (benchmarks/limits.py), 1 kB assumed
-BYTES_PER_SWEEP_POINT = 1_000
+#: bytes held per sweep point (core outputs of every option): 1,652 measured 2026-12-01 with the serving model's
+#: outputs (benchmarks/limits.py; 445 before it), 2 kB assumed
+BYTES_PER_SWEEP_POINT = 2_000
 #: bytes held per map cell after evaluation (metric and gap, the x/y/z frame, the contour search): 45 measured
 BYTES_PER_MAP_CELL = 48
 #: bytes held per Morris elementary effect (trajectories x parameters float64: the chunks' arrays, their
