@@ -144,12 +144,12 @@ def moe_scenario():
 @pytest.mark.parametrize("name", ["default", "custom-asic", "moe"])
 def test_vectorized_equals_scalar_calls(name, request):
     """One vectorized call over ~6000 draws equals one scalar call per chosen draw, for every output of
-    every option, pool and link and every comparison output (to 1e-12).
+    every option, pool and link and every comparison output and gap to winning (to 1e-12).
 
     The draws compared are chosen to reach every branch of the core (:func:`stratified_points`): each
     combination of bound codes, feasibility codes, spill and zero/non-zero outputs that one option or one
     comparison shows in the draws, and the extremes of every output, so a broadcasting or branch error in
-    any regime shows up with 170-250 scalar calls per scenario instead of ten thousand. (Every combination
+    any regime shows up with 180-290 scalar calls per scenario instead of ten thousand. (Every combination
     across all options at once took 380-630 calls and caught the same planted errors: a branch's values
     shifted by one draw, a branch chosen for all draws by ``any()``.)"""
     scenario = request.getfixturevalue("moe_scenario") if name == "moe" else tco.load_scenario(name)
