@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import tco
-from tco.core import cashflow
-from tco.core.comparison import comparison
+from tco.core import cashflow, llm, roofline
+from tco.core.comparison import comparison, gap_from_results
 from tco.core.evaluate import evaluate
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS
 from tco.scenario import scenario_from_dict
@@ -56,7 +56,28 @@ def candidate_points(scenario, seed=0):
     values["workload.prompt_tokens"][4600:4900] = np.round(context * (0.5 + 1.5 * rng.random(300)))
     for k in ("workload.tpot_target_s", "workload.ttft_target_s"):
         values[k][4900:5200] *= squeeze[900:]
+    if scenario.structure.moe:  # the model's expert fields are constants in the catalog: vary them so a vector-only
+        vary_experts(values, scenario.structure.model, rng, slice(0, 600))  # error in the expert formulas can show
     return values
+
+
+#: gap metrics of :func:`tco.core.comparison.gap_from_results` (contour maps, break-even solvers, the API)
+GAP_METRICS = ("lcot", "npv", "ratio")
+
+
+def vary_experts(values, model, rng, rows):
+    """Draws of a mixture-of-experts model's expert fields in ``rows``: routed experts ``E`` 8-512, active per token
+    ``k`` 1-16 and in a quarter of the rows ``E = k`` (no spare expert: the zero-expert branch), total parameters
+    x0.5-2 and active parameters x0.5-1 (never above the total)."""
+    n = len(values[f"models.{model}.params_total"][rows])
+    k = rng.integers(1, 17, n).astype(float)
+    routed = np.where(rng.random(n) < 0.25, k, np.maximum(rng.integers(8, 513, n), k))
+    total = values[f"models.{model}.params_total"][rows] * (0.5 + 1.5 * rng.random(n))
+    values[f"models.{model}.experts_routed"][rows] = routed
+    values[f"models.{model}.experts_per_token"][rows] = k
+    values[f"models.{model}.params_total"][rows] = total
+    values[f"models.{model}.params_active"][rows] = np.minimum(values[f"models.{model}.params_active"][rows]
+                                                               * (0.5 + 0.5 * rng.random(n)), total)
 
 
 def branch_classes(v, unit):
@@ -68,17 +89,27 @@ def branch_classes(v, unit):
     return np.select([np.isnan(v), np.isinf(v)], [9.0, 3.0 * np.sign(v)], np.sign(v))
 
 
-def stratified_points(results, challengers, n):
+def gap_outputs(structure, results, challengers):
+    """Per challenger, its gap to winning on every metric (:func:`tco.core.comparison.gap_from_results`, target 0)."""
+    return {option: {f"gap.{metric}": np.asarray(gap_from_results(results, structure.baseline, option, metric, 0.0), float)
+                     for metric in GAP_METRICS} for option in challengers}
+
+
+def stratified_points(results, challengers, gaps, baseline, n):
     """Indices of the draws a scalar evaluation must reproduce, and the branch classes of every draw per part.
 
     A part is one option (every output of the option, its pools and links) or one challenger's comparison
-    against the baseline (every comparison output); a part's class is the combination of the branches
+    against the baseline (every comparison output, its gaps ``gaps`` and which of the two meet their targets,
+    the branches of the gap); a part's class is the combination of the branches
     (:func:`branch_classes`) its outputs took. The options are evaluated independently and a comparison
     reads only its challenger and the baseline, so a draw of every class of every part (chosen greedily:
     a few draws cover the classes of several parts at once), plus the smallest and largest finite value
     of every output, reach every branch of the core."""
     parts = [{key: (v, output_unit(key)) for key, v in r.flat().items()} for r in results.values()]
-    parts += [{key: (v, COMPARISON_OUTPUTS[key].unit) for key, v in row.flat().items()} for row in challengers.values()]
+    parts += [{key: (v, COMPARISON_OUTPUTS[key].unit) for key, v in row.flat().items()}
+              | {key: (v, "") for key, v in gaps[option].items()}
+              | {"feasible_pair": (2.0 * (results[option].feasible > 0) + (results[baseline].feasible > 0), "code")}
+              for option, row in challengers.items()]
     classes, extremes = [], set()
     for part in parts:
         columns = []
@@ -113,12 +144,12 @@ def moe_scenario():
 @pytest.mark.parametrize("name", ["default", "custom-asic", "moe"])
 def test_vectorized_equals_scalar_calls(name, request):
     """One vectorized call over ~6000 draws equals one scalar call per chosen draw, for every output of
-    every option, pool and link and every comparison output (to 1e-12).
+    every option, pool and link and every comparison output and gap to winning (to 1e-12).
 
     The draws compared are chosen to reach every branch of the core (:func:`stratified_points`): each
     combination of bound codes, feasibility codes, spill and zero/non-zero outputs that one option or one
     comparison shows in the draws, and the extremes of every output, so a broadcasting or branch error in
-    any regime shows up with 170-250 scalar calls per scenario instead of ten thousand. (Every combination
+    any regime shows up with 180-290 scalar calls per scenario instead of ten thousand. (Every combination
     across all options at once took 380-630 calls and caught the same planted errors: a branch's values
     shifted by one draw, a branch chosen for all draws by ``any()``.)"""
     scenario = request.getfixturevalue("moe_scenario") if name == "moe" else tco.load_scenario(name)
@@ -126,7 +157,8 @@ def test_vectorized_equals_scalar_calls(name, request):
     n = len(values["workload.prompt_tokens"])
     vector = evaluate(scenario.structure, values)
     vector_cmp = comparison(scenario.structure, vector, values)
-    chosen, classes = stratified_points(vector, vector_cmp, n)
+    vector_gaps = gap_outputs(scenario.structure, vector, vector_cmp)
+    chosen, classes = stratified_points(vector, vector_cmp, vector_gaps, scenario.structure.baseline, n)
     # the draws reach every infeasibility bit (1 TPOT, 2 TTFT, 4 context, 8 no replica shape fits) and every bound code
     flat = {option: r.flat() for option, r in vector.items()}
     codes = np.concatenate([np.broadcast_to(f["infeasible_code"], (n,)) for f in flat.values()]).astype(int)
@@ -135,19 +167,29 @@ def test_vectorized_equals_scalar_calls(name, request):
     # collectives-bound cycles (2): the SRAM chips' wide replicas (default, moe) and, in custom-asic, H100 tensor
     # groups in draws where the Hopper collective efficiency sits low in its calibrated range (0.09-0.26)
     assert set(np.unique(bounds)) == {0.0, 1.0, 2.0}
+    # the gap's branches, 2 x (challenger meets its targets) + (baseline meets them): the baseline misses a target
+    # while a challenger meets them (2) in default and custom-asic; the MoE model's GPU baseline is the feasible one
+    base_ok = np.broadcast_to(flat[scenario.structure.baseline]["feasible"], (n,)) > 0
+    pairs = {int(code) for option in vector_cmp for code in np.unique(2 * (np.broadcast_to(flat[option]["feasible"], (n,)) > 0)
+                                                                       + base_ok)}
+    assert pairs == {"default": {0, 2, 3}, "custom-asic": {0, 1, 2, 3}, "moe": {0, 1, 3}}[name]
     assert len(chosen) < 400 and all(set(c[chosen]) == set(c) for c in classes.T)
     expected = {}  # (option, output) -> the scalar calls' values at the chosen draws, in order
     for i in chosen:
         point = {k: v[i] for k, v in values.items()}
         scalar = evaluate(scenario.structure, point)
         rows = [(option, "", r.flat()) for option, r in scalar.items()]
-        rows += [(option, "comparison.", row.flat()) for option, row in comparison(scenario.structure, scalar, point).items()]
+        scalar_cmp = comparison(scenario.structure, scalar, point)
+        rows += [(option, "comparison.", row.flat()) for option, row in scalar_cmp.items()]
+        rows += [(option, "comparison.", gaps) for option, gaps in gap_outputs(scenario.structure, scalar, scalar_cmp).items()]
         for option, level, outputs in rows:
             for key, value in outputs.items():
                 expected.setdefault((option, level + key), []).append(float(value))
     got = {(option, key): np.broadcast_to(v, (n,))[chosen] for option, r in flat.items() for key, v in r.items()}
     got |= {(option, "comparison." + key): np.broadcast_to(np.asarray(v, float), (n,))[chosen]
             for option, row in vector_cmp.items() for key, v in row.flat().items()}
+    got |= {(option, "comparison." + key): np.broadcast_to(v, (n,))[chosen] for option, gaps in vector_gaps.items()
+            for key, v in gaps.items()}
     assert got.keys() == expected.keys()
     for (option, key), want in expected.items():
         close = np.isclose(got[option, key], want, rtol=1e-12, atol=1e-300, equal_nan=key.startswith("comparison."))
@@ -166,3 +208,39 @@ def test_yearly_cash_flows_sum_to_the_present_values(name):
         np.testing.assert_allclose(flows.present_value(flows.output_tokens), r.pv_tokens, rtol=1e-10)
         for line in COST_LINES:  # every cash-flow line against its closed-form present value
             np.testing.assert_allclose(flows.present_value(flows.lines[line.line]), getattr(r, line.name), rtol=1e-10, atol=1e-6)
+
+
+def test_formulas_outside_the_engine_equal_scalar_calls():
+    """The public formulas that :func:`tco.core.evaluate.evaluate` does not call (the serving model reads the memory
+    tiers as lines in ``tco.core.steps``), so the engine comparison above cannot see them: one vectorized call over
+    2000 draws equals one scalar call per draw (to 1e-12). The draws reach every branch: steps that fit the fastest
+    tier and steps that spill; each of three tiers' lines the binding one (log-uniform bytes and targets over 1 GB
+    at 1 TB/s, 100 GB at 100 GB/s and a last tier at 10 GB/s) and targets too short for any batch (negative
+    answers); MoE steps below and past ``B* = E/k`` and models without a spare expert (``E = k``)."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    read_bytes, capacity = 2e9 * rng.random(n), 1e9 * rng.random(n)
+    caps, bws = (1e9, 1e11, 1e13), (1e12, 1e11, 1e10)
+    tier_args = (10 ** (7 + 4.5 * rng.random(n)), 10 ** (4 + 3 * rng.random(n)), 1e-4 * rng.random(n), 1e-6 * rng.random(n),
+                 10 ** (-4 + 5.6 * rng.random(n)))  # fixed 10 MB-300 GB, 10 kB-10 MB per token, targets 0.1 ms-40 s
+    k = rng.integers(1, 9, n).astype(float)
+    routed = np.where(rng.random(n) < 0.25, k, k + rng.integers(1, 257, n))
+    active = 1e10 * (1.0 + rng.random(n))
+    moe_args = (np.ceil(2.0 * routed / k * rng.random(n)), active + 1e11 * rng.random(n), active, routed, k)
+    cases = [(roofline.spilled_bytes, (read_bytes, capacity), {}),
+             (roofline.max_tokens_within_time, tier_args, {"tier_capacity_bytes": caps, "tier_bandwidth_bytes_per_s": bws}),
+             (llm.weights_read_per_step_params, moe_args, {})]
+    for formula, args, fixed in cases:
+        vector = formula(*args, **fixed)
+        scalar = [formula(*(a[i] for a in args), **fixed) for i in range(n)]
+        np.testing.assert_allclose(vector, scalar, rtol=1e-12, atol=0.0, err_msg=formula.__name__)
+    spill = roofline.spilled_bytes(read_bytes, capacity)
+    assert (spill == 0).any() and (spill > 0).any()
+    assert (roofline.max_tokens_within_time(*tier_args, caps, bws) < 0).any()
+    lines, fixed_bytes, fixed_s = [], 0.0, 0.0  # each tier's line is the smallest (the binding one) in some draws
+    for cap, bw in zip(caps, bws, strict=True):
+        b0, b1, s0, s1, target = tier_args
+        lines.append((target - s0 - fixed_s + (fixed_bytes - b0) / bw) / (b1 / bw + s1))
+        fixed_bytes, fixed_s = fixed_bytes + cap, fixed_s + cap / bw
+    assert set(np.argmin(lines, axis=0)) == {0, 1, 2}
+    assert (routed == k).any() and (moe_args[0] * k > routed).any() and (moe_args[0] * k < routed).any()
