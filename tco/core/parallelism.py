@@ -144,8 +144,7 @@ def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
 
     Per layer two all-reduces over the tensor group (three collectives with expert
     parallelism: one all-reduce and two all-to-alls), each ``latency x max(log2 t, 1)``
-    (a tree; a single device still pays one latency at each layer boundary, see
-    :func:`tco.core.roofline.sync_fixed_time_s`), plus ``p - 1`` stage-to-stage hops of
+    (a tree; a single device still pays one latency at each layer boundary), plus ``p - 1`` stage-to-stage hops of
     one latency. With ``p`` micro-batches a stage runs ``L/p`` layers ``p`` times per
     cycle, so the per-layer term is ``L`` per cycle whatever ``p``.
 

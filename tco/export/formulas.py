@@ -60,22 +60,6 @@ def memory_read_time_s(bytes_read: str, caps: Sequence[str], bws: Sequence[str])
     return "+".join(parts)
 
 
-def max_tokens_within_time(bytes_fixed: str, bytes_per_token: str, time_fixed: str, time_per_token: str, target: str,
-                           caps: Sequence[str], bws: Sequence[str]) -> str:
-    """:func:`tco.core.roofline.max_tokens_within_time`: the minimum over the tier lines.
-
-    ``B_i = (target - s0 - T_{i-1} + (C_{i-1} - b0)/bw_i) / (b1/bw_i + s1)``.
-    """
-    lines = []
-    cumulative_bytes, cumulative_time = "0", "0"
-    for cap, bw in zip(caps, bws, strict=True):
-        slack = f"({target}-{time_fixed}-({cumulative_time})+(({cumulative_bytes})-{bytes_fixed})/{bw})"
-        lines.append(f"{slack}/({bytes_per_token}/{bw}+{time_per_token})")
-        cumulative_bytes = f"{cumulative_bytes}+{cap}" if cumulative_bytes != "0" else cap
-        cumulative_time = f"{cumulative_time}+{cap}/{bw}" if cumulative_time != "0" else f"{cap}/{bw}"
-    return lines[0] if len(lines) == 1 else f"MIN({','.join(lines)})"
-
-
 def bound_code(memory: str, compute: str, sync: str) -> str:
     """:func:`tco.core.evaluate.bound_code`: first maximum of (memory, compute, sync) as 0/1/2."""
     return f"IF(AND({memory}>={compute},{memory}>={sync}),0,IF({compute}>={sync},1,2))"
