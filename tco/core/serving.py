@@ -532,9 +532,11 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws, spread over all of them
     for k, f in enumerate(fits):
         if not everywhere[k] and any_draw(f):
-            scored[k] = _where_it_can_win(evaluate_candidate, inputs, k, f, met)
-            candidates[k] = None if scored[k] is not None else evaluate_candidate(k, f)
-            scored[k] = scored[k] or candidates[k]
+            few = _where_it_can_win(evaluate_candidate, inputs, k, f, met)
+            if few is None:
+                candidates[k] = scored[k] = evaluate_candidate(k, f)
+            else:
+                scored[k] = few
     evaluated = [c for c in scored if c is not None]
     if len(evaluated) < len(candidates) and not (evaluated and every_draw(sum(c["feasible"] for c in evaluated) > 0.5)):
         candidates = [c if c is not None else evaluate_candidate(k, fits[k]) for k, c in enumerate(candidates)]
