@@ -4,9 +4,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# test processes (pytest-xdist): two when the machine is idle (1-minute load average below half its cores),
-# else none (one process: on busy cores a second one only adds its start-up and contention; measured here:
-# fast loop 100 s on one process, 141 s on two, at a load of 4-5). JOBS=N forces N (0: this process).
+# test processes (pytest-xdist): two unless the machine is already busy (1-minute load average at or above its
+# cores plus one), else none (one process: on saturated cores a second one only adds its start-up and contention).
+# Measured here: the full suite 193 s on two processes and 289-299 s on one at a load of 1.4-2.5; the fast loop
+# 100 s on one process and 141 s on two at a load of 4-5. JOBS=N forces N (0: this process).
 # CPU time (user+sys, two processes, measured 2026-12-01 with the machine shared at a load of 5-7): test-fast 90-100 s
 # (2,126 tests; each process collects the suite, ~8 s), so ~50 s on an idle 2-core machine; test 250-290 s (2,206 tests,
 # browser, LibreOffice and dask included), so 2-2.5 min idle.
@@ -14,7 +15,7 @@ PY := $(VENV)/bin/python
 # start once; the longest files start first (tests/conftest.py FIRST; --no-loadscope-reorder keeps that order, xdist's
 # own puts the files with the most tests first). (--dist loadgroup would spread single tests, but pytest-xdist 3.8 marks
 # groups in a node id field that pytest 9 no longer reads.)
-JOBS ?= $(shell $(PYTHON) -c "import os; n = os.cpu_count() or 1; print(2 if n >= 2 and os.getloadavg()[0] < n / 2 else 0)")
+JOBS ?= $(shell $(PYTHON) -c "import os; n = os.cpu_count() or 1; print(2 if n >= 2 and os.getloadavg()[0] < n + 1 else 0)")
 PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: install install-test run test test-fast bench bench-scale
