@@ -247,12 +247,18 @@ def _logged_output_tokens(m: Measurements, record: MLPerfResult) -> float | None
 
 
 def _conditions_from_row(m: Measurements, record, overlay: dict, where: str) -> dict:
-    """Conditions a row fixes (model, device, size, lengths, latency limits), then the case's own ``overlay``."""
+    """Conditions a row fixes (model, device, size, lengths, latency limits), then the case's own ``overlay``.
+
+    The output length is the run's logged tokens per sample, else the mean of the benchmark's logged runs
+    (:func:`_logged_output_tokens`), else the benchmark reference's published mean (a submission must generate
+    90-110 % of it) [tokens].
+    """
     base: dict = {}
     if isinstance(record, MLPerfResult):
         bench = m.benchmarks[record.benchmark]
         base.update(model=bench.model, device=record.device, system_devices=record.count,
-                    output_tokens=record.output_tokens_per_sample or _logged_output_tokens(m, record))
+                    output_tokens=record.output_tokens_per_sample or _logged_output_tokens(m, record)
+                    or bench.reference_mean_output_tokens)
         if bench.mean_input_tokens is not None:
             base["prompt_tokens"] = bench.mean_input_tokens
         if record.scenario == "offline":
