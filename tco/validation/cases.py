@@ -5,10 +5,10 @@ inline scenario), the published figure, its unit, and a tolerance band on the re
 error with its reason. A case names the rows of ``validation/measurements.yaml`` it
 reproduces (``rows``): one row for a figure, two for a ratio (the numerator's and the
 denominator's). From the rows the loader fills what the publication fixes -- the model,
-device and system size, the benchmark's mean input length, the logged output length, the
-latency limits and their percentile, the published figure, the source -- and the case adds
-what the rows do not say (the run configuration: replica shape, batch limit, token budget,
-number format). A case is **out of sample** when a row comes from an MLPerf round after
+device and system size, the benchmark's mean input length, the logged output length (else the
+benchmark reference's published mean), the latency limits and their percentile, the published
+figure, the source -- and the case adds what the rows do not say (the run configuration:
+replica shape, batch limit, token budget, number format). A case is **out of sample** when a row comes from an MLPerf round after
 v4.1 (:data:`tco.validation.measurements.IN_SAMPLE_ROUNDS`); the loader refuses such a case
 in the fit (``fit: true``), so a calibration can never see those rounds.
 """
