@@ -77,6 +77,89 @@ def test_llama2_mean_input_length_is_the_stratified_mean_of_the_committed_sample
     assert 3.0 < se < 3.6
 
 
+def _data_rows(name: str) -> list[dict]:
+    import csv
+
+    path = MEASUREMENTS_PATH.parent / "data" / name
+    return list(csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("#")))
+
+
+def test_mixtral_mean_input_length_is_the_stratified_mean_of_the_committed_rows():
+    """The mixtral-8x7b set is 3 strata of 5,000 (GSM8K, OpenOrca, MBXP: [mlperf-mixtral-reference]) in that order in
+    the per-sample extract ([mlperf-dataset-lengths]). OpenOrca is read whole (its 5,000 rows: mean 415.39); GSM8K by
+    5 systematic windows (256 rows, mean 667.1: 5-shot prompts of 614-834 tokens); MBXP by its first 448 rows read whole
+    plus 5 windows (271 rows) for the other 4,552, (sum_all + 4,552 x window mean) / 5,000 = 208.3. A window takes the
+    rows that START within 400 characters after its offset, so every row of a sampled stretch is drawn with
+    probability 400 / 8,000 whatever its length: the rows' character positions, rebuilt from the committed counts, must
+    fall in their windows and fill them. Mean = (667.1 + 415.39 + 208.3) / 3 = 430.3 tokens, standard error 2.6 (window
+    means as clusters). The reference output lengths of the same rows, 150.6 +- 4.2, bracket the published 144.84."""
+    import math
+
+    blocks: dict[str, list[tuple[int, int, int]]] = {}
+    position = 0
+    for row in _data_rows("mixtral-8x7b-lengths-sample.csv"):
+        a, b = int(row["input_tokens"]), int(row["output_tokens"])
+        if row["start"]:
+            position = int(row["start"])
+        blocks.setdefault(row["block"], []).append((position, a, b))
+        position += len(f"{a},{b}") + 1
+    windows = {k: v for k, v in blocks.items() if "@" in k}
+    for name, rows in windows.items():
+        offset = int(name.split("@")[1])
+        end = rows[-1][0] + len(f"{rows[-1][1]},{rows[-1][2]}") + 1
+        assert all(offset <= p < offset + 400 for p, _, _ in rows) and end >= offset + 400, name
+    assert sorted(int(k.split("@")[1]) for k in windows) == [0, 8000, 16000, 24000, 32000, 80000, 88000, 96000, 104000,
+                                                             112000]
+    orca, mbxp_all = blocks["openorca"], blocks["mbxp"]
+    assert len(orca) == 5000 and orca[0][0] == 38318 and mbxp_all[0][0] == orca[-1][0] + len(f"{orca[-1][1]},{orca[-1][2]}") + 1
+
+    def stratum(prefix: str, whole: list, column: int) -> tuple[float, float]:
+        clusters = [[r[column] for r in v] for k, v in windows.items() if k.startswith(prefix + "@")]
+        n = sum(map(len, clusters))
+        mean = sum(map(sum, clusters)) / n
+        se = math.sqrt(sum((sum(c) - mean * len(c)) ** 2 for c in clusters) / (len(clusters) * (len(clusters) - 1))) / (
+            n / len(clusters))
+        rest = 5000 - len(whole)
+        return (sum(r[column] for r in whole) + rest * mean) / 5000, se * rest / 5000
+
+    for column, published, expected, expected_se in ((1, M.benchmarks["mixtral-8x7b"].mean_input_tokens, 430.3, 2.6),
+                                                     (2, M.benchmarks["mixtral-8x7b"].reference_mean_output_tokens, 150.6, 4.2)):
+        (gsm, gse), (mbxp, mse) = stratum("gsm8k", [], column), stratum("mbxp", mbxp_all, column)
+        mean = (gsm + sum(r[column] for r in orca) / 5000 + mbxp) / 3
+        se = math.hypot(gse, mse) / 3
+        assert mean == pytest.approx(expected, abs=0.05) and se == pytest.approx(expected_se, abs=0.05)
+        assert abs(mean - published) < 2 * se if column == 2 else mean == pytest.approx(published, abs=0.05)
+
+
+def test_llama31_405b_lengths_are_the_means_of_the_whole_dataset():
+    """Every one of the 8,313 samples ([mlperf-dataset-lengths], read in full): prompts of 476 to 19,988 tokens,
+    78,380,323 / 8,313 = 9,428.6 on average; the reference outputs sum to 5,691,783, a mean of 684.68, the
+    'tokens_per_sample' the reference README publishes ([mlperf-llama31-405b-reference]) -- a check of the transcription."""
+    rows = [(int(r["input_tokens"]), int(r["output_tokens"])) for r in _data_rows("llama3.1-405b-lengths.csv")]
+    bench = M.benchmarks["llama3.1-405b"]
+    assert len(rows) == bench.samples == 8313
+    assert sum(a for a, _ in rows) == 78_380_323 and (min(a for a, _ in rows), max(a for a, _ in rows)) == (476, 19_988)
+    assert bench.mean_input_tokens == pytest.approx(78_380_323 / 8313, abs=0.05)
+    assert sum(b for _, b in rows) / 8313 == pytest.approx(bench.reference_mean_output_tokens, abs=0.005)
+    assert bench.min_tokens_per_sample == pytest.approx(0.9 * bench.reference_mean_output_tokens, rel=1e-12)
+
+
+def test_cases_of_the_other_benchmarks_read_their_lengths():
+    """A Mixtral case reads the dataset's mean prompt (430.3) and the v4.1 logs' output (52,415.9 / 359.173 = 145.9
+    tokens per sample, for the later rounds too); a Llama 3.1 405B case, with no run that logs samples/s, the
+    reference's published mean output (684.68) and its prompt 9,428.6. Benchmarks without a mean prompt have no case."""
+    cases = load_suite().cases
+    mixtral = [c for c in cases if c.conditions.model == "mixtral-8x7b" and c.rows and c.rows[0].startswith("v")]
+    l405 = [c for c in cases if c.conditions.model == "llama-3.1-405b"]
+    assert len(mixtral) >= 14 and len(l405) >= 9
+    assert all(c.conditions.prompt_tokens == 430.3 for c in mixtral)
+    assert all(c.conditions.output_tokens == pytest.approx(52415.9 / 359.173, rel=2e-3) for c in mixtral)
+    assert all((c.conditions.prompt_tokens, c.conditions.output_tokens) == (9428.6, 684.68) for c in l405)
+    benchmarks = {M.records()[r].benchmark for c in cases for r in c.rows if hasattr(M.records()[r], "benchmark")}
+    assert all(M.benchmarks[b].mean_input_tokens is not None for b in benchmarks)
+    assert {"deepseek-r1", "llama3.1-8b", "gpt-oss-120b"}.isdisjoint(benchmarks)
+
+
 def test_rankings_reproduce_published_ratios():
     """Per accelerator, v4.1 offline: H200/H100 = 31,302.7 / 24,524.9 = 1.276 (brief: ~1.1-1.3x; v5.0: 34,988.2 /
     31,306.8 = 1.118); MI300X/H200 = 23,514.8 / 31,302.7 = 0.751 (brief: ~0.73-0.80x); B200 (FP4, 1 GPU) over

@@ -183,6 +183,8 @@ def test_summaries_by_sample_scenario_and_class():
     out = summary["out_of_sample"]
     assert {"offline", "server", "interactive"} <= set(out["by_scenario"])
     assert {"hopper", "blackwell", "cdna3", "cdna4"} <= set(out["by_class"])
+    assert {"llama-2-70b", "mixtral-8x7b", "llama-3.1-405b"} <= set(out["by_model"])
+    assert sum(v["cases"] for v in out["by_model"].values()) == out["all"]["cases"]
     assert out["all"]["cases"] == sum(r.group == "out_of_sample" for r in RESULTS.values())
     fitted = summary["fitted"]["all"]
     assert fitted["median_abs_rel_error"] == pytest.approx(
@@ -263,7 +265,7 @@ def test_validate_json_contract(capsys):
         assert {"name", "source", "predicted", "published", "unit", "rel_error", "sample", "group", "scenario", "rows",
                 "passes", "known_miss"} <= set(case)
     assert set(data["samples"]) == {"fitted", "in_sample_check", "out_of_sample"}
-    assert all({"all", "by_scenario", "by_class"} <= set(v) for v in data["samples"].values())
+    assert all({"all", "by_scenario", "by_class", "by_model"} <= set(v) for v in data["samples"].values())
     assert {r["name"] for r in data["rankings"]} == {c.name for c in SUITE.cases if c.category == "ranking"}
 
 

@@ -1,7 +1,7 @@
 """``tco validate``: the model against published measurements (validation/cases.yaml).
 
 Cases are reported in three groups -- fitted (in sample), in-sample checks, and out of sample
-(MLPerf rounds after v4.1, never fitted) -- each summarized by scenario and by device class,
+(MLPerf rounds after v4.1, never fitted) -- each summarized by scenario, by device class and by model,
 then the device rankings with whether the model reproduces their order.
 """
 
@@ -85,6 +85,8 @@ def run(args) -> int:
         print_table(_summary_table(stats["by_scenario"]), "table")
         print("  by device class:")
         print_table(_summary_table(stats["by_class"]), "table")
+        print("  by model:")
+        print_table(_summary_table(stats["by_model"]), "table")
         print()
     rankings = pd.DataFrame(ranking_summary(results))
     if len(rankings):

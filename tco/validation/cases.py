@@ -5,10 +5,10 @@ inline scenario), the published figure, its unit, and a tolerance band on the re
 error with its reason. A case names the rows of ``validation/measurements.yaml`` it
 reproduces (``rows``): one row for a figure, two for a ratio (the numerator's and the
 denominator's). From the rows the loader fills what the publication fixes -- the model,
-device and system size, the benchmark's mean input length, the logged output length, the
-latency limits and their percentile, the published figure, the source -- and the case adds
-what the rows do not say (the run configuration: replica shape, batch limit, token budget,
-number format). A case is **out of sample** when a row comes from an MLPerf round after
+device and system size, the benchmark's mean input length, the logged output length (else the
+benchmark reference's published mean), the latency limits and their percentile, the published
+figure, the source -- and the case adds what the rows do not say (the run configuration:
+replica shape, batch limit, token budget, number format). A case is **out of sample** when a row comes from an MLPerf round after
 v4.1 (:data:`tco.validation.measurements.IN_SAMPLE_ROUNDS`); the loader refuses such a case
 in the fit (``fit: true``), so a calibration can never see those rounds.
 """
@@ -247,12 +247,18 @@ def _logged_output_tokens(m: Measurements, record: MLPerfResult) -> float | None
 
 
 def _conditions_from_row(m: Measurements, record, overlay: dict, where: str) -> dict:
-    """Conditions a row fixes (model, device, size, lengths, latency limits), then the case's own ``overlay``."""
+    """Conditions a row fixes (model, device, size, lengths, latency limits), then the case's own ``overlay``.
+
+    The output length is the run's logged tokens per sample, else the mean of the benchmark's logged runs
+    (:func:`_logged_output_tokens`), else the benchmark reference's published mean (a submission must generate
+    90-110 % of it) [tokens].
+    """
     base: dict = {}
     if isinstance(record, MLPerfResult):
         bench = m.benchmarks[record.benchmark]
         base.update(model=bench.model, device=record.device, system_devices=record.count,
-                    output_tokens=record.output_tokens_per_sample or _logged_output_tokens(m, record))
+                    output_tokens=record.output_tokens_per_sample or _logged_output_tokens(m, record)
+                    or bench.reference_mean_output_tokens)
         if bench.mean_input_tokens is not None:
             base["prompt_tokens"] = bench.mean_input_tokens
         if record.scenario == "offline":

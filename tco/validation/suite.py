@@ -1,6 +1,6 @@
 """Run the validation suite: prediction, published figure and relative error per case, and the
-median and worst absolute relative error per category, and in and out of sample by scenario and
-by device class; the device rankings with whether the model reproduces their order."""
+median and worst absolute relative error per category, and in and out of sample by scenario, by
+device class and by model; the device rankings with whether the model reproduces their order."""
 
 from __future__ import annotations
 
@@ -88,14 +88,16 @@ def category_summary(results: Sequence[CaseResult]) -> dict[str, dict]:
 
 
 def sample_summary(results: Sequence[CaseResult]) -> dict[str, dict]:
-    """Per group (fitted, in-sample checks, out of sample): the errors over all its cases, by scenario and by
-    device class. The ratio cases (rankings, one system's scenarios against each other) are their own scenario."""
+    """Per group (fitted, in-sample checks, out of sample): the errors over all its cases, by scenario, by
+    device class and by model (the benchmark's model: a ratio case counts under its numerator's). The ratio
+    cases (rankings, one system's scenarios against each other) are their own scenario."""
     out: dict[str, dict] = {}
     for group in GROUPS:
         members = [r for r in results if r.group == group]
         if members:
             out[group] = {"all": _stats(members), "by_scenario": _grouped(members, lambda r: r.case.scenario),
-                          "by_class": _grouped(members, lambda r: r.case.device_class or "-")}
+                          "by_class": _grouped(members, lambda r: r.case.device_class or "-"),
+                          "by_model": _grouped(members, lambda r: r.case.conditions.model)}
     return out
 
 
