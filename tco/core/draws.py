@@ -3,7 +3,7 @@
 A value may be a Python number or bool, a numpy scalar, or an array over draws. The tests
 answer for every draw at once and cost one method call on an array, none on a number (``np.any``
 goes through numpy's dispatch and costs 1-4 us a call: at one draw, a few percent of an evaluation).
-:func:`at_draws` and :func:`to_all_draws` evaluate an elementwise part of the model at some draws
+:func:`at_draws` gathers the inputs of an elementwise part of the model at some draws, to evaluate it there
 only (the shape search's candidates that fit in few draws, :func:`tco.core.serving.size_pool`).
 """
 
@@ -75,32 +75,6 @@ def at_draws(x, where: tuple, shape: tuple):
     if isinstance(x, np.ndarray) and x.ndim:
         return np.broadcast_to(x, shape)[where]
     return _walk(x, lambda v: at_draws(v, where, shape))
-
-
-def to_all_draws(x, where: tuple, shape: tuple, fill: float = 0.0):
-    """The inverse of :func:`at_draws`: values at the draws ``where`` placed in arrays of the draws' ``shape``.
-
-    Parameters
-    ----------
-    x : object [unit of x]
-        Values at the selected draws (1-D arrays), numbers, or containers of them.
-    where : tuple of numpy.ndarray [-]
-        Indices of the selected draws, as given to :func:`at_draws`.
-    shape : tuple of int [-]
-        The draws' shape.
-    fill : float [unit of x]
-        The value at the other draws.
-
-    Returns
-    -------
-    object [unit of x]
-        ``x`` with every array spread over ``shape``, ``fill`` at the draws not selected.
-    """
-    if isinstance(x, np.ndarray) and x.ndim:
-        out = np.full(shape, fill, x.dtype)
-        out[where] = x
-        return out
-    return _walk(x, lambda v: to_all_draws(v, where, shape, fill))
 
 
 def _walk(x, function):

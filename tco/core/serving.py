@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import parallelism, queueing
-from .draws import any_draw, at_draws, every_draw, to_all_draws
+from .draws import any_draw, at_draws, every_draw
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
 from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point
@@ -529,7 +529,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     everywhere = [every_draw(f) for f in fits]
     candidates = [evaluate_candidate(k, f) if everywhere[k] else None for k, f in enumerate(fits)]
     met = sum(c["feasible"] for c in candidates if c is not None) > 0.5 if any(everywhere) else False
-    scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws, spread over all of them
+    scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws holds its terms there only
     for k, f in enumerate(fits):
         if not everywhere[k] and any_draw(f):
             few = _where_it_can_win(evaluate_candidate, inputs, k, f, met)
@@ -538,7 +538,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
             else:
                 scored[k] = few
     evaluated = [c for c in scored if c is not None]
-    if len(evaluated) < len(candidates) and not (evaluated and every_draw(sum(c["feasible"] for c in evaluated) > 0.5)):
+    if len(evaluated) < len(candidates) and not (evaluated and every_draw(_feasible_count(evaluated) > 0.5)):
         candidates = [c if c is not None else evaluate_candidate(k, fits[k]) for k, c in enumerate(candidates)]
         scored = [s if s is not None else candidates[k] for k, s in enumerate(scored)]
     best = index = None
@@ -546,7 +546,17 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
         if c is None:
             continue
         score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + c["cycle_cap_s"])
-        if best is None:
+        if "_where" in c:  # evaluated at some draws: it competes there (elsewhere its score would be 1e250, never the best)
+            where, shape = c["_where"], c["_shape"]
+            if best is None:
+                best, index = np.full(shape, _INFEASIBLE_SCORE), np.full(shape, float(k))
+                best[where] = score
+            else:
+                best, index = np.array(np.broadcast_to(best, shape)), np.array(np.broadcast_to(index, shape))
+                here = index[where]
+                index[where] = here + (score < best[where]) * (k - here)
+                best[where] = np.minimum(best[where], score)
+        elif best is None:
             best, index = score, 0.0 * score + k
         else:
             better = score < best
@@ -583,8 +593,9 @@ FEW_DRAWS_SHARE = 0.125
 
 def _where_it_can_win(evaluate_candidate: Callable, inputs: tuple, k: int, fits, met) -> dict | None:
     """Candidate ``k`` evaluated only at the draws where it fits or where no candidate that fits in every draw meets the
-    targets (``met``), its terms spread over every draw (zero elsewhere: infeasible, its score 1e250, it never wins
-    there); None when those draws are more than :data:`FEW_DRAWS_SHARE` (evaluate it everywhere) or an input varies
+    targets (``met``): its terms at those draws (1-D), with ``_where`` (their indices) and ``_shape`` (the draws'
+    shape). Elsewhere it is infeasible, its score 1e250 would never win, and no term of it is computed or spread.
+    None when those draws are more than :data:`FEW_DRAWS_SHARE` (evaluate it everywhere) or an input varies
     along an axis the fit does not (a grid's other axis). The values at the evaluated draws are those of an evaluation
     at every draw (the candidate is elementwise in the draws)."""
     need = np.asarray(fits | ~np.asarray(met, bool))
@@ -595,13 +606,24 @@ def _where_it_can_win(evaluate_candidate: Callable, inputs: tuple, k: int, fits,
         at = at_draws(inputs, where, need.shape)
     except ValueError:  # an input does not broadcast to the fit's shape
         return None
-    return to_all_draws(evaluate_candidate(k, at_draws(fits, where, need.shape), at), where, need.shape)
+    return {**evaluate_candidate(k, at_draws(fits, where, need.shape), at), "_where": where, "_shape": need.shape}
+
+
+def _feasible_count(candidates: Sequence[dict]):
+    """Candidates feasible per draw [-], a candidate evaluated at some draws (``_where``) counting there only."""
+    count = sum(c["feasible"] for c in candidates if "_where" not in c)
+    for c in candidates:
+        if "_where" in c:
+            count = np.array(np.broadcast_to(count, c["_shape"]), float)
+            count[c["_where"]] += c["feasible"]
+    return count
 
 
 class _Picks:
     """The chosen candidate's value of any term, per draw: the value of the candidate chosen most often,
     replaced where another one was chosen (one ``np.where`` pass per other candidate that is chosen at all:
-    a masked copy is 4x slower on mixed masks), or a table lookup for terms that are one number per candidate."""
+    a masked copy is 4x slower on mixed masks; a candidate evaluated at some draws only, ``_where``, is written
+    at the draws where it is chosen), or a table lookup for terms that are one number per candidate."""
 
     def __init__(self, candidates: Sequence[dict | None], index):
         filler = next(c for c in candidates if c is not None)  # stands in for a skipped shape, which is never chosen
@@ -610,8 +632,14 @@ class _Picks:
         self.scalar = self.index.ndim == 0
         if len(candidates) > 1 and not self.scalar:
             counts = np.bincount(self.index.ravel(), minlength=len(candidates))
-            self.base = int(np.argmax(counts))
-            self.others = [(k, self.index == k) for k in np.flatnonzero(counts) if k != self.base]
+            chosen = np.flatnonzero(counts)
+            sparse = {k: candidates[k]["_where"] for k in chosen if "_where" in candidates[k]}
+            self.base = max((k for k in chosen if k not in sparse), key=lambda k: counts[k])
+            self.others = [(k, self.index == k) for k in chosen if k != self.base and k not in sparse]
+            self.sparse = []  # (k, the draws where it is chosen, which of its evaluated draws those are)
+            for k, where in sparse.items():
+                mine = self.index[where] == k
+                self.sparse.append((k, tuple(w[mine] for w in where), mine))
 
     def __call__(self, key: str):
         return self.stacked([c[key] for c in self.candidates])
@@ -625,12 +653,18 @@ class _Picks:
             return np.asarray(values, float)[self.index]
         shape = self.index.shape
         base = values[self.base]
-        if not self.others and np.shape(base) == shape:
+        if not self.others and not self.sparse and np.shape(base) == shape:
             return np.asarray(base, float)
         out = base
         for k, where in self.others:
             out = np.where(where, values[k], out)
-        return np.asarray(np.broadcast_to(out, shape), float)
+        if not self.sparse:
+            return np.asarray(np.broadcast_to(out, shape), float)
+        out = np.array(np.broadcast_to(out, shape), float)
+        for k, where, mine in self.sparse:
+            value = values[k]
+            out[where] = value[mine] if np.ndim(value) else value
+        return out
 
 
 def _select_lines(picks: _Picks, candidates: Sequence[dict]) -> list[Lines]:
@@ -655,7 +689,8 @@ def _select_cycle_model(picks: _Picks, candidates: Sequence[dict], model: ModelS
         return cms[0]
     n = picks("devices_per_replica")
     k = model.kv_bytes_per_token * parallelism.kv_replication(picks("tensor_parallel"), model.kv_heads)
-    return replace(cms[0], pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
+    template = next(c["_cm"] for c in candidates if "_where" not in c)  # its shape-independent terms at every draw
+    return replace(template, pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
                    tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
                    tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
                    decode_kv_bytes_per_token=terms.context * k, prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
