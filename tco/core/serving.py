@@ -565,12 +565,15 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     picks = _Picks(scored, index)
     chosen = {key: picks(key) for key in _CANDIDATE_OUTPUTS}
     chosen.update(_derived(role, chosen, demand))
+    single = None if picks.single is None else picks.candidates[picks.single]
     if role != "prefill":
-        chosen["_seen"] = _select_lines(picks, picks.candidates)
+        chosen["_seen"] = _select_lines(picks, picks.candidates) if single is None else single["_seen"]
     chosen.update(_at_peak(role, chosen, demand, ttft_extra_s))
-    cm = _select_cycle_model(picks, picks.candidates, model, device, terms)
-    at = scored[0]["_bound_at"] if len(scored) == 1 else \
-        tuple(picks.stacked([c["_bound_at"][i] for c in picks.candidates]) for i in range(2))
+    if single is None:
+        cm = _select_cycle_model(picks, picks.candidates, model, device, terms)
+        at = tuple(picks.stacked([c["_bound_at"][i] for c in picks.candidates]) for i in range(2))
+    else:
+        cm, at = single["_cm"], single["_bound_at"]
     code, spilled = cm.bound_and_spill(*at)
     zero = 0.0 * code
     chosen.update(decode_bound=zero if role == "prefill" else code, prefill_bound=zero if role == "decode" else code,
@@ -630,6 +633,8 @@ class _Picks:
         self.candidates = candidates = [filler if c is None else c for c in candidates]
         self.index = np.asarray(index).astype(np.intp)
         self.scalar = self.index.ndim == 0
+        #: the candidate chosen at every draw, when one is (its terms are then read as they are)
+        self.single = 0 if len(candidates) == 1 else int(self.index) if self.scalar else None
         if len(candidates) > 1 and not self.scalar:
             counts = np.bincount(self.index.ravel(), minlength=len(candidates))
             chosen = np.flatnonzero(counts)
@@ -640,6 +645,8 @@ class _Picks:
             for k, where in sparse.items():
                 mine = self.index[where] == k
                 self.sparse.append((k, tuple(w[mine] for w in where), mine))
+            if not self.others and not self.sparse:
+                self.single = self.base
 
     def __call__(self, key: str):
         return self.stacked([c[key] for c in self.candidates])
@@ -669,8 +676,6 @@ class _Picks:
 
 def _select_lines(picks: _Picks, candidates: Sequence[dict]) -> list[Lines]:
     """The chosen candidate's seen lines per draw (every candidate of a pool has the same line structure)."""
-    if len(candidates) == 1:
-        return candidates[0]["_seen"]
     out = []
     for b, first in enumerate(candidates[0]["_seen"]):
         out.append(Lines(tuple(picks.stacked([c["_seen"][b].intercepts[i] for c in candidates])
@@ -685,8 +690,6 @@ def _select_cycle_model(picks: _Picks, candidates: Sequence[dict], model: ModelS
     """The chosen shape's cycle model per draw: devices, stages and tensor ranks looked up, the terms that
     scale with them recomputed, the collectives gathered."""
     cms = [c["_cm"] for c in candidates]
-    if len(cms) == 1:
-        return cms[0]
     n = picks("devices_per_replica")
     k = model.kv_bytes_per_token * parallelism.kv_replication(picks("tensor_parallel"), model.kv_heads)
     template = next(c["_cm"] for c in candidates if "_where" not in c)  # its shape-independent terms at every draw
