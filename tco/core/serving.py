@@ -191,8 +191,8 @@ class PoolServing:
         dict
             ``ttft_s``, ``tpot_s``, ``queue_wait_s`` [s] and the occupancy [sequences], arrays.
         """
-        return _at_peak(self.role, {**self.chosen, "replicas": replicas + 0.0 * self.chosen["replicas"]}, demand,
-                        ttft_extra_s)
+        return _at_peak(self.role, {**self.chosen, "replicas": replicas + 0.0 * self.chosen["replicas"], "_log_term": None},
+                        demand, ttft_extra_s)
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,8 @@ class _PoolTerms:
     sequence_kv_bytes: object = None     # KV bytes of one sequence (prompt, plus output unless prefill-only)
     total_kv_bytes: object = None        # KV bytes of one whole sequence, P + O tokens
     ratio: object = 0.0                  # P / O when colocated (prefill tokens per decode token), else 0
+    log_term: object = 0.0               # ln(1 / (2 epsilon)) of a queue that holds the whole percentile budget epsilon
+    half_log_term: object = 0.0          # the same at epsilon / 2 (colocated: two queues share the budget)
 
 
 def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> _PoolTerms:
@@ -218,11 +220,15 @@ def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: st
         factor = 1.0 + 0.5 * np.maximum(prompt / demand.token_budget - 1.0, 0.0)
     total = (prompt + demand.output_tokens) * model.kv_bytes_per_token
     sequence = prompt * model.kv_bytes_per_token if role == "prefill" else total
+    epsilon = 1.0 - demand.percentile
+    colocated = role == "colocated"
     return _PoolTerms(context, 4.0 * model.layers * model.attention_dim * context,
                       2.0 * model.layers * model.attention_dim * prompt, factor,
                       tuple(c * device.usable_fraction for c in device.tier_capacity_bytes),
                       tuple(b * device.bandwidth_efficiency for b in device.tier_bandwidth_bytes_per_s),
-                      sequence, total, prompt / demand.output_tokens if role == "colocated" else 0.0)
+                      sequence, total, prompt / demand.output_tokens if colocated else 0.0,
+                      0.0 if colocated else queueing.wait_log_term(epsilon),
+                      queueing.wait_log_term(0.5 * epsilon) if colocated else 0.0)
 
 
 def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str,
@@ -386,7 +392,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         prompts = prefill_pass_prompts(cm, demand)
         work, latency, lanes, _ = _prefill_service(cm, demand, False, 0.0, 0.0, 0.0, prompts)
         slack = demand.ttft_target_s - latency - ttft_extra_s
-        replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon) / lanes
+        replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon, terms.log_term) / lanes
         ttft_ok = slack > 0.0
         out["_slack"] = slack
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, residence_s=latency,
@@ -414,8 +420,9 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             tpot_ok = tpot_ok & budget_ok
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
-            slot_servers = queueing.servers_within_wait(peak * residence, residence, 0.5 * slack, 0.0, 0.5 * epsilon)
-            lane_servers = queueing.servers_within_wait(peak * work, work, 0.5 * slack, 0.0, 0.5 * epsilon)
+            half = terms.half_log_term
+            slot_servers = queueing.servers_within_wait(peak * residence, residence, 0.5 * slack, 0.0, 0.5 * epsilon, half)
+            lane_servers = queueing.servers_within_wait(peak * work, work, 0.5 * slack, 0.0, 0.5 * epsilon, half)
             replicas = np.maximum(slot_servers / slots, lane_servers / lanes)
             ttft_ok = slack > 0.0
             out["_slack"] = 0.5 * slack
@@ -423,7 +430,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             work = latency = lanes = 0.0
             residence = output * cycle_cap
             slack = demand.tpot_target_s - cycle_cap
-            replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon) / slots
+            replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon, terms.log_term) / slots
             ttft_ok = True
             out["_slack"] = slack
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
@@ -565,6 +572,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     picks = _Picks(scored, index)
     chosen = {key: picks(key) for key in _CANDIDATE_OUTPUTS}
     chosen.update(_derived(role, chosen, demand))
+    chosen["_log_term"] = terms.half_log_term if role == "colocated" else terms.log_term  # of the queues at peak
     single = None if picks.single is None else picks.candidates[picks.single]
     if role != "prefill":
         chosen["_seen"] = _select_lines(picks, picks.candidates) if single is None else single["_seen"]
@@ -717,12 +725,13 @@ def _select_cycle_model(picks: _Picks, candidates: Sequence[dict], model: ModelS
 
 
 def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
-    """Occupancy, percentile TPOT and TTFT and queueing delay of one candidate at the peak rate."""
+    """Occupancy, percentile TPOT and TTFT and queueing delay of one candidate at the peak rate (``_log_term``: the
+    queues' :func:`tco.core.queueing.wait_log_term` when known, else None)."""
     epsilon = 1.0 - demand.percentile
-    peak, replicas = demand.peak_requests_per_s, c["replicas"]
+    peak, replicas, log_term = demand.peak_requests_per_s, c["replicas"], c["_log_term"]
     if role == "prefill":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
-        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon, c["_slack"])
+        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon, c["_slack"], log_term)
         zero = 0.0 * wait
         return dict(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=zero, tpot_s=zero, step_s=service + zero,
                     interference_share=zero)
@@ -736,12 +745,13 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
     residence = c["residence_s"]
     if role == "colocated":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
-        wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon, c["_slack"])
-                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon, c["_slack"]))
+        wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon, c["_slack"],
+                                         log_term)
+                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon, c["_slack"], log_term))
         ttft = c["cycle_cap_s"] + service + wait + ttft_extra_s
         interference = c["chi"] * (demand.prompt_tokens / output) * occupancy / cycle_mean
     else:
-        wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon, c["_slack"])
+        wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon, c["_slack"], log_term)
         tpot = np.maximum(tpot, cycle_mean + wait)
         ttft = 0.0 * tpot
         interference = ttft
