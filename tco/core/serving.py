@@ -644,10 +644,10 @@ def _select_bits(bits, chosen, other, shape):
 
 class _Picks:
     """The chosen candidate's value of any term, per draw: the value of the candidate chosen most often,
-    replaced where another one was chosen (one bitwise select per other candidate that is chosen at all,
-    :func:`_select_bits`: a masked copy is 4x slower on mixed masks; a candidate evaluated at some draws only,
-    ``_where``, is written at the draws where it is chosen), or a table lookup for terms that are one number per
-    candidate."""
+    replaced where another one was chosen (one bitwise select per other candidate chosen in many draws,
+    :func:`_select_bits`: a masked copy is 4x slower on mixed masks; a candidate chosen in few draws, or evaluated at
+    some draws only (``_where``), is written at the draws where it is chosen), or a table lookup for terms that are
+    one number per candidate."""
 
     def __init__(self, candidates: Sequence[dict | None], index):
         filler = next(c for c in candidates if c is not None)  # stands in for a skipped shape, which is never chosen
@@ -659,16 +659,19 @@ class _Picks:
         if len(candidates) > 1 and not self.scalar:
             counts = np.bincount(self.index.ravel(), minlength=len(candidates))
             chosen = np.flatnonzero(counts)
-            sparse = {k: candidates[k]["_where"] for k in chosen if "_where" in candidates[k]}
-            self.base = max((k for k in chosen if k not in sparse), key=lambda k: counts[k])
-            # where each other chosen candidate is, as a mask of all-one bits (-1) or zeros for a bitwise select
-            self.others = [(k, np.negative(self.index == k, dtype=np.int64)) for k in chosen
-                           if k != self.base and k not in sparse]
-            self.sparse = []  # (k, the draws where it is chosen, which of its evaluated draws those are)
-            for k, where in sparse.items():
-                mine = self.index[where] == k
-                self.sparse.append((k, tuple(w[mine] for w in where), mine))
-            if not self.others and not self.sparse:
+            self.base = max((k for k in chosen if "_where" not in candidates[k]), key=lambda k: counts[k])
+            self.others = []   # (k, where it is chosen as int64 all-one bits or zeros) for a bitwise select
+            self.written = []  # (k, the draws where it is chosen, which of its own values those are or None: all draws)
+            for k in chosen:
+                if "_where" in candidates[k]:
+                    where = candidates[k]["_where"]
+                    mine = self.index[where] == k
+                    self.written.append((k, tuple(w[mine] for w in where), mine))
+                elif k != self.base and counts[k] * FEW_CHOSEN_SHARE_INVERSE < self.index.size:
+                    self.written.append((k, np.nonzero(self.index == k), None))
+                elif k != self.base:
+                    self.others.append((k, np.negative(self.index == k, dtype=np.int64)))
+            if not self.others and not self.written:
                 self.single = self.base
 
     def __call__(self, key: str):
@@ -680,21 +683,30 @@ class _Picks:
         if self.scalar:
             return np.asarray(values[int(self.index)], float)
         if all(np.ndim(v) == 0 for v in values):
-            return np.asarray(values, float)[self.index]
+            return np.take(np.asarray(values, float), self.index)
         shape = self.index.shape
         base = values[self.base]
-        if not self.others and not self.sparse and np.shape(base) == shape:
+        if not self.others and not self.written and np.shape(base) == shape:
             return np.asarray(base, float)
         out = base
         for k, bits in self.others:
             out = _select_bits(bits, values[k], out, shape)
-        if not self.sparse:
+        if not self.written:
             return np.asarray(np.broadcast_to(out, shape), float)
-        out = np.array(np.broadcast_to(out, shape), float)
-        for k, where, mine in self.sparse:
+        # a fresh array to write into: the last select's, or a copy (never a candidate's own array)
+        out = out if self.others and out.shape == shape else np.array(np.broadcast_to(out, shape), float)
+        for k, where, mine in self.written:
             value = values[k]
-            out[where] = value[mine] if np.ndim(value) else value
+            if np.ndim(value) == 0:
+                out[where] = value
+            else:
+                out[where] = value[mine] if mine is not None else np.broadcast_to(value, shape)[where]
         return out
+
+
+#: a candidate chosen in fewer than 1/16 of the draws is written at those draws (a gather and a scatter of few
+#: values) instead of selected bitwise over every draw (three passes)
+FEW_CHOSEN_SHARE_INVERSE = 16
 
 
 def _select_lines(picks: _Picks, candidates: Sequence[dict]) -> list[Lines]:
