@@ -675,6 +675,8 @@ class _Picks:
                 self.single = self.base
 
     def __call__(self, key: str):
+        if self.scalar:  # one draw: the chosen candidate's value
+            return np.asarray(self.candidates[self.single][key], float)
         return self.stacked([c[key] for c in self.candidates])
 
     def stacked(self, values: list):
