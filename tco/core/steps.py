@@ -163,7 +163,9 @@ def largest_within(lines: Lines, target):
 
     For convex ``f = max_i`` lines, ``f(B) <= T`` iff every line is, so
     ``B = min_i (T - c0_i) / c1_i``. Every line of a decode cycle rises with the batch (each
-    sequence reads its KV cache), so the slopes are positive.
+    sequence reads its KV cache), so the slopes are positive; at the domain's corner where one is
+    zero (no KV bytes and no attention FLOPs per token) the flat line gives ``+inf`` (it never
+    limits) or ``-inf`` (it is over the target at any batch), without numpy's divide warning.
 
     Parameters
     ----------
@@ -178,9 +180,10 @@ def largest_within(lines: Lines, target):
         The largest batch.
     """
     best = None
-    for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
-        line = (target - c0) / c1
-        best = line if best is None else np.minimum(best, line)
+    with np.errstate(divide="ignore"):
+        for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
+            line = (target - c0) / c1
+            best = line if best is None else np.minimum(best, line)
     return best
 
 
