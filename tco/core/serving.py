@@ -55,7 +55,7 @@ from . import parallelism, queueing
 from .draws import any_draw, at_draws, every_draw
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
-from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point
+from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point, times
 
 POLICIES = ("chunked", "prefill_first")
 ROLES = ("colocated", "prefill", "decode")
@@ -210,6 +210,8 @@ class _PoolTerms:
     ratio: object = 0.0                  # P / O when colocated (prefill tokens per decode token), else 0
     log_term: object = 0.0               # ln(1 / (2 epsilon)) of a queue that holds the whole percentile budget epsilon
     half_log_term: object = 0.0          # the same at epsilon / 2 (colocated: two queues share the budget)
+    scale_up_bytes_per_s: object = 0.0   # the links' bandwidth the collectives reach, per device [B/s]
+    scale_out_bytes_per_s: object = 0.0
 
 
 def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> _PoolTerms:
@@ -228,7 +230,9 @@ def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: st
                       tuple(b * device.bandwidth_efficiency for b in device.tier_bandwidth_bytes_per_s),
                       sequence, total, prompt / demand.output_tokens if colocated else 0.0,
                       0.0 if colocated else queueing.wait_log_term(epsilon),
-                      queueing.wait_log_term(0.5 * epsilon) if colocated else 0.0)
+                      queueing.wait_log_term(0.5 * epsilon) if colocated else 0.0,
+                      device.scale_up_bytes_per_s * device.collective_efficiency,
+                      device.scale_out_bytes_per_s * device.collective_efficiency)
 
 
 def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str,
@@ -269,15 +273,14 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         decode_attention_flops_per_token=terms.decode_attention_flops,
         prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
         prefill_attention_flops_per_token=terms.prefill_attention_flops,
-        flops_per_s=n * device.flops_per_s,
-        tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
-        tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
+        flops_per_s=times(n, device.flops_per_s),
+        tier_capacity_bytes=tuple(times(n, c) for c in terms.device_capacity_bytes),
+        tier_bandwidth_bytes_per_s=tuple(times(n, b) for b in terms.device_bandwidth_bytes_per_s),
         sync_fixed_s=parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s)
         + device.cycle_overhead_s,
         sync_per_token_s=parallelism.sync_time_per_token_s(
             shape, model.layers, model.hidden_size, model.activation_bytes, model.experts_per_token,
-            device.scale_up_bytes_per_s * device.collective_efficiency,
-            device.scale_out_bytes_per_s * device.collective_efficiency, device.domain_devices),
+            terms.scale_up_bytes_per_s, terms.scale_out_bytes_per_s, device.domain_devices),
         memory_compute_overlap=demand.memory_compute_overlap,
         phase_overlap=demand.phase_overlap,
         comm_overlap=demand.comm_overlap,
@@ -307,7 +310,7 @@ def prefill_pass_prompts(cm: CycleModel, demand: Demand):
     ----------
     [williams-roofline-2009] the ridge point between memory- and compute-bound.
     """
-    ridge = cm.pipeline * memory_read_time_s(cm.full_read_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s) \
+    ridge = times(cm.pipeline, memory_read_time_s(cm.full_read_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s)) \
         * cm.flops_per_s / cm.weight_flops_per_token
     fit = np.floor(demand.token_budget / demand.prompt_tokens + FLOOR_GUARD)
     useful = np.ceil(ridge / demand.prompt_tokens - CEIL_GUARD)
@@ -337,10 +340,10 @@ def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
     """
     p = cm.pipeline
     if demand.policy == "chunked":
-        full = p * demand.token_budget
+        full = times(p, demand.token_budget)
         idle = cm.cycle_s(0.0, 0.0) if idle_cycle_s is None else idle_cycle_s
         return (cm.cycle_s(0.0, full) - idle) / full
-    tokens = p * prefill_pass_prompts(cm, demand) * demand.prompt_tokens
+    tokens = times(p, prefill_pass_prompts(cm, demand)) * demand.prompt_tokens
     return cm.cycle_s(0.0, tokens) / tokens
 
 
@@ -361,7 +364,7 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
         latency = np.maximum(prompt / np.maximum(free, 1e-9), 1.0) * decode_cycle_s + work
         return work, latency, p, free > 0.0
     prompts = prefill_pass_prompts(cm, demand) if prompts is None else prompts
-    latency = cm.cycle_s(0.0, p * prompts * prompt)
+    latency = cm.cycle_s(0.0, times(p, prompts) * prompt)
     return latency / prompts, latency, p, True
 
 
@@ -369,7 +372,7 @@ def _fits(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, term
     """Whether a replica of ``shape`` holds the weights and one sequence's KV cache in its usable memory,
     its tensor group stays in the scale-up domain and it has the pool's minimum devices [bool per draw]."""
     n = float(shape.devices)
-    capacity = tuple(c * n for c in terms.device_capacity_bytes)
+    capacity = tuple(times(n, c) for c in terms.device_capacity_bytes)
     rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
     return ((model.weight_bytes + terms.sequence_kv_bytes * rep <= sum(capacity[1:], capacity[0]))
             & (shape.tensor <= device.domain_devices + 1e-9) & (n >= device.min_devices - 1e-9))
@@ -396,7 +399,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         ttft_ok = slack > 0.0
         out["_slack"] = slack
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, residence_s=latency,
-                   tpot_ok=True, cycle_cap_s=latency, chi=0.0, _bound_at=(0.0, p * prompts * prompt))
+                   tpot_ok=True, cycle_cap_s=latency, chi=0.0, _bound_at=(0.0, times(p, prompts) * prompt))
     else:
         lines = cm.decode_lines()
         colocated = role == "colocated"
@@ -408,7 +411,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         cap = np.minimum(np.minimum(within, kv_batch), demand.max_batch)
         chunked = colocated and demand.policy == "chunked"
         if chunked:
-            cap = np.minimum(cap, p * demand.token_budget / (1.0 + ratio))
+            cap = np.minimum(cap, times(p, demand.token_budget) / (1.0 + ratio))
         slots = np.floor(cap + FLOOR_GUARD) if whole else cap  # continuous sizing: smooth curves (DESIGN.md 4)
         tpot_ok = slots >= 1.0
         slots = np.maximum(slots, 1.0)
@@ -441,7 +444,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     feasible = (fits & out["tpot_ok"] & ttft_ok) * 1.0
     out["_cm"] = cm
     out.update(replicas=replicas, fits=fits * 1.0, ttft_ok=ttft_ok * 1.0, tpot_ok=out["tpot_ok"] * 1.0,
-               feasible=feasible, cost=replicas * n * device_hour_usd)
+               feasible=feasible, cost=times(n, replicas) * device_hour_usd)
     return out
 
 

@@ -51,6 +51,27 @@ def _add(a, b):
     return a + b
 
 
+def times(count, x):
+    """``count x`` for a count of stages or devices, skipping the multiplication by the number 1 (an array pass that
+    changes no value: most replicas have one stage).
+
+    Parameters
+    ----------
+    count : int or float or ndarray [-]
+        Pipeline stages or devices.
+    x : float or ndarray [unit of x]
+        The per-stage or per-device quantity.
+
+    Returns
+    -------
+    float or ndarray [unit of x]
+        ``count x``.
+    """
+    if type(count) in _NUMBER_TYPES and count == 1:
+        return x
+    return count * x
+
+
 def _scale(k, x):
     """``k x``, skipping a structural zero."""
     if (type(x) in _NUMBER_TYPES and x == 0) or (type(k) in _NUMBER_TYPES and k == 0):
@@ -254,13 +275,15 @@ class CycleModel:
         """
         return self.weight_bytes if self.moe else self.read_fixed_bytes
 
-    def weight_read_bytes(self, tokens):
+    def weight_read_bytes(self, tokens, stages=1):
         """Weight bytes read by one micro-batch of ``tokens`` tokens.
 
         Parameters
         ----------
         tokens : float or ndarray [tokens]
-            Tokens of the micro-batch.
+            Tokens of the micro-batch, or of the cycle when ``stages`` splits them.
+        stages : int or float or ndarray [-]
+            Micro-batches the tokens are split into (pipeline stages; a dense model reads no per-token bytes).
 
         Returns
         -------
@@ -270,7 +293,7 @@ class CycleModel:
         """
         if not self.moe:
             return self.read_fixed_bytes
-        sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens, 1.0)
+        sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens / stages, 1.0)
         return np.minimum(sparse, self.weight_bytes)
 
     def terms_s(self, decode_tokens, prefill_tokens):
@@ -292,7 +315,7 @@ class CycleModel:
         """
         tokens = _add(decode_tokens, prefill_tokens)
         caps, bws = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s
-        weight_memory = self.pipeline * memory_read_time_s(self.weight_read_bytes(tokens / self.pipeline), caps, bws)
+        weight_memory = times(self.pipeline, memory_read_time_s(self.weight_read_bytes(tokens, self.pipeline), caps, bws))
         weight_compute = self.weight_flops_per_token * tokens / self.flops_per_s
         kv = _add(_scale(decode_tokens, self.decode_kv_bytes_per_token), _scale(prefill_tokens, self.prefill_kv_bytes_per_token))
         if len(caps) == 1:  # one tier: the KV cache streams at its bandwidth
@@ -348,10 +371,10 @@ class CycleModel:
         code = (compute > memory) * (compute >= sync) * 1.0 + (sync > np.maximum(memory, compute)) * 2.0
         tokens = decode_tokens + prefill_tokens
         fast = self.tier_capacity_bytes[0]
-        weights = self.weight_read_bytes(tokens / self.pipeline)
+        weights = self.weight_read_bytes(tokens, self.pipeline)
         kv = decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
         # weights sit in the fastest tier first (re-read by each of p micro-batches), the KV cache after them
-        spilled = self.pipeline * np.maximum(weights - fast, 0.0) + np.maximum(kv - np.maximum(fast - weights, 0.0), 0.0)
+        spilled = times(self.pipeline, np.maximum(weights - fast, 0.0)) + np.maximum(kv - np.maximum(fast - weights, 0.0), 0.0)
         if len(self.tier_capacity_bytes) == 1:  # one tier: nothing lives below it
             spilled = 0.0 * spilled
         return code, spilled
@@ -377,7 +400,7 @@ class CycleModel:
             kv_memory = tier_time_lines(self.weight_bytes, self.decode_kv_bytes_per_token, caps, bws, base_s)
             attention = _phase(kv_memory, kv_compute_slope, self.memory_compute_overlap)
         sync = ((1.0 - self.comm_overlap) * self.sync_per_token_s, self.sync_fixed_s)
-        branches = [Lines((p * memory_read_time_s(self.full_read_bytes, caps, bws),), (0.0,))]
+        branches = [Lines((times(p, memory_read_time_s(self.full_read_bytes, caps, bws)),), (0.0,))]
         if self.moe:
             sparse = tier_time_lines(self.read_fixed_bytes, self.read_per_token_bytes / p, caps, bws)
             branches.append(Lines(tuple(p * c for c in sparse.intercepts), tuple(p * c for c in sparse.slopes)))
