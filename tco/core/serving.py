@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import parallelism, queueing
-from .draws import any_draw, at_draws, every_draw
+from .draws import any_draw, at_draws, every_draw, mask_bits, select_bits
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
 from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point, times
@@ -633,24 +633,12 @@ def _feasible_count(candidates: Sequence[dict]):
     return count
 
 
-def _select_bits(bits, chosen, other, shape):
-    """``np.where(mask, chosen, other)`` as floats of ``shape`` by bitwise operations on the values' bits, ``bits`` the
-    mask as int64 all-one bits or zeros: exact (every bit of the picked value kept), and on a mask that mixes the
-    candidates at random about twice as fast as ``np.where``, which mispredicts a branch per element."""
-    picked = np.broadcast_to(np.asarray(chosen, float), shape).view(np.int64)
-    kept = np.broadcast_to(np.asarray(other, float), shape).view(np.int64)
-    out = np.bitwise_xor(picked, kept)
-    out &= bits
-    out ^= kept
-    return out.view(np.float64)
-
-
 class _Picks:
     """The chosen candidate's value of any term, per draw: the value of the candidate chosen most often,
     replaced where another one was chosen (one bitwise select per other candidate chosen in many draws,
-    :func:`_select_bits`: a masked copy is 4x slower on mixed masks; a candidate chosen in few draws, or evaluated at
-    some draws only (``_where``), is written at the draws where it is chosen), or a table lookup for terms that are
-    one number per candidate."""
+    :func:`tco.core.draws.select_bits`: a masked copy is 4x slower on mixed masks; a candidate chosen in few
+    draws, or evaluated at some draws only (``_where``), is written at the draws where it is chosen), or a table
+    lookup for terms that are one number per candidate."""
 
     def __init__(self, candidates: Sequence[dict | None], index):
         filler = next(c for c in candidates if c is not None)  # stands in for a skipped shape, which is never chosen
@@ -673,7 +661,7 @@ class _Picks:
                 elif k != self.base and counts[k] * FEW_CHOSEN_SHARE_INVERSE < self.index.size:
                     self.written.append((k, np.nonzero(self.index == k), None))
                 elif k != self.base:
-                    self.others.append((k, np.negative(self.index == k, dtype=np.int64)))
+                    self.others.append((k, mask_bits(self.index == k)))
             if not self.others and not self.written:
                 self.single = self.base
 
@@ -695,7 +683,7 @@ class _Picks:
             return np.asarray(base, float)
         out = base
         for k, bits in self.others:
-            out = _select_bits(bits, values[k], out, shape)
+            out = select_bits(bits, values[k], out, shape)
         if not self.written:
             return np.asarray(np.broadcast_to(out, shape), float)
         # a fresh array to write into: the last select's, or a copy (never a candidate's own array)
