@@ -261,7 +261,7 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
     """
     terms = terms or _pool_terms(model, device, demand, role)
     n = float(shape.devices)
-    k = model.kv_bytes_per_token * parallelism.kv_replication(shape.tensor, model.kv_heads)
+    k = times(parallelism.kv_replication(shape.tensor, model.kv_heads), model.kv_bytes_per_token)
     return CycleModel(
         pipeline=shape.pipeline,
         weight_bytes=model.weight_bytes,
@@ -374,7 +374,7 @@ def _fits(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, term
     n = float(shape.devices)
     capacity = tuple(times(n, c) for c in terms.device_capacity_bytes)
     rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
-    return ((model.weight_bytes + terms.sequence_kv_bytes * rep <= sum(capacity[1:], capacity[0]))
+    return ((model.weight_bytes + times(rep, terms.sequence_kv_bytes) <= sum(capacity[1:], capacity[0]))
             & (shape.tensor <= device.domain_devices + 1e-9) & (n >= device.min_devices - 1e-9))
 
 
@@ -407,7 +407,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines])) if colocated else 0.0
         seen = [b.shifted(0.0, ratio * chi) for b in lines] if colocated else lines
         within = branch_max([largest_within(b, demand.tpot_target_s) for b in seen])
-        kv_batch = (capacity - model.weight_bytes) / (terms.total_kv_bytes * rep)
+        kv_batch = (capacity - model.weight_bytes) / times(rep, terms.total_kv_bytes)
         cap = np.minimum(np.minimum(within, kv_batch), demand.max_batch)
         chunked = colocated and demand.policy == "chunked"
         if chunked:
