@@ -450,3 +450,38 @@ def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_re
     for name, result in everywhere.items():
         for key, value in result.flat().items():
             assert np.array_equal(fast[name].flat()[key], value, equal_nan=True), (name, key)
+
+
+@pytest.mark.parametrize("name", ["voice-agent", "default"])
+def test_few_draws_candidates_leave_every_output_as_evaluating_them_everywhere(name, monkeypatch):
+    """Every output of 300 draws of all the uncertain parameters is, bit for bit, the one of evaluating every candidate
+    shape at every draw. On voice-agent the Groq pool's first shape fits in a few draws only: the chosen shape's cycle
+    model (what bounds a cycle) once took its shape-independent terms from that candidate, zero at the draws where it was
+    not evaluated, and misnamed the bound there (the regression this guards)."""
+    import tco
+    from tco.core.evaluate import evaluate
+    from tco.studies.sampling import draw_chunk, sampling_plan
+
+    scenario = tco.load_scenario(name)
+    values = scenario.values() | draw_chunk(sampling_plan(scenario), 3, 300, 300)
+    fast = evaluate(scenario.structure, values)
+    monkeypatch.setattr(serving, "FEW_DRAWS_SHARE", -1.0)
+    everywhere = evaluate(scenario.structure, values)
+    for option, result in everywhere.items():
+        for key, value in result.flat().items():
+            assert np.array_equal(fast[option].flat()[key], value, equal_nan=True), (option, key)
+
+
+def test_a_flat_line_never_limits_the_batch_or_always_does_without_a_warning():
+    """largest_within at a zero slope (the domain's corner with no KV bytes nor attention FLOPs per token): the flat
+    line at 1 ms limits nothing under a 2 ms target (+inf; the other line, 1 ms + 0.1 ms x B, allows (2 - 1) / 0.1 = 10)
+    and everything under a 0.5 ms target (-inf), and numpy raises no divide-by-zero warning on the way."""
+    import warnings
+
+    lines = Lines((1e-3, 1e-3), (0.0, 1e-4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        within = largest_within(lines, np.array([2e-3, 0.5e-3]))
+        flat = largest_within(Lines((1e-3,), (0.0,)), np.array([2e-3, 0.5e-3]))
+    assert within[0] == pytest.approx(10.0) and within[1] < 0
+    assert np.array_equal(flat, [np.inf, -np.inf])

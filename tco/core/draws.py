@@ -3,8 +3,9 @@
 A value may be a Python number or bool, a numpy scalar, or an array over draws. The tests
 answer for every draw at once and cost one method call on an array, none on a number (``np.any``
 goes through numpy's dispatch and costs 1-4 us a call: at one draw, a few percent of an evaluation).
-:func:`at_draws` and :func:`to_all_draws` evaluate an elementwise part of the model at some draws
-only (the shape search's candidates that fit in few draws, :func:`tco.core.serving.size_pool`).
+:func:`at_draws` gathers the inputs of an elementwise part of the model at some draws, to evaluate it there
+only (the shape search's candidates that fit in few draws, :func:`tco.core.serving.size_pool`);
+:func:`select_bits` picks between two values per draw exactly and without a branch per element.
 """
 
 from __future__ import annotations
@@ -77,30 +78,48 @@ def at_draws(x, where: tuple, shape: tuple):
     return _walk(x, lambda v: at_draws(v, where, shape))
 
 
-def to_all_draws(x, where: tuple, shape: tuple, fill: float = 0.0):
-    """The inverse of :func:`at_draws`: values at the draws ``where`` placed in arrays of the draws' ``shape``.
+def mask_bits(condition):
+    """A boolean mask as int64 all-one bits (-1) where true, zeros elsewhere: the mask :func:`select_bits` takes.
 
     Parameters
     ----------
-    x : object [unit of x]
-        Values at the selected draws (1-D arrays), numbers, or containers of them.
-    where : tuple of numpy.ndarray [-]
-        Indices of the selected draws, as given to :func:`at_draws`.
-    shape : tuple of int [-]
-        The draws' shape.
-    fill : float [unit of x]
-        The value at the other draws.
+    condition : numpy.ndarray of bool [-]
+        Where to pick the first value.
 
     Returns
     -------
-    object [unit of x]
-        ``x`` with every array spread over ``shape``, ``fill`` at the draws not selected.
+    numpy.ndarray of int64 [-]
+        -1 where ``condition``, 0 elsewhere.
     """
-    if isinstance(x, np.ndarray) and x.ndim:
-        out = np.full(shape, fill, x.dtype)
-        out[where] = x
-        return out
-    return _walk(x, lambda v: to_all_draws(v, where, shape, fill))
+    return np.negative(condition, dtype=np.int64)
+
+
+def select_bits(bits, chosen, other, shape):
+    """``np.where(mask, chosen, other)`` as floats of ``shape``, by bitwise operations on the values' bits.
+
+    Exact (every bit of the picked value kept, NaN and -0 included) and, on a mask that mixes the two at
+    random, about twice as fast as ``np.where``, which mispredicts a branch per element.
+
+    Parameters
+    ----------
+    bits : numpy.ndarray of int64 [-]
+        The mask as :func:`mask_bits` gives it, of ``shape``.
+    chosen, other : float or numpy.ndarray [unit of the values]
+        The values where the mask is true and where it is false (broadcasting to ``shape``).
+    shape : tuple of int [-]
+        The draws' shape.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the values]
+        A new float array of ``shape``.
+    """
+    picked = np.broadcast_to(np.asarray(chosen, float), shape).view(np.int64)
+    kept = np.broadcast_to(np.asarray(other, float), shape).view(np.int64)
+    out = np.bitwise_xor(picked, kept)
+    out &= bits
+    out ^= kept
+    return out.view(np.float64)
 
 
 def _walk(x, function):

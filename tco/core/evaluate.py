@@ -132,6 +132,14 @@ class _Workload:
                                       tuple(get(demand_year_param(y)) for y in range(1, structure.demand_series_years + 1)),
                                       int(np.max(self.horizon)))
         self.whole = structure.whole_devices
+        self._device_hour_usd = {}
+
+    def device_hour_usd(self, pool: Pool):
+        """:func:`device_hour_usd` of the pool's device, computed once per device for the evaluation [USD/device-h]."""
+        key = (pool.device, pool.built)
+        if key not in self._device_hour_usd:
+            self._device_hour_usd[key] = device_hour_usd(pool, self)
+        return self._device_hour_usd[key]
 
 
 def _peak_flops(get, device, compute_bits):
@@ -265,7 +273,7 @@ def _serve(option: Option, w: _Workload):
         link_ports = sizing.link_ports_needed(w.peak_rps, bytes_per_request, link_bw, w.whole)
         extra = kv_transfer_s
     served = {pool.role: serving.size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), w.demand,
-                                           w.whole, extra if pool.role == "prefill" else 0.0, device_hour_usd(pool, w))
+                                           w.whole, extra if pool.role == "prefill" else 0.0, w.device_hour_usd(pool))
               for pool in option.pools}
     return served, kv_transfer_s, link_ports
 

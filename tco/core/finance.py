@@ -55,8 +55,14 @@ def annuity_factor(rate, years):
     [brealey-myers-allen] annuities, ch. 2.
     """
     rate = np.asarray(rate, float)
-    safe = np.where(np.abs(rate) < 1e-12, 1.0, rate)
-    return np.where(np.abs(rate) < 1e-12, years, (1.0 - np.power(1.0 + safe, -np.asarray(years, float))) / safe)
+    return _annuity_of_discount(rate, years, discount_factor(rate, years))
+
+
+def _annuity_of_discount(rate, years, discount):
+    """:func:`annuity_factor` from the discount factor ``(1+r)^-Y`` the caller has [yr]: ``(1 - discount) / r``, ``Y`` at
+    ``r = 0`` (where the quotient is not used, it divides by 1)."""
+    zero = np.abs(rate) < 1e-12
+    return np.where(zero, years, (1.0 - discount) / np.where(zero, 1.0, rate))
 
 
 def capital_recovery_usd_per_year(capex_usd, rate, life_years, residual_value_fraction=0.0):
@@ -86,8 +92,11 @@ def capital_recovery_usd_per_year(capex_usd, rate, life_years, residual_value_fr
     ----------
     [brealey-myers-allen] equivalent annual cost, ch. 6.
     """
-    net = capex_usd * (1.0 - residual_value_fraction * discount_factor(rate, life_years))
-    return net / annuity_factor(rate, life_years)
+    rate = np.asarray(rate, float)
+    discount = discount_factor(rate, life_years)  # one power for the residual credit and the annuity
+    net = capex_usd if isinstance(residual_value_fraction, float | int) and residual_value_fraction == 0 \
+        else capex_usd * (1.0 - residual_value_fraction * discount)
+    return net / _annuity_of_discount(rate, life_years, discount)
 
 
 def levelized_cost_usd_per_mtok(pv_cost_usd, pv_tokens):

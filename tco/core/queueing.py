@@ -160,7 +160,30 @@ def small_pool_margin(service_s, slack_s, service_scv):
     return 1.0 / (1.0 + _decay_per_server(service_s, slack_s, service_scv))
 
 
-def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
+def wait_log_term(exceed_probability):
+    """``L = ln(1 / (2 epsilon))``, at least 0: the log term of the square-root staffing [-].
+
+    Computed once per queue by callers that size many candidates against the same ``epsilon``
+    (:func:`servers_within_wait` and :func:`wait_quantile_s` take it as ``log_term``).
+
+    Parameters
+    ----------
+    exceed_probability : float or ndarray [-]
+        Allowed probability ``epsilon`` of waiting longer than the slack.
+
+    Returns
+    -------
+    ndarray [-]
+        ``max(ln(0.5 / epsilon), 0)``.
+
+    References
+    ----------
+    [halfin-whitt-1981] square-root staffing.
+    """
+    return np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
+
+
+def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability, log_term=None):
     """Servers (continuous) so that ``P(W > slack) <= epsilon``: ``c = a + beta sqrt(a) + delta``.
 
     Parameters
@@ -169,6 +192,8 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
         Offered load ``a``.
     service_s, slack_s, service_scv, exceed_probability : float or ndarray [s, s, -, -]
         As in :func:`staffing_margin`.
+    log_term : float or ndarray or None [-]
+        :func:`wait_log_term` of ``exceed_probability`` when the caller has it.
 
     Returns
     -------
@@ -184,7 +209,7 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
     u = _decay_per_server(service_s, slack_s, service_scv)
     root = np.sqrt(a)
     big_k = u * root
-    log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
+    log_term = wait_log_term(exceed_probability) if log_term is None else log_term
     beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # staffing_margin, with u computed once
     return a + beta * root + 1.0 / (1.0 + u)
 
@@ -225,7 +250,7 @@ WAIT_ROUNDING_GUARD = 1e-9
 OVERLOADED_WAIT_FACTOR = 1e-100
 
 
-def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability, sizing_slack_s):
+def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability, sizing_slack_s, log_term=None):
     """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers; huge when overloaded.
 
     Inverts ``P(W > w) = exp(-beta^2/2 - k w sqrt(a) beta / S) / 2`` with
@@ -249,6 +274,9 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
         Service-time variability ``c_s^2`` and the probability ``epsilon`` of waiting longer.
     sizing_slack_s : float or ndarray [s]
         The slack the pool was sized for (sets ``delta``).
+    log_term : float or ndarray or None [-]
+        :func:`wait_log_term` of ``exceed_probability`` when the caller has it (at ``epsilon > 1/2``, where
+        the log is negative and taken as 0, the wait is 0 either way).
 
     Returns
     -------
@@ -264,7 +292,7 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
     root = np.sqrt(a)
     delta = small_pool_margin(service_s, sizing_slack_s, service_scv)
     beta = np.maximum((np.asarray(servers, float) - a - delta) / root, 0.0)
-    log_term = np.log(0.5 / np.asarray(exceed_probability, float))
+    log_term = wait_log_term(exceed_probability) if log_term is None else log_term
     numerator = np.maximum(log_term - 0.5 * beta * beta, 0.0)
     numerator = numerator * (numerator > WAIT_ROUNDING_GUARD * log_term)  # at the staffed c the difference is rounding
     return numerator * service_s / (tail_decay_factor(service_scv) * root * beta + service_s * OVERLOADED_WAIT_FACTOR)

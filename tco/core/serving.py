@@ -52,10 +52,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import parallelism, queueing
-from .draws import any_draw, at_draws, every_draw, to_all_draws
+from .draws import any_draw, at_draws, every_draw, mask_bits, select_bits
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
-from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point
+from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point, times
 
 POLICIES = ("chunked", "prefill_first")
 ROLES = ("colocated", "prefill", "decode")
@@ -191,8 +191,8 @@ class PoolServing:
         dict
             ``ttft_s``, ``tpot_s``, ``queue_wait_s`` [s] and the occupancy [sequences], arrays.
         """
-        return _at_peak(self.role, {**self.chosen, "replicas": replicas + 0.0 * self.chosen["replicas"]}, demand,
-                        ttft_extra_s)
+        return _at_peak(self.role, {**self.chosen, "replicas": replicas + 0.0 * self.chosen["replicas"], "_log_term": None},
+                        demand, ttft_extra_s)
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,10 @@ class _PoolTerms:
     sequence_kv_bytes: object = None     # KV bytes of one sequence (prompt, plus output unless prefill-only)
     total_kv_bytes: object = None        # KV bytes of one whole sequence, P + O tokens
     ratio: object = 0.0                  # P / O when colocated (prefill tokens per decode token), else 0
+    log_term: object = 0.0               # ln(1 / (2 epsilon)) of a queue that holds the whole percentile budget epsilon
+    half_log_term: object = 0.0          # the same at epsilon / 2 (colocated: two queues share the budget)
+    scale_up_bytes_per_s: object = 0.0   # the links' bandwidth the collectives reach, per device [B/s]
+    scale_out_bytes_per_s: object = 0.0
 
 
 def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> _PoolTerms:
@@ -218,11 +222,17 @@ def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: st
         factor = 1.0 + 0.5 * np.maximum(prompt / demand.token_budget - 1.0, 0.0)
     total = (prompt + demand.output_tokens) * model.kv_bytes_per_token
     sequence = prompt * model.kv_bytes_per_token if role == "prefill" else total
+    epsilon = 1.0 - demand.percentile
+    colocated = role == "colocated"
     return _PoolTerms(context, 4.0 * model.layers * model.attention_dim * context,
                       2.0 * model.layers * model.attention_dim * prompt, factor,
                       tuple(c * device.usable_fraction for c in device.tier_capacity_bytes),
                       tuple(b * device.bandwidth_efficiency for b in device.tier_bandwidth_bytes_per_s),
-                      sequence, total, prompt / demand.output_tokens if role == "colocated" else 0.0)
+                      sequence, total, prompt / demand.output_tokens if colocated else 0.0,
+                      0.0 if colocated else queueing.wait_log_term(epsilon),
+                      queueing.wait_log_term(0.5 * epsilon) if colocated else 0.0,
+                      device.scale_up_bytes_per_s * device.collective_efficiency,
+                      device.scale_out_bytes_per_s * device.collective_efficiency)
 
 
 def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str,
@@ -251,7 +261,7 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
     """
     terms = terms or _pool_terms(model, device, demand, role)
     n = float(shape.devices)
-    k = model.kv_bytes_per_token * parallelism.kv_replication(shape.tensor, model.kv_heads)
+    k = times(parallelism.kv_replication(shape.tensor, model.kv_heads), model.kv_bytes_per_token)
     return CycleModel(
         pipeline=shape.pipeline,
         weight_bytes=model.weight_bytes,
@@ -263,15 +273,14 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         decode_attention_flops_per_token=terms.decode_attention_flops,
         prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
         prefill_attention_flops_per_token=terms.prefill_attention_flops,
-        flops_per_s=n * device.flops_per_s,
-        tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
-        tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
+        flops_per_s=times(n, device.flops_per_s),
+        tier_capacity_bytes=tuple(times(n, c) for c in terms.device_capacity_bytes),
+        tier_bandwidth_bytes_per_s=tuple(times(n, b) for b in terms.device_bandwidth_bytes_per_s),
         sync_fixed_s=parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s)
         + device.cycle_overhead_s,
         sync_per_token_s=parallelism.sync_time_per_token_s(
             shape, model.layers, model.hidden_size, model.activation_bytes, model.experts_per_token,
-            device.scale_up_bytes_per_s * device.collective_efficiency,
-            device.scale_out_bytes_per_s * device.collective_efficiency, device.domain_devices),
+            terms.scale_up_bytes_per_s, terms.scale_out_bytes_per_s, device.domain_devices),
         memory_compute_overlap=demand.memory_compute_overlap,
         phase_overlap=demand.phase_overlap,
         comm_overlap=demand.comm_overlap,
@@ -301,7 +310,7 @@ def prefill_pass_prompts(cm: CycleModel, demand: Demand):
     ----------
     [williams-roofline-2009] the ridge point between memory- and compute-bound.
     """
-    ridge = cm.pipeline * memory_read_time_s(cm.full_read_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s) \
+    ridge = times(cm.pipeline, memory_read_time_s(cm.full_read_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s)) \
         * cm.flops_per_s / cm.weight_flops_per_token
     fit = np.floor(demand.token_budget / demand.prompt_tokens + FLOOR_GUARD)
     useful = np.ceil(ridge / demand.prompt_tokens - CEIL_GUARD)
@@ -331,10 +340,10 @@ def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
     """
     p = cm.pipeline
     if demand.policy == "chunked":
-        full = p * demand.token_budget
+        full = times(p, demand.token_budget)
         idle = cm.cycle_s(0.0, 0.0) if idle_cycle_s is None else idle_cycle_s
         return (cm.cycle_s(0.0, full) - idle) / full
-    tokens = p * prefill_pass_prompts(cm, demand) * demand.prompt_tokens
+    tokens = times(p, prefill_pass_prompts(cm, demand)) * demand.prompt_tokens
     return cm.cycle_s(0.0, tokens) / tokens
 
 
@@ -355,7 +364,7 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
         latency = np.maximum(prompt / np.maximum(free, 1e-9), 1.0) * decode_cycle_s + work
         return work, latency, p, free > 0.0
     prompts = prefill_pass_prompts(cm, demand) if prompts is None else prompts
-    latency = cm.cycle_s(0.0, p * prompts * prompt)
+    latency = cm.cycle_s(0.0, times(p, prompts) * prompt)
     return latency / prompts, latency, p, True
 
 
@@ -363,9 +372,9 @@ def _fits(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, term
     """Whether a replica of ``shape`` holds the weights and one sequence's KV cache in its usable memory,
     its tensor group stays in the scale-up domain and it has the pool's minimum devices [bool per draw]."""
     n = float(shape.devices)
-    capacity = tuple(c * n for c in terms.device_capacity_bytes)
+    capacity = tuple(times(n, c) for c in terms.device_capacity_bytes)
     rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
-    return ((model.weight_bytes + terms.sequence_kv_bytes * rep <= sum(capacity[1:], capacity[0]))
+    return ((model.weight_bytes + times(rep, terms.sequence_kv_bytes) <= sum(capacity[1:], capacity[0]))
             & (shape.tensor <= device.domain_devices + 1e-9) & (n >= device.min_devices - 1e-9))
 
 
@@ -386,11 +395,11 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         prompts = prefill_pass_prompts(cm, demand)
         work, latency, lanes, _ = _prefill_service(cm, demand, False, 0.0, 0.0, 0.0, prompts)
         slack = demand.ttft_target_s - latency - ttft_extra_s
-        replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon) / lanes
+        replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon, terms.log_term) / lanes
         ttft_ok = slack > 0.0
         out["_slack"] = slack
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, residence_s=latency,
-                   tpot_ok=True, cycle_cap_s=latency, chi=0.0, _bound_at=(0.0, p * prompts * prompt))
+                   tpot_ok=True, cycle_cap_s=latency, chi=0.0, _bound_at=(0.0, times(p, prompts) * prompt))
     else:
         lines = cm.decode_lines()
         colocated = role == "colocated"
@@ -398,11 +407,11 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines])) if colocated else 0.0
         seen = [b.shifted(0.0, ratio * chi) for b in lines] if colocated else lines
         within = branch_max([largest_within(b, demand.tpot_target_s) for b in seen])
-        kv_batch = (capacity - model.weight_bytes) / (terms.total_kv_bytes * rep)
+        kv_batch = (capacity - model.weight_bytes) / times(rep, terms.total_kv_bytes)
         cap = np.minimum(np.minimum(within, kv_batch), demand.max_batch)
         chunked = colocated and demand.policy == "chunked"
         if chunked:
-            cap = np.minimum(cap, p * demand.token_budget / (1.0 + ratio))
+            cap = np.minimum(cap, times(p, demand.token_budget) / (1.0 + ratio))
         slots = np.floor(cap + FLOOR_GUARD) if whole else cap  # continuous sizing: smooth curves (DESIGN.md 4)
         tpot_ok = slots >= 1.0
         slots = np.maximum(slots, 1.0)
@@ -414,8 +423,9 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             tpot_ok = tpot_ok & budget_ok
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
-            slot_servers = queueing.servers_within_wait(peak * residence, residence, 0.5 * slack, 0.0, 0.5 * epsilon)
-            lane_servers = queueing.servers_within_wait(peak * work, work, 0.5 * slack, 0.0, 0.5 * epsilon)
+            half = terms.half_log_term
+            slot_servers = queueing.servers_within_wait(peak * residence, residence, 0.5 * slack, 0.0, 0.5 * epsilon, half)
+            lane_servers = queueing.servers_within_wait(peak * work, work, 0.5 * slack, 0.0, 0.5 * epsilon, half)
             replicas = np.maximum(slot_servers / slots, lane_servers / lanes)
             ttft_ok = slack > 0.0
             out["_slack"] = 0.5 * slack
@@ -423,7 +433,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             work = latency = lanes = 0.0
             residence = output * cycle_cap
             slack = demand.tpot_target_s - cycle_cap
-            replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon) / slots
+            replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon, terms.log_term) / slots
             ttft_ok = True
             out["_slack"] = slack
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
@@ -434,7 +444,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     feasible = (fits & out["tpot_ok"] & ttft_ok) * 1.0
     out["_cm"] = cm
     out.update(replicas=replicas, fits=fits * 1.0, ttft_ok=ttft_ok * 1.0, tpot_ok=out["tpot_ok"] * 1.0,
-               feasible=feasible, cost=replicas * n * device_hour_usd)
+               feasible=feasible, cost=times(n, replicas) * device_hour_usd)
     return out
 
 
@@ -529,7 +539,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     everywhere = [every_draw(f) for f in fits]
     candidates = [evaluate_candidate(k, f) if everywhere[k] else None for k, f in enumerate(fits)]
     met = sum(c["feasible"] for c in candidates if c is not None) > 0.5 if any(everywhere) else False
-    scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws, spread over all of them
+    scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws holds its terms there only
     for k, f in enumerate(fits):
         if not everywhere[k] and any_draw(f):
             few = _where_it_can_win(evaluate_candidate, inputs, k, f, met)
@@ -538,7 +548,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
             else:
                 scored[k] = few
     evaluated = [c for c in scored if c is not None]
-    if len(evaluated) < len(candidates) and not (evaluated and every_draw(sum(c["feasible"] for c in evaluated) > 0.5)):
+    if len(evaluated) < len(candidates) and not (evaluated and every_draw(_feasible_count(evaluated) > 0.5)):
         candidates = [c if c is not None else evaluate_candidate(k, fits[k]) for k, c in enumerate(candidates)]
         scored = [s if s is not None else candidates[k] for k, s in enumerate(scored)]
     best = index = None
@@ -546,7 +556,17 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
         if c is None:
             continue
         score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + c["cycle_cap_s"])
-        if best is None:
+        if "_where" in c:  # evaluated at some draws: it competes there (elsewhere its score would be 1e250, never the best)
+            where, shape = c["_where"], c["_shape"]
+            if best is None:
+                best, index = np.full(shape, _INFEASIBLE_SCORE), np.full(shape, float(k))
+                best[where] = score
+            else:
+                best, index = np.array(np.broadcast_to(best, shape)), np.array(np.broadcast_to(index, shape))
+                here = index[where]
+                index[where] = here + (score < best[where]) * (k - here)
+                best[where] = np.minimum(best[where], score)
+        elif best is None:
             best, index = score, 0.0 * score + k
         else:
             better = score < best
@@ -555,12 +575,16 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     picks = _Picks(scored, index)
     chosen = {key: picks(key) for key in _CANDIDATE_OUTPUTS}
     chosen.update(_derived(role, chosen, demand))
+    chosen["_log_term"] = terms.half_log_term if role == "colocated" else terms.log_term  # of the queues at peak
+    single = None if picks.single is None else picks.candidates[picks.single]
     if role != "prefill":
-        chosen["_seen"] = _select_lines(picks, picks.candidates)
+        chosen["_seen"] = _select_lines(picks, picks.candidates) if single is None else single["_seen"]
     chosen.update(_at_peak(role, chosen, demand, ttft_extra_s))
-    cm = _select_cycle_model(picks, picks.candidates, model, device, terms)
-    at = scored[0]["_bound_at"] if len(scored) == 1 else \
-        tuple(picks.stacked([c["_bound_at"][i] for c in picks.candidates]) for i in range(2))
+    if single is None:
+        cm = _select_cycle_model(picks, picks.candidates, model, device, terms)
+        at = tuple(picks.stacked([c["_bound_at"][i] for c in picks.candidates]) for i in range(2))
+    else:
+        cm, at = single["_cm"], single["_bound_at"]
     code, spilled = cm.bound_and_spill(*at)
     zero = 0.0 * code
     chosen.update(decode_bound=zero if role == "prefill" else code, prefill_bound=zero if role == "decode" else code,
@@ -583,8 +607,9 @@ FEW_DRAWS_SHARE = 0.125
 
 def _where_it_can_win(evaluate_candidate: Callable, inputs: tuple, k: int, fits, met) -> dict | None:
     """Candidate ``k`` evaluated only at the draws where it fits or where no candidate that fits in every draw meets the
-    targets (``met``), its terms spread over every draw (zero elsewhere: infeasible, its score 1e250, it never wins
-    there); None when those draws are more than :data:`FEW_DRAWS_SHARE` (evaluate it everywhere) or an input varies
+    targets (``met``): its terms at those draws (1-D), with ``_where`` (their indices) and ``_shape`` (the draws'
+    shape). Elsewhere it is infeasible, its score 1e250 would never win, and no term of it is computed or spread.
+    None when those draws are more than :data:`FEW_DRAWS_SHARE` (evaluate it everywhere) or an input varies
     along an axis the fit does not (a grid's other axis). The values at the evaluated draws are those of an evaluation
     at every draw (the candidate is elementwise in the draws)."""
     need = np.asarray(fits | ~np.asarray(met, bool))
@@ -595,25 +620,54 @@ def _where_it_can_win(evaluate_candidate: Callable, inputs: tuple, k: int, fits,
         at = at_draws(inputs, where, need.shape)
     except ValueError:  # an input does not broadcast to the fit's shape
         return None
-    return to_all_draws(evaluate_candidate(k, at_draws(fits, where, need.shape), at), where, need.shape)
+    return {**evaluate_candidate(k, at_draws(fits, where, need.shape), at), "_where": where, "_shape": need.shape}
+
+
+def _feasible_count(candidates: Sequence[dict]):
+    """Candidates feasible per draw [-], a candidate evaluated at some draws (``_where``) counting there only."""
+    count = sum(c["feasible"] for c in candidates if "_where" not in c)
+    for c in candidates:
+        if "_where" in c:
+            count = np.array(np.broadcast_to(count, c["_shape"]), float)
+            count[c["_where"]] += c["feasible"]
+    return count
 
 
 class _Picks:
     """The chosen candidate's value of any term, per draw: the value of the candidate chosen most often,
-    replaced where another one was chosen (one ``np.where`` pass per other candidate that is chosen at all:
-    a masked copy is 4x slower on mixed masks), or a table lookup for terms that are one number per candidate."""
+    replaced where another one was chosen (one bitwise select per other candidate chosen in many draws,
+    :func:`tco.core.draws.select_bits`: a masked copy is 4x slower on mixed masks; a candidate chosen in few
+    draws, or evaluated at some draws only (``_where``), is written at the draws where it is chosen), or a table
+    lookup for terms that are one number per candidate."""
 
     def __init__(self, candidates: Sequence[dict | None], index):
         filler = next(c for c in candidates if c is not None)  # stands in for a skipped shape, which is never chosen
         self.candidates = candidates = [filler if c is None else c for c in candidates]
         self.index = np.asarray(index).astype(np.intp)
         self.scalar = self.index.ndim == 0
+        #: the candidate chosen at every draw, when one is (its terms are then read as they are)
+        self.single = 0 if len(candidates) == 1 else int(self.index) if self.scalar else None
         if len(candidates) > 1 and not self.scalar:
             counts = np.bincount(self.index.ravel(), minlength=len(candidates))
-            self.base = int(np.argmax(counts))
-            self.others = [(k, self.index == k) for k in np.flatnonzero(counts) if k != self.base]
+            chosen = np.flatnonzero(counts)
+            self.base = max((k for k in chosen if "_where" not in candidates[k]), key=lambda k: counts[k])
+            self.others = []   # (k, where it is chosen as int64 all-one bits or zeros) for a bitwise select
+            self.written = []  # (k, the draws where it is chosen, which of its own values those are or None: all draws)
+            for k in chosen:
+                if "_where" in candidates[k]:
+                    where = candidates[k]["_where"]
+                    mine = self.index[where] == k
+                    self.written.append((k, tuple(w[mine] for w in where), mine))
+                elif k != self.base and counts[k] * FEW_CHOSEN_SHARE_INVERSE < self.index.size:
+                    self.written.append((k, np.nonzero(self.index == k), None))
+                elif k != self.base:
+                    self.others.append((k, mask_bits(self.index == k)))
+            if not self.others and not self.written:
+                self.single = self.base
 
     def __call__(self, key: str):
+        if self.scalar:  # one draw: the chosen candidate's value
+            return np.asarray(self.candidates[self.single][key], float)
         return self.stacked([c[key] for c in self.candidates])
 
     def stacked(self, values: list):
@@ -622,21 +676,34 @@ class _Picks:
         if self.scalar:
             return np.asarray(values[int(self.index)], float)
         if all(np.ndim(v) == 0 for v in values):
-            return np.asarray(values, float)[self.index]
+            return np.take(np.asarray(values, float), self.index)
         shape = self.index.shape
         base = values[self.base]
-        if not self.others and np.shape(base) == shape:
+        if not self.others and not self.written and np.shape(base) == shape:
             return np.asarray(base, float)
         out = base
-        for k, where in self.others:
-            out = np.where(where, values[k], out)
-        return np.asarray(np.broadcast_to(out, shape), float)
+        for k, bits in self.others:
+            out = select_bits(bits, values[k], out, shape)
+        if not self.written:
+            return np.asarray(np.broadcast_to(out, shape), float)
+        # a fresh array to write into: the last select's, or a copy (never a candidate's own array)
+        out = out if self.others and out.shape == shape else np.array(np.broadcast_to(out, shape), float)
+        for k, where, mine in self.written:
+            value = values[k]
+            if np.ndim(value) == 0:
+                out[where] = value
+            else:
+                out[where] = value[mine] if mine is not None else np.broadcast_to(value, shape)[where]
+        return out
+
+
+#: a candidate chosen in fewer than 1/16 of the draws is written at those draws (a gather and a scatter of few
+#: values) instead of selected bitwise over every draw (three passes)
+FEW_CHOSEN_SHARE_INVERSE = 16
 
 
 def _select_lines(picks: _Picks, candidates: Sequence[dict]) -> list[Lines]:
     """The chosen candidate's seen lines per draw (every candidate of a pool has the same line structure)."""
-    if len(candidates) == 1:
-        return candidates[0]["_seen"]
     out = []
     for b, first in enumerate(candidates[0]["_seen"]):
         out.append(Lines(tuple(picks.stacked([c["_seen"][b].intercepts[i] for c in candidates])
@@ -651,11 +718,10 @@ def _select_cycle_model(picks: _Picks, candidates: Sequence[dict], model: ModelS
     """The chosen shape's cycle model per draw: devices, stages and tensor ranks looked up, the terms that
     scale with them recomputed, the collectives gathered."""
     cms = [c["_cm"] for c in candidates]
-    if len(cms) == 1:
-        return cms[0]
     n = picks("devices_per_replica")
     k = model.kv_bytes_per_token * parallelism.kv_replication(picks("tensor_parallel"), model.kv_heads)
-    return replace(cms[0], pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
+    template = next(c["_cm"] for c in candidates if "_where" not in c)  # its shape-independent terms at every draw
+    return replace(template, pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
                    tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
                    tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
                    decode_kv_bytes_per_token=terms.context * k, prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
@@ -664,12 +730,13 @@ def _select_cycle_model(picks: _Picks, candidates: Sequence[dict], model: ModelS
 
 
 def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
-    """Occupancy, percentile TPOT and TTFT and queueing delay of one candidate at the peak rate."""
+    """Occupancy, percentile TPOT and TTFT and queueing delay of one candidate at the peak rate (``_log_term``: the
+    queues' :func:`tco.core.queueing.wait_log_term` when known, else None)."""
     epsilon = 1.0 - demand.percentile
-    peak, replicas = demand.peak_requests_per_s, c["replicas"]
+    peak, replicas, log_term = demand.peak_requests_per_s, c["replicas"], c["_log_term"]
     if role == "prefill":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
-        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon, c["_slack"])
+        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon, c["_slack"], log_term)
         zero = 0.0 * wait
         return dict(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=zero, tpot_s=zero, step_s=service + zero,
                     interference_share=zero)
@@ -683,12 +750,13 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
     residence = c["residence_s"]
     if role == "colocated":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
-        wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon, c["_slack"])
-                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon, c["_slack"]))
+        wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, 0.5 * epsilon, c["_slack"],
+                                         log_term)
+                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, 0.5 * epsilon, c["_slack"], log_term))
         ttft = c["cycle_cap_s"] + service + wait + ttft_extra_s
         interference = c["chi"] * (demand.prompt_tokens / output) * occupancy / cycle_mean
     else:
-        wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon, c["_slack"])
+        wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon, c["_slack"], log_term)
         tpot = np.maximum(tpot, cycle_mean + wait)
         ttft = 0.0 * tpot
         interference = ttft

@@ -36,20 +36,47 @@ import numpy as np
 
 from .roofline import memory_read_time_s
 
-
-def _zero(x) -> bool:
-    """A literal Python zero (a term that is structurally absent), not an array of zeros."""
-    return isinstance(x, (float, int)) and x == 0  # a tuple: 2.5x faster than a union here
+#: the types of a number that may be a structural zero: a literal 0 (a term that is absent), not an array of zeros
+#: (``type(x) in`` this tuple: half the cost of ``isinstance`` with a function call around it, one evaluation asks
+#: ~800 times; numpy's float64 is a float, as ``isinstance`` saw it)
+_NUMBER_TYPES = (float, int, np.float64, bool)
 
 
 def _add(a, b):
     """``a + b``, skipping a structural zero (saves an array pass)."""
-    return a if _zero(b) else b if _zero(a) else a + b
+    if type(b) in _NUMBER_TYPES and b == 0:
+        return a
+    if type(a) in _NUMBER_TYPES and a == 0:
+        return b
+    return a + b
+
+
+def times(count, x):
+    """``count x`` for a count of stages or devices, skipping the multiplication by the number 1 (an array pass that
+    changes no value: most replicas have one stage).
+
+    Parameters
+    ----------
+    count : int or float or ndarray [-]
+        Pipeline stages or devices.
+    x : float or ndarray [unit of x]
+        The per-stage or per-device quantity.
+
+    Returns
+    -------
+    float or ndarray [unit of x]
+        ``count x``.
+    """
+    if type(count) in _NUMBER_TYPES and count == 1:
+        return x
+    return count * x
 
 
 def _scale(k, x):
     """``k x``, skipping a structural zero."""
-    return 0.0 if _zero(x) or _zero(k) else k * x
+    if (type(x) in _NUMBER_TYPES and x == 0) or (type(k) in _NUMBER_TYPES and k == 0):
+        return 0.0
+    return k * x
 
 
 def overlapped(x, y, overlap, keep=None):
@@ -157,7 +184,9 @@ def largest_within(lines: Lines, target):
 
     For convex ``f = max_i`` lines, ``f(B) <= T`` iff every line is, so
     ``B = min_i (T - c0_i) / c1_i``. Every line of a decode cycle rises with the batch (each
-    sequence reads its KV cache), so the slopes are positive.
+    sequence reads its KV cache), so the slopes are positive; at the domain's corner where one is
+    zero (no KV bytes and no attention FLOPs per token) the flat line gives ``+inf`` (it never
+    limits) or ``-inf`` (it is over the target at any batch), without numpy's divide warning.
 
     Parameters
     ----------
@@ -172,9 +201,10 @@ def largest_within(lines: Lines, target):
         The largest batch.
     """
     best = None
-    for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
-        line = (target - c0) / c1
-        best = line if best is None else np.minimum(best, line)
+    with np.errstate(divide="ignore"):
+        for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
+            line = (target - c0) / c1
+            best = line if best is None else np.minimum(best, line)
     return best
 
 
@@ -245,13 +275,15 @@ class CycleModel:
         """
         return self.weight_bytes if self.moe else self.read_fixed_bytes
 
-    def weight_read_bytes(self, tokens):
+    def weight_read_bytes(self, tokens, stages=1):
         """Weight bytes read by one micro-batch of ``tokens`` tokens.
 
         Parameters
         ----------
         tokens : float or ndarray [tokens]
-            Tokens of the micro-batch.
+            Tokens of the micro-batch, or of the cycle when ``stages`` splits them.
+        stages : int or float or ndarray [-]
+            Micro-batches the tokens are split into (pipeline stages; a dense model reads no per-token bytes).
 
         Returns
         -------
@@ -261,7 +293,7 @@ class CycleModel:
         """
         if not self.moe:
             return self.read_fixed_bytes
-        sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens, 1.0)
+        sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens / stages, 1.0)
         return np.minimum(sparse, self.weight_bytes)
 
     def terms_s(self, decode_tokens, prefill_tokens):
@@ -283,7 +315,7 @@ class CycleModel:
         """
         tokens = _add(decode_tokens, prefill_tokens)
         caps, bws = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s
-        weight_memory = self.pipeline * memory_read_time_s(self.weight_read_bytes(tokens / self.pipeline), caps, bws)
+        weight_memory = times(self.pipeline, memory_read_time_s(self.weight_read_bytes(tokens, self.pipeline), caps, bws))
         weight_compute = self.weight_flops_per_token * tokens / self.flops_per_s
         kv = _add(_scale(decode_tokens, self.decode_kv_bytes_per_token), _scale(prefill_tokens, self.prefill_kv_bytes_per_token))
         if len(caps) == 1:  # one tier: the KV cache streams at its bandwidth
@@ -339,10 +371,10 @@ class CycleModel:
         code = (compute > memory) * (compute >= sync) * 1.0 + (sync > np.maximum(memory, compute)) * 2.0
         tokens = decode_tokens + prefill_tokens
         fast = self.tier_capacity_bytes[0]
-        weights = self.weight_read_bytes(tokens / self.pipeline)
+        weights = self.weight_read_bytes(tokens, self.pipeline)
         kv = decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
         # weights sit in the fastest tier first (re-read by each of p micro-batches), the KV cache after them
-        spilled = self.pipeline * np.maximum(weights - fast, 0.0) + np.maximum(kv - np.maximum(fast - weights, 0.0), 0.0)
+        spilled = times(self.pipeline, np.maximum(weights - fast, 0.0)) + np.maximum(kv - np.maximum(fast - weights, 0.0), 0.0)
         if len(self.tier_capacity_bytes) == 1:  # one tier: nothing lives below it
             spilled = 0.0 * spilled
         return code, spilled
@@ -368,7 +400,7 @@ class CycleModel:
             kv_memory = tier_time_lines(self.weight_bytes, self.decode_kv_bytes_per_token, caps, bws, base_s)
             attention = _phase(kv_memory, kv_compute_slope, self.memory_compute_overlap)
         sync = ((1.0 - self.comm_overlap) * self.sync_per_token_s, self.sync_fixed_s)
-        branches = [Lines((p * memory_read_time_s(self.full_read_bytes, caps, bws),), (0.0,))]
+        branches = [Lines((times(p, memory_read_time_s(self.full_read_bytes, caps, bws)),), (0.0,))]
         if self.moe:
             sparse = tier_time_lines(self.read_fixed_bytes, self.read_per_token_bytes / p, caps, bws)
             branches.append(Lines(tuple(p * c for c in sparse.intercepts), tuple(p * c for c in sparse.slopes)))

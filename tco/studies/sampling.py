@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from ..core.draws import mask_bits, select_bits
 from ..errors import InputError
 from .parallel import chunk_seed
 
@@ -73,7 +74,7 @@ def _triangular_ppf(u: np.ndarray, low: float, mode: float, high: float) -> np.n
     split = (mode - low) / width
     left = low + np.sqrt(u * width * (mode - low))
     right = high - np.sqrt((1.0 - u) * width * (high - mode))
-    return np.where(u < split, left, right)
+    return select_bits(mask_bits(u < split), left, right, np.shape(u))  # np.where, without its branch on random draws
 
 
 def inverse_cdf(param: Param, u: np.ndarray) -> np.ndarray:

@@ -309,8 +309,9 @@ def assert_training_finite(scenario, values: dict) -> None:
             assert not bad.any(), (option, key)
 
 
-#: at the domain's corners (a zero slope, share or token count) the core divides by zero on its way to an inf it
-#: then discards or to an option it names infeasible; the test checks the outputs, not numpy's intermediate warnings
+#: at the domain's corners (a zero share or token count of a training run) the core divides by zero on its way to an
+#: inf it then discards or to an option it names infeasible; the test checks the outputs, not numpy's intermediate
+#: warnings (the serving model's flat lines, a zero slope, no longer warn: tco.core.steps.largest_within)
 @pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning", "ignore:invalid value:RuntimeWarning")
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_the_whole_domain_of_every_field_gives_finite_answers(name):
