@@ -25,7 +25,7 @@ from .core.structure import device_param
 from .core.training import TRAINING_BOUNDS
 from .core.training_run import TRAINING_OUTPUTS, device_usd_per_year, evaluate_training, training_comparison
 from .errors import FieldError, InputError
-from .flips import describe_flip, flip_conditions, winner_gap
+from .flips import Flip, describe_flip, flip_conditions, winner_gap
 from .params import unknown_name_rule
 from .training_scenario import TrainingScenario, site_param
 from .util import json_safe, scalar
@@ -165,7 +165,7 @@ class TrainingComparison:
     options: pd.DataFrame
     challengers: pd.DataFrame
     verdict: str
-    flips: list[dict] = field(default_factory=list)
+    flips: list[Flip] = field(default_factory=list)
     siting: dict = field(default_factory=dict)
     second_life: dict = field(default_factory=dict)
 
