@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import tco
 from tco.api import evaluate_scenario
 from tco.display import param_label, quantity, sig
-from tco.flips import GRID_POINTS, describe_flip, flip_conditions, winner_gap
+from tco.flips import GRID_POINTS, describe_flip, describe_window, flip_conditions, winner_gap
 from tco.params import Param, ParamSet
 from tco.solvers import scan, spans_decades
 
@@ -232,13 +232,23 @@ def batch_offline_verdict():
 
 
 def test_batch_offline_demand_flip_is_a_window(batch_offline_verdict):
-    """batch-offline at 200 req/s: whole replicas make each option's cost a sawtooth in demand; B200 (the cheaper of a
-    2 % tie) loses to MI300X from 207.34 req/s, where its replica count steps first, and leads again from 207.73,
-    where MI300X's steps (a dense grid of 200,001 points finds the same edges). The verdict says the window."""
-    _, verdict = batch_offline_verdict
-    [above] = [f for f in verdict.flips if f["name"] == "workload.requests_per_s" and f["direction"] == "above"]
-    assert above["windows"][0] == pytest.approx([207.34, 207.73], abs=0.01) and not above["holds"]
-    assert "mean demand is between 207 req/s and 208 req/s" in verdict.text
+    """batch-offline: whole replicas make each option's cost a sawtooth in demand, so the winner loses a little above
+    the base demand and wins again further on. A dense grid of 100,001 demands from the base to the range's high end
+    (direct evaluations) gives the nearest losing stretch; wider than the search's grid step (950/256 = 3.7 req/s),
+    it is the verdict's first window above, edges within one dense step, worded as a window, never "rises above"."""
+    s, verdict = batch_offline_verdict
+    name = "workload.requests_per_s"
+    [above] = [f for f in verdict.flips if f["name"] == name and f["direction"] == "above"]
+    xs = np.linspace(above["base"], above["high"], 100_001)
+    loses = _loses_in_direct_evaluation(s, name, verdict.winner)(xs)
+    first = int(np.argmax(loses))
+    end = first + int(np.argmax(~loses[first:]))
+    assert loses[first] and end > first and not loses[end], "the winner loses just above the base and wins again"
+    assert xs[end] - xs[first] > (above["high"] - above["low"]) / (GRID_POINTS - 1)
+    step = xs[1] - xs[0]
+    assert above["windows"][0] == pytest.approx([xs[first], xs[end]], abs=step) and not above["holds"]
+    assert f"mean demand {describe_window(above, above['windows'][0])}" in verdict.text
+    assert describe_window(above, above["windows"][0]).startswith("is between")
     assert "mean demand rises above" not in verdict.text
 
 
@@ -294,9 +304,9 @@ def test_a_near_tie_is_called_a_tie(default_scenario):
 
 def test_verdict_flip_values_really_flip_the_winner():
     """Each reported flip, applied a little beyond its value (1e-4 of its range), changes the cheapest feasible
-    option. No tie band: at the catalog values batch-offline's B200 and MI300X are within 2 %, which the default
-    verdict calls a tie; and whole replicas make the costs a sawtooth in demand, so the demand flip (MI300X from
-    207.34 req/s) is a window about 0.4 req/s wide (B200 leads again at 208)."""
+    option. No tie band (batch-offline's two cheapest options are close; a tie would still name the cheaper). The
+    step beyond the near edge stays inside the nearest window (each is wider than 1e-4 of its range here): whole
+    replicas make the costs a sawtooth in demand, so a flip can be a window (the tests above check the windows)."""
     s = tco.load_scenario("batch-offline")
     verdict = tco.compare(s, tie_tolerance=0.0).decision
     assert verdict.kind == "win" and verdict.flips
