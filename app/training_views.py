@@ -10,6 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 from dash import html
 
+from tco.display import quantity
+from tco.flips import describe_flip
 from tco.report import cell
 from tco.training_api import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
 
@@ -54,8 +56,8 @@ def time_figure(result) -> go.Figure:
 def flips_list(result) -> html.Ul | html.P:
     if not result.flips:
         return html.P("No single input moved across its range changes the cheapest cluster.")
-    return html.Ul([html.Li(f"{f['name']} {f['direction']} {f['value']:,.4g} {f['unit']} (now {f['base']:,.4g}; "
-                            f"range {f['low']:,.4g}-{f['high']:,.4g})") for f in result.flips[:8]], id="flip-list")
+    return html.Ul([html.Li(f"{describe_flip(f)}; range {quantity(f['low'], f['unit'])} to {quantity(f['high'], f['unit'])}")
+                    for f in result.flips[:8]], id="flip-list")
 
 
 def siting_box(result) -> html.Div:

@@ -18,14 +18,18 @@ with the parameter's label and a readable unit (:mod:`tco.display`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TypedDict
 
 import numpy as np
 
 from .display import param_label, quantity
 from .fields import FIELDS
 from .params import Param, ParamSet
-from .solvers import scan
+from .solvers import Scan, scan
 
+#: grid points per parameter of the flip search: a stretch of the range wider than ``1/(GRID_POINTS - 1)`` of it
+#: (a ratio on a geometric grid) where the winner wins, or loses, is always found
+GRID_POINTS = 257
 
 def winner_gap(costs: Mapping[str, object], feasible: Mapping[str, object], winner: str) -> np.ndarray:
     """``winner``'s cost minus the cheapest other option's: negative while ``winner`` stays cheapest.
@@ -69,14 +73,101 @@ def _whole(param: Param) -> bool:
     return bool(field and field.integer)
 
 
+class Flip(TypedDict):
+    """One flip condition: one parameter moved alone to one side of its base value (:func:`flip_conditions`).
+
+    Values in the parameter's unit; a whole-number parameter's windows hold whole numbers, both ends included.
+    """
+
+    name: str
+    label: str
+    unit: str
+    base: float
+    low: float
+    high: float
+    value: float  #: the nearest value where the winner has lost (the near end of ``windows[0]``)
+    direction: str  #: ``"below"`` or ``"above"`` the base value
+    windows: list[list[float]]  #: every ``[from, to]`` on this side where the winner loses, nearest first
+    holds: bool  #: the nearest window runs to the end of the range: past ``value`` the winner never wins again
+    share: float  #: [-] share of this side of the range (base to low or high) where the winner loses
+    integer: bool
+    grade: str
+    distance: float  #: [-] ``|value - base| / (high - low)``
+
+
+def losing_windows(scan_result: Scan, base: float, direction: str, whole: bool) -> list[list[float]]:
+    """The pieces of a scan where the winner loses, on one side of ``base``, nearest first.
+
+    Parameters
+    ----------
+    scan_result : tco.solvers.Scan
+        The scan of the winner's gap along one parameter (``wins``: the current winner wins).
+    base : float [unit of the parameter]
+        The parameter's base value (the winner wins there).
+    direction : str
+        ``"below"`` (``[low, base]``) or ``"above"`` (``[base, high]``).
+    whole : bool
+        Whole-number parameter: a piece ``[a, b)`` of the scan loses at the whole numbers ``a .. b - 1``
+        (the last piece up to ``high``), reported as ``[a, b - 1]``.
+
+    Returns
+    -------
+    list[list[float]] [unit of the parameter]
+        ``[from, to]`` with ``from <= to``, clipped to the side; ordered outward from ``base``.
+    """
+    pieces = scan_result.segments()
+    out = []
+    for i, (a, b, wins, _) in enumerate(pieces):
+        if wins:
+            continue
+        if whole:  # whole numbers on this side only: above base from floor(base) + 1, below it up to ceil(base) - 1
+            b = b if i == len(pieces) - 1 else b - 1.0
+            a, b = (max(a, np.floor(base) + 1.0), b) if direction == "above" else (a, min(b, np.ceil(base) - 1.0))
+            keep = b >= a
+        else:
+            a, b = (max(a, base), b) if direction == "above" else (a, min(b, base))
+            keep = b > a
+        if keep:
+            out.append([float(a), float(b)])
+    return out if direction == "above" else out[::-1]
+
+
+def losing_share(windows: Sequence[Sequence[float]], base: float, end: float, whole: bool) -> float:
+    """Share of the side of the range from ``base`` to ``end`` covered by ``windows`` [-].
+
+    Parameters
+    ----------
+    windows : Sequence[Sequence[float]] [unit of the parameter]
+        Disjoint ``[from, to]`` pieces between ``base`` and ``end`` (:func:`losing_windows`).
+    base, end : float [unit of the parameter]
+        The base value and the range's end on this side (low or high).
+    whole : bool
+        Whole numbers: the share of the whole numbers beyond ``base`` up to ``end`` (``to - from + 1`` each).
+
+    Returns
+    -------
+    float [-]
+        Between 0 and 1; 0 when the side is empty.
+    """
+    if whole:  # the whole numbers strictly beyond base up to end (both ends of the range are whole here)
+        count = np.floor(end) - np.floor(base) if end >= base else np.ceil(base) - np.ceil(end)
+        return float(sum(b - a + 1.0 for a, b in windows) / count) if count > 0 else 0.0
+    span = abs(end - base)
+    return float(sum(b - a for a, b in windows) / span) if span else 0.0
+
+
 def flip_conditions(params: ParamSet, gap: Callable[[dict[str, np.ndarray]], np.ndarray],
-                    names: Sequence[str] | None = None, points: int = 33, levels: int = 2, split: int = 8,
-                    tolerance: float = 1e-6) -> list[dict]:
-    """Each uncertain parameter's nearest flip below and above its base value, nearest first
-    (relative to its range).
+                    names: Sequence[str] | None = None, points: int = GRID_POINTS, levels: int = 2, split: int = 8,
+                    tolerance: float = 1e-6) -> list[Flip]:
+    """Each uncertain parameter's flips below and above its base value: every window of its range where the
+    winner loses, nearest first (relative to its range).
 
     All parameters are searched at once by :func:`tco.solvers.scan` (point ``k`` of a batch
-    moves one parameter and holds the others at their base values).
+    moves one parameter and holds the others at their base values). Whole-replica rounding makes
+    a cost a sawtooth in demand, so the winner can lose in a window and win again beyond it:
+    each side reports all its windows. Resolution: every stretch of the range where the outcome
+    is the same and that is wider than one grid step (``(high - low) / (points - 1)``, a ratio on
+    a geometric grid) is reported with the right outcome; a narrower one can be missed.
 
     Parameters
     ----------
@@ -94,12 +185,12 @@ def flip_conditions(params: ParamSet, gap: Callable[[dict[str, np.ndarray]], np.
 
     Returns
     -------
-    list[dict]
-        ``{name, label, unit, base, low, high, value, direction, distance, integer, grade}`` per
-        flip: ``value`` [unit of the parameter] is the nearest value where the winner stops
-        winning (for a whole-number parameter, the first whole number at which it has lost),
-        ``direction`` ``"below"`` when it loses at or below that value and ``"above"`` when it
-        loses at or above it, ``distance`` [-] the move over the range. Parameters that never
+    list[Flip]
+        One :class:`Flip` per parameter and side where the winner loses somewhere: ``value`` [unit of
+        the parameter] is the nearest value where the winner stops winning (for a whole-number
+        parameter, the first whole number at which it has lost), ``windows`` every piece of that side
+        where it loses, ``holds`` whether the nearest runs to the range's end, ``share`` [-] the
+        losing share of that side, ``distance`` [-] the move over the range. Parameters that never
         flip within their range are left out; one that flips on both sides appears twice.
     """
     names = [p.name for p in params.uncertain()] if names is None else list(names)
@@ -110,28 +201,81 @@ def flip_conditions(params: ParamSet, gap: Callable[[dict[str, np.ndarray]], np.
     specs = [params[n] for n in names]
     scans = scan(lambda track, x: gap(_moved(names, base, track, x)), [p.low for p in specs], [p.high for p in specs],
                  integer=integer, points=points, levels=levels, split=split, tolerance=tolerance)
-    out = []
+    out: list[Flip] = []
     for p, whole, result in zip(specs, integer, scans, strict=True):
-        flips = [c for c in result.changes if c.flips]
-        below = [c for c in flips if c.value <= p.value and c.wins_above]
-        above = [c for c in flips if c.value > p.value and c.wins_below]
-        sides = ([("below", below[-1])] if below else []) + ([("above", above[0])] if above else [])
-        for direction, change in sides:
-            value = change.value - 1.0 if whole and direction == "below" else change.value
-            out.append({"name": p.name, "label": param_label(p.name), "unit": p.unit, "base": p.value, "low": p.low,
-                        "high": p.high, "value": float(value), "direction": direction, "integer": whole,
-                        "grade": p.grade, "distance": abs(value - p.value) / (p.high - p.low)})
+        for direction, end in (("below", result.low), ("above", result.high)):
+            windows = losing_windows(result, p.value, direction, whole)
+            if not windows:
+                continue
+            near, far = (0, 1) if direction == "above" else (1, 0)
+            value = windows[0][near]
+            out.append(Flip(name=p.name, label=param_label(p.name), unit=p.unit, base=p.value, low=p.low, high=p.high,
+                            value=value, direction=direction, windows=windows,
+                            holds=len(windows) == 1 and windows[0][far] == end,
+                            share=losing_share(windows, p.value, end, whole), integer=whole, grade=p.grade,
+                            distance=abs(value - p.value) / (p.high - p.low)))
     return sorted(out, key=lambda row: row["distance"])
 
 
-def describe_flip(flip: Mapping) -> str:
-    """One flip condition in words: ``groq-lpu unit price falls below $7,480 (now $20,000, grade C)``.
+#: windows a flip condition names one by one; with more, the nearest, their count and the losing share
+SHOWN_WINDOWS = 2
+
+
+def _ends(a: float, b: float, unit: str) -> tuple[str, str]:
+    """``a`` and ``b`` in readable units, with as many significant figures as it takes to tell them apart."""
+    digits = 3
+    while quantity(a, unit, digits) == quantity(b, unit, digits) and digits < 8:
+        digits += 1
+    return quantity(a, unit, digits), quantity(b, unit, digits)
+
+
+def _range_end(flip: Mapping) -> float:
+    """The end of the flip's side of the range: low or high (rounded inward for a whole-number parameter)."""
+    if flip["direction"] == "above":
+        return float(np.floor(flip["high"])) if flip.get("integer") else float(flip["high"])
+    return float(np.ceil(flip["low"])) if flip.get("integer") else float(flip["low"])
+
+
+def describe_window(flip: Mapping, window: Sequence[float]) -> str:
+    """One window where the winner loses, in words after the parameter's label: ``rises above 207 req/s`` (it runs
+    to the end of the range), ``is between 207 req/s and 208 req/s``, ``is 3 yr or less``, ``is 4 yr to 6 yr``.
 
     Parameters
     ----------
     flip : Mapping
-        A row of :func:`flip_conditions` (``label``, ``unit``, ``value``, ``base``, ``direction``,
-        ``integer``, ``grade``).
+        The :class:`Flip` the window belongs to (``unit``, ``direction``, ``integer``, ``low``, ``high``).
+    window : Sequence[float] [unit of the parameter]
+        ``[from, to]``, ``from <= to`` (whole numbers, both included, for a whole-number parameter).
+
+    Returns
+    -------
+    str
+        The condition, values in readable units (:func:`tco.display.quantity`).
+    """
+    a, b = float(window[0]), float(window[1])
+    unit, whole, above = flip["unit"], flip.get("integer"), flip["direction"] == "above"
+    if (b if above else a) == _range_end(flip):
+        if whole:
+            return f"is {quantity(a, unit)} or more" if above else f"is {quantity(b, unit)} or less"
+        return f"rises above {quantity(a, unit)}" if above else f"falls below {quantity(b, unit)}"
+    if whole and a == b:
+        return f"is {quantity(a, unit)}"
+    low, high = _ends(a, b, unit)
+    return f"is {low} to {high}" if whole else f"is between {low} and {high}"
+
+
+def describe_flip(flip: Mapping) -> str:
+    """One flip condition in words: ``groq-lpu unit price falls below $7,480 (now $20,000, grade C)``; a winner
+    that wins again further on: ``mean demand is between 207 req/s and 208 req/s (now 200 req/s)``; with more
+    than :data:`SHOWN_WINDOWS` windows the nearest, their count and the share of that side where it flips:
+    ``mean demand is between 207 req/s and 208 req/s, or in 3 more windows up to 1,000 req/s (now 200 req/s;
+    1.2% of 200 req/s to 1,000 req/s flips it)``.
+
+    Parameters
+    ----------
+    flip : Mapping
+        A :class:`Flip` (``label``, ``unit``, ``base``, ``low``, ``high``, ``direction``, ``windows``,
+        ``share``, ``integer``, ``grade``).
 
     Returns
     -------
@@ -139,10 +283,13 @@ def describe_flip(flip: Mapping) -> str:
         The sentence, values in readable units (:func:`tco.display.quantity`); the grade is
         named when it is C (our estimate).
     """
-    value, now = quantity(flip["value"], flip["unit"]), quantity(flip["base"], flip["unit"])
-    if flip.get("integer"):
-        moved = f"is {value} or {'less' if flip['direction'] == 'below' else 'more'}"
-    else:
-        moved = f"{'falls below' if flip['direction'] == 'below' else 'rises above'} {value}"
+    windows, unit = flip["windows"], flip["unit"]
+    now = quantity(flip["base"], unit)
     grade = f", grade {flip['grade']}" if flip.get("grade") == "C" else ""
-    return f"{flip['label']} {moved} (now {now}{grade})"
+    if len(windows) <= SHOWN_WINDOWS:
+        return f"{flip['label']} {' or '.join(describe_window(flip, w) for w in windows)} (now {now}{grade})"
+    end = quantity(_range_end(flip), unit)
+    side = f"{now} to {end}" if flip["direction"] == "above" else f"{end} to {now}"
+    return (f"{flip['label']} {describe_window(flip, windows[0])}, or in {len(windows) - 1} more windows "
+            f"{'up' if flip['direction'] == 'above' else 'down'} to {end} (now {now}; "
+            f"{quantity(flip['share'], 'fraction', 2)} of {side} flips it{grade})")

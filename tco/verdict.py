@@ -7,7 +7,8 @@
 - otherwise **the winner**, its **margin** over the runner-up and the **main driver** (the
   cost line whose present value differs most between them);
 - the **flip conditions**: each uncertain input that, moved alone within its sourced range,
-  changes the winner, with the value where it does (:func:`tco.flips.flip_conditions`);
+  changes the winner, with the value where it does and, when the winner wins again further on
+  (whole replicas make a cost a sawtooth), every window where it loses (:func:`tco.flips.flip_conditions`);
 - what the win **rests on**: a chip program's volume beyond the units this fleet buys, a
   rival that misses a latency target, flip conditions that move an estimate (grade C).
 
@@ -26,7 +27,7 @@ from .core.evaluate import INFEASIBLE_REASONS
 from .core.outputs import COST_LINES, OptionResult
 from .display import quantity, sig
 from .fields import Field
-from .flips import describe_flip, flip_conditions, winner_gap
+from .flips import Flip, describe_flip, flip_conditions, winner_gap
 from .util import scalar
 
 #: two options closer than this share of the cheaper one's cost are a tie
@@ -50,7 +51,7 @@ class Verdict:
     margin: float | None = None  # runner-up cost / winner cost - 1
     driver: str = ""
     tolerance: float = DEFAULT_TIE_TOLERANCE
-    flips: list[dict] = field(default_factory=list)
+    flips: list[Flip] = field(default_factory=list)  # each input that flips it, with its windows, nearest first
     rests_on: list[str] = field(default_factory=list)
     headline: str = ""  # who wins, by how much and why (the first sentence of ``text``)
     text: str = ""

@@ -191,3 +191,24 @@ def test_dally_single_gpu_gain_decomposition():
     from number representation 16x, complex instructions 12.5x, process 2.5x and sparsity 2x:
     16 x 12.5 x 2.5 x 2 = 1000 (independent factors multiply)."""
     assert math.prod([16, 12.5, 2.5, 2]) == pytest.approx(1000.0, rel=1e-12)
+
+
+def test_parameter_name_builders_refuse_a_wrong_number_of_parts():
+    """``str.format`` drops an extra part without a word: ``"devices.{}.{}".format("h100", "memory", "tdp_w")`` is
+    ``"devices.h100.memory"``, a wrong name. The builders of :mod:`tco.core.structure` take exactly one part per
+    ``{}``: the planted wrong calls (a part too many, one too few, a keyword) raise; right calls build the name."""
+    from tco.core import structure
+
+    assert structure.device_param("h100", "tdp_w") == "devices.h100.tdp_w"
+    assert structure.tier_param("h100", "hbm", "capacity_bytes") == "devices.h100.memory.hbm.capacity_bytes"
+    assert structure.demand_year_param(3) == "workload.year_3.demand_multiplier"
+    builders = {structure.device_param: 2, structure.tier_param: 3, structure.model_param: 2, structure.link_param: 2,
+                structure.pool_param: 3, structure.roadmap_param: 2, structure.demand_year_param: 1}
+    for build, parts in builders.items():
+        for wrong in (parts - 1, parts + 1):
+            with pytest.raises(TypeError, match="takes"):
+                build(*["x"] * wrong)
+        with pytest.raises(TypeError):
+            build(*["x"] * parts, field="tdp_w")
+    with pytest.raises(TypeError, match=r"'devices\.\{\}\.\{\}' takes 2 part\(s\), got 3"):
+        structure.device_param("h100", "memory", "tdp_w")

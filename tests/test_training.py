@@ -130,6 +130,27 @@ def test_training_run_scenario_outputs_add_up(run):
         assert r["memory_bytes_per_device"] <= v[f"devices.{run.structure.option(name).device}.memory.hbm.capacity_bytes"]
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_a_run_that_never_ends_costs_infinity_without_a_nan(run):
+    """Three draws: the scenario as is, a restart of 1e9 s (longer than the time between interruptions, so goodput
+    is 0) and 1 byte of HBM (no parallel shape fits, so the step is infinite and 0 tokens/s), all at a free
+    electricity price (the energy line's rate is 0). The last two runs never end: time, every cost line (the free
+    energy too: 0 x infinity was NaN), the cost per run and the energy are infinite, 0 tokens per joule, infeasible,
+    and no divide-by-zero or invalid-value warning on the way (warnings are errors here)."""
+    draws = {"training.restart_s": np.array([run.values()["training.restart_s"], 1e9, run.values()["training.restart_s"]]),
+             "devices.h100-sxm.memory.hbm.capacity_bytes":
+                 np.array([run.values()["devices.h100-sxm.memory.hbm.capacity_bytes"]] * 2 + [1.0]),
+             "economics.electricity_usd_per_kwh": 0.0, "sites.metro.electricity_usd_per_kwh": 0.0,
+             "sites.remote.electricity_usd_per_kwh": 0.0}
+    r = evaluate_training(run.structure, run.values() | draws)["h100"]
+    assert r["feasible"].tolist() == [1.0, 0.0, 0.0] and r["goodput"][1] == 0.0 and r["tokens_per_s"][2] == 0.0
+    assert np.isfinite(r["time_to_train_s"][0]) and r["energy_usd"][0] == 0.0
+    for key in ("time_to_train_s", "time_to_train_days", "capex_usd", "energy_usd", "facility_usd", "maintenance_usd",
+                "cost_per_run_usd", "usd_per_mtok_trained", "energy_mwh"):
+        assert np.isposinf(r[key][1:]).all(), key
+    assert r["tokens_per_joule"][1:].tolist() == [0.0, 0.0]
+
+
 def test_training_evaluation_is_vectorized(run):
     """Five draws at once equal five scalar evaluations."""
     draws = {"devices.h100-sxm.price_usd": np.array([20e3, 25e3, 27.5e3, 30e3, 35e3]),

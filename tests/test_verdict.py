@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 import tco
 from tco.api import evaluate_scenario
 from tco.display import param_label, quantity, sig
-from tco.flips import describe_flip, flip_conditions, winner_gap
+from tco.flips import GRID_POINTS, describe_flip, describe_window, flip_conditions, winner_gap
 from tco.params import Param, ParamSet
-from tco.solvers import scan
+from tco.solvers import scan, spans_decades
 
 
 def test_scan_finds_both_roots_of_a_parabola():
@@ -114,6 +114,170 @@ def test_flip_on_both_sides_of_the_base_value():
     assert sorted((f["direction"], round(f["value"], 9)) for f in flips) == [("above", 6.0), ("below", 2.0)]
 
 
+def replica_sawtooth_gap(x, capacity_a=10.0, price_a=10.0, capacity_b=3.0, price_b=3.3):
+    """Option A's cost minus option B's when each buys whole devices for a demand ``x``: ``price ceil(x / capacity)``."""
+    x = np.asarray(x, float)
+    return price_a * np.ceil(x / capacity_a) - price_b * np.ceil(x / capacity_b)
+
+
+def flat(windows):
+    return [x for window in windows for x in window]
+
+
+def test_sawtooth_flip_is_reported_as_windows():
+    """Whole devices make the winner lose in windows and win again further on. A serves 10 req/s per $10 device,
+    B 3 req/s per $3.30 device; demand x on [1, 30], base 19 (A: 2 devices $20, B: 7 devices $23.10: A wins).
+    By hand, A = 10 ceil(x/10) against B = 3.3 ceil(x/3) on each piece where neither count steps:
+    x in (0, 9]: B $3.30-$9.90 < A $10, A loses; (9, 10]: A $10 < B $13.20, wins; (10, 18]: A $20 > B $13.20-$19.80,
+    loses; (18, 20]: A $20 < B $23.10, wins; (20, 27]: A $30 > B $23.10-$29.70, loses; (27, 30]: A $30 < B $33, wins.
+    So above 19 A loses on (20, 27] only (7 of 11 req/s: 64 %) and wins again from 27: not "rises above 20";
+    below 19 it loses on (10, 18] and on [1, 9] (16 of 18: 89 %), the second window running to the range's low end.
+    The same as whole numbers (a life in years): loses at 21..27 (7 of the 11 whole numbers 20..30) and at 11..18
+    and 1..9 (17 of 1..18)."""
+    params = ParamSet([Param("workload.requests_per_s", 19.0, "req/s", 1.0, 30.0, "uniform")])
+    flips = {f["direction"]: f for f in flip_conditions(params, lambda u: replica_sawtooth_gap(u["workload.requests_per_s"]))}
+    above, below = flips["above"], flips["below"]
+    assert flat(above["windows"]) == pytest.approx([20.0, 27.0], abs=1e-4) and not above["holds"]
+    assert above["value"] == pytest.approx(20.0, abs=1e-4) and above["share"] == pytest.approx(7 / 11, abs=1e-4)
+    assert flat(below["windows"]) == pytest.approx([10.0, 18.0, 1.0, 9.0], abs=1e-4) and not below["holds"]
+    assert below["value"] == pytest.approx(18.0, abs=1e-4) and below["share"] == pytest.approx(16 / 18, abs=1e-4)
+    assert describe_flip(above) == "mean demand is between 20 req/s and 27 req/s (now 19 req/s)"
+    assert describe_flip(below) == "mean demand is between 10 req/s and 18 req/s or falls below 9 req/s (now 19 req/s)"
+    years = ParamSet([Param("devices.x.useful_life_years", 19.0, "yr", 1.0, 30.0, "uniform")])
+    flips = {f["direction"]: f for f in flip_conditions(years, lambda u: replica_sawtooth_gap(u["devices.x.useful_life_years"]))}
+    assert flips["above"]["windows"] == [[21.0, 27.0]] and flips["above"]["share"] == pytest.approx(7 / 11)
+    assert flips["below"]["windows"] == [[11.0, 18.0], [1.0, 9.0]] and flips["below"]["share"] == pytest.approx(17 / 18)
+    assert describe_flip(flips["below"]) == "x useful life is 11 yr to 18 yr or is 9 yr or less (now 19 yr)"
+
+
+def test_a_flip_that_holds_to_the_end_of_the_range_rises_above():
+    # gap = x - 3000 on [0, 10000], base 1000: the winner loses from 3000 to the end of the range, one window that holds
+    params = ParamSet([Param("devices.x.price_usd", 1000.0, "USD", 0.0, 10000.0, "uniform")])
+    [flip] = flip_conditions(params, lambda u: np.asarray(u["devices.x.price_usd"]) - 3000.0)
+    assert flip["holds"] and flat(flip["windows"]) == pytest.approx([3000.0, 10000.0]) and flip["share"] == pytest.approx(7 / 9)
+    assert describe_flip(flip) == "x unit price rises above $3,000 (now $1,000)"
+
+
+def test_many_windows_are_counted_with_their_share():
+    """Three windows above the base (gap > 0 on (2000, 3000), (5000, 6000) and (8000, 10000] of [0, 10000], base 1000):
+    the nearest is named, the two others counted, and they cover 1 + 1 + 2 = 4 of the 9 thousand above the base (44 %)."""
+    params = ParamSet([Param("devices.x.price_usd", 1000.0, "USD", 0.0, 10000.0, "uniform")])
+    [flip] = flip_conditions(params, lambda u: np.where(np.isin(np.floor(u["devices.x.price_usd"] / 1000), [2, 5, 8, 9, 10]),
+                                                        1.0, -1.0))
+    assert flat(flip["windows"]) == pytest.approx([2000.0, 3000.0, 5000.0, 6000.0, 8000.0, 10000.0], abs=1e-2)
+    assert flip["share"] == pytest.approx(4 / 9, abs=1e-6) and not flip["holds"]
+    assert describe_flip(flip) == ("x unit price is between $2,000 and $3,000, or in 2 more windows up to $10,000 "
+                                   "(now $1,000; 44% of $1,000 to $10,000 flips it)")
+
+
+def _inside(windows, x, integer):
+    return any(a <= x <= b for a, b in windows) if not integer else any(a <= round(x) <= b for a, b in windows)
+
+
+def _narrow_stretch_around(loses, x, step, log):
+    """Whether the outcome at ``x`` (``loses(xs)``: the winner loses) changes within one grid step on both sides:
+    ``x`` sits in a stretch narrower than the grid step, which the flip search may miss (its documented resolution)."""
+    lo, hi = (x / step, x * step) if log else (x - step, x + step)
+    left, right = np.linspace(lo, x, 2001), np.linspace(x, hi, 2001)
+    here = loses(np.array([x]))[0]
+    return bool((loses(left) != here).any() and (loses(right) != here).any())
+
+
+def assert_flips_match(flip, loses, x):
+    """``x`` is inside a reported window exactly when the winner loses there in a direct evaluation
+    (``loses(xs)``), unless ``x`` sits in a stretch narrower than the search's grid step or next to a window's edge."""
+    if flip["integer"]:
+        x = float(round(x))
+    side = x > flip["base"] if flip["direction"] == "above" else x < flip["base"]
+    if not side:
+        return
+    log = spans_decades(flip["low"], flip["high"])
+    step = (flip["high"] / flip["low"]) ** (1 / (GRID_POINTS - 1)) if log else (flip["high"] - flip["low"]) / (GRID_POINTS - 1)
+    reported, actual = _inside(flip["windows"], x, flip["integer"]), bool(loses(np.array([x]))[0])
+    near_edge = min((abs(x - e) for w in flip["windows"] for e in w), default=np.inf) <= 1e-5 * (flip["high"] - flip["low"])
+    assert reported == actual or near_edge or _narrow_stretch_around(loses, x, step, log), (flip["name"], x, reported)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cap_a=st.floats(2.0, 20.0), price_a=st.floats(1.0, 20.0), cap_b=st.floats(2.0, 20.0), price_b=st.floats(1.0, 20.0),
+       base=st.floats(5.0, 95.0), probes=st.lists(st.floats(1.0, 100.0), min_size=5, max_size=5))
+def test_reported_windows_are_where_the_winner_loses(cap_a, price_a, cap_b, price_b, base, probes):
+    """Whole-device sawtooths of any capacity and price: every probed demand inside a reported window makes the base
+    winner lose, and every one outside the windows keeps it winning (up to the search's documented resolution)."""
+    def gap(x):
+        return replica_sawtooth_gap(x, cap_a, price_a, cap_b, price_b)
+
+    at_base = float(gap(base))
+    if at_base == 0:
+        return
+    sign = 1.0 if at_base < 0 else -1.0  # the gap of whichever option wins at the base value
+    params = ParamSet([Param("workload.requests_per_s", base, "req/s", 1.0, 100.0, "uniform")])
+    flips = flip_conditions(params, lambda u: sign * gap(u["workload.requests_per_s"]))
+    for flip in flips:
+        for x in probes:
+            assert_flips_match(flip, lambda xs: sign * gap(xs) >= 0, x)
+    for direction in ("below", "above"):  # a side with no reported flip: the winner wins all along it
+        if not any(f["direction"] == direction for f in flips):
+            side = [x for x in probes if (x > base if direction == "above" else x < base)]
+            for x in side:
+                fake = {"name": "-", "integer": False, "base": base, "direction": direction, "low": 1.0, "high": 100.0,
+                        "windows": []}
+                assert_flips_match(fake, lambda xs: sign * gap(xs) >= 0, x)
+
+
+@pytest.fixture(scope="module")
+def batch_offline_verdict():
+    s = tco.load_scenario("batch-offline")
+    return s, tco.compare(s).decision
+
+
+def test_batch_offline_demand_flip_is_a_window(batch_offline_verdict):
+    """batch-offline: whole replicas make each option's cost a sawtooth in demand, so the winner loses a little above
+    the base demand and wins again further on. A dense grid of 100,001 demands from the base to the range's high end
+    (direct evaluations) gives the nearest losing stretch; wider than the search's grid step (950/256 = 3.7 req/s),
+    it is the verdict's first window above, edges within one dense step, worded as a window, never "rises above"."""
+    s, verdict = batch_offline_verdict
+    name = "workload.requests_per_s"
+    [above] = [f for f in verdict.flips if f["name"] == name and f["direction"] == "above"]
+    xs = np.linspace(above["base"], above["high"], 100_001)
+    loses = _loses_in_direct_evaluation(s, name, verdict.winner)(xs)
+    first = int(np.argmax(loses))
+    end = first + int(np.argmax(~loses[first:]))
+    assert loses[first] and end > first and not loses[end], "the winner loses just above the base and wins again"
+    assert xs[end] - xs[first] > (above["high"] - above["low"]) / (GRID_POINTS - 1)
+    step = xs[1] - xs[0]
+    assert above["windows"][0] == pytest.approx([xs[first], xs[end]], abs=step) and not above["holds"]
+    assert f"mean demand {describe_window(above, above['windows'][0])}" in verdict.text
+    assert describe_window(above, above["windows"][0]).startswith("is between")
+    assert "mean demand rises above" not in verdict.text
+
+
+def _loses_in_direct_evaluation(scenario, name, winner):
+    def loses(xs):
+        results, _ = evaluate_scenario(scenario, {name: np.asarray(xs, float)})
+        gap = winner_gap({n: r.lcot_usd_per_mtok for n, r in results.items()}, {n: r.feasible for n, r in results.items()},
+                         winner)
+        return np.broadcast_to(gap >= 0, np.shape(xs))
+    return loses
+
+
+@settings(max_examples=40, deadline=None)
+@given(pick=st.integers(0, 10_000), where=st.floats(0.0, 1.0))
+def test_batch_offline_flips_hold_in_a_direct_evaluation(batch_offline_verdict, pick, where):
+    """Any of batch-offline's flips and any value of its parameter: inside a reported window ``tco.compare`` at that
+    value names another winner, outside the windows the same one (up to the search's resolution)."""
+    s, verdict = batch_offline_verdict
+    flip = verdict.flips[pick % len(verdict.flips)]
+    x = flip["low"] + where * (flip["high"] - flip["low"])
+    loses = _loses_in_direct_evaluation(s, flip["name"], verdict.winner)
+    assert_flips_match(flip, loses, x)
+    if flip["integer"]:
+        x = float(round(x))
+    if _inside(flip["windows"], x, flip["integer"]):
+        moved = tco.compare(s.with_values({flip["name"]: x}), with_flips=False, tie_tolerance=0.0).decision
+        assert moved.winner != verdict.winner or not loses(np.array([x]))[0]
+
+
 def test_winner_gap_treats_a_missed_target_as_infinitely_dear():
     costs = {"a": np.array([1.0, 1.0, 1.0]), "b": np.array([2.0, 0.5, 0.5])}
     feasible = {"a": np.array([1, 1, 0]), "b": np.array([1, 0, 0])}
@@ -140,9 +304,9 @@ def test_a_near_tie_is_called_a_tie(default_scenario):
 
 def test_verdict_flip_values_really_flip_the_winner():
     """Each reported flip, applied a little beyond its value (1e-4 of its range), changes the cheapest feasible
-    option. No tie band: at the catalog values batch-offline's B200 and MI300X are within 2 %, which the default
-    verdict calls a tie; and whole replicas make the costs a sawtooth in demand, so the demand flip (MI300X from
-    207.34 req/s) is a window about 0.4 req/s wide (B200 leads again at 208)."""
+    option. No tie band (batch-offline's two cheapest options are close; a tie would still name the cheaper). The
+    step beyond the near edge stays inside the nearest window (each is wider than 1e-4 of its range here): whole
+    replicas make the costs a sawtooth in demand, so a flip can be a window (the tests above check the windows)."""
     s = tco.load_scenario("batch-offline")
     verdict = tco.compare(s, tie_tolerance=0.0).decision
     assert verdict.kind == "win" and verdict.flips

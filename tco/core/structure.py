@@ -8,6 +8,7 @@ address a quantity by the same string.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .parallelism import Shape
@@ -165,14 +166,41 @@ class Structure:
                                              for i, p in enumerate(base.pools)), base.link) for g in self.generations)
 
 
+def name_builder(template: str) -> Callable[..., str]:
+    """A builder of dotted parameter names: each positional part fills one ``{}`` of ``template``, in order.
+
+    ``str.format`` ignores extra arguments, so a call with a part too many would build a wrong
+    name without a word; the builder takes exactly as many parts as the template has slots.
+
+    Parameters
+    ----------
+    template : str
+        The name with a ``{}`` per part (``"devices.{}.{}"``).
+
+    Returns
+    -------
+    Callable[..., str]
+        ``build(*parts)``; raises ``TypeError`` on another number of parts or on a keyword.
+    """
+    slots = template.count("{}")
+
+    def build(*parts: object) -> str:
+        if len(parts) != slots:
+            raise TypeError(f"parameter name {template!r} takes {slots} part(s), got {len(parts)}: {parts!r}")
+        return template.format(*parts)
+
+    build.__doc__ = f"The parameter name {template!r} with its {slots} part(s) filled in order."
+    return build
+
+
 #: The dotted names of the parameters, by what they belong to: each fills its template's ``{}`` in order,
 #: ``device_param(device, field)``, ``tier_param(device, tier, field)``, ``model_param(model, field)``,
 #: ``link_param(link, field)``, ``pool_param(option, role, field)``, ``roadmap_param(device, field)``,
 #: ``demand_year_param(year)`` (``device_param("h100-sxm", "tdp_w") == "devices.h100-sxm.tdp_w"``).
-device_param = "devices.{}.{}".format
-tier_param = "devices.{}.memory.{}.{}".format
-model_param = "models.{}.{}".format
-link_param = "links.{}.{}".format
-pool_param = "options.{}.{}.{}".format
-roadmap_param = "roadmap.{}.{}".format
-demand_year_param = "workload.year_{}.demand_multiplier".format
+device_param = name_builder("devices.{}.{}")
+tier_param = name_builder("devices.{}.memory.{}.{}")
+model_param = name_builder("models.{}.{}")
+link_param = name_builder("links.{}.{}")
+pool_param = name_builder("options.{}.{}.{}")
+roadmap_param = name_builder("roadmap.{}.{}")
+demand_year_param = name_builder("workload.year_{}.demand_multiplier")

@@ -5,7 +5,9 @@ names (:data:`TRAINING_OUTPUTS`) to arrays: the step time of the fastest paralle
 that fits (:mod:`tco.core.training`), the goodput after failures and checkpoints
 (:mod:`tco.core.goodput`), the time to train the token budget, and the cost of the run
 on an owned cluster: each device costs its equivalent annual capital charge plus energy,
-data hall and maintenance for as long as the run holds it.
+data hall and maintenance for as long as the run holds it. A run that never ends (no shape
+fits, or goodput 0) takes infinite time and costs and uses infinitely much (every cost line
+and the energy), at 0 tokens per joule, and is not feasible.
 """
 
 from __future__ import annotations
@@ -244,14 +246,17 @@ def _evaluate_option(structure: TrainingStructure, option: TrainingOption, get) 
     checkpoint = goodput.checkpoint_write_s(inputs.params_total, get("training.checkpoint_bytes_per_param"),
                                             get("training.storage_write_bytes_per_s"))
     share = goodput.goodput_fraction(mtbi, get("training.restart_s"), checkpoint)
-    wall_s = np.where(share > 0, get("training.tokens") / (tokens_per_s * np.where(share > 0, share, 1.0)), np.inf)
+    # the run never ends where no shape fits (step infinite, 0 tokens/s) or goodput is 0: its time, every cost line
+    # and its energy are infinite ("never" in the workbook), its tokens per joule 0; no 0 x inf on the way
+    ends = tokens_per_s * share > 0
+    wall_s = np.where(ends, get("training.tokens") / np.where(ends, tokens_per_s * share, 1.0), np.inf)
     device_w = power.device_power_w(get(device_param(d, "idle_power_w")), get(device_param(d, "tdp_w")),
                                     get("training.power_utilization"), get(device_param(d, "host_power_w")))
     yearly = device_usd_per_year(get, d, device_w, structure.site)
-    years = wall_s / SECONDS_PER_YEAR
-    parts = {f"{k}_usd": devices * v * years for k, v in yearly.items()}
+    run_s = np.where(ends, wall_s, 0.0)
+    parts = {f"{k}_usd": np.where(ends, devices * v * run_s / SECONDS_PER_YEAR, np.inf) for k, v in yearly.items()}
     cost = sum(parts.values())
-    energy_j = devices * device_w * wall_s
+    energy_j = np.where(ends, devices * device_w * run_s, np.inf)
     out = {
         **parts, **shape,
         "time_to_train_s": wall_s, "time_to_train_days": wall_s / goodput.SECONDS_PER_DAY, "cost_per_run_usd": cost,
