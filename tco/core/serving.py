@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import parallelism, queueing
-from .draws import any_draw, at_draws, every_draw, mask_bits, select_bits
+from .draws import any_draw, at_draws, every_draw, flag_value, mask_bits, select_bits
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
 from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point, times
@@ -441,9 +441,9 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         out["_seen"] = seen
     if whole:
         replicas = np.maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
-    feasible = (fits & out["tpot_ok"] & ttft_ok) * 1.0
+    feasible = flag_value(fits & out["tpot_ok"] & ttft_ok)
     out["_cm"] = cm
-    out.update(replicas=replicas, fits=fits * 1.0, ttft_ok=ttft_ok * 1.0, tpot_ok=out["tpot_ok"] * 1.0,
+    out.update(replicas=replicas, fits=flag_value(fits), ttft_ok=flag_value(ttft_ok), tpot_ok=flag_value(out["tpot_ok"]),
                feasible=feasible, cost=times(n, replicas) * device_hour_usd)
     return out
 
