@@ -434,12 +434,12 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             tpot_ok = tpot_ok & budget_ok
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
-            half = terms.half_log_term
-            slot_servers = queueing.servers_within_wait(peak * residence, residence, 0.5 * slack, 0.0, 0.5 * epsilon, half)
-            lane_servers = queueing.servers_within_wait(peak * work, work, 0.5 * slack, 0.0, 0.5 * epsilon, half)
+            half, half_slack = terms.half_log_term, 0.5 * slack
+            slot_servers = queueing.servers_within_wait(peak * residence, residence, half_slack, 0.0, 0.5 * epsilon, half)
+            lane_servers = queueing.servers_within_wait(peak * work, work, half_slack, 0.0, 0.5 * epsilon, half)
             replicas = np.maximum(slot_servers / slots, lane_servers / lanes)
             ttft_ok = slack > 0.0
-            out["_slack"] = 0.5 * slack
+            out["_slack"] = half_slack
         else:
             work = latency = lanes = 0.0
             residence = output * cycle_cap

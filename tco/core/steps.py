@@ -155,10 +155,12 @@ def _pairs(a: Lines, b: Lines, keep) -> Lines:
     and ``b = max_j b_j`` it is ``max_{i,j} max(a_i + (1-o) b_j, b_j + (1-o) a_i)``.
     """
     c0, c1 = [], []
+    kept_b = [(_scale(keep, b0), _scale(keep, b1)) for b0, b1 in zip(b.intercepts, b.slopes, strict=True)]  # once per b_j
     for a0, a1 in zip(a.intercepts, a.slopes, strict=True):
-        for b0, b1 in zip(b.intercepts, b.slopes, strict=True):
-            c0 += [_add(a0, _scale(keep, b0)), _add(b0, _scale(keep, a0))]
-            c1 += [_add(a1, _scale(keep, b1)), _add(b1, _scale(keep, a1))]
+        kept_a0, kept_a1 = _scale(keep, a0), _scale(keep, a1)
+        for (b0, b1), (kept_b0, kept_b1) in zip(zip(b.intercepts, b.slopes, strict=True), kept_b, strict=True):
+            c0 += [_add(a0, kept_b0), _add(b0, kept_a0)]
+            c1 += [_add(a1, kept_b1), _add(b1, kept_a1)]
     return Lines(tuple(c0), tuple(c1))
 
 
