@@ -47,6 +47,27 @@ def every_draw(x) -> bool:
     return bool(x.all()) if isinstance(x, np.ndarray) else bool(x)
 
 
+def flag_value(flag):
+    """A flag as a number, 1.0 where true and 0.0 where false (``flag x 1.0``, exact).
+
+    A boolean array over draws is cast (``astype``: half the time of a multiplication that casts on the way, 13
+    against 25 us at 65,536 draws); anything else (a number, a 0-d array) is multiplied, as before.
+
+    Parameters
+    ----------
+    flag : bool or float or numpy.ndarray [-]
+        A flag per draw, or one for all draws.
+
+    Returns
+    -------
+    float or numpy.ndarray [-]
+        1.0 where the flag is true, 0.0 elsewhere.
+    """
+    if isinstance(flag, np.ndarray) and flag.ndim and flag.dtype == np.bool_:
+        return flag.astype(np.float64)
+    return flag * 1.0
+
+
 def at_draws(x, where: tuple, shape: tuple):
     """``x`` at the draws ``where``: arrays over draws gathered, numbers kept, containers walked.
 

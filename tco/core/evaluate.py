@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import allocator, finance, llm, money, nodes, nre, power, serving, sizing, timeline
+from .draws import every_draw
 from .generations import RoadmapCosts, generation_path
 from .money import MoneyPlan, ShiftExposure
 from .outputs import (
@@ -735,7 +736,9 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         for role in plan.built_roles:
             own_pv[role] = own_pv[role] + lines["nre_usd"] / len(plan.built_roles)
         both = own_pv["prefill"] + own_pv["decode"]  # 0 when a built chip never enters service within the horizon
-        prefill_share = np.where(both > 0, own_pv["prefill"] / np.where(both > 0, both, 1.0), 0.0)
+        paid = both > 0
+        prefill_share = (own_pv["prefill"] / both if every_draw(paid)
+                         else np.where(paid, own_pv["prefill"] / np.where(paid, both, 1.0), 0.0))
     else:
         prefill_share = fleet.size.prefill_time_share
     full, _ = money.steady_state_usd_per_year(plans, 0.0, w.demand_path)
@@ -744,8 +747,10 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         full = full + fleet.sizes[role].devices * c.unit_nre_usd * w.demand_path.capital_recovery_factor(c.life_years)
     full = full + _porting_usd_per_year(structure, option, w) + plan.reauthoring_usd_per_year
     size = fleet.size
-    code = (np.where(size.tpot_met | ~size.fits, 0, TPOT_MISSED) + np.where(size.ttft_met | ~size.fits, 0, TTFT_MISSED)
-            + np.where(w.prompt + w.output <= w.context_max, 0, CONTEXT_TOO_LONG) + np.where(size.fits, 0, NO_FIT))
+    # each reason's flag times its bit (a flag's multiplication costs half an np.where); NaN lengths count as too long
+    fits, no_fit = size.fits, np.logical_not(size.fits)
+    code = ((fits & np.logical_not(size.tpot_met)) * TPOT_MISSED + (fits & np.logical_not(size.ttft_met)) * TTFT_MISSED
+            + np.logical_not(w.prompt + w.output <= w.context_max) * CONTEXT_TOO_LONG + no_fit * NO_FIT)
     tokens_per_s = w.mean_rps * w.output
     return OptionResult(
         name=option.name, pools=pools, links=links, money=plan, roadmap=roadmap,

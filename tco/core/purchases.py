@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .draws import any_draw
+from .draws import any_draw, every_draw
 from .sizing import WHOLE_COUNT_GUARD, replicas_needed
 from .timeline import DemandPath
 
@@ -346,9 +346,12 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
             continue  # no draw adds capacity at s: nothing changes
         g = Choice.of(path.index[s], plan.unit_usd, stacks)
         live = lives[s]
-        before = np.where(new_epoch, 0.0, held)
-        after = np.where(live, np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before), before)
-        delta = after - before
+        # a new epoch in every draw starts from nothing, a pool in service in every draw buys up to what it needs
+        # (the usual first year: no array pass for the masks)
+        before = 0.0 if every_draw(new_epoch) and np.ndim(held) == 0 and held == 0.0 else np.where(new_epoch, 0.0, held)
+        needed = np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before)
+        after = needed if every_draw(live) else np.where(live, needed, before)
+        delta = after if type(before) is float and before == 0.0 else after - before
         held = after
         if not any_draw(delta):
             continue  # nothing bought at s in any draw: every term below is a multiple of delta
@@ -388,7 +391,8 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
             if not any_draw(starts):
                 continue
             g = path.index[s]
-            served = np.where(starts, demand.discounted_sum(s, path.end[s]), 0.0) * pick(plan.busy_replicas, g)
+            served = demand.discounted_sum(s, path.end[s])
+            served = (served if every_draw(starts) else np.where(starts, served, 0.0)) * pick(plan.busy_replicas, g)
             for line, coefficient in plan.per_busy_replica_usd_per_year.items():
                 yearly[line] = yearly[line] + served * pick(coefficient, g)
     return PoolPresentValues(capex, -credit, units, pv_units, yearly)

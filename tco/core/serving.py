@@ -52,10 +52,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import parallelism, queueing
-from .draws import any_draw, at_draws, every_draw, mask_bits, select_bits
+from .draws import any_draw, at_draws, every_draw, flag_value, mask_bits, select_bits
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
-from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point, times
+from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point, overlap_keeps, times
 
 POLICIES = ("chunked", "prefill_first")
 ROLES = ("colocated", "prefill", "decode")
@@ -212,6 +212,9 @@ class _PoolTerms:
     half_log_term: object = 0.0          # the same at epsilon / 2 (colocated: two queues share the budget)
     scale_up_bytes_per_s: object = 0.0   # the links' bandwidth the collectives reach, per device [B/s]
     scale_out_bytes_per_s: object = 0.0
+    keeps: tuple | None = None           # 1 - o of the overlaps (:func:`tco.core.steps.overlap_keeps`)
+    decode_kv_bytes: object = None       # KV bytes read per decode token at the mean context, one copy [B/token]
+    prefill_kv_bytes: object = None      # KV bytes read per prefill token, one copy [B/token]
 
 
 def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> _PoolTerms:
@@ -232,7 +235,9 @@ def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: st
                       0.0 if colocated else queueing.wait_log_term(epsilon),
                       queueing.wait_log_term(0.5 * epsilon) if colocated else 0.0,
                       device.scale_up_bytes_per_s * device.collective_efficiency,
-                      device.scale_out_bytes_per_s * device.collective_efficiency)
+                      device.scale_out_bytes_per_s * device.collective_efficiency,
+                      overlap_keeps(demand.memory_compute_overlap, demand.phase_overlap, demand.comm_overlap),
+                      context * model.kv_bytes_per_token, times(factor, model.kv_bytes_per_token))
 
 
 def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str,
@@ -261,7 +266,12 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
     """
     terms = terms or _pool_terms(model, device, demand, role)
     n = float(shape.devices)
-    k = times(parallelism.kv_replication(shape.tensor, model.kv_heads), model.kv_bytes_per_token)
+    replication = parallelism.kv_replication(shape.tensor, model.kv_heads)
+    if terms.decode_kv_bytes is not None and not isinstance(replication, np.ndarray) and replication == 1:
+        decode_kv, prefill_kv = terms.decode_kv_bytes, terms.prefill_kv_bytes  # one copy: the pool's, computed once
+    else:
+        k = times(replication, model.kv_bytes_per_token)
+        decode_kv, prefill_kv = terms.context * k, terms.prefill_kv_factor * k
     return CycleModel(
         pipeline=shape.pipeline,
         weight_bytes=model.weight_bytes,
@@ -269,9 +279,9 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         read_per_token_bytes=model.read_per_token_bytes,
         moe=model.moe,
         weight_flops_per_token=model.weight_flops_per_token,
-        decode_kv_bytes_per_token=terms.context * k,
+        decode_kv_bytes_per_token=decode_kv,
         decode_attention_flops_per_token=terms.decode_attention_flops,
-        prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
+        prefill_kv_bytes_per_token=prefill_kv,
         prefill_attention_flops_per_token=terms.prefill_attention_flops,
         flops_per_s=times(n, device.flops_per_s),
         tier_capacity_bytes=tuple(times(n, c) for c in terms.device_capacity_bytes),
@@ -284,6 +294,7 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         memory_compute_overlap=demand.memory_compute_overlap,
         phase_overlap=demand.phase_overlap,
         comm_overlap=demand.comm_overlap,
+        keeps=terms.keeps,
     )
 
 
@@ -423,12 +434,12 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             tpot_ok = tpot_ok & budget_ok
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
-            half = terms.half_log_term
-            slot_servers = queueing.servers_within_wait(peak * residence, residence, 0.5 * slack, 0.0, 0.5 * epsilon, half)
-            lane_servers = queueing.servers_within_wait(peak * work, work, 0.5 * slack, 0.0, 0.5 * epsilon, half)
+            half, half_slack = terms.half_log_term, 0.5 * slack
+            slot_servers = queueing.servers_within_wait(peak * residence, residence, half_slack, 0.0, 0.5 * epsilon, half)
+            lane_servers = queueing.servers_within_wait(peak * work, work, half_slack, 0.0, 0.5 * epsilon, half)
             replicas = np.maximum(slot_servers / slots, lane_servers / lanes)
             ttft_ok = slack > 0.0
-            out["_slack"] = 0.5 * slack
+            out["_slack"] = half_slack
         else:
             work = latency = lanes = 0.0
             residence = output * cycle_cap
@@ -441,9 +452,9 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         out["_seen"] = seen
     if whole:
         replicas = np.maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
-    feasible = (fits & out["tpot_ok"] & ttft_ok) * 1.0
+    feasible = flag_value(fits & out["tpot_ok"] & ttft_ok)
     out["_cm"] = cm
-    out.update(replicas=replicas, fits=fits * 1.0, ttft_ok=ttft_ok * 1.0, tpot_ok=out["tpot_ok"] * 1.0,
+    out.update(replicas=replicas, fits=flag_value(fits), ttft_ok=flag_value(ttft_ok), tpot_ok=flag_value(out["tpot_ok"]),
                feasible=feasible, cost=times(n, replicas) * device_hour_usd)
     return out
 

@@ -99,6 +99,23 @@ def overlapped(x, y, overlap, keep=None):
     return np.maximum(x, y) + (1.0 - overlap if keep is None else keep) * np.minimum(x, y)
 
 
+def overlap_keeps(memory_compute_overlap, phase_overlap, comm_overlap) -> tuple:
+    """``(1 - o_mc, 1 - o_p, 1 - o_c)``: the share of the shorter duration left exposed by each overlap.
+
+    Parameters
+    ----------
+    memory_compute_overlap, phase_overlap, comm_overlap : float or ndarray [-]
+        The overlaps of memory traffic and arithmetic, of the weight and attention phases, and of the
+        collectives under computation, 0-1.
+
+    Returns
+    -------
+    tuple of float or ndarray [-]
+        ``1 - o`` of each, in that order.
+    """
+    return 1.0 - memory_compute_overlap, 1.0 - phase_overlap, 1.0 - comm_overlap
+
+
 @dataclass(frozen=True)
 class Lines:
     """A convex piecewise-linear function ``f(B) = max_i (c0_i + c1_i B)``, ``B >= 0``."""
@@ -131,18 +148,19 @@ class Lines:
         return Lines(tuple(_add(c0, intercept) for c0 in self.intercepts), tuple(_add(c1, slope) for c1 in self.slopes))
 
 
-def _pairs(a: Lines, b: Lines, overlap) -> Lines:
-    """Lines of ``a (+) b = max(a, b) + (1 - o) min(a, b)`` for convex ``a``, ``b``.
+def _pairs(a: Lines, b: Lines, keep) -> Lines:
+    """Lines of ``a (+) b = max(a, b) + (1 - o) min(a, b)`` for convex ``a``, ``b`` (``keep = 1 - o``).
 
     ``x (+) y = max(x + (1-o) y, y + (1-o) x)`` is increasing in both, so with ``a = max_i a_i``
     and ``b = max_j b_j`` it is ``max_{i,j} max(a_i + (1-o) b_j, b_j + (1-o) a_i)``.
     """
-    keep = 1.0 - overlap
     c0, c1 = [], []
+    kept_b = [(_scale(keep, b0), _scale(keep, b1)) for b0, b1 in zip(b.intercepts, b.slopes, strict=True)]  # once per b_j
     for a0, a1 in zip(a.intercepts, a.slopes, strict=True):
-        for b0, b1 in zip(b.intercepts, b.slopes, strict=True):
-            c0 += [_add(a0, _scale(keep, b0)), _add(b0, _scale(keep, a0))]
-            c1 += [_add(a1, _scale(keep, b1)), _add(b1, _scale(keep, a1))]
+        kept_a0, kept_a1 = _scale(keep, a0), _scale(keep, a1)
+        for (b0, b1), (kept_b0, kept_b1) in zip(zip(b.intercepts, b.slopes, strict=True), kept_b, strict=True):
+            c0 += [_add(a0, kept_b0), _add(b0, kept_a0)]
+            c1 += [_add(a1, kept_b1), _add(b1, kept_a1)]
     return Lines(tuple(c0), tuple(c1))
 
 
@@ -265,6 +283,15 @@ class CycleModel:
     memory_compute_overlap: object
     phase_overlap: object
     comm_overlap: object
+    #: ``1 - o`` of each overlap when the caller computed it once for many cycle models (None: computed here)
+    keeps: tuple | None = None
+
+    def _keeps(self):
+        """``(1 - o_mc, 1 - o_p, 1 - o_c)`` [-]: the caller's (one array pass each per pool, not per shape and call) or
+        computed now."""
+        if self.keeps is not None:
+            return self.keeps
+        return overlap_keeps(self.memory_compute_overlap, self.phase_overlap, self.comm_overlap)
 
     @property
     def full_read_bytes(self):
@@ -324,7 +351,7 @@ class CycleModel:
             kv_memory = memory_read_time_s(self.weight_bytes + kv, caps, bws) - memory_read_time_s(self.weight_bytes, caps, bws)
         kv_compute = _add(_scale(decode_tokens, self.decode_attention_flops_per_token),
                           _scale(prefill_tokens, self.prefill_attention_flops_per_token)) / self.flops_per_s
-        sync = self.sync_fixed_s + (1.0 - self.comm_overlap) * self.sync_per_token_s * tokens
+        sync = self.sync_fixed_s + self._keeps()[2] * self.sync_per_token_s * tokens
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
 
     def cycle_s(self, decode_tokens, prefill_tokens):
@@ -343,10 +370,10 @@ class CycleModel:
             Cycle time.
         """
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
-        keep = 1.0 - self.memory_compute_overlap
+        keep, phase_keep, _ = self._keeps()
         a = overlapped(weight_memory, weight_compute, None, keep)
         b = overlapped(kv_memory, kv_compute, None, keep)
-        return overlapped(a, b, self.phase_overlap) + sync
+        return overlapped(a, b, None, phase_keep) + sync
 
     def bound_and_spill(self, decode_tokens, prefill_tokens):
         """What bounds a cycle and the bytes it reads from below the fastest tier.
@@ -390,30 +417,30 @@ class CycleModel:
             Intercepts [s] and slopes [s/token] per branch.
         """
         caps, bws, p = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s, self.pipeline
+        keep, phase_keep, comm_keep = self._keeps()
         compute = Lines((0.0,), (self.weight_flops_per_token / self.flops_per_s,))
         base_s = memory_read_time_s(self.weight_bytes, caps, bws)
         kv_compute_slope = self.decode_attention_flops_per_token / self.flops_per_s
         if len(caps) == 1:  # both attention terms pass through the origin: one line
-            attention = Lines((0.0,), (overlapped(self.decode_kv_bytes_per_token / bws[0], kv_compute_slope,
-                                                  self.memory_compute_overlap),))
+            attention = Lines((0.0,), (overlapped(self.decode_kv_bytes_per_token / bws[0], kv_compute_slope, None, keep),))
         else:
             kv_memory = tier_time_lines(self.weight_bytes, self.decode_kv_bytes_per_token, caps, bws, base_s)
-            attention = _phase(kv_memory, kv_compute_slope, self.memory_compute_overlap)
-        sync = ((1.0 - self.comm_overlap) * self.sync_per_token_s, self.sync_fixed_s)
+            attention = _phase(kv_memory, kv_compute_slope, keep)
+        sync = (comm_keep * self.sync_per_token_s, self.sync_fixed_s)
         branches = [Lines((times(p, memory_read_time_s(self.full_read_bytes, caps, bws)),), (0.0,))]
         if self.moe:
             sparse = tier_time_lines(self.read_fixed_bytes, self.read_per_token_bytes / p, caps, bws)
             branches.append(Lines(tuple(p * c for c in sparse.intercepts), tuple(p * c for c in sparse.slopes)))
         out = []
         for weight_memory in branches:
-            weights = _phase(weight_memory, compute.slopes[0], self.memory_compute_overlap)
-            out.append(_pairs(weights, attention, self.phase_overlap).shifted(sync[1], sync[0]))
+            weights = _phase(weight_memory, compute.slopes[0], keep)
+            out.append(_pairs(weights, attention, phase_keep).shifted(sync[1], sync[0]))
         return out
 
 
-def _phase(memory: Lines, compute_slope, overlap) -> Lines:
-    """Lines of ``memory (+) compute`` with ``compute = s B``: ``max_i max(m_i + (1-o) s B, s B + (1-o) m_i)``."""
-    keep = 1.0 - overlap
+def _phase(memory: Lines, compute_slope, keep) -> Lines:
+    """Lines of ``memory (+) compute`` with ``compute = s B``: ``max_i max(m_i + (1-o) s B, s B + (1-o) m_i)``
+    (``keep = 1 - o``)."""
     c0, c1 = [], []
     for m0, m1 in zip(memory.intercepts, memory.slopes, strict=True):
         c0 += [m0, _scale(keep, m0)]

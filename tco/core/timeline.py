@@ -54,17 +54,21 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount
     rate = np.asarray(rate, float)
     ell_r = _log_discount(rate) if log_discount is None else log_discount
     if np.ndim(log_ratio) == 0 and log_ratio == 0.0:  # no growth: ln x = -ln(1+r), expm1(ln x) = -r/(1+r)
-        ell, denominator = -ell_r, -rate / (1.0 + rate)
+        ell = -ell_r
         flat = rate == 0.0
+        some_flat = any_draw(flat)
+        denominator = -rate / (1.0 + rate)
     else:
         ell = np.asarray(log_ratio, float) - ell_r  # ln x
         flat = ell == 0.0
-        denominator = np.expm1(np.where(flat, 1.0, ell))
-    safe = np.where(flat, 1.0, ell)
-    ratio = np.expm1((b - a) * safe) / np.where(flat, 1.0, denominator)
+        some_flat = any_draw(flat)
+        denominator = np.expm1(np.where(flat, 1.0, ell) if some_flat else ell)
+    # the masks only where some draw is flat (x = 1): each np.where is an array pass that changes no other value
+    safe = np.where(flat, 1.0, ell) if some_flat else ell
+    ratio = np.expm1((b - a) * safe) / (np.where(flat, 1.0, denominator) if some_flat else denominator)
     if not (np.ndim(a) == 0 and a == 0.0):
         ratio = ratio * np.exp(a * safe)
-    return np.where(flat, b - a, ratio) / (1.0 + rate)
+    return (np.where(flat, b - a, ratio) if some_flat else ratio) / (1.0 + rate)
 
 
 def annuity_between(rate, start_year, end_year):
