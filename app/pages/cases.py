@@ -57,6 +57,15 @@ def case_states(cases: dict | None, state: dict | None) -> dict[str, dict]:
     return {CURRENT: state or {}, **{k: v for k, v in (cases or {}).items() if isinstance(v, dict)}}
 
 
+def saved_case(state: dict | None, default: str) -> dict:
+    """The case a save keeps: the state's scenario, edits and upload. A save made before the
+    page's state has arrived (an empty state: the page shows the default scenario) keeps the
+    default scenario, not a case without one."""
+    state = state or {}
+    return {"scenario": state.get("scenario") or default,
+            **{k: state.get(k) for k in ("set", "upload", "upload_name")}}
+
+
 def _value(result, option: str, attr: str):
     r = result.results.get(option)
     return None if r is None else scalar(getattr(r, attr))
@@ -126,9 +135,8 @@ def register(app, ctx: AppContext) -> None:
             return no_update, "Pick another name.", no_update
         if name not in cases and len(cases) >= MAX_CASES:
             return no_update, f"This tab keeps {MAX_CASES} cases at most: delete one first.", no_update
-        cases[name] = {k: (state or {}).get(k) for k in ("scenario", "set", "upload", "upload_name")}
-        edits = len((state or {}).get("set") or {})
-        return cases, f"Saved '{name}' ({(state or {}).get('scenario')}, {edits} edits) as case A.", name
+        cases[name] = case = saved_case(state, ctx.default)
+        return cases, f"Saved '{name}' ({case['scenario']}, {len(case['set'] or {})} edits) as case A.", name
 
     @app.callback(Output("case-a", "options"), Output("case-a", "value"), Output("case-b", "options"),
                   Output("case-b", "value"), Input("cases", "data"), State("case-a", "value"), State("case-b", "value"))

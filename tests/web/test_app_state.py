@@ -17,6 +17,7 @@ from tco_app.context import AppContext
 from tco_app.controller import update_state
 from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap_view, routing_view, stranded_view, tree_view
 from tco_app.pages.assumptions import cell, table_rows, workbook_download
+from tco_app.pages.cases import saved_case
 from tco_app.pages.compare import compare_view
 from tco_app.pages.lifecycle import half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
@@ -58,6 +59,18 @@ def test_any_valid_edit_survives_the_url_exactly(rate, price):
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_table_cell_text_parses_back_exactly(value):
     assert float(cell(value)) == value
+
+
+def test_a_case_saved_before_the_state_arrives_keeps_the_shown_scenario():
+    """Save clicked while the page's state store is still empty (the page shows the default scenario):
+    the case names the default scenario and loads, instead of a case whose scenario is None (which the
+    side-by-side view refused: 'scenario: got None')."""
+    for early in (None, {}):
+        case = saved_case(early, "default")
+        assert case == {"scenario": "default", "set": None, "upload": None, "upload_name": None}
+        assert CTX.scenario(case).values() == tco.load_scenario("default").values()
+    edited = {"scenario": "batch-offline", "set": {"economics.pue": 1.2}, "upload": None, "upload_name": None}
+    assert saved_case(edited, "default") == edited
 
 
 def test_validated_edits_names_value_and_rule(default_scenario):
