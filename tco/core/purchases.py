@@ -331,8 +331,10 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         """``value_at_zero`` in the draws at a zero rate, ``value`` elsewhere (no array pass when no draw has one)."""
         return np.where(zero_rate, value_at_zero, value) if any_zero_rate else value
 
-    safe_rate = at_zero_rate(1.0, rate)
+    minus_safe_rate = -at_zero_rate(1.0, rate)  # (-a) b / r = a b / (-r) exactly: one negation, not one per year
     one_generation = len(plan.unit_usd) == 1
+    # 1 - rv of the only generation, once for every year (a pool on several generations takes it per year)
+    worn_share = 1.0 - plan.residual_value_fraction[0] if one_generation else None
     stacks: dict = {}
     held = 0.0
     capex = credit = units = pv_units = device_years = 0.0
@@ -367,13 +369,13 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         per_life = demand.discount_minus_one(life)
         chain = first * at_zero_rate(count, np.expm1(count * life * minus_ell) / at_zero_rate(1.0, per_life))
         last_held = remaining - (count - 1.0) * life
-        book = 1.0 - (1.0 - rv) * last_held / life
+        book = 1.0 - (worn_share if one_generation else 1.0 - rv) * last_held / life
         units = units + delta * count
         pv_units = pv_units + delta * chain
         credited = delta * (rv * (chain - first) + book * demand.discount(end))
         # sum_{y=s+1}^{E} v^y = v^s (1 - v^(E-s)) / r (E - s at r = 0)
         span = np.maximum(remaining, 0.0)
-        held_years = delta * at_zero_rate(span, -first * np.expm1(span * minus_ell) / safe_rate)
+        held_years = delta * at_zero_rate(span, first * np.expm1(span * minus_ell) / minus_safe_rate)
         if one_generation:  # prices and running costs do not change with s: multiplied once, after the loop
             credit, device_years = credit + credited, device_years + held_years
             continue
