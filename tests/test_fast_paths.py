@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from tco.core import finance, parallelism
 from tco.core.draws import flag_value
+from tco.core.sizing import WHOLE_COUNT_GUARD, at_least_one_whole, replicas_needed
 from tco.core.steps import CycleModel, overlap_keeps
-from tco.core.timeline import geometric_discounted_sum
+from tco.core.timeline import DemandPath, geometric_discounted_sum
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -112,3 +113,41 @@ def test_cycle_models_with_the_pools_overlap_complements_equal_those_that_comput
         assert all(same_bits(x, y) for x, y in zip(plain.bound_and_spill(decode, prefill),
                                                    shared.bound_and_spill(decode, prefill), strict=True))
     assert overlap_keeps(0.25, 1.0, 0.0) == (0.75, 0.0, 1.0)
+
+
+counts = st.lists(st.one_of(st.sampled_from([0.0, -0.0, 1.0]), st.floats(-3.0, 1e6, allow_nan=False)), min_size=1, max_size=12)
+
+
+@FAST
+@given(counts)
+def test_whole_counts_written_in_place_equal_the_three_steps(exact):
+    """``at_least_one_whole`` (one array written three times) equals ``max(ceil(x - 1e-9), 1)`` in three new arrays,
+    bit for bit, over draws and for one number; by hand: 2 + 1e-12 -> 2 (the guard), 2.5 -> 3, 0 -> 1, -0 -> 1."""
+    exact = np.array(exact)
+    assert same_bits(at_least_one_whole(exact), np.maximum(np.ceil(exact - WHOLE_COUNT_GUARD), 1.0))
+    assert all(same_bits(at_least_one_whole(x), np.maximum(np.ceil(x - WHOLE_COUNT_GUARD), 1.0)) for x in exact.tolist())
+    assert at_least_one_whole(np.array([2.0 + 1e-12, 2.5, 0.0, -0.0])).tolist() == [2.0, 3.0, 1.0, 1.0]
+    assert same_bits(replicas_needed(exact, 1.0, False), exact / 1.0)  # the division by the number 1 skipped
+
+
+@FAST
+@given(rates, st.floats(0.0, 0.3), st.integers(0, 4), st.integers(0, 30))
+def test_discounts_from_the_shared_minus_log_equal_those_from_the_log(rate, growth, start, span):
+    """The sign of ``-t ln(1 + r)`` moved to the shared factor (``t x (-ln(1 + r))``) and ``ln x = ln(lambda) +
+    (-ln(1 + r))`` give what ``-t x ln(1 + r)`` and ``ln(lambda) - ln(1 + r)`` give, bit for bit (IEEE rounding is
+    symmetric in the sign): discount factors, ``expm1`` terms and discounted sums, with and without growth."""
+    rate = np.array(rate)
+    path = DemandPath(rate, growth)
+    ell = np.log1p(rate)
+    for t in (0.0, float(start), np.arange(rate.size, dtype=float) * 0.7):
+        assert same_bits(path.discount(t), np.exp(-np.asarray(t) * ell))
+        assert same_bits(path.discount_minus_one(t), np.expm1(-np.asarray(t) * ell))
+    for log_ratio in (0.0, np.log1p(growth)):
+        given_minus_log = geometric_discounted_sum(rate, log_ratio, start, start + span, path.minus_log_discount)
+        assert same_bits(given_minus_log, geometric_discounted_sum(rate, log_ratio, start, start + span))
+    if growth:  # the growing flow's closed form as it was written before the shared factor: ln x = ln(lambda) - ln(1 + r)
+        x = np.log1p(growth) - ell
+        flat = x == 0.0
+        safe = np.where(flat, 1.0, x)
+        ratio = np.expm1(span * safe) / np.where(flat, 1.0, np.expm1(safe)) * np.exp(start * safe)
+        assert same_bits(path.discounted_sum(start, start + span), np.where(flat, float(span), ratio) / (1.0 + rate))

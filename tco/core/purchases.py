@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .draws import any_draw, every_draw
-from .sizing import WHOLE_COUNT_GUARD, replicas_needed
+from .sizing import at_least_one_whole, replicas_needed
+from .steps import times
 from .timeline import DemandPath
 
 #: draws from which one gather beats a chain of np.where (below, the stacking costs more than it saves)
@@ -162,7 +163,7 @@ class PoolPlan:
         ndarray [devices]
             Devices needed.
         """
-        replicas = replicas_needed(demand_multiple * pick(self.peak_replicas, index), 1.0, self.whole)
+        replicas = replicas_needed(times(demand_multiple, pick(self.peak_replicas, index)), 1.0, self.whole)
         return replicas * pick(self.devices_per_replica, index)
 
     def steady_state_usd_per_year(self, index, demand: DemandPath):
@@ -319,7 +320,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         PV of capex and residual credits [USD], units bought undiscounted and PV [units], and
         PV of each running line [USD].
     """
-    ell = demand.log_discount
+    minus_ell = demand.minus_log_discount  # (-a) b = a (-b) exactly: the sign moves to the shared factor
     rate = np.asarray(rate, float)
     horizon = np.asarray(horizon_years, float)
     t_d = np.asarray(deployment_year, float)
@@ -330,8 +331,10 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         """``value_at_zero`` in the draws at a zero rate, ``value`` elsewhere (no array pass when no draw has one)."""
         return np.where(zero_rate, value_at_zero, value) if any_zero_rate else value
 
-    safe_rate = at_zero_rate(1.0, rate)
+    minus_safe_rate = -at_zero_rate(1.0, rate)  # (-a) b / r = a b / (-r) exactly: one negation, not one per year
     one_generation = len(plan.unit_usd) == 1
+    # 1 - rv of the only generation, once for every year (a pool on several generations takes it per year)
+    worn_share = 1.0 - plan.residual_value_fraction[0] if one_generation else None
     stacks: dict = {}
     held = 0.0
     capex = credit = units = pv_units = device_years = 0.0
@@ -359,19 +362,20 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         life = pick(plan.life_years, g)
         rv = pick(plan.residual_value_fraction, g)
         unit = pick(plan.unit_usd, g)
-        count = np.maximum(np.ceil((end - s) / life - WHOLE_COUNT_GUARD), 1.0)
+        remaining = end - s if s else end  # E - s (x - 0 = x, bit for bit)
+        count = at_least_one_whole(remaining / life)  # purchases K
         first = demand.discount(float(s))
         # sum_{k<K} v^(s+kL) = v^s (1 - v^(KL)) / (1 - v^L), K at r = 0
         per_life = demand.discount_minus_one(life)
-        chain = first * at_zero_rate(count, np.expm1(-count * life * ell) / at_zero_rate(1.0, per_life))
-        last_held = end - s - (count - 1.0) * life
-        book = 1.0 - (1.0 - rv) * last_held / life
+        chain = first * at_zero_rate(count, np.expm1(count * life * minus_ell) / at_zero_rate(1.0, per_life))
+        last_held = remaining - (count - 1.0) * life
+        book = 1.0 - (worn_share if one_generation else 1.0 - rv) * last_held / life
         units = units + delta * count
         pv_units = pv_units + delta * chain
         credited = delta * (rv * (chain - first) + book * demand.discount(end))
         # sum_{y=s+1}^{E} v^y = v^s (1 - v^(E-s)) / r (E - s at r = 0)
-        span = np.maximum(end - s, 0.0)
-        held_years = delta * at_zero_rate(span, -first * np.expm1(-span * ell) / safe_rate)
+        span = np.maximum(remaining, 0.0)
+        held_years = delta * at_zero_rate(span, first * np.expm1(span * minus_ell) / minus_safe_rate)
         if one_generation:  # prices and running costs do not change with s: multiplied once, after the loop
             credit, device_years = credit + credited, device_years + held_years
             continue

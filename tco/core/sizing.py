@@ -61,6 +61,28 @@ def whole_count(exact, whole=True):
     return np.where(whole, np.ceil(exact - WHOLE_COUNT_GUARD), exact)
 
 
+def at_least_one_whole(exact):
+    """``max(ceil(exact - 1e-9), 1)``: a whole count of at least one (replicas, ports, purchases of a renewal chain).
+
+    Over draws the three steps write into one new array (the same values, one temporary instead of three).
+
+    Parameters
+    ----------
+    exact : float or ndarray [-]
+        The exact (fractional) count.
+
+    Returns
+    -------
+    float or ndarray [-]
+        The whole count, at least 1.
+    """
+    count = np.asarray(exact, float) - WHOLE_COUNT_GUARD
+    if not count.ndim:  # a number: numpy returns new numbers
+        return np.maximum(np.ceil(count), 1.0)
+    np.ceil(count, out=count)
+    return np.maximum(count, 1.0, out=count)
+
+
 def replicas_needed(peak_load, capacity_per_replica, whole=True):
     """Replicas to carry ``peak_load``: ``ceil(peak / capacity)`` when ``whole``, else continuous.
 
@@ -82,10 +104,12 @@ def replicas_needed(peak_load, capacity_per_replica, whole=True):
     ndarray [replicas]
         Replicas needed.
     """
-    exact = np.asarray(peak_load, float) / capacity_per_replica
+    peak = np.asarray(peak_load, float)
+    one = type(capacity_per_replica) is float and capacity_per_replica == 1.0  # x / 1 = x: no array pass
+    exact = peak if one else peak / capacity_per_replica
     if np.ndim(whole) == 0:
-        return np.maximum(whole_count(exact, True), 1.0) if whole else exact
-    return np.where(whole, np.maximum(whole_count(exact, True), 1.0), exact)
+        return at_least_one_whole(exact) if whole else exact
+    return np.where(whole, at_least_one_whole(exact), exact)
 
 
 def within_target(value, target):
@@ -191,4 +215,4 @@ def link_ports_needed(peak_requests_per_s, bytes_per_request, link_bandwidth_byt
         Link ports needed.
     """
     exact = peak_requests_per_s * bytes_per_request / link_bandwidth_bytes_per_s
-    return np.where(whole, np.maximum(whole_count(exact), 1.0), exact)
+    return np.where(whole, at_least_one_whole(exact), exact)

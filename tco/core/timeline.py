@@ -25,7 +25,7 @@ def _log_discount(rate):
     return np.log1p(np.asarray(rate, float))
 
 
-def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount=None):
+def geometric_discounted_sum(rate, log_ratio, start_year, end_year, minus_log_discount=None):
     """``sum_{y=a+1}^{b} lambda^(y-1) (1+r)^-y`` with ``lambda = exp(log_ratio)``.
 
     The present value of a yearly flow that starts at 1 in year 1 and changes by the factor
@@ -41,8 +41,8 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount
         ``ln lambda``, the yearly log-change of the flow (0: level).
     start_year, end_year : float or ndarray [yr]
         The flow is paid in years ``a+1..b``.
-    log_discount : ndarray or None [1/yr]
-        ``ln(1 + r)`` when already at hand.
+    minus_log_discount : ndarray or None [1/yr]
+        ``-ln(1 + r)`` when already at hand.
 
     Returns
     -------
@@ -52,14 +52,15 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount
     a = np.asarray(start_year, float)
     b = np.maximum(np.asarray(end_year, float), a)
     rate = np.asarray(rate, float)
-    ell_r = _log_discount(rate) if log_discount is None else log_discount
+    minus_ell_r = -_log_discount(rate) if minus_log_discount is None else minus_log_discount
+    one_plus_rate = 1.0 + rate
     if np.ndim(log_ratio) == 0 and log_ratio == 0.0:  # no growth: ln x = -ln(1+r), expm1(ln x) = -r/(1+r)
-        ell = -ell_r
+        ell = minus_ell_r
         flat = rate == 0.0
         some_flat = any_draw(flat)
-        denominator = -rate / (1.0 + rate)
+        denominator = -rate / one_plus_rate
     else:
-        ell = np.asarray(log_ratio, float) - ell_r  # ln x
+        ell = np.asarray(log_ratio, float) + minus_ell_r  # ln x (a + (-b) is a - b, bit for bit)
         flat = ell == 0.0
         some_flat = any_draw(flat)
         denominator = np.expm1(np.where(flat, 1.0, ell) if some_flat else ell)
@@ -68,7 +69,7 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, log_discount
     ratio = np.expm1((b - a) * safe) / (np.where(flat, 1.0, denominator) if some_flat else denominator)
     if not (np.ndim(a) == 0 and a == 0.0):
         ratio = ratio * np.exp(a * safe)
-    return (np.where(flat, b - a, ratio) if some_flat else ratio) / (1.0 + rate)
+    return (np.where(flat, b - a, ratio) if some_flat else ratio) / one_plus_rate
 
 
 def annuity_between(rate, start_year, end_year):
@@ -149,6 +150,11 @@ class DemandPath:
         """``ln(1 + r)`` [1/yr]."""
         return self._remembered("log_discount", (), lambda: _log_discount(self.rate))
 
+    @property
+    def minus_log_discount(self):
+        """``-ln(1 + r)`` [1/yr] (one negation shared by every exponent ``-t ln(1 + r)``)."""
+        return self._remembered("minus_log_discount", (), lambda: -self.log_discount)
+
     def discount(self, t_years):
         """``(1 + r)^-t``.
 
@@ -162,7 +168,7 @@ class DemandPath:
         ndarray [-]
             Discount factor.
         """
-        return self._remembered("discount", (t_years,), lambda: np.exp(-np.asarray(t_years, float) * self.log_discount))
+        return self._remembered("discount", (t_years,), lambda: np.exp(np.asarray(t_years, float) * self.minus_log_discount))
 
     def discount_minus_one(self, t_years):
         """``(1 + r)^-t - 1``, exact for small ``r t`` (``expm1``).
@@ -177,7 +183,7 @@ class DemandPath:
         ndarray [-]
             Discount factor minus one.
         """
-        return self._remembered("expm1", (t_years,), lambda: np.expm1(-np.asarray(t_years, float) * self.log_discount))
+        return self._remembered("expm1", (t_years,), lambda: np.expm1(np.asarray(t_years, float) * self.minus_log_discount))
 
     def annuity(self, start_year, end_year):
         """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD at the end of each year ``a+1..b``.
@@ -193,7 +199,7 @@ class DemandPath:
             Annuity factor (USD of PV per USD/yr).
         """
         return self._remembered("annuity", (start_year, end_year), lambda: geometric_discounted_sum(
-            self.rate, 0.0, start_year, end_year, self.log_discount))
+            self.rate, 0.0, start_year, end_year, self.minus_log_discount))
 
     def capital_recovery_factor(self, life_years, residual_value_fraction=0.0):
         """``(1 - rv (1+r)^-L) / annuity(0, L)``: yearly cost of 1 USD of price over ``L`` years.
@@ -268,7 +274,7 @@ class DemandPath:
             if np.ndim(log_decay) == 0 and log_decay == 0.0 and np.ndim(self.growth) == 0 and self.growth == 0.0:
                 return self.annuity(start_year, end_year)  # flat demand: the plain annuity
             return self._remembered("sum", (start_year, end_year, log_decay), lambda: geometric_discounted_sum(
-                self.rate, np.log1p(np.asarray(self.growth, float)) + log_decay, start_year, end_year, self.log_discount))
+                self.rate, np.log1p(np.asarray(self.growth, float)) + log_decay, start_year, end_year, self.minus_log_discount))
         a, b = np.asarray(start_year, float), np.asarray(end_year, float)
         v = np.exp(-_log_discount(self.rate))
         total = 0.0
