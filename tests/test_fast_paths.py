@@ -151,3 +151,17 @@ def test_discounts_from_the_shared_minus_log_equal_those_from_the_log(rate, grow
         safe = np.where(flat, 1.0, x)
         ratio = np.expm1(span * safe) / np.where(flat, 1.0, np.expm1(safe)) * np.exp(start * safe)
         assert same_bits(path.discounted_sum(start, start + span), np.where(flat, float(span), ratio) / (1.0 + rate))
+
+
+def test_where_mixed_is_np_where_and_skips_a_uniform_mask():
+    """:func:`tco.core.draws.where_mixed` gives ``np.where``'s values and shape; a mask the same in every draw returns the
+    chosen or the other operand itself (no array pass) when it has that shape."""
+    from tco.core.draws import where_mixed
+
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([-1.0, -2.0, -3.0])
+    assert where_mixed(np.array([True, True, True]), a, b) is a
+    assert where_mixed(np.array([False, False, False]), a, b) is b
+    assert where_mixed(True, 5.0, 6.0) == 5.0 and where_mixed(np.False_, 5.0, b) is b
+    assert where_mixed(np.array([True, True, True]), 5.0, b).tolist() == [5.0, 5.0, 5.0]  # broadcast, as np.where
+    mixed = np.array([True, False, True])
+    assert where_mixed(mixed, a, b).tolist() == [1.0, -2.0, 3.0] == np.where(mixed, a, b).tolist()

@@ -5,7 +5,8 @@ answer for every draw at once and cost one method call on an array, none on a nu
 goes through numpy's dispatch and costs 1-4 us a call: at one draw, a few percent of an evaluation).
 :func:`at_draws` gathers the inputs of an elementwise part of the model at some draws, to evaluate it there
 only (the shape search's candidates that fit in few draws, :func:`tco.core.serving.size_pool`);
-:func:`select_bits` picks between two values per draw exactly and without a branch per element.
+:func:`select_bits` picks between two values per draw exactly and without a branch per element;
+:func:`where_mixed` is ``np.where`` that skips its array pass where the mask is the same in every draw.
 """
 
 from __future__ import annotations
@@ -45,6 +46,37 @@ def every_draw(x) -> bool:
         True when no draw's value is false.
     """
     return bool(x.all()) if isinstance(x, np.ndarray) else bool(x)
+
+
+def where_mixed(mask, chosen, other):
+    """``np.where(mask, chosen, other)``, without its array pass when the mask is the same in every draw.
+
+    A mask true in every draw returns ``chosen`` itself, one false in every draw ``other``, when that operand
+    already has the shape ``np.where`` would give; otherwise (a mixed mask, or an operand to broadcast) it is
+    ``np.where``.
+
+    Parameters
+    ----------
+    mask : bool or numpy.ndarray of bool [-]
+        Where to take ``chosen``.
+    chosen, other : float or numpy.ndarray [unit of the values]
+        The values where the mask is true and where it is false.
+
+    Returns
+    -------
+    float or numpy.ndarray [unit of the values]
+        ``chosen`` where the mask is true, ``other`` elsewhere.
+    """
+    if isinstance(mask, np.ndarray):
+        picked = chosen if mask.all() else None if mask.any() else other
+    else:
+        picked = chosen if mask else other
+    if picked is not None:  # picked itself when every shape is its own or a number's (np.broadcast_shapes costs ~5 us)
+        shape = getattr(picked, "shape", ())
+        if getattr(mask, "shape", ()) in ((), shape) and getattr(chosen, "shape", ()) in ((), shape) \
+                and getattr(other, "shape", ()) in ((), shape):
+            return picked
+    return np.where(mask, chosen, other)
 
 
 def flag_value(flag):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import allocator, finance, llm, money, nodes, nre, power, serving, sizing, timeline
-from .draws import every_draw
+from .draws import where_mixed
 from .generations import RoadmapCosts, generation_path
 from .money import MoneyPlan, ShiftExposure
 from .outputs import (
@@ -737,8 +737,7 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
             own_pv[role] = own_pv[role] + lines["nre_usd"] / len(plan.built_roles)
         both = own_pv["prefill"] + own_pv["decode"]  # 0 when a built chip never enters service within the horizon
         paid = both > 0
-        prefill_share = (own_pv["prefill"] / both if every_draw(paid)
-                         else np.where(paid, own_pv["prefill"] / np.where(paid, both, 1.0), 0.0))
+        prefill_share = where_mixed(paid, own_pv["prefill"] / where_mixed(paid, both, 1.0), 0.0)
     else:
         prefill_share = fleet.size.prefill_time_share
     full, _ = money.steady_state_usd_per_year(plans, 0.0, w.demand_path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .draws import any_draw
+from .draws import where_mixed
 
 
 def discount_factor(rate, t_years):
@@ -64,9 +64,7 @@ def _annuity_of_discount(rate, years, discount):
     """:func:`annuity_factor` from the discount factor ``(1+r)^-Y`` the caller has [yr]: ``(1 - discount) / r``, ``Y`` at
     ``r = 0`` (where the quotient is not used, it divides by 1)."""
     zero = np.abs(rate) < 1e-12
-    if not any_draw(zero):  # no zero rate: the masks would change no value (two array passes saved)
-        return (1.0 - discount) / rate
-    return np.where(zero, years, (1.0 - discount) / np.where(zero, 1.0, rate))
+    return where_mixed(zero, years, (1.0 - discount) / where_mixed(zero, 1.0, rate))
 
 
 def capital_recovery_usd_per_year(capex_usd, rate, life_years, residual_value_fraction=0.0):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import lifecycle
-from .draws import any_draw, every_draw
+from .draws import any_draw, where_mixed
 from .purchases import GenerationPath, PoolPlan, pool_present_values, pool_yearly_flows
 from .timeline import DemandPath, ProgramSchedule
 
@@ -207,7 +207,7 @@ def present_values(plan: MoneyPlan) -> PlanPresentValues:
     for time, amount in plan.porting:
         within = time < horizon
         paid = amount * demand.discount(time)
-        add("porting_usd", paid if every_draw(within) else np.where(within, paid, 0.0))
+        add("porting_usd", where_mixed(within, paid, 0.0))
     if any_draw(np.asarray(plan.reauthoring_usd_per_year) != 0):
         add("reauthoring_usd", plan.reauthoring_usd_per_year * demand.annuity(t_d, horizon))
     if plan.shifts:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .draws import every_draw
+from .draws import where_mixed
 
 
 @dataclass(frozen=True)
@@ -173,14 +173,6 @@ def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
     return (collectives * hops * np.asarray(layers, float) + (shape.pipeline - 1)) * sync_latency_s
 
 
-def _link_bytes_per_s(inside_domain, scale_up_bytes_per_s, scale_out_bytes_per_s):
-    """The scale-up bandwidth where a group stays inside its scale-up domain, else the scale-out's [B/s] (``np.where``,
-    skipped when every draw is inside: the usual case, and an array pass)."""
-    if every_draw(inside_domain):
-        return scale_up_bytes_per_s
-    return np.where(inside_domain, scale_up_bytes_per_s, scale_out_bytes_per_s)
-
-
 def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, experts_per_token,
                           scale_up_bytes_per_s, scale_out_bytes_per_s, domain_devices):
     """Bandwidth part of the collectives per token in a cycle.
@@ -228,12 +220,12 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, e
     token_bytes = np.asarray(hidden_size, float) * activation_bytes
     total = 0.0  # one device alone: no collective, no hop (a structural zero)
     if t > 1:
-        tp_bw = _link_bytes_per_s(t <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)
+        tp_bw = where_mixed(t <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)  # inside the domain or not
         ring = 2.0 * (t - 1.0) / t
         all_to_all = 2.0 * np.asarray(experts_per_token, float) * (t - 1.0) / (t * t)
         per_layer = ring + (all_to_all if shape.expert_parallel else ring)
         total = np.asarray(layers, float) * per_layer * token_bytes / (p * tp_bw)
     if p > 1:
-        pp_bw = _link_bytes_per_s(t * p <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)
+        pp_bw = where_mixed(t * p <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)
         total = total + (p - 1.0) / p * token_bytes / pp_bw
     return total

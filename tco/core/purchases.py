@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
-from .draws import any_draw, every_draw
+from .draws import any_draw, where_mixed
 from .sizing import at_least_one_whole, replicas_needed
 from .steps import times
 from .timeline import DemandPath
@@ -265,19 +266,6 @@ def _epoch_starts(path: GenerationPath, deployment_year, t: int):
     return (deployment_year == t) | (np.asarray(path.switch[t]) & (t > deployment_year))
 
 
-class _InService:
-    """``lives[s]``: whether a pool deployed at ``t_d`` serves in year ``s + 1`` of a horizon, ``s + 1 > t_d`` and
-    ``s < horizon`` [bool per draw], computed when first asked for."""
-
-    def __init__(self, deployment_year, horizon_years):
-        self.t_d, self.horizon, self.years = deployment_year, horizon_years, {}
-
-    def __getitem__(self, s: int):
-        if s not in self.years:
-            self.years[s] = (s + 1 > self.t_d) & (s < self.horizon)
-        return self.years[s]
-
-
 @dataclass
 class PoolPresentValues:
     """Present values of one pool over the horizon [USD] and its undiscounted units bought."""
@@ -325,13 +313,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     horizon = np.asarray(horizon_years, float)
     t_d = np.asarray(deployment_year, float)
     zero_rate = rate == 0
-    any_zero_rate = any_draw(zero_rate)
-
-    def at_zero_rate(value_at_zero, value):
-        """``value_at_zero`` in the draws at a zero rate, ``value`` elsewhere (no array pass when no draw has one)."""
-        return np.where(zero_rate, value_at_zero, value) if any_zero_rate else value
-
-    minus_safe_rate = -at_zero_rate(1.0, rate)  # (-a) b / r = a b / (-r) exactly: one negation, not one per year
+    minus_safe_rate = -where_mixed(zero_rate, 1.0, rate)  # (-a) b / r = a b / (-r) exactly: one negation, not one per year
     one_generation = len(plan.unit_usd) == 1
     # 1 - rv of the only generation, once for every year (a pool on several generations takes it per year)
     worn_share = 1.0 - plan.residual_value_fraction[0] if one_generation else None
@@ -342,18 +324,23 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     # per year s: whether an epoch starts, whether the pool is in service (each computed once, read by both loops; the
     # second only in the years the loops reach)
     epochs = [_epoch_starts(path, t_d, s) for s in range(len(path.index))]
-    lives = _InService(t_d, horizon)
+
+    @cache
+    def lives(s: int):
+        """Whether the pool serves in year ``s + 1``: ``s + 1 > t_d`` and ``s < horizon`` [bool per draw]."""
+        return (s + 1 > t_d) & (s < horizon)
+
     for s in range(len(path.index)):
         new_epoch = epochs[s]
         if not (demand.varies or any_draw(new_epoch)):
             continue  # no draw adds capacity at s: nothing changes
         g = Choice.of(path.index[s], plan.unit_usd, stacks)
-        live = lives[s]
+        live = lives(s)
         # a new epoch in every draw starts from nothing, a pool in service in every draw buys up to what it needs
         # (the usual first year: no array pass for the masks)
-        before = 0.0 if every_draw(new_epoch) and np.ndim(held) == 0 and held == 0.0 else np.where(new_epoch, 0.0, held)
+        before = where_mixed(new_epoch, 0.0, held)
         needed = np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before)
-        after = needed if every_draw(live) else np.where(live, needed, before)
+        after = where_mixed(live, needed, before)
         delta = after if type(before) is float and before == 0.0 else after - before
         held = after
         if not any_draw(delta):
@@ -367,7 +354,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         first = demand.discount(float(s))
         # sum_{k<K} v^(s+kL) = v^s (1 - v^(KL)) / (1 - v^L), K at r = 0
         per_life = demand.discount_minus_one(life)
-        chain = first * at_zero_rate(count, np.expm1(count * life * minus_ell) / at_zero_rate(1.0, per_life))
+        chain = first * where_mixed(zero_rate, count, np.expm1(count * life * minus_ell) / where_mixed(zero_rate, 1.0, per_life))
         last_held = remaining - (count - 1.0) * life
         book = 1.0 - (worn_share if one_generation else 1.0 - rv) * last_held / life
         units = units + delta * count
@@ -375,7 +362,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         credited = delta * (rv * (chain - first) + book * demand.discount(end))
         # sum_{y=s+1}^{E} v^y = v^s (1 - v^(E-s)) / r (E - s at r = 0)
         span = np.maximum(remaining, 0.0)
-        held_years = delta * at_zero_rate(span, first * np.expm1(span * minus_ell) / minus_safe_rate)
+        held_years = delta * where_mixed(zero_rate, span, first * np.expm1(span * minus_ell) / minus_safe_rate)
         if one_generation:  # prices and running costs do not change with s: multiplied once, after the loop
             credit, device_years = credit + credited, device_years + held_years
             continue
@@ -391,12 +378,11 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         for s in range(len(path.index)):
             if not any_draw(epochs[s]):
                 continue
-            starts = epochs[s] & lives[s]
+            starts = epochs[s] & lives(s)
             if not any_draw(starts):
                 continue
             g = path.index[s]
-            served = demand.discounted_sum(s, path.end[s])
-            served = (served if every_draw(starts) else np.where(starts, served, 0.0)) * pick(plan.busy_replicas, g)
+            served = where_mixed(starts, demand.discounted_sum(s, path.end[s]), 0.0) * pick(plan.busy_replicas, g)
             for line, coefficient in plan.per_busy_replica_usd_per_year.items():
                 yearly[line] = yearly[line] + served * pick(coefficient, g)
     return PoolPresentValues(capex, -credit, units, pv_units, yearly)

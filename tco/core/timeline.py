@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .draws import any_draw
+from .draws import any_draw, where_mixed
 from .sizing import WHOLE_COUNT_GUARD
 
 
@@ -54,22 +54,16 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, minus_log_di
     rate = np.asarray(rate, float)
     minus_ell_r = -_log_discount(rate) if minus_log_discount is None else minus_log_discount
     one_plus_rate = 1.0 + rate
-    if np.ndim(log_ratio) == 0 and log_ratio == 0.0:  # no growth: ln x = -ln(1+r), expm1(ln x) = -r/(1+r)
-        ell = minus_ell_r
-        flat = rate == 0.0
-        some_flat = any_draw(flat)
-        denominator = -rate / one_plus_rate
-    else:
-        ell = np.asarray(log_ratio, float) + minus_ell_r  # ln x (a + (-b) is a - b, bit for bit)
-        flat = ell == 0.0
-        some_flat = any_draw(flat)
-        denominator = np.expm1(np.where(flat, 1.0, ell) if some_flat else ell)
-    # the masks only where some draw is flat (x = 1): each np.where is an array pass that changes no other value
-    safe = np.where(flat, 1.0, ell) if some_flat else ell
-    ratio = np.expm1((b - a) * safe) / (np.where(flat, 1.0, denominator) if some_flat else denominator)
+    growth = not (np.ndim(log_ratio) == 0 and log_ratio == 0.0)
+    # ln x; no growth: ln x = -ln(1+r) (a + (-b) is a - b, bit for bit)
+    ell = np.asarray(log_ratio, float) + minus_ell_r if growth else minus_ell_r
+    flat = ell == 0.0 if growth else rate == 0.0  # x = 1
+    safe = where_mixed(flat, 1.0, ell)
+    denominator = np.expm1(safe) if growth else -rate / one_plus_rate  # expm1(ln x); no growth: -r/(1+r)
+    ratio = np.expm1((b - a) * safe) / where_mixed(flat, 1.0, denominator)
     if not (np.ndim(a) == 0 and a == 0.0):
         ratio = ratio * np.exp(a * safe)
-    return (np.where(flat, b - a, ratio) if some_flat else ratio) / one_plus_rate
+    return where_mixed(flat, b - a, ratio) / one_plus_rate
 
 
 def annuity_between(rate, start_year, end_year):
