@@ -248,8 +248,9 @@ def _evaluate_option(structure: TrainingStructure, option: TrainingOption, get) 
     share = goodput.goodput_fraction(mtbi, get("training.restart_s"), checkpoint)
     # the run never ends where no shape fits (step infinite, 0 tokens/s) or goodput is 0: its time, every cost line
     # and its energy are infinite ("never" in the workbook), its tokens per joule 0; no 0 x inf on the way
-    ends = tokens_per_s * share > 0
-    wall_s = np.where(ends, get("training.tokens") / np.where(ends, tokens_per_s * share, 1.0), np.inf)
+    goodput_tokens_per_s = tokens_per_s * share
+    ends = goodput_tokens_per_s > 0
+    wall_s = np.where(ends, get("training.tokens") / np.where(ends, goodput_tokens_per_s, 1.0), np.inf)
     device_w = power.device_power_w(get(device_param(d, "idle_power_w")), get(device_param(d, "tdp_w")),
                                     get("training.power_utilization"), get(device_param(d, "host_power_w")))
     yearly = device_usd_per_year(get, d, device_w, structure.site)
