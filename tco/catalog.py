@@ -186,6 +186,7 @@ class Serving(Strict):
     memory_compute_overlap: Q
     phase_overlap: Q
     comm_overlap: Q
+    collective_bits: Q
 
 
 NRE_PARTS = ("design_usd", "verification_usd", "masks_usd", "ip_usd", "software_usd")

@@ -196,6 +196,8 @@ memory_compute_overlap              fraction        0       1       -    share o
 phase_overlap                       fraction        0       1       -    share of the shorter of the weight and attention phases
                                                                          hidden under the other
 # comm_overlap (above) also hides a serving replica's collectives under its computation
+collective_bits                     bits            4       32      -    bits per element a replica's all-reduces, stage sends and
+                                                                         all-to-alls move
 # fleet analyses (assumptions/fleet_dynamics.yaml; tco.dynamics): stranded capacity
 # demand_growth_per_year (above, workload) also sets the request-rate growth over the simulated weeks
 prompt_growth_per_year              1/yr            0       100     -    prompt-length growth (context use)

@@ -321,10 +321,10 @@ def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tp
     Mechanism (DistServe, OSDI 2024; Splitwise, ISCA 2024): colocated, every cycle carries ``P/O x chi x B``
     of prefill chunks, so at a TPOT target the slot cap shrinks; with the calibrated Hopper collectives
     (docs/calibration.md) a wider tensor group costs more than it gives, so at 2,000/400 tokens and 40 ms the
-    colocated H100 runs TP2 with 44 slots and 44 % of each cycle in prefill (120 GPUs), while the split runs
-    TP1 prefill passes within the TTFT slack and TP2 decode with 165 slots (80 GPUs and the KV ports): 0.67x
-    the cost. The split's margin grows as the TPOT target tightens (0.50x at 2,000 tokens and 20 ms, 0.66x at
-    8,000 tokens and 40 ms, 0.42x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
+    colocated H100 runs TP2 with 44 slots and 44 % of each cycle in prefill (122 GPUs), while the split runs
+    TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.66x
+    the cost. The split's margin grows as the TPOT target tightens (0.49x at 2,000 tokens and 20 ms, 0.66x at
+    8,000 tokens and 40 ms, 0.27x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
     little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with 256 slots)
     and the split pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.09x at
     100 tokens and 40 ms, 1.12x at 200 tokens and 80 ms; at 500 tokens and 80 ms 1.03x, a near tie).
@@ -344,10 +344,10 @@ def test_collective_efficiency_scales_the_bandwidth_part_of_the_collectives():
     """A device's ``collective_efficiency`` e is the share of its per-direction link bandwidth the collectives
     reach, so the per-token collective time of a replica is divided by e and the latency part is untouched.
 
-    Tensor parallel 2 on H200s, FP8 activations (1 B): ``s1 = 80 x (2 + 2) x (2-1)/2 x 8192 x 1 B / 4.5e11 B/s
-    = 2.9127e-6 s/token`` at e = 1 (two ring all-reduces per layer, each ``2 (t-1)/t`` of the token's bytes);
-    at e = 0.152 (the Hopper fit) ``1.9163e-5 s/token``, so a cycle of 1,500 tokens spends 28.7 ms in the
-    all-reduces instead of 4.4 ms. ``s0 = 2 x 80 x max(log2 2, 1) x 2e-6 = 3.2e-4 s`` either way.
+    Tensor parallel 2 on H200s, this MODEL's 1-byte collective elements:
+    ``s1 = 80 x (2 + 2) x (2-1)/2 x 8192 x 1 B / 4.5e11 B/s = 2.9127e-6 s/token`` at e = 1 (two ring all-reduces
+    per layer, each ``2 (t-1)/t`` of the token's bytes); at e = 0.152 ``1.9163e-5 s/token``, so a cycle of 1,500
+    tokens spends 28.7 ms in the all-reduces instead of 4.4 ms. ``s0 = 2 x 80 x max(log2 2, 1) x 2e-6 = 3.2e-4 s`` either way.
     """
     shape = parallelism.Shape(2)
     full = serving.cycle_model(shape, MODEL, H200, demand(), "colocated")

@@ -120,7 +120,7 @@ class _Workload:
             weight_flops_per_token=llm.dense_flops_per_token(params_active),
             kv_bytes_per_token=self.kv_per_token, layers=layers, attention_dim=get(model_param(m, "attention_dim")),
             hidden_size=get(model_param(m, "hidden_size")), experts_per_token=per_token,
-            activation_bytes=self.compute_bits / 8.0, kv_heads=kv_heads, moe=structure.moe)
+            collective_element_bytes=get("serving.collective_bits") / 8.0, kv_heads=kv_heads, moe=structure.moe)
         self.demand = serving.Demand(
             self.prompt, self.output, self.peak_rps, self.mean_rps, self.ttft_target, self.tpot_target,
             get("serving.percentile"), get("workload.max_batch"), get("serving.token_budget_tokens"),

@@ -173,12 +173,19 @@ def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
     return (collectives * hops * np.asarray(layers, float) + (shape.pipeline - 1)) * sync_latency_s
 
 
-def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, experts_per_token,
+def sync_time_per_token_s(shape: Shape, layers, hidden_size, collective_element_bytes, experts_per_token,
                           scale_up_bytes_per_s, scale_out_bytes_per_s, domain_devices):
     """Bandwidth part of the collectives per token in a cycle.
 
     Ring all-reduce of ``m`` bytes: ``2 (t-1)/t x m`` leave each device, over one direction
-    of the link. A token of a micro-batch carries ``hidden x activation_bytes``; ``2 L``
+    of the link. A token of a micro-batch carries ``h x a`` bytes, ``a`` the bytes of one
+    element on the wire (``serving.collective_bits / 8``): FP8 and FP4 serving keeps GEMM
+    outputs and the residual stream in 16 bits (Micikevicius et al., "FP8 Formats for Deep
+    Learning", arXiv 2209.05433, 2022), so the partial sums a tensor group all-reduces, the
+    activations a stage sends on and the expert outputs an all-to-all combines are 2-byte
+    elements whatever the arithmetic width (TensorRT-LLM quantizes to FP8/FP4 only after the
+    sum, in the all-reduce's fused epilogue). One width serves every collective: a stack that
+    dispatches FP8 to the experts (DeepEP, 2025) moves 1 B on the dispatch half only. ``2 L``
     all-reduces per cycle over micro-batches of ``N/p`` tokens give
     ``4 L (t-1)/t x h x a / (p bw)`` per token. Expert parallel replaces one all-reduce per
     layer by two all-to-alls, each sending ``k (t-1)/t^2`` of the tokens' activations (each
@@ -195,8 +202,8 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, e
         Transformer layers ``L``.
     hidden_size : float or ndarray [elements]
         Model width ``h``.
-    activation_bytes : float or ndarray [B]
-        Bytes per activation element ``a``.
+    collective_element_bytes : float or ndarray [B]
+        Bytes per element a collective moves ``a``.
     experts_per_token : float or ndarray [experts]
         Routed experts active per token ``k``.
     scale_up_bytes_per_s : float or ndarray [B/s]
@@ -215,9 +222,10 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, activation_bytes, e
     ----------
     [patarasuk-yuan-2009] the ring all-reduce's bytes per device.
     [megatron-lm-2019] two all-reduces per transformer layer.
+    [fp8-formats-2022] 16-bit outputs and residual stream in FP8 inference.
     """
     t, p = shape.tensor, shape.pipeline
-    token_bytes = np.asarray(hidden_size, float) * activation_bytes
+    token_bytes = np.asarray(hidden_size, float) * collective_element_bytes
     total = 0.0  # one device alone: no collective, no hop (a structural zero)
     if t > 1:
         tp_bw = where_mixed(t <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)  # inside the domain or not

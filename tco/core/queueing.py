@@ -293,7 +293,9 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
     delta = small_pool_margin(service_s, sizing_slack_s, service_scv)
     beta = np.maximum((np.asarray(servers, float) - a - delta) / root, 0.0)
     log_term = wait_log_term(exceed_probability) if log_term is None else log_term
-    numerator = np.maximum(log_term - 0.5 * beta * beta, 0.0)
+    # beta^2 / 2 above the log term already zeroes the wait: capping beta at 1e100 keeps a near-zero load
+    # (a >= 1e-300, beta up to c x 1e150) from overflowing beta^2 without changing any answer
+    numerator = np.maximum(log_term - 0.5 * np.square(np.minimum(beta, 1e100)), 0.0)
     numerator = numerator * (numerator > WAIT_ROUNDING_GUARD * log_term)  # at the staffed c the difference is rounding
     return numerator * service_s / (tail_decay_factor(service_scv) * root * beta + service_s * OVERLOADED_WAIT_FACTOR)
 

@@ -97,7 +97,7 @@ class ModelShape:
     attention_dim: object
     hidden_size: object
     experts_per_token: object
-    activation_bytes: object
+    collective_element_bytes: object     # bytes per element a collective moves (serving.collective_bits / 8)
     kv_heads: float                      # static (1 for latent attention)
     moe: bool
 
@@ -289,7 +289,7 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         sync_fixed_s=parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s)
         + device.cycle_overhead_s,
         sync_per_token_s=parallelism.sync_time_per_token_s(
-            shape, model.layers, model.hidden_size, model.activation_bytes, model.experts_per_token,
+            shape, model.layers, model.hidden_size, model.collective_element_bytes, model.experts_per_token,
             terms.scale_up_bytes_per_s, terms.scale_out_bytes_per_s, device.domain_devices),
         memory_compute_overlap=demand.memory_compute_overlap,
         phase_overlap=demand.phase_overlap,

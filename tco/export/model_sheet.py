@@ -196,7 +196,7 @@ def _model_terms(scenario: Scenario, n: _Names, shared: dict[str, str], q) -> di
         "flops_per_token": q("weight FLOPs per token (2 A)", f"2*{active}", "FLOP"),
         "kv": shared["kv"], "layers": n(model_param(m, "layers")), "attention_dim": n(model_param(m, "attention_dim")),
         "hidden": n(model_param(m, "hidden_size")), "experts_per_token": per_token,
-        "activation": q("activation bytes (compute width / 8)", f"{n('workload.compute_bits')}/8", "B"),
+        "collective_element": q("bytes per element a collective moves", f"{n('serving.collective_bits')}/8", "B"),
         "kv_heads": "1" if latent in n else n(model_param(m, "kv_heads")), "moe": "1" if moe else "0",
     }
 

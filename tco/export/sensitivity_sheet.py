@@ -40,7 +40,8 @@ def tornado(scenario: Scenario, option: str) -> list[tuple[str, float, float, fl
         column[2 * i:2 * i + 2] = (p.low, p.high)
         updates[p.name] = column
     results, _ = evaluate_scenario(scenario, updates)
-    npv = np.asarray(npv_of(results, option, scenario.structure.baseline)).reshape(-1, 2)
+    # an output no uncertain input moves comes back as one value: broadcast it over the 2 x n evaluations
+    npv = np.broadcast_to(npv_of(results, option, scenario.structure.baseline), (2 * len(params),)).reshape(-1, 2)
     rows = [(p.name, p.low, p.high, float(a), float(b)) for p, (a, b) in zip(params, npv, strict=True)]
     return sorted(rows, key=lambda r: -abs(r[4] - r[3]))
 

@@ -233,7 +233,7 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
 
     ``model`` holds the references of the model's terms (``weight``, ``read_fixed``,
     ``read_per_token``, ``flops_per_token``, ``kv``, ``layers``, ``attention_dim``,
-    ``hidden``, ``experts_per_token``, ``activation``, ``kv_heads``, ``moe`` as text "1"/"0");
+    ``hidden``, ``experts_per_token``, ``collective_element``, ``kv_heads``, ``moe`` as text "1"/"0");
     returns the chosen shape's references under :data:`tco.core.serving.POOL_OUTPUTS` names.
     """
     q, d, role = sheet.quantity, pool.device, pool.role
@@ -287,7 +287,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
     collectives = 3.0 if shape.expert_parallel else 2.0
     s0 = q("fixed time per cycle: collective latencies and the device's cycle overhead",
            f"({collectives:g}*{hops!r}*{layers}+({p}-1))*{n(device_param(d, 'sync_latency_s'))}+{overhead}", "s")
-    token_bytes = f"({hidden}*{model['activation']})"
+    token_bytes = f"({hidden}*{model['collective_element']})"
     efficiency_name = device_param(d, "collective_efficiency")
     efficiency = f"*{n(efficiency_name)}" if efficiency_name in n else ""
     up = n(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")) + efficiency
