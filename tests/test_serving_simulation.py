@@ -184,7 +184,7 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     8 GPUs with one prefill lane): run at the rate the model says the system carries within its targets
     (``fleet_capacity_rps``, what ``tco validate`` reports), the same replica simulated cycle by cycle meets both
     percentiles. The closed form is built to err on the safe side; on these single-lane replicas it does so by a
-    wide margin (the simulation meets 6 s up to ~5x the H200 figure and ~1.4x the B200 one: docs/validation.md,
+    wide margin (the simulation meets 6 s up to ~4.6x the H200 figure and ~1.6x the B200 one: docs/validation.md,
     "Long prompts"), so this guards a tighter queueing approximation against turning optimistic."""
     from tco.validation.cases import load_suite
     from tco.validation.predict import OPTION, Predictor
