@@ -32,9 +32,12 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     = 2e-6 + 2e-9 + 2e-8 = 2.022e-6 s. User-seen cycle ``t(B) = t_d(B) + (P/O) chi B = 1.02e-3 + 7.082e-6 B``.
     Slot cap: TPOT 10 ms allows (0.01 - 1.02e-3)/7.082e-6 = 1268, KV memory (1e10 - 1e9)/(2000 x 2000) = 2250,
     budget 8192/2 = 4096, batch limit 256 -> c_s = 256; cycle at the cap 2.832992 ms, decode-only 2.31536 ms.
-    Prefill once started: one cycle + ``P chi`` = 2.31536 + 2.022 = 4.33736 ms; work 2.022 ms on one lane.
+    Prefill once started: one cycle + ``P chi`` = 2.31536 + 2.022 = 4.33736 ms. With prompts waiting the one lane
+    is busy ``P chi + (P / tau_free) t_d(c_s)`` per prompt, ``tau_free = 8192 - 256 = 7936``:
+    2.022 + 0.126008 x 2.31536 = 2.313754 ms (the decode step of each cycle that carries its chunk), so the
+    replica prefills 1000 / 2.313754e-3 = 432,198 tokens/s.
     Slot residence D = 1000 x 2.832992 ms + 4.33736 ms = 2.83733 s. TTFT slack 1 - 4.33736e-3 - 2.832992e-3 s,
-    half to each queue at epsilon = 0.005: slots need 296.86 (1.1596 replicas), lanes 0.2136 -> 2 replicas.
+    half to each queue at epsilon = 0.005: slots need 296.86 (1.1596 replicas), lanes 0.2444 -> 2 replicas.
     """
     r = evaluate(toy_scenario.structure, toy_scenario.values())["gpu"]
     perf = r.pool("colocated").performance
@@ -42,13 +45,15 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     t_cap = 1.02e-3 + 256 * 7.082e-6
     t_d = 1.02e-3 + 256 * 5.06e-6
     latency = t_d + 1000 * 2.022e-6
+    work = 1000 * 2.022e-6 + 1000 / (8192 - 256) * t_d
     assert perf.slots == 256
     assert perf.prefill_s == pytest.approx(latency, rel=REL)
+    assert perf.prefill_tokens_per_s == pytest.approx(1000 / work, rel=REL) and 1000 / work == pytest.approx(432198.06, rel=1e-7)
     residence = 1000 * t_cap + latency
     slack = 1.0 - latency - t_cap
     slots_needed = _staff(100 * residence, residence, slack / 2, 0.005)
-    lanes_needed = _staff(100 * 2.022e-3, 2.022e-3, slack / 2, 0.005)
-    assert slots_needed / 256 == pytest.approx(1.159616, rel=1e-5) and lanes_needed == pytest.approx(0.213611, rel=1e-5)
+    lanes_needed = _staff(100 * work, work, slack / 2, 0.005)
+    assert slots_needed / 256 == pytest.approx(1.159616, rel=1e-5) and lanes_needed == pytest.approx(0.244432, rel=1e-5)
     assert r.pool("colocated").sizing.replicas == 2 and r.devices == 2
     # occupancy at peak (50 req/s per replica): least fixed point of B = 50 x 1000 x t(B) = 51 / (1 - 0.3541);
     # the p99 of what a request sees: 1 + B + z_0.99 sqrt(2B/3), z from A&S 26.2.23
@@ -57,8 +62,8 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     z = float(queueing.normal_quantile(0.99))
     assert r.tpot_s == pytest.approx(1.02e-3 + 7.082e-6 * (1 + occupancy + z * math.sqrt(2 * occupancy / 3)), rel=REL)
     # TTFT: one cycle to join, the prefill, and the waits. Slots: beta = (512 - 283.73 - 0.74)/sqrt(283.73) = 13.5,
-    # no wait. Lanes: 2 lanes at 0.2022 Erlangs, u = 2 x 0.4964 / 2.022e-3 = 491 so delta = 0.0020
-    # and beta = (2 - 0.2022 - 0.0020)/sqrt(0.2022) = 3.99: the Gaussian term exp(-beta^2/2)/2 = 1.7e-4 is below
+    # no wait. Lanes: 2 lanes at 0.2314 Erlangs, u = 2 x 0.4964 / 2.3138e-3 = 429 so delta = 0.0023
+    # and beta = (2 - 0.2314 - 0.0023)/sqrt(0.2314) = 3.67: the Gaussian term exp(-beta^2/2)/2 = 5.9e-4 is below
     # epsilon = 0.005, so no wait either.
     assert r.queue_wait_s == 0.0
     assert r.ttft_s == pytest.approx(t_cap + latency, rel=REL)

@@ -211,6 +211,57 @@ def test_prefill_first_interferes_more_than_chunked():
     assert float(first["slots"]) < float(chunked["slots"])
 
 
+def _backlogged_lane_time_s(cm, prompts: int, prompt: float, slots: float, budget: float) -> float:
+    """Replica time per prompt and lane with ``prompts`` prompts waiting, by stepping the chunked schedule cycle by cycle.
+
+    Each cycle carries the ``slots`` decode tokens and, on each of the ``p`` micro-batches (lanes),
+    the next prefill tokens of that lane's waiting prompts, at most the budget the decode tokens
+    leave (``tau - slots/p``; the tail of one prompt and the head of the next share a chunk, as
+    vLLM's scheduler fills the budget); its time is the cycle model's at those token counts
+    (``cm.cycle_s``, exact, not the lines). The time of the whole backlog over the prompts per lane
+    is the lane's time per prompt.
+    """
+    p = int(cm.pipeline)
+    free = budget - slots / p
+    left = prompts // p * prompt  # prefill tokens waiting on each lane
+    elapsed = 0.0
+    while left > 1e-9:
+        chunk = min(left, free)
+        elapsed += float(cm.cycle_s(slots, p * chunk))
+        left -= chunk
+    return elapsed / (prompts // p)
+
+
+@pytest.mark.parametrize("pipeline", [1, 2, 4])
+def test_chunked_lane_time_counts_the_decode_share_and_shares_the_replica(pipeline):
+    """A lane's service time is what the chunked schedule takes per prompt with prompts waiting.
+
+    Hand derivation: every micro-batch carries ``tau_free = tau - c_s/p`` prefill tokens, so a
+    backlogged cycle lasts ``t_d(c_s) + p tau_free chi`` and moves each of the ``p`` lanes'
+    prompts by ``tau_free``; a prompt of ``P`` tokens holds its lane ``P / tau_free`` cycles:
+    ``P (p chi + t_d(c_s) / tau_free)``. Llama 2 70B on H200 with P = 4,000 tokens and a budget of
+    512, the cycle-by-cycle schedule (:func:`_backlogged_lane_time_s`, 48 prompts) matches within
+    the linearization of the cycle in its prefill tokens (``chi`` is taken between 0 and ``p tau``
+    prefill tokens at no decode; 1 %). The old rule, ``P chi`` per lane, gave ``p`` lanes ``p`` times the replica's
+    own prefill rate ``1/chi`` (p = 2, 4: 0.302 and 0.151 s against 0.895 s) and left out the decode
+    share of the cycles that carry the chunks (p = 1: 0.604 s against 0.893 s, the 512-token budget
+    paying a decode step every ~500 prefill tokens; 2 % for MLPerf's Llama 3.1 405B on 8 H200s,
+    budget 8,192).
+    """
+    shape = parallelism.Shape(1, pipeline)
+    d = demand(rate=1.0, ttft=100.0, tpot=1.0, budget=512.0, prompt=4000.0, output=400.0)
+    pool = serving.size_pool("colocated", [shape], MODEL, H200, d, whole=True)
+    cm = serving.cycle_model(shape, MODEL, H200, d, "colocated")
+    slots, chi = float(pool["slots"]), float(pool["chi"])
+    free = 512.0 - slots / pipeline
+    decode = float(cm.cycle_s(slots, 0.0))
+    assert float(pool["prefill_work_s"]) == pytest.approx(4000.0 * (pipeline * chi + decode / free), rel=1e-9)
+    stepped = _backlogged_lane_time_s(cm, 48, 4000.0, slots, 512.0)
+    assert float(pool["prefill_work_s"]) == pytest.approx(stepped, rel=0.01)
+    # the p lanes together never prefill faster than the replica does with no decode at all
+    assert float(pool["prefill_tokens_per_s"]) < 1.0 / chi
+
+
 def test_tighter_percentile_needs_more_replicas():
     """p50 -> p99 -> p99.9: the same fleet must hold more headroom, never less."""
     replicas = [float(serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, demand(percentile=q),
@@ -389,14 +440,27 @@ def test_cycle_overhead_adds_to_every_cycle_and_shrinks_the_slot_cap_by_hand():
        budget=st.sampled_from([256.0, 2048.0]), policy=st.sampled_from(["chunked", "prefill_first"]))
 @settings(max_examples=60, deadline=None)
 def test_more_cycle_overhead_never_raises_throughput_at_a_fixed_tpot_target(overheads, tpot, budget, policy):
-    """At the same TPOT and TTFT targets a replica with a longer fixed time per cycle holds no more slots and
-    eight such replicas carry no more requests within the p99 targets (tco.core.serving.fleet_capacity_rps)."""
+    """At the same TPOT and TTFT targets a replica with a longer fixed time per cycle holds no more slots, and at
+    the same slot cap eight such replicas carry no more requests within the p99 targets
+    (tco.core.serving.fleet_capacity_rps).
+
+    The same slot cap: the batch limit set to the slower replica's cap, which the faster one also reaches. Without
+    it the faster replica runs more sequences (the slot cap is the largest occupancy within the targets), which
+    leaves its prefill chunks less of the token budget: with prompts waiting, its prefill lane is the slower one
+    (``P (p chi + t_d(c_s) / tau_free)``), and where that lane binds the capacity it reports can fall below the
+    slower replica's (e.g. 1.5625e-2 against 1.953125e-2 s per cycle, TPOT 70.3 ms, budget 256: 116.5 against 104.0
+    slots, 31.8 against 33.8 requests/s; the faster one at 104.0 slots carries 37.1). The max-slots policy
+    is the model's (docs/model.md); this test checks the cycle cost, not the policy."""
     low, high = sorted(overheads)
     d = demand(tpot=tpot, budget=budget, policy=policy)
     pools = [serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, dataclasses.replace(H200, cycle_overhead_s=o), d,
                                whole=False) for o in (low, high)]
-    fast, slow = (float(serving.fleet_capacity_rps("colocated", p, 8.0, d)) for p in pools)
     assert float(pools[1]["slots"]) <= float(pools[0]["slots"]) + 1e-9
+    same = dataclasses.replace(d, max_batch=float(pools[1]["slots"]))
+    pools = [serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, dataclasses.replace(H200, cycle_overhead_s=o),
+                               same, whole=False) for o in (low, high)]
+    assert float(pools[0]["slots"]) == pytest.approx(float(pools[1]["slots"]), rel=1e-12)
+    fast, slow = (float(serving.fleet_capacity_rps("colocated", p, 8.0, same)) for p in pools)
     assert slow <= fast * (1.0 + 1e-9) + 1e-12
 
 

@@ -29,7 +29,8 @@ The user-seen mean cycle is ``t(B) = t_d(B) + (P/O) chi B`` -- still a maximum o
 
 **Queueing and percentiles.** A request waits for a slot (servers: ``R c_s`` slots held
 for ``D = O t(c_s) + S_pf`` each) and then for prefill (``R x lanes`` lanes, service
-``S_pf``). Both are multi-server queues sized by square-root staffing
+``S_work``, what a prompt holds its lane for while prompts wait: chunked, the cycles carrying its
+chunks, decode step included, :func:`_prefill_service`). Both are multi-server queues sized by square-root staffing
 (:mod:`tco.core.queueing`) so that, at peak, each wait exceeds half the TTFT slack
 (``T_ttft - S_pf - one cycle``) with probability at most ``(1 - q)/2``; the TTFT
 percentile then holds for the sum. A disaggregated prefill pool has the lanes queue with
@@ -361,18 +362,54 @@ def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
 def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_cycle_s, slots, prompts=None):
     """Prefill of one prompt: ``(work, latency, lanes)`` [s, s, lanes per replica].
 
-    The replica is a work-conserving server of prefill work (prompts share its time), with
-    one lane per micro-batch. ``chunked``: the work of a prompt is ``P chi``; it also needs
-    ``m = max(1, P / tau_free)`` cycles, ``tau_free = tau - c_s / p`` tokens of budget per
-    micro-batch left by the decode tokens, so its latency once started is ``m t_d(c_s) + P chi``.
+    ``work`` is the service time of one prompt on one of the replica's ``p`` lanes (one per
+    micro-batch) when prompts queue, the time a lane is busy with it [s]; ``latency`` the prompt's
+    prefill once started with no other prompt beside it [s].
+
+    ``chunked`` (decode tokens first, then prefill chunks): each micro-batch has
+    ``tau_free = tau - c_s / p`` tokens of budget left by the decode tokens, so a prompt takes
+    ``m = P / tau_free`` cycles' chunks. With prompts waiting every micro-batch is full, a cycle
+    lasts ``t_d(c_s) + p tau_free chi`` (its decode tokens plus ``p`` full chunks) and moves each
+    lane's prompt by ``tau_free`` tokens, so a lane serves a prompt in
+    ``(P / tau_free)(t_d(c_s) + p tau_free chi) = P (p chi + t_d(c_s) / tau_free)``: the decode
+    share of the cycles that carry its chunks counts, and the ``p`` lanes together prefill at most
+    ``1/chi`` tokens/s, the replica's (the Sarathi-Serve schedule [sarathi-serve-osdi2024]; chi is
+    replica time per prefill token, :func:`prefill_token_cost_s`). Alone, it needs
+    ``max(1, P / tau_free)`` cycles at ``t_d(c_s)`` plus its own chunks: latency
+    ``max(1, P / tau_free) t_d(c_s) + P chi``.
+
     Whole-prompt passes (``prefill_first``, prefill pools): ``k_b`` prompts per pass of
     ``t(0, p k_b P)``; work ``t(0, p k_b P) / k_b`` per prompt and lane, latency one pass.
+
+    Parameters
+    ----------
+    cm : CycleModel
+        The replica's cycle model (``p`` = its pipeline stages).
+    demand : Demand
+        Prompt length ``P`` [tokens] and token budget ``tau`` [tokens per micro-batch].
+    chunked : bool
+        Chunked prefill riding in decode cycles, else whole-prompt passes.
+    chi : float or ndarray [s/token]
+        Replica time per prefill token (chunked).
+    decode_cycle_s : float or ndarray [s]
+        The decode-only cycle at the slot cap, ``t_d(c_s)`` (chunked).
+    slots : float or ndarray [sequences]
+        The slot cap ``c_s`` (chunked).
+    prompts : float or ndarray or None [prompts]
+        ``k_b`` when the caller has it (whole-prompt passes).
+
+    Returns
+    -------
+    tuple
+        ``(work [s], latency [s], lanes [-], budget left)``, the last a bool array (chunked: ``tau_free > 0``).
     """
     p, prompt = float(cm.pipeline), demand.prompt_tokens
     if chunked:
         free = demand.token_budget - slots / p
-        work = prompt * chi
-        latency = np.maximum(prompt / np.maximum(free, 1e-9), 1.0) * decode_cycle_s + work
+        chunks = prompt / np.maximum(free, 1e-9)
+        own = prompt * chi
+        work = p * own + chunks * decode_cycle_s
+        latency = np.maximum(chunks, 1.0) * decode_cycle_s + own
         return work, latency, p, free > 0.0
     prompts = prefill_pass_prompts(cm, demand) if prompts is None else prompts
     latency = cm.cycle_s(0.0, times(p, prompts) * prompt)

@@ -360,9 +360,11 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                            f"{cycle_cap}-{ratio}*{chi}*{slots}", "s")
             if chunked:
                 free = q("token budget left by the decode tokens per micro-batch", f"{budget}-{slots}/{p}", "tokens")
-                work = q("prefill work per prompt (P chi)", f"{prompt}*{chi}", "s")
-                latency = q("prefill of one prompt once started",
-                            f"MAX({prompt}/MAX({free},1E-9),1)*{decode_cap}+{work}", "s")
+                chunks = q("cycles carrying a prompt's chunks (P / budget left)", f"{prompt}/MAX({free},1E-9)", "cycles")
+                own = q("replica time of a prompt's own tokens (P chi)", f"{prompt}*{chi}", "s")
+                work = q("lane time per prompt with prompts waiting (p P chi + m t_d)", f"{p}*{own}+{chunks}*{decode_cap}",
+                         "s")
+                latency = q("prefill of one prompt once started", f"MAX({chunks},1)*{decode_cap}+{own}", "s")
                 tpot_ok = f"IF(AND({raw}>=1,{free}>0),1,0)"
             else:
                 latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
