@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tco.core import finance, lifecycle, llm, nre, parallelism, roofline
+from tco.core.steps import CycleModel
 
 
 def test_kv_bytes_llama_70b_bf16():
@@ -22,12 +23,27 @@ def test_kv_bytes_deepseek_v3_latent():
 
 
 def test_moe_weights_read_grow_with_batch_to_total():
-    # Mixtral-like: total 46.7e9, active 12.9e9, 8 experts, 2 per token -> e = (46.7 - 12.9)/6 = 5.633e9
+    """The engine's weight read (:meth:`tco.core.steps.CycleModel.weight_read_bytes`, which the workbook mirrors), by hand.
+
+    Mixtral-like at 1 B per weight: total 46.7e9, active 12.9e9, 8 experts, 2 per token, so one routed expert holds
+    e = (46.7 - 12.9)/6 = 5.633e9 parameters; the fixed read is active - k e = 12.9e9 - 2e and each token touches
+    k e = 2e more, up to the stored total: T = 1 -> 12.9e9; T = 2 -> 12.9e9 + 2e; T = 4 -> 12.9e9 + 6e = 46.7e9 (all
+    experts); T = 100 -> 46.7e9 (capped); T = 0.5 -> 12.9e9 (at least one token's experts); two stages halve T."""
     e = (46.7e9 - 12.9e9) / 6
-    assert llm.weights_read_per_step_params(1, 46.7e9, 12.9e9, 8, 2) == pytest.approx(12.9e9)
-    assert llm.weights_read_per_step_params(2, 46.7e9, 12.9e9, 8, 2) == pytest.approx(12.9e9 + 2 * e)
-    assert llm.weights_read_per_step_params(4, 46.7e9, 12.9e9, 8, 2) == pytest.approx(46.7e9)
-    assert llm.weights_read_per_step_params(100, 46.7e9, 12.9e9, 8, 2) == pytest.approx(46.7e9)
+    assert llm.expert_params_per_routed_slot(46.7e9, 12.9e9, 8, 2) == pytest.approx(e)
+    none = 0.0
+    cycle = CycleModel(
+        pipeline=1, weight_bytes=46.7e9, read_fixed_bytes=12.9e9 - 2 * e, read_per_token_bytes=2 * e, moe=True,
+        weight_flops_per_token=none, decode_kv_bytes_per_token=none, decode_attention_flops_per_token=none,
+        prefill_kv_bytes_per_token=none, prefill_attention_flops_per_token=none, flops_per_s=1.0,
+        tier_capacity_bytes=(1e12,), tier_bandwidth_bytes_per_s=(1e12,), sync_fixed_s=none, sync_per_token_s=none,
+        memory_compute_overlap=none, phase_overlap=none, comm_overlap=none)
+    assert cycle.weight_read_bytes(1) == pytest.approx(12.9e9)
+    assert cycle.weight_read_bytes(2) == pytest.approx(12.9e9 + 2 * e)
+    assert cycle.weight_read_bytes(4) == pytest.approx(46.7e9)
+    assert cycle.weight_read_bytes(100) == pytest.approx(46.7e9)
+    assert cycle.weight_read_bytes(0.5) == pytest.approx(12.9e9)
+    assert cycle.weight_read_bytes(4, stages=2) == pytest.approx(12.9e9 + 2 * e)
 
 
 def test_memory_read_time_fills_fastest_tier_first():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tco
-from tco.core import cashflow, llm
+from tco.core import cashflow
 from tco.core.comparison import comparison, gap_from_results
 from tco.core.evaluate import evaluate
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS
@@ -210,19 +210,3 @@ def test_yearly_cash_flows_sum_to_the_present_values(name):
             np.testing.assert_allclose(flows.present_value(flows.lines[line.line]), getattr(r, line.name), rtol=1e-10, atol=1e-6)
 
 
-def test_formulas_outside_the_engine_equal_scalar_calls():
-    """:func:`tco.core.llm.weights_read_per_step_params`, the formula the workbook's MoE weight read mirrors, is not
-    called by :func:`tco.core.evaluate.evaluate`, so the engine comparison above cannot see it: one vectorized call
-    over 2000 draws equals one scalar call per draw (to 1e-12). The draws reach every branch: MoE steps below and
-    past ``B* = E/k`` and models without a spare expert (``E = k``)."""
-    rng = np.random.default_rng(3)
-    n = 2000
-    k = rng.integers(1, 9, n).astype(float)
-    routed = np.where(rng.random(n) < 0.25, k, k + rng.integers(1, 257, n))
-    active = 1e10 * (1.0 + rng.random(n))
-    batch = np.ceil(2.0 * routed / k * rng.random(n))
-    args = (batch, active + 1e11 * rng.random(n), active, routed, k)
-    vector = llm.weights_read_per_step_params(*args)
-    scalar = [llm.weights_read_per_step_params(*(a[i] for a in args)) for i in range(n)]
-    np.testing.assert_allclose(vector, scalar, rtol=1e-12, atol=0.0)
-    assert (batch * k < routed).any() and (batch * k >= routed).any() and (routed == k).any()

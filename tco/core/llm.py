@@ -178,29 +178,3 @@ def expert_params_per_routed_slot(params_total, params_active, experts_routed, e
     """
     spare = np.asarray(experts_routed, dtype=float) - experts_per_token
     return np.where(spare > 0, (np.asarray(params_total, float) - params_active) / np.where(spare > 0, spare, 1.0), 0.0)
-
-
-def weights_read_per_step_params(batch, params_total, params_active, experts_routed, experts_per_token):
-    """Parameters read from memory in one decode step of ``batch`` tokens.
-
-    Dense: all of them. Mixture of experts: shared weights plus every expert touched by
-    at least one of the ``B`` tokens. We bound the touched experts by ``min(E, B k)``
-    (exact at B = 1 and for B >= E/k, an upper bound between), so the read is
-    ``active + e (min(E, B k) - k)``, which is linear in ``B`` up to ``B* = E/k``.
-
-    Parameters
-    ----------
-    batch : float or ndarray [tokens]
-        Tokens in the step ``B``.
-    params_total, params_active, experts_routed, experts_per_token : float or ndarray [params, params, experts, experts]
-        The model's parameters and routed experts ``E`` and ``k``, as in
-        :func:`expert_params_per_routed_slot`.
-
-    Returns
-    -------
-    ndarray [params]
-        Parameters read in the step.
-    """
-    e = expert_params_per_routed_slot(params_total, params_active, experts_routed, experts_per_token)
-    touched = np.minimum(experts_routed, np.asarray(batch, float) * experts_per_token)
-    return params_active + e * np.maximum(touched - experts_per_token, 0.0)

@@ -65,16 +65,6 @@ def bound_code(memory: str, compute: str, sync: str) -> str:
     return f"IF(AND({memory}>={compute},{memory}>={sync}),0,IF({compute}>={sync},1,2))"
 
 
-def weights_read_bytes(tokens: str, params_active: str, experts: str, per_token: str, slot: str,
-                       bytes_per_param: str) -> str:
-    """Weight bytes read for ``tokens`` tokens in one step [B].
-
-    :func:`tco.core.llm.weights_read_per_step_params` times bytes per weight:
-    ``(A + e MAX(MIN(E, T k) - k, 0)) x bytes`` with ``e`` the parameters of one routed expert.
-    """
-    return f"({params_active}+{slot}*MAX(MIN({experts},({tokens})*{per_token})-{per_token},0))*{bytes_per_param}"
-
-
 def annuity_factor(rate: str, years: str) -> str:
     """:func:`tco.core.finance.annuity_factor`: ``(1 - (1+r)^-Y) / r``, ``Y`` at ``r = 0``."""
     return f"IF(ABS({rate})<1E-12,{years},(1-(1+{rate})^(-({years})))/{rate})"
