@@ -213,3 +213,18 @@ def test_bad_references_are_named(tmp_path):
     assert "mlperf[0]" in message and "gpt-5" in message
     assert "has no interactive latency limit" in _broken(
         tmp_path, lambda d: next(r for r in d["mlperf"] if r["benchmark"] == "mixtral-8x7b").update(scenario="interactive"))
+
+
+def test_amd_latency_sweep_rows_transcribe_the_published_latencies():
+    """AMD's vLLM latency table ([amd-vllm-dev-docker-mi300x]: Llama 3.1 70B FP8, 8 MI300X at tensor parallel 8,
+    128 input / 2,048 output tokens) gives the end-to-end latency L of a fixed batch; each row is one sequence's
+    speed over the whole run, 2048 / L tokens/s (prefill included, as the closed-loop case models it): at batch 1,
+    2048 / 17.236 s = 118.82 tokens/s, at batch 128, 2048 / 46.484 s = 44.06 tokens/s."""
+    latency_s = {1: 17.236, 2: 18.057, 4: 18.450, 8: 19.677, 16: 22.072, 32: 24.932, 64: 33.287, 128: 46.484}
+    records = M.records()
+    for batch, seconds in latency_s.items():
+        row = records[f"amd-mi300xx8-llama31-70b-b{batch}"]
+        assert (row.concurrency, row.count, row.prompt_tokens, row.output_tokens) == (batch, 8, 128, 2048)
+        assert row.tokens_per_s_per_user == pytest.approx(2048 / seconds, abs=1e-4)
+    assert records["amd-mi300xx8-llama31-70b-b1"].tokens_per_s_per_user == pytest.approx(118.82, abs=0.005)
+    assert records["amd-mi300xx8-llama31-70b-b128"].tokens_per_s_per_user == pytest.approx(44.06, abs=0.005)
