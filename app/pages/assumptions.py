@@ -95,8 +95,10 @@ def layout(ctx: AppContext):
                "file's value beside it; a value outside its sourced range is accepted with a warning; an invalid one "
                "is flagged in the check column and not applied. Select a row to read its source in full.", className="hint"),
         html.Div(className="toolbar", children=[
-            html.Button("Download scenario YAML", id="download-yaml-button"),
-            html.Button("Download finance workbook", id="download-xlsx-button",
+            # disabled until the page's state arrives: a click before it would download the default scenario, not
+            # the one a link or an upload opened (enabled by ``downloads_ready``)
+            html.Button("Download scenario YAML", id="download-yaml-button", disabled=True),
+            html.Button("Download finance workbook", id="download-xlsx-button", disabled=True,
                         title="the xlsx of `tco export` for this scenario and its edits: live formulas"),
             dcc.Download(id="download-yaml"),
             dcc.Download(id="download-xlsx"),
@@ -138,6 +140,12 @@ def register(app, ctx: AppContext) -> None:
         if not active or not rows or active.get("row") is None or active["row"] >= len(rows):
             return provenance(None)
         return provenance(rows[active["row"]])
+
+    @app.callback(Output("download-yaml-button", "disabled"), Output("download-xlsx-button", "disabled"),
+                  Input("state", "data"))
+    def downloads_ready(state):
+        waiting = state is None
+        return waiting, waiting
 
     @app.callback(Output("download-yaml", "data"), Input("download-yaml-button", "n_clicks"), State("state", "data"),
                   prevent_initial_call=True)

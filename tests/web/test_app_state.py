@@ -307,3 +307,25 @@ def test_routing_view_flags_an_unknown_small_model():
 
     notice, table, _figure = routing_view(replace(scenario, spec=broken))
     assert "fleet_dynamics.routing.small_model" in str(notice) and table is None
+
+
+def test_downloads_wait_for_the_page_state(tmp_path):
+    """The download buttons start disabled and a callback on the page's state enables them: a click before the state
+    arrives would download the default scenario, not the one a link (``?set=...``) or an upload opened (the
+    workbook-download browser test read a discount rate of 0.09 for a link's 0.12 under load)."""
+    from tco_app.pages.assumptions import layout
+
+    def buttons(node):
+        if getattr(node, "id", None) in ("download-yaml-button", "download-xlsx-button"):
+            yield node
+        children = getattr(node, "children", None)
+        for child in children if isinstance(children, list) else [children] if children is not None else []:
+            yield from buttons(child)
+
+    found = list(buttons(layout(CTX)))
+    assert [b.id for b in found] == ["download-yaml-button", "download-xlsx-button"]
+    assert all(b.disabled is True for b in found)
+    app = create_app(cache_dir=tmp_path)
+    (key,) = [k for k in app.callback_map if "download-xlsx-button.disabled" in k]
+    assert "download-yaml-button.disabled" in key
+    assert [i["id"] + "." + i["property"] for i in app.callback_map[key]["inputs"]] == ["state.data"]
