@@ -100,6 +100,24 @@ def servers_within_wait(load: str, service: str, slack: str, epsilon: str) -> st
     return f"({a}+{beta}*SQRT({a})+{small_pool_margin(service, slack)})"
 
 
+def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str, work: str, lanes: str, slack: str,
+                   epsilon: str) -> tuple[str, str]:
+    """:func:`tco.core.serving._split_replicas`: replicas at each lane share of :data:`tco.core.serving.LANE_SHARES`,
+    the fewest and the first share that needs them (cells)."""
+    replicas = share = None
+    for g in serving.LANE_SHARES:
+        slot_servers = servers_within_wait(slot_load, residence, f"{1.0 - g!r}*{slack}", f"{1.0 - g!r}*{epsilon}")
+        lane_servers = servers_within_wait(lane_load, work, f"{g!r}*{slack}", f"{g!r}*{epsilon}")
+        needed = q(f"replicas with the lanes at {g:g} of the slack and percentile budget",
+                   f"MAX({slot_servers}/{slots},{lane_servers}/{lanes})", "replicas")
+        if replicas is None:
+            replicas, share = needed, f"{g!r}"
+        else:
+            share = q(f"lane share with the fewest replicas up to {g:g}", f"IF({needed}<{replicas},{g!r},{share})", "")
+            replicas = q(f"fewest replicas (continuous) up to lane share {g:g}", f"MIN({replicas},{needed})", "replicas")
+    return replicas, share
+
+
 def wait_quantile(load: str, servers: str, service: str, epsilon: str, slack: str) -> str:
     """:func:`tco.core.queueing.wait_quantile_s` with service scv 0."""
     a = f"MAX({load},1E-300)"
@@ -325,7 +343,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), slots="0", residence_s=latency, tpot_ok="1",
                  capacity_rps=q("requests/s per replica, lanes busy", f"{p}/{work}", "req/s"), cycle_cap_s=latency,
                  chi="0", prefill_bound=q("prefill bound code", cm.bound("0", f"{p}*{pass_prompts}*{prompt}"), ""),
-                 decode_bound="0", spilled_bytes="0", _slack=slack, ttft_ok=f"IF({slack}>0,1,0)")
+                 decode_bound="0", spilled_bytes="0", _slack=slack, _lane_share="1", ttft_ok=f"IF({slack}>0,1,0)")
     else:
         branches = cm.decode_branches()
         stored = []
@@ -370,20 +388,17 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
                 work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
             residence = q("slot residence (O cycles + prefill)", f"{output}*{cycle_cap}+{latency}", "s")
-            slack = q("TTFT slack (half to each queue)", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
-            half = f"0.5*{slack}"
-            slot_servers = servers_within_wait(f"{demand.peak}*{residence}", residence, half, f"0.5*{epsilon}")
-            lane_servers = servers_within_wait(f"{demand.peak}*{work}", work, half, f"0.5*{epsilon}")
-            replicas = q("replicas (continuous): slots or lanes", f"MAX({slot_servers}/{slots},{lane_servers}/{p})",
-                         "replicas")
-            c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=f"IF({slack}>0,1,0)",
-                     _slack=q("sizing slack of each queue", half, "s"))
+            slack = q("TTFT slack of the slot and lane queues together", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
+            replicas, share = split_replicas(q, f"{demand.peak}*{residence}", residence, slots, f"{demand.peak}*{work}", work,
+                                             str(p), slack, epsilon)
+            c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=f"IF({slack}>0,1,0)", _slack=slack,
+                     _lane_share=share)
         else:
             residence = q("slot residence (O cycles)", f"{output}*{cycle_cap}", "s")
             slack = q("TPOT slack of the slot queue (one gap)", f"{demand.tpot}-{cycle_cap}", "s")
             servers = servers_within_wait(f"{demand.peak}*{residence}", residence, slack, epsilon)
             replicas = q("replicas (continuous)", f"{servers}/{slots}", "replicas")
-            c.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack)
+            c.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack, _lane_share="0")
         c["tpot_ok"] = q("slot cap at least one sequence (and budget left) (1/0)", tpot_ok, "")
         decode_tokens = f"{ratio}*{slots}" if colocated else "0"
         c.update(slots=slots, residence_s=residence, cycle_cap_s=cycle_cap, chi=chi,
@@ -406,7 +421,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
 _CHOSEN = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
            "prefill_s", "prefill_work_s", "lanes", "residence_s", "cycle_cap_s", "chi", "feasible", "tpot_ok", "ttft_ok",
            "fits", "capacity_rps", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s",
-           "decode_tokens_per_s", "_slack")
+           "decode_tokens_per_s", "_slack", "_lane_share")
 
 
 def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str) -> dict[str, str]:
@@ -451,9 +466,10 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
     residence = out["residence_s"]
     if role == "colocated":
         work, service = out["prefill_work_s"], out["prefill_s"]
-        wait = q("queueing delay at the percentile (slot + lane)",
-                 wait_quantile(f"{peak}*{residence}", f"{replicas}*{slots}", residence, f"0.5*{epsilon}", out["_slack"])
-                 + "+" + wait_quantile(f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, f"0.5*{epsilon}", out["_slack"]),
+        g, slack = out["_lane_share"], out["_slack"]
+        wait = q("queueing delay at the percentile (slot + lane, at the chosen split)",
+                 wait_quantile(f"{peak}*{residence}", f"{replicas}*{slots}", residence, f"(1-{g})*{epsilon}", f"(1-{g})*{slack}")
+                 + "+" + wait_quantile(f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, f"{g}*{epsilon}", f"{g}*{slack}"),
                  "s")
         out["ttft_s"] = q("TTFT at the percentile", f"{out['cycle_cap_s']}+{service}+{wait}+{extra}", "s")
         out["interference_share"] = q("share of the cycle spent on prefill",
