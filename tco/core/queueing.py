@@ -93,8 +93,22 @@ def tail_decay_factor(service_scv):
 SERVICE_FLOOR_S = 1e-200
 
 
-def _decay_per_server(service_s, slack_s, service_scv):
-    """``u = k slack / max(S, S_min)``: how many Poisson spreads of spare capacity one service time of slack is worth [-]."""
+def decay_per_server(service_s, slack_s, service_scv):
+    """``u = k slack / max(S, S_min)``: how many Poisson spreads of spare capacity one service time of slack is worth
+    (``k`` :func:`tail_decay_factor`; a negative slack counts as 0).
+
+    Parameters
+    ----------
+    service_s, slack_s : float or ndarray [s]
+        Mean service time ``S`` and the wait allowed.
+    service_scv : float or ndarray [-]
+        Squared coefficient of variation of the service time.
+
+    Returns
+    -------
+    ndarray [-]
+        ``u``.
+    """
     return tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) / np.maximum(service_s, SERVICE_FLOOR_S)
 
 
@@ -128,7 +142,7 @@ def staffing_margin(offered_erlangs, service_s, slack_s, service_scv, exceed_pro
     [borst-2004] staffing against a waiting-time target.
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
-    big_k = _decay_per_server(service_s, slack_s, service_scv) * np.sqrt(a)
+    big_k = decay_per_server(service_s, slack_s, service_scv) * np.sqrt(a)
     log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
     return np.sqrt(big_k * big_k + 2.0 * log_term) - big_k
 
@@ -157,7 +171,7 @@ def small_pool_margin(service_s, slack_s, service_scv):
     ndarray [servers]
         The margin ``delta``, in (0, 1].
     """
-    return 1.0 / (1.0 + _decay_per_server(service_s, slack_s, service_scv))
+    return 1.0 / (1.0 + decay_per_server(service_s, slack_s, service_scv))
 
 
 def wait_log_term(exceed_probability):
@@ -206,12 +220,39 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
     [borst-2004] staffing against a waiting-time target.
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
-    u = _decay_per_server(service_s, slack_s, service_scv)
-    root = np.sqrt(a)
-    big_k = u * root
     log_term = wait_log_term(exceed_probability) if log_term is None else log_term
-    beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # staffing_margin, with u computed once
-    return a + beta * root + 1.0 / (1.0 + u)
+    return servers_at_decay(a, np.sqrt(a), decay_per_server(service_s, slack_s, service_scv), log_term)
+
+
+def servers_at_decay(offered_erlangs, root_erlangs, decay, log_term):
+    """:func:`servers_within_wait` from its parts: ``c = a + (sqrt(K^2 + 2L) - K) sqrt(a) + 1/(1 + u)``, ``K = u sqrt(a)``.
+
+    For callers that size one queue at several slacks (``u`` scales with the slack) and reuse ``a`` and ``sqrt(a)``.
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a``, at least 0.
+    root_erlangs : float or ndarray [-]
+        ``sqrt(a)``.
+    decay : float or ndarray [-]
+        ``u = k slack / S``, how many Poisson spreads of spare capacity the slack is worth per server.
+    log_term : float or ndarray [-]
+        :func:`wait_log_term` of the allowed probability ``epsilon``.
+
+    Returns
+    -------
+    ndarray [servers]
+        Servers needed (continuous).
+
+    References
+    ----------
+    [halfin-whitt-1981] square-root staffing.
+    [borst-2004] staffing against a waiting-time target.
+    """
+    big_k = decay * root_erlangs
+    beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # staffing_margin
+    return offered_erlangs + beta * root_erlangs + 1.0 / (1.0 + decay)
 
 
 def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability):
@@ -238,7 +279,7 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
         The largest offered load.
     """
     m = np.maximum(np.asarray(servers, float) - small_pool_margin(service_s, slack_s, service_scv), 0.0)
-    u = _decay_per_server(service_s, slack_s, service_scv)
+    u = decay_per_server(service_s, slack_s, service_scv)
     log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
     half_b = m * (1.0 - u) + log_term
     return m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - (1.0 - 2.0 * u) * m * m, 0.0)), 1e-300)

@@ -220,7 +220,6 @@ class _PoolTerms:
     total_kv_bytes: object = None        # KV bytes of one whole sequence, P + O tokens
     ratio: object = 0.0                  # P / O when colocated (prefill tokens per decode token), else 0
     log_term: object = 0.0               # ln(1 / (2 epsilon)) of a queue that holds the whole percentile budget epsilon
-    split_log_terms: tuple = ()          # colocated: (slot queue's, lane queue's) log term at each of LANE_SHARES
     scale_up_bytes_per_s: object = 0.0   # the links' bandwidth the collectives reach, per device [B/s]
     scale_out_bytes_per_s: object = 0.0
     keeps: tuple | None = None           # 1 - o of the overlaps (:func:`tco.core.steps.overlap_keeps`)
@@ -244,8 +243,6 @@ def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: st
                       tuple(b * device.bandwidth_efficiency for b in device.tier_bandwidth_bytes_per_s),
                       sequence, total, prompt / demand.output_tokens if colocated else 0.0,
                       0.0 if colocated else queueing.wait_log_term(epsilon),
-                      tuple((queueing.wait_log_term((1.0 - g) * epsilon), queueing.wait_log_term(g * epsilon))
-                            for g in LANE_SHARES) if colocated else (),
                       device.scale_up_bytes_per_s * device.collective_efficiency,
                       device.scale_out_bytes_per_s * device.collective_efficiency,
                       overlap_keeps(demand.memory_compute_overlap, demand.phase_overlap, demand.comm_overlap),
@@ -482,7 +479,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             tpot_ok = tpot_ok & budget_ok
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
-            replicas, share = _split_replicas(peak, residence, slots, work, lanes, slack, epsilon, terms.split_log_terms)
+            replicas, share = _split_replicas(peak, residence, slots, work, lanes, slack, epsilon)
             ttft_ok = slack > 0.0
             out.update(_slack=slack, _lane_share=share)
         else:
@@ -504,14 +501,53 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     return out
 
 
-def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, log_terms):
+def _split_search(evaluate_share: Callable, maximize: bool):
+    """Binary search over :data:`LANE_SHARES` (sorted, ``2^k - 1`` of them: ``k`` probes per draw) for the share that
+    gives the best figure, per draw.
+
+    ``evaluate_share(g)`` returns ``(figure, lanes_bind)``: the figure at lane share ``g``
+    (replicas needed, or rate carried) and whether the lane queue binds there. The slot queue's need grows with ``g``
+    and the lanes' falls, so the best share is on one side of where they cross: the search moves up where the lanes
+    bind, down elsewhere, and keeps the best figure probed (the two shares around the crossing are always probed: the
+    neighbours of a value are on its search path). While every draw moves the same way the share stays one number.
+
+    Returns
+    -------
+    tuple
+        ``(figure, share g [-])`` per draw: the least (``maximize`` False) or greatest figure, at the first share probed
+        that gives it.
+    """
+    index, step = (len(LANE_SHARES) - 1) // 2, (len(LANE_SHARES) + 1) // 4
+    shares = np.asarray(LANE_SHARES)
+    best = share = None
+    while True:
+        g = np.take(shares, index) if isinstance(index, np.ndarray) else LANE_SHARES[index]
+        figure, lanes_bind = evaluate_share(g)
+        if best is None:
+            best, share = figure, 0.0 * figure + g
+        else:  # arithmetic masks: np.where is slower on large arrays
+            better = figure > best if maximize else figure < best
+            share = share + better * (g - share)
+            best = np.maximum(best, figure) if maximize else np.minimum(best, figure)
+        if step == 0:
+            return best, share
+        if every_draw(lanes_bind):
+            index = index + step
+        elif not any_draw(lanes_bind):
+            index = index - step
+        else:
+            index = index + step * (2 * np.asarray(lanes_bind, np.intp) - 1)
+        step //= 2
+
+
+def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon):
     """Replicas of a colocated candidate at the best split of its TTFT slack and percentile budget, and that split.
 
-    For each lane share ``g`` of :data:`LANE_SHARES` the slots are staffed so that
-    ``P(W_slot > (1 - g) s) <= (1 - g) epsilon`` and the lanes so that ``P(W_lane > g s) <= g epsilon``
-    (:func:`tco.core.queueing.servers_within_wait`); then
-    ``P(W_slot + W_lane > s) <= P(W_slot > (1 - g) s) + P(W_lane > g s) <= epsilon`` (Boole's inequality),
-    and ``R_g = max(slot servers / c_s, lane servers / x)``. The pool needs ``min_g R_g``.
+    For a lane share ``g`` the slots are staffed so that ``P(W_slot > (1 - g) s) <= (1 - g) epsilon`` and the lanes so
+    that ``P(W_lane > g s) <= g epsilon`` (:func:`tco.core.queueing.servers_within_wait`); then
+    ``P(W_slot + W_lane > s) <= P(W_slot > (1 - g) s) + P(W_lane > g s) <= epsilon`` (Boole's inequality), and
+    ``R_g = max(slot servers / c_s, lane servers / x)``. The pool takes the least ``R_g`` over
+    :data:`LANE_SHARES` (:func:`_split_search`).
 
     Parameters
     ----------
@@ -525,8 +561,6 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, l
         TTFT slack ``s`` of the two queues together.
     epsilon : float or ndarray [-]
         Percentile budget ``1 - q``.
-    log_terms : tuple
-        ``(slot, lane)`` :func:`tco.core.queueing.wait_log_term` at each share (:class:`_PoolTerms`).
 
     Returns
     -------
@@ -538,18 +572,20 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, l
     [boole-inequality] the union bound ``P(A or B) <= P(A) + P(B)``.
     [halfin-whitt-1981] square-root staffing.
     """
-    replicas = share = None
-    for g, (slot_log, lane_log) in zip(LANE_SHARES, log_terms, strict=True):
-        slot_servers = queueing.servers_within_wait(peak * residence_s, residence_s, (1.0 - g) * slack_s, 0.0,
-                                                    (1.0 - g) * epsilon, slot_log)
-        lane_servers = queueing.servers_within_wait(peak * work_s, work_s, g * slack_s, 0.0, g * epsilon, lane_log)
-        needed = np.maximum(slot_servers / slots, lane_servers / lanes)
-        if replicas is None:
-            replicas, share = needed, 0.0 * needed + g
-        else:  # the first share with the fewest replicas (arithmetic masks: np.where is slower on large arrays)
-            share = share + (needed < replicas) * (g - share)
-            replicas = np.minimum(replicas, needed)
-    return replicas, share
+    # the parts that do not depend on the share, once: each queue's load, its square root and its decay at the whole slack
+    slot_load, lane_load = np.maximum(peak * residence_s, 0.0), np.maximum(peak * work_s, 0.0)
+    slot_root, lane_root = np.sqrt(slot_load), np.sqrt(lane_load)
+    slot_decay, lane_decay = (queueing.decay_per_server(residence_s, slack_s, 0.0),
+                              queueing.decay_per_server(work_s, slack_s, 0.0))
+
+    def needed(g):
+        slot_servers = queueing.servers_at_decay(slot_load, slot_root, (1.0 - g) * slot_decay,
+                                                 queueing.wait_log_term((1.0 - g) * epsilon))
+        lane_servers = queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon))
+        by_slots, by_lanes = slot_servers / slots, lane_servers / lanes
+        return np.maximum(by_slots, by_lanes), by_lanes > by_slots
+
+    return _split_search(needed, maximize=False)
 
 
 def _derived(role: str, chosen: dict, demand: Demand) -> dict:
@@ -913,12 +949,12 @@ def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, t
         slack = demand.tpot_target_s - v["cycle_cap_s"]
         return queueing.offered_load_within_wait(replicas * v["slots"], residence, slack, 0.0, epsilon) / residence
     slack = demand.ttft_target_s - v["prefill_s"] - v["cycle_cap_s"] - ttft_extra_s
-    best = None
-    for g in LANE_SHARES:
+    work = v["prefill_work_s"]
+
+    def carried(g):
         slots = queueing.offered_load_within_wait(replicas * v["slots"], residence, (1.0 - g) * slack, 0.0,
                                                   (1.0 - g) * epsilon) / residence
-        lanes = queueing.offered_load_within_wait(replicas * v["lanes"], v["prefill_work_s"], g * slack, 0.0, g * epsilon) \
-            / v["prefill_work_s"]
-        carried = np.minimum(slots, lanes)
-        best = carried if best is None else np.maximum(best, carried)
-    return best
+        lanes = queueing.offered_load_within_wait(replicas * v["lanes"], work, g * slack, 0.0, g * epsilon) / work
+        return np.minimum(slots, lanes), lanes < slots
+
+    return _split_search(carried, maximize=True)[0]

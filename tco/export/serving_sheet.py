@@ -102,20 +102,33 @@ def servers_within_wait(load: str, service: str, slack: str, epsilon: str) -> st
 
 def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str, work: str, lanes: str, slack: str,
                    epsilon: str) -> tuple[str, str]:
-    """:func:`tco.core.serving._split_replicas`: replicas at each lane share of :data:`tco.core.serving.LANE_SHARES`,
-    the fewest and the first share that needs them (cells)."""
+    """:func:`tco.core.serving._split_replicas`: the binary search over :data:`tco.core.serving.LANE_SHARES` (the
+    share probed next up where the lanes bind, down elsewhere), the fewest replicas probed and the first share probed
+    that needs them (cells)."""
+    shares = serving.LANE_SHARES
+    index, step = (len(shares) - 1) // 2, (len(shares) + 1) // 4
+    g = f"{shares[index]!r}"
     replicas = share = None
-    for g in serving.LANE_SHARES:
-        slot_servers = servers_within_wait(slot_load, residence, f"{1.0 - g!r}*{slack}", f"{1.0 - g!r}*{epsilon}")
-        lane_servers = servers_within_wait(lane_load, work, f"{g!r}*{slack}", f"{g!r}*{epsilon}")
-        needed = q(f"replicas with the lanes at {g:g} of the slack and percentile budget",
-                   f"MAX({slot_servers}/{slots},{lane_servers}/{lanes})", "replicas")
+    level = 0
+    while True:
+        slot_servers = servers_within_wait(slot_load, residence, f"(1-{g})*{slack}", f"(1-{g})*{epsilon}")
+        lane_servers = servers_within_wait(lane_load, work, f"{g}*{slack}", f"{g}*{epsilon}")
+        by_slots = q(f"split probe {level}: replicas the slots need with the rest of the slack and budget",
+                     f"{slot_servers}/{slots}", "replicas")
+        by_lanes = q(f"split probe {level}: replicas the lanes need at their share", f"{lane_servers}/{lanes}", "replicas")
+        needed = f"MAX({by_slots},{by_lanes})"
         if replicas is None:
-            replicas, share = needed, f"{g!r}"
+            replicas, share = q("split probe 0: replicas (continuous)", needed, "replicas"), g
         else:
-            share = q(f"lane share with the fewest replicas up to {g:g}", f"IF({needed}<{replicas},{g!r},{share})", "")
-            replicas = q(f"fewest replicas (continuous) up to lane share {g:g}", f"MIN({replicas},{needed})", "replicas")
-    return replicas, share
+            share = q(f"lane share with the fewest replicas after probe {level}", f"IF({needed}<{replicas},{g},{share})", "")
+            replicas = q(f"fewest replicas (continuous) after probe {level}", f"MIN({replicas},{needed})", "replicas")
+        if step == 0:
+            return replicas, share
+        index = q(f"split probe {level + 1}: index into the lane shares (up where the lanes bind)",
+                  f"IF({by_lanes}>{by_slots},{index}+{step},{index}-{step})", "")
+        g = q(f"split probe {level + 1}: lane share", f"CHOOSE({index}+1,{','.join(repr(x) for x in shares)})", "")
+        step //= 2
+        level += 1
 
 
 def wait_quantile(load: str, servers: str, service: str, epsilon: str, slack: str) -> str:
