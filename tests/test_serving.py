@@ -84,18 +84,68 @@ def test_wait_quantile_at_staffed_servers_is_the_slack(a, slack, eps, scv):
 
 
 def test_wait_is_infinite_when_overloaded():
-    """With no spare server beyond ``c = a + 1`` the wait is unbounded (reported as ~1e300 s)."""
+    """With no spare server beyond ``c = a + 1`` the square-root rule's wait is unbounded (reported as ~1e300 s).
+    With Kingman's bound (``kingman=True``) only a utilization of 1 or more is: at ``a = 10``, ``c = 10.5``
+    (``rho = 0.952``) deterministic service has ``x = 0.952 (e^x - 1)`` at ``x ~ 0.0968`` (``2 (1 - rho) / rho = 0.1``
+    in heavy traffic), so the wait is ``ln(100) / x ~ 47.6`` service times."""
     assert float(queueing.wait_quantile_s(10.0, 10.5, 1.0, 0.0, 0.01, 0.0)) > 1e100
+    assert float(queueing.wait_quantile_s(10.0, 10.5, 1.0, 0.0, 0.01, 0.0, kingman=True)) == pytest.approx(47.6, rel=0.01)
+    assert float(queueing.wait_quantile_s(10.0, 10.0, 1.0, 0.0, 0.01, 0.0, kingman=True)) > 1e10
 
 
 def test_zero_service_time_needs_no_servers_and_stays_finite():
     """Zero work (prefill fully hidden behind decode at phase overlap 1 gives ``S_pf = 0``) is zero load: with slack
-    no server beyond zero, without slack the small-pool server; never ``0 / 0`` (the whole-domain fuzz found it at
-    both overlaps 1 and a slow memory)."""
+    no server beyond zero, without slack the small-pool server (with Kingman's bound none: nothing arrives, nothing
+    waits, ``a / rho = 0``); never ``0 / 0`` (the whole-domain fuzz found it at both overlaps 1 and a slow memory)."""
     with_slack = queueing.servers_within_wait(0.0, 0.0, 0.1, 0.0, 0.005)
     without = queueing.servers_within_wait(np.zeros(2), np.zeros(2), np.array([0.0, -0.1]), 0.0, 0.005)
     assert float(with_slack) == pytest.approx(0.0, abs=1e-100) and without.tolist() == [1.0, 1.0]
+    kingman = queueing.servers_within_wait(np.zeros(2), np.zeros(2), np.array([0.0, -0.1]), 0.0, 0.005, kingman=True)
+    assert kingman.tolist() == [0.0, 0.0]
     assert float(queueing.offered_load_within_wait(1.0, 0.0, -0.1, 0.0, 0.005)) == 0.0
+    assert float(queueing.offered_load_within_wait(1.0, 0.0, -0.1, 0.0, 0.005, kingman=True)) <= 1e-300  # 700 / e^700
+
+
+def test_kingman_bound_by_hand():
+    """One server, deterministic service ``S = 1`` s, slack 3 s, ``epsilon = 0.01``: Kingman's bound needs
+    ``theta >= ln(100) / 3 = 1.53506``/s, i.e. ``x = theta S = 1.53506``, and ``rho (e^x - 1) = x`` gives
+    ``rho = 1.53506 / (e^1.53506 - 1) = 1.53506 / 3.64163 = 0.421533``. Exponential service (``c_s^2 = 1``): the
+    gamma generating function is ``1 / (1 - x)``, so ``rho = 1 - x``: with slack 10 s, ``x = 0.460517``,
+    ``rho = 0.539483`` -- exactly M/M/1, whose wait is ``P(W > w) = rho exp(-(1 - rho) w / S)``, here
+    ``0.539 e^(-4.605) = 0.0054 <= 0.01``. The wait at that utilization inverts it (3 s and 10 s)."""
+    rho = float(queueing.kingman_utilization(1.0, 3.0, 0.0, 0.01))
+    x = math.log(100.0) / 3.0
+    assert rho == pytest.approx(x / math.expm1(x), rel=1e-12) and rho == pytest.approx(0.421533, rel=1e-5)
+    assert float(queueing.kingman_wait_s(rho, 1.0, 0.0, 0.01)) == pytest.approx(3.0, rel=1e-9)
+    exponential = float(queueing.kingman_utilization(1.0, 10.0, 1.0, 0.01))
+    assert exponential == pytest.approx(1.0 - math.log(100.0) / 10.0, rel=1e-9)
+    assert float(queueing.kingman_wait_s(exponential, 1.0, 1.0, 0.01)) == pytest.approx(10.0, rel=1e-5)  # gamma: 3 steps
+    # one lane: the better of the two rules carries more than the square-root rule alone
+    assert float(queueing.offered_load_within_wait(1.0, 1.0, 3.0, 0.0, 0.01, kingman=True)) == pytest.approx(rho, rel=1e-12)
+    assert float(queueing.offered_load_within_wait(1.0, 1.0, 3.0, 0.0, 0.01)) < rho
+
+
+@given(rho=st.floats(1e-6, 0.99), scv=st.sampled_from([0.0, 0.05, 0.186, 0.5, 1.0, 2.0]))
+@settings(max_examples=80, deadline=None)
+def test_kingman_exponent_is_the_root(rho, scv):
+    """The exponent Newton's method returns solves ``rho (E[exp(x X)] - 1) = x`` (relative residual below 1e-5,
+    1e-9 when deterministic) and the utilization at that exponent gives ``rho`` back."""
+    x = float(queueing.kingman_exponent(rho, scv))
+    residual = rho * float(queueing.service_mgf_excess(x, scv)) - x
+    assert abs(residual) <= (1e-9 if scv == 0.0 else 1e-5) * x
+    assert float(queueing.kingman_utilization_at(x, scv)) == pytest.approx(rho, rel=1e-9 if scv == 0.0 else 1e-4)
+
+
+@given(a=st.floats(0.01, 3.0), slack=st.floats(0.1, 20.0), eps=st.floats(0.002, 0.2), scv=st.floats(0.0, 1.0))
+@settings(max_examples=60, deadline=None)
+def test_kingman_wait_at_staffed_servers_is_the_slack(a, slack, eps, scv):
+    """With Kingman's bound, as with the square-root rule alone: at ``c = servers_within_wait(..., kingman=True)``
+    the wait quantile is at most the slack (equal to it where Kingman's rule staffs the pool), and the load those
+    servers carry is the load staffed."""
+    c = queueing.servers_within_wait(a, 1.0, slack, scv, eps, kingman=True)
+    wait = float(queueing.wait_quantile_s(a, c, 1.0, scv, eps, slack, kingman=True))
+    assert wait <= slack * (1 + 1e-6)
+    assert float(queueing.offered_load_within_wait(c, 1.0, slack, scv, eps, kingman=True)) >= a * (1 - 1e-9)
 
 
 def test_occupancy_seen_quantile_by_hand():

@@ -451,7 +451,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         prompts = prefill_pass_prompts(cm, demand)
         work, latency, lanes, _ = _prefill_service(cm, demand, False, 0.0, 0.0, 0.0, prompts)
         slack = demand.ttft_target_s - latency - ttft_extra_s
-        replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon, terms.log_term) / lanes
+        replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon, terms.log_term, kingman=True) / lanes
         ttft_ok = slack > 0.0
         out.update(_slack=slack, _lane_share=1.0)
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, residence_s=latency,
@@ -577,11 +577,16 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon):
     slot_root, lane_root = np.sqrt(slot_load), np.sqrt(lane_load)
     slot_decay, lane_decay = (queueing.decay_per_server(residence_s, slack_s, 0.0),
                               queueing.decay_per_server(work_s, slack_s, 0.0))
+    lane_ratio = np.maximum(work_s, queueing.SERVICE_FLOOR_S) / np.maximum(slack_s, queueing.SLACK_FLOOR_S)  # S / slack
 
-    def needed(g):
+    def needed(g):  # queueing.servers_within_wait of each queue at its share (lanes: kingman), from the parts computed once
         slot_servers = queueing.servers_at_decay(slot_load, slot_root, (1.0 - g) * slot_decay,
                                                  queueing.wait_log_term((1.0 - g) * epsilon))
-        lane_servers = queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon))
+        lane_servers = np.minimum(
+            queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon)),
+            # queueing.kingman_servers with the lanes' S / slack computed once
+            lane_load / np.maximum(queueing.kingman_utilization_at(np.maximum(-np.log(g * epsilon), 0.0) / g * lane_ratio, 0.0),
+                                   queueing.UTILIZATION_FLOOR))
         by_slots, by_lanes = slot_servers / slots, lane_servers / lanes
         return np.maximum(by_slots, by_lanes), by_lanes > by_slots
 
@@ -876,7 +881,7 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
     peak, replicas, log_term = demand.peak_requests_per_s, c["replicas"], c["_log_term"]
     if role == "prefill":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
-        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon, c["_slack"], log_term)
+        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon, c["_slack"], log_term, kingman=True)
         zero = 0.0 * wait
         return dict(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=zero, tpot_s=zero, step_s=service + zero,
                     interference_share=zero)
@@ -893,7 +898,7 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
         g, slack = c["_lane_share"], c["_slack"]  # the split the replicas were sized for (_split_replicas)
         wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, (1.0 - g) * epsilon,
                                          (1.0 - g) * slack)
-                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, g * epsilon, g * slack))
+                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, g * epsilon, g * slack, kingman=True))
         ttft = c["cycle_cap_s"] + service + wait + ttft_extra_s
         interference = c["chi"] * (demand.prompt_tokens / output) * occupancy / cycle_mean
     else:
@@ -942,8 +947,8 @@ def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, t
     epsilon = 1.0 - demand.percentile
     if role == "prefill":
         slack = demand.ttft_target_s - v["prefill_s"] - ttft_extra_s
-        return queueing.offered_load_within_wait(replicas * v["lanes"], v["prefill_work_s"], slack, 0.0, epsilon) \
-            / v["prefill_work_s"]
+        return queueing.offered_load_within_wait(replicas * v["lanes"], v["prefill_work_s"], slack, 0.0, epsilon,
+                                                 kingman=True) / v["prefill_work_s"]
     residence = v["residence_s"]
     if role == "decode":
         slack = demand.tpot_target_s - v["cycle_cap_s"]
@@ -954,7 +959,7 @@ def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, t
     def carried(g):
         slots = queueing.offered_load_within_wait(replicas * v["slots"], residence, (1.0 - g) * slack, 0.0,
                                                   (1.0 - g) * epsilon) / residence
-        lanes = queueing.offered_load_within_wait(replicas * v["lanes"], work, g * slack, 0.0, g * epsilon) / work
+        lanes = queueing.offered_load_within_wait(replicas * v["lanes"], work, g * slack, 0.0, g * epsilon, kingman=True) / work
         return np.minimum(slots, lanes), lanes < slots
 
     return _split_search(carried, maximize=True)[0]

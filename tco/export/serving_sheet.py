@@ -16,7 +16,18 @@ from dataclasses import dataclass
 
 from ..core import serving
 from ..core.parallelism import Shape
-from ..core.queueing import _AS_C, _AS_D, OVERLOADED_WAIT_FACTOR, SERVICE_FLOOR_S, WAIT_ROUNDING_GUARD
+from ..core.queueing import (
+    _AS_C,
+    _AS_D,
+    EXPONENT_CAP,
+    EXPONENT_FLOOR,
+    KINGMAN_NEWTON_STEPS,
+    OVERLOADED_WAIT_FACTOR,
+    SERVICE_FLOOR_S,
+    SLACK_FLOOR_S,
+    UTILIZATION_FLOOR,
+    WAIT_ROUNDING_GUARD,
+)
 from ..core.sizing import WHOLE_COUNT_GUARD
 from ..core.structure import Option, Pool, device_param, pool_param, tier_param
 from . import formulas as fx
@@ -92,12 +103,43 @@ def small_pool_margin(service: str, slack: str) -> str:
     return f"1/(1+{decay_per_server(service, slack)})"
 
 
-def servers_within_wait(load: str, service: str, slack: str, epsilon: str) -> str:
-    """:func:`tco.core.queueing.servers_within_wait` with service scv 0."""
+def service_mgf_excess(x: str) -> str:
+    """:func:`tco.core.queueing.service_mgf_excess` with service scv 0: ``e^x - 1``, the exponent capped."""
+    return f"(EXP(MIN({x},{EXPONENT_CAP:g}))-1)"
+
+
+def kingman_utilization(service: str, slack: str, epsilon: str) -> str:
+    """:func:`tco.core.queueing.kingman_utilization` with service scv 0: ``x / (e^x - 1)``."""
+    x = (f"MAX(MIN(MAX(-LN({epsilon}),0)*MAX({service},{SERVICE_FLOOR_S:.0E})/MAX({slack},{SLACK_FLOOR_S:.0E}),"
+         f"{EXPONENT_CAP:g}),{EXPONENT_FLOOR:.0E})")
+    return f"MIN({x}/{service_mgf_excess(x)},1)"
+
+
+def servers_within_wait(load: str, service: str, slack: str, epsilon: str, kingman: bool = False) -> str:
+    """:func:`tco.core.queueing.servers_within_wait` with service scv 0 (``kingman``: the fewer of square-root staffing
+    and Kingman's ``a / rho``)."""
     a = f"MAX({load},0)"
     big_k = f"({decay_per_server(service, slack)}*SQRT({a}))"
     beta = f"(SQRT({big_k}*{big_k}+2*MAX(LN(0.5/({epsilon})),0))-{big_k})"
-    return f"({a}+{beta}*SQRT({a})+{small_pool_margin(service, slack)})"
+    square_root = f"{a}+{beta}*SQRT({a})+{small_pool_margin(service, slack)}"
+    if not kingman:
+        return f"({square_root})"
+    return f"MIN({square_root},{a}/MAX({kingman_utilization(service, slack, epsilon)},{UTILIZATION_FLOOR:.0E}))"
+
+
+def kingman_wait(q, label: str, load: str, servers: str, service: str, epsilon: str) -> str:
+    """:func:`tco.core.queueing.kingman_wait_s` at ``rho = a / c`` with service scv 0: the Newton iterates of
+    :func:`tco.core.queueing.kingman_exponent` as cells; returns the wait [s] (a cell)."""
+    rho = q(f"{label}: utilization per server (Kingman)", f"MIN(MAX(MAX({load},1E-300)/MAX({servers},1E-300),1E-300),1)", "")
+    x = q(f"{label}: Kingman exponent, start above the root",
+          f"MIN(2*(1-{rho})/{rho},LN(1+2*(1-{rho})/({rho}*{rho})))", "")
+    for step in range(KINGMAN_NEWTON_STEPS):
+        x = q(f"{label}: Kingman exponent, floored, before Newton step {step + 1}", f"MAX({x},{EXPONENT_FLOOR:.0E})", "")
+        mgf = q(f"{label}: e to the exponent, step {step + 1}", f"EXP(MIN({x},{EXPONENT_CAP:g}))", "")
+        x = q(f"{label}: Kingman exponent after Newton step {step + 1}",
+              f"{x}-(LN({x})-LN({mgf}-1)-LN({rho}))/(1/{x}-{mgf}/({mgf}-1))", "")
+    return q(f"{label}: wait at the percentile by Kingman's bound",
+             f"{service}*MAX(-LN({epsilon}),0)/MAX({x},{EXPONENT_FLOOR:.0E})", "s")
 
 
 def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str, work: str, lanes: str, slack: str,
@@ -112,7 +154,7 @@ def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str
     level = 0
     while True:
         slot_servers = servers_within_wait(slot_load, residence, f"(1-{g})*{slack}", f"(1-{g})*{epsilon}")
-        lane_servers = servers_within_wait(lane_load, work, f"{g}*{slack}", f"{g}*{epsilon}")
+        lane_servers = servers_within_wait(lane_load, work, f"{g}*{slack}", f"{g}*{epsilon}", kingman=True)
         by_slots = q(f"split probe {level}: replicas the slots need with the rest of the slack and budget",
                      f"{slot_servers}/{slots}", "replicas")
         by_lanes = q(f"split probe {level}: replicas the lanes need at their share", f"{lane_servers}/{lanes}", "replicas")
@@ -131,8 +173,10 @@ def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str
         level += 1
 
 
-def wait_quantile(load: str, servers: str, service: str, epsilon: str, slack: str) -> str:
-    """:func:`tco.core.queueing.wait_quantile_s` with service scv 0."""
+def wait_quantile(q, label: str, load: str, servers: str, service: str, epsilon: str, slack: str,
+                  kingman: bool = False) -> str:
+    """:func:`tco.core.queueing.wait_quantile_s` with service scv 0 (``kingman``: the shorter of the square-root
+    staffing's wait and Kingman's, :func:`kingman_wait`, cells labelled ``label``)."""
     a = f"MAX({load},1E-300)"
     root = f"SQRT({a})"
     delta = small_pool_margin(service, slack)
@@ -140,7 +184,10 @@ def wait_quantile(load: str, servers: str, service: str, epsilon: str, slack: st
     log_term = f"LN(0.5/({epsilon}))"
     numerator = f"MAX({log_term}-0.5*{beta}*{beta},0)"
     guarded = f"IF({numerator}>{WAIT_ROUNDING_GUARD:.0E}*{log_term},{numerator},0)"
-    return f"{guarded}*{service}/(2*{root}*{beta}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
+    square_root = f"{guarded}*{service}/(2*{root}*{beta}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
+    if not kingman:
+        return square_root
+    return f"MIN({square_root},{kingman_wait(q, label, load, servers, service, epsilon)})"
 
 
 # ----------------------------------------------------------------------------- the cycle of one candidate
@@ -351,7 +398,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
         work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
         slack = q("TTFT slack for the prefill queue", f"{demand.ttft}-{latency}-{extra}", "s")
-        servers = servers_within_wait(f"{demand.peak}*{work}", work, slack, epsilon)
+        servers = servers_within_wait(f"{demand.peak}*{work}", work, slack, epsilon, kingman=True)
         replicas = q("replicas (continuous)", f"{servers}/{p}", "replicas")
         c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), slots="0", residence_s=latency, tpot_ok="1",
                  capacity_rps=q("requests/s per replica, lanes busy", f"{p}/{work}", "req/s"), cycle_cap_s=latency,
@@ -456,8 +503,10 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
     replicas = out["replicas"]
     if role == "prefill":
         work, service = out["prefill_work_s"], out["prefill_s"]
-        wait = q("queueing delay at the percentile", wait_quantile(f"{peak}*{work}", f"{replicas}*{out['lanes']}", work,
-                                                                     epsilon, out["_slack"]), "s")
+        wait = q("queueing delay at the percentile",
+                 wait_quantile(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, epsilon, out["_slack"],
+                               kingman=True),
+                 "s")
         out.update(queue_wait_s=wait, ttft_s=q("TTFT at the percentile", f"{service}+{wait}+{extra}", "s"),
                    step_s=service)
         return out
@@ -481,8 +530,10 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
         work, service = out["prefill_work_s"], out["prefill_s"]
         g, slack = out["_lane_share"], out["_slack"]
         wait = q("queueing delay at the percentile (slot + lane, at the chosen split)",
-                 wait_quantile(f"{peak}*{residence}", f"{replicas}*{slots}", residence, f"(1-{g})*{epsilon}", f"(1-{g})*{slack}")
-                 + "+" + wait_quantile(f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, f"{g}*{epsilon}", f"{g}*{slack}"),
+                 wait_quantile(q, "slot queue", f"{peak}*{residence}", f"{replicas}*{slots}", residence, f"(1-{g})*{epsilon}",
+                               f"(1-{g})*{slack}")
+                 + "+" + wait_quantile(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, f"{g}*{epsilon}",
+                                       f"{g}*{slack}", kingman=True),
                  "s")
         out["ttft_s"] = q("TTFT at the percentile", f"{out['cycle_cap_s']}+{service}+{wait}+{extra}", "s")
         out["interference_share"] = q("share of the cycle spent on prefill",
@@ -490,7 +541,8 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
         out["tpot_s"] = q("TPOT at the percentile", tpot, "s")
     else:
         wait = q("queueing delay for a slot at the percentile",
-                 wait_quantile(f"{peak}*{residence}", f"{replicas}*{slots}", residence, epsilon, out["_slack"]), "s")
+                 wait_quantile(q, "slot queue", f"{peak}*{residence}", f"{replicas}*{slots}", residence, epsilon, out["_slack"]),
+                 "s")
         out["tpot_s"] = q("TPOT at the percentile (the gap to the second token includes the wait)",
                           f"MAX({tpot},{cycle_mean}+{wait})", "s")
         out["ttft_s"] = "0"
