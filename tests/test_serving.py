@@ -344,6 +344,57 @@ def test_vectorized_equals_scalar():
             assert float(many[key][i]) == pytest.approx(float(one[key]), rel=1e-12)
 
 
+
+def _one_lane_pool(work_s=2.0, residence_s=120.0, slots=50.0, cycle_s=0.16):
+    """A colocated replica like the Llama 3.1 405B server one on 8 H200s: one prefill lane holding each prompt 2 s,
+    50 slots held 120 s each, a 0.16 s cycle at the cap."""
+    values = dict(slots=slots, lanes=1.0, residence_s=residence_s, prefill_work_s=work_s, prefill_s=work_s, cycle_cap_s=cycle_s)
+    return serving.PoolServing(values, role="colocated")
+
+
+def test_one_lane_capacity_at_the_best_split_by_hand():
+    """Issue 11: one replica, p99 TTFT 6 s, slack ``s = 6 - 2 - 0.16 = 3.84`` s for the two queues.
+
+    The old even split gave each queue ``s/2 = 1.92`` s at ``epsilon/2 = 0.005``; the lane (one server, ``S = 2`` s)
+    by square-root staffing: ``u = 2 x 1.92 / 2 = 1.92``, ``delta = 1/2.92 = 0.34247``, ``m = 0.65753``,
+    ``L = ln(0.5/0.005) = 4.60517``, ``h = m (1 - u) + L = 4.00024``,
+    ``a = m^2 / (h + sqrt(h^2 - (1 - 2u) m^2)) = 0.43234 / (4.00024 + 4.15088) = 0.053040`` Erlangs: 0.026520 req/s
+    (the slots would carry 0.272). Now the split is searched (0.5: the lane binds, so 0.9, then 0.98) and the lane
+    takes Kingman's bound at its share ``g = 0.98``: slack 3.7632 s, ``epsilon = 0.0098``,
+    ``x = 2 ln(1/0.0098) / 3.7632 = 2.45820``, ``rho = x / (e^x - 1) = 2.45820 / 10.6848 = 0.230065``:
+    0.115033 req/s, while the slots at 2 % of the slack and budget still carry 0.234. A factor of 4.338."""
+    d = demand(ttft=6.0, tpot=0.2)
+    carried = float(serving.fleet_capacity_rps("colocated", _one_lane_pool(), 1.0, d))
+    assert carried == pytest.approx(0.115033, rel=1e-4)
+    even = float(queueing.offered_load_within_wait(1.0, 2.0, 1.92, 0.0, 0.005)) / 2.0
+    assert even == pytest.approx(0.026520, rel=1e-4)
+    assert carried / even == pytest.approx(4.338, rel=1e-3)
+
+
+@given(ttft=st.floats(2.5, 30.0), more=st.floats(0.0, 10.0), work=st.floats(0.05, 2.0), replicas=st.floats(1.0, 8.0),
+       slots=st.floats(4.0, 400.0), percentile=st.floats(0.9, 0.999))
+@settings(max_examples=100, deadline=None)
+def test_capacity_never_falls_when_the_ttft_target_rises(ttft, more, work, replicas, slots, percentile):
+    """The rate a colocated fleet carries within its targets (best split, both tail rules) never falls as the TTFT
+    target rises: every share's capacity rises with its slack, and the search finds the best share."""
+    pool = _one_lane_pool(work_s=work, residence_s=60.0, slots=slots, cycle_s=0.1)
+    low, high = (float(serving.fleet_capacity_rps("colocated", pool, replicas, demand(ttft=t, percentile=percentile)))
+                 for t in (ttft, ttft + more))
+    assert high >= low * (1 - 1e-12)
+
+
+def test_sized_replicas_meet_the_ttft_at_the_split_chosen():
+    """The sizing and the figures at peak use the same split: continuous replicas sized at peak report a TTFT of at
+    most the target (equal where a queue's wait takes its whole share), across one-lane replicas from short to long
+    prompts (the split moves from the slots' side to the lane's)."""
+    rates = np.array([2.0, 20.0, 60.0, 200.0])
+    for budget, prompt in ((256.0, 294.0), (8192.0, 4000.0), (8192.0, 16000.0)):
+        d = demand(rate=rates, ttft=6.0, tpot=0.2, budget=budget, prompt=prompt)
+        pool = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d, whole=False)
+        ttft = np.asarray(pool["ttft_s"], float)
+        assert np.all(ttft <= 6.0 * (1 + 1e-9)), (budget, prompt, ttft)
+        assert np.all(np.asarray(pool["replicas"]) > 0.0)
+
 def test_disaggregated_pools_by_hand():
     """Prefill pool: whole prompts, batched only up to the weight phase's ridge point
     (``N_r = 17.96 ms / (2 x 6.8977e10 / 9.4987e14) = 123.7`` tokens < P = 294, so one prompt per
