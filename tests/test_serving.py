@@ -473,9 +473,9 @@ def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tp
     Mechanism (DistServe, OSDI 2024; Splitwise, ISCA 2024): colocated, every cycle carries ``P/O x chi x B``
     of prefill chunks, so at a TPOT target the slot cap shrinks; with the calibrated Hopper collectives
     (docs/calibration.md) a wider tensor group costs more than it gives, so at 2,000/400 tokens and 40 ms the
-    colocated H100 runs TP2 with 44 slots and 44 % of each cycle in prefill (122 GPUs), while the split runs
-    TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.66x
-    the cost. The split's margin grows as the TPOT target tightens (0.49x at 2,000 tokens and 20 ms, 0.66x at
+    colocated H100 runs TP2 with 44 slots and 45 % of each cycle in prefill (120 GPUs), while the split runs
+    TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.67x
+    the cost. The split's margin grows as the TPOT target tightens (0.49x at 2,000 tokens and 20 ms, 0.67x at
     8,000 tokens and 40 ms, 0.27x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
     little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with 256 slots)
     and the split pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.09x at
