@@ -397,8 +397,8 @@ SCV_FLOOR = 1e-4
 EXPONENT_CAP = 700.0
 #: the smallest Kingman exponent ``theta S`` taken (a slack of ~1e12 service times: utilization 1)
 EXPONENT_FLOOR = 1e-12
-#: a slack below this is none [s] (far below :data:`SERVICE_FLOOR_S`: zero work with zero slack still waits too long)
-SLACK_FLOOR_S = 1e-300
+#: the largest service time over slack taken (:func:`service_over_slack`): the exponent it asks for is capped far below
+SLACK_RATIO_CAP = 1e100
 #: a Kingman utilization below this staffs no pool (``a / rho`` stays finite; the square-root rule decides)
 UTILIZATION_FLOOR = 1e-200
 #: Newton steps for the exponent at a given utilization (:func:`kingman_exponent`): from the starts used, the
@@ -469,9 +469,26 @@ def kingman_utilization(service_s, slack_s, service_scv, exceed_probability):
     [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
     log_term = np.maximum(-np.log(np.asarray(exceed_probability, float)), 0.0)
-    # zero work with slack: x -> 0, utilization 1; no slack (below the service floor's scale): x huge, utilization 0
-    return kingman_utilization_at(log_term * np.maximum(service_s, SERVICE_FLOOR_S) / np.maximum(slack_s, SLACK_FLOOR_S),
-                                  service_scv)
+    return kingman_utilization_at(log_term * service_over_slack(service_s, slack_s), service_scv)
+
+
+def service_over_slack(service_s, slack_s):
+    """``S / slack``, the service time in units of the wait allowed, at most :data:`SLACK_RATIO_CAP` (a slack below
+    ``S / 1e100`` is none: the exponent it asks for is capped anyway) and finite at zero work or zero slack.
+
+    Parameters
+    ----------
+    service_s, slack_s : float or ndarray [s]
+        Mean service time ``S`` (floored at :data:`SERVICE_FLOOR_S`) and the wait allowed.
+
+    Returns
+    -------
+    ndarray [-]
+        ``max(S, S_min) / max(slack, max(S, S_min) / 1e100)``: zero work with slack gives ~0 (utilization 1), no
+        slack 1e100 (utilization 0).
+    """
+    service = np.maximum(service_s, SERVICE_FLOOR_S)
+    return service / np.maximum(slack_s, service / SLACK_RATIO_CAP)
 
 
 def kingman_utilization_at(x, service_scv):

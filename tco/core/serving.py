@@ -589,7 +589,7 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon):
     slot_root, lane_root = np.sqrt(slot_load), np.sqrt(lane_load)
     slot_decay, lane_decay = (queueing.decay_per_server(residence_s, slack_s, 0.0),
                               queueing.decay_per_server(work_s, slack_s, 0.0))
-    lane_ratio = np.maximum(work_s, queueing.SERVICE_FLOOR_S) / np.maximum(slack_s, queueing.SLACK_FLOOR_S)  # S / slack
+    lane_ratio = queueing.service_over_slack(work_s, slack_s)
 
     def needed(g):  # queueing.servers_within_wait of each queue at its share (lanes: kingman), from the parts computed once
         slot_servers = queueing.servers_at_decay(slot_load, slot_root, (1.0 - g) * slot_decay,

@@ -24,7 +24,7 @@ from ..core.queueing import (
     KINGMAN_NEWTON_STEPS,
     OVERLOADED_WAIT_FACTOR,
     SERVICE_FLOOR_S,
-    SLACK_FLOOR_S,
+    SLACK_RATIO_CAP,
     UTILIZATION_FLOOR,
     WAIT_ROUNDING_GUARD,
 )
@@ -110,8 +110,9 @@ def service_mgf_excess(x: str) -> str:
 
 def kingman_utilization(service: str, slack: str, epsilon: str) -> str:
     """:func:`tco.core.queueing.kingman_utilization` with service scv 0: ``x / (e^x - 1)``."""
-    x = (f"MAX(MIN(MAX(-LN({epsilon}),0)*MAX({service},{SERVICE_FLOOR_S:.0E})/MAX({slack},{SLACK_FLOOR_S:.0E}),"
-         f"{EXPONENT_CAP:g}),{EXPONENT_FLOOR:.0E})")
+    service_floored = f"MAX({service},{SERVICE_FLOOR_S:.0E})"
+    ratio = f"{service_floored}/MAX({slack},{service_floored}/{SLACK_RATIO_CAP:.0E})"
+    x = f"MAX(MIN(MAX(-LN({epsilon}),0)*{ratio},{EXPONENT_CAP:g}),{EXPONENT_FLOOR:.0E})"
     return f"MIN({x}/{service_mgf_excess(x)},1)"
 
 
