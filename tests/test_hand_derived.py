@@ -36,8 +36,11 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     is busy ``P chi + (P / tau_free) t_d(c_s)`` per prompt, ``tau_free = 8192 - 256 = 7936``:
     2.022 + 0.126008 x 2.31536 = 2.313754 ms (the decode step of each cycle that carries its chunk), so the
     replica prefills 1000 / 2.313754e-3 = 432,198 tokens/s.
-    Slot residence D = 1000 x 2.832992 ms + 4.33736 ms = 2.83733 s. TTFT slack 1 - 4.33736e-3 - 2.832992e-3 s,
-    half to each queue at epsilon = 0.005: slots need 296.86 (1.1596 replicas), lanes 0.2444 -> 2 replicas.
+    Slot residence D = 1000 x 2.832992 ms + 4.33736 ms = 2.83733 s. TTFT slack 1 - 4.33736e-3 - 2.832992e-3 s;
+    half to each queue at epsilon = 0.005 the slots would need 296.86 (1.1596 replicas) and the lanes 0.2444 (square
+    root staffing alone). The split search (0.5, then 0.1 and 0.02 where the slots bind) gives the lanes 0.02 of
+    the slack and epsilon and the slots 0.98: 1.1327 replicas by the slots (lanes 0.396, Kingman's bound at
+    ``x = 2.3138e-3 ln(1/0.0002) / (0.02 x 0.99283) = 0.99``, ``rho = x / (e^x - 1) = 0.584``: 0.2314 / 0.584) -> 2.
     """
     r = evaluate(toy_scenario.structure, toy_scenario.values())["gpu"]
     perf = r.pool("colocated").performance
@@ -54,6 +57,9 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     slots_needed = _staff(100 * residence, residence, slack / 2, 0.005)
     lanes_needed = _staff(100 * work, work, slack / 2, 0.005)
     assert slots_needed / 256 == pytest.approx(1.159616, rel=1e-5) and lanes_needed == pytest.approx(0.244432, rel=1e-5)
+    best = _staff(100 * residence, residence, 0.98 * slack, 0.98 * 0.01) / 256
+    kingman_x = work * math.log(1 / (0.02 * 0.01)) / (0.02 * slack)
+    assert best == pytest.approx(1.132725, rel=1e-5) and 100 * work / (kingman_x / math.expm1(kingman_x)) < best * 256
     assert r.pool("colocated").sizing.replicas == 2 and r.devices == 2
     # occupancy at peak (50 req/s per replica): least fixed point of B = 50 x 1000 x t(B) = 51 / (1 - 0.3541);
     # the p99 of what a request sees: 1 + B + z_0.99 sqrt(2B/3), z from A&S 26.2.23
@@ -61,12 +67,19 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     assert perf.batch == pytest.approx(occupancy, rel=REL)
     z = float(queueing.normal_quantile(0.99))
     assert r.tpot_s == pytest.approx(1.02e-3 + 7.082e-6 * (1 + occupancy + z * math.sqrt(2 * occupancy / 3)), rel=REL)
-    # TTFT: one cycle to join, the prefill, and the waits. Slots: beta = (512 - 283.73 - 0.74)/sqrt(283.73) = 13.5,
-    # no wait. Lanes: 2 lanes at 0.2314 Erlangs, u = 2 x 0.4964 / 2.3138e-3 = 429 so delta = 0.0023
-    # and beta = (2 - 0.2314 - 0.0023)/sqrt(0.2314) = 3.67: the Gaussian term exp(-beta^2/2)/2 = 5.9e-4 is below
-    # epsilon = 0.005, so no wait either.
-    assert r.queue_wait_s == 0.0
-    assert r.ttft_s == pytest.approx(t_cap + latency, rel=REL)
+    # TTFT: one cycle to join, the prefill, and the waits at the split sized (lanes 0.02 of the slack and epsilon).
+    # Slots: beta = (512 - 283.73 - ~0.7)/sqrt(283.73) = 13.5, no wait. Lanes: 2 lanes at 0.2314 Erlangs, sizing slack
+    # 0.02 x 0.99283 = 0.0198566 s, u = 2 x 0.0198566 / 2.3138e-3 = 17.164 so delta = 0.05505,
+    # beta = (2 - 0.2314 - 0.05505)/sqrt(0.2314) = 3.5622, L = ln(0.5/0.0002) = 7.824:
+    # w = (L - beta^2/2) S / (2 sqrt(a) beta) = 1.4793 x 2.3138e-3 / 3.4271 = 0.9988 ms; Kingman's bound at
+    # rho = 0.1157 per lane (x = 3.42, w = S ln(5000) / x = 5.8 ms) is longer, so the square-root wait stands.
+    load = 100 * work
+    delta = 1 / (1 + 2 * 0.02 * slack / work)
+    beta = (2 - load - delta) / math.sqrt(load)
+    wait = (math.log(0.5 / 0.0002) - beta * beta / 2) * work / (2 * math.sqrt(load) * beta)
+    assert wait == pytest.approx(0.9988e-3, rel=1e-3)
+    assert r.queue_wait_s == pytest.approx(wait, rel=1e-9)
+    assert r.ttft_s == pytest.approx(t_cap + latency + wait, rel=REL)
     # utilization: mean load over the slots' capacity, 100 / (2 x 256 / D)
     utilization = 100 / (2 * 256 / residence)
     assert r.pool("colocated").sizing.utilization == pytest.approx(utilization, rel=REL)

@@ -84,18 +84,68 @@ def test_wait_quantile_at_staffed_servers_is_the_slack(a, slack, eps, scv):
 
 
 def test_wait_is_infinite_when_overloaded():
-    """With no spare server beyond ``c = a + 1`` the wait is unbounded (reported as ~1e300 s)."""
+    """With no spare server beyond ``c = a + 1`` the square-root rule's wait is unbounded (reported as ~1e300 s).
+    With Kingman's bound (``kingman=True``) only a utilization of 1 or more is: at ``a = 10``, ``c = 10.5``
+    (``rho = 0.952``) deterministic service has ``x = 0.952 (e^x - 1)`` at ``x ~ 0.0968`` (``2 (1 - rho) / rho = 0.1``
+    in heavy traffic), so the wait is ``ln(100) / x ~ 47.6`` service times."""
     assert float(queueing.wait_quantile_s(10.0, 10.5, 1.0, 0.0, 0.01, 0.0)) > 1e100
+    assert float(queueing.wait_quantile_s(10.0, 10.5, 1.0, 0.0, 0.01, 0.0, kingman=True)) == pytest.approx(47.6, rel=0.01)
+    assert float(queueing.wait_quantile_s(10.0, 10.0, 1.0, 0.0, 0.01, 0.0, kingman=True)) > 1e10
 
 
 def test_zero_service_time_needs_no_servers_and_stays_finite():
     """Zero work (prefill fully hidden behind decode at phase overlap 1 gives ``S_pf = 0``) is zero load: with slack
-    no server beyond zero, without slack the small-pool server; never ``0 / 0`` (the whole-domain fuzz found it at
-    both overlaps 1 and a slow memory)."""
+    no server beyond zero, without slack the small-pool server (with Kingman's bound none: nothing arrives, nothing
+    waits, ``a / rho = 0``); never ``0 / 0`` (the whole-domain fuzz found it at both overlaps 1 and a slow memory)."""
     with_slack = queueing.servers_within_wait(0.0, 0.0, 0.1, 0.0, 0.005)
     without = queueing.servers_within_wait(np.zeros(2), np.zeros(2), np.array([0.0, -0.1]), 0.0, 0.005)
     assert float(with_slack) == pytest.approx(0.0, abs=1e-100) and without.tolist() == [1.0, 1.0]
+    kingman = queueing.servers_within_wait(np.zeros(2), np.zeros(2), np.array([0.0, -0.1]), 0.0, 0.005, kingman=True)
+    assert kingman.tolist() == [0.0, 0.0]
     assert float(queueing.offered_load_within_wait(1.0, 0.0, -0.1, 0.0, 0.005)) == 0.0
+    assert float(queueing.offered_load_within_wait(1.0, 0.0, -0.1, 0.0, 0.005, kingman=True)) <= 1e-300  # 700 / e^700
+
+
+def test_kingman_bound_by_hand():
+    """One server, deterministic service ``S = 1`` s, slack 3 s, ``epsilon = 0.01``: Kingman's bound needs
+    ``theta >= ln(100) / 3 = 1.53506``/s, i.e. ``x = theta S = 1.53506``, and ``rho (e^x - 1) = x`` gives
+    ``rho = 1.53506 / (e^1.53506 - 1) = 1.53506 / 3.64163 = 0.421533``. Exponential service (``c_s^2 = 1``): the
+    gamma generating function is ``1 / (1 - x)``, so ``rho = 1 - x``: with slack 10 s, ``x = 0.460517``,
+    ``rho = 0.539483`` -- exactly M/M/1, whose wait is ``P(W > w) = rho exp(-(1 - rho) w / S)``, here
+    ``0.539 e^(-4.605) = 0.0054 <= 0.01``. The wait at that utilization inverts it (3 s and 10 s)."""
+    rho = float(queueing.kingman_utilization(1.0, 3.0, 0.0, 0.01))
+    x = math.log(100.0) / 3.0
+    assert rho == pytest.approx(x / math.expm1(x), rel=1e-12) and rho == pytest.approx(0.421533, rel=1e-5)
+    assert float(queueing.kingman_wait_s(rho, 1.0, 0.0, 0.01)) == pytest.approx(3.0, rel=1e-9)
+    exponential = float(queueing.kingman_utilization(1.0, 10.0, 1.0, 0.01))
+    assert exponential == pytest.approx(1.0 - math.log(100.0) / 10.0, rel=1e-9)
+    assert float(queueing.kingman_wait_s(exponential, 1.0, 1.0, 0.01)) == pytest.approx(10.0, rel=1e-5)  # gamma: 3 steps
+    # one lane: the better of the two rules carries more than the square-root rule alone
+    assert float(queueing.offered_load_within_wait(1.0, 1.0, 3.0, 0.0, 0.01, kingman=True)) == pytest.approx(rho, rel=1e-12)
+    assert float(queueing.offered_load_within_wait(1.0, 1.0, 3.0, 0.0, 0.01)) < rho
+
+
+@given(rho=st.floats(1e-6, 0.99), scv=st.sampled_from([0.0, 0.05, 0.186, 0.5, 1.0, 2.0]))
+@settings(max_examples=80, deadline=None)
+def test_kingman_exponent_is_the_root(rho, scv):
+    """The exponent Newton's method returns solves ``rho (E[exp(x X)] - 1) = x`` (relative residual below 1e-5,
+    1e-9 when deterministic) and the utilization at that exponent gives ``rho`` back."""
+    x = float(queueing.kingman_exponent(rho, scv))
+    residual = rho * float(queueing.service_mgf_excess(x, scv)) - x
+    assert abs(residual) <= (1e-9 if scv == 0.0 else 1e-5) * x
+    assert float(queueing.kingman_utilization_at(x, scv)) == pytest.approx(rho, rel=1e-9 if scv == 0.0 else 1e-4)
+
+
+@given(a=st.floats(0.01, 3.0), slack=st.floats(0.1, 20.0), eps=st.floats(0.002, 0.2), scv=st.floats(0.0, 1.0))
+@settings(max_examples=60, deadline=None)
+def test_kingman_wait_at_staffed_servers_is_the_slack(a, slack, eps, scv):
+    """With Kingman's bound, as with the square-root rule alone: at ``c = servers_within_wait(..., kingman=True)``
+    the wait quantile is at most the slack (equal to it where Kingman's rule staffs the pool), and the load those
+    servers carry is the load staffed."""
+    c = queueing.servers_within_wait(a, 1.0, slack, scv, eps, kingman=True)
+    wait = float(queueing.wait_quantile_s(a, c, 1.0, scv, eps, slack, kingman=True))
+    assert wait <= slack * (1 + 1e-6)
+    assert float(queueing.offered_load_within_wait(c, 1.0, slack, scv, eps, kingman=True)) >= a * (1 - 1e-9)
 
 
 def test_occupancy_seen_quantile_by_hand():
@@ -294,6 +344,57 @@ def test_vectorized_equals_scalar():
             assert float(many[key][i]) == pytest.approx(float(one[key]), rel=1e-12)
 
 
+
+def _one_lane_pool(work_s=2.0, residence_s=120.0, slots=50.0, cycle_s=0.16):
+    """A colocated replica like the Llama 3.1 405B server one on 8 H200s: one prefill lane holding each prompt 2 s,
+    50 slots held 120 s each, a 0.16 s cycle at the cap."""
+    values = dict(slots=slots, lanes=1.0, residence_s=residence_s, prefill_work_s=work_s, prefill_s=work_s, cycle_cap_s=cycle_s)
+    return serving.PoolServing(values, role="colocated")
+
+
+def test_one_lane_capacity_at_the_best_split_by_hand():
+    """Issue 11: one replica, p99 TTFT 6 s, slack ``s = 6 - 2 - 0.16 = 3.84`` s for the two queues.
+
+    The old even split gave each queue ``s/2 = 1.92`` s at ``epsilon/2 = 0.005``; the lane (one server, ``S = 2`` s)
+    by square-root staffing: ``u = 2 x 1.92 / 2 = 1.92``, ``delta = 1/2.92 = 0.34247``, ``m = 0.65753``,
+    ``L = ln(0.5/0.005) = 4.60517``, ``h = m (1 - u) + L = 4.00024``,
+    ``a = m^2 / (h + sqrt(h^2 - (1 - 2u) m^2)) = 0.43234 / (4.00024 + 4.15088) = 0.053040`` Erlangs: 0.026520 req/s
+    (the slots would carry 0.272). Now the split is searched (0.5: the lane binds, so 0.9, then 0.98) and the lane
+    takes Kingman's bound at its share ``g = 0.98``: slack 3.7632 s, ``epsilon = 0.0098``,
+    ``x = 2 ln(1/0.0098) / 3.7632 = 2.45820``, ``rho = x / (e^x - 1) = 2.45820 / 10.6848 = 0.230065``:
+    0.115033 req/s, while the slots at 2 % of the slack and budget still carry 0.234. A factor of 4.338."""
+    d = demand(ttft=6.0, tpot=0.2)
+    carried = float(serving.fleet_capacity_rps("colocated", _one_lane_pool(), 1.0, d))
+    assert carried == pytest.approx(0.115033, rel=1e-4)
+    even = float(queueing.offered_load_within_wait(1.0, 2.0, 1.92, 0.0, 0.005)) / 2.0
+    assert even == pytest.approx(0.026520, rel=1e-4)
+    assert carried / even == pytest.approx(4.338, rel=1e-3)
+
+
+@given(ttft=st.floats(2.5, 30.0), more=st.floats(0.0, 10.0), work=st.floats(0.05, 2.0), replicas=st.floats(1.0, 8.0),
+       slots=st.floats(4.0, 400.0), percentile=st.floats(0.9, 0.999))
+@settings(max_examples=100, deadline=None)
+def test_capacity_never_falls_when_the_ttft_target_rises(ttft, more, work, replicas, slots, percentile):
+    """The rate a colocated fleet carries within its targets (best split, both tail rules) never falls as the TTFT
+    target rises: every share's capacity rises with its slack, and the search finds the best share."""
+    pool = _one_lane_pool(work_s=work, residence_s=60.0, slots=slots, cycle_s=0.1)
+    low, high = (float(serving.fleet_capacity_rps("colocated", pool, replicas, demand(ttft=t, percentile=percentile)))
+                 for t in (ttft, ttft + more))
+    assert high >= low * (1 - 1e-12)
+
+
+def test_sized_replicas_meet_the_ttft_at_the_split_chosen():
+    """The sizing and the figures at peak use the same split: continuous replicas sized at peak report a TTFT of at
+    most the target (equal where a queue's wait takes its whole share), across one-lane replicas from short to long
+    prompts (the split moves from the slots' side to the lane's)."""
+    rates = np.array([2.0, 20.0, 60.0, 200.0])
+    for budget, prompt in ((256.0, 294.0), (8192.0, 4000.0), (8192.0, 16000.0)):
+        d = demand(rate=rates, ttft=6.0, tpot=0.2, budget=budget, prompt=prompt)
+        pool = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d, whole=False)
+        ttft = np.asarray(pool["ttft_s"], float)
+        assert np.all(ttft <= 6.0 * (1 + 1e-9)), (budget, prompt, ttft)
+        assert np.all(np.asarray(pool["replicas"]) > 0.0)
+
 def test_disaggregated_pools_by_hand():
     """Prefill pool: whole prompts, batched only up to the weight phase's ridge point
     (``N_r = 17.96 ms / (2 x 6.8977e10 / 9.4987e14) = 123.7`` tokens < P = 294, so one prompt per
@@ -372,9 +473,9 @@ def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tp
     Mechanism (DistServe, OSDI 2024; Splitwise, ISCA 2024): colocated, every cycle carries ``P/O x chi x B``
     of prefill chunks, so at a TPOT target the slot cap shrinks; with the calibrated Hopper collectives
     (docs/calibration.md) a wider tensor group costs more than it gives, so at 2,000/400 tokens and 40 ms the
-    colocated H100 runs TP2 with 44 slots and 44 % of each cycle in prefill (122 GPUs), while the split runs
-    TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.66x
-    the cost. The split's margin grows as the TPOT target tightens (0.49x at 2,000 tokens and 20 ms, 0.66x at
+    colocated H100 runs TP2 with 44 slots and 45 % of each cycle in prefill (120 GPUs), while the split runs
+    TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.67x
+    the cost. The split's margin grows as the TPOT target tightens (0.49x at 2,000 tokens and 20 ms, 0.67x at
     8,000 tokens and 40 ms, 0.27x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
     little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with 256 slots)
     and the split pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.09x at

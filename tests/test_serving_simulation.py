@@ -15,11 +15,13 @@ The last test runs every bundled scenario's own fleets (base values and two seed
 request rate is scaled down where the fleet would be too big to simulate quickly, every option
 the model reports feasible) and checks the user's targets, the claim of issue 11. Measured on
 this project's reference machine: simulated p99 TPOT 75-90 % of the model's; simulated p99
-TTFT 10-100 % of the model's (the colocated waits are sized with half the slack each, a safe
-split).
+TTFT 10-100 % of the model's (the colocated waits are sized with a split of the slack and the
+percentile budget, a union bound: safe whichever split).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
@@ -178,14 +180,17 @@ def test_every_feasible_option_meets_its_targets_in_simulation(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case_name", ["mlperf50-h200x8-llama3.1-405b-server", "mlperf51-b200x8-llama3.1-405b-server"])
+@pytest.mark.parametrize("case_name", ["mlperf50-h200x8-llama3.1-405b-server", "mlperf51-b200x8-llama3.1-405b-server",
+                                       "mlperf51-b200x8-llama3.1-405b-interactive"])
 def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_reports(case_name):
-    """The MLPerf Llama 3.1 405B server cases (9,428.6-token prompts, p99 TTFT 6 s and TPOT 175 ms, one replica of
-    8 GPUs with one prefill lane): run at the rate the model says the system carries within its targets
-    (``fleet_capacity_rps``, what ``tco validate`` reports), the same replica simulated cycle by cycle meets both
-    percentiles. The closed form is built to err on the safe side; on these single-lane replicas it does so by a
-    wide margin (the simulation meets 6 s up to ~4.6x the H200 figure and ~1.6x the B200 one: docs/validation.md,
-    "Long prompts"), so this guards a tighter queueing approximation against turning optimistic."""
+    """The MLPerf Llama 3.1 405B server and interactive cases (9,428.6-token prompts, p99 TTFT 6 s and TPOT 175 ms,
+    interactive 4.5 s and 80 ms; one replica of 8 GPUs with one prefill lane): run at the rate the model says the
+    system carries within its targets (``fleet_capacity_rps``, what ``tco validate`` reports), the same replica
+    simulated cycle by cycle meets both percentiles, and its p99 TTFT is within the TTFT the model reports at that
+    load (``at_load``: the split and the tail bounds it was sized with): the bound is still a bound. With the best
+    split and Kingman's bound at the lane the model carries 79.9 tokens/s on H200 (the even split and the
+    square-root tail alone: 18.4) where the simulation meets 6 s up to ~1.1-1.2x that (docs/validation.md, "Long
+    prompts"): this guards the queueing approximation against turning optimistic."""
     from tco.validation.cases import load_suite
     from tco.validation.predict import OPTION, Predictor
 
@@ -198,9 +203,13 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     replicas = case.conditions.system_devices / float(pool["devices_per_replica"])
     assert replicas == 1.0 and float(pool["lanes"]) == 1.0
     rate = float(serving.fleet_capacity_rps("colocated", pool, replicas, d))
+    reported = pool.at_load(dataclasses.replace(d, peak_requests_per_s=rate), replicas)
     cm = chosen_cycle_models(scenario.structure, values, OPTION)["colocated"]
     outcome = simulate_colocated(cm, 1, int(float(pool["slots"])), round(float(d.prompt_tokens)), round(float(d.output_tokens)),
                                  rate, float(d.token_budget), d.policy, 1, requests=1500)
     ttft, tpot = outcome.quantile(0.99)
+    ttft_target, tpot_target = float(d.ttft_target_s), float(d.tpot_target_s)
     assert outcome.unfinished == 0
-    assert ttft <= 6.0 * (1 + TOLERANCE) and tpot <= 0.175 * (1 + TOLERANCE), (case_name, rate, ttft, tpot)
+    assert float(reported["ttft_s"]) <= ttft_target * (1 + 1e-9)
+    assert ttft <= float(reported["ttft_s"]) * (1 + TOLERANCE), (case_name, rate, ttft, float(reported["ttft_s"]))
+    assert ttft <= ttft_target * (1 + TOLERANCE) and tpot <= tpot_target * (1 + TOLERANCE), (case_name, rate, ttft, tpot)

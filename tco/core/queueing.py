@@ -22,6 +22,23 @@ Erlang C formula and a discrete-event simulation in ``tests/test_queueing.py``):
   ed., 1990, section 6.4).
 
 Hence ``P(W > w) = exp(-beta^2/2 - kappa(w) beta) / 2``, ``kappa(w) = k w sqrt(a) / S``.
+
+At few servers that Gaussian tail is coarse (up to one server above exact below 3 Erlangs; at one
+prefill lane a factor of ~1.5 in load). Each rule therefore also takes Kingman's exponential bound
+``P(W > w) <= exp(-theta w)`` (J. F. C. Kingman, "A martingale inequality in the theory of queues",
+Proc. Cambridge Philos. Soc. 60(2), 1964: exact as a bound for a GI/G/1 queue), ``theta`` the
+positive root of ``lambda (E[exp(theta S)] - 1) = theta`` under Poisson arrivals, for one server at
+the pool's utilization ``rho = a / c`` (each of ``c`` servers fed ``1/c`` of the arrivals; a shared
+queue, which never idles a server while a request waits, does better: an approximation beyond one
+server). The service time in units of its mean is gamma with the service's squared CV
+(``E[exp(x X)] = (1 - c_s^2 x)^(-1/c_s^2)``, ``e^x`` when deterministic, exact M/M/1 at 1), so
+``rho`` carries the wait ``w`` within ``epsilon`` when ``rho <= x / (E[exp(x X)] - 1)``,
+``x = S ln(1/epsilon) / w`` (closed form: :func:`kingman_utilization`). For the queues that ask for
+it (``kingman=True``: the prefill lanes, a few per replica, slack of several service times) servers,
+load and wait are the better of the two rules (fewer servers, more load, a shorter wait); both
+are bounds on the same tail, so the better is one too. The slot queues hold a request for its
+whole decode (tens of seconds against a TTFT slack of seconds: ``x >> 1``, ``rho ~ 0``) and keep
+the square-root rule alone.
 Against the exact M/M/c staffing (smallest whole ``c`` with ``C(c, a) e^{-(c-a) w/S} <= epsilon``,
 Erlang C by recursion) the rule :func:`servers_within_wait`, rounded up to whole servers,
 is within -1 % / +8 % for ``a >= 10`` Erlangs, never below and at most 40 % above for
@@ -93,8 +110,22 @@ def tail_decay_factor(service_scv):
 SERVICE_FLOOR_S = 1e-200
 
 
-def _decay_per_server(service_s, slack_s, service_scv):
-    """``u = k slack / max(S, S_min)``: how many Poisson spreads of spare capacity one service time of slack is worth [-]."""
+def decay_per_server(service_s, slack_s, service_scv):
+    """``u = k slack / max(S, S_min)``: how many Poisson spreads of spare capacity one service time of slack is worth
+    (``k`` :func:`tail_decay_factor`; a negative slack counts as 0).
+
+    Parameters
+    ----------
+    service_s, slack_s : float or ndarray [s]
+        Mean service time ``S`` and the wait allowed.
+    service_scv : float or ndarray [-]
+        Squared coefficient of variation of the service time.
+
+    Returns
+    -------
+    ndarray [-]
+        ``u``.
+    """
     return tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) / np.maximum(service_s, SERVICE_FLOOR_S)
 
 
@@ -128,7 +159,7 @@ def staffing_margin(offered_erlangs, service_s, slack_s, service_scv, exceed_pro
     [borst-2004] staffing against a waiting-time target.
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
-    big_k = _decay_per_server(service_s, slack_s, service_scv) * np.sqrt(a)
+    big_k = decay_per_server(service_s, slack_s, service_scv) * np.sqrt(a)
     log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
     return np.sqrt(big_k * big_k + 2.0 * log_term) - big_k
 
@@ -157,7 +188,7 @@ def small_pool_margin(service_s, slack_s, service_scv):
     ndarray [servers]
         The margin ``delta``, in (0, 1].
     """
-    return 1.0 / (1.0 + _decay_per_server(service_s, slack_s, service_scv))
+    return 1.0 / (1.0 + decay_per_server(service_s, slack_s, service_scv))
 
 
 def wait_log_term(exceed_probability):
@@ -183,7 +214,8 @@ def wait_log_term(exceed_probability):
     return np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
 
 
-def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability, log_term=None):
+def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability, log_term=None,
+                        kingman=False):
     """Servers (continuous) so that ``P(W > slack) <= epsilon``: ``c = a + beta sqrt(a) + delta``.
 
     Parameters
@@ -194,6 +226,45 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
         As in :func:`staffing_margin`.
     log_term : float or ndarray or None [-]
         :func:`wait_log_term` of ``exceed_probability`` when the caller has it.
+    kingman : bool
+        Also take Kingman's per-server bound (:func:`kingman_servers`): the queues of few servers with slack of
+        several service times (prefill lanes).
+
+    Returns
+    -------
+    ndarray [servers]
+        Servers needed (continuous): square-root staffing, or with ``kingman`` the fewer of it and ``a / rho`` at
+        :func:`kingman_utilization`.
+
+    References
+    ----------
+    [halfin-whitt-1981] square-root staffing.
+    [borst-2004] staffing against a waiting-time target.
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
+    """
+    a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
+    log_term = wait_log_term(exceed_probability) if log_term is None else log_term
+    square_root = servers_at_decay(a, np.sqrt(a), decay_per_server(service_s, slack_s, service_scv), log_term)
+    if not kingman:
+        return square_root
+    return np.minimum(square_root, kingman_servers(a, service_s, slack_s, service_scv, exceed_probability))
+
+
+def servers_at_decay(offered_erlangs, root_erlangs, decay, log_term):
+    """:func:`servers_within_wait` from its parts: ``c = a + (sqrt(K^2 + 2L) - K) sqrt(a) + 1/(1 + u)``, ``K = u sqrt(a)``.
+
+    For callers that size one queue at several slacks (``u`` scales with the slack) and reuse ``a`` and ``sqrt(a)``.
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a``, at least 0.
+    root_erlangs : float or ndarray [-]
+        ``sqrt(a)``.
+    decay : float or ndarray [-]
+        ``u = k slack / S``, how many Poisson spreads of spare capacity the slack is worth per server.
+    log_term : float or ndarray [-]
+        :func:`wait_log_term` of the allowed probability ``epsilon``.
 
     Returns
     -------
@@ -205,16 +276,12 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
     [halfin-whitt-1981] square-root staffing.
     [borst-2004] staffing against a waiting-time target.
     """
-    a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
-    u = _decay_per_server(service_s, slack_s, service_scv)
-    root = np.sqrt(a)
-    big_k = u * root
-    log_term = wait_log_term(exceed_probability) if log_term is None else log_term
-    beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # staffing_margin, with u computed once
-    return a + beta * root + 1.0 / (1.0 + u)
+    big_k = decay * root_erlangs
+    beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # staffing_margin
+    return offered_erlangs + beta * root_erlangs + 1.0 / (1.0 + decay)
 
 
-def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability):
+def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability, kingman=False):
     """Largest load ``a`` that ``c`` servers carry with ``P(W > slack) <= epsilon``.
 
     The inverse of :func:`servers_within_wait`: with ``u = k slack / S``,
@@ -232,16 +299,29 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
         Service time ``S``, wait allowed, service-time variability and ``epsilon``, as in
         :func:`staffing_margin`.
 
+    kingman : bool
+        Also take Kingman's per-server bound, as in :func:`servers_within_wait`.
+
     Returns
     -------
     ndarray [Erlangs]
-        The largest offered load.
+        The largest offered load: the inverted square-root staffing, or with ``kingman`` the more of it and
+        ``c rho`` at :func:`kingman_utilization`.
+
+    References
+    ----------
+    [halfin-whitt-1981] square-root staffing.
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
-    m = np.maximum(np.asarray(servers, float) - small_pool_margin(service_s, slack_s, service_scv), 0.0)
-    u = _decay_per_server(service_s, slack_s, service_scv)
+    c = np.asarray(servers, float)
+    m = np.maximum(c - small_pool_margin(service_s, slack_s, service_scv), 0.0)
+    u = decay_per_server(service_s, slack_s, service_scv)
     log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
     half_b = m * (1.0 - u) + log_term
-    return m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - (1.0 - 2.0 * u) * m * m, 0.0)), 1e-300)
+    square_root = m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - (1.0 - 2.0 * u) * m * m, 0.0)), 1e-300)
+    if not kingman:
+        return square_root
+    return np.maximum(square_root, c * kingman_utilization(service_s, slack_s, service_scv, exceed_probability))
 
 
 #: a log-term difference below this share of the log term is rounding (zero wait), as in the workbook
@@ -250,7 +330,8 @@ WAIT_ROUNDING_GUARD = 1e-9
 OVERLOADED_WAIT_FACTOR = 1e-100
 
 
-def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability, sizing_slack_s, log_term=None):
+def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability, sizing_slack_s, log_term=None,
+                    kingman=False):
     """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers; huge when overloaded.
 
     Inverts ``P(W > w) = exp(-beta^2/2 - k w sqrt(a) beta / S) / 2`` with
@@ -277,16 +358,20 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
     log_term : float or ndarray or None [-]
         :func:`wait_log_term` of ``exceed_probability`` when the caller has it (at ``epsilon > 1/2``, where
         the log is negative and taken as 0, the wait is 0 either way).
+    kingman : bool
+        Also take Kingman's per-server bound, as in :func:`servers_within_wait`.
 
     Returns
     -------
     ndarray [s]
-        The wait quantile.
+        The wait quantile: the square-root staffing's, or with ``kingman`` the shorter of it and
+        :func:`kingman_wait_s` at ``rho = a / c``.
 
     References
     ----------
     [borst-2004] the exponential conditional wait of M/M/c.
     [halfin-whitt-1981] the Gaussian probability of waiting.
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
     root = np.sqrt(a)
@@ -297,8 +382,240 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
     # (a >= 1e-300, beta up to c x 1e150) from overflowing beta^2 without changing any answer
     numerator = np.maximum(log_term - 0.5 * np.square(np.minimum(beta, 1e100)), 0.0)
     numerator = numerator * (numerator > WAIT_ROUNDING_GUARD * log_term)  # at the staffed c the difference is rounding
-    return numerator * service_s / (tail_decay_factor(service_scv) * root * beta + service_s * OVERLOADED_WAIT_FACTOR)
+    square_root = numerator * service_s / (tail_decay_factor(service_scv) * root * beta + service_s * OVERLOADED_WAIT_FACTOR)
+    if not kingman:
+        return square_root
+    rho = a / np.maximum(np.asarray(servers, float), 1e-300)
+    return np.minimum(square_root, kingman_wait_s(rho, service_s, service_scv, exceed_probability))
 
+
+#: a service time's squared CV below this counts as this in Kingman's exponent when the CV varies by draw: the gamma
+#: moment generating function ``(1 - v x)^(-1/v)`` stays a formula (at ``v -> 0`` it is ``e^x``; at ``1e-4`` it is
+#: ``e^(x + 5e-5 x^2 + ...)``, a hair larger: the bound stays safe). A CV of exactly 0 for all draws uses ``e^x``.
+SCV_FLOOR = 1e-4
+#: the moment generating function is capped at ``e^700`` (finite; a utilization of ``x e^-700`` is none)
+EXPONENT_CAP = 700.0
+#: the smallest Kingman exponent ``theta S`` taken (a slack of ~1e12 service times: utilization 1)
+EXPONENT_FLOOR = 1e-12
+#: the largest service time over slack taken (:func:`service_over_slack`): the exponent it asks for is capped far below
+SLACK_RATIO_CAP = 1e100
+#: a Kingman utilization below this staffs no pool (``a / rho`` stays finite; the square-root rule decides)
+UTILIZATION_FLOOR = 1e-200
+#: Newton steps for the exponent at a given utilization (:func:`kingman_exponent`): from the starts used, the
+#: exponent is within 1e-10 of the root (relative) for deterministic service at utilizations 1e-12 to 0.99 (5e-10 up to
+#: 0.999), within 1e-5 for gamma service (squared CV 1e-4 to 2) up to 0.9998 (checked against a bracketing solver)
+KINGMAN_NEWTON_STEPS = 3
+
+
+def _deterministic(service_scv) -> bool:
+    """Whether the service time is deterministic in every draw (a number, 0): Kingman's exponent then uses ``e^x``."""
+    return not isinstance(service_scv, np.ndarray) and float(service_scv) == 0.0
+
+
+def service_mgf_excess(x, service_scv):
+    """``E[exp(x X)] - 1`` for ``X`` the service time over its mean: ``e^x - 1`` when deterministic, else gamma with
+    squared CV ``v = max(c_s^2, SCV_FLOOR)``: ``(1 - v x)^(-1/v) - 1``.
+
+    The exponent (``x``, or ``-ln(1 - v x) / v``) is capped at :data:`EXPONENT_CAP` (``x`` at or beyond ``1/v``,
+    where the gamma's generating function diverges, gives ``e^700``).
+
+    Parameters
+    ----------
+    x : float or ndarray [-]
+        ``theta S``, the exponent in units of the mean service time, ``x >= 0``.
+    service_scv : float or ndarray [-]
+        Squared coefficient of variation of the service time.
+
+    Returns
+    -------
+    ndarray [-]
+        ``E[exp(x X)] - 1``.
+    """
+    if _deterministic(service_scv):
+        return np.exp(np.minimum(x, EXPONENT_CAP)) - 1.0
+    v = np.maximum(service_scv, SCV_FLOOR)
+    exponent = -np.log(np.maximum(1.0 - v * x, 1e-300)) / v
+    return np.exp(np.minimum(exponent, EXPONENT_CAP)) - 1.0
+
+
+def kingman_utilization(service_s, slack_s, service_scv, exceed_probability):
+    """Largest utilization per server ``rho`` at which Kingman's bound keeps ``P(W > slack) <= epsilon``.
+
+    ``P(W > w) <= exp(-theta w)`` with ``theta`` the positive root of ``rho (E[exp(theta S X)] - 1) = theta S``
+    (Poisson arrivals at ``rho / S`` per server). The bound is at most ``epsilon`` when ``theta >= ln(1/epsilon) / w``,
+    i.e. ``x = theta S >= S ln(1/epsilon) / w``; ``rho(x) = x / (E[exp(x X)] - 1)`` falls as ``x`` grows (the
+    generating function's series has positive coefficients), so the largest utilization is
+    ``rho = x / (E[exp(x X)] - 1)`` at that ``x`` (:func:`service_mgf_excess`). Deterministic service
+    (``c_s^2 = 0``): ``x / (e^x - 1)``; exponential (``c_s^2 = 1``): ``1 - x``, exact M/M/1. No slack gives 0.
+
+    Parameters
+    ----------
+    service_s : float or ndarray [s]
+        Mean service time ``S``.
+    slack_s : float or ndarray [s]
+        Wait allowed ``w``.
+    service_scv : float or ndarray [-]
+        Squared coefficient of variation of the service time.
+    exceed_probability : float or ndarray [-]
+        Allowed probability ``epsilon`` of waiting longer than the slack.
+
+    Returns
+    -------
+    ndarray [-]
+        The utilization per server ``rho``, in [0, 1].
+
+    References
+    ----------
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
+    """
+    log_term = np.maximum(-np.log(np.asarray(exceed_probability, float)), 0.0)
+    return kingman_utilization_at(log_term * service_over_slack(service_s, slack_s), service_scv)
+
+
+def service_over_slack(service_s, slack_s):
+    """``S / slack``, the service time in units of the wait allowed, at most :data:`SLACK_RATIO_CAP` (a slack below
+    ``S / 1e100`` is none: the exponent it asks for is capped anyway) and finite at zero work or zero slack.
+
+    Parameters
+    ----------
+    service_s, slack_s : float or ndarray [s]
+        Mean service time ``S`` (floored at :data:`SERVICE_FLOOR_S`) and the wait allowed.
+
+    Returns
+    -------
+    ndarray [-]
+        ``max(S, S_min) / max(slack, max(S, S_min) / 1e100)``: zero work with slack gives ~0 (utilization 1), no
+        slack 1e100 (utilization 0).
+    """
+    service = np.maximum(service_s, SERVICE_FLOOR_S)
+    return service / np.maximum(slack_s, service / SLACK_RATIO_CAP)
+
+
+def kingman_utilization_at(x, service_scv):
+    """:func:`kingman_utilization` at the exponent ``x = theta S`` the target needs: ``rho = x / (E[exp(x X)] - 1)``,
+    ``x`` kept within ``[EXPONENT_FLOOR, EXPONENT_CAP]`` (deterministic) or ``[EXPONENT_FLOOR, 1/v]`` (gamma: 0 at the
+    pole).
+
+    Parameters
+    ----------
+    x : float or ndarray [-]
+        ``S ln(1/epsilon) / slack``.
+    service_scv : float or ndarray [-]
+        Squared coefficient of variation of the service time.
+
+    Returns
+    -------
+    ndarray [-]
+        The utilization per server ``rho``, in [0, 1].
+
+    References
+    ----------
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
+    """
+    if _deterministic(service_scv):
+        x = np.maximum(np.minimum(x, EXPONENT_CAP), EXPONENT_FLOOR)
+        return np.minimum(x / service_mgf_excess(x, 0.0), 1.0)
+    v = np.maximum(service_scv, SCV_FLOOR)
+    x = np.maximum(np.minimum(x, 1.0 / v), EXPONENT_FLOOR)
+    return np.minimum(x / service_mgf_excess(x, v), 1.0) * (v * x < 1.0)
+
+
+def kingman_servers(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
+    """Servers (continuous) at :func:`kingman_utilization`: ``c = a / rho`` (``rho`` floored at
+    :data:`UTILIZATION_FLOOR`: no slack staffs ``1e200 a``, which the square-root rule undercuts).
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a``, at least 0.
+    service_s, slack_s, service_scv, exceed_probability : float or ndarray [s, s, -, -]
+        As in :func:`kingman_utilization`.
+
+    Returns
+    -------
+    ndarray [servers]
+        Servers needed by Kingman's bound.
+
+    References
+    ----------
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
+    """
+    rho = kingman_utilization(service_s, slack_s, service_scv, exceed_probability)
+    return offered_erlangs / np.maximum(rho, UTILIZATION_FLOOR)
+
+
+def kingman_exponent(utilization, service_scv):
+    """``x = theta S``, the positive root of ``rho (E[exp(x X)] - 1) = x`` (:func:`kingman_utilization` inverted).
+
+    Newton's method on the concave, falling ``f(x) = ln x - ln(E[exp(x X)] - 1) - ln rho`` (``(E[exp(x X)] - 1)/x``
+    ``= int_0^1 E[X exp(x s X)] ds`` is a mixture of exponentials in ``x``, hence log-convex), from a start above the
+    root, where the iterates fall to it, quadratically near it (:data:`KINGMAN_NEWTON_STEPS` steps). Starts:
+    ``E[exp(x X)] - 1 >= x + (1 + v) x^2 / 2`` puts the root below ``2 (1 - rho) / (rho (1 + v))``; deterministic,
+    one fixed-point step ``x = ln(1 + x / rho)`` from there stays above it, ``ln(1 + 2 (1 - rho) / rho^2)``; gamma,
+    ``(1 - (1 + 1/(v rho))^(-v)) / v`` is above it (there ``rho (E[exp(x X)] - 1) = 1/v > x``) and keeps the start
+    away from the pole at ``1/v``. The start is the smaller. Derivative: ``e^x``, or ``E[exp(x X)] / (1 - v x)``.
+
+    Parameters
+    ----------
+    utilization : float or ndarray [-]
+        ``rho`` per server, in (0, 1).
+    service_scv : float or ndarray [-]
+        Squared coefficient of variation of the service time.
+
+    Returns
+    -------
+    ndarray [-]
+        ``theta S``.
+
+    References
+    ----------
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
+    """
+    rho = np.minimum(np.maximum(utilization, 1e-300), 1.0)
+    log_rho = np.log(rho)
+    if _deterministic(service_scv):
+        x = np.minimum(2.0 * (1.0 - rho) / rho, np.log(1.0 + 2.0 * (1.0 - rho) / (rho * rho)))
+        for _ in range(KINGMAN_NEWTON_STEPS):
+            x = np.maximum(x, EXPONENT_FLOOR)
+            mgf = np.exp(np.minimum(x, EXPONENT_CAP))
+            x = x - (np.log(x) - np.log(mgf - 1.0) - log_rho) / (1.0 / x - mgf / (mgf - 1.0))
+        return np.maximum(x, EXPONENT_FLOOR)
+    v = np.maximum(service_scv, SCV_FLOOR)
+    x = np.minimum(2.0 * (1.0 - rho) / (rho * (1.0 + v)), (1.0 - np.exp(-v * np.log(1.0 + 1.0 / (v * rho)))) / v)
+    for _ in range(KINGMAN_NEWTON_STEPS):
+        x = np.maximum(x, EXPONENT_FLOOR)
+        inner = np.maximum(1.0 - v * x, 1e-300)
+        mgf = np.exp(np.minimum(-np.log(inner) / v, EXPONENT_CAP))
+        x = x - (np.log(x) - np.log(mgf - 1.0) - log_rho) / (1.0 / x - mgf / (inner * (mgf - 1.0)))
+    return np.maximum(x, EXPONENT_FLOOR)
+
+
+def kingman_wait_s(utilization, service_s, service_scv, exceed_probability):
+    """Wait not exceeded with probability ``1 - epsilon`` by Kingman's bound: ``w = S ln(1/epsilon) / x``.
+
+    ``x = theta S`` at the utilization (:func:`kingman_exponent`); a utilization of 1 or more waits
+    ``S ln(1/epsilon) / 1e-12``, huge.
+
+    Parameters
+    ----------
+    utilization : float or ndarray [-]
+        ``rho = a / c`` per server.
+    service_s : float or ndarray [s]
+        Mean service time ``S``.
+    service_scv, exceed_probability : float or ndarray [-]
+        Service-time variability and the probability ``epsilon`` of waiting longer.
+
+    Returns
+    -------
+    ndarray [s]
+        The wait quantile.
+
+    References
+    ----------
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
+    """
+    log_term = np.maximum(-np.log(np.asarray(exceed_probability, float)), 0.0)
+    return service_s * log_term / kingman_exponent(utilization, service_scv)
 
 def occupancy_seen_quantile(mean_occupancy, z, window_variance_factor=2.0 / 3.0):
     """Occupancy a request sees over its stay, at the quantile ``z``.

@@ -16,7 +16,18 @@ from dataclasses import dataclass
 
 from ..core import serving
 from ..core.parallelism import Shape
-from ..core.queueing import _AS_C, _AS_D, OVERLOADED_WAIT_FACTOR, SERVICE_FLOOR_S, WAIT_ROUNDING_GUARD
+from ..core.queueing import (
+    _AS_C,
+    _AS_D,
+    EXPONENT_CAP,
+    EXPONENT_FLOOR,
+    KINGMAN_NEWTON_STEPS,
+    OVERLOADED_WAIT_FACTOR,
+    SERVICE_FLOOR_S,
+    SLACK_RATIO_CAP,
+    UTILIZATION_FLOOR,
+    WAIT_ROUNDING_GUARD,
+)
 from ..core.sizing import WHOLE_COUNT_GUARD
 from ..core.structure import Option, Pool, device_param, pool_param, tier_param
 from . import formulas as fx
@@ -92,16 +103,81 @@ def small_pool_margin(service: str, slack: str) -> str:
     return f"1/(1+{decay_per_server(service, slack)})"
 
 
-def servers_within_wait(load: str, service: str, slack: str, epsilon: str) -> str:
-    """:func:`tco.core.queueing.servers_within_wait` with service scv 0."""
+def service_mgf_excess(x: str) -> str:
+    """:func:`tco.core.queueing.service_mgf_excess` with service scv 0: ``e^x - 1``, the exponent capped."""
+    return f"(EXP(MIN({x},{EXPONENT_CAP:g}))-1)"
+
+
+def kingman_utilization(service: str, slack: str, epsilon: str) -> str:
+    """:func:`tco.core.queueing.kingman_utilization` with service scv 0: ``x / (e^x - 1)``."""
+    service_floored = f"MAX({service},{SERVICE_FLOOR_S:.0E})"
+    ratio = f"{service_floored}/MAX({slack},{service_floored}/{SLACK_RATIO_CAP:.0E})"
+    x = f"MAX(MIN(MAX(-LN({epsilon}),0)*{ratio},{EXPONENT_CAP:g}),{EXPONENT_FLOOR:.0E})"
+    return f"MIN({x}/{service_mgf_excess(x)},1)"
+
+
+def servers_within_wait(load: str, service: str, slack: str, epsilon: str, kingman: bool = False) -> str:
+    """:func:`tco.core.queueing.servers_within_wait` with service scv 0 (``kingman``: the fewer of square-root staffing
+    and Kingman's ``a / rho``)."""
     a = f"MAX({load},0)"
     big_k = f"({decay_per_server(service, slack)}*SQRT({a}))"
     beta = f"(SQRT({big_k}*{big_k}+2*MAX(LN(0.5/({epsilon})),0))-{big_k})"
-    return f"({a}+{beta}*SQRT({a})+{small_pool_margin(service, slack)})"
+    square_root = f"{a}+{beta}*SQRT({a})+{small_pool_margin(service, slack)}"
+    if not kingman:
+        return f"({square_root})"
+    return f"MIN({square_root},{a}/MAX({kingman_utilization(service, slack, epsilon)},{UTILIZATION_FLOOR:.0E}))"
 
 
-def wait_quantile(load: str, servers: str, service: str, epsilon: str, slack: str) -> str:
-    """:func:`tco.core.queueing.wait_quantile_s` with service scv 0."""
+def kingman_wait(q, label: str, load: str, servers: str, service: str, epsilon: str) -> str:
+    """:func:`tco.core.queueing.kingman_wait_s` at ``rho = a / c`` with service scv 0: the Newton iterates of
+    :func:`tco.core.queueing.kingman_exponent` as cells; returns the wait [s] (a cell)."""
+    rho = q(f"{label}: utilization per server (Kingman)", f"MIN(MAX(MAX({load},1E-300)/MAX({servers},1E-300),1E-300),1)", "")
+    x = q(f"{label}: Kingman exponent, start above the root",
+          f"MIN(2*(1-{rho})/{rho},LN(1+2*(1-{rho})/({rho}*{rho})))", "")
+    for step in range(KINGMAN_NEWTON_STEPS):
+        x = q(f"{label}: Kingman exponent, floored, before Newton step {step + 1}", f"MAX({x},{EXPONENT_FLOOR:.0E})", "")
+        mgf = q(f"{label}: e to the exponent, step {step + 1}", f"EXP(MIN({x},{EXPONENT_CAP:g}))", "")
+        x = q(f"{label}: Kingman exponent after Newton step {step + 1}",
+              f"{x}-(LN({x})-LN({mgf}-1)-LN({rho}))/(1/{x}-{mgf}/({mgf}-1))", "")
+    return q(f"{label}: wait at the percentile by Kingman's bound",
+             f"{service}*MAX(-LN({epsilon}),0)/MAX({x},{EXPONENT_FLOOR:.0E})", "s")
+
+
+def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str, work: str, lanes: str, slack: str,
+                   epsilon: str) -> tuple[str, str]:
+    """:func:`tco.core.serving._split_replicas`: the binary search over :data:`tco.core.serving.LANE_SHARES` (the
+    share probed next up where the lanes bind, down elsewhere), the fewest replicas probed and the first share probed
+    that needs them (cells)."""
+    shares = serving.LANE_SHARES
+    index, step = (len(shares) - 1) // 2, (len(shares) + 1) // 4
+    g = f"{shares[index]!r}"
+    replicas = share = None
+    level = 0
+    while True:
+        slot_servers = servers_within_wait(slot_load, residence, f"(1-{g})*{slack}", f"(1-{g})*{epsilon}")
+        lane_servers = servers_within_wait(lane_load, work, f"{g}*{slack}", f"{g}*{epsilon}", kingman=True)
+        by_slots = q(f"split probe {level}: replicas the slots need with the rest of the slack and budget",
+                     f"{slot_servers}/{slots}", "replicas")
+        by_lanes = q(f"split probe {level}: replicas the lanes need at their share", f"{lane_servers}/{lanes}", "replicas")
+        needed = f"MAX({by_slots},{by_lanes})"
+        if replicas is None:
+            replicas, share = q("split probe 0: replicas (continuous)", needed, "replicas"), g
+        else:
+            share = q(f"lane share with the fewest replicas after probe {level}", f"IF({needed}<{replicas},{g},{share})", "")
+            replicas = q(f"fewest replicas (continuous) after probe {level}", f"MIN({replicas},{needed})", "replicas")
+        if step == 0:
+            return replicas, share
+        index = q(f"split probe {level + 1}: index into the lane shares (up where the lanes bind)",
+                  f"IF({by_lanes}>{by_slots},{index}+{step},{index}-{step})", "")
+        g = q(f"split probe {level + 1}: lane share", f"CHOOSE({index}+1,{','.join(repr(x) for x in shares)})", "")
+        step //= 2
+        level += 1
+
+
+def wait_quantile(q, label: str, load: str, servers: str, service: str, epsilon: str, slack: str,
+                  kingman: bool = False) -> str:
+    """:func:`tco.core.queueing.wait_quantile_s` with service scv 0 (``kingman``: the shorter of the square-root
+    staffing's wait and Kingman's, :func:`kingman_wait`, cells labelled ``label``)."""
     a = f"MAX({load},1E-300)"
     root = f"SQRT({a})"
     delta = small_pool_margin(service, slack)
@@ -109,7 +185,10 @@ def wait_quantile(load: str, servers: str, service: str, epsilon: str, slack: st
     log_term = f"LN(0.5/({epsilon}))"
     numerator = f"MAX({log_term}-0.5*{beta}*{beta},0)"
     guarded = f"IF({numerator}>{WAIT_ROUNDING_GUARD:.0E}*{log_term},{numerator},0)"
-    return f"{guarded}*{service}/(2*{root}*{beta}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
+    square_root = f"{guarded}*{service}/(2*{root}*{beta}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
+    if not kingman:
+        return square_root
+    return f"MIN({square_root},{kingman_wait(q, label, load, servers, service, epsilon)})"
 
 
 # ----------------------------------------------------------------------------- the cycle of one candidate
@@ -320,12 +399,12 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
         work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
         slack = q("TTFT slack for the prefill queue", f"{demand.ttft}-{latency}-{extra}", "s")
-        servers = servers_within_wait(f"{demand.peak}*{work}", work, slack, epsilon)
+        servers = servers_within_wait(f"{demand.peak}*{work}", work, slack, epsilon, kingman=True)
         replicas = q("replicas (continuous)", f"{servers}/{p}", "replicas")
         c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), slots="0", residence_s=latency, tpot_ok="1",
                  capacity_rps=q("requests/s per replica, lanes busy", f"{p}/{work}", "req/s"), cycle_cap_s=latency,
                  chi="0", prefill_bound=q("prefill bound code", cm.bound("0", f"{p}*{pass_prompts}*{prompt}"), ""),
-                 decode_bound="0", spilled_bytes="0", _slack=slack, ttft_ok=f"IF({slack}>0,1,0)")
+                 decode_bound="0", spilled_bytes="0", _slack=slack, _lane_share="1", ttft_ok=f"IF({slack}>0,1,0)")
     else:
         branches = cm.decode_branches()
         stored = []
@@ -370,20 +449,17 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
                 work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
             residence = q("slot residence (O cycles + prefill)", f"{output}*{cycle_cap}+{latency}", "s")
-            slack = q("TTFT slack (half to each queue)", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
-            half = f"0.5*{slack}"
-            slot_servers = servers_within_wait(f"{demand.peak}*{residence}", residence, half, f"0.5*{epsilon}")
-            lane_servers = servers_within_wait(f"{demand.peak}*{work}", work, half, f"0.5*{epsilon}")
-            replicas = q("replicas (continuous): slots or lanes", f"MAX({slot_servers}/{slots},{lane_servers}/{p})",
-                         "replicas")
-            c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=f"IF({slack}>0,1,0)",
-                     _slack=q("sizing slack of each queue", half, "s"))
+            slack = q("TTFT slack of the slot and lane queues together", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
+            replicas, share = split_replicas(q, f"{demand.peak}*{residence}", residence, slots, f"{demand.peak}*{work}", work,
+                                             str(p), slack, epsilon)
+            c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=f"IF({slack}>0,1,0)", _slack=slack,
+                     _lane_share=share)
         else:
             residence = q("slot residence (O cycles)", f"{output}*{cycle_cap}", "s")
             slack = q("TPOT slack of the slot queue (one gap)", f"{demand.tpot}-{cycle_cap}", "s")
             servers = servers_within_wait(f"{demand.peak}*{residence}", residence, slack, epsilon)
             replicas = q("replicas (continuous)", f"{servers}/{slots}", "replicas")
-            c.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack)
+            c.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack, _lane_share="0")
         c["tpot_ok"] = q("slot cap at least one sequence (and budget left) (1/0)", tpot_ok, "")
         decode_tokens = f"{ratio}*{slots}" if colocated else "0"
         c.update(slots=slots, residence_s=residence, cycle_cap_s=cycle_cap, chi=chi,
@@ -406,7 +482,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
 _CHOSEN = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
            "prefill_s", "prefill_work_s", "lanes", "residence_s", "cycle_cap_s", "chi", "feasible", "tpot_ok", "ttft_ok",
            "fits", "capacity_rps", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s",
-           "decode_tokens_per_s", "_slack")
+           "decode_tokens_per_s", "_slack", "_lane_share")
 
 
 def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str) -> dict[str, str]:
@@ -428,8 +504,10 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
     replicas = out["replicas"]
     if role == "prefill":
         work, service = out["prefill_work_s"], out["prefill_s"]
-        wait = q("queueing delay at the percentile", wait_quantile(f"{peak}*{work}", f"{replicas}*{out['lanes']}", work,
-                                                                     epsilon, out["_slack"]), "s")
+        wait = q("queueing delay at the percentile",
+                 wait_quantile(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, epsilon, out["_slack"],
+                               kingman=True),
+                 "s")
         out.update(queue_wait_s=wait, ttft_s=q("TTFT at the percentile", f"{service}+{wait}+{extra}", "s"),
                    step_s=service)
         return out
@@ -451,9 +529,12 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
     residence = out["residence_s"]
     if role == "colocated":
         work, service = out["prefill_work_s"], out["prefill_s"]
-        wait = q("queueing delay at the percentile (slot + lane)",
-                 wait_quantile(f"{peak}*{residence}", f"{replicas}*{slots}", residence, f"0.5*{epsilon}", out["_slack"])
-                 + "+" + wait_quantile(f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, f"0.5*{epsilon}", out["_slack"]),
+        g, slack = out["_lane_share"], out["_slack"]
+        wait = q("queueing delay at the percentile (slot + lane, at the chosen split)",
+                 wait_quantile(q, "slot queue", f"{peak}*{residence}", f"{replicas}*{slots}", residence, f"(1-{g})*{epsilon}",
+                               f"(1-{g})*{slack}")
+                 + "+" + wait_quantile(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, f"{g}*{epsilon}",
+                                       f"{g}*{slack}", kingman=True),
                  "s")
         out["ttft_s"] = q("TTFT at the percentile", f"{out['cycle_cap_s']}+{service}+{wait}+{extra}", "s")
         out["interference_share"] = q("share of the cycle spent on prefill",
@@ -461,7 +542,8 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
         out["tpot_s"] = q("TPOT at the percentile", tpot, "s")
     else:
         wait = q("queueing delay for a slot at the percentile",
-                 wait_quantile(f"{peak}*{residence}", f"{replicas}*{slots}", residence, epsilon, out["_slack"]), "s")
+                 wait_quantile(q, "slot queue", f"{peak}*{residence}", f"{replicas}*{slots}", residence, epsilon, out["_slack"]),
+                 "s")
         out["tpot_s"] = q("TPOT at the percentile (the gap to the second token includes the wait)",
                           f"MAX({tpot},{cycle_mean}+{wait})", "s")
         out["ttft_s"] = "0"
