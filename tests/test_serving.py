@@ -395,6 +395,7 @@ def test_sized_replicas_meet_the_ttft_at_the_split_chosen():
         assert np.all(ttft <= 6.0 * (1 + 1e-9)), (budget, prompt, ttft)
         assert np.all(np.asarray(pool["replicas"]) > 0.0)
 
+
 def test_disaggregated_pools_by_hand():
     """Prefill pool: whole prompts, batched only up to the weight phase's ridge point
     (``N_r = 17.96 ms / (2 x 6.8977e10 / 9.4987e14) = 123.7`` tokens < P = 294, so one prompt per
