@@ -48,35 +48,6 @@ def every_draw(x) -> bool:
     return bool(x.all()) if isinstance(x, np.ndarray) else bool(x)
 
 
-def scratch(temporary, *operands):
-    """``temporary`` itself, for a ufunc's ``out=``, when it is an array every operand broadcasts into unchanged
-    (a number, or an array of its shape); else None (the ufunc makes a new array).
-
-    On the hot path a formula's result can be written over a temporary it made (``np.add(t, x, out=scratch(t, x))``):
-    the same operations in the same order, so the same bits, without a new array of the draws' size per operation.
-    The caller must own ``temporary`` (made in the formula, not an input).
-
-    Parameters
-    ----------
-    temporary : float or numpy.ndarray [unit of the values]
-        An intermediate result the caller made.
-    *operands : float or numpy.ndarray
-        The other operands of the operations to be written into it.
-
-    Returns
-    -------
-    numpy.ndarray or None
-        ``temporary`` or None.
-    """
-    if not isinstance(temporary, np.ndarray) or temporary.dtype != np.float64:
-        return None
-    shape = temporary.shape
-    for operand in operands:
-        if isinstance(operand, np.ndarray) and operand.shape != shape and operand.ndim:
-            return None
-    return temporary
-
-
 def where_mixed(mask, chosen, other):
     """``np.where(mask, chosen, other)``, without its array pass when the mask is the same in every draw.
 

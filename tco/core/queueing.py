@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .draws import every_draw, scratch
+from .draws import every_draw
 
 #: Poisson arrivals
 ARRIVAL_SCV = 1.0
@@ -279,11 +279,8 @@ def servers_at_decay(offered_erlangs, root_erlangs, decay, log_term):
     [borst-2004] staffing against a waiting-time target.
     """
     big_k = decay * root_erlangs
-    spread = big_k * big_k
-    into = scratch(spread, log_term, offered_erlangs)  # the same operations, written over the temporaries when they fit
-    beta = np.subtract(np.sqrt(np.add(spread, 2.0 * log_term, out=into), out=into), big_k, out=into)  # staffing_margin
-    pad = np.divide(1.0, np.add(decay, 1.0, out=None if into is None else big_k), out=None if into is None else big_k)
-    return np.add(np.add(offered_erlangs, np.multiply(beta, root_erlangs, out=into), out=into), pad, out=into)
+    beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # staffing_margin
+    return offered_erlangs + beta * root_erlangs + 1.0 / (1.0 + decay)
 
 
 def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability, kingman=False):

@@ -629,9 +629,11 @@ def _lanes_cannot_bind(by_lanes_square_root, by_slots) -> bool:
     bool
         True when the lanes' figure cannot exceed the slots' in any draw.
     """
-    if np.shape(by_slots) != np.shape(by_lanes_square_root) or not every_draw(by_lanes_square_root <= by_slots):
-        return False
-    return bool(by_slots.max(initial=-np.inf) < np.inf)  # no NaN here (the comparison above is false at a NaN)
+    within = by_lanes_square_root <= by_slots  # false at a NaN
+    if isinstance(by_slots, np.ndarray):
+        return (by_slots.shape == np.shape(by_lanes_square_root) and bool(within.all())
+                and by_slots.max(initial=-np.inf) < np.inf)
+    return not isinstance(by_lanes_square_root, np.ndarray) and bool(within) and bool(by_slots < np.inf)
 
 
 def _derived(role: str, chosen: dict, demand: Demand) -> dict:
