@@ -241,8 +241,7 @@ def test_both_kingman_skips_are_taken_and_left_as_derived():
     ``beta^2 / 2 = 3.337 < ln 50 = 3.912``, a square-root wait of ``(3.912 - 3.337) / (2 x 2 x 2.583) = 0.0557`` s
     against Kingman's of at least ``ln(100) / x_0 = 4.605 x 0.421 / (2 x 0.579) = 1.67`` s: skipped. One server at 0.9
     with slack 40 s: Kingman's wait is the shorter (taken). Sizing: decode-heavy slots (residence 60 s, 8 slots)
-    against one lane of 0.01 s: skipped; a 2 s lane
-    against 512 slots of 1 s: not."""
+    against one lane of 0.01 s: skipped; a 2 s lane against 512 slots of 1 s: not."""
     from tco.core import queueing
     from tco.core.serving import _lanes_cannot_bind
 
