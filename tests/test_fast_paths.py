@@ -9,6 +9,7 @@ where the masks are numbers) and compares the bits.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -165,3 +166,92 @@ def test_where_mixed_is_np_where_and_skips_a_uniform_mask():
     assert where_mixed(np.array([True, True, True]), 5.0, b).tolist() == [5.0, 5.0, 5.0]  # broadcast, as np.where
     mixed = np.array([True, False, True])
     assert where_mixed(mixed, a, b).tolist() == [1.0, -2.0, 3.0] == np.where(mixed, a, b).tolist()
+
+
+def _kingman_wait_in_full(a, c, service_s, eps, slack_s):
+    """The lane wait as written before the skip: the minimum of the square-root wait and Kingman's (deterministic)."""
+    from tco.core import queueing
+
+    square_root = queueing.wait_quantile_s(a, c, service_s, 0.0, eps, slack_s)
+    rho = np.maximum(np.asarray(a, float), 1e-300) / np.maximum(np.asarray(c, float), 1e-300)
+    return np.minimum(square_root, queueing.kingman_wait_s(rho, service_s, 0.0, eps))
+
+
+@given(n=st.integers(1, 40), seed=st.integers(0, 2**32 - 1), spread=st.sampled_from([0.05, 0.5, 3.0, 30.0]))
+@FAST
+def test_the_lane_wait_skips_kingman_only_where_it_cannot_bind(n, seed, spread):
+    """:func:`tco.core.queueing.wait_quantile_s` with ``kingman=True`` skips Kingman's exponent when its wait cannot be
+    the shorter in any draw; the result is the minimum of the two rules bit for bit, over the whole array and draw by
+    draw (numbers), at loads from light to overloaded (where Kingman's bound does bind and is computed)."""
+    from tco.core import queueing
+
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0.0, 8.0, n)
+    c = a * (1.0 + spread * rng.random(n)) + rng.uniform(-0.5, 3.0, n)
+    service, slack, eps = rng.uniform(0.01, 2.0, n), rng.uniform(0.0, 10.0, n), rng.uniform(1e-4, 0.3, n)
+    assert same_bits(queueing.wait_quantile_s(a, c, service, 0.0, eps, slack, kingman=True),
+                     _kingman_wait_in_full(a, c, service, eps, slack))
+    for i in range(min(n, 5)):
+        assert same_bits(queueing.wait_quantile_s(a[i], c[i], service[i], 0.0, eps[i], slack[i], kingman=True),
+                         _kingman_wait_in_full(a[i], c[i], service[i], eps[i], slack[i]))
+
+
+def test_kingman_exponent_stays_below_its_start_where_the_wait_skip_relies_on_it():
+    """The skip's premise (:data:`tco.core.queueing.KINGMAN_SKIP_UTILIZATION`): at deterministic service and utilizations
+    from 1e-300 to 0.9999 the exponent Newton's method returns is at most its start ``2 (1 - rho) / rho`` (it falls
+    from there to the root); checked on 1.2 million utilizations, log-spaced towards 0 and towards 1 and uniform.
+    The skip has a margin of 2 besides (Kingman's wait at least twice the square-root wait)."""
+    from tco.core import queueing
+
+    top = queueing.KINGMAN_SKIP_UTILIZATION
+    rho = np.concatenate([np.logspace(-300, np.log10(top), 400_000), 1.0 - np.logspace(np.log10(1.0 - top), -0.1, 400_000),
+                          np.random.default_rng(0).uniform(0.0, top, 400_000)])
+    rho = rho[(rho > 0.0) & (rho <= top)]
+    with np.errstate(over="ignore", divide="ignore"):
+        x = queueing.kingman_exponent(rho, 0.0)
+        assert bool(np.all(x <= 2.0 * (1.0 - rho) / rho))
+
+
+@given(n=st.integers(1, 30), seed=st.integers(0, 2**32 - 1), lanes=st.sampled_from([1.0, 2.0, 4.0]),
+       work=st.sampled_from([0.01, 0.2, 2.0]))
+@FAST
+def test_the_split_search_skips_kingman_only_where_the_lanes_cannot_bind(n, seed, lanes, work):
+    """:func:`tco.core.serving._split_replicas` skips Kingman's lane bound at a probe where the square-root lane need is
+    already below the slots' in every draw; replicas and the share chosen are those of the full rule, bit for bit
+    (the skip test forced off), from prompt-heavy loads where the lanes bind to decode-heavy ones where they do not."""
+    import tco.core.serving as serving
+
+    rng = np.random.default_rng(seed)
+    peak = rng.uniform(0.1, 40.0, n)
+    residence, slots = rng.uniform(1.0, 60.0, n), rng.choice([8.0, 64.0, 512.0], n)
+    work_s, slack = work * rng.uniform(0.5, 2.0, n), rng.uniform(0.05, 5.0, n)
+    args = (peak, residence, slots, work_s, lanes, slack, 0.01)
+    fast = serving._split_replicas(*args)
+    skip, serving._lanes_cannot_bind = serving._lanes_cannot_bind, lambda *_: False
+    try:
+        full = serving._split_replicas(*args)
+    finally:
+        serving._lanes_cannot_bind = skip
+    assert same_bits(fast[0], full[0]) and same_bits(fast[1], full[1])
+
+
+def test_both_kingman_skips_are_taken_and_left_as_derived():
+    """Neither skip test is vacuous. Waits: 4 Erlangs on 9.5 servers (``rho = 0.421``), S = 1 s, slack 1 s,
+    epsilon = 0.01, deterministic (``k = 2``, ``u = 2``, ``delta = 1/3``): ``beta = (9.5 - 4 - 1/3) / 2 = 2.583``,
+    ``beta^2 / 2 = 3.337 < ln 50 = 3.912``, a square-root wait of ``(3.912 - 3.337) / (2 x 2 x 2.583) = 0.0557`` s
+    against Kingman's of at least ``ln(100) / x_0 = 4.605 x 0.421 / (2 x 0.579) = 1.67`` s: skipped. One server at 0.9
+    with slack 40 s: Kingman's wait is the shorter (taken). Sizing: decode-heavy slots (residence 60 s, 8 slots)
+    against one lane of 0.01 s: skipped; a 2 s lane against 512 slots of 1 s: not."""
+    from tco.core import queueing
+    from tco.core.serving import _lanes_cannot_bind
+
+    square_root = queueing.wait_quantile_s(4.0, 9.5, 1.0, 0.0, 0.01, 1.0)
+    assert float(square_root) == pytest.approx((np.log(50.0) - 0.5 * (31 / 12) ** 2) / (4.0 * 31 / 12), rel=1e-12)
+    assert queueing._kingman_wait_cannot_bind(square_root, 4.0 / 9.5, 1.0, 0.0, 0.01)
+    assert not queueing._kingman_wait_cannot_bind(queueing.wait_quantile_s(0.9, 1.0, 1.0, 0.0, 0.01, 40.0), 0.9, 1.0, 0.0, 0.01)
+    assert float(queueing.wait_quantile_s(0.9, 1.0, 1.0, 0.0, 0.01, 40.0, kingman=True)) \
+        < float(queueing.wait_quantile_s(0.9, 1.0, 1.0, 0.0, 0.01, 40.0))
+    by_slots = queueing.servers_within_wait(10.0 * 60.0, 60.0, 0.5, 0.0, 0.01) / 8.0
+    assert _lanes_cannot_bind(queueing.servers_within_wait(10.0 * 0.01, 0.01, 0.5, 0.0, 0.01) / 1.0, by_slots)
+    by_slots = queueing.servers_within_wait(10.0 * 1.0, 1.0, 0.5, 0.0, 0.01) / 512.0
+    assert not _lanes_cannot_bind(queueing.servers_within_wait(10.0 * 2.0, 2.0, 0.5, 0.0, 0.01) / 1.0, by_slots)

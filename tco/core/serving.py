@@ -594,15 +594,46 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon):
     def needed(g):  # queueing.servers_within_wait of each queue at its share (lanes: kingman), from the parts computed once
         slot_servers = queueing.servers_at_decay(slot_load, slot_root, (1.0 - g) * slot_decay,
                                                  queueing.wait_log_term((1.0 - g) * epsilon))
-        lane_servers = np.minimum(
-            queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon)),
-            # queueing.kingman_servers with the lanes' S / slack computed once
-            lane_load / np.maximum(queueing.kingman_utilization_at(np.maximum(-np.log(g * epsilon), 0.0) / g * lane_ratio, 0.0),
-                                   queueing.UTILIZATION_FLOOR))
-        by_slots, by_lanes = slot_servers / slots, lane_servers / lanes
+        by_slots = slot_servers / slots
+        lane_square_root = queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon))
+        if _lanes_cannot_bind(lane_square_root / lanes, by_slots):
+            return by_slots, False
+        # queueing.kingman_servers with the lanes' S / slack computed once
+        kingman = lane_load / np.maximum(
+            queueing.kingman_utilization_at(np.maximum(-np.log(g * epsilon), 0.0) / g * lane_ratio, 0.0),
+            queueing.UTILIZATION_FLOOR)
+        by_lanes = np.minimum(lane_square_root, kingman) / lanes
         return np.maximum(by_slots, by_lanes), by_lanes > by_slots
 
     return _split_search(needed, maximize=False)
+
+
+def _lanes_cannot_bind(by_lanes_square_root, by_slots) -> bool:
+    """Whether the lane queue binds in no draw whatever Kingman's bound gives: the square-root rule's lane need per
+    replica is at most the slots' in every draw and the slots' is finite (no NaN, no infinity) and has the lanes' shape.
+
+    Kingman's bound only lowers the lane need (``min(square root, Kingman) / x <= square root / x``, ``x >= 1`` lanes),
+    so then ``max(slots, lanes)`` is the slots' figure bit for bit and the lanes never bind: the caller skips Kingman's
+    bound. A finite square-root need has a finite load, service time and percentile, where Kingman's need is a number
+    too (no NaN to propagate through the minimum); ``tests/test_serving.py`` checks the skip against the full rule.
+
+    Parameters
+    ----------
+    by_lanes_square_root : float or ndarray [replicas]
+        Lane servers by the square-root rule alone over the lanes per replica.
+    by_slots : float or ndarray [replicas]
+        Slot servers over the slots per replica.
+
+    Returns
+    -------
+    bool
+        True when the lanes' figure cannot exceed the slots' in any draw.
+    """
+    within = by_lanes_square_root <= by_slots  # false at a NaN
+    if isinstance(by_slots, np.ndarray):
+        return (by_slots.shape == np.shape(by_lanes_square_root) and bool(within.all())
+                and by_slots.max(initial=-np.inf) < np.inf)
+    return not isinstance(by_lanes_square_root, np.ndarray) and bool(within) and bool(by_slots < np.inf)
 
 
 def _derived(role: str, chosen: dict, demand: Demand) -> dict:
