@@ -424,7 +424,7 @@ def _kingman_wait_cannot_bind(square_root_s, utilization, service_s, service_scv
     """
     if not (_deterministic(service_scv) and every_draw(utilization <= KINGMAN_SKIP_UTILIZATION)):
         return False
-    log_term = np.maximum(-np.log(np.asarray(exceed_probability, float)), 0.0)
+    log_term = exceed_log_term(exceed_probability)
     half_bound_s = (0.25 * service_s * log_term) * utilization / (1.0 - utilization)  # S ln(1/epsilon) / (2 x_0)
     return np.shape(half_bound_s) == np.shape(square_root_s) and every_draw(square_root_s <= half_bound_s)
 
@@ -478,6 +478,26 @@ def service_mgf_excess(x, service_scv):
     return np.exp(np.minimum(exponent, EXPONENT_CAP)) - 1.0
 
 
+def exceed_log_term(exceed_probability):
+    """``ln(1 / epsilon)`` (0 at ``epsilon >= 1``): the exponent Kingman's bound must reach over the wait allowed.
+
+    Parameters
+    ----------
+    exceed_probability : float or ndarray [-]
+        Allowed probability ``epsilon`` of waiting longer than the slack.
+
+    Returns
+    -------
+    ndarray [-]
+        ``max(ln(1/epsilon), 0)``.
+
+    References
+    ----------
+    [kingman-1964] ``P(W > w) <= exp(-theta w)``.
+    """
+    return np.maximum(-np.log(np.asarray(exceed_probability, float)), 0.0)
+
+
 def kingman_utilization(service_s, slack_s, service_scv, exceed_probability):
     """Largest utilization per server ``rho`` at which Kingman's bound keeps ``P(W > slack) <= epsilon``.
 
@@ -508,7 +528,7 @@ def kingman_utilization(service_s, slack_s, service_scv, exceed_probability):
     ----------
     [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
-    log_term = np.maximum(-np.log(np.asarray(exceed_probability, float)), 0.0)
+    log_term = exceed_log_term(exceed_probability)
     return kingman_utilization_at(log_term * service_over_slack(service_s, slack_s), service_scv)
 
 
@@ -580,8 +600,25 @@ def kingman_servers(offered_erlangs, service_s, slack_s, service_scv, exceed_pro
     ----------
     [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
-    rho = kingman_utilization(service_s, slack_s, service_scv, exceed_probability)
-    return offered_erlangs / np.maximum(rho, UTILIZATION_FLOOR)
+    return servers_at_utilization(offered_erlangs, kingman_utilization(service_s, slack_s, service_scv, exceed_probability))
+
+
+def servers_at_utilization(offered_erlangs, utilization):
+    """Servers (continuous) that carry ``a`` Erlangs at ``rho`` each: ``c = a / max(rho, UTILIZATION_FLOOR)``.
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a``, at least 0.
+    utilization : float or ndarray [-]
+        Utilization per server ``rho`` (:func:`kingman_utilization`).
+
+    Returns
+    -------
+    ndarray [servers]
+        Servers needed.
+    """
+    return offered_erlangs / np.maximum(utilization, UTILIZATION_FLOOR)
 
 
 def kingman_exponent(utilization, service_scv):
@@ -654,8 +691,9 @@ def kingman_wait_s(utilization, service_s, service_scv, exceed_probability):
     ----------
     [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
-    log_term = np.maximum(-np.log(np.asarray(exceed_probability, float)), 0.0)
+    log_term = exceed_log_term(exceed_probability)
     return service_s * log_term / kingman_exponent(utilization, service_scv)
+
 
 def occupancy_seen_quantile(mean_occupancy, z, window_variance_factor=2.0 / 3.0):
     """Occupancy a request sees over its stay, at the quantile ``z``.

@@ -599,9 +599,8 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon):
         if _lanes_cannot_bind(lane_square_root / lanes, by_slots):
             return by_slots, False
         # queueing.kingman_servers with the lanes' S / slack computed once
-        kingman = lane_load / np.maximum(
-            queueing.kingman_utilization_at(np.maximum(-np.log(g * epsilon), 0.0) / g * lane_ratio, 0.0),
-            queueing.UTILIZATION_FLOOR)
+        kingman = queueing.servers_at_utilization(
+            lane_load, queueing.kingman_utilization_at(queueing.exceed_log_term(g * epsilon) / g * lane_ratio, 0.0))
         by_lanes = np.minimum(lane_square_root, kingman) / lanes
         return np.maximum(by_slots, by_lanes), by_lanes > by_slots
 
