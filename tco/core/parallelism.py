@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .draws import where_mixed
+from .draws import maximum, where_mixed
 
 
 @dataclass(frozen=True)
@@ -138,7 +138,7 @@ def kv_replication(tensor, kv_heads):
     ndarray [-]
         Replication factor of the KV cache.
     """
-    return np.maximum(np.asarray(tensor, float) / kv_heads, 1.0)
+    return maximum(np.asarray(tensor, float) / kv_heads, 1.0)
 
 
 def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):

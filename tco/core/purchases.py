@@ -27,7 +27,7 @@ from functools import cache
 
 import numpy as np
 
-from .draws import any_draw, where_mixed
+from .draws import any_draw, maximum, where_mixed
 from .sizing import at_least_one_whole, replicas_needed
 from .steps import times
 from .timeline import DemandPath
@@ -339,7 +339,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         # a new epoch in every draw starts from nothing, a pool in service in every draw buys up to what it needs
         # (the usual first year: no array pass for the masks)
         before = where_mixed(new_epoch, 0.0, held)
-        needed = np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before)
+        needed = maximum(plan.required_units(g, demand.multiplier(s + 1)), before)
         after = where_mixed(live, needed, before)
         delta = after if type(before) is float and before == 0.0 else after - before
         held = after
@@ -361,7 +361,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         pv_units = pv_units + delta * chain
         credited = delta * (rv * (chain - first) + book * demand.discount(end))
         # sum_{y=s+1}^{E} v^y = v^s (1 - v^(E-s)) / r (E - s at r = 0)
-        span = np.maximum(remaining, 0.0)
+        span = maximum(remaining, 0.0)
         held_years = delta * where_mixed(zero_rate, span, first * np.expm1(span * minus_ell) / minus_safe_rate)
         if one_generation:  # prices and running costs do not change with s: multiplied once, after the loop
             credit, device_years = credit + credited, device_years + held_years
@@ -453,7 +453,7 @@ def pool_yearly_flows(plan: PoolPlan, path: GenerationPath, demand: DemandPath, 
         start = np.where(new_epoch, float(t), np.where(closing, np.inf, start))  # inf: the fleet is gone
         live = (t + 1 > t_d) & (t < horizon)
         before = np.where(new_epoch, 0.0, held)
-        after = np.where(live, np.maximum(plan.required_units(g, demand.multiplier(t + 1)), before), before)
+        after = np.where(live, maximum(plan.required_units(g, demand.multiplier(t + 1)), before), before)
         renew = 0.0
         life_now = pick(plan.life_years, index_prev)
         for s, units in enumerate(bought):

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .draws import minimum
+
 
 def memory_read_time_s(bytes_read, tier_capacity_bytes, tier_bandwidth_bytes_per_s):
     """Time to stream ``bytes_read`` placed fastest tier first.
@@ -42,7 +44,7 @@ def memory_read_time_s(bytes_read, tier_capacity_bytes, tier_bandwidth_bytes_per
     time_s = None
     last = len(tier_capacity_bytes) - 1
     for i, (capacity, bandwidth) in enumerate(zip(tier_capacity_bytes, tier_bandwidth_bytes_per_s, strict=False)):
-        placed = remaining if i == last else np.minimum(remaining, capacity)
+        placed = remaining if i == last else minimum(remaining, capacity)
         time_s = placed / bandwidth if time_s is None else time_s + placed / bandwidth
         if i < last:
             remaining = remaining - placed

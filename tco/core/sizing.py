@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .draws import maximum, minimum
+
 SECONDS_PER_YEAR = 8760.0 * 3600.0
 #: rounding guard of whole counts: a load of 3.0000000001 replicas still needs 3
 WHOLE_COUNT_GUARD = 1e-9
@@ -78,7 +80,7 @@ def at_least_one_whole(exact):
     """
     count = np.asarray(exact, float) - WHOLE_COUNT_GUARD
     if not count.ndim:  # a number: numpy returns new numbers
-        return np.maximum(np.ceil(count), 1.0)
+        return maximum(np.ceil(count), 1.0)
     np.ceil(count, out=count)
     return np.maximum(count, 1.0, out=count)
 
@@ -147,7 +149,7 @@ def utilization(mean_load, replicas, capacity_per_replica):
     ndarray [-]
         Utilization, 0-1.
     """
-    return np.minimum(mean_load / (replicas * capacity_per_replica), 1.0)
+    return minimum(mean_load / (replicas * capacity_per_replica), 1.0)
 
 
 def kv_transfer_bytes_per_request(prompt_tokens, kv_bytes_per_token):

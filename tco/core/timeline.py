@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .draws import any_draw, where_mixed
+from .draws import any_draw, maximum, minimum, where_mixed
 from .sizing import WHOLE_COUNT_GUARD
 
 
@@ -50,7 +50,7 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, minus_log_di
         Present value per unit of year-1 flow (USD of PV per USD/yr).
     """
     a = np.asarray(start_year, float)
-    b = np.maximum(np.asarray(end_year, float), a)
+    b = maximum(np.asarray(end_year, float), a)
     rate = np.asarray(rate, float)
     minus_ell_r = -_log_discount(rate) if minus_log_discount is None else minus_log_discount
     one_plus_rate = 1.0 + rate
@@ -300,7 +300,7 @@ def uniform_spend_share_in_year(year, window_years):
     """
     w = np.asarray(window_years, float)
     t = float(year)
-    overlap = np.maximum(np.minimum(t + 1.0, w) - t, 0.0)
+    overlap = maximum(minimum(t + 1.0, w) - t, 0.0)
     return np.where(w > 0, overlap / np.where(w > 0, w, 1.0), 1.0 if t == 0 else 0.0)
 
 
@@ -323,7 +323,7 @@ def uniform_spend_pv_factor(rate, window_years):
     """
     w = np.asarray(window_years, float)
     whole = np.floor(w + WHOLE_COUNT_GUARD)
-    part = np.maximum(w - whole, 0.0)
+    part = maximum(w - whole, 0.0)
     v = np.exp(-_log_discount(rate))
     # sum_{t=0}^{k-1} v^t = (1+r) x annuity over years 1..k
     leading = annuity_between(rate, 0.0, whole) / v
@@ -345,7 +345,7 @@ def tapeout_year(time_to_market_years, tapeout_to_deployment_years):
     ndarray [yr]
         Time of tape-out after the decision.
     """
-    return np.maximum(np.asarray(time_to_market_years, float) - tapeout_to_deployment_years, 0.0)
+    return maximum(np.asarray(time_to_market_years, float) - tapeout_to_deployment_years, 0.0)
 
 
 #: NRE parts spent during design (until tape-out), at tape-out, and over the whole time to market
