@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tco.core import finance, parallelism
-from tco.core.draws import flag_value, maximum, minimum
+from tco.core.draws import as_floats, flag_value, maximum, minimum
 from tco.core.sizing import WHOLE_COUNT_GUARD, at_least_one_whole, replicas_needed
 from tco.core.steps import CycleModel, overlap_keeps
 from tco.core.timeline import DemandPath, geometric_discounted_sum
@@ -60,6 +60,18 @@ def test_maximum_and_minimum_of_two_numbers_are_numpys_bit_for_bit(ours, numpys)
     assert same_bits(ours(values, values[::-1]), numpys(values, values[::-1]))
     assert type(ours(np.array(2.0), 1.0)) is type(numpys(np.array(2.0), 1.0))
     assert ours(3, 2.0) == numpys(3, 2.0) and type(ours(3, 2.0)) is type(numpys(3, 2.0))
+
+
+def test_as_floats_keeps_a_numpy_number_and_makes_float_arrays_of_the_rest():
+    """By hand: a numpy float64 is returned itself (a number, not a 0-d array); a Python number, a list of ints and an
+    int array become float arrays as ``np.asarray(x, float)`` makes them, with the same values and shapes."""
+    x = np.float64(2.5)
+    assert as_floats(x) is x
+    for value in (2.5, 3, [1, 2], np.array([1, 2]), np.array(4.0)):
+        expected = np.asarray(value, float)
+        got = as_floats(value)
+        assert type(got) is np.ndarray and got.dtype == np.float64 and got.shape == expected.shape
+        assert same_bits(got, expected)
 
 
 rates = st.lists(st.one_of(st.just(0.0), st.floats(-0.5, 0.5, allow_nan=False)), min_size=2, max_size=12)

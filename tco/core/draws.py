@@ -80,6 +80,26 @@ def where_mixed(mask, chosen, other):
     return np.where(mask, chosen, other)
 
 
+def as_floats(x):
+    """``np.asarray(x, float)``, except that a numpy float64 number stays a number (the same value).
+
+    Arithmetic on a number costs ~60 ns, on a 0-d array ~320 ns, and :func:`maximum` and :func:`minimum` compare
+    numbers only; at one draw an evaluation does a few thousand such operations. Arrays over draws, Python numbers
+    and other types become float arrays as ``np.asarray`` makes them.
+
+    Parameters
+    ----------
+    x : float or numpy.ndarray [unit of x]
+        A number or an array over draws.
+
+    Returns
+    -------
+    numpy.float64 or numpy.ndarray [unit of x]
+        ``x`` itself when a numpy float64 number, else ``np.asarray(x, float)``.
+    """
+    return x if type(x) is np.float64 else np.asarray(x, float)
+
+
 #: the types of a number :func:`maximum` and :func:`minimum` compare in Python (exactly these, not subclasses or 0-d arrays)
 _FLOATS = (np.float64, float)
 

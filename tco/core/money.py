@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import lifecycle
-from .draws import any_draw, maximum, minimum, where_mixed
+from .draws import any_draw, as_floats, maximum, minimum, where_mixed
 from .purchases import GenerationPath, PoolPlan, pool_present_values, pool_yearly_flows
 from .timeline import DemandPath, ProgramSchedule
 
@@ -169,7 +169,7 @@ class PlanPresentValues:
 
 def _shift_decay(half_life_years):
     """``ln 2^(-1/H)``: the yearly decay of the designed share ``s_y`` [1/yr]."""
-    return -np.log(2.0) / np.asarray(half_life_years, float)
+    return -np.log(2.0) / as_floats(half_life_years)
 
 
 def present_values(plan: MoneyPlan) -> PlanPresentValues:

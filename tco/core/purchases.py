@@ -27,7 +27,7 @@ from functools import cache
 
 import numpy as np
 
-from .draws import any_draw, maximum, where_mixed
+from .draws import any_draw, as_floats, maximum, where_mixed
 from .sizing import at_least_one_whole, replicas_needed
 from .steps import times
 from .timeline import DemandPath
@@ -232,7 +232,7 @@ class GenerationPath:
         GenerationPath
             Generation 0 held throughout, no switch.
         """
-        horizon = np.asarray(horizon_years, float)
+        horizon = as_floats(horizon_years)
         return cls([0.0] * last_year, [False] * last_year, [horizon] * last_year)
 
     @classmethod
@@ -253,7 +253,7 @@ class GenerationPath:
         GenerationPath
             The path with the end of the epoch running at each year [yr].
         """
-        horizon = np.asarray(horizon_years, float)
+        horizon = as_floats(horizon_years)
         end, following = [None] * len(switch), horizon
         for t in range(len(switch) - 1, -1, -1):
             end[t] = following
@@ -309,9 +309,9 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         PV of each running line [USD].
     """
     minus_ell = demand.minus_log_discount  # (-a) b = a (-b) exactly: the sign moves to the shared factor
-    rate = np.asarray(rate, float)
-    horizon = np.asarray(horizon_years, float)
-    t_d = np.asarray(deployment_year, float)
+    rate = as_floats(rate)
+    horizon = as_floats(horizon_years)
+    t_d = as_floats(deployment_year)
     zero_rate = rate == 0
     minus_safe_rate = -where_mixed(zero_rate, 1.0, rate)  # (-a) b / r = a b / (-r) exactly: one negation, not one per year
     one_generation = len(plan.unit_usd) == 1
@@ -425,8 +425,8 @@ def pool_yearly_flows(plan: PoolPlan, path: GenerationPath, demand: DemandPath, 
         Devices bought and held [devices], capex and residual credits [USD] and running costs
         by line [USD], by year.
     """
-    t_d = np.asarray(deployment_year, float)
-    horizon = np.asarray(horizon_years, float)
+    t_d = as_floats(deployment_year)
+    horizon = as_floats(horizon_years)
     last = len(path.index)
     bought, held_by_year = [], [0.0]
     capex, residual = [], []

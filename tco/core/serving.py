@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import parallelism, queueing
-from .draws import any_draw, at_draws, every_draw, flag_value, mask_bits, maximum, minimum, select_bits
+from .draws import any_draw, as_floats, at_draws, every_draw, flag_value, mask_bits, maximum, minimum, select_bits
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
 from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point, overlap_keeps, times
@@ -854,14 +854,14 @@ class _Picks:
 
     def __call__(self, key: str):
         if self.scalar:  # one draw: the chosen candidate's value
-            return np.asarray(self.candidates[self.single][key], float)
+            return as_floats(self.candidates[self.single][key])
         return self.stacked([c[key] for c in self.candidates])
 
     def stacked(self, values: list):
         if len(values) == 1:
             return values[0]
         if self.scalar:
-            return np.asarray(values[int(self.index)], float)
+            return as_floats(values[int(self.index)])
         if all(np.ndim(v) == 0 for v in values):
             return np.take(np.asarray(values, float), self.index)
         shape = self.index.shape

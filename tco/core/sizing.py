@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .draws import maximum, minimum
+from .draws import as_floats, maximum, minimum
 
 SECONDS_PER_YEAR = 8760.0 * 3600.0
 #: rounding guard of whole counts: a load of 3.0000000001 replicas still needs 3
@@ -57,7 +57,7 @@ def whole_count(exact, whole=True):
     ndarray [-]
         The count, rounded up where whole.
     """
-    exact = np.asarray(exact, float)
+    exact = as_floats(exact)
     if np.ndim(whole) == 0:  # one rule for every draw: no element-wise choice
         return np.ceil(exact - WHOLE_COUNT_GUARD) if whole else exact
     return np.where(whole, np.ceil(exact - WHOLE_COUNT_GUARD), exact)
@@ -78,7 +78,7 @@ def at_least_one_whole(exact):
     float or ndarray [-]
         The whole count, at least 1.
     """
-    count = np.asarray(exact, float) - WHOLE_COUNT_GUARD
+    count = as_floats(exact) - WHOLE_COUNT_GUARD
     if not count.ndim:  # a number: numpy returns new numbers
         return maximum(np.ceil(count), 1.0)
     np.ceil(count, out=count)
@@ -106,7 +106,7 @@ def replicas_needed(peak_load, capacity_per_replica, whole=True):
     ndarray [replicas]
         Replicas needed.
     """
-    peak = np.asarray(peak_load, float)
+    peak = as_floats(peak_load)
     one = type(capacity_per_replica) is float and capacity_per_replica == 1.0  # x / 1 = x: no array pass
     exact = peak if one else peak / capacity_per_replica
     if np.ndim(whole) == 0:
