@@ -136,7 +136,8 @@ def kv_replication(tensor, kv_heads):
     ndarray [-]
         Replication factor of the KV cache.
     """
-    return maximum(as_floats(tensor) / kv_heads, 1.0)
+    ranks = float(tensor) if type(tensor) is int else as_floats(tensor)  # a shape's own degree: a number, not a 0-d array
+    return maximum(ranks / kv_heads, 1.0)
 
 
 def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 
 import numpy as np
 
@@ -262,8 +261,12 @@ class GenerationPath:
 
 
 def _epoch_starts(path: GenerationPath, deployment_year, t: int):
-    """Whether a new epoch starts at ``t``: the deployment, or a switch after it."""
-    return (deployment_year == t) | (np.asarray(path.switch[t]) & (t > deployment_year))
+    """Whether a new epoch starts at ``t``: the deployment, or a switch after it (a fixed path's ``False``: the
+    deployment alone, ``x | False = x``)."""
+    switch = path.switch[t]
+    if switch is False:
+        return deployment_year == t
+    return (deployment_year == t) | (np.asarray(switch) & (t > deployment_year))
 
 
 @dataclass
@@ -325,10 +328,14 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     # second only in the years the loops reach)
     epochs = [_epoch_starts(path, t_d, s) for s in range(len(path.index))]
 
-    @cache
+    serving_years: dict = {}
+
     def lives(s: int):
-        """Whether the pool serves in year ``s + 1``: ``s + 1 > t_d`` and ``s < horizon`` [bool per draw]."""
-        return (s + 1 > t_d) & (s < horizon)
+        """Whether the pool serves in year ``s + 1``: ``s + 1 > t_d`` and ``s < horizon`` [bool per draw], computed
+        once per year (a dict: ``functools.cache`` costs ~5 us to set up per call)."""
+        if s not in serving_years:
+            serving_years[s] = (s + 1 > t_d) & (s < horizon)
+        return serving_years[s]
 
     for s in range(len(path.index)):
         new_epoch = epochs[s]
