@@ -148,7 +148,7 @@ def _peak_flops(get, device, compute_bits):
     f16 = get(device_param(device, "peak_flops_16bit"))
     f8 = get(device_param(device, "peak_flops_8bit"))
     f4 = get(device_param(device, "peak_flops_4bit"))
-    return np.where(compute_bits <= 4, f4, np.where(compute_bits <= 8, f8, f16))
+    return where_mixed(compute_bits <= 4, f4, where_mixed(compute_bits <= 8, f8, f16))
 
 
 def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShape:
