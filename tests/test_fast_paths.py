@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tco.core import finance, parallelism
-from tco.core.draws import as_floats, flag_value, maximum, minimum
+from tco.core.draws import as_floats, flag_value, maximum, minimum, one_value
 from tco.core.sizing import WHOLE_COUNT_GUARD, at_least_one_whole, replicas_needed
 from tco.core.steps import CycleModel, overlap_keeps
 from tco.core.timeline import DemandPath, geometric_discounted_sum
@@ -72,6 +72,15 @@ def test_as_floats_keeps_a_numpy_number_and_makes_float_arrays_of_the_rest():
         got = as_floats(value)
         assert type(got) is np.ndarray and got.dtype == np.float64 and got.shape == expected.shape
         assert same_bits(got, expected)
+
+
+def test_one_value_is_ndim_zero_for_numbers_and_arrays():
+    """By hand: Python and numpy numbers, bools and 0-d arrays are one value (``np.ndim`` 0); arrays of 1 or more
+    dimensions, a 1-element array included, are not."""
+    for x in (0.0, 3, True, np.float64(2.0), np.bool_(False), np.array(1.5), np.array(True)):
+        assert one_value(x) and np.ndim(x) == 0
+    for x in (np.zeros(1), np.ones((2, 3)), np.array([True, False])):
+        assert not one_value(x) and np.ndim(x) > 0
 
 
 rates = st.lists(st.one_of(st.just(0.0), st.floats(-0.5, 0.5, allow_nan=False)), min_size=2, max_size=12)

@@ -279,11 +279,14 @@ def _broadcast_fields(result, shape, outputs: Mapping[str, Any] | None = None):
 
 def _shape_of(*outputs: Mapping[str, Any]) -> tuple[int, ...]:
     """The common shape of the values of ``outputs`` (dicts of output fields; each distinct shape broadcast once)."""
-    return np.broadcast_shapes(*{v.shape if isinstance(v, _NUMPY) else np.shape(v) for o in outputs for v in o.values()})
+    return np.broadcast_shapes(*{v.shape if isinstance(v, _NUMPY) else () if type(v) in _PYTHON_NUMBERS else np.shape(v)
+                                 for o in outputs for v in o.values()})
 
 
 #: values whose ``shape`` attribute is their numpy shape (read directly: ``np.shape`` costs ~0.4 us a call)
 _NUMPY = (np.ndarray, np.generic)
+#: values of shape ``()`` (a structural 0, an absent line)
+_PYTHON_NUMBERS = (float, int, bool)
 
 
 # --- per pool ---------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .draws import any_draw, as_floats, maximum, where_mixed
+from .draws import any_draw, as_floats, maximum, one_value, where_mixed
 from .sizing import at_least_one_whole, replicas_needed
 from .steps import times
 from .timeline import DemandPath
@@ -114,7 +114,7 @@ def pick(options: Sequence, index):
         return options[0]
     if isinstance(index, Choice):
         return index.pick(options)
-    if np.ndim(index) == 0:
+    if one_value(index):
         return options[int(index)]
     out = options[0]
     for i, value in enumerate(options[1:], start=1):

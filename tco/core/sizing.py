@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .draws import as_floats, maximum, minimum
+from .draws import as_floats, maximum, minimum, one_value
 
 SECONDS_PER_YEAR = 8760.0 * 3600.0
 #: rounding guard of whole counts: a load of 3.0000000001 replicas still needs 3
@@ -58,7 +58,7 @@ def whole_count(exact, whole=True):
         The count, rounded up where whole.
     """
     exact = as_floats(exact)
-    if np.ndim(whole) == 0:  # one rule for every draw: no element-wise choice
+    if one_value(whole):  # one rule for every draw: no element-wise choice
         return np.ceil(exact - WHOLE_COUNT_GUARD) if whole else exact
     return np.where(whole, np.ceil(exact - WHOLE_COUNT_GUARD), exact)
 
@@ -109,7 +109,7 @@ def replicas_needed(peak_load, capacity_per_replica, whole=True):
     peak = as_floats(peak_load)
     one = type(capacity_per_replica) is float and capacity_per_replica == 1.0  # x / 1 = x: no array pass
     exact = peak if one else peak / capacity_per_replica
-    if np.ndim(whole) == 0:
+    if one_value(whole):
         return at_least_one_whole(exact) if whole else exact
     return np.where(whole, at_least_one_whole(exact), exact)
 

@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .draws import any_draw, as_floats, maximum, minimum, where_mixed
+from .draws import any_draw, as_floats, maximum, minimum, one_value, where_mixed
 from .sizing import WHOLE_COUNT_GUARD
 
 
@@ -54,14 +54,14 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, minus_log_di
     rate = as_floats(rate)
     minus_ell_r = -_log_discount(rate) if minus_log_discount is None else minus_log_discount
     one_plus_rate = 1.0 + rate
-    growth = not (np.ndim(log_ratio) == 0 and log_ratio == 0.0)
+    growth = not (one_value(log_ratio) and log_ratio == 0.0)
     # ln x; no growth: ln x = -ln(1+r) (a + (-b) is a - b, bit for bit)
     ell = as_floats(log_ratio) + minus_ell_r if growth else minus_ell_r
     flat = ell == 0.0 if growth else rate == 0.0  # x = 1
     safe = where_mixed(flat, 1.0, ell)
     denominator = np.expm1(safe) if growth else -rate / one_plus_rate  # expm1(ln x); no growth: -r/(1+r)
     ratio = np.expm1((b - a) * safe) / where_mixed(flat, 1.0, denominator)
-    if not (np.ndim(a) == 0 and a == 0.0):
+    if not (one_value(a) and a == 0.0):
         ratio = ratio * np.exp(a * safe)
     return where_mixed(flat, b - a, ratio) / one_plus_rate
 
@@ -265,7 +265,7 @@ class DemandPath:
             PV per unit of year-1 flow (USD of PV per USD/yr).
         """
         if not self.series:
-            if np.ndim(log_decay) == 0 and log_decay == 0.0 and np.ndim(self.growth) == 0 and self.growth == 0.0:
+            if one_value(log_decay) and log_decay == 0.0 and one_value(self.growth) and self.growth == 0.0:
                 return self.annuity(start_year, end_year)  # flat demand: the plain annuity
             return self._remembered("sum", (start_year, end_year, log_decay), lambda: geometric_discounted_sum(
                 self.rate, np.log1p(np.asarray(self.growth, float)) + log_decay, start_year, end_year, self.minus_log_discount))
