@@ -147,8 +147,19 @@ def maximum(a, b):
 
 
 def minimum(a, b):
-    """``np.minimum(a, b)``, the same value, type and bits: :func:`maximum`'s companion, same arguments and result
-    types [unit of the values] (``a`` where ``a < b`` or ``a`` is NaN, else ``b``; the element-wise minimum)."""
+    """``np.minimum(a, b)``, the same value, type and bits: :func:`maximum`'s companion (``a`` where ``a < b`` or
+    ``a`` is NaN, else ``b``).
+
+    Parameters
+    ----------
+    a, b : float or numpy.ndarray [unit of the values]
+        As in :func:`maximum`.
+
+    Returns
+    -------
+    numpy.float64 or numpy.ndarray [unit of the values]
+        The smaller of the two, draw by draw.
+    """
     if type(a) in _FLOATS and type(b) in _FLOATS:
         out = a if (a < b or a != a) else b
         return out if type(out) is np.float64 else np.float64(out)
