@@ -220,6 +220,11 @@ def test_parameter_name_builders_refuse_a_wrong_number_of_parts():
     assert structure.device_param("h100", "tdp_w") == "devices.h100.tdp_w"
     assert structure.tier_param("h100", "hbm", "capacity_bytes") == "devices.h100.memory.hbm.capacity_bytes"
     assert structure.demand_year_param(3) == "workload.year_3.demand_multiplier"
+    # names are kept once built: the same name again, and equal numbers of other types are not taken for each other
+    assert structure.device_param("h100", "tdp_w") == "devices.h100.tdp_w"
+    assert [structure.demand_year_param(y) for y in (1, 1.0, True, 1)] == [
+        "workload.year_1.demand_multiplier", "workload.year_1.0.demand_multiplier", "workload.year_True.demand_multiplier",
+        "workload.year_1.demand_multiplier"]
     builders = {structure.device_param: 2, structure.tier_param: 3, structure.model_param: 2, structure.link_param: 2,
                 structure.pool_param: 3, structure.roadmap_param: 2, structure.demand_year_param: 1}
     for build, parts in builders.items():

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tco.core import finance, parallelism
-from tco.core.draws import flag_value
+from tco.core.draws import as_floats, flag_value, maximum, minimum, one_value
 from tco.core.sizing import WHOLE_COUNT_GUARD, at_least_one_whole, replicas_needed
 from tco.core.steps import CycleModel, overlap_keeps
 from tco.core.timeline import DemandPath, geometric_discounted_sum
@@ -38,6 +38,49 @@ def test_flag_value_is_one_where_true_and_zero_elsewhere():
     assert type(flag_value(np.array(True))) is type(np.array(True) * 1.0)
     floats = np.array([0.0, 1.0])
     assert flag_value(floats) is not floats and flag_value(floats).tolist() == [0.0, 1.0]
+
+
+SPECIAL = (0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 1e308, np.inf, -np.inf, np.nan, -np.nan,
+           np.frombuffer(np.uint64(0x7FF8000000000123).tobytes(), np.float64)[0])
+
+
+@pytest.mark.parametrize("ours, numpys", [(maximum, np.maximum), (minimum, np.minimum)])
+def test_maximum_and_minimum_of_two_numbers_are_numpys_bit_for_bit(ours, numpys):
+    """Every pair of signed zeros, subnormals, infinities and NaNs (two payloads), as numpy float64 and Python float in
+    each order: the same type (numpy float64) and bits as ``np.maximum``/``np.minimum``, which keep the second of two
+    equal values (``max(+0, -0) = -0``) and the first NaN. Arrays and 0-d arrays go to numpy (the same object type)."""
+    for x in SPECIAL:
+        for y in SPECIAL:
+            for ta, tb in ((np.float64, np.float64), (np.float64, float), (float, np.float64), (float, float)):
+                a, b = ta(x), tb(y)
+                expected, got = numpys(a, b), ours(a, b)
+                assert type(got) is type(expected) is np.float64
+                assert got.tobytes() == expected.tobytes(), (a, b)
+    values = np.array(SPECIAL)
+    assert same_bits(ours(values, values[::-1]), numpys(values, values[::-1]))
+    assert type(ours(np.array(2.0), 1.0)) is type(numpys(np.array(2.0), 1.0))
+    assert ours(3, 2.0) == numpys(3, 2.0) and type(ours(3, 2.0)) is type(numpys(3, 2.0))
+
+
+def test_as_floats_keeps_a_numpy_number_and_makes_float_arrays_of_the_rest():
+    """By hand: a numpy float64 is returned itself (a number, not a 0-d array); a Python number, a list of ints and an
+    int array become float arrays as ``np.asarray(x, float)`` makes them, with the same values and shapes."""
+    x = np.float64(2.5)
+    assert as_floats(x) is x
+    for value in (2.5, 3, [1, 2], np.array([1, 2]), np.array(4.0)):
+        expected = np.asarray(value, float)
+        got = as_floats(value)
+        assert type(got) is np.ndarray and got.dtype == np.float64 and got.shape == expected.shape
+        assert same_bits(got, expected)
+
+
+def test_one_value_is_ndim_zero_for_numbers_and_arrays():
+    """By hand: Python and numpy numbers, bools and 0-d arrays are one value (``np.ndim`` 0); arrays of 1 or more
+    dimensions, a 1-element array included, are not."""
+    for x in (0.0, 3, True, np.float64(2.0), np.bool_(False), np.array(1.5), np.array(True)):
+        assert one_value(x) and np.ndim(x) == 0
+    for x in (np.zeros(1), np.ones((2, 3)), np.array([True, False])):
+        assert not one_value(x) and np.ndim(x) > 0
 
 
 rates = st.lists(st.one_of(st.just(0.0), st.floats(-0.5, 0.5, allow_nan=False)), min_size=2, max_size=12)

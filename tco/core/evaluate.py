@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import allocator, finance, llm, money, nodes, nre, power, serving, sizing, timeline
-from .draws import where_mixed
+from .draws import maximum, where_mixed
 from .generations import RoadmapCosts, generation_path
 from .money import MoneyPlan, ShiftExposure
 from .outputs import (
@@ -114,7 +114,7 @@ class _Workload:
         self.model = serving.ModelShape(
             weight_bytes=self.stored_weight_bytes,
             # dense: the active weights every step; MoE: shared weights + k routed experts per token
-            read_fixed_bytes=(np.maximum(params_active * self.weight_bytes_per_param - per_token * slot_bytes, 0.0)
+            read_fixed_bytes=(maximum(params_active * self.weight_bytes_per_param - per_token * slot_bytes, 0.0)
                               if structure.moe else params_active * self.weight_bytes_per_param),
             read_per_token_bytes=per_token * slot_bytes if structure.moe else 0.0 * slot_bytes,
             weight_flops_per_token=llm.dense_flops_per_token(params_active),
@@ -148,7 +148,7 @@ def _peak_flops(get, device, compute_bits):
     f16 = get(device_param(device, "peak_flops_16bit"))
     f8 = get(device_param(device, "peak_flops_8bit"))
     f4 = get(device_param(device, "peak_flops_4bit"))
-    return np.where(compute_bits <= 4, f4, np.where(compute_bits <= 8, f8, f16))
+    return where_mixed(compute_bits <= 4, f4, where_mixed(compute_bits <= 8, f8, f16))
 
 
 def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShape:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .draws import where_mixed
+from .draws import as_floats, where_mixed
 
 
 def discount_factor(rate, t_years):
@@ -32,7 +32,7 @@ def discount_factor(rate, t_years):
     ----------
     [brealey-myers-allen] present value, ch. 2.
     """
-    return np.power(1.0 + np.asarray(rate, float), -np.asarray(t_years, float))
+    return np.power(1.0 + as_floats(rate), -as_floats(t_years))
 
 
 def annuity_factor(rate, years):
@@ -56,7 +56,7 @@ def annuity_factor(rate, years):
     ----------
     [brealey-myers-allen] annuities, ch. 2.
     """
-    rate = np.asarray(rate, float)
+    rate = as_floats(rate)
     return _annuity_of_discount(rate, years, discount_factor(rate, years))
 
 
@@ -94,7 +94,7 @@ def capital_recovery_usd_per_year(capex_usd, rate, life_years, residual_value_fr
     ----------
     [brealey-myers-allen] equivalent annual cost, ch. 6.
     """
-    rate = np.asarray(rate, float)
+    rate = as_floats(rate)
     discount = discount_factor(rate, life_years)  # one power for the residual credit and the annuity
     net = capex_usd if isinstance(residual_value_fraction, float | int) and residual_value_fraction == 0 \
         else capex_usd * (1.0 - residual_value_fraction * discount)

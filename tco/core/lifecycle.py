@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .draws import as_floats
+
 LN2 = np.log(2.0)
 
 
@@ -26,7 +28,7 @@ def designed_share_at(t_years, half_life_years):
     ndarray [-]
         The designed share, 1 at ``t = 0``.
     """
-    return np.exp2(-np.asarray(t_years, float) / half_life_years)
+    return np.exp2(-as_floats(t_years) / half_life_years)
 
 
 def designed_share_in_year(year, half_life_years):
@@ -47,7 +49,7 @@ def designed_share_in_year(year, half_life_years):
     ndarray [-]
         The designed share averaged over the year.
     """
-    start = np.asarray(year, float) - 1.0
+    start = as_floats(year) - 1.0
     return half_life_years / LN2 * (np.exp2(-start / half_life_years) - np.exp2(-(start + 1.0) / half_life_years))
 
 
@@ -69,7 +71,7 @@ def effective_life_years(useful_life_years, half_life_years):
     ndarray [yr]
         Full-efficiency-equivalent years of service.
     """
-    return half_life_years / LN2 * (1.0 - np.exp2(-np.asarray(useful_life_years, float) / half_life_years))
+    return half_life_years / LN2 * (1.0 - np.exp2(-as_floats(useful_life_years) / half_life_years))
 
 
 def served_efficiency_in_year(year, half_life_years, residual_efficiency):

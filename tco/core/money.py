@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import lifecycle
-from .draws import any_draw, where_mixed
+from .draws import any_draw, as_floats, maximum, minimum, where_mixed
 from .purchases import GenerationPath, PoolPlan, pool_present_values, pool_yearly_flows
 from .timeline import DemandPath, ProgramSchedule
 
@@ -169,7 +169,7 @@ class PlanPresentValues:
 
 def _shift_decay(half_life_years):
     """``ln 2^(-1/H)``: the yearly decay of the designed share ``s_y`` [1/yr]."""
-    return -np.log(2.0) / np.asarray(half_life_years, float)
+    return -np.log(2.0) / as_floats(half_life_years)
 
 
 def present_values(plan: MoneyPlan) -> PlanPresentValues:
@@ -199,7 +199,7 @@ def present_values(plan: MoneyPlan) -> PlanPresentValues:
         by_role[role] = {"capex_usd": pv.capex_usd, "residual_usd": pv.residual_usd, **pv.yearly_usd}
         for line, value in by_role[role].items():
             add(plan.line_of(role, line), value)
-    served_end = np.minimum(np.maximum(t_d, 0.0), horizon)
+    served_end = minimum(maximum(t_d, 0.0), horizon)
     if plan.program is not None:
         add("nre_usd", nre_share(plan.own_units(units), plan.external_units) * plan.program.present_value_usd(rate))
     if any_draw(np.asarray(t_d) > 0):

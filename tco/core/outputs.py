@@ -268,26 +268,25 @@ def _with(result, changes: Mapping[str, Any]):
     return copy
 
 
-def _float_array(value, shape):
-    """``value`` as a float array of ``shape``: itself when it already is one, else a broadcast view."""
-    array = np.asarray(value, float)
-    return array if array.shape == shape else np.broadcast_to(array, shape)
-
-
 def _broadcast_fields(result, shape, outputs: Mapping[str, Any] | None = None):
     """A copy of ``result`` with every present output field (``outputs``, when the caller has them) broadcast to
-    ``shape`` as floats."""
+    ``shape`` as floats: each value as a float array, itself when it has the shape, else a broadcast view (written
+    inline: a function call per field is ~15 % of the broadcast at one draw)."""
     outputs = _outputs_of(result) if outputs is None else outputs
-    return _with(result, {k: _float_array(v, shape) for k, v in outputs.items()})
+    arrays = {k: np.asarray(v, float) for k, v in outputs.items()}
+    return _with(result, {k: a if a.shape == shape else np.broadcast_to(a, shape) for k, a in arrays.items()})
 
 
 def _shape_of(*outputs: Mapping[str, Any]) -> tuple[int, ...]:
     """The common shape of the values of ``outputs`` (dicts of output fields; each distinct shape broadcast once)."""
-    return np.broadcast_shapes(*{v.shape if isinstance(v, _NUMPY) else np.shape(v) for o in outputs for v in o.values()})
+    return np.broadcast_shapes(*{v.shape if isinstance(v, _NUMPY) else () if type(v) in _PYTHON_NUMBERS else np.shape(v)
+                                 for o in outputs for v in o.values()})
 
 
 #: values whose ``shape`` attribute is their numpy shape (read directly: ``np.shape`` costs ~0.4 us a call)
 _NUMPY = (np.ndarray, np.generic)
+#: values of shape ``()`` (a structural 0, an absent line)
+_PYTHON_NUMBERS = (float, int, bool)
 
 
 # --- per pool ---------------------------------------------------------------------------------------

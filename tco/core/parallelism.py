@@ -20,9 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from .draws import where_mixed
+from .draws import as_floats, maximum, where_mixed
 
 
 @dataclass(frozen=True)
@@ -138,7 +136,8 @@ def kv_replication(tensor, kv_heads):
     ndarray [-]
         Replication factor of the KV cache.
     """
-    return np.maximum(np.asarray(tensor, float) / kv_heads, 1.0)
+    ranks = float(tensor) if type(tensor) is int else as_floats(tensor)  # a shape's own degree: a number, not a 0-d array
+    return maximum(ranks / kv_heads, 1.0)
 
 
 def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
@@ -170,7 +169,7 @@ def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
     """
     collectives = 3.0 if shape.expert_parallel else 2.0
     hops = max(math.log2(shape.tensor), 1.0)
-    return (collectives * hops * np.asarray(layers, float) + (shape.pipeline - 1)) * sync_latency_s
+    return (collectives * hops * as_floats(layers) + (shape.pipeline - 1)) * sync_latency_s
 
 
 def sync_time_per_token_s(shape: Shape, layers, hidden_size, collective_element_bytes, experts_per_token,
@@ -225,14 +224,14 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, collective_element_
     [fp8-formats-2022] 16-bit outputs and residual stream in FP8 inference.
     """
     t, p = shape.tensor, shape.pipeline
-    token_bytes = np.asarray(hidden_size, float) * collective_element_bytes
+    token_bytes = as_floats(hidden_size) * collective_element_bytes
     total = 0.0  # one device alone: no collective, no hop (a structural zero)
     if t > 1:
         tp_bw = where_mixed(t <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)  # inside the domain or not
         ring = 2.0 * (t - 1.0) / t
-        all_to_all = 2.0 * np.asarray(experts_per_token, float) * (t - 1.0) / (t * t)
+        all_to_all = 2.0 * as_floats(experts_per_token) * (t - 1.0) / (t * t)
         per_layer = ring + (all_to_all if shape.expert_parallel else ring)
-        total = np.asarray(layers, float) * per_layer * token_bytes / (p * tp_bw)
+        total = as_floats(layers) * per_layer * token_bytes / (p * tp_bw)
     if p > 1:
         pp_bw = where_mixed(t * p <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)
         total = total + (p - 1.0) / p * token_bytes / pp_bw

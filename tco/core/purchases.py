@@ -23,11 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 
 import numpy as np
 
-from .draws import any_draw, where_mixed
+from .draws import any_draw, as_floats, maximum, one_value, where_mixed
 from .sizing import at_least_one_whole, replicas_needed
 from .steps import times
 from .timeline import DemandPath
@@ -115,7 +114,7 @@ def pick(options: Sequence, index):
         return options[0]
     if isinstance(index, Choice):
         return index.pick(options)
-    if np.ndim(index) == 0:
+    if one_value(index):
         return options[int(index)]
     out = options[0]
     for i, value in enumerate(options[1:], start=1):
@@ -232,7 +231,7 @@ class GenerationPath:
         GenerationPath
             Generation 0 held throughout, no switch.
         """
-        horizon = np.asarray(horizon_years, float)
+        horizon = as_floats(horizon_years)
         return cls([0.0] * last_year, [False] * last_year, [horizon] * last_year)
 
     @classmethod
@@ -253,7 +252,7 @@ class GenerationPath:
         GenerationPath
             The path with the end of the epoch running at each year [yr].
         """
-        horizon = np.asarray(horizon_years, float)
+        horizon = as_floats(horizon_years)
         end, following = [None] * len(switch), horizon
         for t in range(len(switch) - 1, -1, -1):
             end[t] = following
@@ -262,8 +261,12 @@ class GenerationPath:
 
 
 def _epoch_starts(path: GenerationPath, deployment_year, t: int):
-    """Whether a new epoch starts at ``t``: the deployment, or a switch after it."""
-    return (deployment_year == t) | (np.asarray(path.switch[t]) & (t > deployment_year))
+    """Whether a new epoch starts at ``t``: the deployment, or a switch after it (a fixed path's ``False``: the
+    deployment alone, ``x | False = x``)."""
+    switch = path.switch[t]
+    if switch is False:
+        return deployment_year == t
+    return (deployment_year == t) | (np.asarray(switch) & (t > deployment_year))
 
 
 @dataclass
@@ -309,9 +312,9 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         PV of each running line [USD].
     """
     minus_ell = demand.minus_log_discount  # (-a) b = a (-b) exactly: the sign moves to the shared factor
-    rate = np.asarray(rate, float)
-    horizon = np.asarray(horizon_years, float)
-    t_d = np.asarray(deployment_year, float)
+    rate = as_floats(rate)
+    horizon = as_floats(horizon_years)
+    t_d = as_floats(deployment_year)
     zero_rate = rate == 0
     minus_safe_rate = -where_mixed(zero_rate, 1.0, rate)  # (-a) b / r = a b / (-r) exactly: one negation, not one per year
     one_generation = len(plan.unit_usd) == 1
@@ -325,10 +328,14 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
     # second only in the years the loops reach)
     epochs = [_epoch_starts(path, t_d, s) for s in range(len(path.index))]
 
-    @cache
+    serving_years: dict = {}
+
     def lives(s: int):
-        """Whether the pool serves in year ``s + 1``: ``s + 1 > t_d`` and ``s < horizon`` [bool per draw]."""
-        return (s + 1 > t_d) & (s < horizon)
+        """Whether the pool serves in year ``s + 1``: ``s + 1 > t_d`` and ``s < horizon`` [bool per draw], computed
+        once per year (a dict: ``functools.cache`` costs ~5 us to set up per call)."""
+        if s not in serving_years:
+            serving_years[s] = (s + 1 > t_d) & (s < horizon)
+        return serving_years[s]
 
     for s in range(len(path.index)):
         new_epoch = epochs[s]
@@ -339,7 +346,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         # a new epoch in every draw starts from nothing, a pool in service in every draw buys up to what it needs
         # (the usual first year: no array pass for the masks)
         before = where_mixed(new_epoch, 0.0, held)
-        needed = np.maximum(plan.required_units(g, demand.multiplier(s + 1)), before)
+        needed = maximum(plan.required_units(g, demand.multiplier(s + 1)), before)
         after = where_mixed(live, needed, before)
         delta = after if type(before) is float and before == 0.0 else after - before
         held = after
@@ -361,7 +368,7 @@ def pool_present_values(plan: PoolPlan, path: GenerationPath, demand: DemandPath
         pv_units = pv_units + delta * chain
         credited = delta * (rv * (chain - first) + book * demand.discount(end))
         # sum_{y=s+1}^{E} v^y = v^s (1 - v^(E-s)) / r (E - s at r = 0)
-        span = np.maximum(remaining, 0.0)
+        span = maximum(remaining, 0.0)
         held_years = delta * where_mixed(zero_rate, span, first * np.expm1(span * minus_ell) / minus_safe_rate)
         if one_generation:  # prices and running costs do not change with s: multiplied once, after the loop
             credit, device_years = credit + credited, device_years + held_years
@@ -425,8 +432,8 @@ def pool_yearly_flows(plan: PoolPlan, path: GenerationPath, demand: DemandPath, 
         Devices bought and held [devices], capex and residual credits [USD] and running costs
         by line [USD], by year.
     """
-    t_d = np.asarray(deployment_year, float)
-    horizon = np.asarray(horizon_years, float)
+    t_d = as_floats(deployment_year)
+    horizon = as_floats(horizon_years)
     last = len(path.index)
     bought, held_by_year = [], [0.0]
     capex, residual = [], []
@@ -453,7 +460,7 @@ def pool_yearly_flows(plan: PoolPlan, path: GenerationPath, demand: DemandPath, 
         start = np.where(new_epoch, float(t), np.where(closing, np.inf, start))  # inf: the fleet is gone
         live = (t + 1 > t_d) & (t < horizon)
         before = np.where(new_epoch, 0.0, held)
-        after = np.where(live, np.maximum(plan.required_units(g, demand.multiplier(t + 1)), before), before)
+        after = np.where(live, maximum(plan.required_units(g, demand.multiplier(t + 1)), before), before)
         renew = 0.0
         life_now = pick(plan.life_years, index_prev)
         for s, units in enumerate(bought):

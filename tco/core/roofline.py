@@ -13,7 +13,7 @@ MLSys 2023 (decode is bandwidth-bound at small batch, prefill compute-bound).
 
 from __future__ import annotations
 
-import numpy as np
+from .draws import as_floats, minimum
 
 
 def memory_read_time_s(bytes_read, tier_capacity_bytes, tier_bandwidth_bytes_per_s):
@@ -38,11 +38,11 @@ def memory_read_time_s(bytes_read, tier_capacity_bytes, tier_bandwidth_bytes_per
     ----------
     [williams-roofline-2009] the memory-bound side of the roofline.
     """
-    remaining = np.asarray(bytes_read, float)
+    remaining = as_floats(bytes_read)
     time_s = None
     last = len(tier_capacity_bytes) - 1
     for i, (capacity, bandwidth) in enumerate(zip(tier_capacity_bytes, tier_bandwidth_bytes_per_s, strict=False)):
-        placed = remaining if i == last else np.minimum(remaining, capacity)
+        placed = remaining if i == last else minimum(remaining, capacity)
         time_s = placed / bandwidth if time_s is None else time_s + placed / bandwidth
         if i < last:
             remaining = remaining - placed

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import parallelism, queueing
-from .draws import any_draw, at_draws, every_draw, flag_value, mask_bits, select_bits
+from .draws import any_draw, as_floats, at_draws, every_draw, flag_value, mask_bits, maximum, minimum, select_bits
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
 from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point, overlap_keeps, times
@@ -244,7 +244,7 @@ def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: st
     context = prompt + 0.5 * demand.output_tokens
     factor = 1.0
     if demand.policy == "chunked" and role == "colocated":  # each chunk re-reads the prompt's earlier chunks
-        factor = 1.0 + 0.5 * np.maximum(prompt / demand.token_budget - 1.0, 0.0)
+        factor = 1.0 + 0.5 * maximum(prompt / demand.token_budget - 1.0, 0.0)
     total = (prompt + demand.output_tokens) * model.kv_bytes_per_token
     sequence = prompt * model.kv_bytes_per_token if role == "prefill" else total
     epsilon = 1.0 - demand.percentile
@@ -346,7 +346,7 @@ def prefill_pass_prompts(cm: CycleModel, demand: Demand):
         * cm.flops_per_s / cm.weight_flops_per_token
     fit = np.floor(demand.token_budget / demand.prompt_tokens + FLOOR_GUARD)
     useful = np.ceil(ridge / demand.prompt_tokens - CEIL_GUARD)
-    return np.maximum(np.minimum(fit, useful), 1.0)
+    return maximum(minimum(fit, useful), 1.0)
 
 
 def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
@@ -476,13 +476,13 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         seen = [b.shifted(0.0, ratio * chi) for b in lines] if colocated else lines
         within = branch_max([largest_within(b, demand.tpot_target_s) for b in seen])
         kv_batch = (capacity - model.weight_bytes) / times(rep, terms.total_kv_bytes)
-        cap = np.minimum(np.minimum(within, kv_batch), demand.max_batch)
+        cap = minimum(minimum(within, kv_batch), demand.max_batch)
         chunked = colocated and demand.policy == "chunked"
         if chunked:
-            cap = np.minimum(cap, times(p, demand.token_budget) / (1.0 + ratio))
+            cap = minimum(cap, times(p, demand.token_budget) / (1.0 + ratio))
         slots = np.floor(cap + FLOOR_GUARD) if whole else cap  # continuous sizing: smooth curves (DESIGN.md 4)
         tpot_ok = slots >= 1.0
-        slots = np.maximum(slots, 1.0)
+        slots = maximum(slots, 1.0)
         cycle_cap = branch_min([b(slots) for b in seen])
         if colocated:
             # the seen lines are the decode lines plus (P/O) chi B: the decode-only cycle at the cap follows
@@ -505,7 +505,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
                    tpot_ok=tpot_ok, cycle_cap_s=cycle_cap, chi=chi, _bound_at=(slots, ratio * slots))
         out["_seen"] = seen
     if whole:
-        replicas = np.maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
+        replicas = maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
     feasible = flag_value(fits & out["tpot_ok"] & ttft_ok)
     out["_cm"] = cm
     out.update(replicas=replicas, fits=flag_value(fits), ttft_ok=flag_value(ttft_ok), tpot_ok=flag_value(out["tpot_ok"]),
@@ -758,7 +758,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
         else:
             better = score < best
             index = index + better * (k - index)
-            best = np.minimum(best, score)
+            best = minimum(best, score)
     picks = _Picks(scored, index)
     chosen = {key: picks(key) for key in _CANDIDATE_OUTPUTS}
     chosen.update(_derived(role, chosen, demand))
@@ -854,14 +854,14 @@ class _Picks:
 
     def __call__(self, key: str):
         if self.scalar:  # one draw: the chosen candidate's value
-            return np.asarray(self.candidates[self.single][key], float)
+            return as_floats(self.candidates[self.single][key])
         return self.stacked([c[key] for c in self.candidates])
 
     def stacked(self, values: list):
         if len(values) == 1:
             return values[0]
         if self.scalar:
-            return np.asarray(values[int(self.index)], float)
+            return as_floats(values[int(self.index)])
         if all(np.ndim(v) == 0 for v in values):
             return np.take(np.asarray(values, float), self.index)
         shape = self.index.shape

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .draws import as_floats, maximum, minimum, one_value
+
 SECONDS_PER_YEAR = 8760.0 * 3600.0
 #: rounding guard of whole counts: a load of 3.0000000001 replicas still needs 3
 WHOLE_COUNT_GUARD = 1e-9
@@ -55,8 +57,8 @@ def whole_count(exact, whole=True):
     ndarray [-]
         The count, rounded up where whole.
     """
-    exact = np.asarray(exact, float)
-    if np.ndim(whole) == 0:  # one rule for every draw: no element-wise choice
+    exact = as_floats(exact)
+    if one_value(whole):  # one rule for every draw: no element-wise choice
         return np.ceil(exact - WHOLE_COUNT_GUARD) if whole else exact
     return np.where(whole, np.ceil(exact - WHOLE_COUNT_GUARD), exact)
 
@@ -76,9 +78,9 @@ def at_least_one_whole(exact):
     float or ndarray [-]
         The whole count, at least 1.
     """
-    count = np.asarray(exact, float) - WHOLE_COUNT_GUARD
+    count = as_floats(exact) - WHOLE_COUNT_GUARD
     if not count.ndim:  # a number: numpy returns new numbers
-        return np.maximum(np.ceil(count), 1.0)
+        return maximum(np.ceil(count), 1.0)
     np.ceil(count, out=count)
     return np.maximum(count, 1.0, out=count)
 
@@ -104,10 +106,10 @@ def replicas_needed(peak_load, capacity_per_replica, whole=True):
     ndarray [replicas]
         Replicas needed.
     """
-    peak = np.asarray(peak_load, float)
+    peak = as_floats(peak_load)
     one = type(capacity_per_replica) is float and capacity_per_replica == 1.0  # x / 1 = x: no array pass
     exact = peak if one else peak / capacity_per_replica
-    if np.ndim(whole) == 0:
+    if one_value(whole):
         return at_least_one_whole(exact) if whole else exact
     return np.where(whole, at_least_one_whole(exact), exact)
 
@@ -147,7 +149,7 @@ def utilization(mean_load, replicas, capacity_per_replica):
     ndarray [-]
         Utilization, 0-1.
     """
-    return np.minimum(mean_load / (replicas * capacity_per_replica), 1.0)
+    return minimum(mean_load / (replicas * capacity_per_replica), 1.0)
 
 
 def kv_transfer_bytes_per_request(prompt_tokens, kv_bytes_per_token):

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .draws import maximum, minimum
 from .roofline import memory_read_time_s
 
 #: the types of a number that may be a structural zero: a literal 0 (a term that is absent), not an array of zeros
@@ -96,7 +97,7 @@ def overlapped(x, y, overlap, keep=None):
     ndarray [s]
         The overlapped duration.
     """
-    return np.maximum(x, y) + (1.0 - overlap if keep is None else keep) * np.minimum(x, y)
+    return maximum(x, y) + (1.0 - overlap if keep is None else keep) * minimum(x, y)
 
 
 def overlap_keeps(memory_compute_overlap, phase_overlap, comm_overlap) -> tuple:
@@ -127,7 +128,7 @@ class Lines:
         value = None
         for c0, c1 in zip(self.intercepts, self.slopes, strict=True):
             line = _add(c0, _scale(c1, batch))
-            value = line if value is None else np.maximum(value, line)
+            value = line if value is None else maximum(value, line)
         return value
 
     def shifted(self, intercept=0.0, slope=0.0) -> Lines:
@@ -222,7 +223,7 @@ def largest_within(lines: Lines, target):
     with np.errstate(divide="ignore"):
         for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
             line = (target - c0) / c1
-            best = line if best is None else np.minimum(best, line)
+            best = line if best is None else minimum(best, line)
     return best
 
 
@@ -253,7 +254,7 @@ def least_fixed_point(lines: Lines, gain):
     """
     out = 0.0
     for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
-        out = np.maximum(out, gain * c0 / np.maximum(1.0 - gain * c1, 1e-12))
+        out = maximum(out, gain * c0 / maximum(1.0 - gain * c1, 1e-12))
     return out
 
 
@@ -320,8 +321,8 @@ class CycleModel:
         """
         if not self.moe:
             return self.read_fixed_bytes
-        sparse = self.read_fixed_bytes + self.read_per_token_bytes * np.maximum(tokens / stages, 1.0)
-        return np.minimum(sparse, self.weight_bytes)
+        sparse = self.read_fixed_bytes + self.read_per_token_bytes * maximum(tokens / stages, 1.0)
+        return minimum(sparse, self.weight_bytes)
 
     def terms_s(self, decode_tokens, prefill_tokens):
         """The four terms of a cycle and its collectives.
@@ -395,13 +396,13 @@ class CycleModel:
         """
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
         memory, compute = weight_memory + kv_memory, weight_compute + kv_compute
-        code = (compute > memory) * (compute >= sync) * 1.0 + (sync > np.maximum(memory, compute)) * 2.0
+        code = (compute > memory) * (compute >= sync) * 1.0 + (sync > maximum(memory, compute)) * 2.0
         tokens = decode_tokens + prefill_tokens
         fast = self.tier_capacity_bytes[0]
         weights = self.weight_read_bytes(tokens, self.pipeline)
         kv = decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
         # weights sit in the fastest tier first (re-read by each of p micro-batches), the KV cache after them
-        spilled = times(self.pipeline, np.maximum(weights - fast, 0.0)) + np.maximum(kv - np.maximum(fast - weights, 0.0), 0.0)
+        spilled = times(self.pipeline, maximum(weights - fast, 0.0)) + maximum(kv - maximum(fast - weights, 0.0), 0.0)
         if len(self.tier_capacity_bytes) == 1:  # one tier: nothing lives below it
             spilled = 0.0 * spilled
         return code, spilled
@@ -463,7 +464,7 @@ def branch_max(values: Sequence):
     """
     out = values[0]
     for value in values[1:]:
-        out = np.maximum(out, value)
+        out = maximum(out, value)
     return out
 
 
@@ -482,5 +483,5 @@ def branch_min(values: Sequence):
     """
     out = values[0]
     for value in values[1:]:
-        out = np.minimum(out, value)
+        out = minimum(out, value)
     return out

@@ -183,11 +183,19 @@ def name_builder(template: str) -> Callable[..., str]:
         ``build(*parts)``; raises ``TypeError`` on another number of parts or on a keyword.
     """
     slots = template.count("{}")
+    # names of text parts, formatted once (an evaluation builds ~130 names, most of them again); only text parts are
+    # kept, so a number never finds another type's name (1, 1.0 and True are equal keys)
+    built: dict[tuple, str] = {}
 
     def build(*parts: object) -> str:
-        if len(parts) != slots:
-            raise TypeError(f"parameter name {template!r} takes {slots} part(s), got {len(parts)}: {parts!r}")
-        return template.format(*parts)
+        name = built.get(parts)
+        if name is None:
+            if len(parts) != slots:
+                raise TypeError(f"parameter name {template!r} takes {slots} part(s), got {len(parts)}: {parts!r}")
+            name = template.format(*parts)
+            if all(type(part) is str for part in parts):
+                built[parts] = name
+        return name
 
     build.__doc__ = f"The parameter name {template!r} with its {slots} part(s) filled in order."
     return build

@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .draws import any_draw, where_mixed
+from .draws import any_draw, as_floats, maximum, minimum, one_value, where_mixed
 from .sizing import WHOLE_COUNT_GUARD
 
 
@@ -49,19 +49,19 @@ def geometric_discounted_sum(rate, log_ratio, start_year, end_year, minus_log_di
     ndarray [yr]
         Present value per unit of year-1 flow (USD of PV per USD/yr).
     """
-    a = np.asarray(start_year, float)
-    b = np.maximum(np.asarray(end_year, float), a)
-    rate = np.asarray(rate, float)
+    a = as_floats(start_year)
+    b = maximum(as_floats(end_year), a)
+    rate = as_floats(rate)
     minus_ell_r = -_log_discount(rate) if minus_log_discount is None else minus_log_discount
     one_plus_rate = 1.0 + rate
-    growth = not (np.ndim(log_ratio) == 0 and log_ratio == 0.0)
+    growth = not (one_value(log_ratio) and log_ratio == 0.0)
     # ln x; no growth: ln x = -ln(1+r) (a + (-b) is a - b, bit for bit)
-    ell = np.asarray(log_ratio, float) + minus_ell_r if growth else minus_ell_r
+    ell = as_floats(log_ratio) + minus_ell_r if growth else minus_ell_r
     flat = ell == 0.0 if growth else rate == 0.0  # x = 1
     safe = where_mixed(flat, 1.0, ell)
     denominator = np.expm1(safe) if growth else -rate / one_plus_rate  # expm1(ln x); no growth: -r/(1+r)
     ratio = np.expm1((b - a) * safe) / where_mixed(flat, 1.0, denominator)
-    if not (np.ndim(a) == 0 and a == 0.0):
+    if not (one_value(a) and a == 0.0):
         ratio = ratio * np.exp(a * safe)
     return where_mixed(flat, b - a, ratio) / one_plus_rate
 
@@ -162,7 +162,7 @@ class DemandPath:
         ndarray [-]
             Discount factor.
         """
-        return self._remembered("discount", (t_years,), lambda: np.exp(np.asarray(t_years, float) * self.minus_log_discount))
+        return self._remembered("discount", (t_years,), lambda: np.exp(as_floats(t_years) * self.minus_log_discount))
 
     def discount_minus_one(self, t_years):
         """``(1 + r)^-t - 1``, exact for small ``r t`` (``expm1``).
@@ -177,7 +177,7 @@ class DemandPath:
         ndarray [-]
             Discount factor minus one.
         """
-        return self._remembered("expm1", (t_years,), lambda: np.expm1(np.asarray(t_years, float) * self.minus_log_discount))
+        return self._remembered("expm1", (t_years,), lambda: np.expm1(as_floats(t_years) * self.minus_log_discount))
 
     def annuity(self, start_year, end_year):
         """``sum_{y=a+1}^{b} (1+r)^-y``: PV of 1 USD at the end of each year ``a+1..b``.
@@ -242,9 +242,9 @@ class DemandPath:
     def _multiplier(self, year: int):
         n = len(self.series)
         if n and year <= n:
-            return np.asarray(self.series[year - 1], float)
-        base = np.asarray(self.series[n - 1], float) if n else 1.0
-        return base * np.power(1.0 + np.asarray(self.growth, float), year - max(n, 1))
+            return as_floats(self.series[year - 1])
+        base = as_floats(self.series[n - 1]) if n else 1.0
+        return base * np.power(1.0 + as_floats(self.growth), year - max(n, 1))
 
     def discounted_sum(self, start_year, end_year, log_decay=0.0):
         """``sum_{y=a+1}^{b} m_y rho^(y-1) (1+r)^-y`` with ``rho = exp(log_decay)``.
@@ -265,16 +265,16 @@ class DemandPath:
             PV per unit of year-1 flow (USD of PV per USD/yr).
         """
         if not self.series:
-            if np.ndim(log_decay) == 0 and log_decay == 0.0 and np.ndim(self.growth) == 0 and self.growth == 0.0:
+            if one_value(log_decay) and log_decay == 0.0 and one_value(self.growth) and self.growth == 0.0:
                 return self.annuity(start_year, end_year)  # flat demand: the plain annuity
             return self._remembered("sum", (start_year, end_year, log_decay), lambda: geometric_discounted_sum(
                 self.rate, np.log1p(np.asarray(self.growth, float)) + log_decay, start_year, end_year, self.minus_log_discount))
-        a, b = np.asarray(start_year, float), np.asarray(end_year, float)
+        a, b = as_floats(start_year), as_floats(end_year)
         v = np.exp(-_log_discount(self.rate))
         total = 0.0
         for year in range(1, self.last_year + 1):
             inside = (year > a) & (year <= b)
-            total = total + inside * self.multiplier(year) * np.exp((year - 1) * np.asarray(log_decay, float)) * v ** year
+            total = total + inside * self.multiplier(year) * np.exp((year - 1) * as_floats(log_decay)) * v ** year
         return total
 
 
@@ -298,9 +298,9 @@ def uniform_spend_share_in_year(year, window_years):
     ndarray [-]
         Share of the spend booked at ``t``.
     """
-    w = np.asarray(window_years, float)
+    w = as_floats(window_years)
     t = float(year)
-    overlap = np.maximum(np.minimum(t + 1.0, w) - t, 0.0)
+    overlap = maximum(minimum(t + 1.0, w) - t, 0.0)
     return np.where(w > 0, overlap / np.where(w > 0, w, 1.0), 1.0 if t == 0 else 0.0)
 
 
@@ -321,9 +321,9 @@ def uniform_spend_pv_factor(rate, window_years):
     ndarray [-]
         Present value per USD spent.
     """
-    w = np.asarray(window_years, float)
+    w = as_floats(window_years)
     whole = np.floor(w + WHOLE_COUNT_GUARD)
-    part = np.maximum(w - whole, 0.0)
+    part = maximum(w - whole, 0.0)
     v = np.exp(-_log_discount(rate))
     # sum_{t=0}^{k-1} v^t = (1+r) x annuity over years 1..k
     leading = annuity_between(rate, 0.0, whole) / v
@@ -345,7 +345,7 @@ def tapeout_year(time_to_market_years, tapeout_to_deployment_years):
     ndarray [yr]
         Time of tape-out after the decision.
     """
-    return np.maximum(np.asarray(time_to_market_years, float) - tapeout_to_deployment_years, 0.0)
+    return maximum(as_floats(time_to_market_years) - tapeout_to_deployment_years, 0.0)
 
 
 #: NRE parts spent during design (until tape-out), at tape-out, and over the whole time to market
