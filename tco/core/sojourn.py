@@ -1,0 +1,338 @@
+"""A prefill lane fed prompts of varying length: the wait plus the prompt's own prefill at the percentile.
+
+A lane (:mod:`tco.core.serving`) serves one prompt at a time; a prompt of ``X`` times the mean length holds it
+``S X`` [s] and takes ``L X`` [s] to prefill once started (``L <= S``: the rest of the prompt's prefill latency,
+``L_total - L``, does not scale with the length and stays a fixed term). Its time to first token counts the wait
+``W`` for the lane and its **own** prefill, so the percentile is the one of ``W + L X``: long prompts wait behind
+long prompts and then take long themselves. With every prompt at the mean length (``c_s^2 = 0``) the lane is the
+deterministic queue of :mod:`tco.core.queueing`, unchanged; this module takes over when the length spread
+``c_s^2 = Var[X] > 0`` (``workload.prompt_tokens_scv``).
+
+**Length family.** ``X`` is gamma with mean 1 and squared coefficient of variation ``v``: the two-moment family
+whose moment generating function has a closed form, ``M(s) = E[exp(s X)] = (1 - v s)^(-1/v)`` for ``s < 1/v``.
+
+**One server** (the lanes of one replica: one to a few). Under Poisson arrivals at utilization ``rho`` the wait of
+an M/G/1 queue has the Cramer-Lundberg tail ``P(W > w) ~ C exp(-theta w)``, ``x = theta S`` the positive root of
+``rho (M(x) - 1) = x`` (Kingman's exponent, :func:`tco.core.queueing.kingman_exponent`) and the exact constant
+``C = (1 - rho) / (rho M'(x) - 1)`` (S. Asmussen, *Applied Probability and Queues*, 2nd ed., Springer, 2003,
+chapter XIII, theorem 5.2 and corollary 5.3, the Cramer-Lundberg approximation; Kingman's bound
+[kingman-1964] is the same tail with ``C = 1``). The prompt's own length is independent of the wait it meets
+(FIFO, Poisson arrivals see time averages), so ``P(W + L X > t) ~ C M(x L / S) exp(-x t / S)``, whose log is
+:func:`sojourn_log_tail`. At the percentile ``1 - epsilon`` the lane carries the largest ``rho`` whose tail at the
+sojourn allowed, ``t = slack + L``, is ``epsilon`` (:func:`sojourn_utilization`, a bisection of fixed length on
+``ln x``), and never more than the deterministic rule carries (Kingman's bound at mean lengths, today's model):
+the spread only takes capacity away, and ``c_s^2 -> 0`` joins the deterministic rule. Checked against a Lindley
+recursion of one FIFO lane (``tests/test_sojourn.py``, docs/model.md "Queueing"): gamma lengths of squared CV
+0.186, 0.5 and 1 within 1 % of the simulated capacity; the MLPerf Llama 3.1 405B dataset's own lengths (squared CV
+0.186, bounded at 2.1x the mean) 13 % conservative where the own prefill takes a third of the TTFT; lognormal
+lengths of squared CV 1 (a heavier tail than the gamma's) up to 60 % optimistic where the own prefill takes most
+of the target, within 8 % at 12 prefills of target.
+
+**Many servers** (a prefill pool, a fleet's lanes): the square-root staffing of :mod:`tco.core.queueing` with the
+Allen-Cunneen factor at ``v`` for the wait, its slack shortened by the own prefill's excess at the percentile,
+``L (X_q - 1)``, ``X_q`` the gamma quantile by the Wilson-Hilferty cube-root normal approximation
+(:func:`length_quantile`). The lane takes the better of the two rules, as the deterministic lane takes the better of
+square-root staffing and Kingman's bound.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import queueing
+
+#: bisection steps on ``ln x`` for :func:`sojourn_utilization`: the bracket ``[1e-9, (1 - 1e-12) / v]`` spans at most
+#: ``ln(1e13)`` = 30 (``v >= SCV_FLOOR``), so 44 halvings leave ``x`` within ``30 / 2^44 = 1.7e-12`` relative
+SOJOURN_BISECTION_STEPS = 44
+#: the smallest exponent searched (a slack of ~1e9 service times: utilization 1 - 1e-9) [-]
+SOJOURN_EXPONENT_FLOOR = 1e-9
+#: the largest exponent searched, as a share of the pole ``1/v`` of the gamma's generating function [-]
+SOJOURN_POLE_SHARE = 1.0 - 1e-12
+#: the smallest utilization searched: nearer the pole the asymptotic's constant is no longer meaningful (with the own
+#: prefill the whole service the tail rises again below ~1e-3); a lane that cannot reach its target above it carries
+#: this, nothing to speak of [-]
+SOJOURN_UTILIZATION_FLOOR = 1e-6
+
+
+def deterministic(length_scv) -> bool:
+    """Whether every prompt is at the mean length in every draw (a number, 0): the deterministic lane applies.
+
+    Parameters
+    ----------
+    length_scv : float or ndarray [-]
+        Squared CV of the prompt length.
+
+    Returns
+    -------
+    bool
+        True for the number 0 (an array, even of zeros, takes the general path: the same answer, more work).
+    """
+    return not isinstance(length_scv, np.ndarray) and float(length_scv) == 0.0
+
+
+def length_quantile(length_scv, exceed_probability):
+    """Prompt length exceeded with probability ``epsilon``, in units of the mean: the gamma quantile of mean 1 and
+    squared CV ``v`` by the Wilson-Hilferty approximation, ``X_q = (1 - v/9 + z sqrt(v/9))^3``, ``z`` the normal
+    quantile at ``1 - epsilon`` (:func:`tco.core.queueing.normal_quantile`). 1 when ``v = 0``; exponential lengths
+    (``v = 1``) at ``epsilon = 0.01``: 4.61 (exact ``ln 100 = 4.605``).
+
+    Parameters
+    ----------
+    length_scv : float or ndarray [-]
+        Squared coefficient of variation of the prompt length ``v``.
+    exceed_probability : float or ndarray [-]
+        ``epsilon``, below 1/2.
+
+    Returns
+    -------
+    ndarray [-]
+        ``X_q``, at least 0.
+
+    References
+    ----------
+    [wilson-hilferty-1931] the cube root of a chi-square (gamma) variable is nearly normal.
+    """
+    v9 = np.asarray(length_scv, float) / 9.0
+    z = queueing.normal_quantile(1.0 - np.asarray(exceed_probability, float))
+    return np.maximum(1.0 - v9 + z * np.sqrt(v9), 0.0) ** 3
+
+
+def sojourn_log_tail(x, length_scv, own_ratio):
+    """``ln(C M(x l))`` and ``rho`` at the exponent ``x = theta S``: the log of the Cramer-Lundberg constant of the
+    lane's sojourn tail ``P(W + L X > t) ~ C M(x l) exp(-x t / S)``, ``l = L / S`` (module docstring).
+
+    ``M(x) = exp(K)``, ``K = -ln(1 - v x) / v``; ``rho = x / (M(x) - 1)``; ``M'(x) = M(x) / (1 - v x)``;
+    ``C = (1 - rho) / (rho M'(x) - 1)``; ``ln M(x l) = -ln(1 - v x l) / v``.
+
+    Parameters
+    ----------
+    x : float or ndarray [-]
+        ``theta S``, in ``(0, 1/v)``.
+    length_scv : float or ndarray [-]
+        ``v``, at least :data:`tco.core.queueing.SCV_FLOOR`.
+    own_ratio : float or ndarray [-]
+        ``l = L / S`` in ``[0, 1]``.
+
+    Returns
+    -------
+    ln_tail : ndarray [-]
+        ``ln(C M(x l))``.
+    rho : ndarray [-]
+        The utilization per lane at ``x``.
+
+    References
+    ----------
+    [asmussen-2003] the Cramer-Lundberg approximation of the M/G/1 wait.
+    """
+    vx = length_scv * x
+    log_inner = np.log1p(-vx)
+    mgf_excess = np.expm1(-log_inner / length_scv)
+    rho = x / mgf_excess
+    constant = (1.0 - rho) / (rho * (mgf_excess + 1.0) / (1.0 - vx) - 1.0)
+    return np.log(constant) - np.log1p(-vx * own_ratio) / length_scv, rho
+
+
+def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability):
+    """Largest utilization per lane ``rho`` at which ``P(W + L X > slack + L) <= epsilon`` (module docstring).
+
+    The smallest exponent ``x`` with ``ln(C M(x l)) - x (slack + L) / S <= ln epsilon`` (:func:`sojourn_log_tail`),
+    found by :data:`SOJOURN_BISECTION_STEPS` halvings of ``ln x`` between ``ln 1e-9`` and the exponent at utilization
+    :data:`SOJOURN_UTILIZATION_FLOOR` (Kingman's, :func:`tco.core.queueing.kingman_exponent`; near the pole ``1/v``
+    the asymptotic constant is no longer meaningful). Where the tail is not monotone on that bracket the search can
+    only end at a smaller utilization (a probe beyond the root with the tail above ``epsilon`` moves on towards the
+    pole): safe. ``rho = x / (M(x) - 1)`` there, at most :func:`tco.core.queueing.kingman_utilization` at mean lengths,
+    and 0 where the own prefill at its quantile alone misses the target (:func:`length_quantile`).
+
+    Parameters
+    ----------
+    service_s : float or ndarray [s]
+        Mean lane service time ``S``.
+    own_s : float or ndarray [s]
+        The length-proportional part of a prompt's own prefill at the mean length ``L`` (at most ``S``).
+    slack_s : float or ndarray [s]
+        The wait allowed at mean lengths (TTFT target less the mean prompt's prefill and the fixed terms).
+    length_scv : float or ndarray [-]
+        Squared CV of the prompt length ``v`` (floored at :data:`tco.core.queueing.SCV_FLOOR`).
+    exceed_probability : float or ndarray [-]
+        ``epsilon``.
+
+    Returns
+    -------
+    ndarray [-]
+        The utilization per lane, in ``[0, 1]``.
+
+    References
+    ----------
+    [asmussen-2003] the Cramer-Lundberg approximation of the M/G/1 wait.
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
+    """
+    v = np.maximum(length_scv, queueing.SCV_FLOOR)
+    service = np.maximum(service_s, queueing.SERVICE_FLOOR_S)
+    own_ratio = np.minimum(np.maximum(own_s, 0.0) / service, 1.0)
+    sojourn = np.maximum(slack_s, 0.0) / service + own_ratio
+    log_epsilon = np.log(np.asarray(exceed_probability, float))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a NaN or infinity compares False
+        low = np.log(SOJOURN_EXPONENT_FLOOR) + 0.0 * (v + sojourn + log_epsilon)
+        high = np.log(np.minimum(queueing.kingman_exponent(SOJOURN_UTILIZATION_FLOOR, v), SOJOURN_POLE_SHARE / v)) + 0.0 * low
+        for _ in range(SOJOURN_BISECTION_STEPS):
+            middle = 0.5 * (low + high)
+            x = np.exp(middle)
+            tail, _ = sojourn_log_tail(x, v, own_ratio)
+            within = tail - x * sojourn <= log_epsilon
+            high = np.where(within, middle, high)
+            low = np.where(within, low, middle)
+        _, rho = sojourn_log_tail(np.exp(high), v, own_ratio)
+    deterministic = queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
+    fits = _shortened_slack(slack_s, own_s, length_scv, exceed_probability) > 0.0  # the own prefill alone fits
+    return np.minimum(np.nan_to_num(rho, nan=0.0), deterministic) * fits
+
+
+def sojourn_wait_s(utilization, service_s, own_s, length_scv, exceed_probability):
+    """The lane's wait at the percentile as the TTFT sees it: the sojourn quantile less the mean own prefill,
+    ``t - L`` with ``ln(C M(x l)) - x t / S = ln epsilon`` at ``x`` = Kingman's exponent at ``rho`` for gamma
+    service (:func:`tco.core.queueing.kingman_exponent`), at least Kingman's wait at mean lengths.
+
+    Parameters
+    ----------
+    utilization : float or ndarray [-]
+        ``rho = a / c`` per lane.
+    service_s, own_s, length_scv, exceed_probability : float or ndarray [s, s, -, -]
+        As in :func:`sojourn_utilization`.
+
+    Returns
+    -------
+    ndarray [s]
+        The wait-equivalent quantile (the TTFT is the fixed terms, ``L`` and this).
+
+    References
+    ----------
+    [asmussen-2003] the Cramer-Lundberg approximation of the M/G/1 wait.
+    """
+    v = np.maximum(length_scv, queueing.SCV_FLOOR)
+    service = np.maximum(service_s, queueing.SERVICE_FLOOR_S)
+    own_ratio = np.minimum(np.maximum(own_s, 0.0) / service, 1.0)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # an idle lane (rho = 0) waits 0
+        x = np.minimum(queueing.kingman_exponent(utilization, v), SOJOURN_POLE_SHARE / v)
+        tail, _ = sojourn_log_tail(x, v, own_ratio)
+        sojourn = service * (tail - np.log(np.asarray(exceed_probability, float))) / x
+        deterministic = queueing.kingman_wait_s(utilization, service_s, 0.0, exceed_probability)
+    return np.maximum(sojourn - own_ratio * service, deterministic)
+
+
+def _shortened_slack(slack_s, own_s, length_scv, exceed_probability):
+    """The square-root rule's slack with the own prefill at its quantile: ``slack - L (X_q - 1)`` [s]."""
+    return slack_s - np.maximum(own_s, 0.0) * (length_quantile(length_scv, exceed_probability) - 1.0)
+
+
+def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, log_term=None):
+    """Lanes (continuous) that keep the percentile TTFT of prompts of varying length: the fewer of square-root
+    staffing (Allen-Cunneen at ``v``, slack shortened by the own prefill's excess) and ``a / rho`` at
+    :func:`sojourn_utilization`; at ``v = 0`` exactly :func:`tco.core.queueing.servers_within_wait` with
+    Kingman's bound.
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a = lambda S``.
+    service_s, own_s, slack_s, length_scv, exceed_probability : float or ndarray [s, s, s, -, -]
+        As in :func:`sojourn_utilization`.
+    log_term : float or ndarray or None [-]
+        :func:`tco.core.queueing.wait_log_term` of ``epsilon`` when the caller has it (deterministic lengths).
+
+    Returns
+    -------
+    ndarray [lanes]
+        Lanes needed.
+
+    References
+    ----------
+    [halfin-whitt-1981] square-root staffing.
+    [asmussen-2003] the Cramer-Lundberg approximation of the M/G/1 wait.
+    """
+    if deterministic(length_scv):
+        return queueing.servers_within_wait(offered_erlangs, service_s, slack_s, 0.0, exceed_probability, log_term,
+                                            kingman=True)
+    a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
+    return np.minimum(square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability),
+                      queueing.servers_at_utilization(a, sojourn_utilization(service_s, own_s, slack_s, length_scv,
+                                                                             exceed_probability)))
+
+
+def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability):
+    """The square-root rule of :func:`lane_servers` alone (never below it: callers skip the per-lane rule where
+    this cannot bind): Allen-Cunneen at ``v``, slack ``slack - L (X_q - 1)``.
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a``, at least 0.
+    service_s, own_s, slack_s, length_scv, exceed_probability : float or ndarray [s, s, s, -, -]
+        As in :func:`sojourn_utilization`.
+
+    Returns
+    -------
+    ndarray [lanes]
+        Lanes needed by square-root staffing.
+
+    References
+    ----------
+    [halfin-whitt-1981] square-root staffing.
+    [whitt-1993] the Allen-Cunneen approximation of the GI/G/m wait.
+    """
+    shortened = _shortened_slack(slack_s, own_s, length_scv, exceed_probability)
+    servers = queueing.servers_within_wait(offered_erlangs, service_s, shortened, length_scv, exceed_probability)
+    return np.where(shortened > 0.0, servers, np.inf)  # the own prefill alone misses the target: no lanes suffice
+
+
+def lane_load(servers, service_s, own_s, slack_s, length_scv, exceed_probability):
+    """Largest offered load ``c`` lanes carry within the percentile (the inverse of :func:`lane_servers`).
+
+    Parameters
+    ----------
+    servers : float or ndarray [lanes]
+        Lanes ``c``.
+    service_s, own_s, slack_s, length_scv, exceed_probability : float or ndarray [s, s, s, -, -]
+        As in :func:`sojourn_utilization`.
+
+    Returns
+    -------
+    ndarray [Erlangs]
+        The more of the square-root rule's load and ``c rho``.
+    """
+    if deterministic(length_scv):
+        return queueing.offered_load_within_wait(servers, service_s, slack_s, 0.0, exceed_probability, kingman=True)
+    shortened = _shortened_slack(slack_s, own_s, length_scv, exceed_probability)
+    square_root = queueing.offered_load_within_wait(servers, service_s, shortened, length_scv, exceed_probability) \
+        * (shortened > 0.0)
+    return np.maximum(square_root, servers * sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability))
+
+
+def lane_wait_s(offered_erlangs, servers, service_s, own_s, length_scv, exceed_probability, sizing_slack_s, log_term=None):
+    """The lanes' wait at the percentile as the TTFT sees it (the shorter of the two rules' waits, the square-root
+    one plus the own prefill's excess ``L (X_q - 1)``); at ``v = 0`` exactly
+    :func:`tco.core.queueing.wait_quantile_s` with Kingman's bound.
+
+    Parameters
+    ----------
+    offered_erlangs, servers : float or ndarray [Erlangs, lanes]
+        Load ``a`` and lanes ``c``.
+    service_s, own_s, length_scv, exceed_probability : float or ndarray [s, s, -, -]
+        As in :func:`sojourn_utilization`.
+    sizing_slack_s : float or ndarray [s]
+        The slack the lanes were sized for.
+    log_term : float or ndarray or None [-]
+        As in :func:`tco.core.queueing.wait_quantile_s`.
+
+    Returns
+    -------
+    ndarray [s]
+        The wait-equivalent quantile.
+    """
+    if deterministic(length_scv):
+        return queueing.wait_quantile_s(offered_erlangs, servers, service_s, 0.0, exceed_probability, sizing_slack_s,
+                                        log_term, kingman=True)
+    excess = sizing_slack_s - _shortened_slack(sizing_slack_s, own_s, length_scv, exceed_probability)
+    square_root = queueing.wait_quantile_s(offered_erlangs, servers, service_s, length_scv, exceed_probability,
+                                           sizing_slack_s - excess) + excess
+    rho = np.maximum(np.asarray(offered_erlangs, float), 1e-300) / np.maximum(np.asarray(servers, float), 1e-300)
+    return np.minimum(square_root, sojourn_wait_s(rho, service_s, own_s, length_scv, exceed_probability))
