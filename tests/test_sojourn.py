@@ -80,10 +80,11 @@ def test_a_wider_length_spread_never_raises_what_the_lanes_carry(scv, wider, sla
     """Capacity falls (weakly) with the spread of prompt lengths, from the deterministic lane at ``v = 0`` on, over the
     parameter's range (``v`` up to 1.5) and lanes whose work is mostly the prompt's own prefill (``L >= S / 2``, as
     :func:`tco.core.serving._own_prefill_s` gives). Outside it the asymptotic is not monotone: with no own prefill
-    (``L = 0``) at ``v`` 1 -> 2 and a slack of one service time it carries 0.032 -> 0.047 (the Cramer-Lundberg constant
-    falls faster than the exponent at loads of a few per cent, where the asymptotic is coarse). Within it, near the edge where the longest prompts alone just fit (slack
-    twice the own prefill, epsilon 0.05) the asymptotic still rises by up to 2 % with the spread (0.1039 at ``v`` 0.9,
-    0.1061 at 1.016, then 0 at 1.05): the test allows 3 %."""
+    (``L = 0``) at ``v`` 1 -> 2 and a slack of one service time it carries 0.032 -> 0.047 (the Cramer-Lundberg
+    constant falls faster than the exponent at loads of a few per cent, where the asymptotic is coarse). Within it,
+    near the edge where the longest prompts alone just fit (slack twice the own prefill, epsilon 0.05) the asymptotic
+    still rises by up to 2 % with the spread (0.1039 at ``v`` 0.9, 0.1061 at 1.016, then 0 at 1.05): the test allows
+    3 %."""
     narrow = float(sojourn.lane_load(lanes, 1.0, own, slack, scv, eps))
     wide = float(sojourn.lane_load(lanes, 1.0, own, slack, scv + wider, eps))
     assert wide <= narrow * 1.03 + 1e-12
