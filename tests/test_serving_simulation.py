@@ -201,9 +201,10 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     load (``at_load``: the split and the tail bounds it was sized with): the bound is still a bound. The simulated
     prompts are the dataset's own 8,313 lengths (resampled; squared CV 0.186, the case's ``prompt_tokens_scv``), the
     model's lane the gamma lengths of that spread (tco.core.sojourn). With the best
-    split and Kingman's bound at the lane the model carries 79.9 tokens/s on H200 (the even split and the
-    square-root tail alone: 18.4) where the simulation meets 6 s up to ~1.1-1.2x that (docs/validation.md, "Long
-    prompts"): this guards the queueing approximation against turning optimistic."""
+    split, Kingman's bound and the dataset's length spread at the lane the model carries 49.8 tokens/s on H200 (at
+    mean lengths 78; the even split and the square-root tail alone: 18.4) where the simulation fed the dataset's
+    lengths meets 6 s up to ~51-53 (docs/validation.md, "Long prompts"): this guards the queueing approximation
+    against turning optimistic."""
     from tco.validation.cases import load_suite
     from tco.validation.predict import OPTION, Predictor
 

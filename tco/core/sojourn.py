@@ -101,7 +101,8 @@ def sojourn_log_tail(x, length_scv, own_ratio):
     """``ln(C M(x l))`` and ``rho`` at the exponent ``x = theta S``: the log of the Cramer-Lundberg constant of the
     lane's sojourn tail ``P(W + L X > t) ~ C M(x l) exp(-x t / S)``, ``l = L / S`` (module docstring).
 
-    ``M(x) = exp(K)``, ``K = -ln(1 - v x) / v``; ``rho = x / (M(x) - 1)``; ``M'(x) = M(x) / (1 - v x)``;
+    ``M(x) = exp(K)``, ``K = -ln(1 - v x) / v`` (at most :data:`tco.core.queueing.EXPONENT_CAP`);
+    ``rho = x / (M(x) - 1)``; ``M'(x) = M(x) / (1 - v x)``;
     ``C = (1 - rho) / (rho M'(x) - 1)``; ``ln M(x l) = -ln(1 - v x l) / v``.
 
     Parameters
@@ -126,7 +127,7 @@ def sojourn_log_tail(x, length_scv, own_ratio):
     """
     vx = length_scv * x
     log_inner = np.log1p(-vx)
-    mgf_excess = np.expm1(-log_inner / length_scv)
+    mgf_excess = np.expm1(np.minimum(-log_inner / length_scv, queueing.EXPONENT_CAP))
     rho = x / mgf_excess
     constant = (1.0 - rho) / (rho * (mgf_excess + 1.0) / (1.0 - vx) - 1.0)
     return np.log(constant) - np.log1p(-vx * own_ratio) / length_scv, rho
@@ -216,7 +217,7 @@ def sojourn_wait_s(utilization, service_s, own_s, length_scv, exceed_probability
         tail, _ = sojourn_log_tail(x, v, own_ratio)
         sojourn = service * (tail - np.log(np.asarray(exceed_probability, float))) / x
         deterministic = queueing.kingman_wait_s(utilization, service_s, 0.0, exceed_probability)
-    return np.maximum(sojourn - own_ratio * service, deterministic)
+    return np.fmax(sojourn - own_ratio * service, deterministic)  # an idle lane's NaN tail (0 / 0): Kingman's wait
 
 
 def _shortened_slack(slack_s, own_s, length_scv, exceed_probability):
