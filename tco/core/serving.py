@@ -631,6 +631,9 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, o
             lane_square_root = sojourn.square_root_lanes(lane_load, work_s, own_s, g * slack_s, prompt_scv, g * epsilon)
             if _lanes_cannot_bind(lane_square_root / lanes, by_slots):
                 return by_slots, False
+            if sojourn.per_lane_cannot_win(lane_square_root, lane_load, work_s, g * slack_s, g * epsilon):
+                by_lanes = lane_square_root / lanes
+                return np.maximum(by_slots, by_lanes), by_lanes > by_slots
             by_lanes = np.minimum(lane_square_root, queueing.servers_at_utilization(
                 lane_load, sojourn.sojourn_utilization(work_s, own_s, g * slack_s, prompt_scv, g * epsilon))) / lanes
             return np.maximum(by_slots, by_lanes), by_lanes > by_slots

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import queueing
+from .draws import every_draw
 
 #: bisection steps on ``ln x`` for :func:`sojourn_utilization`: the bracket ``[1e-9, (1 - 1e-12) / v]`` spans at most
 #: ``ln(1e13)`` = 30 (``v >= SCV_FLOOR``), so 44 halvings leave ``x`` within ``30 / 2^44 = 1.7e-12`` relative
@@ -254,9 +255,34 @@ def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_
         return queueing.servers_within_wait(offered_erlangs, service_s, slack_s, 0.0, exceed_probability, log_term,
                                             kingman=True)
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
-    return np.minimum(square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability),
-                      queueing.servers_at_utilization(a, sojourn_utilization(service_s, own_s, slack_s, length_scv,
-                                                                             exceed_probability)))
+    square_root = square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability)
+    if per_lane_cannot_win(square_root, a, service_s, slack_s, exceed_probability):
+        return square_root
+    return np.minimum(square_root, queueing.servers_at_utilization(a, sojourn_utilization(service_s, own_s, slack_s,
+                                                                                          length_scv, exceed_probability)))
+
+
+def per_lane_cannot_win(square_root_lanes_, offered_erlangs, service_s, slack_s, exceed_probability) -> bool:
+    """Whether the square-root rule needs no more lanes than the per-lane rule in every draw, so that the fewer of
+    the two is the square-root rule's bit for bit and :func:`sojourn_utilization` (its bisection) need not run: the
+    per-lane utilization is at most Kingman's at mean lengths, so its lanes are at least ``a / rho_Kingman``.
+
+    Parameters
+    ----------
+    square_root_lanes_ : float or ndarray [lanes]
+        :func:`square_root_lanes`.
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a``, at least 0.
+    service_s, slack_s, exceed_probability : float or ndarray [s, s, -]
+        As in :func:`sojourn_utilization`.
+
+    Returns
+    -------
+    bool
+        True when the per-lane rule cannot give fewer lanes in any draw (a NaN fails the test).
+    """
+    fewest = queueing.kingman_servers(offered_erlangs, service_s, slack_s, 0.0, exceed_probability)
+    return bool(every_draw(square_root_lanes_ <= fewest))
 
 
 def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability):
@@ -336,4 +362,7 @@ def lane_wait_s(offered_erlangs, servers, service_s, own_s, length_scv, exceed_p
     square_root = queueing.wait_quantile_s(offered_erlangs, servers, service_s, length_scv, exceed_probability,
                                            sizing_slack_s - excess) + excess
     rho = np.maximum(np.asarray(offered_erlangs, float), 1e-300) / np.maximum(np.asarray(servers, float), 1e-300)
+    # the per-lane wait is at least Kingman's at mean lengths: where the square-root wait is no longer, it stands
+    if every_draw(square_root <= queueing.kingman_wait_s(rho, service_s, 0.0, exceed_probability)):
+        return square_root
     return np.minimum(square_root, sojourn_wait_s(rho, service_s, own_s, length_scv, exceed_probability))
