@@ -634,8 +634,8 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, o
             if sojourn.per_lane_cannot_win(lane_square_root, lane_load, work_s, g * slack_s, g * epsilon):
                 by_lanes = lane_square_root / lanes
                 return np.maximum(by_slots, by_lanes), by_lanes > by_slots
-            by_lanes = np.minimum(lane_square_root, queueing.servers_at_utilization(
-                lane_load, sojourn.sojourn_utilization(work_s, own_s, g * slack_s, prompt_scv, g * epsilon))) / lanes
+            by_lanes = np.minimum(lane_square_root, sojourn.per_lane_servers(lane_load, work_s, own_s, g * slack_s, prompt_scv,
+                                                                             g * epsilon, lane_square_root)) / lanes
             return np.maximum(by_slots, by_lanes), by_lanes > by_slots
         lane_square_root = queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon))
         if _lanes_cannot_bind(lane_square_root / lanes, by_slots):

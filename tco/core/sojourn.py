@@ -45,6 +45,15 @@ from .draws import every_draw
 #: bisection steps on ``ln x`` for :func:`sojourn_utilization`: the bracket ``[1e-9, (1 - 1e-12) / v]`` spans at most
 #: ``ln(1e13)`` = 30 (``v >= SCV_FLOOR``), so 44 halvings leave ``x`` within ``30 / 2^44 = 1.7e-12`` relative
 SOJOURN_BISECTION_STEPS = 44
+#: safeguarded Newton steps of :func:`newton_exponent` (the bisection takes the draws they leave uncertified)
+SOJOURN_NEWTON_STEPS = 6
+#: the half-width in ``ln x`` of the sign check that certifies a Newton root: below the bisection's own 1.7e-12 [-]
+SOJOURN_ROOT_TOLERANCE = 1e-12
+#: the smallest utilization at which a Newton root is certified: nearer the pole the tail's rounding (~1e-12) moves
+#: the bisection's root by more than the check sees (up to 1.2e-8 relative in ``rho`` below 1e-4) [-]
+SOJOURN_CERTIFIED_FLOOR = 1e-3
+#: the relative margin by which a bound on the utilization must fall below the one to beat (rounding) [-]
+BEAT_MARGIN = 1e-9
 #: the smallest exponent searched (a slack of ~1e9 service times: utilization 1 - 1e-9) [-]
 SOJOURN_EXPONENT_FLOOR = 1e-9
 #: the largest exponent searched, as a share of the pole ``1/v`` of the gamma's generating function [-]
@@ -134,16 +143,22 @@ def sojourn_log_tail(x, length_scv, own_ratio):
     return np.log(constant) - np.log1p(-vx * own_ratio) / length_scv, rho
 
 
-def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability):
+def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability, beat=0.0):
     """Largest utilization per lane ``rho`` at which ``P(W + L X > slack + L) <= epsilon`` (module docstring).
 
-    The smallest exponent ``x`` with ``ln(C M(x l)) - x (slack + L) / S <= ln epsilon`` (:func:`sojourn_log_tail`),
-    found by :data:`SOJOURN_BISECTION_STEPS` halvings of ``ln x`` between ``ln 1e-9`` and the exponent at utilization
+    The smallest exponent ``x`` with ``f(x) = ln(C M(x l)) - x (slack + L) / S - ln epsilon <= 0``
+    (:func:`sojourn_log_tail`) in the bracket from ``1e-9`` to the exponent at utilization
     :data:`SOJOURN_UTILIZATION_FLOOR` (Kingman's, :func:`tco.core.queueing.kingman_exponent`; near the pole ``1/v``
-    the asymptotic constant is no longer meaningful). Where the tail is not monotone on that bracket the search can
-    only end at a smaller utilization (a probe beyond the root with the tail above ``epsilon`` moves on towards the
-    pole): safe. ``rho = x / (M(x) - 1)`` there, at most :func:`tco.core.queueing.kingman_utilization` at mean lengths,
-    and 0 where the own prefill at its quantile alone misses the target (:func:`length_quantile`).
+    the asymptotic constant is no longer meaningful), as :data:`SOJOURN_BISECTION_STEPS` halvings of ``ln x`` would
+    find it (:func:`bisected_exponent`), by a safeguarded Newton method where the root is certified unique
+    (:func:`newton_exponent`): the bisection runs only on the draws the certificate leaves, compressed. Where the tail
+    is not monotone on the bracket the bisection can only end at a smaller utilization (a probe beyond the root with
+    the tail above ``epsilon`` moves on towards the pole): safe. ``rho = x / (M(x) - 1)`` there, at most
+    :func:`tco.core.queueing.kingman_utilization` at mean lengths, and 0 where the own prefill at its quantile alone
+    misses the target (:func:`length_quantile`). Where the rule only matters above a utilization ``beat`` (the other
+    rule's, :func:`lane_servers`) and a point the Newton steps found with the tail above ``epsilon``, left of where
+    ``f`` may turn, shows the root's utilization below ``beat``, that point's utilization stands in (below ``beat``
+    too: the caller's answer is the same).
 
     Parameters
     ----------
@@ -157,36 +172,165 @@ def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probabilit
         Squared CV of the prompt length ``v`` (floored at :data:`tco.core.queueing.SCV_FLOOR`).
     exceed_probability : float or ndarray [-]
         ``epsilon``.
+    beat : float or ndarray [-]
+        The utilization the rule has to exceed to matter to the caller (0: the exact utilization everywhere).
 
     Returns
     -------
     ndarray [-]
-        The utilization per lane, in ``[0, 1]``.
+        The utilization per lane, in ``[0, 1]`` (at most ``beat`` where the exact one is).
 
     References
     ----------
     [asmussen-2003] the Cramer-Lundberg approximation of the M/G/1 wait.
     [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
-    v = np.maximum(length_scv, queueing.SCV_FLOOR)
-    service = np.maximum(service_s, queueing.SERVICE_FLOOR_S)
-    own_ratio = np.minimum(np.maximum(own_s, 0.0) / service, 1.0)
-    sojourn = np.maximum(slack_s, 0.0) / service + own_ratio
-    log_epsilon = np.log(np.asarray(exceed_probability, float))
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a NaN or infinity compares False
-        low = np.log(SOJOURN_EXPONENT_FLOOR) + 0.0 * (v + sojourn + log_epsilon)
-        high = np.log(np.minimum(queueing.kingman_exponent(SOJOURN_UTILIZATION_FLOOR, v), SOJOURN_POLE_SHARE / v)) + 0.0 * low
-        for _ in range(SOJOURN_BISECTION_STEPS):
-            middle = 0.5 * (low + high)
-            x = np.exp(middle)
-            tail, _ = sojourn_log_tail(x, v, own_ratio)
-            within = tail - x * sojourn <= log_epsilon
-            high = np.where(within, middle, high)
-            low = np.where(within, low, middle)
-        _, rho = sojourn_log_tail(np.exp(high), v, own_ratio)
     deterministic = queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
-    fits = _shortened_slack(slack_s, own_s, length_scv, exceed_probability) > 0.0  # the own prefill alone fits
-    return np.minimum(np.nan_to_num(rho, nan=0.0), deterministic) * fits
+    parts = np.broadcast_arrays(service_s, own_s, slack_s, length_scv, exceed_probability, beat, deterministic)
+    shape = parts[0].shape
+    service_s, own_s, slack_s, length_scv, epsilon, beat, result = (np.ravel(part) for part in parts)
+    result = np.array(result, float)  # written below
+    # the utilization is at most the deterministic rule's: below ``beat`` that one stands in; where the own prefill
+    # alone misses the target it is 0
+    todo = np.flatnonzero(result >= beat * (1.0 - BEAT_MARGIN))
+    fits = _shortened_slack(slack_s[todo], own_s[todo], length_scv[todo], epsilon[todo]) > 0.0
+    result[todo[~fits]] = 0.0
+    todo = todo[fits]
+    if todo.size:
+        service_s, own_s, slack_s, length_scv, epsilon, beat = (
+            part[todo] for part in (service_s, own_s, slack_s, length_scv, epsilon, beat))
+        v = np.maximum(length_scv, queueing.SCV_FLOOR)
+        service = np.maximum(service_s, queueing.SERVICE_FLOOR_S)
+        own_ratio = np.minimum(np.maximum(own_s, 0.0) / service, 1.0)
+        sojourn = np.maximum(slack_s, 0.0) / service + own_ratio
+        log_epsilon = np.log(epsilon)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a NaN or infinity compares False
+            x, certified, below = newton_exponent(v, own_ratio, sojourn, log_epsilon)
+            _, rho_above = sojourn_log_tail(below, v, own_ratio)
+            beaten = ~certified & (rho_above < beat * (1.0 - BEAT_MARGIN))
+            x = np.where(beaten, below, x)
+            rest = np.flatnonzero(~(certified | beaten))
+            if rest.size:
+                x[rest] = bisected_exponent(v[rest], own_ratio[rest], sojourn[rest], log_epsilon[rest])
+            _, rho = sojourn_log_tail(x, v, own_ratio)
+        result[todo] = np.minimum(np.nan_to_num(rho, nan=0.0), result[todo])
+    return result.reshape(shape)
+
+
+def _exponent_bracket(v):
+    """``(ln x_low, ln x_high)`` of :func:`sojourn_utilization`'s search: ``x_low = 1e-9``, ``x_high`` the exponent at
+    utilization :data:`SOJOURN_UTILIZATION_FLOOR`, below the pole [-]."""
+    high = np.log(np.minimum(queueing.kingman_exponent(SOJOURN_UTILIZATION_FLOOR, v), SOJOURN_POLE_SHARE / v))
+    return np.log(SOJOURN_EXPONENT_FLOOR) + 0.0 * high, high
+
+
+def bisected_exponent(length_scv, own_ratio, sojourn, log_epsilon):
+    """The exponent ``x`` of :func:`sojourn_utilization` by :data:`SOJOURN_BISECTION_STEPS` halvings of ``ln x``
+    (the bracket's upper end when the tail is above ``epsilon`` throughout) [-].
+
+    Parameters
+    ----------
+    length_scv : ndarray [-]
+        ``v``, at least :data:`tco.core.queueing.SCV_FLOOR`.
+    own_ratio : ndarray [-]
+        ``l = L / S`` in ``[0, 1]``.
+    sojourn : ndarray [-]
+        The sojourn allowed in service times, ``(slack + L) / S``.
+    log_epsilon : ndarray [-]
+        ``ln epsilon``.
+
+    Returns
+    -------
+    ndarray [-]
+        The smallest probed ``x`` at which the tail is within ``epsilon``: within ``30 / 2^44 = 1.7e-12`` relative
+        above the root where the tail is monotone on the bracket.
+    """
+    low, high = _exponent_bracket(length_scv)
+    low = low + 0.0 * (own_ratio + sojourn + log_epsilon)
+    high = high + 0.0 * low
+    for _ in range(SOJOURN_BISECTION_STEPS):
+        middle = 0.5 * (low + high)
+        x = np.exp(middle)
+        tail, _ = sojourn_log_tail(x, length_scv, own_ratio)
+        within = tail - x * sojourn <= log_epsilon
+        high = np.where(within, middle, high)
+        low = np.where(within, low, middle)
+    return np.exp(high)
+
+
+def newton_exponent(length_scv, own_ratio, sojourn, log_epsilon):
+    """The exponent ``x`` of :func:`sojourn_utilization` by safeguarded Newton steps on ``f(e^y)``, ``y = ln x``, and
+    whether it is certified to be :func:`bisected_exponent`'s root (to :data:`SOJOURN_ROOT_TOLERANCE`).
+
+    **Unique crossing.** ``f = ln C(x) + h(x) - ln epsilon`` with ``h(x) = ln M(x l) - x s`` (``s`` the sojourn in
+    service times): ``ln C`` falls with ``x`` (``C = 1`` at ``x = 0``; ``ln(1 - x)`` for exponential lengths; checked
+    over the parameter domain in ``tests/test_sojourn.py``), ``h`` is convex (a cumulant generating function less a
+    line) with its minimum at ``x_m = (1 - l / s) / (v l)`` where ``h' = l / (1 - v x l) - s = 0``. So ``f`` falls
+    strictly on ``[x_low, x_m]``, and on ``[x_m, x_high]`` it is at most ``U = ln C(x_m) + h(x_high) - ln epsilon``.
+    Where ``f(x_low) > 0`` and ``U <= 0`` the tail crosses ``epsilon`` once, on ``[x_low, x_m]``: the bisection's
+    probes see the sign of ``x - x*`` and it converges to the same root ``x*``.
+
+    **Steps.** From Kingman's deterministic exponent ``ln(1/epsilon) / s`` (the root with ``C = 1`` and ``l = 0``),
+    :data:`SOJOURN_NEWTON_STEPS` Newton steps in ``y``, each kept inside the bracket that the signs seen so far leave
+    (its midpoint otherwise); ``df/dx = (ln C)' + l / (1 - v x l) - s`` with ``(ln C)' = D / (E (1 - rho)) - D' / D``,
+    ``E = M - 1``, ``rho = x / E``, ``D = rho M' - 1``, ``D' = -D M' / E + rho M''``, ``M' = M / (1 - v x)``,
+    ``M'' = (1 + v) M' / (1 - v x)``. Certified where also ``f(x* e^-tol) > 0 >= f(x* e^tol)``; ``x = x* e^tol``
+    is returned (the side of the root the bisection ends on).
+
+    Parameters
+    ----------
+    length_scv, own_ratio, sojourn, log_epsilon : ndarray [-, -, -, -]
+        As in :func:`bisected_exponent` (one shape).
+
+    Returns
+    -------
+    x : ndarray [-]
+        The exponent (meaningful where certified).
+    certified : ndarray of bool
+        Where it is the bisection's root.
+    below : ndarray [-]
+        An exponent with the tail above ``epsilon`` on ``[x_low, below]``: the bisection's ends beyond it.
+    """
+    v, l, s = length_scv, own_ratio, sojourn  # noqa: E741 (the module docstring's l = L / S)
+    low, high = _exponent_bracket(v)
+    x_low, x_high = np.exp(low), np.exp(high)
+    x_m = np.minimum(np.maximum((1.0 - l / s) / (v * l), x_low), x_high)  # l = 0: infinite, the bracket's end
+
+    def excess(x):  # f(x) [-]
+        tail, _ = sojourn_log_tail(x, v, l)
+        return tail - x * s - log_epsilon
+
+    b = np.log(x_m)
+    a = np.where(excess(x_m) > 0.0, b, low)  # no root left of x_m: the bisection's ends beyond it
+    y = np.minimum(np.maximum(np.log(-log_epsilon / s), a), b)
+    for _ in range(SOJOURN_NEWTON_STEPS):
+        x = np.exp(y)
+        vx = v * x
+        mgf_excess = np.expm1(np.minimum(-np.log1p(-vx) / v, queueing.EXPONENT_CAP))
+        rho = x / mgf_excess
+        slope = (mgf_excess + 1.0) / (1.0 - vx)  # M'
+        d = rho * slope - 1.0
+        d_slope = -d * slope / mgf_excess + rho * (1.0 + v) * slope / (1.0 - vx)
+        f = np.log((1.0 - rho) / d) - np.log1p(-vx * l) / v - x * s - log_epsilon
+        df_dy = x * (d / (mgf_excess * (1.0 - rho)) - d_slope / d + l / (1.0 - vx * l) - s)
+        above = f > 0.0
+        a, b = np.where(above, y, a), np.where(above, b, y)
+        step = y - f / df_dy
+        y = np.where((step >= a) & (step <= b), step, 0.5 * (a + b))
+    # the bisection's probes while the tail is above epsilon: high - width / 2^k; the first at or beyond the root
+    width = high - low
+    k = np.minimum(np.maximum(np.ceil(np.log2(width / (high - y))), 1.0), SOJOURN_BISECTION_STEPS)
+    probe = high - width * np.exp2(-k)
+    before = high - width * np.exp2(1.0 - k)
+    x_probe = np.exp(probe)
+    log_constant, _ = sojourn_log_tail(x_m, v, 0.0)
+    bound = log_constant - np.log1p(-v * x_probe * l) / v - x_probe * s - log_epsilon  # f on [x_m, probe] is below
+    x = np.exp(y + SOJOURN_ROOT_TOLERANCE)
+    tail, rho = sojourn_log_tail(x, v, l)
+    certified = ((before < y - SOJOURN_ROOT_TOLERANCE) & (probe >= y + SOJOURN_ROOT_TOLERANCE)
+                 & ((x_probe <= x_m) | (bound <= 0.0)) & (y < np.log(x_m)) & (rho >= SOJOURN_CERTIFIED_FLOOR)
+                 & (excess(np.exp(y - SOJOURN_ROOT_TOLERANCE)) > 0.0) & (tail - x * s - log_epsilon <= 0.0))
+    return x, certified, np.exp(a)
 
 
 def sojourn_wait_s(utilization, service_s, own_s, length_scv, exceed_probability):
@@ -258,14 +402,37 @@ def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_
     square_root = square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability)
     if per_lane_cannot_win(square_root, a, service_s, slack_s, exceed_probability):
         return square_root
-    return np.minimum(square_root, queueing.servers_at_utilization(a, sojourn_utilization(service_s, own_s, slack_s,
-                                                                                          length_scv, exceed_probability)))
+    return np.minimum(square_root, per_lane_servers(a, service_s, own_s, slack_s, length_scv, exceed_probability, square_root))
+
+
+def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, fewest):
+    """``a / rho`` at :func:`sojourn_utilization`, exact where it is below ``fewest`` (elsewhere at least ``fewest``).
+
+    Parameters
+    ----------
+    offered_erlangs : float or ndarray [Erlangs]
+        Offered load ``a``, at least 0.
+    service_s, own_s, slack_s, length_scv, exceed_probability : float or ndarray [s, s, s, -, -]
+        As in :func:`sojourn_utilization`.
+    fewest : float or ndarray [lanes]
+        The lanes of the other rule (square-root staffing): only fewer matter.
+
+    Returns
+    -------
+    ndarray [lanes]
+        Lanes needed by the per-lane rule.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):  # no load or no lanes: nothing to beat
+        beat = np.nan_to_num(offered_erlangs / fewest, nan=0.0)
+    return queueing.servers_at_utilization(offered_erlangs, sojourn_utilization(service_s, own_s, slack_s, length_scv,
+                                                                                exceed_probability, beat))
 
 
 def per_lane_cannot_win(square_root_lanes_, offered_erlangs, service_s, slack_s, exceed_probability) -> bool:
     """Whether the square-root rule needs no more lanes than the per-lane rule in every draw, so that the fewer of
-    the two is the square-root rule's bit for bit and :func:`sojourn_utilization` (its bisection) need not run: the
-    per-lane utilization is at most Kingman's at mean lengths, so its lanes are at least ``a / rho_Kingman``.
+    the two is the square-root rule's bit for bit and :func:`sojourn_utilization` need not run (a call's fixed cost;
+    per draw it makes the same test): the per-lane utilization is at most Kingman's at mean lengths, so its lanes are
+    at least ``a / rho_Kingman``.
 
     Parameters
     ----------
@@ -331,7 +498,10 @@ def lane_load(servers, service_s, own_s, slack_s, length_scv, exceed_probability
     shortened = _shortened_slack(slack_s, own_s, length_scv, exceed_probability)
     square_root = queueing.offered_load_within_wait(servers, service_s, shortened, length_scv, exceed_probability) \
         * (shortened > 0.0)
-    return np.maximum(square_root, servers * sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability))
+    with np.errstate(divide="ignore", invalid="ignore"):  # no lanes: nothing to beat
+        beat = np.nan_to_num(square_root / servers, nan=0.0)
+    return np.maximum(square_root, servers * sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability,
+                                                                 beat))
 
 
 def lane_wait_s(offered_erlangs, servers, service_s, own_s, length_scv, exceed_probability, sizing_slack_s, log_term=None):
