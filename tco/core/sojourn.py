@@ -19,14 +19,14 @@ chapter XIII, theorem 5.2 and corollary 5.3, the Cramer-Lundberg approximation; 
 [kingman-1964] is the same tail with ``C = 1``). The prompt's own length is independent of the wait it meets
 (FIFO, Poisson arrivals see time averages), so ``P(W + L X > t) ~ C M(x L / S) exp(-x t / S)``, whose log is
 :func:`sojourn_log_tail`. At the percentile ``1 - epsilon`` the lane carries the largest ``rho`` whose tail at the
-sojourn allowed, ``t = slack + L``, is ``epsilon`` (:func:`sojourn_utilization`, a bisection of fixed length on
-``ln x``), and never more than the deterministic rule carries (Kingman's bound at mean lengths, today's model):
-the spread only takes capacity away, and ``c_s^2 -> 0`` joins the deterministic rule. Checked against a Lindley
-recursion of one FIFO lane (``tests/test_sojourn.py``, docs/model.md "Queueing"): gamma lengths of squared CV
-0.186, 0.5 and 1 within 1 % of the simulated capacity; the MLPerf Llama 3.1 405B dataset's own lengths (squared CV
-0.186, bounded at 2.1x the mean) 13 % conservative where the own prefill takes a third of the TTFT; lognormal
-lengths of squared CV 1 (a heavier tail than the gamma's) up to 60 % optimistic where the own prefill takes most
-of the target, within 8 % at 12 prefills of target.
+sojourn allowed, ``t = slack + L``, is ``epsilon`` (:func:`sojourn_utilization`: the root a bisection of fixed length
+on ``ln x`` finds, reached by certified Newton steps), and never more than the deterministic rule carries
+(Kingman's bound at mean lengths, today's model): the spread only takes capacity away, and ``c_s^2 -> 0`` joins
+the deterministic rule. Checked against a Lindley recursion of one FIFO lane (``tests/test_sojourn.py``,
+docs/model.md "Queueing"): gamma lengths of squared CV 0.186, 0.5 and 1 within 1 % of the simulated capacity; the
+MLPerf Llama 3.1 405B dataset's own lengths (squared CV 0.186, bounded at 2.1x the mean) 13 % conservative where
+the own prefill takes a third of the TTFT; lognormal lengths of squared CV 1 (a heavier tail than the gamma's) up to
+60 % optimistic where the own prefill takes most of the target, within 8 % at 12 prefills of target.
 
 **Many servers** (a prefill pool, a fleet's lanes): the square-root staffing of :mod:`tco.core.queueing` with the
 Allen-Cunneen factor at ``v`` for the wait, its slack shortened by the own prefill's excess at the percentile,
@@ -266,16 +266,19 @@ def newton_exponent(length_scv, own_ratio, sojourn, log_epsilon):
     service times): ``ln C`` falls with ``x`` (``C = 1`` at ``x = 0``; ``ln(1 - x)`` for exponential lengths; checked
     over the parameter domain in ``tests/test_sojourn.py``), ``h`` is convex (a cumulant generating function less a
     line) with its minimum at ``x_m = (1 - l / s) / (v l)`` where ``h' = l / (1 - v x l) - s = 0``. So ``f`` falls
-    strictly on ``[x_low, x_m]``, and on ``[x_m, x_high]`` it is at most ``U = ln C(x_m) + h(x_high) - ln epsilon``.
-    Where ``f(x_low) > 0`` and ``U <= 0`` the tail crosses ``epsilon`` once, on ``[x_low, x_m]``: the bisection's
-    probes see the sign of ``x - x*`` and it converges to the same root ``x*``.
+    strictly on ``[x_low, x_m]``, and on ``[x_m, x_p]`` it is at most ``U = ln C(x_m) + h(x_p) - ln epsilon``.
+    While the tail stays above ``epsilon`` the bisection probes ``ln x_high - width / 2^k``, ``k = 1, 2, ...``; where
+    the root ``x* < x_m`` and the first probe ``x_p`` beyond it has ``x_p <= x_m`` or ``U <= 0`` (``f`` is below 0 on
+    ``[x*, x_p]``) the bisection steps into ``[x_(p-1), x_p]``, where ``f`` changes sign once, and converges to ``x*``.
 
     **Steps.** From Kingman's deterministic exponent ``ln(1/epsilon) / s`` (the root with ``C = 1`` and ``l = 0``),
     :data:`SOJOURN_NEWTON_STEPS` Newton steps in ``y``, each kept inside the bracket that the signs seen so far leave
     (its midpoint otherwise); ``df/dx = (ln C)' + l / (1 - v x l) - s`` with ``(ln C)' = D / (E (1 - rho)) - D' / D``,
     ``E = M - 1``, ``rho = x / E``, ``D = rho M' - 1``, ``D' = -D M' / E + rho M''``, ``M' = M / (1 - v x)``,
-    ``M'' = (1 + v) M' / (1 - v x)``. Certified where also ``f(x* e^-tol) > 0 >= f(x* e^tol)``; ``x = x* e^tol``
-    is returned (the side of the root the bisection ends on).
+    ``M'' = (1 + v) M' / (1 - v x)``. Certified where also ``f(x* e^-tol) > 0 >= f(x* e^tol)`` and the utilization
+    is at least :data:`SOJOURN_CERTIFIED_FLOOR`; ``x = x* e^tol`` is returned (the side of the root the bisection
+    ends on). Over 10^6 random draws (``v`` 1e-4..10, ``l`` 0..1, slack 1e-3..1e4 service times, ``epsilon``
+    1e-4..0.5) the certified utilization is the bisection's within 3.8e-10 relative.
 
     Parameters
     ----------
