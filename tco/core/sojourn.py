@@ -289,7 +289,7 @@ def newton_exponent(length_scv, own_ratio, sojourn, log_epsilon):
     -------
     x : ndarray [-]
         The exponent (meaningful where certified).
-    certified : ndarray of bool
+    certified : ndarray of bool [-]
         Where it is the bisection's root.
     below : ndarray [-]
         An exponent with the tail above ``epsilon`` on ``[x_low, below]``: the bisection's ends beyond it.
