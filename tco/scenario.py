@@ -54,6 +54,10 @@ WORKLOAD_DEFAULTS = {
     "kv_bits": Quantity(value=8, source="scenario default: FP8 KV cache"),
     "compute_bits": Quantity(value=8, source="scenario default: FP8/INT8 arithmetic"),
     "demand_growth_per_year": Quantity(value=0.0, source="scenario default: the same demand every year of the horizon"),
+    "prompt_tokens_scv": Quantity(value=0.0, grade="C",
+                                  source="scenario default: every prompt at the mean length (the model before the length "
+                                         "spread was a parameter; a chat trace gives 0.79, the bundled scenarios state "
+                                         "theirs: docs/model.md 'Queueing')"),
 }
 #: the on-die SRAM tier of a built device: the tier a change of process node rescales
 SRAM_TIER = "sram"

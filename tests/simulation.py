@@ -245,10 +245,32 @@ def _transfer(env, request, handoff, transfer_s):
     handoff.put(request)
 
 
-def _arrivals(env, rate: float, until: float, queue, prompt: int, log: list, rng):
+class Lengths:
+    """Prompt lengths [tokens] of successive requests, drawn from their own seeded generator (the arrival times stay
+    those of mean-length runs): every prompt at the mean (``scv = 0``), gamma of mean ``prompt`` and squared CV ``scv``,
+    a lognormal of the same two moments (``family="lognormal"``), or resampled from a dataset's lengths rescaled to mean
+    ``prompt`` (``sample``). At least one token each."""
+
+    def __init__(self, prompt: float, scv: float = 0.0, seed: int = 0, family: str = "gamma", sample=None):
+        self.prompt, self.scv, self.family = float(prompt), float(scv), family
+        self.sample = None if sample is None else np.asarray(sample, float) / np.mean(sample)
+        self.rng = np.random.default_rng(seed + 7919)
+
+    def __call__(self) -> float:
+        if self.sample is not None:
+            return max(1.0, round(self.prompt * float(self.rng.choice(self.sample))))
+        if self.scv == 0.0:
+            return self.prompt
+        if self.family == "lognormal":
+            sigma2 = math.log1p(self.scv)
+            return max(1.0, round(self.prompt * float(self.rng.lognormal(-0.5 * sigma2, math.sqrt(sigma2)))))
+        return max(1.0, round(float(self.rng.gamma(1.0 / self.scv, self.prompt * self.scv))))
+
+
+def _arrivals(env, rate: float, until: float, queue, lengths: Lengths, log: list, rng):
     while env.now < until:
         yield env.timeout(rng.exponential(1.0 / rate))
-        request = Request(env.now, float(prompt))
+        request = Request(env.now, float(lengths()))
         log.append(request)
         queue.put(request)
 
@@ -285,8 +307,10 @@ def _run(env, log: list[Request], warmup: float, horizon: float, lifetime: float
 
 
 def simulate_colocated(cycle_model, replicas: int, slots: int, prompt: int, output: int, rate: float, budget: float,
-                       policy: str = "chunked", prefill_batch: int = 1, requests: int = 4000, seed: int = 0) -> Outcome:
-    """A colocated fleet at ``rate`` req/s (replicas of ``cycle_model.pipeline`` stages)."""
+                       policy: str = "chunked", prefill_batch: int = 1, requests: int = 4000, seed: int = 0,
+                       lengths: Lengths | None = None) -> Outcome:
+    """A colocated fleet at ``rate`` req/s (replicas of ``cycle_model.pipeline`` stages); prompts of ``prompt`` tokens or
+    drawn by ``lengths``."""
     env = simpy.Environment()
     rng = np.random.default_rng(seed)
     cycle = _Cycle(cycle_model)
@@ -295,7 +319,7 @@ def simulate_colocated(cycle_model, replicas: int, slots: int, prompt: int, outp
     log: list[Request] = []
     fleet = [_Replica(env, i, slots) for i in range(replicas)]
     router = _Router(fleet)
-    env.process(_arrivals(env, rate, horizon + 21.0 * lifetime, router, prompt, log, rng))
+    env.process(_arrivals(env, rate, horizon + 21.0 * lifetime, router, lengths or Lengths(prompt), log, rng))
     for me in fleet:
         env.process(_colocated_replica(env, cycle, router, me, output, budget, policy, prefill_batch,
                                        cycle_model.pipeline))
@@ -305,8 +329,8 @@ def simulate_colocated(cycle_model, replicas: int, slots: int, prompt: int, outp
 
 def simulate_disaggregated(prefill_model, decode_model, prefill_replicas: int, decode_replicas: int, slots: int,
                            prompt: int, output: int, rate: float, prefill_batch: int, transfer_s: float,
-                           requests: int = 4000, seed: int = 0) -> Outcome:
-    """A prefill pool feeding a decode pool through the KV link."""
+                           requests: int = 4000, seed: int = 0, lengths: Lengths | None = None) -> Outcome:
+    """A prefill pool feeding a decode pool through the KV link (prompts as in :func:`simulate_colocated`)."""
     env = simpy.Environment()
     rng = np.random.default_rng(seed)
     pre, dec = _Cycle(prefill_model), _Cycle(decode_model)
@@ -314,7 +338,7 @@ def simulate_disaggregated(prefill_model, decode_model, prefill_replicas: int, d
     warmup, horizon = _window(lifetime, rate, requests)
     log: list[Request] = []
     admission, handoff = _Queue(env), _Queue(env)
-    env.process(_arrivals(env, rate, horizon + 21.0 * lifetime, admission, prompt, log, rng))
+    env.process(_arrivals(env, rate, horizon + 21.0 * lifetime, admission, lengths or Lengths(prompt), log, rng))
     for _ in range(prefill_replicas):
         env.process(_prefill_replica(env, pre, admission, handoff, prefill_model.pipeline * prefill_batch, transfer_s))
     for _ in range(decode_replicas):

@@ -22,10 +22,11 @@ percentile budget, a union bound: safe whichever split).
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
-from simulation import simulate_colocated, simulate_disaggregated
+from simulation import Lengths, simulate_colocated, simulate_disaggregated
 from test_serving import H200, MODEL, demand
 
 from tco.core import parallelism, serving
@@ -91,6 +92,15 @@ def test_disaggregated_pools_meet_their_percentiles_in_simulation():
 
 # ---------------------------------------------------------------- every bundled scenario, its own fleet
 
+def _dataset_rows(name: str) -> list[dict]:
+    """Rows of a validation/data CSV (comment lines skipped)."""
+    import csv
+
+    path = Path(__file__).resolve().parents[1] / "validation" / "data" / name
+    with path.open() as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
 def _draws(scenario, count: int, seed: int):
     """The base values and ``count`` Monte Carlo draws of the scenario's uncertain parameters (fixed seed)."""
     from tco.studies.montecarlo import draw_chunk, sampling_plan
@@ -109,17 +119,18 @@ def _simulate_option(scenario, values, option, requests):
     prompt, output = round(float(demand.prompt_tokens)), round(float(demand.output_tokens))
     rate = float(demand.peak_requests_per_s)
     budget = float(demand.token_budget)
+    lengths = Lengths(prompt, float(values["workload.prompt_tokens_scv"]))  # gamma, the scenario's own spread
     if option.disaggregated:
         outcome = simulate_disaggregated(
             models["prefill"], models["decode"], int(one["prefill"]["replicas"]), int(one["decode"]["replicas"]),
             int(one["decode"]["slots"]), prompt, output, rate,
             int(serving.prefill_pass_prompts(models["prefill"], demand)), float(np.asarray(transfer).reshape(-1)[0]),
-            requests=requests)
+            requests=requests, lengths=lengths)
         return outcome
     cm = models["colocated"]
     outcome = simulate_colocated(cm, int(one["colocated"]["replicas"]), int(one["colocated"]["slots"]), prompt, output,
                                  rate, budget, demand.policy, int(serving.prefill_pass_prompts(cm, demand)),
-                                 requests=requests)
+                                 requests=requests, lengths=lengths)
     return outcome
 
 
@@ -187,10 +198,13 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     interactive 4.5 s and 80 ms; one replica of 8 GPUs with one prefill lane): run at the rate the model says the
     system carries within its targets (``fleet_capacity_rps``, what ``tco validate`` reports), the same replica
     simulated cycle by cycle meets both percentiles, and its p99 TTFT is within the TTFT the model reports at that
-    load (``at_load``: the split and the tail bounds it was sized with): the bound is still a bound. With the best
-    split and Kingman's bound at the lane the model carries 79.9 tokens/s on H200 (the even split and the
-    square-root tail alone: 18.4) where the simulation meets 6 s up to ~1.1-1.2x that (docs/validation.md, "Long
-    prompts"): this guards the queueing approximation against turning optimistic."""
+    load (``at_load``: the split and the tail bounds it was sized with): the bound is still a bound. The simulated
+    prompts are the dataset's own 8,313 lengths (resampled; squared CV 0.186, the case's ``prompt_tokens_scv``), the
+    model's lane the gamma lengths of that spread (tco.core.sojourn). With the best
+    split, Kingman's bound and the dataset's length spread at the lane the model carries 49.8 tokens/s on H200 (at
+    mean lengths 78; the even split and the square-root tail alone: 18.4) where the simulation fed the dataset's
+    lengths meets 6 s up to ~51-53 (docs/validation.md, "Long prompts"): this guards the queueing approximation
+    against turning optimistic."""
     from tco.validation.cases import load_suite
     from tco.validation.predict import OPTION, Predictor
 
@@ -205,8 +219,10 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     rate = float(serving.fleet_capacity_rps("colocated", pool, replicas, d))
     reported = pool.at_load(dataclasses.replace(d, peak_requests_per_s=rate), replicas)
     cm = chosen_cycle_models(scenario.structure, values, OPTION)["colocated"]
+    sample = [float(r["input_tokens"]) for r in _dataset_rows("llama3.1-405b-lengths.csv")]
     outcome = simulate_colocated(cm, 1, int(float(pool["slots"])), round(float(d.prompt_tokens)), round(float(d.output_tokens)),
-                                 rate, float(d.token_budget), d.policy, 1, requests=1500)
+                                 rate, float(d.token_budget), d.policy, 1, requests=1500,
+                                 lengths=Lengths(float(d.prompt_tokens), sample=sample))
     ttft, tpot = outcome.quantile(0.99)
     ttft_target, tpot_target = float(d.ttft_target_s), float(d.tpot_target_s)
     assert outcome.unfinished == 0

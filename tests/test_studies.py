@@ -313,10 +313,16 @@ def test_distribution_is_the_exact_cdf_of_every_draw(default_scenario):
     assert (frame["cdf"].iloc[0], frame["cdf"].iloc[-1]) == (0.0, 1.0)
     assert np.all(np.diff(frame["value"]) >= 0) and np.all(np.diff(frame["cdf"]) >= 0)
     assert np.array_equal(frame["exceedance"], 1 - frame["cdf"])
-    # P(win) of a ratio is the share below 1 (feasible draws of both options here)
+    # P(win) of a ratio: the share of draws below 1 where the baseline meets its targets, plus the draws where only
+    # the challenger does (with the prompt-length spread drawn up to 1.5 the H100 baseline misses its 1 s p99 TTFT in
+    # ~10 % of the draws, by its longest prompts' own prefill: docs/model.md "Queueing"); groq meets them in every draw
     row = result.summary.iloc[0]
-    assert row["p_feasible"] == row["p_baseline_feasible"] == 1.0
-    assert row["p_win"] == (values < 1).mean()
+    plan = sampling_plan(default_scenario)
+    baseline = default_scenario.structure.baseline
+    base_ok = np.concatenate([np.broadcast_to(np.asarray(tco.evaluate_scenario(default_scenario, draw_chunk(plan, 8, i, 1000))[0][
+        baseline].feasible) > 0, (1000,)) for i in range(3)])
+    assert row["p_feasible"] == 1.0 and row["p_baseline_feasible"] == base_ok.mean() and 0.8 < base_ok.mean() < 1.0
+    assert row["p_win"] == ((values < 1) & base_ok).mean() + (~base_ok).mean()
 
 
 # --- Sobol ---------------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import parallelism, queueing
+from . import parallelism, queueing, sojourn
 from .draws import any_draw, as_floats, at_draws, every_draw, flag_value, mask_bits, maximum, minimum, select_bits
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
@@ -93,6 +93,7 @@ class Demand:
     phase_overlap: object
     comm_overlap: object
     policy: str = "chunked"
+    prompt_scv: object = 0.0  # squared CV of the prompt length [-] (tco.core.sojourn; 0: every prompt at the mean)
 
 
 @dataclass(frozen=True)
@@ -463,8 +464,12 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         prompts = prefill_pass_prompts(cm, demand)
         work, latency, lanes, _ = _prefill_service(cm, demand, False, 0.0, 0.0, 0.0, prompts)
         slack = demand.ttft_target_s - latency - ttft_extra_s
-        replicas = queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon, terms.log_term, kingman=True) / lanes
-        ttft_ok = slack > 0.0
+        own = _own_prefill_s(work, latency)
+        replicas = sojourn.lane_servers(peak * work, work, own, slack, demand.prompt_scv, epsilon, terms.log_term) / lanes
+        ttft_ok = _own_prefill_fits(slack, own, demand.prompt_scv, epsilon)
+        if not every_draw(ttft_ok):  # where the longest prompts alone miss the target: the mean-length fleet, flagged
+            replicas = np.where(ttft_ok, replicas, queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon,
+                                                                                terms.log_term, kingman=True) / lanes)
         out.update(_slack=slack, _lane_share=1.0)
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, residence_s=latency,
                    tpot_ok=True, cycle_cap_s=latency, chi=0.0, _bound_at=(0.0, times(p, prompts) * prompt))
@@ -491,8 +496,13 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             tpot_ok = tpot_ok & budget_ok
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
-            replicas, share = _split_replicas(peak, residence, slots, work, lanes, slack, epsilon)
-            ttft_ok = slack > 0.0
+            own = _own_prefill_s(work, latency)
+            replicas, share = _split_replicas(peak, residence, slots, work, lanes, slack, epsilon, own, demand.prompt_scv)
+            widest = LANE_SHARES[-1]  # the lanes' largest share of the slack and budget: the longest prompts fit there
+            ttft_ok = _own_prefill_fits(widest * slack, own, demand.prompt_scv, widest * epsilon)
+            if not every_draw(ttft_ok):  # elsewhere the mean-length fleet, flagged (no number of lanes suffices)
+                fallback, fallback_share = _split_replicas(peak, residence, slots, work, lanes, slack, epsilon)
+                replicas, share = np.where(ttft_ok, replicas, fallback), np.where(ttft_ok, share, fallback_share)
             out.update(_slack=slack, _lane_share=share)
         else:
             work = latency = lanes = 0.0
@@ -511,6 +521,23 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     out.update(replicas=replicas, fits=flag_value(fits), ttft_ok=flag_value(ttft_ok), tpot_ok=flag_value(out["tpot_ok"]),
                feasible=feasible, cost=times(n, replicas) * device_hour_usd)
     return out
+
+
+def _own_prefill_s(work_s, latency_s):
+    """The part of a prompt's prefill latency that scales with its length, ``L = min(latency, work)`` [s]: the lane
+    work ``S`` scales with the prompt (its chunks, or its share of a pass); a latency beyond it (the decode step of
+    a prompt shorter than one chunk, the other prompts of a whole-prompt pass) is taken as fixed
+    (:mod:`tco.core.sojourn`)."""
+    return np.minimum(latency_s, work_s)
+
+
+def _own_prefill_fits(slack_s, own_s, prompt_scv, epsilon):
+    """Whether the TTFT target can hold at all: the lanes' slack at mean lengths (positive) covers the own prefill's
+    excess at their percentile budget, ``L (X_q - 1)`` (:func:`tco.core.sojourn.length_quantile`; ``slack > 0`` when
+    every prompt is at the mean length) [bool per draw]."""
+    if sojourn.deterministic(prompt_scv):
+        return slack_s > 0.0
+    return (slack_s > 0.0) & (slack_s > own_s * (sojourn.length_quantile(prompt_scv, epsilon) - 1.0))
 
 
 def _split_search(evaluate_share: Callable, maximize: bool):
@@ -552,7 +579,7 @@ def _split_search(evaluate_share: Callable, maximize: bool):
         step //= 2
 
 
-def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon):
+def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, own_s=0.0, prompt_scv=0.0):
     """Replicas of a colocated candidate at the best split of its TTFT slack and percentile budget, and that split.
 
     For a lane share ``g`` the slots are staffed so that ``P(W_slot > (1 - g) s) <= (1 - g) epsilon`` and the lanes so
@@ -573,6 +600,10 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon):
         TTFT slack ``s`` of the two queues together.
     epsilon : float or ndarray [-]
         Percentile budget ``1 - q``.
+    own_s : float or ndarray [s]
+        The length-proportional part of the mean prompt's prefill, ``L`` (:func:`_own_prefill_s`).
+    prompt_scv : float or ndarray [-]
+        Squared CV of the prompt length; above 0 the lanes are :func:`tco.core.sojourn.lane_servers`'s.
 
     Returns
     -------
@@ -590,11 +621,22 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon):
     slot_decay, lane_decay = (queueing.decay_per_server(residence_s, slack_s, 0.0),
                               queueing.decay_per_server(work_s, slack_s, 0.0))
     lane_ratio = queueing.service_over_slack(work_s, slack_s)
+    deterministic = sojourn.deterministic(prompt_scv)
 
     def needed(g):  # queueing.servers_within_wait of each queue at its share (lanes: kingman), from the parts computed once
         slot_servers = queueing.servers_at_decay(slot_load, slot_root, (1.0 - g) * slot_decay,
                                                  queueing.wait_log_term((1.0 - g) * epsilon))
         by_slots = slot_servers / slots
+        if not deterministic:  # prompts of varying length (tco.core.sojourn): the square-root rule first, as below
+            lane_square_root = sojourn.square_root_lanes(lane_load, work_s, own_s, g * slack_s, prompt_scv, g * epsilon)
+            if _lanes_cannot_bind(lane_square_root / lanes, by_slots):
+                return by_slots, False
+            if sojourn.per_lane_cannot_win(lane_square_root, lane_load, work_s, g * slack_s, g * epsilon):
+                by_lanes = lane_square_root / lanes
+                return np.maximum(by_slots, by_lanes), by_lanes > by_slots
+            by_lanes = np.minimum(lane_square_root, sojourn.per_lane_servers(lane_load, work_s, own_s, g * slack_s, prompt_scv,
+                                                                             g * epsilon, lane_square_root)) / lanes
+            return np.maximum(by_slots, by_lanes), by_lanes > by_slots
         lane_square_root = queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon))
         if _lanes_cannot_bind(lane_square_root / lanes, by_slots):
             return by_slots, False
@@ -923,7 +965,8 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
     peak, replicas, log_term = demand.peak_requests_per_s, c["replicas"], c["_log_term"]
     if role == "prefill":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
-        wait = queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, epsilon, c["_slack"], log_term, kingman=True)
+        wait = sojourn.lane_wait_s(peak * work, replicas * lanes, work, _own_prefill_s(work, service), demand.prompt_scv,
+                                   epsilon, c["_slack"], log_term)
         zero = 0.0 * wait
         return dict(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=zero, tpot_s=zero, step_s=service + zero,
                     interference_share=zero)
@@ -940,7 +983,8 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
         g, slack = c["_lane_share"], c["_slack"]  # the split the replicas were sized for (_split_replicas)
         wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, (1.0 - g) * epsilon,
                                          (1.0 - g) * slack)
-                + queueing.wait_quantile_s(peak * work, replicas * lanes, work, 0.0, g * epsilon, g * slack, kingman=True))
+                + sojourn.lane_wait_s(peak * work, replicas * lanes, work, _own_prefill_s(work, service), demand.prompt_scv,
+                                      g * epsilon, g * slack))
         ttft = c["cycle_cap_s"] + service + wait + ttft_extra_s
         interference = c["chi"] * (demand.prompt_tokens / output) * occupancy / cycle_mean
     else:
@@ -989,19 +1033,21 @@ def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, t
     epsilon = 1.0 - demand.percentile
     if role == "prefill":
         slack = demand.ttft_target_s - v["prefill_s"] - ttft_extra_s
-        return queueing.offered_load_within_wait(replicas * v["lanes"], v["prefill_work_s"], slack, 0.0, epsilon,
-                                                 kingman=True) / v["prefill_work_s"]
+        work = v["prefill_work_s"]
+        return sojourn.lane_load(replicas * v["lanes"], work, _own_prefill_s(work, v["prefill_s"]), slack, demand.prompt_scv,
+                                 epsilon) / work
     residence = v["residence_s"]
     if role == "decode":
         slack = demand.tpot_target_s - v["cycle_cap_s"]
         return queueing.offered_load_within_wait(replicas * v["slots"], residence, slack, 0.0, epsilon) / residence
     slack = demand.ttft_target_s - v["prefill_s"] - v["cycle_cap_s"] - ttft_extra_s
     work = v["prefill_work_s"]
+    own = _own_prefill_s(work, v["prefill_s"])
 
     def carried(g):
         slots = queueing.offered_load_within_wait(replicas * v["slots"], residence, (1.0 - g) * slack, 0.0,
                                                   (1.0 - g) * epsilon) / residence
-        lanes = queueing.offered_load_within_wait(replicas * v["lanes"], work, g * slack, 0.0, g * epsilon, kingman=True) / work
+        lanes = sojourn.lane_load(replicas * v["lanes"], work, own, g * slack, demand.prompt_scv, g * epsilon) / work
         return np.minimum(slots, lanes), lanes < slots
 
     return _split_search(carried, maximize=True)[0]

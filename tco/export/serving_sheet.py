@@ -31,6 +31,7 @@ from ..core.queueing import (
 from ..core.sizing import WHOLE_COUNT_GUARD
 from ..core.structure import Option, Pool, device_param, pool_param, tier_param
 from . import formulas as fx
+from . import sojourn_sheet
 
 Line = tuple[str, str]  # (intercept, slope) formula text
 
@@ -93,14 +94,19 @@ def normal_quantile(q: str) -> str:
     return f"({t}-({c0}+{c1}*{t}+{c2}*{t}*{t})/(1+{d1}*{t}+{d2}*{t}*{t}+{d3}*{t}*{t}*{t}))"
 
 
-def decay_per_server(service: str, slack: str) -> str:
-    """``u = k slack / S`` with ``k = 2 / (1 + 0)`` (Poisson arrivals, deterministic-looking service: scv 0)."""
-    return f"(2*MAX({slack},0)/MAX({service},{SERVICE_FLOOR_S:.0E}))"
+def tail_decay_factor(scv: str = "0") -> str:
+    """:func:`tco.core.queueing.tail_decay_factor`, ``k = 2 / (1 + c_s^2)``: ``2`` when the service is deterministic."""
+    return "2" if scv == "0" else f"(2/(1+{scv}))"
 
 
-def small_pool_margin(service: str, slack: str) -> str:
-    """:func:`tco.core.queueing.small_pool_margin` with service scv 0: ``delta = 1 / (1 + u)``."""
-    return f"1/(1+{decay_per_server(service, slack)})"
+def decay_per_server(service: str, slack: str, scv: str = "0") -> str:
+    """``u = k slack / S`` (Poisson arrivals; :func:`tail_decay_factor`)."""
+    return f"({tail_decay_factor(scv)}*MAX({slack},0)/MAX({service},{SERVICE_FLOOR_S:.0E}))"
+
+
+def small_pool_margin(service: str, slack: str, scv: str = "0") -> str:
+    """:func:`tco.core.queueing.small_pool_margin`: ``delta = 1 / (1 + u)``."""
+    return f"1/(1+{decay_per_server(service, slack, scv)})"
 
 
 def service_mgf_excess(x: str) -> str:
@@ -116,13 +122,13 @@ def kingman_utilization(service: str, slack: str, epsilon: str) -> str:
     return f"MIN({x}/{service_mgf_excess(x)},1)"
 
 
-def servers_within_wait(load: str, service: str, slack: str, epsilon: str, kingman: bool = False) -> str:
-    """:func:`tco.core.queueing.servers_within_wait` with service scv 0 (``kingman``: the fewer of square-root staffing
+def servers_within_wait(load: str, service: str, slack: str, epsilon: str, kingman: bool = False, scv: str = "0") -> str:
+    """:func:`tco.core.queueing.servers_within_wait` (``kingman``, service scv 0: the fewer of square-root staffing
     and Kingman's ``a / rho``)."""
     a = f"MAX({load},0)"
-    big_k = f"({decay_per_server(service, slack)}*SQRT({a}))"
+    big_k = f"({decay_per_server(service, slack, scv)}*SQRT({a}))"
     beta = f"(SQRT({big_k}*{big_k}+2*MAX(LN(0.5/({epsilon})),0))-{big_k})"
-    square_root = f"{a}+{beta}*SQRT({a})+{small_pool_margin(service, slack)}"
+    square_root = f"{a}+{beta}*SQRT({a})+{small_pool_margin(service, slack, scv)}"
     if not kingman:
         return f"({square_root})"
     return f"MIN({square_root},{a}/MAX({kingman_utilization(service, slack, epsilon)},{UTILIZATION_FLOOR:.0E}))"
@@ -144,10 +150,12 @@ def kingman_wait(q, label: str, load: str, servers: str, service: str, epsilon: 
 
 
 def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str, work: str, lanes: str, slack: str,
-                   epsilon: str) -> tuple[str, str]:
+                   epsilon: str, own: str = "0", scv: str = "0", fits: str = "1") -> tuple[str, str]:
     """:func:`tco.core.serving._split_replicas`: the binary search over :data:`tco.core.serving.LANE_SHARES` (the
     share probed next up where the lanes bind, down elsewhere), the fewest replicas probed and the first share probed
-    that needs them (cells)."""
+    that needs them (cells). The lanes as :func:`tco.export.sojourn_sheet.lane_servers` (own prefill ``own``, length
+    spread ``scv``, ``fits`` 0 where the longest prompts alone miss the target: mean-length lanes, as the core's
+    fallback)."""
     shares = serving.LANE_SHARES
     index, step = (len(shares) - 1) // 2, (len(shares) + 1) // 4
     g = f"{shares[index]!r}"
@@ -155,7 +163,8 @@ def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str
     level = 0
     while True:
         slot_servers = servers_within_wait(slot_load, residence, f"(1-{g})*{slack}", f"(1-{g})*{epsilon}")
-        lane_servers = servers_within_wait(lane_load, work, f"{g}*{slack}", f"{g}*{epsilon}", kingman=True)
+        lane_servers = sojourn_sheet.lane_servers(q, f"split probe {level}: lanes", lane_load, work, own, f"{g}*{slack}", scv,
+                                                  f"{g}*{epsilon}", fits)
         by_slots = q(f"split probe {level}: replicas the slots need with the rest of the slack and budget",
                      f"{slot_servers}/{slots}", "replicas")
         by_lanes = q(f"split probe {level}: replicas the lanes need at their share", f"{lane_servers}/{lanes}", "replicas")
@@ -175,17 +184,17 @@ def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str
 
 
 def wait_quantile(q, label: str, load: str, servers: str, service: str, epsilon: str, slack: str,
-                  kingman: bool = False) -> str:
-    """:func:`tco.core.queueing.wait_quantile_s` with service scv 0 (``kingman``: the shorter of the square-root
+                  kingman: bool = False, scv: str = "0") -> str:
+    """:func:`tco.core.queueing.wait_quantile_s` (``kingman``, service scv 0: the shorter of the square-root
     staffing's wait and Kingman's, :func:`kingman_wait`, cells labelled ``label``)."""
     a = f"MAX({load},1E-300)"
     root = f"SQRT({a})"
-    delta = small_pool_margin(service, slack)
+    delta = small_pool_margin(service, slack, scv)
     beta = f"MAX(({servers}-{a}-{delta})/{root},0)"
     log_term = f"LN(0.5/({epsilon}))"
     numerator = f"MAX({log_term}-0.5*{beta}*{beta},0)"
     guarded = f"IF({numerator}>{WAIT_ROUNDING_GUARD:.0E}*{log_term},{numerator},0)"
-    square_root = f"{guarded}*{service}/(2*{root}*{beta}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
+    square_root = f"{guarded}*{service}/({tail_decay_factor(scv)}*{root}*{beta}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
     if not kingman:
         return square_root
     return f"MIN({square_root},{kingman_wait(q, label, load, servers, service, epsilon)})"
@@ -304,6 +313,7 @@ class Demand:
     o_p: str
     o_c: str
     policy: str
+    prompt_scv: str = "0"
 
 
 def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], demand: Demand, device_hour: str,
@@ -399,12 +409,16 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
         work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
         slack = q("TTFT slack for the prefill queue", f"{demand.ttft}-{latency}-{extra}", "s")
-        servers = servers_within_wait(f"{demand.peak}*{work}", work, slack, epsilon, kingman=True)
+        own = q("length-proportional part of a prompt's prefill", sojourn_sheet.own_prefill(work, latency), "s")
+        ttft_ok = q("the longest prompts' own prefill fits the TTFT (1/0)",
+                    sojourn_sheet.own_prefill_fits(slack, own, demand.prompt_scv, epsilon), "")
+        servers = sojourn_sheet.lane_servers(q, "prefill lanes", f"{demand.peak}*{work}", work, own, slack, demand.prompt_scv,
+                                             epsilon, ttft_ok)
         replicas = q("replicas (continuous)", f"{servers}/{p}", "replicas")
         c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), slots="0", residence_s=latency, tpot_ok="1",
                  capacity_rps=q("requests/s per replica, lanes busy", f"{p}/{work}", "req/s"), cycle_cap_s=latency,
                  chi="0", prefill_bound=q("prefill bound code", cm.bound("0", f"{p}*{pass_prompts}*{prompt}"), ""),
-                 decode_bound="0", spilled_bytes="0", _slack=slack, _lane_share="1", ttft_ok=f"IF({slack}>0,1,0)")
+                 decode_bound="0", spilled_bytes="0", _slack=slack, _lane_share="1", ttft_ok=ttft_ok)
     else:
         branches = cm.decode_branches()
         stored = []
@@ -450,9 +464,13 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
             residence = q("slot residence (O cycles + prefill)", f"{output}*{cycle_cap}+{latency}", "s")
             slack = q("TTFT slack of the slot and lane queues together", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
+            own = q("length-proportional part of a prompt's prefill", sojourn_sheet.own_prefill(work, latency), "s")
+            widest = f"{serving.LANE_SHARES[-1]!r}"
+            ttft_ok = q("the longest prompts' own prefill fits the lanes' widest share (1/0)",
+                        sojourn_sheet.own_prefill_fits(f"{widest}*{slack}", own, demand.prompt_scv, f"{widest}*{epsilon}"), "")
             replicas, share = split_replicas(q, f"{demand.peak}*{residence}", residence, slots, f"{demand.peak}*{work}", work,
-                                             str(p), slack, epsilon)
-            c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=f"IF({slack}>0,1,0)", _slack=slack,
+                                             str(p), slack, epsilon, own, demand.prompt_scv, ttft_ok)
+            c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=ttft_ok, _slack=slack,
                      _lane_share=share)
         else:
             residence = q("slot residence (O cycles)", f"{output}*{cycle_cap}", "s")
@@ -505,8 +523,8 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
     if role == "prefill":
         work, service = out["prefill_work_s"], out["prefill_s"]
         wait = q("queueing delay at the percentile",
-                 wait_quantile(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, epsilon, out["_slack"],
-                               kingman=True),
+                 sojourn_sheet.lane_wait(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work,
+                                         sojourn_sheet.own_prefill(work, service), demand.prompt_scv, epsilon, out["_slack"]),
                  "s")
         out.update(queue_wait_s=wait, ttft_s=q("TTFT at the percentile", f"{service}+{wait}+{extra}", "s"),
                    step_s=service)
@@ -533,8 +551,9 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
         wait = q("queueing delay at the percentile (slot + lane, at the chosen split)",
                  wait_quantile(q, "slot queue", f"{peak}*{residence}", f"{replicas}*{slots}", residence, f"(1-{g})*{epsilon}",
                                f"(1-{g})*{slack}")
-                 + "+" + wait_quantile(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work, f"{g}*{epsilon}",
-                                       f"{g}*{slack}", kingman=True),
+                 + "+" + sojourn_sheet.lane_wait(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work,
+                                                 sojourn_sheet.own_prefill(work, service), demand.prompt_scv,
+                                                 f"{g}*{epsilon}", f"{g}*{slack}"),
                  "s")
         out["ttft_s"] = q("TTFT at the percentile", f"{out['cycle_cap_s']}+{service}+{wait}+{extra}", "s")
         out["interference_share"] = q("share of the cycle spent on prefill",

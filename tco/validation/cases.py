@@ -87,6 +87,7 @@ class Conditions(Strict):
     devices_per_replica: float = Field(gt=0)
     system_devices: float = Field(gt=0)
     prompt_tokens: float = Field(gt=0)
+    prompt_tokens_scv: float = Field(default=0.0, ge=0, description="squared CV of the prompt length [-]")
     output_tokens: float = Field(gt=0)
     tpot_target_s: float = Field(gt=0)
     ttft_target_s: float = Field(default=1000.0, gt=0)
@@ -261,6 +262,8 @@ def _conditions_from_row(m: Measurements, record, overlay: dict, where: str) -> 
                     or bench.reference_mean_output_tokens)
         if bench.mean_input_tokens is not None:
             base["prompt_tokens"] = bench.mean_input_tokens
+        if bench.prompt_tokens_scv is not None:
+            base["prompt_tokens_scv"] = bench.prompt_tokens_scv
         if record.scenario == "offline":
             base.update(tpot_target_s=OFFLINE_TPOT_TARGET_S, ttft_target_s=OFFLINE_TTFT_TARGET_S)
         else:
@@ -397,7 +400,7 @@ def load_suite(path: str | Path | None = None, measurements: Measurements | None
 #: columns of a user measurements CSV (docs/calibration.md); optional ones have defaults
 CSV_REQUIRED = ("name", "class", "model", "device", "devices_per_replica", "system_devices", "prompt_tokens",
                 "output_tokens", "tpot_target_s", "metric", "published")
-CSV_OPTIONAL = ("ttft_target_s", "max_batch", "bits", "sequences_in_flight", "unit", "source")
+CSV_OPTIONAL = ("ttft_target_s", "max_batch", "bits", "prompt_tokens_scv", "sequences_in_flight", "unit", "source")
 
 
 #: largest measurements CSV read [B], and most rows

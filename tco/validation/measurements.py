@@ -80,6 +80,9 @@ class Benchmark(Strict):
     max_input_tokens: int | None = Field(default=None, gt=0)
     max_output_tokens: int | None = Field(default=None, gt=0)
     mean_input_tokens: float | None = Field(default=None, gt=0)
+    prompt_tokens_scv: float | None = Field(default=None, ge=0, description=(
+        "squared coefficient of variation of the dataset's prompt lengths, Var[P] / E[P]^2, computed from its "
+        "per-sample token counts (the arithmetic in the note) [-]"))
     reference_mean_output_tokens: float | None = Field(default=None, gt=0)
     min_tokens_per_sample: float | None = Field(default=None, gt=0)
     latency: dict[Literal[SCENARIOS], LatencyLimit] = {}  # type: ignore[valid-type]

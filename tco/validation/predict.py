@@ -49,7 +49,8 @@ def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) 
         "models": {c.model: models[c.model]} if c.model in models else {},
         "devices": {c.device: {"class": "general", **_neutral_fields(c.device)}},
         "workload": {
-            "requests_per_s": 1.0, "prompt_tokens": c.prompt_tokens, "output_tokens": c.output_tokens,
+            "requests_per_s": 1.0, "prompt_tokens": c.prompt_tokens, "prompt_tokens_scv": c.prompt_tokens_scv,
+            "output_tokens": c.output_tokens,
             "ttft_target_s": c.ttft_target_s, "tpot_target_s": c.tpot_target_s, "half_life_years": 3.0,
             "max_batch": c.max_batch, "weight_bits": c.bits, "kv_bits": c.kv_bits or c.bits,
             "compute_bits": c.compute_bits or min(c.bits, 16.0),
