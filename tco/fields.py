@@ -113,7 +113,7 @@ native_weight_bits                  bits            2       32      -    bits pe
 requests_per_s                      req/s           1e-5    1e9     -    mean demand
 peak_to_mean                        ratio           1       100     -    peak demand / mean demand
 prompt_tokens                       tokens          1       1e7     -    prompt (input) tokens per request
-prompt_tokens_scv                   -               0       10      -    squared coefficient of variation of the prompt
+prompt_tokens_scv                   ratio           0       10      -    squared coefficient of variation of the prompt
                                                                          length (0: every prompt at the mean)
 output_tokens                       tokens          1       1e6     -    output tokens per request
 ttft_target_s                       s               0.0001  1e6     -    time-to-first-token target
