@@ -25,9 +25,10 @@ import os
 from .errors import InputError
 
 #: model evaluations per second in one process, for a scenario of :data:`RATE_OPTIONS` options (default
-#: scenario, every parameter drawn: 464,000-540,000/s on the idle machine, README "Studies at scale";
-#: 210,000-270,000/s with other jobs sharing it, benchmarks/limits.py): the shared figure, rounded down
-EVALUATIONS_PER_S = 200_000
+#: scenario, every parameter drawn, with the bundled prompt-length spread: 191,920/s at load 1.0 on 2026-12-01,
+#: benchmarks/limits.py, where mean-length prompts gave 210,000-270,000/s with other jobs sharing the machine):
+#: the shared figure, rounded down
+EVALUATIONS_PER_S = 150_000
 #: options of the scenario the rate was measured on (an evaluation costs in proportion to the options)
 RATE_OPTIONS = 3
 #: longest run allowed in one process [s]
