@@ -143,7 +143,8 @@ def sojourn_log_tail(x, length_scv, own_ratio):
     return np.log(constant) - np.log1p(-vx * own_ratio) / length_scv, rho
 
 
-def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability, beat=0.0, shortened_s=None):
+def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability, beat=0.0, shortened_s=None,
+                        kingman_utilization=None):
     """Largest utilization per lane ``rho`` at which ``P(W + L X > slack + L) <= epsilon`` (module docstring).
 
     The smallest exponent ``x`` with ``f(x) = ln(C M(x l)) - x (slack + L) / S - ln epsilon <= 0``
@@ -176,6 +177,9 @@ def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probabilit
         The utilization the rule has to exceed to matter to the caller (0: the exact utilization everywhere).
     shortened_s : float or ndarray or None [s]
         ``slack - L (X_q - 1)`` (:func:`shortened_slack_s`) when the caller has it (the same bits; None: computed here).
+    kingman_utilization : float or ndarray or None [-]
+        Kingman's utilization at mean lengths (:func:`mean_length_utilization`) when the caller has it (None: computed
+        here).
 
     Returns
     -------
@@ -187,7 +191,8 @@ def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probabilit
     [asmussen-2003] the Cramer-Lundberg approximation of the M/G/1 wait.
     [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
-    deterministic = queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
+    deterministic = (mean_length_utilization(service_s, slack_s, exceed_probability) if kingman_utilization is None
+                     else kingman_utilization)
     if shortened_s is None:
         shortened_s = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability)
     parts = np.broadcast_arrays(service_s, own_s, slack_s, length_scv, exceed_probability, beat, deterministic, shortened_s)
@@ -412,13 +417,15 @@ def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
     shortened = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability)
     square_root = square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability, shortened)
-    if per_lane_cannot_win(square_root, a, service_s, slack_s, exceed_probability):
+    kingman = mean_length_utilization(service_s, slack_s, exceed_probability)
+    if per_lane_cannot_win(square_root, a, kingman):
         return square_root
     return np.minimum(square_root, per_lane_servers(a, service_s, own_s, slack_s, length_scv, exceed_probability, square_root,
-                                                    shortened))
+                                                    shortened, kingman))
 
 
-def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, fewest, shortened_s=None):
+def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, fewest, shortened_s=None,
+                     kingman_utilization=None):
     """``a / rho`` at :func:`sojourn_utilization`, exact where it is below ``fewest`` (elsewhere at least ``fewest``).
 
     Parameters
@@ -429,7 +436,7 @@ def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exc
         As in :func:`sojourn_utilization`.
     fewest : float or ndarray [lanes]
         The lanes of the other rule (square-root staffing): only fewer matter.
-    shortened_s : float or ndarray or None [s]
+    shortened_s, kingman_utilization : float or ndarray or None [s, -]
         As in :func:`sojourn_utilization`.
 
     Returns
@@ -440,10 +447,17 @@ def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exc
     with np.errstate(divide="ignore", invalid="ignore"):  # no load or no lanes: nothing to beat
         beat = np.nan_to_num(offered_erlangs / fewest, nan=0.0)
     return queueing.servers_at_utilization(offered_erlangs, sojourn_utilization(service_s, own_s, slack_s, length_scv,
-                                                                                exceed_probability, beat, shortened_s))
+                                                                                exceed_probability, beat, shortened_s,
+                                                                                kingman_utilization))
 
 
-def per_lane_cannot_win(square_root_lanes_, offered_erlangs, service_s, slack_s, exceed_probability) -> bool:
+def mean_length_utilization(service_s, slack_s, exceed_probability):
+    """Kingman's utilization per lane with every prompt at the mean length, the most the per-lane rule carries
+    (:func:`tco.core.queueing.kingman_utilization` at ``c_s^2 = 0``) [-]."""
+    return queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
+
+
+def per_lane_cannot_win(square_root_lanes_, offered_erlangs, kingman_utilization) -> bool:
     """Whether the square-root rule needs no more lanes than the per-lane rule in every draw, so that the fewer of
     the two is the square-root rule's bit for bit and :func:`sojourn_utilization` need not run (a call's fixed cost;
     per draw it makes the same test): the per-lane utilization is at most Kingman's at mean lengths, so its lanes are
@@ -455,15 +469,15 @@ def per_lane_cannot_win(square_root_lanes_, offered_erlangs, service_s, slack_s,
         :func:`square_root_lanes`.
     offered_erlangs : float or ndarray [Erlangs]
         Offered load ``a``, at least 0.
-    service_s, slack_s, exceed_probability : float or ndarray [s, s, -]
-        As in :func:`sojourn_utilization`.
+    kingman_utilization : float or ndarray [-]
+        :func:`mean_length_utilization`.
 
     Returns
     -------
     bool
         True when the per-lane rule cannot give fewer lanes in any draw (a NaN fails the test).
     """
-    fewest = queueing.kingman_servers(offered_erlangs, service_s, slack_s, 0.0, exceed_probability)
+    fewest = queueing.servers_at_utilization(offered_erlangs, kingman_utilization)  # queueing.kingman_servers
     return bool(every_draw(square_root_lanes_ <= fewest))
 
 
