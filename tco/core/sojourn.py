@@ -382,7 +382,19 @@ def sojourn_wait_s(utilization, service_s, own_s, length_scv, exceed_probability
 
 
 def shortened_slack_s(slack_s, own_s, length_scv, exceed_probability):
-    """The square-root rule's slack with the own prefill at its quantile: ``slack - L (X_q - 1)`` [s]."""
+    """The square-root rule's slack with the own prefill at its quantile: ``slack - L (X_q - 1)``
+    (:func:`length_quantile`); callers that size several rules at one lane share compute it once.
+
+    Parameters
+    ----------
+    slack_s, own_s, length_scv, exceed_probability : float or ndarray [s, s, -, -]
+        As in :func:`sojourn_utilization`.
+
+    Returns
+    -------
+    ndarray [s]
+        The slack left for the wait (0 or less where the own prefill alone misses the target).
+    """
     return slack_s - np.maximum(own_s, 0.0) * (length_quantile(length_scv, exceed_probability) - 1.0)
 
 
@@ -453,7 +465,23 @@ def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exc
 
 def mean_length_utilization(service_s, slack_s, exceed_probability):
     """Kingman's utilization per lane with every prompt at the mean length, the most the per-lane rule carries
-    (:func:`tco.core.queueing.kingman_utilization` at ``c_s^2 = 0``) [-]."""
+    (:func:`tco.core.queueing.kingman_utilization` at ``c_s^2 = 0``); callers that need it twice at one lane share
+    compute it once.
+
+    Parameters
+    ----------
+    service_s, slack_s, exceed_probability : float or ndarray [s, s, -]
+        As in :func:`sojourn_utilization`.
+
+    Returns
+    -------
+    ndarray [-]
+        The utilization per lane.
+
+    References
+    ----------
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
+    """
     return queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
 
 
