@@ -107,6 +107,32 @@ def test_vectorized_over_draws():
     assert np.allclose(together, apart, rtol=1e-12, atol=0)
 
 
+
+def test_parts_the_caller_has_give_the_same_bits():
+    """The shortened slack and Kingman's mean-length utilization passed in (as the lane-share search computes them
+    once per probe, tco.core.serving._split_replicas) give the bits the functions compute themselves, including draws
+    where the own prefill alone misses the target (slack 1 s < own 0.9 s (X_q - 1) at v = 1.5) and no load."""
+    rng = np.random.default_rng(7)
+    n = 4000
+    load = rng.uniform(0.0, 40.0, n) * (rng.random(n) > 0.05)
+    service, own = rng.uniform(0.1, 2.0, n), rng.uniform(0.0, 1.0, n)
+    own = own * service
+    slack, scv, eps = rng.uniform(0.5, 60.0, n), rng.uniform(0.0, 2.0, n), rng.uniform(1e-4, 0.2, n)
+    shortened = sojourn.shortened_slack_s(slack, own, scv, eps)
+    kingman = sojourn.mean_length_utilization(service, slack, eps)
+    assert (shortened <= 0.0).any() and (shortened > 0.0).any()
+    fewest = sojourn.square_root_lanes(load, service, own, slack, scv, eps)
+    assert np.array_equal(sojourn.square_root_lanes(load, service, own, slack, scv, eps, shortened), fewest)
+    alone = sojourn.per_lane_servers(load, service, own, slack, scv, eps, fewest)
+    given_parts = sojourn.per_lane_servers(load, service, own, slack, scv, eps, fewest, shortened, kingman)
+    assert np.array_equal(alone, given_parts, equal_nan=True)
+    rho = load / np.maximum(fewest, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        waits = [sojourn.sojourn_wait_s(rho, service, own, scv, eps, parts) for parts in
+                 (None, queueing.kingman_wait_s(rho, service, 0.0, eps))]
+    assert np.array_equal(*waits, equal_nan=True)
+
+
 def _bisection_utilization(scv, own_ratio, sojourn_, eps):
     """The utilization at :func:`tco.core.sojourn.bisected_exponent` (the 44 halvings of ``ln x``) [-]."""
     args = [np.atleast_1d(np.asarray(a, float)) for a in (np.maximum(scv, queueing.SCV_FLOOR), own_ratio, sojourn_, np.log(eps))]

@@ -628,14 +628,19 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, o
                                                  queueing.wait_log_term((1.0 - g) * epsilon))
         by_slots = slot_servers / slots
         if not deterministic:  # prompts of varying length (tco.core.sojourn): the square-root rule first, as below
-            lane_square_root = sojourn.square_root_lanes(lane_load, work_s, own_s, g * slack_s, prompt_scv, g * epsilon)
+            lane_slack, lane_epsilon = g * slack_s, g * epsilon
+            shortened = sojourn.shortened_slack_s(lane_slack, own_s, prompt_scv, lane_epsilon)
+            lane_square_root = sojourn.square_root_lanes(lane_load, work_s, own_s, lane_slack, prompt_scv, lane_epsilon,
+                                                         shortened)
             if _lanes_cannot_bind(lane_square_root / lanes, by_slots):
                 return by_slots, False
-            if sojourn.per_lane_cannot_win(lane_square_root, lane_load, work_s, g * slack_s, g * epsilon):
+            kingman = sojourn.mean_length_utilization(work_s, lane_slack, lane_epsilon)
+            if sojourn.per_lane_cannot_win(lane_square_root, lane_load, kingman):
                 by_lanes = lane_square_root / lanes
                 return np.maximum(by_slots, by_lanes), by_lanes > by_slots
-            by_lanes = np.minimum(lane_square_root, sojourn.per_lane_servers(lane_load, work_s, own_s, g * slack_s, prompt_scv,
-                                                                             g * epsilon, lane_square_root)) / lanes
+            by_lanes = np.minimum(lane_square_root, sojourn.per_lane_servers(lane_load, work_s, own_s, lane_slack, prompt_scv,
+                                                                             lane_epsilon, lane_square_root, shortened,
+                                                                             kingman)) / lanes
             return np.maximum(by_slots, by_lanes), by_lanes > by_slots
         lane_square_root = queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon))
         if _lanes_cannot_bind(lane_square_root / lanes, by_slots):

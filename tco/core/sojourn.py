@@ -143,7 +143,8 @@ def sojourn_log_tail(x, length_scv, own_ratio):
     return np.log(constant) - np.log1p(-vx * own_ratio) / length_scv, rho
 
 
-def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability, beat=0.0):
+def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability, beat=0.0, shortened_s=None,
+                        kingman_utilization=None):
     """Largest utilization per lane ``rho`` at which ``P(W + L X > slack + L) <= epsilon`` (module docstring).
 
     The smallest exponent ``x`` with ``f(x) = ln(C M(x l)) - x (slack + L) / S - ln epsilon <= 0``
@@ -174,6 +175,11 @@ def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probabilit
         ``epsilon``.
     beat : float or ndarray [-]
         The utilization the rule has to exceed to matter to the caller (0: the exact utilization everywhere).
+    shortened_s : float or ndarray or None [s]
+        ``slack - L (X_q - 1)`` (:func:`shortened_slack_s`) when the caller has it (the same bits; None: computed here).
+    kingman_utilization : float or ndarray or None [-]
+        Kingman's utilization at mean lengths (:func:`mean_length_utilization`) when the caller has it (None: computed
+        here).
 
     Returns
     -------
@@ -185,15 +191,18 @@ def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probabilit
     [asmussen-2003] the Cramer-Lundberg approximation of the M/G/1 wait.
     [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
-    deterministic = queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
-    parts = np.broadcast_arrays(service_s, own_s, slack_s, length_scv, exceed_probability, beat, deterministic)
+    deterministic = (mean_length_utilization(service_s, slack_s, exceed_probability) if kingman_utilization is None
+                     else kingman_utilization)
+    if shortened_s is None:
+        shortened_s = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability)
+    parts = np.broadcast_arrays(service_s, own_s, slack_s, length_scv, exceed_probability, beat, deterministic, shortened_s)
     shape = parts[0].shape
-    service_s, own_s, slack_s, length_scv, epsilon, beat, result = (np.ravel(part) for part in parts)
+    service_s, own_s, slack_s, length_scv, epsilon, beat, result, shortened_s = (np.ravel(part) for part in parts)
     result = np.array(result, float)  # written below
     # the utilization is at most the deterministic rule's: below ``beat`` that one stands in; where the own prefill
     # alone misses the target it is 0
     todo = np.flatnonzero(result >= beat * (1.0 - BEAT_MARGIN))
-    fits = _shortened_slack(slack_s[todo], own_s[todo], length_scv[todo], epsilon[todo]) > 0.0
+    fits = shortened_s[todo] > 0.0
     result[todo[~fits]] = 0.0
     todo = todo[fits]
     if todo.size:
@@ -336,7 +345,7 @@ def newton_exponent(length_scv, own_ratio, sojourn, log_epsilon):
     return x, certified, np.exp(a)
 
 
-def sojourn_wait_s(utilization, service_s, own_s, length_scv, exceed_probability):
+def sojourn_wait_s(utilization, service_s, own_s, length_scv, exceed_probability, deterministic_wait_s=None):
     """The lane's wait at the percentile as the TTFT sees it: the sojourn quantile less the mean own prefill,
     ``t - L`` with ``ln(C M(x l)) - x t / S = ln epsilon`` at ``x`` = Kingman's exponent at ``rho`` for gamma
     service (:func:`tco.core.queueing.kingman_exponent`), at least Kingman's wait at mean lengths.
@@ -347,6 +356,9 @@ def sojourn_wait_s(utilization, service_s, own_s, length_scv, exceed_probability
         ``rho = a / c`` per lane.
     service_s, own_s, length_scv, exceed_probability : float or ndarray [s, s, -, -]
         As in :func:`sojourn_utilization`.
+    deterministic_wait_s : float or ndarray or None [s]
+        Kingman's wait at mean lengths (:func:`tco.core.queueing.kingman_wait_s`) when the caller has it (None:
+        computed here).
 
     Returns
     -------
@@ -364,12 +376,25 @@ def sojourn_wait_s(utilization, service_s, own_s, length_scv, exceed_probability
         x = np.minimum(queueing.kingman_exponent(utilization, v), SOJOURN_POLE_SHARE / v)
         tail, _ = sojourn_log_tail(x, v, own_ratio)
         sojourn = service * (tail - np.log(np.asarray(exceed_probability, float))) / x
-        deterministic = queueing.kingman_wait_s(utilization, service_s, 0.0, exceed_probability)
+        deterministic = (queueing.kingman_wait_s(utilization, service_s, 0.0, exceed_probability)
+                         if deterministic_wait_s is None else deterministic_wait_s)
     return np.fmax(sojourn - own_ratio * service, deterministic)  # an idle lane's NaN tail (0 / 0): Kingman's wait
 
 
-def _shortened_slack(slack_s, own_s, length_scv, exceed_probability):
-    """The square-root rule's slack with the own prefill at its quantile: ``slack - L (X_q - 1)`` [s]."""
+def shortened_slack_s(slack_s, own_s, length_scv, exceed_probability):
+    """The square-root rule's slack with the own prefill at its quantile: ``slack - L (X_q - 1)``
+    (:func:`length_quantile`); callers that size several rules at one lane share compute it once.
+
+    Parameters
+    ----------
+    slack_s, own_s, length_scv, exceed_probability : float or ndarray [s, s, -, -]
+        As in :func:`sojourn_utilization`.
+
+    Returns
+    -------
+    ndarray [s]
+        The slack left for the wait (0 or less where the own prefill alone misses the target).
+    """
     return slack_s - np.maximum(own_s, 0.0) * (length_quantile(length_scv, exceed_probability) - 1.0)
 
 
@@ -402,13 +427,17 @@ def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_
         return queueing.servers_within_wait(offered_erlangs, service_s, slack_s, 0.0, exceed_probability, log_term,
                                             kingman=True)
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
-    square_root = square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability)
-    if per_lane_cannot_win(square_root, a, service_s, slack_s, exceed_probability):
+    shortened = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability)
+    square_root = square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability, shortened)
+    kingman = mean_length_utilization(service_s, slack_s, exceed_probability)
+    if per_lane_cannot_win(square_root, a, kingman):
         return square_root
-    return np.minimum(square_root, per_lane_servers(a, service_s, own_s, slack_s, length_scv, exceed_probability, square_root))
+    return np.minimum(square_root, per_lane_servers(a, service_s, own_s, slack_s, length_scv, exceed_probability, square_root,
+                                                    shortened, kingman))
 
 
-def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, fewest):
+def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, fewest, shortened_s=None,
+                     kingman_utilization=None):
     """``a / rho`` at :func:`sojourn_utilization`, exact where it is below ``fewest`` (elsewhere at least ``fewest``).
 
     Parameters
@@ -419,6 +448,8 @@ def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exc
         As in :func:`sojourn_utilization`.
     fewest : float or ndarray [lanes]
         The lanes of the other rule (square-root staffing): only fewer matter.
+    shortened_s, kingman_utilization : float or ndarray or None [s, -]
+        As in :func:`sojourn_utilization`.
 
     Returns
     -------
@@ -428,10 +459,33 @@ def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exc
     with np.errstate(divide="ignore", invalid="ignore"):  # no load or no lanes: nothing to beat
         beat = np.nan_to_num(offered_erlangs / fewest, nan=0.0)
     return queueing.servers_at_utilization(offered_erlangs, sojourn_utilization(service_s, own_s, slack_s, length_scv,
-                                                                                exceed_probability, beat))
+                                                                                exceed_probability, beat, shortened_s,
+                                                                                kingman_utilization))
 
 
-def per_lane_cannot_win(square_root_lanes_, offered_erlangs, service_s, slack_s, exceed_probability) -> bool:
+def mean_length_utilization(service_s, slack_s, exceed_probability):
+    """Kingman's utilization per lane with every prompt at the mean length, the most the per-lane rule carries
+    (:func:`tco.core.queueing.kingman_utilization` at ``c_s^2 = 0``); callers that need it twice at one lane share
+    compute it once.
+
+    Parameters
+    ----------
+    service_s, slack_s, exceed_probability : float or ndarray [s, s, -]
+        As in :func:`sojourn_utilization`.
+
+    Returns
+    -------
+    ndarray [-]
+        The utilization per lane.
+
+    References
+    ----------
+    [kingman-1964] the exponential bound on the GI/G/1 wait.
+    """
+    return queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
+
+
+def per_lane_cannot_win(square_root_lanes_, offered_erlangs, kingman_utilization) -> bool:
     """Whether the square-root rule needs no more lanes than the per-lane rule in every draw, so that the fewer of
     the two is the square-root rule's bit for bit and :func:`sojourn_utilization` need not run (a call's fixed cost;
     per draw it makes the same test): the per-lane utilization is at most Kingman's at mean lengths, so its lanes are
@@ -443,19 +497,19 @@ def per_lane_cannot_win(square_root_lanes_, offered_erlangs, service_s, slack_s,
         :func:`square_root_lanes`.
     offered_erlangs : float or ndarray [Erlangs]
         Offered load ``a``, at least 0.
-    service_s, slack_s, exceed_probability : float or ndarray [s, s, -]
-        As in :func:`sojourn_utilization`.
+    kingman_utilization : float or ndarray [-]
+        :func:`mean_length_utilization`.
 
     Returns
     -------
     bool
         True when the per-lane rule cannot give fewer lanes in any draw (a NaN fails the test).
     """
-    fewest = queueing.kingman_servers(offered_erlangs, service_s, slack_s, 0.0, exceed_probability)
+    fewest = queueing.servers_at_utilization(offered_erlangs, kingman_utilization)  # queueing.kingman_servers
     return bool(every_draw(square_root_lanes_ <= fewest))
 
 
-def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability):
+def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, shortened_s=None):
     """The square-root rule of :func:`lane_servers` alone (never below it: callers skip the per-lane rule where
     this cannot bind): Allen-Cunneen at ``v``, slack ``slack - L (X_q - 1)``.
 
@@ -464,6 +518,8 @@ def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, ex
     offered_erlangs : float or ndarray [Erlangs]
         Offered load ``a``, at least 0.
     service_s, own_s, slack_s, length_scv, exceed_probability : float or ndarray [s, s, s, -, -]
+        As in :func:`sojourn_utilization`.
+    shortened_s : float or ndarray or None [s]
         As in :func:`sojourn_utilization`.
 
     Returns
@@ -476,7 +532,7 @@ def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, ex
     [halfin-whitt-1981] square-root staffing.
     [whitt-1993] the Allen-Cunneen approximation of the GI/G/m wait.
     """
-    shortened = _shortened_slack(slack_s, own_s, length_scv, exceed_probability)
+    shortened = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability) if shortened_s is None else shortened_s
     servers = queueing.servers_within_wait(offered_erlangs, service_s, shortened, length_scv, exceed_probability)
     return np.where(shortened > 0.0, servers, np.inf)  # the own prefill alone misses the target: no lanes suffice
 
@@ -498,13 +554,13 @@ def lane_load(servers, service_s, own_s, slack_s, length_scv, exceed_probability
     """
     if deterministic(length_scv):
         return queueing.offered_load_within_wait(servers, service_s, slack_s, 0.0, exceed_probability, kingman=True)
-    shortened = _shortened_slack(slack_s, own_s, length_scv, exceed_probability)
+    shortened = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability)
     square_root = queueing.offered_load_within_wait(servers, service_s, shortened, length_scv, exceed_probability) \
         * (shortened > 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):  # no lanes: nothing to beat
         beat = np.nan_to_num(square_root / servers, nan=0.0)
     return np.maximum(square_root, servers * sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability,
-                                                                 beat))
+                                                                 beat, shortened))
 
 
 def lane_wait_s(offered_erlangs, servers, service_s, own_s, length_scv, exceed_probability, sizing_slack_s, log_term=None):
@@ -531,11 +587,12 @@ def lane_wait_s(offered_erlangs, servers, service_s, own_s, length_scv, exceed_p
     if deterministic(length_scv):
         return queueing.wait_quantile_s(offered_erlangs, servers, service_s, 0.0, exceed_probability, sizing_slack_s,
                                         log_term, kingman=True)
-    excess = sizing_slack_s - _shortened_slack(sizing_slack_s, own_s, length_scv, exceed_probability)
+    excess = sizing_slack_s - shortened_slack_s(sizing_slack_s, own_s, length_scv, exceed_probability)
     square_root = queueing.wait_quantile_s(offered_erlangs, servers, service_s, length_scv, exceed_probability,
                                            sizing_slack_s - excess) + excess
     rho = np.maximum(np.asarray(offered_erlangs, float), 1e-300) / np.maximum(np.asarray(servers, float), 1e-300)
     # the per-lane wait is at least Kingman's at mean lengths: where the square-root wait is no longer, it stands
-    if every_draw(square_root <= queueing.kingman_wait_s(rho, service_s, 0.0, exceed_probability)):
+    kingman = queueing.kingman_wait_s(rho, service_s, 0.0, exceed_probability)
+    if every_draw(square_root <= kingman):
         return square_root
-    return np.minimum(square_root, sojourn_wait_s(rho, service_s, own_s, length_scv, exceed_probability))
+    return np.minimum(square_root, sojourn_wait_s(rho, service_s, own_s, length_scv, exceed_probability, kingman))
