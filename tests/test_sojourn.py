@@ -119,7 +119,7 @@ def test_parts_the_caller_has_give_the_same_bits():
     own = own * service
     slack, scv, eps = rng.uniform(0.5, 60.0, n), rng.uniform(0.0, 2.0, n), rng.uniform(1e-4, 0.2, n)
     shortened = sojourn.shortened_slack_s(slack, own, scv, eps)
-    kingman = sojourn.mean_length_utilization(service, slack, eps)
+    kingman = queueing.kingman_utilization(service, slack, 0.0, eps)
     assert (shortened <= 0.0).any() and (shortened > 0.0).any()
     fewest = sojourn.square_root_lanes(load, service, own, slack, scv, eps)
     assert np.array_equal(sojourn.square_root_lanes(load, service, own, slack, scv, eps, shortened), fewest)

@@ -634,7 +634,7 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, o
                                                          shortened)
             if _lanes_cannot_bind(lane_square_root / lanes, by_slots):
                 return by_slots, False
-            kingman = sojourn.mean_length_utilization(work_s, lane_slack, lane_epsilon)
+            kingman = queueing.kingman_utilization(work_s, lane_slack, 0.0, lane_epsilon)
             if sojourn.per_lane_cannot_win(lane_square_root, lane_load, kingman):
                 by_lanes = lane_square_root / lanes
                 return np.maximum(by_slots, by_lanes), by_lanes > by_slots

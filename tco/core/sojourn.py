@@ -178,8 +178,8 @@ def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probabilit
     shortened_s : float or ndarray or None [s]
         ``slack - L (X_q - 1)`` (:func:`shortened_slack_s`) when the caller has it (the same bits; None: computed here).
     kingman_utilization : float or ndarray or None [-]
-        Kingman's utilization at mean lengths (:func:`mean_length_utilization`) when the caller has it (None: computed
-        here).
+        Kingman's utilization at mean lengths (:func:`tco.core.queueing.kingman_utilization` at ``c_s^2 = 0``) when
+        the caller has it (None: computed here).
 
     Returns
     -------
@@ -191,7 +191,7 @@ def sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probabilit
     [asmussen-2003] the Cramer-Lundberg approximation of the M/G/1 wait.
     [kingman-1964] the exponential bound on the GI/G/1 wait.
     """
-    deterministic = (mean_length_utilization(service_s, slack_s, exceed_probability) if kingman_utilization is None
+    deterministic = (queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability) if kingman_utilization is None
                      else kingman_utilization)
     if shortened_s is None:
         shortened_s = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability)
@@ -429,7 +429,7 @@ def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
     shortened = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability)
     square_root = square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability, shortened)
-    kingman = mean_length_utilization(service_s, slack_s, exceed_probability)
+    kingman = queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
     if per_lane_cannot_win(square_root, a, kingman):
         return square_root
     return np.minimum(square_root, per_lane_servers(a, service_s, own_s, slack_s, length_scv, exceed_probability, square_root,
@@ -463,28 +463,6 @@ def per_lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exc
                                                                                 kingman_utilization))
 
 
-def mean_length_utilization(service_s, slack_s, exceed_probability):
-    """Kingman's utilization per lane with every prompt at the mean length, the most the per-lane rule carries
-    (:func:`tco.core.queueing.kingman_utilization` at ``c_s^2 = 0``); callers that need it twice at one lane share
-    compute it once.
-
-    Parameters
-    ----------
-    service_s, slack_s, exceed_probability : float or ndarray [s, s, -]
-        As in :func:`sojourn_utilization`.
-
-    Returns
-    -------
-    ndarray [-]
-        The utilization per lane.
-
-    References
-    ----------
-    [kingman-1964] the exponential bound on the GI/G/1 wait.
-    """
-    return queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
-
-
 def per_lane_cannot_win(square_root_lanes_, offered_erlangs, kingman_utilization) -> bool:
     """Whether the square-root rule needs no more lanes than the per-lane rule in every draw, so that the fewer of
     the two is the square-root rule's bit for bit and :func:`sojourn_utilization` need not run (a call's fixed cost;
@@ -498,7 +476,7 @@ def per_lane_cannot_win(square_root_lanes_, offered_erlangs, kingman_utilization
     offered_erlangs : float or ndarray [Erlangs]
         Offered load ``a``, at least 0.
     kingman_utilization : float or ndarray [-]
-        :func:`mean_length_utilization`.
+        :func:`tco.core.queueing.kingman_utilization` at ``c_s^2 = 0``.
 
     Returns
     -------
