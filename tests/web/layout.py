@@ -17,6 +17,8 @@ answered, and yields ``(name, problems)``; the browser test asserts that none ha
 
 from __future__ import annotations
 
+from dropdowns import choose
+
 AUDIT_JS = r"""
 () => {
   const problems = [];
@@ -156,8 +158,7 @@ def run_uncertainty(page, name):
     page.fill("#mc-samples", "2000")
     page.click("#mc-run")
     page.wait_for_selector("#mc-table", timeout=60000)
-    page.click("#sobol-n")
-    page.get_by_role("listbox").get_by_text("16", exact=True).click()  # the dropdown's option, not a chart tick
+    choose(page, "sobol-n", "16")
     page.click("#sobol-run")
     page.wait_for_function("() => !document.querySelector('#sobol-run').disabled && "
                            "document.querySelectorAll('#sobol-box .ytick').length > 2", timeout=120000)

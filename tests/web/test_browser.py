@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import openpyxl
+from dropdowns import choose
 from playwright.sync_api import expect
 from tco_app.pages import PAGES
 
@@ -165,9 +166,9 @@ def test_the_breakeven_tab_finds_the_tpot_window(page, live_app):
     url, log = live_app
     open_app(page, url)
     page.click("#tab-sensitivity")
-    page.click("#be-param")
-    page.keyboard.type("time-per-output")
-    page.get_by_text("time-per-output-token target [s]", exact=True).click()
+    # the list is filled by a callback once the scenario loads: wait for it (the default choice's label) first
+    expect(page.locator("#be-param")).to_contain_text("[", timeout=30000)
+    choose(page, "be-param", "time-per-output-token target [s]", search="time-per-output")
     # choosing the parameter fills the range with its own (a callback); typed before that lands, the range is overwritten
     expect(page.locator("#breakeven-list")).to_contain_text("time-per-output-token target", timeout=15000)
     page.fill("#be-low", "0.003")
@@ -190,8 +191,7 @@ def test_fleet_tab_opens_with_a_summary_and_each_section_works(page, live_app, a
     hourly = page.locator("#fleet-stranded-hourly-box .chart-title")
     expect(hourly).to_have_text("Backlog per hour, policy 'today'", timeout=15000)
     expect(page.locator("#stranded-table")).to_contain_text("flex")
-    page.click("#stranded-policy")
-    page.get_by_text("peak: sized for the quarter's peak load").click()
+    choose(page, "stranded-policy", "peak: sized for the quarter's peak load")
     expect(hourly).to_have_text("Backlog per hour, policy 'peak'", timeout=15000)
     page.fill("#stranded-prompt-growth-per-year", "-1")
     page.keyboard.press("Enter")
