@@ -298,3 +298,26 @@ def test_both_kingman_skips_are_taken_and_left_as_derived():
     assert _lanes_cannot_bind(queueing.servers_within_wait(10.0 * 0.01, 0.01, 0.5, 0.0, 0.01) / 1.0, by_slots)
     by_slots = queueing.servers_within_wait(10.0 * 1.0, 1.0, 0.5, 0.0, 0.01) / 512.0
     assert not _lanes_cannot_bind(queueing.servers_within_wait(10.0 * 2.0, 2.0, 0.5, 0.0, 0.01) / 1.0, by_slots)
+
+
+@FAST
+@given(st.floats(0.0, 4.0), st.floats(1e-6, 0.49))
+def test_remembered_quantiles_of_one_number_equal_a_fresh_computation(length_scv, epsilon):
+    """The normal quantile, the staffing log term and the prompt-length quantile of numbers are remembered (asked
+    for at every lane share of every shape, draws.remembered_for_numbers): each equals, bit for bit, the formula
+    computed afresh on the same number (``__wrapped__``), asked once or twice, as a Python or a numpy number; a 0-d
+    array or an array is computed, not remembered. Against the array form it is within a few ulp only: numpy's
+    vectorized ``log`` and ``power`` may round the last bit of an array's element differently from the C library on
+    one number (so it did before the memo)."""
+    from tco.core import queueing, sojourn
+
+    calls = [(queueing.normal_quantile, (1.0 - epsilon,)), (queueing.wait_log_term, (epsilon,)),
+             (sojourn.length_quantile, (length_scv, epsilon))]
+    for function, args in calls:
+        fresh = function.__wrapped__(*args)
+        for _ in range(2):
+            assert same_bits(function(*args), fresh)
+        assert same_bits(function(*map(np.float64, args)), fresh)
+        assert same_bits(function(*map(np.asarray, args)), fresh) and np.ndim(function(*args)) == 0
+        as_arrays = function(*(np.array([a, 0.01]) for a in args))
+        assert as_arrays.shape == (2,) and as_arrays[0] == pytest.approx(fresh, rel=1e-14)

@@ -7,14 +7,47 @@ goes through numpy's dispatch and costs 1-4 us a call: at one draw, a few percen
 only (the shape search's candidates that fit in few draws, :func:`tco.core.serving.size_pool`);
 :func:`select_bits` picks between two values per draw exactly and without a branch per element;
 :func:`where_mixed` is ``np.where`` that skips its array pass where the mask is the same in every draw;
-:func:`maximum` and :func:`minimum` are ``np.maximum`` and ``np.minimum`` that compare two numbers in Python.
+:func:`maximum` and :func:`minimum` are ``np.maximum`` and ``np.minimum`` that compare two numbers in Python;
+:func:`remembered_for_numbers` keeps what a small formula gives for numbers asked for again and again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
+
+
+def remembered_for_numbers(function):
+    """``function`` with what it gives for numbers remembered: called with every argument one number (a Python or
+    numpy number), it computes once per distinct set of values; given an array (0-d too) it computes as before.
+
+    For the small formulas one evaluation asks for many times at the same numbers (a percentile's normal quantile at
+    each lane share of each shape). The function must turn its arguments into float arrays itself
+    (``np.asarray(x, float)``) and return a number (immutable): then the remembered value has the bits a fresh call
+    gives, whatever type the number came in.
+
+    Parameters
+    ----------
+    function : callable
+        A function of numbers or arrays over draws, positional arguments only.
+
+    Returns
+    -------
+    callable
+        The same function, remembering up to 256 sets of numbers.
+    """
+    remembered = functools.lru_cache(maxsize=256)(function)
+
+    @functools.wraps(function)
+    def wrapper(*args):
+        try:  # numbers hash by value (a numpy number as the Python float it equals)
+            return remembered(*args)
+        except TypeError:  # an array does not hash: computed
+            return function(*args)
+
+    return wrapper
 
 
 def any_draw(x) -> bool:

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .draws import every_draw
+from .draws import every_draw, remembered_for_numbers
 
 #: Poisson arrivals
 ARRIVAL_SCV = 1.0
@@ -60,6 +60,7 @@ _AS_C = (2.515517, 0.802853, 0.010328)
 _AS_D = (1.432788, 0.189269, 0.001308)
 
 
+@remembered_for_numbers
 def normal_quantile(q):
     """Standard normal quantile ``z_q`` for ``q`` in [0.5, 1).
 
@@ -193,6 +194,7 @@ def small_pool_margin(service_s, slack_s, service_scv):
     return 1.0 / (1.0 + decay_per_server(service_s, slack_s, service_scv))
 
 
+@remembered_for_numbers
 def wait_log_term(exceed_probability):
     """``L = ln(1 / (2 epsilon))``, at least 0: the log term of the square-root staffing [-].
 

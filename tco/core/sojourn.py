@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import queueing
-from .draws import every_draw
+from .draws import every_draw, remembered_for_numbers
 
 #: bisection steps on ``ln x`` for :func:`sojourn_utilization`: the bracket ``[1e-9, (1 - 1e-12) / v]`` spans at most
 #: ``ln(1e13)`` = 30 (``v >= SCV_FLOOR``), so 44 halvings leave ``x`` within ``30 / 2^44 = 1.7e-12`` relative
@@ -80,6 +80,7 @@ def deterministic(length_scv) -> bool:
     return not isinstance(length_scv, np.ndarray) and float(length_scv) == 0.0
 
 
+@remembered_for_numbers
 def length_quantile(length_scv, exceed_probability):
     """Prompt length exceeded with probability ``epsilon``, in units of the mean: the gamma quantile of mean 1 and
     squared CV ``v`` by the Wilson-Hilferty approximation, ``X_q = (1 - v/9 + z sqrt(v/9))^3``, ``z`` the normal
