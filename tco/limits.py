@@ -25,10 +25,10 @@ import os
 from .errors import InputError
 
 #: model evaluations per second in one process, for a scenario of :data:`RATE_OPTIONS` options (default
-#: scenario, every parameter drawn, with the bundled prompt-length spread: 191,920/s at load 1.0 on 2026-12-01,
-#: benchmarks/limits.py, where mean-length prompts gave 210,000-270,000/s with other jobs sharing the machine):
-#: the shared figure, rounded down
-EVALUATIONS_PER_S = 150_000
+#: scenario, every parameter drawn, with the bundled prompt-length spread; benchmarks/limits.py): 191,920/s at load
+#: 1.0 on one 2026-12-01 machine (numpy's out-of-cache add at 26-33 GB/s), 93,776/s at load 0.9 on a later one whose
+#: add ran at 8 GB/s. The slower figure, rounded down, so that the hour per process holds on the slower machines too
+EVALUATIONS_PER_S = 90_000
 #: options of the scenario the rate was measured on (an evaluation costs in proportion to the options)
 RATE_OPTIONS = 3
 #: longest run allowed in one process [s]
