@@ -144,6 +144,24 @@ def test_llama31_405b_lengths_are_the_means_of_the_whole_dataset():
     assert bench.min_tokens_per_sample == pytest.approx(0.9 * bench.reference_mean_output_tokens, rel=1e-12)
 
 
+def test_the_chat_spread_is_that_of_the_committed_azure_trace_rows():
+    """[azure-llm-trace-2023]: the first 429 conversation requests, prompts of mean 911.4 and (population) standard
+    deviation 808.2 tokens, squared CV 808.2^2 / 911.4^2 = 0.786, largest 4,107 (4.5x the mean): the 0.79 of every
+    bundled chat scenario's ``workload.prompt_tokens_scv``, which cites it."""
+    import statistics
+
+    import tco
+
+    prompts = [int(r["input_tokens"]) for r in _data_rows("azure-llm-trace-2023-conv-first-429.csv")]
+    mean, sd = statistics.fmean(prompts), statistics.pstdev(prompts)
+    assert len(prompts) == 429 and max(prompts) == 4107
+    assert mean == pytest.approx(911.4, abs=0.05) and sd == pytest.approx(808.2, abs=0.05)
+    assert (sd / mean) ** 2 == pytest.approx(0.786, abs=5e-4)
+    for name in ("default", "voice-agent", "fleet-split", "custom-asic", "specialization-over-time"):
+        spread = tco.load_scenario(name).params["workload.prompt_tokens_scv"]
+        assert spread.value == round((sd / mean) ** 2, 2) and "azure-llm-trace-2023" in spread.source, name
+
+
 def test_cases_of_the_other_benchmarks_read_their_lengths():
     """A Mixtral case reads the dataset's mean prompt (430.3) and the v4.1 logs' output (52,415.9 / 359.173 = 145.9
     tokens per sample, for the later rounds too); a Llama 3.1 405B case, with no run that logs samples/s, the
