@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from validation_data import data_rows
 
 from tco.catalog import load_catalog
 from tco.errors import InputError
@@ -60,10 +61,7 @@ def test_llama2_mean_input_length_is_the_stratified_mean_of_the_committed_sample
     samples (OpenOrca origins cot, flan, niv, t0), so the mean is the average of the 4 stratum means of the
     committed systematic sample (1,950 rows): (120.9 + 173.2 + 253.9 + 300.8) / 4 = 212.2 tokens; its standard
     error sqrt(sum s_h^2 / n_h) / 4 is ~3.3 tokens (1.6 %). Every length is within the benchmark's 1,024 cap."""
-    import csv
-
-    path = MEASUREMENTS_PATH.parent / "data" / "openorca-input-lengths-sample.csv"
-    rows = list(csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("#")))
+    rows = data_rows("openorca-input-lengths-sample.csv")
     assert len(rows) == 1950
     by_stratum: dict[str, list[int]] = {}
     for row in rows:
@@ -75,13 +73,6 @@ def test_llama2_mean_input_length_is_the_stratified_mean_of_the_committed_sample
     se = sum(variances) ** 0.5 / 4
     assert M.benchmarks["llama2-70b"].mean_input_tokens == pytest.approx(sum(means) / 4, abs=0.05)
     assert 3.0 < se < 3.6
-
-
-def _data_rows(name: str) -> list[dict]:
-    import csv
-
-    path = MEASUREMENTS_PATH.parent / "data" / name
-    return list(csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("#")))
 
 
 def test_mixtral_mean_input_length_is_the_stratified_mean_of_the_committed_rows():
@@ -97,7 +88,7 @@ def test_mixtral_mean_input_length_is_the_stratified_mean_of_the_committed_rows(
 
     blocks: dict[str, list[tuple[int, int, int]]] = {}
     position = 0
-    for row in _data_rows("mixtral-8x7b-lengths-sample.csv"):
+    for row in data_rows("mixtral-8x7b-lengths-sample.csv"):
         a, b = int(row["input_tokens"]), int(row["output_tokens"])
         if row["start"]:
             position = int(row["start"])
@@ -135,7 +126,7 @@ def test_llama31_405b_lengths_are_the_means_of_the_whole_dataset():
     """Every one of the 8,313 samples ([mlperf-dataset-lengths], read in full): prompts of 476 to 19,988 tokens,
     78,380,323 / 8,313 = 9,428.6 on average; the reference outputs sum to 5,691,783, a mean of 684.68, the
     'tokens_per_sample' the reference README publishes ([mlperf-llama31-405b-reference]) -- a check of the transcription."""
-    rows = [(int(r["input_tokens"]), int(r["output_tokens"])) for r in _data_rows("llama3.1-405b-lengths.csv")]
+    rows = [(int(r["input_tokens"]), int(r["output_tokens"])) for r in data_rows("llama3.1-405b-lengths.csv")]
     bench = M.benchmarks["llama3.1-405b"]
     assert len(rows) == bench.samples == 8313
     assert sum(a for a, _ in rows) == 78_380_323 and (min(a for a, _ in rows), max(a for a, _ in rows)) == (476, 19_988)
@@ -152,7 +143,7 @@ def test_the_chat_spread_is_that_of_the_committed_azure_trace_rows():
 
     import tco
 
-    prompts = [int(r["input_tokens"]) for r in _data_rows("azure-llm-trace-2023-conv-first-429.csv")]
+    prompts = [int(r["input_tokens"]) for r in data_rows("azure-llm-trace-2023-conv-first-429.csv")]
     mean, sd = statistics.fmean(prompts), statistics.pstdev(prompts)
     assert len(prompts) == 429 and max(prompts) == 4107
     assert mean == pytest.approx(911.4, abs=0.05) and sd == pytest.approx(808.2, abs=0.05)

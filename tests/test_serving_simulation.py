@@ -25,12 +25,12 @@ limitations); far below it for decode pools sized with slack (the split's LPU po
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pytest
 from simulation import Lengths, simulate_colocated, simulate_disaggregated
 from test_serving import H200, MODEL, demand
+from validation_data import data_rows
 
 from tco.core import parallelism, serving
 from tco.core.evaluate import chosen_cycle_models, evaluate, serving_pools
@@ -94,15 +94,6 @@ def test_disaggregated_pools_meet_their_percentiles_in_simulation():
 
 
 # ---------------------------------------------------------------- every bundled scenario, its own fleet
-
-def _dataset_rows(name: str) -> list[dict]:
-    """Rows of a validation/data CSV (comment lines skipped)."""
-    import csv
-
-    path = Path(__file__).resolve().parents[1] / "validation" / "data" / name
-    with path.open() as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
-
 
 def _draws(scenario, count: int, seed: int):
     """The base values and ``count`` Monte Carlo draws of the scenario's uncertain parameters (fixed seed)."""
@@ -211,7 +202,7 @@ def test_chat_fleets_meet_their_targets_on_the_trace_their_spread_comes_from(nam
 
     scenario = tco.load_scenario(name)
     values = scenario.values()
-    trace = [float(r["input_tokens"]) for r in _dataset_rows("azure-llm-trace-2023-conv-first-429.csv")]
+    trace = [float(r["input_tokens"]) for r in data_rows("azure-llm-trace-2023-conv-first-429.csv")]
     q = float(values["serving.percentile"])
     results = evaluate(scenario.structure, values)
     checked = 0
@@ -256,7 +247,7 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     rate = float(serving.fleet_capacity_rps("colocated", pool, replicas, d))
     reported = pool.at_load(dataclasses.replace(d, peak_requests_per_s=rate), replicas)
     cm = chosen_cycle_models(scenario.structure, values, OPTION)["colocated"]
-    sample = [float(r["input_tokens"]) for r in _dataset_rows("llama3.1-405b-lengths.csv")]
+    sample = [float(r["input_tokens"]) for r in data_rows("llama3.1-405b-lengths.csv")]
     outcome = simulate_colocated(cm, 1, int(float(pool["slots"])), round(float(d.prompt_tokens)), round(float(d.output_tokens)),
                                  rate, float(d.token_budget), d.policy, 1, requests=1500,
                                  lengths=Lengths(float(d.prompt_tokens), sample=sample))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from validation_data import data_rows
 
 from tco.core import queueing, sojourn
 
@@ -82,9 +81,7 @@ def test_one_lane_fed_the_azure_trace_meets_its_p99_at_the_capacity_the_model_re
     The model takes them as gamma lengths of that spread. Measured by bisection on the recursion (docs/model.md
     "Queueing"): the model's utilization / the largest the lane sustains is 0.310 / 0.306 at ``k = 6``,
     0.652 / 0.647 at 12, 0.860 / 0.868 at 30: at the model's load the p99 is within 5 % of ``t``."""
-    path = Path(__file__).resolve().parents[1] / "validation" / "data" / "azure-llm-trace-2023-conv-first-429.csv"
-    with path.open() as f:
-        prompts = np.array([float(r["input_tokens"]) for r in csv.DictReader(x for x in f if not x.startswith("#"))])
+    prompts = np.array([float(r["input_tokens"]) for r in data_rows("azure-llm-trace-2023-conv-first-429.csv")])
     lengths = prompts / prompts.mean()
     scv = float(lengths.var())
     own = 0.98
