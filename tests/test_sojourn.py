@@ -128,7 +128,6 @@ def test_vectorized_over_draws():
     assert np.allclose(together, apart, rtol=1e-12, atol=0)
 
 
-
 def test_parts_the_caller_has_give_the_same_bits():
     """The shortened slack and Kingman's mean-length utilization passed in (as the lane-share search computes them
     once per probe, tco.core.serving._split_replicas) give the bits the functions compute themselves, including draws
