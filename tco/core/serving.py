@@ -25,7 +25,9 @@ cycle on average. Each prefill token costs ``chi`` seconds of replica time:
 * ``prefill_first`` (vLLM V0, Orca-style): waiting prompts run as separate passes of up
   to ``tau`` tokens that stall decoding; ``chi = t(0, N_f) / N_f`` with ``N_f = p k_b P``.
 
-The user-seen mean cycle is ``t(B) = t_d(B) + (P/O) chi B`` -- still a maximum of lines.
+The user-seen mean cycle is ``t(B) = t_d(B) + (P/O) chi B`` -- still a maximum of lines. A request's TPOT is the
+mean of its cycles, whose prefill comes from the ``~B`` prompts admitted meanwhile: at the percentile it exceeds the
+mean cycle by :func:`interference_spread_s` (the prompts' length spread), which the slot cap and ``tpot_s`` count.
 
 **Queueing and percentiles.** A request waits for a slot (servers: ``R c_s`` slots held
 for ``D = O t(c_s) + S_pf`` each) and then for prefill (``R x lanes`` lanes, service
@@ -479,12 +481,17 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         ratio = terms.ratio
         chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines])) if colocated else 0.0
         seen = [b.shifted(0.0, ratio * chi) for b in lines] if colocated else lines
-        within = branch_max([largest_within(b, demand.tpot_target_s) for b in seen])
         kv_batch = (capacity - model.weight_bytes) / times(rep, terms.total_kv_bytes)
-        cap = minimum(minimum(within, kv_batch), demand.max_batch)
         chunked = colocated and demand.policy == "chunked"
+        limit = minimum(kv_batch, demand.max_batch)
         if chunked:
-            cap = minimum(cap, times(p, demand.token_budget) / (1.0 + ratio))
+            limit = minimum(limit, times(p, demand.token_budget) / (1.0 + ratio))
+        cap = minimum(branch_max([largest_within(b, demand.tpot_target_s) for b in seen]), limit)
+        if colocated and not sojourn.deterministic(demand.prompt_scv):
+            # the spread of the prompts sharing a request's cycles, taken at the mean-TPOT cap (at least the final cap,
+            # and the spread grows with the batch: the cap below meets the percentile; docs/model.md)
+            spread = interference_spread_s(ratio * chi, maximum(cap, 1.0), demand.prompt_scv, epsilon)
+            cap = minimum(branch_max([largest_within(b, demand.tpot_target_s - spread) for b in seen]), limit)
         slots = np.floor(cap + FLOOR_GUARD) if whole else cap  # continuous sizing: smooth curves (DESIGN.md 4)
         tpot_ok = slots >= 1.0
         slots = maximum(slots, 1.0)
@@ -521,6 +528,44 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     out.update(replicas=replicas, fits=flag_value(fits), ttft_ok=flag_value(ttft_ok), tpot_ok=flag_value(out["tpot_ok"]),
                feasible=feasible, cost=times(n, replicas) * device_hour_usd)
     return out
+
+
+def interference_spread_s(interference_s_per_sequence, batch, prompt_scv, exceed_probability):
+    """Excess of a request's TPOT over the mean cycle's at the percentile, from the lengths of the prompts whose
+    prefill shares its cycles [s per output token].
+
+    During a request's ``O`` cycles a colocated replica at ``B`` sequences admits about ``B`` others (Little's law),
+    whose ``B`` prompts of squared CV ``v`` ride in those cycles: their sum is gamma distributed of mean ``B P`` and
+    squared CV ``v / B`` when lengths are gamma, so the request's mean cycle (MLPerf's per-request TPOT) is exceeded
+    with probability ``epsilon`` at ``t(B) + (P/O) chi B (X_q(v / B) - 1)``, ``X_q`` the gamma quantile of
+    :func:`tco.core.sojourn.length_quantile`. The count of admissions is taken as ``B`` (at the slot cap a
+    departure admits the next request): Poisson admissions below the cap would add ``B P^2`` to the variance, which
+    the occupancy's own margin below the cap covers (the simulations at mean lengths meet the TPOT percentile,
+    tests/test_serving_simulation.py). ``B (X_q(v/B) - 1)`` grows with ``B`` (about ``z sqrt(v B)``).
+
+    Parameters
+    ----------
+    interference_s_per_sequence : float or ndarray [s]
+        ``(P/O) chi``: replica time of the prefill one sequence brings per cycle, on average.
+    batch : float or ndarray [sequences]
+        Sequences in flight ``B`` (at least 1).
+    prompt_scv : float or ndarray [-]
+        Squared CV of the prompt length ``v``.
+    exceed_probability : float or ndarray [-]
+        ``epsilon = 1 - q``.
+
+    Returns
+    -------
+    ndarray [s]
+        ``(P/O) chi B (X_q(v / B) - 1)``.
+
+    References
+    ----------
+    [little-1961] L = lambda W.
+    [wilson-hilferty-1931] the gamma quantile.
+    """
+    b = np.maximum(batch, 1.0)
+    return interference_s_per_sequence * b * (sojourn.length_quantile(prompt_scv / b, exceed_probability) - 1.0)
 
 
 def _own_prefill_s(work_s, latency_s):
@@ -982,6 +1027,8 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
     seen_batch = np.minimum(queueing.occupancy_seen_quantile(occupancy, z), slots)
     cycle_mean = branch_min([b(occupancy) for b in seen])
     tpot = branch_min([b(seen_batch) for b in seen])
+    if role == "colocated" and not sojourn.deterministic(demand.prompt_scv):
+        tpot = tpot + interference_spread_s(demand.prompt_tokens / output * c["chi"], seen_batch, demand.prompt_scv, epsilon)
     residence = c["residence_s"]
     if role == "colocated":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]

@@ -360,6 +360,17 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     return _choose(sheet, role, candidates, demand, extra)
 
 
+def _within(seen: list[list[Line]], target: str) -> str:
+    """:func:`tco.core.steps.largest_within` of the decode branches: the largest batch whose cycle meets ``target``."""
+    return branch_max([branch_min([f"({target}-{c0})/{c1}" for c0, c1 in lines]) for lines in seen])
+
+
+def interference_spread(per_sequence: str, batch: str, scv: str, epsilon: str) -> str:
+    """:func:`tco.core.serving.interference_spread_s`: ``(P/O) chi B (X_q(v / B) - 1)``, ``B`` at least 1."""
+    b = f"MAX({batch},1)"
+    return f"{per_sequence}*{b}*({sojourn_sheet.length_quantile(f'{scv}/{b}', epsilon)}-1)"
+
+
 def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, chunked: bool, context, decode_attention,
                prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d, device_hour, extra, whole,
                epsilon) -> dict:
@@ -438,12 +449,17 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         else:
             chi = "0"
         seen = [[(c0, f"({c1}+{ratio}*{chi})") for c0, c1 in lines] for lines in stored]
-        within = branch_max([branch_min([f"({demand.tpot}-{c0})/{c1}" for c0, c1 in lines]) for lines in seen])
         kv_batch = f"({capacity}-{model['weight']})/((({prompt}+{output})*{model['kv']})*{rep})"
-        cap = f"MIN(MIN({within},{kv_batch}),{demand.max_batch})"
+        limit = f"MIN({kv_batch},{demand.max_batch})"
         if chunked:
-            cap = f"MIN({cap},{p}*{budget}/(1+{ratio}))"
-        cap = q("slot cap before rounding", cap, "sequences")
+            limit = f"MIN({limit},{p}*{budget}/(1+{ratio}))"
+        limit = q("slot cap by memory, batch limit and token budget", limit, "sequences")
+        target = demand.tpot
+        if colocated:
+            mean_cap = q("slot cap at the mean cycle", f"MIN({_within(seen, target)},{limit})", "sequences")
+            target = f"{demand.tpot}-" + q("TPOT excess at the percentile from the prompts sharing the cycles, at that cap",
+                                           interference_spread(f"{ratio}*{chi}", mean_cap, demand.prompt_scv, epsilon), "s")
+        cap = q("slot cap before rounding", f"MIN({_within(seen, target)},{limit})", "sequences")
         raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
         slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
         tpot_ok = f"IF({raw}>=1,1,0)"
@@ -558,7 +574,9 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
         out["ttft_s"] = q("TTFT at the percentile", f"{out['cycle_cap_s']}+{service}+{wait}+{extra}", "s")
         out["interference_share"] = q("share of the cycle spent on prefill",
                                       f"{out['chi']}*({demand.prompt}/{output})*{occupancy}/{cycle_mean}", "fraction")
-        out["tpot_s"] = q("TPOT at the percentile", tpot, "s")
+        spread = interference_spread(f"({demand.prompt}/{output})*{out['chi']}", seen_batch, demand.prompt_scv, epsilon)
+        out["tpot_s"] = q("TPOT at the percentile (the prompts sharing the cycles at their percentile)", f"{tpot}+{spread}",
+                          "s")
     else:
         wait = q("queueing delay for a slot at the percentile",
                  wait_quantile(q, "slot queue", f"{peak}*{residence}", f"{replicas}*{slots}", residence, epsilon, out["_slack"]),
