@@ -31,8 +31,9 @@ GLOSSARY = [
              "of the output tokens served, per million (the LCOE idea applied to tokens). Input+output basis beside it."),
     ("TTFT", "time to first token: queueing, prefill of the prompt, and the KV transfer when prefill and decode run "
              "on different devices."),
-    ("TPOT", "time per output token: one decode step at the batch that meets the target; 1/TPOT is the speed one "
-             "user sees."),
+    ("TPOT", "time per output token: a request's decode time over its output tokens, at the percentile (the decode "
+             "steps it lives through, with the prefill of other requests riding in them); 1/TPOT is the speed one user "
+             "sees."),
     ("bound by", "what limits a phase in the roofline: compute (FLOP/s), bandwidth (memory bytes per second) or "
                  "interconnect (chip-to-chip traffic and synchronisation)."),
     ("spilled bytes", "bytes of a decode step that do not fit the device's fastest memory tier (an SRAM chip's "
