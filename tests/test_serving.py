@@ -287,8 +287,8 @@ def test_slot_cap_keeps_the_tpot_percentile_with_the_prompts_length_spread_by_ha
 @settings(max_examples=25, deadline=None)
 @given(low=st.floats(0.0, 2.0), extra=st.floats(0.0, 2.0), rate=st.floats(5.0, 200.0))
 def test_more_prompt_length_spread_never_raises_the_slot_cap(low, extra, rate):
-    """Invariant: a wider spread of prompt lengths (same mean) never lets a colocated replica hold more sequences,
-    (the excess grows with ``v``; the lanes' own sizing does not touch the cap)."""
+    """Invariant: a wider spread of prompt lengths (same mean) never lets a colocated replica hold more sequences
+    (the TPOT excess grows with ``v``; the lanes' own sizing does not touch the cap)."""
     def pool(v):
         return serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200,
                                  dataclasses.replace(demand(rate=rate), prompt_scv=v), whole=True)

@@ -486,12 +486,16 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         limit = minimum(kv_batch, demand.max_batch)
         if chunked:
             limit = minimum(limit, times(p, demand.token_budget) / (1.0 + ratio))
-        cap = minimum(branch_max([largest_within(b, demand.tpot_target_s) for b in seen]), limit)
+
+        def cap_within(target):  # the largest occupancy whose mean cycle meets ``target``, within the other limits
+            return minimum(branch_max([largest_within(b, target) for b in seen]), limit)
+
+        cap = cap_within(demand.tpot_target_s)
         if colocated and not sojourn.deterministic(demand.prompt_scv):
             # the spread of the prompts sharing a request's cycles, taken at the mean-TPOT cap (at least the final cap,
             # and the spread grows with the batch: the cap below meets the percentile; docs/model.md)
-            spread = interference_spread_s(ratio * chi, maximum(cap, 1.0), demand.prompt_scv, epsilon)
-            cap = minimum(branch_max([largest_within(b, demand.tpot_target_s - spread) for b in seen]), limit)
+            cap = cap_within(demand.tpot_target_s
+                             - interference_spread_s(ratio * chi, maximum(cap, 1.0), demand.prompt_scv, epsilon))
         slots = np.floor(cap + FLOOR_GUARD) if whole else cap  # continuous sizing: smooth curves (DESIGN.md 4)
         tpot_ok = slots >= 1.0
         slots = maximum(slots, 1.0)
