@@ -88,6 +88,9 @@ class Device(Strict):
     scale_out_bandwidth_bytes_per_s: Q
     sync_latency_s: Q
     cycle_overhead_s: Q | None = None  # fixed time per scheduler iteration (absent: 0)
+    #: how a pipelined replica carries a prompt through its stages: as whole chunks in micro-batches (GPU serving
+    #: stacks), or streamed token by token through a layer pipeline (dataflow parts); tco.core.serving.interference_lines
+    pipeline_prefill: Literal["micro_batch", "streamed"] = "micro_batch"
     collective_efficiency: Q | None = None  # share of the link bandwidth the collectives reach (absent: 1)
     tdp_w: Q
     idle_power_w: Q

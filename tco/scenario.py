@@ -534,7 +534,8 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
             device = devices[pool.device]
             built = spec.program is not None and spec.program.device == pool.device
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
-                              built, pool.devices_per_replica is not None))
+                              built, pool.devices_per_replica is not None,
+                              streamed_prefill=device.pipeline_prefill == "streamed"))
         if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
             errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
                                      f"is not a known link; known: {', '.join(sorted(catalog.links))}"))

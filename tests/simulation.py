@@ -27,9 +27,13 @@ shared queue hands it to the first of many replicas to free up; the model's M/G/
 are those of the shared queue.
 
 A pipelined replica (``p`` stages) is simulated as one engine whose cycle carries ``p``
-micro-batches: the cycle time is the model's for all of them together (balanced
-micro-batches, as the closed form assumes), the token budget is ``p`` times the
-micro-batch budget and a prompt's chunk fits one micro-batch.
+micro-batches, each with its share of the decode sequences and at most the micro-batch budget, a prompt's
+chunk in one of them. Where the stages stream a prompt's tokens (the dataflow parts, ``streamed``) the
+prefill spreads over the stages and the cycle time is the model's for the cycle's tokens together; where a
+chunk rides in one micro-batch (GPU stacks), each prompt's chunk goes to the least loaded micro-batch and the
+cycle lasts as if every micro-batch carried the heaviest one's prefill (the micro-batches follow one another
+through the stages, each stage held by the heaviest as it passes: ``p x max`` of the micro-batches' prefill
+tokens at the model's cost per token).
 """
 
 from __future__ import annotations
@@ -147,12 +151,13 @@ class _Router:
 
 
 def _colocated_replica(env, cycle, router: _Router, me: _Replica, output: int, budget: float, policy: str,
-                       prefill_batch: int, pipeline: int):
+                       prefill_batch: int, pipeline: int, streamed: bool):
     """One colocated replica: continuous batching with a slot cap.
 
     A replica of ``p`` pipeline stages runs ``p`` micro-batches per cycle: its token budget per
     cycle is ``p x budget`` and one prompt takes at most one micro-batch's share of it; a
-    whole-prompt pass carries up to ``p x k_b`` prompts.
+    whole-prompt pass carries up to ``p x k_b`` prompts. Not ``streamed``, a cycle costs what ``p``
+    micro-batches as heavy as its heaviest would (module docstring).
     """
     step = 0
     finishing: dict[int, list[Request]] = collections.defaultdict(list)
@@ -172,7 +177,11 @@ def _colocated_replica(env, cycle, router: _Router, me: _Replica, output: int, b
             continue
         if me.prefilling and policy == "prefill_first":
             batch = [me.prefilling[i] for i in range(min(pipeline * prefill_batch, len(me.prefilling)))]
-            yield env.timeout(cycle(0.0, float(sum(r.prompt_left for r in batch))))
+            tokens = float(sum(r.prompt_left for r in batch))
+            if not streamed and pipeline > 1:  # k_b prompts per micro-batch: the heaviest holds every stage
+                per = [sum(r.prompt_left for r in batch[j::pipeline]) for j in range(pipeline)]
+                tokens = float(pipeline * max(per))
+            yield env.timeout(cycle(0.0, tokens))
             for request in batch:
                 me.prefilling.popleft()
                 me.pending_tokens -= request.prompt_left
@@ -180,28 +189,56 @@ def _colocated_replica(env, cycle, router: _Router, me: _Replica, output: int, b
                 request.first_token = env.now
                 start_decoding(request, step)
             continue
-        chunks: list[tuple[Request, float]] = []
-        room = pipeline * budget - me.decoding
-        for request in me.prefilling:
-            if room <= 0:
-                break
-            take = min(request.prompt_left, room, budget - me.decoding / pipeline)
-            if take <= 0:
-                break
-            chunks.append((request, take))
-            room -= take
-        yield env.timeout(cycle(float(me.decoding), float(sum(t for _, t in chunks))))
+        chunks = _chunks(me, budget, pipeline, streamed)
+        tokens = [take for _, take, _ in chunks]
+        if streamed or pipeline == 1:
+            prefill = float(sum(tokens))
+        else:  # the heaviest micro-batch holds every stage as it passes
+            prefill = float(pipeline * max((sum(t for _, t, j in chunks if j == m) for m in range(pipeline)), default=0.0))
+        yield env.timeout(cycle(float(me.decoding), prefill))
         step += 1
         for request in finishing.pop(step, []):
             request.done = env.now
             me.decoding -= 1
-        for request, take in chunks:
+        for request, take, _ in chunks:
             request.prompt_left -= take
             me.pending_tokens -= take
             if request.prompt_left <= 1e-9:
                 me.prefilling.remove(request)
                 request.first_token = env.now
                 start_decoding(request, step)
+
+
+def _chunks(me: _Replica, budget: float, pipeline: int, streamed: bool) -> list[tuple[Request, float, int]]:
+    """The prefill chunks of one cycle, oldest prompt first: ``(request, tokens, micro-batch)``.
+
+    Each micro-batch takes its share of the decode sequences and prefill up to the budget left, a prompt one chunk a
+    cycle. Streamed, or with one stage, the prompts fill the cycle's whole budget left in turn (each at most one
+    micro-batch's share; micro-batch 0 named); with micro-batch pipelines each prompt's chunk goes to the least loaded
+    micro-batch, at most what that one has left.
+    """
+    free = budget - me.decoding / pipeline  # prefill tokens each micro-batch can take
+    chunks: list[tuple[Request, float, int]] = []
+    if streamed or pipeline == 1:
+        room = pipeline * budget - me.decoding
+        for request in me.prefilling:
+            if room <= 0:
+                break
+            take = min(request.prompt_left, room, free)
+            if take <= 0:
+                break
+            chunks.append((request, take, 0))
+            room -= take
+        return chunks
+    loads = [0.0] * pipeline
+    for request in me.prefilling:
+        j = min(range(pipeline), key=loads.__getitem__)
+        take = min(request.prompt_left, free - loads[j])
+        if take <= 0:
+            break
+        chunks.append((request, take, j))
+        loads[j] += take
+    return chunks
 
 
 def _decode_replica(env, cycle, queue: _Queue, slots: int, output: int):
@@ -308,9 +345,9 @@ def _run(env, log: list[Request], warmup: float, horizon: float, lifetime: float
 
 def simulate_colocated(cycle_model, replicas: int, slots: int, prompt: int, output: int, rate: float, budget: float,
                        policy: str = "chunked", prefill_batch: int = 1, requests: int = 4000, seed: int = 0,
-                       lengths: Lengths | None = None) -> Outcome:
+                       lengths: Lengths | None = None, streamed: bool = False) -> Outcome:
     """A colocated fleet at ``rate`` req/s (replicas of ``cycle_model.pipeline`` stages); prompts of ``prompt`` tokens or
-    drawn by ``lengths``."""
+    drawn by ``lengths``; ``streamed``: the stages stream a prompt's tokens (module docstring)."""
     env = simpy.Environment()
     rng = np.random.default_rng(seed)
     cycle = _Cycle(cycle_model)
@@ -322,7 +359,7 @@ def simulate_colocated(cycle_model, replicas: int, slots: int, prompt: int, outp
     env.process(_arrivals(env, rate, horizon + 21.0 * lifetime, router, lengths or Lengths(prompt), log, rng))
     for me in fleet:
         env.process(_colocated_replica(env, cycle, router, me, output, budget, policy, prefill_batch,
-                                       cycle_model.pipeline))
+                                       cycle_model.pipeline, streamed))
     _run(env, log, warmup, horizon, lifetime)
     return _outcome(log, warmup, horizon, output)
 

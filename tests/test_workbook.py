@@ -31,7 +31,8 @@ from tco.export.reader import import_workbook
 from tco.fields import FIELDS
 
 DATA = Path(__file__).parent / "data"
-SCENARIOS = [*tco.bundled_scenarios(), str(DATA / "toy.yaml"), str(DATA / "workbook-branches.yaml")]
+SCENARIOS = [*tco.bundled_scenarios(), str(DATA / "toy.yaml"), str(DATA / "workbook-branches.yaml"),
+             str(DATA / "workbook-pipelines.yaml"), str(DATA / "workbook-pipelines-prefill-first.yaml")]
 NAME_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 

@@ -182,7 +182,8 @@ def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShap
         domain_devices=get(device_param(d, "scale_up_domain_devices")),
         min_devices=get(pool_param(option.name, pool.role, "devices_per_replica")) if pool.has_min_devices else 1.0,
         cycle_overhead_s=get(overhead) if (overhead := device_param(d, "cycle_overhead_s")) in w.names else 0.0,
-        collective_efficiency=get(eff) if (eff := device_param(d, "collective_efficiency")) in w.names else 1.0)
+        collective_efficiency=get(eff) if (eff := device_param(d, "collective_efficiency")) in w.names else 1.0,
+        streamed_prefill=pool.streamed_prefill)
 
 
 def unit_price_usd(pool: Pool, w: _Workload):

@@ -61,7 +61,17 @@ from . import parallelism, queueing, sojourn
 from .draws import any_draw, as_floats, at_draws, every_draw, flag_value, mask_bits, maximum, minimum, select_bits
 from .roofline import memory_read_time_s
 from .sizing import WHOLE_COUNT_GUARD
-from .steps import CycleModel, Lines, branch_max, branch_min, largest_within, least_fixed_point, overlap_keeps, times
+from .steps import (
+    ConcaveLines,
+    CycleModel,
+    Lines,
+    branch_max,
+    branch_min,
+    largest_within,
+    least_fixed_point,
+    overlap_keeps,
+    times,
+)
 
 POLICIES = ("chunked", "prefill_first")
 ROLES = ("colocated", "prefill", "decode")
@@ -132,6 +142,7 @@ class DeviceShape:
     min_devices: object = 1.0
     cycle_overhead_s: object = 0.0       # fixed time per cycle (every micro-batch advances one pass) [s]
     collective_efficiency: object = 1.0  # share of the link bandwidth the collectives reach [-]
+    streamed_prefill: bool = False       # static: a prompt's tokens stream through the pipeline stages (dataflow parts)
 
 
 @dataclass
@@ -240,6 +251,9 @@ class _PoolTerms:
     keeps: tuple | None = None           # 1 - o of the overlaps (:func:`tco.core.steps.overlap_keeps`)
     decode_kv_bytes: object = None       # KV bytes read per decode token at the mean context, one copy [B/token]
     prefill_kv_bytes: object = None      # KV bytes read per prefill token, one copy [B/token]
+    #: static: the pool's candidates bound their prefill interference with two lines (micro-batch pipelines, see
+    #: :func:`interference_lines`); every candidate of a pool has the same line structure
+    two_interference_lines: bool = False
 
 
 def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str) -> _PoolTerms:
@@ -382,7 +396,85 @@ def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
     return cm.cycle_s(0.0, tokens) / tokens
 
 
-def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_cycle_s, slots, prompts=None):
+def interference_lines(chi, ratio, pipeline, micro_batch_tokens, two_lines: bool, budget_tokens=None,
+                       prompt_scv=0.0) -> ConcaveLines:
+    """Mean prefill time riding in a colocated replica's cycle at a decode occupancy ``B``, a minimum of lines [s].
+
+    By Little's law the replica admits ``B / O`` prompts per cycle, ``(P/O) B`` prefill tokens on average, each at
+    ``chi`` of replica time (:func:`prefill_token_cost_s`): ``I(B) = (P/O) chi B`` when the prefill spreads evenly over
+    the ``p`` micro-batches of a cycle -- one stage, or a pipeline whose stages stream a prompt's tokens one after
+    another (the dataflow parts, ``streamed_prefill``: Groq's tensor streaming processor [groq-isca2020], SambaNova's
+    and Cerebras's layer pipelines).
+
+    A pipeline whose micro-batches carry whole chunks (GPU serving stacks) runs a cycle as long as ``p`` times its
+    heaviest micro-batch: the micro-batches follow one another through the ``p`` stages, so a chunk of ``c`` tokens
+    in one of them holds each stage ``c chi`` longer as it passes, and the others wait behind it -- the imbalance
+    across micro-batches that makes pipeline bubbles [sarathi-2023]. With ``c_j`` the prefill tokens of micro-batch
+    ``j`` the cycle's prefill time is ``p chi max_j c_j = chi sum_j c_j + chi (p max_j c_j - sum_j c_j)``. A
+    scheduler that puts each prompt's chunk of ``u`` tokens (the prompt, at most the token budget ``tau``, chunked;
+    ``k_b`` whole prompts, ``u = k_b P``, in whole-prompt passes) in the least loaded micro-batch [graham-1969]
+    leaves ``p max - sum = u ((-K) mod p)`` for ``K`` equal chunks in the cycle, Poisson of mean ``a = (P/O) B / u``
+    (prompts arrive at random; Little's law): on average at most ``u min((p - 1) a, C_p)``,
+    :func:`tco.core.parallelism.micro_batch_overshoot` (``C_2 = 1/2``, ``C_4 = 1.69``, ``C_8 = 4.92``); chunks whose
+    lengths vary (squared CV ``v``) overshoot more, ``C_p(v)`` (:func:`tco.core.parallelism.overshoot_chunks`), and
+    ``p max - sum <= (p - 1) sum`` whatever the lengths. So::
+
+        I(B) <= (P/O) chi B + chi u min((p - 1) a, C_p(v)) = min(p (P/O) chi B, (P/O) chi B + C_p(v) chi u)
+
+    ``p`` times the even share while the prompts of a cycle are fewer than its micro-batches (a chat's few prompts
+    per cycle), the even share plus ``C_p`` chunks' worth once many prompts share the cycles. Chunked, no
+    micro-batch holds more prefill than the budget its decode tokens leave, ``tau - B/p``, so also
+    ``I(B) <= p chi (tau - B/p) = chi (p tau - B)``: a falling line that meets the even share where the budget is
+    full (the slot cap's ``B (1 + P/O) <= p tau``), where every micro-batch is filled alike and the pipeline is
+    balanced again (Sarathi-Serve's uniform batches [sarathi-serve-osdi2024]). The lines add to the decode lines one
+    branch each (:class:`tco.core.steps.ConcaveLines`). A scheduler that hands prompts to micro-batches in turn, as
+    they come, splits them like ``p`` independent streams and can exceed the bound by the spread of the busiest
+    stream once many prompts share a cycle.
+
+    Parameters
+    ----------
+    chi : float or ndarray [s/token]
+        Replica time per prefill token.
+    ratio : float or ndarray [-]
+        Prefill tokens per decode token, ``P / O``.
+    pipeline : int [-]
+        Stages (micro-batches per cycle) ``p``.
+    micro_batch_tokens : float or ndarray [tokens]
+        The most prefill tokens one prompt's chunk brings to a micro-batch, ``u``.
+    two_lines : bool
+        Whether the pool bounds its interference with the lines of micro-batch pipelines (such shapes among its
+        candidates); one stage then gives equal lines or higher ones, so that every candidate of the pool has the
+        same structure.
+    budget_tokens : float or ndarray or None [tokens]
+        The token budget ``tau`` of a micro-batch (chunked: the falling line), or None (whole-prompt passes).
+    prompt_scv : float or ndarray [-]
+        Squared CV of the prompt length ``v`` (the chunks' spread).
+
+    Returns
+    -------
+    ConcaveLines
+        Intercepts [s] and slopes [s/sequence] of ``I(B)``.
+
+    References
+    ----------
+    [little-1961] prompts admitted per cycle.
+    [sarathi-2023] imbalance across micro-batches and pipeline bubbles.
+    [sarathi-serve-osdi2024] uniform micro-batches once the token budget is full.
+    [graham-1969] the list-scheduling bound.
+    [groq-isca2020] a processor that streams tokens through its pipeline.
+    """
+    even = ratio * chi
+    if not two_lines:
+        return ConcaveLines((0.0,), (even,))
+    intercepts = (0.0, parallelism.overshoot_chunks(pipeline, prompt_scv) * chi * micro_batch_tokens)
+    slopes = (times(pipeline, even), even)
+    if budget_tokens is None:
+        return ConcaveLines(intercepts, slopes)
+    return ConcaveLines((*intercepts, pipeline * chi * budget_tokens), (*slopes, -chi), (True, True, False))
+
+
+def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_cycle_s, slots, prompts=None,
+                     streamed: bool = True):
     """Prefill of one prompt: ``(work, latency, lanes)`` [s, s, lanes per replica].
 
     ``work`` is the service time of one prompt on one of the replica's ``p`` lanes (one per
@@ -399,7 +491,9 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
     ``1/chi`` tokens/s, the replica's (the Sarathi-Serve schedule [sarathi-serve-osdi2024]; chi is
     replica time per prefill token, :func:`prefill_token_cost_s`). Alone, it needs
     ``max(1, P / tau_free)`` cycles at ``t_d(c_s)`` plus its own chunks: latency
-    ``max(1, P / tau_free) t_d(c_s) + P chi``.
+    ``max(1, P / tau_free) t_d(c_s) + P chi`` where the stages stream its tokens (``streamed``), and
+    ``max(1, P / tau_free) t_d(c_s) + p P chi`` where a chunk rides in one micro-batch, which holds each of the
+    ``p`` stages as it passes (:func:`interference_lines`): the lane time itself when ``P >= tau_free``.
 
     Whole-prompt passes (``prefill_first``, prefill pools): ``k_b`` prompts per pass of
     ``t(0, p k_b P)``; work ``t(0, p k_b P) / k_b`` per prompt and lane, latency one pass.
@@ -420,6 +514,8 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
         The slot cap ``c_s`` (chunked).
     prompts : float or ndarray or None [prompts]
         ``k_b`` when the caller has it (whole-prompt passes).
+    streamed : bool
+        Whether the stages stream a prompt's tokens (dataflow parts) or take its chunk as one micro-batch (chunked).
 
     Returns
     -------
@@ -432,7 +528,7 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
         chunks = prompt / np.maximum(free, 1e-9)
         own = prompt * chi
         work = p * own + chunks * decode_cycle_s
-        latency = np.maximum(chunks, 1.0) * decode_cycle_s + own
+        latency = np.maximum(chunks, 1.0) * decode_cycle_s + (own if streamed else times(p, own))
         return work, latency, p, free > 0.0
     prompts = prefill_pass_prompts(cm, demand) if prompts is None else prompts
     latency = cm.cycle_s(0.0, times(p, prompts) * prompt)
@@ -479,31 +575,44 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         lines = cm.decode_lines()
         colocated = role == "colocated"
         ratio = terms.ratio
-        chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines])) if colocated else 0.0
-        seen = [b.shifted(0.0, ratio * chi) for b in lines] if colocated else lines
-        kv_batch = (capacity - model.weight_bytes) / times(rep, terms.total_kv_bytes)
         chunked = colocated and demand.policy == "chunked"
+        chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines])) if colocated else 0.0
+        interference = None
+        if colocated:
+            held = 0.0  # the prefill tokens one prompt's chunk brings to a micro-batch (micro-batch pipelines)
+            if terms.two_interference_lines:
+                held = minimum(prompt, demand.token_budget) if chunked else prefill_pass_prompts(cm, demand) * prompt
+            interference = interference_lines(chi, ratio, shape.pipeline, held, terms.two_interference_lines,
+                                              demand.token_budget if chunked else None, demand.prompt_scv)
+            if terms.two_interference_lines:
+                seen = [branch for b in lines for branch in interference.branches(b)]
+            else:  # the even share: one line through the origin
+                seen = [b.shifted(0.0, interference.slopes[0]) for b in lines]
+        else:
+            seen = lines
+        kv_batch = (capacity - model.weight_bytes) / times(rep, terms.total_kv_bytes)
         limit = minimum(kv_batch, demand.max_batch)
         if chunked:
             limit = minimum(limit, times(p, demand.token_budget) / (1.0 + ratio))
 
         def cap_within(target):  # the largest occupancy whose mean cycle meets ``target``, within the other limits
-            return minimum(branch_max([largest_within(b, target) for b in seen]), limit)
+            return minimum(branch_max([largest_within(b, target, limit) for b in seen]), limit)
 
         cap = cap_within(demand.tpot_target_s)
         if colocated and not sojourn.deterministic(demand.prompt_scv):
             # the spread of the prompts sharing a request's cycles, taken at the mean-TPOT cap (at least the final cap,
             # and the spread grows with the batch: the cap below meets the percentile; docs/model.md)
             cap = cap_within(demand.tpot_target_s
-                             - interference_spread_s(ratio * chi, maximum(cap, 1.0), demand.prompt_scv, epsilon))
+                             - interference_spread_s(interference, maximum(cap, 1.0), demand.prompt_scv, epsilon))
         slots = np.floor(cap + FLOOR_GUARD) if whole else cap  # continuous sizing: smooth curves (DESIGN.md 4)
         tpot_ok = slots >= 1.0
         slots = maximum(slots, 1.0)
         cycle_cap = branch_min([b(slots) for b in seen])
         if colocated:
-            # the seen lines are the decode lines plus (P/O) chi B: the decode-only cycle at the cap follows
-            decode_cap = cycle_cap - ratio * chi * slots
-            work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, decode_cap, slots)
+            # the seen lines are the decode lines plus the interference: the decode-only cycle at the cap follows
+            decode_cap = cycle_cap - interference(slots)
+            work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, decode_cap, slots,
+                                                               streamed=device.streamed_prefill)
             tpot_ok = tpot_ok & budget_ok
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
@@ -525,6 +634,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
                    tpot_ok=tpot_ok, cycle_cap_s=cycle_cap, chi=chi, _bound_at=(slots, ratio * slots))
         out["_seen"] = seen
+        out["_interference"] = interference
     if whole:
         replicas = maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
     feasible = flag_value(fits & out["tpot_ok"] & ttft_ok)
@@ -534,23 +644,26 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     return out
 
 
-def interference_spread_s(interference_s_per_sequence, batch, prompt_scv, exceed_probability):
+def interference_spread_s(interference: ConcaveLines, batch, prompt_scv, exceed_probability):
     """Excess of a request's TPOT over the mean cycle's at the percentile, from the lengths of the prompts whose
     prefill shares its cycles [s per output token].
 
     During a request's ``O`` cycles a colocated replica at ``B`` sequences admits about ``B`` others (Little's law),
     whose ``B`` prompts of squared CV ``v`` ride in those cycles: their sum is gamma distributed of mean ``B P`` and
     squared CV ``v / B`` when lengths are gamma, so the request's mean cycle (MLPerf's per-request TPOT) is exceeded
-    with probability ``epsilon`` at ``t(B) + (P/O) chi B (X_q(v / B) - 1)``, ``X_q`` the gamma quantile of
+    with probability ``epsilon`` at ``t(B) + I(B) (X_q(v / B) - 1)``, ``I(B)`` the mean prefill riding in a cycle
+    (:func:`interference_lines`; ``(P/O) chi B`` spread evenly) and ``X_q`` the gamma quantile of
     :func:`tco.core.sojourn.length_quantile`. The count of admissions is taken as ``B`` (at the slot cap a
     departure admits the next request): Poisson admissions below the cap would add ``B P^2`` to the variance, which
     the occupancy's own margin below the cap covers (the simulations at mean lengths meet the TPOT percentile,
-    tests/test_serving_simulation.py). ``B (X_q(v/B) - 1)`` grows with ``B`` (about ``z sqrt(v B)``).
+    tests/test_serving_simulation.py). ``B (X_q(v/B) - 1)`` grows with ``B`` (about ``z sqrt(v B)``). Where a
+    pipeline's micro-batches carry whole chunks the excess is scaled with the whole bound ``I(B)``, its part beyond the
+    even share included (a bound: that part is at most ``p - 1`` micro-batches' worth whatever the lengths).
 
     Parameters
     ----------
-    interference_s_per_sequence : float or ndarray [s]
-        ``(P/O) chi``: replica time of the prefill one sequence brings per cycle, on average.
+    interference : ConcaveLines
+        ``I(B)``: replica time of the prefill riding in a cycle at occupancy ``B`` [s].
     batch : float or ndarray [sequences]
         Sequences in flight ``B`` (at least 1).
     prompt_scv : float or ndarray [-]
@@ -561,7 +674,7 @@ def interference_spread_s(interference_s_per_sequence, batch, prompt_scv, exceed
     Returns
     -------
     ndarray [s]
-        ``(P/O) chi B (X_q(v / B) - 1)``.
+        ``I(B) (X_q(v / B) - 1)``.
 
     References
     ----------
@@ -569,7 +682,7 @@ def interference_spread_s(interference_s_per_sequence, batch, prompt_scv, exceed
     [wilson-hilferty-1931] the gamma quantile.
     """
     b = np.maximum(batch, 1.0)
-    return interference_s_per_sequence * b * (sojourn.length_quantile(prompt_scv / b, exceed_probability) - 1.0)
+    return interference(b) * (sojourn.length_quantile(prompt_scv / b, exceed_probability) - 1.0)
 
 
 def _own_prefill_s(work_s, latency_s):
@@ -808,6 +921,8 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     if demand.policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}")
     terms = _pool_terms(model, device, demand, role)
+    if role == "colocated" and not device.streamed_prefill and any(shape.pipeline > 1 for shape in shapes):
+        terms = replace(terms, two_interference_lines=True)  # micro-batch pipelines among the shapes (interference_lines)
 
     inputs = (model, device, demand, ttft_extra_s, device_hour_usd, terms)
 
@@ -862,6 +977,8 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     single = None if picks.single is None else picks.candidates[picks.single]
     if role != "prefill":
         chosen["_seen"] = _select_lines(picks, picks.candidates) if single is None else single["_seen"]
+    if role == "colocated":
+        chosen["_interference"] = _select_interference(picks, single, terms, demand, chosen["chi"])
     chosen.update(_at_peak(role, chosen, demand, ttft_extra_s))
     if single is None:
         cm = _select_cycle_model(picks, picks.candidates, model, device, terms)
@@ -877,9 +994,10 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     out["feasible"] = out["feasible"] > 0.5
     if role == "prefill":
         out["decode_cap_s"] = chosen["prefill_s"]
-    else:  # the seen lines are the decode lines plus (P/O) chi B
-        ratio = demand.prompt_tokens / demand.output_tokens if role == "colocated" else 0.0
-        out["decode_cap_s"] = chosen["cycle_cap_s"] - ratio * chosen["chi"] * chosen["slots"]
+    elif role == "colocated":  # the seen lines are the decode lines plus the interference
+        out["decode_cap_s"] = chosen["cycle_cap_s"] - chosen["_interference"](chosen["slots"])
+    else:
+        out["decode_cap_s"] = chosen["cycle_cap_s"]
     return PoolServing(out, tuple(shapes), role, candidates, chosen, evaluate_candidate)
 
 
@@ -992,8 +1110,20 @@ def _select_lines(picks: _Picks, candidates: Sequence[dict]) -> list[Lines]:
         out.append(Lines(tuple(picks.stacked([c["_seen"][b].intercepts[i] for c in candidates])
                                for i in range(len(first.intercepts))),
                          tuple(picks.stacked([c["_seen"][b].slopes[i] for c in candidates])
-                               for i in range(len(first.slopes)))))
+                               for i in range(len(first.slopes))), first.rising))
     return out
+
+
+def _select_interference(picks: _Picks, single: dict | None, terms: _PoolTerms, demand: Demand, chi) -> ConcaveLines:
+    """The chosen candidate's interference lines per draw: the even share ``(P/O) chi B`` from the chosen ``chi``, or
+    each line of a micro-batch pipeline's bound picked (:func:`interference_lines`)."""
+    if single is not None:
+        return single["_interference"]
+    if not terms.two_interference_lines:
+        return ConcaveLines((0.0,), (terms.ratio * chi,))
+    first = picks.candidates[0]["_interference"]
+    return ConcaveLines(*(tuple(picks.stacked([getattr(c["_interference"], part)[i] for c in picks.candidates])
+                                for i in range(len(first.slopes))) for part in ("intercepts", "slopes")), first.rising)
 
 
 def _select_cycle_model(picks: _Picks, candidates: Sequence[dict], model: ModelShape, device: DeviceShape,
@@ -1032,7 +1162,7 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
     cycle_mean = branch_min([b(occupancy) for b in seen])
     tpot = branch_min([b(seen_batch) for b in seen])
     if role == "colocated" and not sojourn.deterministic(demand.prompt_scv):
-        tpot = tpot + interference_spread_s(demand.prompt_tokens / output * c["chi"], seen_batch, demand.prompt_scv, epsilon)
+        tpot = tpot + interference_spread_s(c["_interference"], seen_batch, demand.prompt_scv, epsilon)
     residence = c["residence_s"]
     if role == "colocated":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
@@ -1042,7 +1172,7 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
                 + sojourn.lane_wait_s(peak * work, replicas * lanes, work, _own_prefill_s(work, service), demand.prompt_scv,
                                       g * epsilon, g * slack))
         ttft = c["cycle_cap_s"] + service + wait + ttft_extra_s
-        interference = c["chi"] * (demand.prompt_tokens / output) * occupancy / cycle_mean
+        interference = c["_interference"](occupancy) / cycle_mean
     else:
         wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon, c["_slack"], log_term)
         tpot = np.maximum(tpot, cycle_mean + wait)

@@ -119,10 +119,15 @@ def overlap_keeps(memory_compute_overlap, phase_overlap, comm_overlap) -> tuple:
 
 @dataclass(frozen=True)
 class Lines:
-    """A convex piecewise-linear function ``f(B) = max_i (c0_i + c1_i B)``, ``B >= 0``."""
+    """A convex piecewise-linear function ``f(B) = max_i (c0_i + c1_i B)``, ``B >= 0``.
+
+    ``rising`` (static): every slope is non-negative, so ``{B >= 0: f(B) <= T}`` is ``[0, B*]``; a branch that holds a
+    falling line (:class:`ConcaveLines`) has an interval there (:func:`largest_within`).
+    """
 
     intercepts: tuple
     slopes: tuple
+    rising: bool = True
 
     def __call__(self, batch):
         value = None
@@ -131,7 +136,7 @@ class Lines:
             value = line if value is None else maximum(value, line)
         return value
 
-    def shifted(self, intercept=0.0, slope=0.0) -> Lines:
+    def shifted(self, intercept=0.0, slope=0.0, rising: bool = True) -> Lines:
         """``f(B) + intercept + slope B``.
 
         Parameters
@@ -140,13 +145,53 @@ class Lines:
             Added to every intercept.
         slope : float or ndarray [s/token]
             Added to every slope.
+        rising : bool
+            Whether the added slope is non-negative (static).
 
         Returns
         -------
         Lines
             The shifted lines.
         """
-        return Lines(tuple(_add(c0, intercept) for c0 in self.intercepts), tuple(_add(c1, slope) for c1 in self.slopes))
+        return Lines(tuple(_add(c0, intercept) for c0 in self.intercepts), tuple(_add(c1, slope) for c1 in self.slopes),
+                     self.rising and rising)
+
+
+@dataclass(frozen=True)
+class ConcaveLines:
+    """A concave piecewise-linear function ``g(B) = min_i (c0_i + c1_i B)``, ``B >= 0`` (the prefill riding in a
+    cycle, :func:`tco.core.serving.interference_lines`): added to the convex cycle lines line by line, it makes one
+    branch per line, and branches combine by their minimum (:func:`branch_min`, :func:`branch_max`). ``rising``
+    (static): whether each line's slope is non-negative (default: all)."""
+
+    intercepts: tuple
+    slopes: tuple
+    rising: tuple | None = None
+
+    def branches(self, lines: Lines) -> list[Lines]:
+        """``f + g`` as one branch per line of ``g``: ``f(B) + c0_i + c1_i B`` for each ``i``.
+
+        Parameters
+        ----------
+        lines : Lines
+            The convex ``f`` [s].
+
+        Returns
+        -------
+        list of Lines
+            One branch per line of ``g``; ``min`` over them is ``f + g``.
+        """
+        rising = self.rising or (True,) * len(self.slopes)
+        return [lines.shifted(c0, c1, up) for c0, c1, up in zip(self.intercepts, self.slopes, rising, strict=True)]
+
+    def __call__(self, batch):
+        if len(self.slopes) == 1:  # the even share, one line
+            return _add(self.intercepts[0], _scale(self.slopes[0], batch))
+        value = None
+        for c0, c1 in zip(self.intercepts, self.slopes, strict=True):
+            line = _add(c0, _scale(c1, batch))
+            value = line if value is None else minimum(value, line)
+        return value
 
 
 def _pairs(a: Lines, b: Lines, keep) -> Lines:
@@ -198,7 +243,7 @@ def tier_time_lines(bytes_fixed, bytes_per_token, tier_capacity_bytes: Sequence,
     return Lines(tuple(c0), tuple(c1))
 
 
-def largest_within(lines: Lines, target):
+def largest_within(lines: Lines, target, upper=np.inf):
     """Largest ``B >= 0`` with ``f(B) <= target``; negative when ``f(0) > target``.
 
     For convex ``f = max_i`` lines, ``f(B) <= T`` iff every line is, so
@@ -206,6 +251,10 @@ def largest_within(lines: Lines, target):
     sequence reads its KV cache), so the slopes are positive; at the domain's corner where one is
     zero (no KV bytes and no attention FLOPs per token) the flat line gives ``+inf`` (it never
     limits) or ``-inf`` (it is over the target at any batch), without numpy's divide warning.
+    A branch with a falling line (not ``rising``: the budget-filled bound of a micro-batch pipeline's
+    prefill, :func:`tco.core.serving.interference_lines`) meets the target on an interval: a line of
+    negative slope bounds ``B`` from below, so the largest batch is ``min(upper, min over rising lines)``
+    where that is at least ``max over falling lines``, else ``-inf`` (callers cap the result at ``upper``).
 
     Parameters
     ----------
@@ -213,6 +262,8 @@ def largest_within(lines: Lines, target):
         Intercepts [s] and slopes [s/token] of ``f``.
     target : float or ndarray [s]
         Time allowed ``T``.
+    upper : float or ndarray [tokens]
+        The largest batch the caller admits (read only by a branch that is not ``rising``).
 
     Returns
     -------
@@ -220,11 +271,20 @@ def largest_within(lines: Lines, target):
         The largest batch.
     """
     best = None
-    with np.errstate(divide="ignore"):
+    if lines.rising:
+        with np.errstate(divide="ignore"):
+            for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
+                line = (target - c0) / c1
+                best = line if best is None else minimum(best, line)
+        return best
+    high, low = upper, -np.inf
+    with np.errstate(divide="ignore", invalid="ignore"):
         for c0, c1 in zip(lines.intercepts, lines.slopes, strict=True):
-            line = (target - c0) / c1
-            best = line if best is None else minimum(best, line)
-    return best
+            bound = (target - c0) / c1
+            flat_over = (c1 == 0) & (c0 > target)
+            high = np.minimum(high, np.where(c1 > 0, bound, np.where(flat_over, -np.inf, np.inf)))
+            low = np.maximum(low, np.where(c1 < 0, bound, -np.inf))
+    return np.where(low <= high, high, -np.inf)
 
 
 def least_fixed_point(lines: Lines, gain):

@@ -27,6 +27,9 @@ class Pool:
     built: bool = False
     has_min_devices: bool = False
     shapes: tuple[Shape, ...] = (Shape(1),)
+    #: a prompt's tokens stream through the pipeline stages (the device's ``pipeline_prefill``; roadmap devices:
+    #: general-purpose, micro-batches)
+    streamed_prefill: bool = False
 
     @property
     def serves_prefill(self) -> bool:

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from ..core import serving
-from ..core.parallelism import Shape
+from ..core.parallelism import Shape, micro_batch_overshoot
 from ..core.queueing import (
     _AS_C,
     _AS_D,
@@ -353,10 +353,11 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     minimum = n(pool_param(option.name, role, "devices_per_replica")) if pool.has_min_devices else "1"
     epsilon = demand.epsilon
     candidates = []
+    two_lines = colocated and not pool.streamed_prefill and any(shape.pipeline > 1 for shape in pool.shapes)
     for k, shape in enumerate(pool.shapes):
         candidates.append(_candidate(sheet, k, shape, role, model, demand, chunked, context, decode_attention,
                                      prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d,
-                                     device_hour, extra, whole, epsilon))
+                                     device_hour, extra, whole, epsilon, two_lines, pool.streamed_prefill))
     return _choose(sheet, role, candidates, demand, extra)
 
 
@@ -365,15 +366,32 @@ def _within(seen: list[list[Line]], target: str) -> str:
     return branch_max([branch_min([f"({target}-{c0})/{c1}" for c0, c1 in lines]) for lines in seen])
 
 
-def interference_spread(per_sequence: str, batch: str, scv: str, epsilon: str) -> str:
-    """:func:`tco.core.serving.interference_spread_s`: ``(P/O) chi B (X_q(v / B) - 1)``, ``B`` at least 1."""
+def interference_at(lines: list[Line], batch: str) -> str:
+    """:class:`tco.core.steps.ConcaveLines` at ``batch``: ``min_j (c0_j + c1_j B)`` (a line through the origin alone:
+    ``c1 B``)."""
+    terms = [f"{c1}*{batch}" if c0 == "0" else f"({c0}+{c1}*{batch})" for c0, c1 in lines]
+    return terms[0] if len(terms) == 1 else f"MIN({','.join(terms)})"
+
+
+def interference_lines(chi: str, ratio: str, p: int, held: str, two_lines: bool, budget: str | None) -> list[Line]:
+    """:func:`tco.core.serving.interference_lines`: ``(P/O) chi B``, or with micro-batch pipelines
+    ``min(p (P/O) chi B, (P/O) chi B + C_p chi u, chi (p tau - B))`` (the last chunked only; ``C_p`` the number
+    :func:`tco.core.parallelism.micro_batch_overshoot` gives)."""
+    if not two_lines:
+        return [("0", f"{ratio}*{chi}")]
+    lines = [("0", f"{p}*{ratio}*{chi}"), (f"{micro_batch_overshoot(p)!r}*{chi}*{held}", f"{ratio}*{chi}")]
+    return lines if budget is None else [*lines, (f"{p}*{chi}*{budget}", f"-{chi}")]
+
+
+def interference_spread(lines: list[Line], batch: str, scv: str, epsilon: str) -> str:
+    """:func:`tco.core.serving.interference_spread_s`: ``I(B) (X_q(v / B) - 1)``, ``B`` at least 1."""
     b = f"MAX({batch},1)"
-    return f"{per_sequence}*{b}*({sojourn_sheet.length_quantile(f'{scv}/{b}', epsilon)}-1)"
+    return f"{interference_at(lines, b)}*({sojourn_sheet.length_quantile(f'{scv}/{b}', epsilon)}-1)"
 
 
 def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, chunked: bool, context, decode_attention,
                prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d, device_hour, extra, whole,
-               epsilon) -> dict:
+               epsilon, two_lines: bool, streamed: bool) -> dict:
     """Rows of one candidate shape (``_candidate`` of the core)."""
     q = sheet.quantity
     sheet.heading(f"candidate {k}: {shape.label}", level=2)
@@ -448,7 +466,19 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                         "s/token")
         else:
             chi = "0"
-        seen = [[(c0, f"({c1}+{ratio}*{chi})") for c0, c1 in lines] for lines in stored]
+        interference = []
+        if colocated:
+            held = "0"
+            if two_lines:
+                held = f"MIN({prompt},{budget})" if demand.policy == "chunked" else f"{pass_prompts}*{prompt}"
+            interference = [(i0 if i0 == "0" else q(f"prefill riding in a cycle, line {j}: intercept", i0, "s"),
+                             q(f"prefill riding in a cycle, line {j}: slope", i1, "s/sequence"))
+                            for j, (i0, i1) in enumerate(interference_lines(chi, ratio, p, held, two_lines,
+                                                                            budget if chunked else None))]
+            seen = [[(c0 if i0 == "0" else f"({c0}+{i0})", f"({c1}+{i1})") for c0, c1 in lines]
+                    for lines in stored for i0, i1 in interference]
+        else:
+            seen = stored
         kv_batch = f"({capacity}-{model['weight']})/((({prompt}+{output})*{model['kv']})*{rep})"
         limit = f"MIN({kv_batch},{demand.max_batch})"
         if chunked:
@@ -458,7 +488,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         if colocated:
             mean_cap = q("slot cap at the mean cycle", f"MIN({_within(seen, target)},{limit})", "sequences")
             target = f"{demand.tpot}-" + q("TPOT excess at the percentile from the prompts sharing the cycles, at that cap",
-                                           interference_spread(f"{ratio}*{chi}", mean_cap, demand.prompt_scv, epsilon), "s")
+                                           interference_spread(interference, mean_cap, demand.prompt_scv, epsilon), "s")
         cap = q("slot cap before rounding", f"MIN({_within(seen, target)},{limit})", "sequences")
         raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
         slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
@@ -466,14 +496,15 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         cycle_cap = q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]), "s")
         if colocated:
             decode_cap = q("decode-only cycle at the slot cap (cap cycle less the prefill share)",
-                           f"{cycle_cap}-{ratio}*{chi}*{slots}", "s")
+                           f"{cycle_cap}-{interference_at(interference, slots)}", "s")
             if chunked:
                 free = q("token budget left by the decode tokens per micro-batch", f"{budget}-{slots}/{p}", "tokens")
                 chunks = q("cycles carrying a prompt's chunks (P / budget left)", f"{prompt}/MAX({free},1E-9)", "cycles")
                 own = q("replica time of a prompt's own tokens (P chi)", f"{prompt}*{chi}", "s")
                 work = q("lane time per prompt with prompts waiting (p P chi + m t_d)", f"{p}*{own}+{chunks}*{decode_cap}",
                          "s")
-                latency = q("prefill of one prompt once started", f"MAX({chunks},1)*{decode_cap}+{own}", "s")
+                own_latency = own if streamed or p == 1 else f"{p}*{own}"
+                latency = q("prefill of one prompt once started", f"MAX({chunks},1)*{decode_cap}+{own_latency}", "s")
                 tpot_ok = f"IF(AND({raw}>=1,{free}>0),1,0)"
             else:
                 latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
@@ -500,7 +531,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                  capacity_rps=q("requests/s per replica, slots busy", f"{slots}/{residence}", "req/s"),
                  decode_bound=q("cycle bound code at the slot cap", cm.bound(slots, decode_tokens), ""),
                  spilled_bytes=q("bytes beyond the fastest tier at the slot cap", cm.spill(slots, decode_tokens), "B"),
-                 _lines=stored, _seen=seen)
+                 _lines=stored, _seen=seen, _interference=interference)
         c["prefill_bound"] = c["decode_bound"] if colocated else "0"
     whole_replicas = f"MAX({fx.ceil(f'{replicas}-{WHOLE_COUNT_GUARD:g}')},1)" if whole else replicas
     c["replicas"] = q("replicas", whole_replicas, "replicas")
@@ -572,9 +603,16 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
                                                  f"{g}*{epsilon}", f"{g}*{slack}"),
                  "s")
         out["ttft_s"] = q("TTFT at the percentile", f"{out['cycle_cap_s']}+{service}+{wait}+{extra}", "s")
+        interference = []
+        for j in range(len(candidates[0]["_interference"])):
+            intercepts = [c["_interference"][j][0] for c in candidates]
+            interference.append(("0" if all(i0 == "0" for i0 in intercepts)
+                                 else q(f"chosen prefill line {j}: intercept", pick(intercepts), "s"),
+                                 q(f"chosen prefill line {j}: slope", pick([c["_interference"][j][1] for c in candidates]),
+                                   "s/sequence")))
         out["interference_share"] = q("share of the cycle spent on prefill",
-                                      f"{out['chi']}*({demand.prompt}/{output})*{occupancy}/{cycle_mean}", "fraction")
-        spread = interference_spread(f"({demand.prompt}/{output})*{out['chi']}", seen_batch, demand.prompt_scv, epsilon)
+                                      f"{interference_at(interference, occupancy)}/{cycle_mean}", "fraction")
+        spread = interference_spread(interference, seen_batch, demand.prompt_scv, epsilon)
         out["tpot_s"] = q("TPOT at the percentile (the prompts sharing the cycles at their percentile)", f"{tpot}+{spread}",
                           "s")
     else:
