@@ -550,6 +550,12 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
             node = getattr(spec.program, key)
             if node is not None and node not in catalog.nodes:
                 errors.append(FieldError(f"program.{key}", node, f"must be one of {', '.join(sorted(catalog.nodes))}"))
+    for i, opt in enumerate(spec.options):
+        for role, pool in opt.pools().items():
+            if pool.pipeline_stages is not None and pool.pipeline_stages > model.layers.value:
+                errors.append(FieldError(f"options[{i}].{role}.pipeline_stages", pool.pipeline_stages,
+                                         f"must be at most the model's {model.layers.value:g} layers (a stage holds whole "
+                                         "layers)"))
     generations = _generations(spec, catalog, baseline, devices, errors, edits)
     if errors:
         raise InputError(errors)
@@ -661,8 +667,10 @@ def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: Param
     minimum_name = naming.pool_param(option, role, "devices_per_replica")
     if minimum_name in params:
         low, high = max(low, int(params[minimum_name].low)), max(high, int(params[minimum_name].high))
-    return candidate_shapes(int(params[naming.device_param(d, "scale_up_domain_devices")].high), int(layers), int(kv_heads),
-                            low, high, moe=model.experts_routed.value > 1)
+    domain = params[naming.device_param(d, "scale_up_domain_devices")]
+    return candidate_shapes((int(domain.low), int(domain.high)), int(layers), int(kv_heads), low, high,
+                            moe=model.experts_routed.value > 1, streamed=device.pipeline_prefill == "streamed",
+                            latent=model.kv_elements_per_token is not None)
 
 def _generations(spec: ScenarioFile, catalog: Catalog, baseline: Option, devices: dict[str, Device],
                  errors: list[FieldError], edits: dict[str, object]) -> tuple[Generation, ...]:

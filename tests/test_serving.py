@@ -578,15 +578,35 @@ def test_disaggregated_pools_by_hand():
 
 
 def test_candidate_shapes():
-    """H100 + Llama 70B at FP8 (fits on one GPU at best, two at worst): TP 1, 2, 4, 8, no pipeline.
-    Groq + Llama 8B at BF16 (74-97 chips): pipeline shapes of 8-chip stages (the KV heads) next to
-    tensor-parallel ones; an MoE model doubles each multi-device shape with expert parallelism."""
-    gpu = parallelism.candidate_shapes(8, 80, 8, 1, 2, moe=False)
+    """The static candidate lists, derived by hand from the rules of ``parallelism.candidate_shapes``:
+
+    * H100 + Llama 70B at FP8 (domain 8; fits on one GPU at best, two at worst): TP 1-8 (``4 x 2`` caps at the
+      domain), no pipeline (two GPUs fill at most half the board);
+    * Groq + Llama 8B at BF16 (74-97 chips, 32 layers, 8 KV heads, streamed): the narrowest stage width that holds
+      the model in 32 stages is 4 (``ceil(74/32) = 3``, rounded up to a power of two), twice it and the KV heads'
+      width are 8; ``p0 = 19`` at width 4 gives 19, 29 (38 > 32 layers) and ``p0 = 10`` at width 8 gives 10, 15, 20,
+      30; the tensor-only groups of 128 and 256 chips copy the KV cache 16-32 times and are left out;
+    * H200 + DeepSeek-R1 (5-6 GPUs, 61 layers, latent attention, MoE): TP8, and, as it fills more than half the board,
+      TP8 x 2, 3, 4, 6 stages across boards (``p0 = 2``: 1, 1.5, 2, 3 times it); each also expert-parallel;
+    * GH200 (a domain of 1 superchip, up to 256 in a DGX GH200) + Llama 70B on one superchip: TP1 at domain 1 with
+      pipelines of 2, 3, 4, 6 superchips over the network, TP 1-8 at domain 256;
+    * Cerebras CS-3 (domain 1-16, streamed) + Llama 70B on 2 systems: pipelines of single CS-3s of 2, 3, 4, 6, 8
+      stages beside TP 2-8.
+    """
+    gpu = parallelism.candidate_shapes((8, 8), 80, 8, 1, 2, moe=False)
     assert [s.label for s in gpu] == ["TP1", "TP2", "TP4", "TP8"]
-    sram = parallelism.candidate_shapes(576, 32, 8, 74, 97, moe=False)
-    assert all(s.devices >= 74 for s in sram) and any(s.pipeline > 1 and s.tensor == 8 for s in sram)
-    assert len(sram) <= 6
-    moe = parallelism.candidate_shapes(8, 32, 8, 1, 2, moe=True)
+    sram = parallelism.candidate_shapes((264, 576), 32, 8, 74, 97, moe=False, streamed=True)
+    assert [s.label for s in sram] == ["TP4 x PP19", "TP8 x PP10", "TP4 x PP29", "TP8 x PP15", "TP8 x PP20", "TP8 x PP30"]
+    latent = parallelism.candidate_shapes((8, 8), 61, 1, 5, 6, moe=True, latent=True)
+    assert [s.label for s in latent] == ["TP8", "TP8 x PP2", "TP8 x PP3", "TP8 x PP4", "TP8 x PP6", "TP8 EP",
+                                         "TP8 x PP2 EP", "TP8 x PP3 EP", "TP8 x PP4 EP", "TP8 x PP6 EP"]
+    superchip = parallelism.candidate_shapes((1, 256), 80, 8, 1, 1, moe=False)
+    assert [s.label for s in superchip] == ["TP1", "TP2", "TP1 x PP2", "TP1 x PP3", "TP4", "TP1 x PP4", "TP1 x PP6",
+                                            "TP8"]
+    wafers = parallelism.candidate_shapes((1, 16), 80, 8, 2, 2, moe=False, streamed=True)
+    assert [s.label for s in wafers] == ["TP2", "TP1 x PP2", "TP1 x PP3", "TP4", "TP1 x PP4", "TP1 x PP6", "TP8",
+                                         "TP1 x PP8"]
+    moe = parallelism.candidate_shapes((8, 8), 32, 8, 1, 2, moe=True)
     assert sum(s.expert_parallel for s in moe) == 3
 
 
@@ -732,7 +752,8 @@ def test_more_cycle_overhead_never_raises_throughput_at_a_fixed_tpot_target(over
 
 def test_a_shape_that_fits_in_no_draw_is_skipped_only_where_it_cannot_win(default_scenario):
     """size_pool skips a candidate shape that holds the model in no draw when another shape meets the targets
-    in every draw: its score (1e250 or more) then never wins. On the default scenario's Groq pool at the
+    in every draw: its score (1e250 or more) then never wins; and one whose cost floor lies above a feasible
+    shape's cost in every draw (``serving._cost_floor``). On the default scenario's Groq pool at the
     catalog's memory figures, the 41-stage pipeline (41 x 8 chips of 230 MB SRAM) does not hold the 70B
     model's 8-bit weights plus KV cache; 2,000 draws of the load and the discount rate (which decide the
     cost, not the fit) leave it out. Evaluated on demand, it fits nowhere, and the choice over every
@@ -745,11 +766,40 @@ def test_a_shape_that_fits_in_no_draw_is_skipped_only_where_it_cannot_win(defaul
     pools, _, _ = serving_pools(default_scenario.structure, values, "groq")
     pool = pools["colocated"]
     skipped = [k for k, c in enumerate(pool.candidates) if c is None]
-    assert skipped
+    assert 0 in skipped
     candidates = [pool.candidate(k) for k in range(len(pool.shapes))]
-    assert not any(np.any(candidates[k]["fits"]) for k in skipped)
+    assert not np.any(candidates[0]["fits"])
     scores = np.broadcast_arrays(*(c["cost"] + (1.0 - c["feasible"]) * 1e250 * (1.0 + c["cycle_cap_s"]) for c in candidates))
     assert np.array_equal(np.argmin(scores, axis=0), np.broadcast_to(pool.values["shape_index"], (2000,)))
+
+
+@pytest.mark.parametrize("name", ["default", "voice-agent", "specialization-over-time", "fleet-split"])
+def test_the_cost_floor_is_below_every_candidate_cost_and_skipping_by_it_changes_nothing(name, monkeypatch):
+    """``serving._cost_floor`` bounds a candidate's cost from below (cycle at least the weight phase's roofline over
+    the shared weights plus the collectives, slots at most what memory, the batch limit and the budget allow, replicas
+    at least the slots' offered load): at 2,000 draws of every uncertain parameter of the scenario it never exceeds the
+    cost of a feasible candidate, and every output is, bit for bit, the one of evaluating the candidates it skips."""
+    import tco
+    from tco.core.evaluate import evaluate, serving_pools
+    from tco.studies.sampling import draw_chunk, sampling_plan
+
+    scenario = tco.load_scenario(name)
+    values = scenario.values() | draw_chunk(sampling_plan(scenario), 3, 0, 2000)
+    floor = serving._cost_floor
+    fast = evaluate(scenario.structure, values)
+    monkeypatch.setattr(serving, "_cost_floor", lambda *args: None)  # no candidate skipped by its floor
+    for option in scenario.structure.options:
+        for role, pool in serving_pools(scenario.structure, values, option.name)[0].items():
+            model, device, d, _, price, terms = pool.evaluate_candidate.__defaults__[1]
+            for k, shape in enumerate(pool.shapes):
+                bound = floor(role, shape, model, device, d, terms, True, price)
+                c = pool.candidate(k)
+                if bound is not None:
+                    assert not np.any((bound > c["cost"]) & (c["feasible"] > 0.5)), (name, option.name, role, shape.label)
+    everywhere = evaluate(scenario.structure, values)
+    for option, result in everywhere.items():
+        for key, value in result.flat().items():
+            assert np.array_equal(fast[option].flat()[key], value, equal_nan=True), (option, key)
 
 
 def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_results(default_scenario, monkeypatch):
@@ -757,7 +807,7 @@ def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_re
     have a shape that meets the targets), and every output is the one of evaluating it everywhere, bit for bit.
     The default scenario's 328-chip Groq replica holds Llama 3.1 70B at 4-bit weights, not at 8 (41 stages x 8
     chips x 230 MB); in 400 draws of the load and the discount rate, 6 at 4-bit weights, it fits in those 6 only and
-    is chosen in some of them (where it costs less than the 496-chip replica). Its terms at the other draws are not
+    is chosen in some of them (where it costs less than the larger replicas). Its terms at the other draws are not
     computed: ``candidate(k)`` evaluates them on demand."""
     from tco.core.evaluate import evaluate, serving_pools
 
@@ -769,7 +819,7 @@ def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_re
                                           "workload.weight_bits": bits}
     structure = default_scenario.structure
     pool = serving_pools(structure, values, "groq")[0]["colocated"]
-    assert pool.candidates[0] is None and pool.candidates[1] is not None
+    assert pool.candidates[0] is None and any(c is not None for c in pool.candidates[1:])
     chosen = np.asarray(pool.values["shape_index"]) == 0
     assert chosen.any() and not np.any(chosen & (bits == 8.0))
     assert np.array_equal(pool.candidate(0)["fits"] > 0, bits == 4.0)

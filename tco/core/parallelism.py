@@ -57,35 +57,53 @@ def _powers_of_two(low: float, high: float) -> list[int]:
     return out
 
 
-def candidate_shapes(domain_devices: int, layers: int, kv_heads: int, devices_low: int, devices_high: int,
-                     moe: bool, limit: int = 6) -> tuple[Shape, ...]:
+def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devices_high: int, moe: bool,
+                     streamed: bool = False, latent: bool = False, limit: int = 10) -> tuple[Shape, ...]:
     """Static candidate shapes of one pool.
 
-    * tensor parallel within the scale-up domain: ``t`` a power of two (or the domain size)
-      from the smallest replica that can hold the model (``devices_low``) up to
-      ``min(domain, 4 x devices_high)``;
-    * pipeline stages (``t`` = the KV-head count, so the KV cache is not replicated, or the
-      domain size when the model needs more than one domain): ``p`` from a 1-1.5-2-3-4 x
-      ladder over ``devices_low / t``, at most one stage per layer; when such shapes exist,
-      tensor-only shapes wider than four times the KV heads are left out (they hold the KV
-      cache in ``t / kv_heads`` copies and never win);
-    * with an MoE model each shape also comes expert-parallel.
+    ``devices_low``/``devices_high`` bound the memory-fit minimum replica over the parameter ranges, and each
+    value a range gives the scale-up domain (``domains``: its low and high) adds its shapes:
 
-    A candidate that does not fit in a draw is masked there, not dropped here. At most
-    ``limit`` dense shapes are kept, smallest replicas first.
+    * **tensor parallel** within the domain: ``t`` a power of two, or the domain size, from the memory-fit
+      minimum up to ``4 x devices_high`` (at least 8 on a domain wider than one 8-device board, where a wider
+      group's compute can pay: TPU pods, Trainium);
+    * **pipelines**, ``p`` stages of ``w`` devices (at most one stage per layer):
+
+      - where the stages stream a prompt's tokens (``streamed``: the dataflow parts, whose stages cost little
+        latency), at the narrowest power-of-two width whose stages hold the model in at most ``layers`` stages (even
+        where one device holds it: more stages hold more KV cache and compute), at twice it and at the KV heads'
+        width (no copy of the KV cache) where the model needs more than one stage of that width;
+        ``p = p0, 1.5 p0, 2 p0, 3 p0, 4 p0``, ``p0 = max(2, ceil(devices_low / w))`` (whole replicas make the cost a
+        sawtooth in ``p``);
+      - where micro-batches carry whole chunks (GPU stacks: each stage adds a micro-batch's imbalance,
+        :func:`tco.core.serving.interference_lines`), across domains only: at the domain's width, where the model
+        needs more than one domain or fills more than half of one (the KV cache then has room), ``p = p0, 1.5 p0,
+        2 p0, 3 p0``;
+
+      when such shapes exist, tensor-only shapes wider than four times the KV heads are left out (they hold the KV
+      cache in ``t / kv_heads`` copies and never win), unless attention is latent (one small shared latent: wide
+      tensor groups with expert parallelism serve it, as SGLang and TensorRT-LLM run DeepSeek);
+    * with an MoE model each multi-device shape also comes expert-parallel.
+
+    A candidate that does not fit in a draw is masked there, not dropped here. At most ``limit`` dense shapes are
+    kept, smallest replicas first.
 
     Parameters
     ----------
-    domain_devices : int [devices]
-        Devices joined by the scale-up network.
+    domains : int or Sequence of int [devices]
+        Devices joined by the scale-up network (the parameter's low and high).
     layers : int [layers]
         Transformer layers (at most one pipeline stage per layer).
     kv_heads : int [heads]
-        Key/value heads (the stage width that does not replicate the KV cache).
+        Key/value heads (1 for latent attention).
     devices_low, devices_high : int [devices]
         Bounds of the memory-fit minimum replica over the parameter ranges.
     moe : bool
         Whether the model routes experts (adds expert-parallel shapes).
+    streamed : bool
+        Whether the device's stages stream a prompt's tokens (``pipeline_prefill: streamed``).
+    latent : bool
+        Whether attention is latent (no pruning of wide tensor groups).
     limit : int [-]
         Most dense shapes kept.
 
@@ -99,22 +117,28 @@ def candidate_shapes(domain_devices: int, layers: int, kv_heads: int, devices_lo
     [megatron-lm-2019] tensor parallelism within a layer.
     [narayanan-sc2021] pipeline stages across layers.
     """
-    domain = max(int(domain_devices), 1)
     low, high = max(int(devices_low), 1), max(int(devices_high), int(devices_low), 1)
-    ceiling = max(min(domain, 4 * high), low)
-    tensors = sorted(set(_powers_of_two(low, ceiling)) | ({domain} if low <= domain <= ceiling else set()))
-    shapes = [Shape(t) for t in tensors]
-    stage_width = min(domain, 1 << max(int(kv_heads), 1).bit_length() - 1)
-    if high > domain:
-        stage_width = domain
-    if high > domain or low > stage_width:
-        base = max(math.ceil(low / stage_width), 2)
-        ladder = sorted({math.ceil(base * f) for f in (1.0, 1.5, 2.0, 3.0, 4.0)})
-        staged = [Shape(stage_width, p) for p in ladder if 2 <= p <= layers]
-        if staged:  # tensor groups far wider than the KV heads copy the KV cache many times: pipelines win
-            shapes = [s for s in shapes if s.tensor <= 4 * max(int(kv_heads), 1)]
-        shapes += staged
-    shapes = sorted(set(shapes), key=lambda s: (s.devices, s.pipeline))[:limit]
+    top_layer = max(int(layers), 1)
+    heads = 1 << (max(int(kv_heads), 1).bit_length() - 1)  # the widest power of two that splits the KV heads
+    tensors, staged = set(), set()
+    for domain in sorted({max(int(d), 1) for d in np.atleast_1d(domains)}):
+        ceiling = max(min(domain, 4 * high if domain <= 8 else max(4 * high, 8)), low)
+        tensors |= {t for t in _powers_of_two(low, ceiling) if t <= domain} | ({domain} if low <= domain <= ceiling else set())
+        if streamed:
+            narrowest = 1 << max(math.ceil(low / top_layer) - 1, 0).bit_length()
+            widths = sorted({w for w in (narrowest, 2 * narrowest, heads) if narrowest <= w <= domain
+                             and (low > w or w == narrowest)})
+            ladder = (1.0, 1.5, 2.0, 3.0, 4.0)
+        else:
+            widths = [domain] if low > domain or 2 * high > domain else []
+            ladder = (1.0, 1.5, 2.0, 3.0)
+        for width in widths:
+            base = max(math.ceil(low / width), 2)
+            staged |= {Shape(width, p) for p in {math.ceil(base * f) for f in ladder} if 2 <= p <= top_layer}
+    shapes = {Shape(t) for t in tensors}
+    if staged and not latent:  # tensor groups far wider than the KV heads copy the KV cache many times: pipelines win
+        shapes = {s for s in shapes if s.tensor <= 4 * heads}
+    shapes = sorted(shapes | staged, key=lambda s: (s.devices, s.pipeline, s.tensor))[:limit]
     if moe:
         shapes += [Shape(s.tensor, s.pipeline, True) for s in shapes if s.tensor > 1]
     return tuple(shapes)

@@ -933,14 +933,29 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     # a shape that fits in no draw is chosen only where no shape meets the targets: skipped when some shape does in
     # every draw (its score, 1e250 or more, then never wins), evaluated otherwise; a shape that fits in few draws is
     # evaluated only where it fits or no shape that fits everywhere meets the targets (_where_it_can_win)
+    # a shape that fits everywhere but whose cost floor lies above a feasible shape's cost in every draw cannot win:
+    # skipped too (_cost_floor)
     fits = [_fits(shape, model, device, terms) for shape in shapes]
     everywhere = [every_draw(f) for f in fits]
-    candidates = [evaluate_candidate(k, f) if everywhere[k] else None for k, f in enumerate(fits)]
+    candidates, cheapest, below = [], None, {}  # cheapest: the least cost of a feasible candidate so far, per draw
+    for k, f in enumerate(fits):
+        floor = None if cheapest is None or not everywhere[k] else _cost_floor(role, shapes[k], model, device, demand,
+                                                                              terms, whole, device_hour_usd)
+        if floor is not None and not every_draw(floor <= cheapest):  # it can win only where its floor is below
+            below[k] = floor <= cheapest
+        if not everywhere[k] or k in below:
+            candidates.append(None)
+            continue
+        candidates.append(evaluate_candidate(k, f))
+        cost = np.where(candidates[k]["feasible"] > 0.5, candidates[k]["cost"], np.inf)
+        cheapest = cost if cheapest is None else np.minimum(cheapest, cost)
     met = sum(c["feasible"] for c in candidates if c is not None) > 0.5 if any(everywhere) else False
     scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws holds its terms there only
     for k, f in enumerate(fits):
-        if not everywhere[k] and any_draw(f):
-            few = _where_it_can_win(evaluate_candidate, inputs, k, f, met)
+        if (not everywhere[k] and any_draw(f)) or (k in below and any_draw(below[k])):
+            # where it fits (and its cost floor is below a feasible shape's cost), or no shape that fits everywhere meets
+            # the targets: at those draws only when they are few
+            few = _where_it_can_win(evaluate_candidate, inputs, k, f & below[k] if k in below else f, met)
             if few is None:
                 candidates[k] = scored[k] = evaluate_candidate(k, f)
             else:
@@ -999,6 +1014,60 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     else:
         out["decode_cap_s"] = chosen["cycle_cap_s"]
     return PoolServing(out, tuple(shapes), role, candidates, chosen, evaluate_candidate)
+
+
+def _cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
+                terms: _PoolTerms, whole, device_hour_usd):
+    """A lower bound of a decode-serving candidate's cost [USD/h] from a few of its terms, or None (prefill pools).
+
+    At ``B`` decode tokens its cycle is at least ``max(p t_mem(read_fixed), B 2A/F) + s0 + (1 - o_c) s1 B``: the
+    weight phase's roofline over the shared weights' read and the decode tokens' arithmetic, and the collectives
+    (:meth:`tco.core.steps.CycleModel.cycle_s`: every other term adds); its slot cap ``c_s`` is at most what memory,
+    the batch limit and (chunked, colocated) the token budget allow; and it needs at least the slots' offered load,
+    ``lambda O t(c_s) / c_s`` replicas (every staffing rule holds more servers than the load; ``t(B)/B`` falls with
+    ``B``, so the cap's upper bound gives a lower bound), at least one whole one. Lowered by 1e-9 of itself against
+    rounding.
+
+    Parameters
+    ----------
+    role : str
+        ``colocated`` or ``decode`` (``prefill``: None).
+    shape : Shape
+        The candidate.
+    model, device, demand, terms
+        As :func:`_candidate`.
+    whole : bool or ndarray of bool [-]
+        Whole-device sizing.
+    device_hour_usd : float or ndarray [USD/device-h]
+        The price that ranks the candidates.
+
+    Returns
+    -------
+    ndarray [USD/h] or None
+        At most the candidate's ``cost``.
+    """
+    if role == "prefill":
+        return None
+    n = float(shape.devices)
+    caps = tuple(times(n, c) for c in terms.device_capacity_bytes)
+    bws = tuple(times(n, b) for b in terms.device_bandwidth_bytes_per_s)
+    slots = minimum((sum(caps[1:], caps[0]) - model.weight_bytes)
+                    / times(parallelism.kv_replication(shape.tensor, model.kv_heads), terms.total_kv_bytes),
+                    demand.max_batch)
+    if role == "colocated" and demand.policy == "chunked":
+        slots = minimum(slots, times(shape.pipeline, demand.token_budget) / (1.0 + terms.ratio))
+    slots = maximum(slots, 1.0)
+    per_token = parallelism.sync_time_per_token_s(shape, model.layers, model.hidden_size, model.collective_element_bytes,
+                                                  model.experts_per_token, terms.scale_up_bytes_per_s,
+                                                  terms.scale_out_bytes_per_s, device.domain_devices)
+    weights = maximum(times(shape.pipeline, memory_read_time_s(model.read_fixed_bytes, caps, bws)),
+                      slots * model.weight_flops_per_token / times(n, device.flops_per_s))
+    cycle = (weights + parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s)
+             + device.cycle_overhead_s + terms.keeps[2] * per_token * slots)
+    replicas = demand.peak_requests_per_s * demand.output_tokens * cycle / slots
+    if whole is True:
+        replicas = maximum(replicas, 1.0)
+    return times(n, replicas) * device_hour_usd * (1.0 - 1e-9)
 
 
 #: a candidate that fits in at most this share of the draws is evaluated at those draws only (gathering its inputs and
