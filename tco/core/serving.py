@@ -1020,9 +1020,11 @@ def _cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: 
                 terms: _PoolTerms, whole, device_hour_usd):
     """A lower bound of a decode-serving candidate's cost [USD/h] from a few of its terms, or None (prefill pools).
 
-    At ``B`` decode tokens its cycle is at least ``max(p t_mem(read_fixed), B 2A/F) + s0 + (1 - o_c) s1 B``: the
-    weight phase's roofline over the shared weights' read and the decode tokens' arithmetic, and the collectives
-    (:meth:`tco.core.steps.CycleModel.cycle_s`: every other term adds); its slot cap ``c_s`` is at most what memory,
+    At ``B`` decode tokens its cycle is at least ``max(p t_mem(read_fixed), B 2A/F) + s0 + (1 - o_c) s1 B (1 + r)``:
+    the weight phase's roofline over the shared weights' read and the decode tokens' arithmetic, and the collectives of
+    the decode tokens and, colocated, of the ``r B`` prefill tokens riding in it on average (``r = P/O``; each prefill
+    token costs ``chi >= (1 - o_c) s1``) (:meth:`tco.core.steps.CycleModel.cycle_s`: every other term adds); its slot
+    cap ``c_s`` is at most what memory,
     the batch limit and (chunked, colocated) the token budget allow; and it needs at least the slots' offered load,
     ``lambda O t(c_s) / c_s`` replicas (every staffing rule holds more servers than the load; ``t(B)/B`` falls with
     ``B``, so the cap's upper bound gives a lower bound), at least one whole one. Lowered by 1e-9 of itself against
@@ -1063,7 +1065,7 @@ def _cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: 
     weights = maximum(times(shape.pipeline, memory_read_time_s(model.read_fixed_bytes, caps, bws)),
                       slots * model.weight_flops_per_token / times(n, device.flops_per_s))
     cycle = (weights + parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s)
-             + device.cycle_overhead_s + terms.keeps[2] * per_token * slots)
+             + device.cycle_overhead_s + terms.keeps[2] * per_token * slots * (1.0 + terms.ratio))
     replicas = demand.peak_requests_per_s * demand.output_tokens * cycle / slots
     if whole is True:
         replicas = maximum(replicas, 1.0)
