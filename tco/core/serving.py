@@ -932,9 +932,9 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
 
     # a shape that fits in no draw is chosen only where no shape meets the targets: skipped when some shape does in
     # every draw (its score, 1e250 or more, then never wins), evaluated otherwise; a shape that fits in few draws is
-    # evaluated only where it fits or no shape that fits everywhere meets the targets (_where_it_can_win)
-    # a shape that fits everywhere but whose cost floor lies above a feasible shape's cost in every draw cannot win:
-    # skipped too (_cost_floor)
+    # evaluated only where it fits or no shape that fits everywhere meets the targets (_where_it_can_win); a shape whose
+    # cost floor lies above a feasible shape's cost cannot win there: skipped where that holds in every draw, else
+    # treated as one that fits where its floor is below (_cost_floor)
     fits = [_fits(shape, model, device, terms) for shape in shapes]
     everywhere = [every_draw(f) for f in fits]
     candidates, cheapest, below = [], None, {}  # cheapest: the least cost of a feasible candidate so far, per draw
@@ -1024,11 +1024,10 @@ def _cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: 
     the weight phase's roofline over the shared weights' read and the decode tokens' arithmetic, and the collectives of
     the decode tokens and, colocated, of the ``r B`` prefill tokens riding in it on average (``r = P/O``; each prefill
     token costs ``chi >= (1 - o_c) s1``) (:meth:`tco.core.steps.CycleModel.cycle_s`: every other term adds); its slot
-    cap ``c_s`` is at most what memory,
-    the batch limit and (chunked, colocated) the token budget allow; and it needs at least the slots' offered load,
-    ``lambda O t(c_s) / c_s`` replicas (every staffing rule holds more servers than the load; ``t(B)/B`` falls with
-    ``B``, so the cap's upper bound gives a lower bound), at least one whole one. Lowered by 1e-9 of itself against
-    rounding.
+    cap ``c_s`` is at most what memory, the batch limit and (chunked, colocated) the token budget allow; and it needs
+    at least the slots' offered load, ``lambda O t(c_s) / c_s`` replicas (every staffing rule holds more servers than
+    the load; ``t(B)/B`` falls with ``B``, so the cap's upper bound gives a lower bound), at least one whole one where
+    sizing is whole in every draw. Lowered by 1e-9 of itself against rounding.
 
     Parameters
     ----------
