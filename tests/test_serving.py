@@ -803,7 +803,7 @@ def test_the_cost_floor_is_below_every_candidate_cost_and_skipping_by_it_changes
 
 
 def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_results(default_scenario, monkeypatch):
-    """size_pool evaluates a candidate shape that fits in at most 1/8 of the draws only at those draws (the others
+    """size_pool evaluates a candidate shape that fits in at most half of the draws only at those draws (the others
     have a shape that meets the targets), and every output is the one of evaluating it everywhere, bit for bit.
     The default scenario's 328-chip Groq replica holds Llama 3.1 70B at 4-bit weights, not at 8 (41 stages x 8
     chips x 230 MB); in 400 draws of the load and the discount rate, 6 at 4-bit weights, it fits in those 6 only and
