@@ -32,7 +32,8 @@ from tco.fields import FIELDS
 
 DATA = Path(__file__).parent / "data"
 SCENARIOS = [*tco.bundled_scenarios(), str(DATA / "toy.yaml"), str(DATA / "workbook-branches.yaml"),
-             str(DATA / "workbook-pipelines.yaml"), str(DATA / "workbook-pipelines-prefill-first.yaml")]
+             str(DATA / "workbook-pipelines.yaml"), str(DATA / "workbook-pipelines-prefill-first.yaml"),
+             str(DATA / "workbook-pipelines-overlapped.yaml")]
 NAME_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -90,20 +91,25 @@ def test_validation_formula_admits_exactly_the_field_domain(field_name):
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_formulas_use_only_allowed_functions(name):
+def test_formulas_use_only_allowed_functions_within_excels_length(name):
+    """Only the allowed functions, and every formula within Excel's 8,192 characters ("Length of formula contents",
+    [excel-limits] in docs/sources.md), which LibreOffice does not enforce."""
     wb = build_workbook(tco.load_scenario(name))
     used = set()
     count = 0
+    longest = 0
     for ws in wb:
         for row in ws.iter_rows():
             for cell in row:
                 if cell.data_type == "f":
                     count += 1
+                    longest = max(longest, len(cell.value))
                     for token in Tokenizer(cell.value).items:
                         if token.type == "FUNC" and token.subtype == "OPEN":
                             used.add(token.value.rstrip("(").upper())
     assert count > 500
     assert used <= ALLOWED_FUNCTIONS, used - ALLOWED_FUNCTIONS
+    assert longest <= 8192
 
 
 def test_model_and_cash_flow_values_are_formulas_not_typed_numbers(default_book):

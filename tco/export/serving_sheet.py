@@ -361,9 +361,23 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     return _choose(sheet, role, candidates, demand, extra)
 
 
-def _within(seen: list[list[Line]], target: str) -> str:
-    """:func:`tco.core.steps.largest_within` of the decode branches: the largest batch whose cycle meets ``target``."""
-    return branch_max([branch_min([f"({target}-{c0})/{c1}" for c0, c1 in lines]) for lines in seen])
+def _within(seen: list[list[Line]], rising: list[bool], target: str, upper: str) -> str:
+    """:func:`tco.core.steps.largest_within` of the decode branches: the largest batch whose cycle meets ``target``.
+
+    A ``rising`` branch is ``min_i (T - c0_i) / c1_i``; one that holds a falling line meets ``T`` on an interval, so
+    its largest batch is ``min(upper, min over c1 > 0)`` where that is at least ``max over c1 < 0``, else ``-1E300``.
+    A flat line (fully overlapped phases can leave one) over ``T`` rules its branch out, one under it never limits.
+    """
+    return branch_max([_branch_within(lines, up, target, upper) for lines, up in zip(seen, rising, strict=True)])
+
+
+def _branch_within(lines: list[Line], rising: bool, target: str, upper: str) -> str:
+    if rising:  # a flat line's 1E-300: about +-1E300 (it never limits / it rules the branch out)
+        return branch_min([f"({target}-{c0})/MAX({c1},1E-300)" for c0, c1 in lines])
+    highs = [f"IF({c1}>0,({target}-{c0})/{c1},IF({c0}>{target},-1E300,1E300))" for c0, c1 in lines]
+    high = f"MIN({upper},{','.join(highs)})"
+    low = f"MAX(-1E300,{','.join(f'IF({c1}<0,({target}-{c0})/{c1},-1E300)' for c0, c1 in lines)})"
+    return f"IF({low}<={high},{high},-1E300)"
 
 
 def interference_at(lines: list[Line], batch: str) -> str:
@@ -373,14 +387,17 @@ def interference_at(lines: list[Line], batch: str) -> str:
     return terms[0] if len(terms) == 1 else f"MIN({','.join(terms)})"
 
 
-def interference_lines(chi: str, ratio: str, p: int, held: str, two_lines: bool, budget: str | None) -> list[Line]:
+def interference_lines(chi: str, ratio: str, p: int, held: str, two_lines: bool,
+                       budget: str | None) -> tuple[list[Line], list[bool]]:
     """:func:`tco.core.serving.interference_lines`: ``(P/O) chi B``, or with micro-batch pipelines
     ``min(p (P/O) chi B, (P/O) chi B + C_p chi u, chi (p tau - B))`` (the last chunked only; ``C_p`` the number
-    :func:`tco.core.parallelism.micro_batch_overshoot` gives)."""
+    :func:`tco.core.parallelism.micro_batch_overshoot` gives); with whether each line rises with the batch."""
     if not two_lines:
-        return [("0", f"{ratio}*{chi}")]
+        return [("0", f"{ratio}*{chi}")], [True]
     lines = [("0", f"{p}*{ratio}*{chi}"), (f"{micro_batch_overshoot(p)!r}*{chi}*{held}", f"{ratio}*{chi}")]
-    return lines if budget is None else [*lines, (f"{p}*{chi}*{budget}", f"-{chi}")]
+    if budget is None:
+        return lines, [True, True]
+    return [*lines, (f"{p}*{chi}*{budget}", f"-{chi}")], [True, True, False]
 
 
 def interference_spread(lines: list[Line], batch: str, scv: str, epsilon: str) -> str:
@@ -466,17 +483,18 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                         "s/token")
         else:
             chi = "0"
-        interference = []
+        interference, rising = [], [True] * len(stored)
         if colocated:
             held = "0"
             if two_lines:
                 held = f"MIN({prompt},{budget})" if demand.policy == "chunked" else f"{pass_prompts}*{prompt}"
+            riding, riding_rises = interference_lines(chi, ratio, p, held, two_lines, budget if chunked else None)
             interference = [(i0 if i0 == "0" else q(f"prefill riding in a cycle, line {j}: intercept", i0, "s"),
                              q(f"prefill riding in a cycle, line {j}: slope", i1, "s/sequence"))
-                            for j, (i0, i1) in enumerate(interference_lines(chi, ratio, p, held, two_lines,
-                                                                            budget if chunked else None))]
+                            for j, (i0, i1) in enumerate(riding)]
             seen = [[(c0 if i0 == "0" else f"({c0}+{i0})", f"({c1}+{i1})") for c0, c1 in lines]
                     for lines in stored for i0, i1 in interference]
+            rising = [up for _ in stored for up in riding_rises]
         else:
             seen = stored
         kv_batch = f"({capacity}-{model['weight']})/((({prompt}+{output})*{model['kv']})*{rep})"
@@ -486,10 +504,10 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         limit = q("slot cap by memory, batch limit and token budget", limit, "sequences")
         target = demand.tpot
         if colocated:
-            mean_cap = q("slot cap at the mean cycle", f"MIN({_within(seen, target)},{limit})", "sequences")
+            mean_cap = q("slot cap at the mean cycle", f"MIN({_within(seen, rising, target, limit)},{limit})", "sequences")
             target = f"{demand.tpot}-" + q("TPOT excess at the percentile from the prompts sharing the cycles, at that cap",
                                            interference_spread(interference, mean_cap, demand.prompt_scv, epsilon), "s")
-        cap = q("slot cap before rounding", f"MIN({_within(seen, target)},{limit})", "sequences")
+        cap = q("slot cap before rounding", f"MIN({_within(seen, rising, target, limit)},{limit})", "sequences")
         raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
         slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
         tpot_ok = f"IF({raw}>=1,1,0)"
