@@ -396,6 +396,12 @@ def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
     return cm.cycle_s(0.0, tokens) / tokens
 
 
+def has_micro_batch_pipelines(role: str, streamed_prefill: bool, shapes: Sequence[parallelism.Shape]) -> bool:
+    """Whether a pool's prefill interference takes the lines of micro-batch pipelines (:func:`interference_lines`):
+    colocated, on a device whose stages take a prompt's chunk as one micro-batch, with a pipelined candidate."""
+    return role == "colocated" and not streamed_prefill and any(shape.pipeline > 1 for shape in shapes)
+
+
 def interference_lines(chi, ratio, pipeline, micro_batch_tokens, two_lines: bool, budget_tokens=None,
                        prompt_scv=0.0) -> ConcaveLines:
     """Mean prefill time riding in a colocated replica's cycle at a decode occupancy ``B``, a minimum of lines [s].
@@ -584,10 +590,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
                 held = minimum(prompt, demand.token_budget) if chunked else prefill_pass_prompts(cm, demand) * prompt
             interference = interference_lines(chi, ratio, shape.pipeline, held, terms.two_interference_lines,
                                               demand.token_budget if chunked else None, demand.prompt_scv)
-            if terms.two_interference_lines:
-                seen = [branch for b in lines for branch in interference.branches(b)]
-            else:  # the even share: one line through the origin
-                seen = [b.shifted(0.0, interference.slopes[0]) for b in lines]
+            seen = [branch for b in lines for branch in interference.branches(b)]
         else:
             seen = lines
         kv_batch = (capacity - model.weight_bytes) / times(rep, terms.total_kv_bytes)
@@ -921,8 +924,8 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     if demand.policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}")
     terms = _pool_terms(model, device, demand, role)
-    if role == "colocated" and not device.streamed_prefill and any(shape.pipeline > 1 for shape in shapes):
-        terms = replace(terms, two_interference_lines=True)  # micro-batch pipelines among the shapes (interference_lines)
+    if has_micro_batch_pipelines(role, device.streamed_prefill, shapes):
+        terms = replace(terms, two_interference_lines=True)
 
     inputs = (model, device, demand, ttft_extra_s, device_hour_usd, terms)
 
@@ -1193,7 +1196,7 @@ def _select_interference(picks: _Picks, single: dict | None, terms: _PoolTerms, 
     if single is not None:
         return single["_interference"]
     if not terms.two_interference_lines:
-        return ConcaveLines((0.0,), (terms.ratio * chi,))
+        return interference_lines(chi, terms.ratio, 1, 0.0, False)
     first = picks.candidates[0]["_interference"]
     return ConcaveLines(*(tuple(picks.stacked([getattr(c["_interference"], part)[i] for c in picks.candidates])
                                 for i in range(len(first.slopes))) for part in ("intercepts", "slopes")), first.rising)

@@ -185,8 +185,6 @@ class ConcaveLines:
         return [lines.shifted(c0, c1, up) for c0, c1, up in zip(self.intercepts, self.slopes, rising, strict=True)]
 
     def __call__(self, batch):
-        if len(self.slopes) == 1:  # the even share, one line
-            return _add(self.intercepts[0], _scale(self.slopes[0], batch))
         value = None
         for c0, c1 in zip(self.intercepts, self.slopes, strict=True):
             line = _add(c0, _scale(c1, batch))

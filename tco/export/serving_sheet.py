@@ -353,7 +353,7 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     minimum = n(pool_param(option.name, role, "devices_per_replica")) if pool.has_min_devices else "1"
     epsilon = demand.epsilon
     candidates = []
-    two_lines = colocated and not pool.streamed_prefill and any(shape.pipeline > 1 for shape in pool.shapes)
+    two_lines = serving.has_micro_batch_pipelines(role, pool.streamed_prefill, pool.shapes)
     for k, shape in enumerate(pool.shapes):
         candidates.append(_candidate(sheet, k, shape, role, model, demand, chunked, context, decode_attention,
                                      prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d,
