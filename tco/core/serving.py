@@ -398,7 +398,22 @@ def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
 
 def has_micro_batch_pipelines(role: str, streamed_prefill: bool, shapes: Sequence[parallelism.Shape]) -> bool:
     """Whether a pool's prefill interference takes the lines of micro-batch pipelines (:func:`interference_lines`):
-    colocated, on a device whose stages take a prompt's chunk as one micro-batch, with a pipelined candidate."""
+    colocated, on a device whose stages take a prompt's chunk as one micro-batch, with a pipelined candidate.
+
+    Parameters
+    ----------
+    role : str
+        ``colocated``, ``prefill`` or ``decode``.
+    streamed_prefill : bool
+        Whether the device's stages stream a prompt's tokens (``pipeline_prefill: streamed``).
+    shapes : Sequence of Shape
+        The pool's candidate shapes.
+
+    Returns
+    -------
+    bool
+        Every candidate of the pool then bounds its interference with the same lines.
+    """
     return role == "colocated" and not streamed_prefill and any(shape.pipeline > 1 for shape in shapes)
 
 
