@@ -13,9 +13,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from dash import ClientsideFunction, dcc, html
 
-from tco.figstyle import PALETTE, style
+from tco.figstyle import COST_LINE_COLOURS, PALETTE, style
 
-__all__ = ["PALETTE", "chart", "chart_id", "figure_html", "for_app", "message_figure", "styled"]
+__all__ = ["COST_LINE_COLOURS", "PALETTE", "chart", "chart_id", "figure_html", "for_app", "message_figure", "styled"]
 
 #: the height of a chart whose figure does not set one [px]: room for an axis title with its unit
 HEIGHT = 420

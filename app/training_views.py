@@ -15,7 +15,7 @@ from tco.flips import describe_flip
 from tco.report import cell
 from tco.training_api import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
 
-from .charts import PALETTE, styled
+from .charts import COST_LINE_COLOURS, PALETTE, styled
 from .tables import number, records_table, table_block, versus_table
 
 COST_LINES = {"capex_usd": "hardware (annual capital charge)", "energy_usd": "energy", "facility_usd": "facility",
@@ -35,8 +35,8 @@ def cost_figure(result) -> go.Figure:
     """Cost per run per option, stacked by line, with the time to train in the hover."""
     table = result.options
     fig = go.Figure()
-    for i, (key, label) in enumerate(COST_LINES.items()):
-        fig.add_bar(x=list(table.index), y=table[key] / 1e6, name=label, marker_color=PALETTE[i % len(PALETTE)],
+    for key, label in COST_LINES.items():
+        fig.add_bar(x=list(table.index), y=table[key] / 1e6, name=label, marker_color=COST_LINE_COLOURS[key],
                     customdata=table["time_to_train_days"],
                     hovertemplate=f"{label}<br>%{{x}}: %{{y:,.2f}} M USD (run of %{{customdata:,.1f}} days)<extra></extra>")
     fig.update_layout(barmode="stack")

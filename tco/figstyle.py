@@ -16,6 +16,17 @@ import plotly.graph_objects as go
 
 #: Okabe-Ito colours: blue, orange, bluish green, reddish purple, sky blue, vermillion, yellow, black
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+#: a credit (residual value) is grey in every chart
+CREDIT_GREY = "#999999"
+#: one colour per cost line, the same in every chart that stacks them (Compare's present values, Lifecycle's timeline,
+#: the training run's costs): the eight Okabe-Ito colours, then two of Paul Tol's "muted" scheme, also told apart under
+#: the common colour-vision deficiencies (wine and olive; Tol 2021, "Colour Schemes", SRON/EPS/TN/09-002,
+#: personal.sron.nl/~pault): eleven lines, so ``PALETTE[i % 8]`` gave the workload shift the capex's blue and the
+#: bridge the NRE's orange
+COST_LINE_COLOURS = {"capex_usd": PALETTE[0], "nre_usd": PALETTE[1], "energy_usd": PALETTE[2], "facility_usd": PALETTE[3],
+                     "maintenance_usd": PALETTE[4], "links_usd": PALETTE[5], "reauthoring_usd": PALETTE[6],
+                     "porting_usd": PALETTE[7], "workload_shift_usd": "#882255", "bridge_usd": "#999933",
+                     "residual_usd": CREDIT_GREY}
 GRID = "#E5EAF0"
 AXIS = {"gridcolor": GRID, "zerolinecolor": "#C8D0DA", "linecolor": "#C8D0DA", "automargin": True, "title": {"standoff": 8}}
 

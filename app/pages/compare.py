@@ -21,7 +21,7 @@ from tco.report import challenger_rows, option_rows
 from tco.values import read_number
 from tco.verdict import DEFAULT_TIE_TOLERANCE, TIE_TOLERANCE
 
-from ..charts import PALETTE, chart, chart_id, styled
+from ..charts import COST_LINE_COLOURS, PALETTE, chart, chart_id, styled
 from ..context import AppContext, view_state
 from ..tables import table_block
 from ..training_views import training_compare_view
@@ -76,11 +76,10 @@ def breakdown_figure(result) -> go.Figure:
     """Stacked PV of each cost line per option, million USD (residual value is a credit, below 0)."""
     names = [d["name"] for d in result.details]
     fig = go.Figure()
-    for i, line in enumerate(COST_LINES):
+    for line in COST_LINES:
         ys = [d["cost_breakdown_pv_usd"].get(line.line, 0.0) / 1e6 for d in result.details]
         if any(abs(y) > 0 for y in ys):
-            colour = "#999999" if line.line == "residual_usd" else PALETTE[i % len(PALETTE)]
-            fig.add_bar(x=names, y=ys, name=line.label, marker_color=colour,
+            fig.add_bar(x=names, y=ys, name=line.label, marker_color=COST_LINE_COLOURS[line.line],
                         hovertemplate=f"{line.label}<br>%{{x}}: %{{y:,.2f}} M USD (PV)<extra></extra>")
     fig.update_layout(barmode="relative")
     return styled(fig, "Present value of costs over the horizon, by line", "fleet option", "present value, million USD",

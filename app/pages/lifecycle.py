@@ -15,7 +15,7 @@ from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES
 from tco.core.structure import device_param
 from tco.util import scalar
 
-from ..charts import PALETTE, chart, chart_id, message_figure, styled
+from ..charts import COST_LINE_COLOURS, PALETTE, chart, chart_id, message_figure, styled
 from ..context import SCENARIO, AppContext, view_state
 from ..controls import dropdown, keep
 from ..tables import table_block
@@ -64,11 +64,10 @@ def timeline_figure(analysis):
         return message_figure("The scenario has no option besides the baseline.")
     flows, base = analysis.flows[name], analysis.flows[analysis.structure.baseline]
     fig = go.Figure()
-    for i, (title, lines) in enumerate(TIMELINE_GROUPS):
+    for title, lines in TIMELINE_GROUPS:
         ys = sum(flows.lines[line] for line in lines).reshape(-1, flows.total_usd.shape[-1])[0] / 1e6
-        if np.any(ys != 0):
-            colour = "#999999" if lines == ("residual_usd",) else PALETTE[i % len(PALETTE)]
-            fig.add_bar(x=np.arange(ys.size), y=ys, name=title, marker_color=colour,
+        if np.any(ys != 0):  # a group takes its first line's colour (the one it has in Compare's present values)
+            fig.add_bar(x=np.arange(ys.size), y=ys, name=title, marker_color=COST_LINE_COLOURS[lines[0]],
                         hovertemplate=f"{title}<br>year %{{x}}: %{{y:,.2f}} M USD<extra></extra>")
     total = base.total_usd.reshape(-1, base.total_usd.shape[-1])[0] / 1e6
     generations = timeviews.baseline_generations(analysis).get("by_year")

@@ -19,15 +19,17 @@ from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap
 from tco_app.pages.assumptions import cell, table_rows, workbook_download
 from tco_app.pages.cases import saved_case
 from tco_app.pages.compare import compare_view
-from tco_app.pages.lifecycle import half_life_figure, lifecycle_view
+from tco_app.pages.lifecycle import TIMELINE_GROUPS, half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
 from tco_app.state import query_from_state, scenario_choices, scenario_yaml, state_from_query, validated_edits
 
 import tco
+from tco.core.outputs import COST_LINES
 from tco.dynamics.config import fleet_config
 from tco.dynamics.kv_wall import kv_wall
 from tco.dynamics.stranded import simulate
 from tco.export.reader import import_workbook
+from tco.figstyle import COST_LINE_COLOURS
 from tco.scenario import scenario_from_dict
 
 CHOICES = scenario_choices()
@@ -135,6 +137,25 @@ def test_compare_view_shows_the_model_numbers(toy_scenario):
     totals = np.sum([np.asarray(t.y, float) for t in breakdown.data], axis=0)
     np.testing.assert_allclose(totals, result.options["pv_cost_usd"] / 1e6, rtol=1e-9)
     assert breakdown.layout.yaxis.title.text == "present value, million USD"
+
+
+@pytest.mark.parametrize("name", ["default", "custom-asic"])
+def test_each_cost_line_keeps_one_colour_of_its_own_in_every_chart(name):
+    """Eleven cost lines and eight Okabe-Ito colours: taken in turn (``PALETTE[i % 8]``) the workload shift got the
+    hardware capex's blue and the bridge the NRE's orange, and the Lifecycle timeline gave its groups other colours
+    than Compare gave their lines. Now every line has its own colour, the same in Compare and in the timeline."""
+    assert set(COST_LINE_COLOURS) == {line.line for line in COST_LINES}
+    assert len(set(COST_LINE_COLOURS.values())) == len(COST_LINE_COLOURS)
+    scenario = tco.load_scenario(name)
+    breakdown = compare_view(scenario)[-1]
+    label_to_line = {line.label: line.line for line in COST_LINES}
+    colours = {t.name: t.marker.color for t in breakdown.data}
+    assert len(colours) >= 3 and len(set(colours.values())) == len(colours)  # no two stacked lines alike
+    assert all(colour == COST_LINE_COLOURS[label_to_line[label]] for label, colour in colours.items())
+    timeline = lifecycle_view(scenario)[-1]
+    groups = {title: lines for title, lines in TIMELINE_GROUPS}
+    for bar in (t for t in timeline.data if t.type == "bar"):
+        assert bar.marker.color == COST_LINE_COLOURS[groups[bar.name][0]]
 
 
 def test_compare_view_shows_the_chip_program(asic_scenario):
