@@ -320,7 +320,7 @@ def test_cli_placement_on_a_device_too_small_for_the_model(capsys):
 
 
 def test_kv_wall_figure_dots_the_points_that_miss_a_latency_target():
-    from tco.dynamics.figures import kv_wall_figure
+    from tco.dynamics.figures import kv_gain_figure, kv_wall_figure
 
     scenario = tco.load_scenario("fleet-split")
     result = kv_wall(scenario, fleet_config(scenario).kv_wall)
@@ -331,3 +331,8 @@ def test_kv_wall_figure_dots_the_points_that_miss_a_latency_target():
         feasible = result.table[f"{name}_feasible"].to_numpy()
         np.testing.assert_array_equal(np.isnan(solid), ~feasible)
         assert (f"{name} (colocated, {role} device): misses a latency target" in lines) == (not feasible.all())
+    # the costs span decades (short prompts cost a few USD per million, 100k-token prompts hundreds, the link a
+    # thousandth): a log axis, and the link drawn in the colour it has in the gain chart beside it
+    assert figure.layout.yaxis.type == "log"
+    link = next(t for t in figure.data if t.name == "KV link cost")
+    assert link.line.color == next(t for t in kv_gain_figure(result).data if t.name == "KV transfer cost (link)").line.color

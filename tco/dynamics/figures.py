@@ -21,12 +21,13 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, log_x: bool = False, hei
 
 
 def _log_ticks(values) -> list[float]:
-    """1-2-5 ticks per decade spanning ``values`` (positive), for a readable log axis."""
+    """1-2-5 ticks per decade spanning ``values`` (positive), for a readable log axis; one per decade beyond four
+    decades (the KV wall's link cost lies six decades below the fleets' costs)."""
     v = [x for x in values if x > 0 and math.isfinite(x)]
     if not v:
         return []
     low, high = math.floor(math.log10(min(v))), math.ceil(math.log10(max(v)))
-    ticks = [m * 10.0**e for e in range(low, high + 1) for m in (1, 2, 5)]
+    ticks = [m * 10.0**e for e in range(low, high + 1) for m in ((1, 2, 5) if high - low <= 4 else (1,))]
     return [t for t in ticks if min(v) / 2 <= t <= max(v) * 2]
 
 
@@ -61,7 +62,7 @@ def kv_wall_figure(result) -> go.Figure:
     Returns
     -------
     plotly.graph_objects.Figure
-        Costs [USD/Mtok] against prompt length [tokens] (log axis), the KV link's cost and a
+        Costs [USD/Mtok, log axis] against prompt length [tokens] (log axis), the KV link's cost and a
         dashed line at each break-even.
     """
     t = result.table
@@ -70,11 +71,15 @@ def kv_wall_figure(result) -> go.Figure:
     for i, (role, name) in enumerate(result.counterparts.items(), start=1):
         _cost_line(fig, t["prompt_tokens"], t[f"{name}_usd_per_mtok"], t[f"{name}_feasible"],
                    f"{name} (colocated, {role} device)", PALETTE[i])
-    fig.add_scatter(x=t["prompt_tokens"], y=t["link_usd_per_mtok"], name="KV link cost", line={"dash": "dot"},
-                    hovertemplate=PROMPT_HOVER)
+    fig.add_scatter(x=t["prompt_tokens"], y=t["link_usd_per_mtok"], name="KV link cost",
+                    line={"color": PALETTE[3], "dash": "dot"}, hovertemplate=PROMPT_HOVER)  # as in kv_gain_figure
     wall = result.breakevens["prompt_tokens"]
     for row, x in enumerate(wall.get("crossings") or ([wall["value"]] if wall["value"] is not None else [])):
         _mark_prompt(fig, x, f"break-even {x:,.0f} tokens", row=row)
+    # costs span decades over the prompt range (the default: 1.8 to ~700 USD per million at 2,000 to 131,000 tokens):
+    # on a linear axis every short-prompt cost sat on the zero line
+    costs = t[[c for c in t.columns if c.endswith("_usd_per_mtok") and c != "decode_gain_usd_per_mtok"]].to_numpy().ravel()
+    fig.update_yaxes(type="log", tickvals=_log_ticks(costs), tickformat="~g")
     return _layout(fig, "KV transfer wall (dotted: misses a latency target)", "prompt length [tokens]", f"cost [{USD_MTOK}]",
                    log_x=True)
 
