@@ -188,6 +188,7 @@ def test_chunked_map_equals_one_block(asic_scenario):
     args = (asic_scenario, "workload.half_life_years", "program.external_units", (0.5, 8), (1e3, 1e6), 7, 9, "ratio:asic")
     whole, blocks = grid_map(*args), grid_map(*args, chunk_size=14)  # 2 rows of 7 per block
     assert np.array_equal(whole.z, blocks.z) and np.array_equal(whole.gap, blocks.gap)
+    assert np.array_equal(whole.missed, blocks.missed)
 
 
 # --- portfolio ------------------------------------------------------------------------------------

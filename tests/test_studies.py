@@ -111,6 +111,27 @@ def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic
         assert ys.iloc[0] == pytest.approx(solved, rel=0.01)  # linear interpolation on a 200-point log grid
 
 
+def test_map_marks_where_a_latency_target_decides_the_winner(default_scenario):
+    """The default's map over demand and prompt length (the app's default map): beyond ~4,300 prompt tokens H100 misses
+    its TTFT target and Groq wins there, at a cost ratio still above 3. The cells where the option or the baseline misses
+    a target are the ones the core reports infeasible; they are washed pale, said in the hover and counted."""
+    from tco.studies.figures import MISSED_WASH, map_figure
+
+    x, y = "workload.requests_per_s", "workload.prompt_tokens"
+    grid = grid_map(default_scenario, x, y, (30.0, 300.0), (500.0, 8000.0), nx=3, ny=6, metric="ratio:groq")
+    for j, i in ((0, 0), (5, 2)):  # a short prompt (both meet the targets) and a long one (H100 misses)
+        results, _ = tco.evaluate_scenario(default_scenario, {x: grid.x[i], y: grid.y[j]})
+        assert grid.missed[j, i] == (float(results["h100"].feasible) < 1 or float(results["groq"].feasible) < 1)
+    assert not grid.missed[0].any() and grid.missed[-1].all()
+    assert (grid.z[grid.missed] > 1.0).all() and grid.wins[grid.missed].all()  # Groq wins there, not on cost
+    figure = map_figure(grid)
+    wash = next(t for t in figure.data if t.name == "a latency target missed (pale)")
+    np.testing.assert_array_equal(np.isfinite(np.asarray(wash.z, float)), grid.missed)
+    assert wash.colorscale[0][1] == MISSED_WASH and "pale: a latency target missed" in figure.layout.title.text
+    assert "a latency target missed" in figure.data[0].customdata[-1][0] and figure.data[0].customdata[0][0] == ""
+    assert grid.frame()["latency_target_missed"].sum() == grid.missed.sum()
+
+
 def test_breakeven_metric_matches_solver_per_point(asic_can_win):
     asic_scenario = asic_can_win
     half_lives = np.array([4.0, 6.0])

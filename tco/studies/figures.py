@@ -129,8 +129,17 @@ def _geometric(x: np.ndarray) -> bool:
     return len(x) > 2 and x.min() > 0 and np.allclose(np.diff(np.log(x)), np.log(x[1] / x[0]), rtol=1e-6)
 
 
+#: the wash over the map's cells where the option or the baseline misses a latency target
+MISSED_WASH = "rgba(255,255,255,0.6)"
+
+
 def map_figure(grid: GridMap) -> go.Figure:
-    """Heatmap of the metric with the break-even contour (where the option's gap is zero).
+    """Heatmap of the metric with the contour where the winner changes (the option's gap is zero), washed pale where
+    the option or the baseline misses a latency target.
+
+    The winner there is the one that meets its targets, whatever the metric's colour says (the default's cost ratio of
+    Groq over H100 stays above 3 at prompts beyond ~4,300 tokens, where H100 misses its TTFT target and Groq wins): the
+    wash and the hover say so.
 
     Parameters
     ----------
@@ -141,24 +150,30 @@ def map_figure(grid: GridMap) -> go.Figure:
     -------
     plotly.graph_objects.Figure
         The metric [its unit] over the two parameters (log axes where the grid is geometric),
-        the break-even in white.
+        the winner's changes in white, the cells that miss a latency target pale.
     """
     fig = go.Figure()
-    fig.add_heatmap(x=grid.x, y=grid.y, z=grid.z, colorscale="Viridis",
+    missed = np.asarray(grid.missed, bool)
+    fig.add_heatmap(x=grid.x, y=grid.y, z=grid.z, colorscale="Viridis", customdata=np.where(
+                        missed, "<br>a latency target missed: the winner is who meets the targets", ""),
                     colorbar={"title": {"text": grid.metric.label, "side": "right"}, "thickness": 14},
                     hovertemplate=f"{param_label(grid.x_param)} %{{x:.4g}}<br>{param_label(grid.y_param)} %{{y:.4g}}"
-                                  f"<br>%{{z:.4g}}<extra></extra>")
+                                  f"<br>%{{z:.4g}}%{{customdata}}<extra></extra>")
+    if missed.any():
+        fig.add_heatmap(x=grid.x, y=grid.y, z=np.where(missed, 1.0, np.nan), colorscale=[[0, MISSED_WASH], [1, MISSED_WASH]],
+                        showscale=False, hoverinfo="skip", name="a latency target missed (pale)", showlegend=True)
     fig.add_contour(x=grid.x, y=grid.y, z=grid.gap, contours={"start": 0, "end": 0, "size": 1, "coloring": "none",
                                                               "showlabels": False},
-                    line={"color": "white", "width": 3}, showscale=False, name="break-even (white line)",
+                    line={"color": "white", "width": 3}, showscale=False, name="the winner changes (white line)",
                     hoverinfo="skip", showlegend=True)
     for axis, values in (("xaxis", grid.x), ("yaxis", grid.y)):
         if _geometric(values):
             fig.update_layout({axis: {"type": "log"}})
     wins = grid.wins.mean()
     fig.update_layout(legend={"bgcolor": "rgba(255,255,255,0.85)"})
-    return _layout(fig, f"{grid.metric.label}: {grid.metric.option} wins in {wins:.0%} of the map (break-even in white)",
-                   _label(grid.x_param, grid.x_unit), _label(grid.y_param, grid.y_unit), height=520)
+    pale = "; pale: a latency target missed" if missed.any() else ""
+    return _layout(fig, f"{grid.metric.label}: {grid.metric.option} wins in {wins:.0%} of the map (white: the winner "
+                        f"changes{pale})", _label(grid.x_param, grid.x_unit), _label(grid.y_param, grid.y_unit), height=520)
 
 
 def _finite_draws(result: MonteCarloResult, metric: Metric) -> np.ndarray:

@@ -99,7 +99,10 @@ def findings(summary: Mapping) -> list[str]:
             out.append(f"No challenger crosses the baseline across the swept range of {param_label(sweep['param'])}.")
     grid = results.get("map")
     if grid:
-        out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)}% of the map.")
+        missed = grid.get("share_of_map_where_a_latency_target_is_missed", 0.0)
+        decided = (f" (the option or the baseline misses a latency target in {sig(100 * missed, 3)}% of it: there the "
+                   "targets decide)") if missed else ""
+        out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)}% of the map{decided}.")
     portfolio = results.get("portfolio")
     if portfolio and portfolio.get("p_win"):
         best = max(portfolio["p_win"], key=lambda r: r["p_win"])

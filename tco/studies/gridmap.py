@@ -11,14 +11,16 @@ from .. import limits
 from ..api import evaluate_scenario
 from ..scenario import Scenario
 from .chunks import CHUNK_SIZE, Cancel, Progress
-from .metrics import Metric, gap_values, metric_table, parse_metric
+from .metrics import Metric, contour_option, gap_values, metric_table, parse_metric
 from .parallel import ChunkRunner
 from .sweep import sweep_points
 
 
 @dataclass
 class GridMap:
-    """``z[j, i]`` is the metric at ``(x[i], y[j])``; ``gap < 0`` where the option wins."""
+    """``z[j, i]`` is the metric at ``(x[i], y[j])``; ``gap < 0`` where the option wins; ``missed`` where the option or
+    the baseline misses a latency target (there the winner is decided by the targets, not by the metric: an option
+    that misses never wins, a baseline that misses always loses, :func:`tco.core.comparison.gap_from_results`)."""
 
     x_param: str
     y_param: str
@@ -27,6 +29,7 @@ class GridMap:
     z: np.ndarray
     gap: np.ndarray
     metric: Metric
+    missed: np.ndarray
     x_unit: str = ""
     y_unit: str = ""
 
@@ -40,10 +43,10 @@ class GridMap:
         return self.gap < 0
 
     def frame(self) -> pd.DataFrame:
-        """Long format: one row per cell (x, y, metric, option wins)."""
+        """Long format: one row per cell (x, y, metric, option wins, a latency target missed)."""
         xx, yy = np.meshgrid(self.x, self.y)
         return pd.DataFrame({self.x_param: xx.ravel(), self.y_param: yy.ravel(), self.metric.name: self.z.ravel(),
-                             f"wins:{self.metric.option}": self.wins.ravel()})
+                             f"wins:{self.metric.option}": self.wins.ravel(), "latency_target_missed": self.missed.ravel()})
 
     def contour(self) -> pd.DataFrame:
         """Break-even points: where the gap changes sign between neighbouring cells, linearly interpolated.
@@ -79,8 +82,9 @@ class GridJob:
     y: np.ndarray
 
 
-def grid_block(job: GridJob, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Metric and gap on rows ``[start, stop)`` of the grid (``y[start:stop]`` x every ``x``): one core call.
+def grid_block(job: GridJob, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Metric, gap and latency misses on rows ``[start, stop)`` of the grid (``y[start:stop]`` x every ``x``): one core
+    call.
 
     Parameters
     ----------
@@ -95,13 +99,17 @@ def grid_block(job: GridJob, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndar
         The metric, shape ``(stop - start, len(x))``.
     gap : numpy.ndarray [unit of the metric's gap]
         Negative where the option wins (:func:`tco.studies.metrics.gap_values`).
+    missed : numpy.ndarray of bool [-]
+        Where the option or the baseline misses a latency target.
     """
     y = job.y[rows[0]:rows[1]]
     updates = {job.x_param: job.x[None, :], job.y_param: y[:, None]}
     results, _ = evaluate_scenario(job.scenario, updates)
     shape = (len(y), len(job.x))
     z = np.broadcast_to(metric_table(job.scenario, [job.metric], updates, results)[job.metric.name], shape)
-    return np.array(z), np.array(np.broadcast_to(gap_values(job.scenario, job.metric, results), shape))
+    names = (contour_option(job.scenario, job.metric), job.scenario.structure.baseline)
+    missed = np.logical_or.reduce([np.broadcast_to(results[n].feasible, shape) <= 0 for n in names])
+    return np.array(z), np.array(np.broadcast_to(gap_values(job.scenario, job.metric, results), shape)), missed
 
 
 def check_cells(scenario: Scenario, nx: int, ny: int, chunk_size: int, runner: ChunkRunner) -> None:
@@ -154,8 +162,8 @@ def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[floa
     Returns
     -------
     GridMap
-        ``z[j, i]`` [unit of the metric] at ``(x[i], y[j])`` and the gap (negative where the
-        option wins), with the axes' units.
+        ``z[j, i]`` [unit of the metric] at ``(x[i], y[j])``, the gap (negative where the
+        option wins) and where a latency target is missed, with the axes' units.
     """
     metric = metric if isinstance(metric, Metric) else parse_metric(scenario, metric)
     runner = runner or ChunkRunner()
@@ -166,5 +174,6 @@ def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[floa
     blocks = [(start, min(start + step, len(y))) for start in range(0, len(y), step)]
     parts = runner.fold(grid_block, GridJob(scenario, metric, x_param, y_param, x, y), blocks,
                         lambda acc, part: [*acc, part], [], "map", [(b - a) * len(x) for a, b in blocks], progress, cancel)
-    z, gap = (np.concatenate([p[k] for p in parts]) for k in (0, 1))
-    return GridMap(x_param, y_param, x, y, z, gap, metric, scenario.params[x_param].unit, scenario.params[y_param].unit)
+    z, gap, missed = (np.concatenate([p[k] for p in parts]) for k in (0, 1, 2))
+    return GridMap(x_param, y_param, x, y, z, gap, metric, missed, scenario.params[x_param].unit,
+                   scenario.params[y_param].unit)

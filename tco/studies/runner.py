@@ -125,7 +125,8 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
                         a.map.x.points, a.map.y.points, map_metric, a.map.x.log, a.map.y.log, runner, progress=progress)
         run.tables["map"], run.tables["map_contour"] = grid.frame(), grid.contour()
         run.figures["map"] = map_figure(grid)
-        run.results["map"] = {"share_of_map_where_option_wins": float(grid.wins.mean()), "option": map_metric.option}
+        run.results["map"] = {"share_of_map_where_option_wins": float(grid.wins.mean()), "option": map_metric.option,
+                              "share_of_map_where_a_latency_target_is_missed": float(grid.missed.mean())}
         run.seconds["map"] = time.perf_counter() - started
     if a.monte_carlo:
         started = time.perf_counter()
