@@ -95,20 +95,23 @@ def monte_carlo_view(ctx: AppContext, state, metric, samples, seed, set_progress
     except InputError as exc:
         return message_figure("not run: see the message above"), message_figure("not run"), error_list(exc)
     return (for_app(figures.mc_figure(result, parsed)), for_app(figures.exceedance_figure(result, parsed)),
-            summary_table(result, parsed))
+            summary_table(result, parsed, scenario.structure.baseline))
 
 
-def summary_table(result, metric) -> html.Div:
-    """The Monte Carlo summary as a person reads it: median, P10-P90, mean, P(win), P(meets targets)."""
+def summary_table(result, metric, baseline: str) -> html.Div:
+    """The Monte Carlo summary as a person reads it: median, P10-P90, mean, P(win), P(the option and the baseline meet
+    their targets): a win counts where the baseline misses its targets whatever the metric, so a P(win) above the
+    share of draws on the winning side of the break-even is read off the baseline's column."""
     rows = []
     for r in result.summary.to_dict(orient="records"):
         p_win = r.get("p_win")
         wins = "—" if p_win is None or p_win != p_win else f"{sig(100 * p_win, 3)}% ± {sig(100 * r['p_win_std_error'], 2)}%"
         rows.append([metric.label, sig(r["p50"], 4), f"{sig(r['p10'], 4)} – {sig(r['p90'], 4)}",
                      f"{sig(r['mean'], 4)} ± {sig(r['std_error'], 2)}", wins,
-                     f"{sig(100 * r['p_feasible'], 3)}%", f"{int(r['n']):,}"])
+                     f"{sig(100 * r['p_feasible'], 3)}%", f"{sig(100 * r['p_baseline_feasible'], 3)}%", f"{int(r['n']):,}"])
     return table_block("mc-table", ["metric", "median", "P10 – P90", "mean ± std. error", f"P({metric.option} wins)",
-                                    f"P({metric.option} meets the targets)", "draws"], rows)
+                                    f"P({metric.option} meets the targets)", f"P(baseline {baseline} meets them)", "draws"],
+                       rows)
 
 
 def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text: None):

@@ -71,6 +71,8 @@ def findings(summary: Mapping) -> list[str]:
                          f"; {option} wins in {sig(100 * p, 3)}% of draws (± {sig(100 * row.get('p_win_std_error', 0.0), 2)}%)")
             if row.get("p_feasible", 1.0) < 1.0:
                 line += f"; it meets the latency targets in {sig(100 * row['p_feasible'], 3)}% of draws"
+            if kind in ("ratio", "npv") and row.get("p_baseline_feasible", 1.0) < 1.0:  # there it wins on the targets
+                line += f"; the baseline meets them in {sig(100 * row['p_baseline_feasible'], 3)}% of draws"
             out.append(line + ".")
     tornado = results.get("tornado")
     if tornado:
