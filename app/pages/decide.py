@@ -149,8 +149,9 @@ def change_answer(scenario, result) -> list:
     decision = result.decision
     if decision.flips:
         flips = [html.Li(describe_flip(f)) for f in decision.flips]
-        head = html.P(f"{len(decision.flips)} input{'s' if len(decision.flips) != 1 else ''} flip the winner within "
-                      "their sourced range, nearest first:")
+        one = len(decision.flips) == 1
+        head = html.P("1 input flips the winner within its sourced range:" if one else
+                      f"{len(decision.flips)} inputs flip the winner within their sourced range, nearest first:")
     else:
         flips, head = [], html.P("No single input within its sourced range flips the winner.")
     lh = [(n, row["life_over_half_life"]) for n, row in result.challengers.iterrows()

@@ -19,6 +19,7 @@ from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap
 from tco_app.pages.assumptions import cell, table_rows, workbook_download
 from tco_app.pages.cases import saved_case
 from tco_app.pages.compare import compare_view
+from tco_app.pages.decide import change_answer
 from tco_app.pages.lifecycle import TIMELINE_GROUPS, half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
 from tco_app.state import query_from_state, scenario_choices, scenario_yaml, state_from_query, validated_edits
@@ -156,6 +157,13 @@ def test_each_cost_line_keeps_one_colour_of_its_own_in_every_chart(name):
     groups = {title: lines for title, lines in TIMELINE_GROUPS}
     for bar in (t for t in timeline.data if t.type == "bar"):
         assert bar.marker.color == COST_LINE_COLOURS[groups[bar.name][0]]
+
+
+def test_decide_names_the_inputs_that_flip_the_winner_in_good_english(default_scenario):
+    """The default has one flip (the prompt length): '1 input flips the winner within its sourced range', not
+    '1 input flip the winner within their sourced range'."""
+    said = " ".join(str(part) for part in change_answer(default_scenario, tco.compare(default_scenario))[:2])
+    assert "1 input flips the winner within its sourced range:" in said and "prompt tokens per request" in said
 
 
 def test_compare_view_shows_the_chip_program(asic_scenario):
