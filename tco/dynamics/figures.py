@@ -76,7 +76,7 @@ def kv_wall_figure(result) -> go.Figure:
     wall = result.breakevens["prompt_tokens"]
     for row, x in enumerate(wall.get("crossings") or ([wall["value"]] if wall["value"] is not None else [])):
         _mark_prompt(fig, x, f"break-even {x:,.0f} tokens", row=row)
-    # costs span decades over the prompt range (the default: 1.8 to ~700 USD per million at 2,000 to 131,000 tokens):
+    # costs span decades over the prompt range (the default: 0.3 to ~700 USD per million over 128 to 131,000 tokens):
     # on a linear axis every short-prompt cost sat on the zero line
     costs = t[[c for c in t.columns if c.endswith("_usd_per_mtok") and c != "decode_gain_usd_per_mtok"]].to_numpy().ravel()
     fig.update_yaxes(type="log", tickvals=_log_ticks(costs), tickformat="~g")
