@@ -29,7 +29,7 @@ mixture-of-experts model reads ``min(touched experts, all experts)``, so its cyc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,11 +130,7 @@ class Lines:
     rising: bool = True
 
     def __call__(self, batch):
-        value = None
-        for c0, c1 in zip(self.intercepts, self.slopes, strict=True):
-            line = _add(c0, _scale(c1, batch))
-            value = line if value is None else maximum(value, line)
-        return value
+        return _envelope(self.intercepts, self.slopes, batch, maximum)
 
     def shifted(self, intercept=0.0, slope=0.0, rising: bool = True) -> Lines:
         """``f(B) + intercept + slope B``.
@@ -185,11 +181,17 @@ class ConcaveLines:
         return [lines.shifted(c0, c1, up) for c0, c1, up in zip(self.intercepts, self.slopes, rising, strict=True)]
 
     def __call__(self, batch):
-        value = None
-        for c0, c1 in zip(self.intercepts, self.slopes, strict=True):
-            line = _add(c0, _scale(c1, batch))
-            value = line if value is None else minimum(value, line)
-        return value
+        return _envelope(self.intercepts, self.slopes, batch, minimum)
+
+
+def _envelope(intercepts: tuple, slopes: tuple, batch, combine: Callable):
+    """``combine`` (the maximum of :class:`Lines`, the minimum of :class:`ConcaveLines`) over the lines
+    ``c0_i + c1_i B`` at ``B = batch`` [the lines' unit], taken line by line in order."""
+    value = None
+    for c0, c1 in zip(intercepts, slopes, strict=True):
+        line = _add(c0, _scale(c1, batch))
+        value = line if value is None else combine(value, line)
+    return value
 
 
 def _pairs(a: Lines, b: Lines, keep) -> Lines:
