@@ -18,7 +18,7 @@ with the parameter's label and a readable unit (:mod:`tco.display`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -93,6 +93,9 @@ class Flip(TypedDict):
     integer: bool
     grade: str
     distance: float  #: [-] ``|value - base| / (high - low)``
+    #: why the winner loses just past ``value`` when a latency target decides it (the caller's words, e.g.
+    #: ``h100 misses its time-to-first-token target``); absent or empty where the costs alone cross
+    cause: NotRequired[str]
 
 
 def losing_windows(scan_result: Scan, base: float, direction: str, whole: bool) -> list[list[float]]:
@@ -217,6 +220,54 @@ def flip_conditions(params: ParamSet, gap: Callable[[dict[str, np.ndarray]], np.
     return sorted(out, key=lambda row: row["distance"])
 
 
+def just_past(flip: Mapping) -> float:
+    """A value of the flip's parameter just inside its nearest window, where the winner has lost [unit of the parameter].
+
+    The near end of the window for a whole-number parameter (the first whole number at which the winner has lost);
+    otherwise a thousandth of the window's width beyond it (of its log width when both ends are positive), clear of
+    the bisection's last bracket (a millionth of the range).
+
+    Parameters
+    ----------
+    flip : Mapping
+        A :class:`Flip` (``value``, ``windows``, ``direction``, ``integer``).
+
+    Returns
+    -------
+    float [unit of the parameter]
+        The value.
+    """
+    near = float(flip["value"])
+    if flip.get("integer"):
+        return near
+    window = flip["windows"][0]
+    far = float(window[1] if flip["direction"] == "above" else window[0])
+    if near > 0 and far > 0:
+        return near * (far / near) ** 1e-3
+    return near + (far - near) * 1e-3
+
+
+def past_flips(flips: Sequence[Mapping], base: Mapping[str, float]) -> dict[str, np.ndarray]:
+    """Updates where point ``k`` moves flip ``k``'s parameter :func:`just_past` its value and holds the others at
+    ``base`` (one evaluation of every flip at once).
+
+    Parameters
+    ----------
+    flips : Sequence[Mapping]
+        :class:`Flip` conditions.
+    base : Mapping[str, float] [unit of each parameter]
+        The base values of (at least) the flips' parameters.
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [unit of each parameter]
+        One array of ``len(flips)`` values per parameter named by a flip.
+    """
+    names = list(dict.fromkeys(f["name"] for f in flips))
+    track = np.array([names.index(f["name"]) for f in flips])
+    return _moved(names, base, track, np.array([just_past(f) for f in flips]))
+
+
 #: windows a flip condition names one by one; with more, the nearest, their count and the losing share
 SHOWN_WINDOWS = 2
 
@@ -269,13 +320,14 @@ def describe_flip(flip: Mapping) -> str:
     that wins again further on: ``mean demand is between 207 req/s and 208 req/s (now 200 req/s)``; with more
     than :data:`SHOWN_WINDOWS` windows the nearest, their count and the share of that side where it flips:
     ``mean demand is between 207 req/s and 208 req/s, or in 3 more windows up to 1,000 req/s (now 200 req/s;
-    1.2% of 200 req/s to 1,000 req/s flips it)``.
+    1.2% of 200 req/s to 1,000 req/s flips it)``; with a ``cause``: ``prompt tokens per request rises above 4,290
+    tokens (now 2,000 tokens), where h100 misses its time-to-first-token target even with idle replicas``.
 
     Parameters
     ----------
     flip : Mapping
         A :class:`Flip` (``label``, ``unit``, ``base``, ``low``, ``high``, ``direction``, ``windows``,
-        ``share``, ``integer``, ``grade``).
+        ``share``, ``integer``, ``grade``, optionally ``cause``).
 
     Returns
     -------
@@ -286,10 +338,11 @@ def describe_flip(flip: Mapping) -> str:
     windows, unit = flip["windows"], flip["unit"]
     now = quantity(flip["base"], unit)
     grade = f", grade {flip['grade']}" if flip.get("grade") == "C" else ""
+    cause = f", where {flip['cause']}" if flip.get("cause") else ""
     if len(windows) <= SHOWN_WINDOWS:
-        return f"{flip['label']} {' or '.join(describe_window(flip, w) for w in windows)} (now {now}{grade})"
+        return f"{flip['label']} {' or '.join(describe_window(flip, w) for w in windows)} (now {now}{grade}){cause}"
     end = quantity(_range_end(flip), unit)
     side = f"{now} to {end}" if flip["direction"] == "above" else f"{end} to {now}"
     return (f"{flip['label']} {describe_window(flip, windows[0])}, or in {len(windows) - 1} more windows "
             f"{'up' if flip['direction'] == 'above' else 'down'} to {end} (now {now}; "
-            f"{quantity(flip['share'], 'fraction', 2)} of {side} flips it{grade})")
+            f"{quantity(flip['share'], 'fraction', 2)} of {side} flips it{grade}){cause}")

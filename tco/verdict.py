@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .core.evaluate import INFEASIBLE_REASONS
+from .core.evaluate import CONTEXT_TOO_LONG, NO_FIT, TPOT_MISSED, TTFT_MISSED
 from .core.outputs import COST_LINES, OptionResult
 from .display import quantity, sig
 from .fields import Field
-from .flips import Flip, describe_flip, flip_conditions, winner_gap
+from .flips import Flip, describe_flip, flip_conditions, past_flips, winner_gap
 from .util import scalar
 
 #: two options closer than this share of the cheaper one's cost are a tie
@@ -61,17 +61,81 @@ class Verdict:
 
 
 def main_driver(option: OptionResult, other: OptionResult) -> str:
-    """The cost line whose present value differs most between ``option`` and ``other``, in words:
-    ``higher hardware capex (PV +$52M)``."""
+    """Why ``option`` costs more than ``other``, in words: the cost line that adds most to its present value,
+    ``higher hardware capex (PV +$52M)``, and a line that saves more than that one adds, ``higher NRE share
+    (PV +$105M), despite lower hardware capex (PV -$127M)`` (a built chip: cheaper devices, dearer program).
+    Where no line adds (it serves fewer tokens for its money), the line that differs most."""
     diffs = {line: scalar(getattr(option, line.name)) - scalar(getattr(other, line.name)) for line in COST_LINES}
-    line = max(diffs, key=lambda k: abs(diffs[k]))
-    word = "higher" if diffs[line] > 0 else "lower"
-    return f"{word} {line.label} (PV {'+' if diffs[line] > 0 else ''}{quantity(diffs[line], 'USD')})"
+
+    def worded(line):
+        word, sign = ("higher", "+") if diffs[line] > 0 else ("lower", "")
+        return f"{word} {line.label} (PV {sign}{quantity(diffs[line], 'USD')})"
+
+    adds, saves = max(diffs, key=diffs.get), min(diffs, key=diffs.get)
+    if diffs[adds] <= 0:
+        return worded(saves)
+    return worded(adds) + (f", despite {worded(saves)}" if -diffs[saves] > diffs[adds] else "")
+
+
+#: what an option that misses a latency target does, by infeasibility bit (:data:`tco.core.evaluate.INFEASIBLE_REASONS`)
+MISSES = {
+    TPOT_MISSED: "misses its time-per-output-token target even at batch 1",
+    TTFT_MISSED: "misses its time-to-first-token target even with idle replicas",
+    CONTEXT_TOO_LONG: "cannot hold prompt and output in the model's context window",
+    NO_FIT: "has no replica shape that holds the model and one sequence",
+}
+
+
+def misses(code: int) -> str:
+    """What an option with infeasibility code ``code`` misses, in words after its name (``misses its ...``)."""
+    return " and ".join(text for bit, text in MISSES.items() if code & bit) or "misses a latency target"
 
 
 def _reasons(result: OptionResult) -> str:
-    code = int(scalar(result.infeasible_code))
-    return ", ".join(text for bit, text in INFEASIBLE_REASONS.items() if code & bit) or "misses a latency target"
+    return misses(int(scalar(result.infeasible_code)))
+
+
+def flip_causes(scenario, results: Mapping[str, OptionResult], winner: str, flips: list[Flip]) -> list[str]:
+    """Why the winner loses just past each flip, when a latency target decides it: the winner misses one there
+    (``h100 misses its time-to-first-token target even with idle replicas``), or the option that wins there
+    meets its targets only beyond the flip (``groq meets its latency targets``); ``""`` where the costs alone
+    cross. One evaluation of every flip at once (:func:`tco.flips.past_flips`).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario compared.
+    results : Mapping[str, OptionResult]
+        Its results at the base values.
+    winner : str
+        The option that wins at the base values.
+    flips : list[Flip]
+        Its flip conditions.
+
+    Returns
+    -------
+    list[str]
+        One cause per flip, in order.
+    """
+    if not flips:
+        return []
+    from .api import evaluate_scenario
+
+    moved, _ = evaluate_scenario(scenario, past_flips(flips, scenario.params.values()))
+    count = len(flips)
+    feasible = {n: np.broadcast_to(np.asarray(r.feasible) > 0, (count,)) for n, r in moved.items()}
+    costs = {n: np.broadcast_to(np.where(feasible[n], r.lcot_usd_per_mtok, np.inf), (count,)) for n, r in moved.items()}
+    codes = np.broadcast_to(np.asarray(moved[winner].infeasible_code), (count,))
+    causes = []
+    for k in range(count):
+        cheapest = min(costs, key=lambda n: costs[n][k])
+        if not feasible[winner][k]:
+            causes.append(f"{winner} {misses(int(codes[k]))}")
+        elif np.isfinite(costs[cheapest][k]) and scalar(results[cheapest].feasible) <= 0:
+            causes.append(f"{cheapest} meets its latency targets")
+        else:
+            causes.append("")
+    return causes
 
 
 def _usd_per_mtok(value: float) -> str:
@@ -116,6 +180,8 @@ def decide(scenario, results: Mapping[str, OptionResult], tolerance: float = DEF
                               {n: r.feasible for n, r in moved.items()}, winner)
 
         verdict.flips = flip_conditions(scenario.params, gap)
+        for flip, cause in zip(verdict.flips, flip_causes(scenario, results, winner, verdict.flips), strict=True):
+            flip["cause"] = cause
     verdict.rests_on = rests_on(scenario, results, verdict)
     verdict.headline = headline(verdict, results)
     verdict.text = sentence(verdict, results)

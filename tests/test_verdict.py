@@ -3,6 +3,8 @@ refinement and bisection, worded with human labels and readable units."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,10 +12,13 @@ from hypothesis import strategies as st
 
 import tco
 from tco.api import evaluate_scenario
+from tco.core.evaluate import TTFT_MISSED
+from tco.core.outputs import COST_LINES
 from tco.display import param_label, quantity, sig
-from tco.flips import GRID_POINTS, describe_flip, describe_window, flip_conditions, winner_gap
+from tco.flips import GRID_POINTS, describe_flip, describe_window, flip_conditions, just_past, winner_gap
 from tco.params import Param, ParamSet
 from tco.solvers import scan, spans_decades
+from tco.verdict import main_driver
 
 
 def test_scan_finds_both_roots_of_a_parabola():
@@ -321,6 +326,54 @@ def test_verdict_flip_values_really_flip_the_winner():
         beyond = flip["value"] + (step if flip["direction"] == "above" else -step) * (0 if flip["integer"] else 1)
         moved = tco.compare(s.with_values({flip["name"]: beyond}), with_flips=False, tie_tolerance=0.0).decision
         assert moved.winner != verdict.winner, flip
+
+
+def test_a_flip_that_a_latency_target_decides_says_so(default_scenario):
+    """The default's H100 wins until prompts grow past ~4,290 tokens: there the longest prompts (the percentile of a
+    spread of 0.79) alone take longer than the 1 s TTFT target on an idle H100 replica, so H100 drops out and the
+    flip says why. Checked against direct evaluations 1 % either side of the flip; and from the other side (4,400
+    tokens, where Groq wins) the same flip reads as H100 meeting its targets again."""
+    verdict = tco.compare(default_scenario).decision
+    [flip] = [f for f in verdict.flips if f["name"] == "workload.prompt_tokens"]
+    assert verdict.winner == "h100" and flip["direction"] == "above"
+    assert flip["cause"] == "h100 misses its time-to-first-token target even with idle replicas"
+    assert describe_flip(flip).endswith("(now 2,000 tokens), where h100 misses its time-to-first-token target even "
+                                        "with idle replicas")
+    near, _ = evaluate_scenario(default_scenario, {"workload.prompt_tokens": np.array([0.99, 1.01]) * flip["value"]})
+    assert near["h100"].feasible.tolist() == [1.0, 0.0] and int(near["h100"].infeasible_code[1]) == TTFT_MISSED
+    longer = default_scenario.with_values({"workload.prompt_tokens": 4400.0})
+    back = tco.compare(longer).decision
+    [flip] = [f for f in back.flips if f["name"] == "workload.prompt_tokens"]
+    assert back.winner == "groq" and flip["direction"] == "below" and flip["cause"] == "h100 meets its latency targets"
+
+
+def test_a_flip_of_costs_alone_names_no_cause():
+    """fleet-split's ASIC wins; below 45 % of peak FLOP/s its own decode pool costs more than the H100-prefill split.
+    Both options meet their targets on either side, so the flip carries no cause and its words end at the value."""
+    verdict = tco.compare(tco.load_scenario("fleet-split")).decision
+    [flip] = [f for f in verdict.flips if f["name"] == "devices.custom-decode-asic.compute_efficiency"]
+    assert verdict.winner == "asic" and flip["cause"] == ""
+    assert describe_flip(flip).endswith("(now 50%, grade C)")
+
+
+def test_just_past_a_flip_is_inside_its_nearest_window():
+    # a whole number: the first at which the winner has lost; above 2 in [2, 12]: 2 x 6^0.001 (geometric step);
+    # below 0 in [-3, 0]: 0 - 3 x 0.001 (linear: an end not positive)
+    assert just_past({"value": 8.0, "integer": True, "windows": [[8.0, 9.0]], "direction": "above"}) == 8.0
+    assert just_past({"value": 2.0, "windows": [[2.0, 12.0]], "direction": "above"}) == pytest.approx(2.0 * 6 ** 1e-3)
+    assert just_past({"value": 0.0, "windows": [[-3.0, 0.0]], "direction": "below"}) == pytest.approx(-0.003)
+
+
+def test_the_dearer_option_is_explained_by_the_line_that_adds_most():
+    """specialization-over-time's runner-up, the ASIC, costs 44 % more than H100 (PV 345.6 against 239.8 M USD) with
+    127 M USD less hardware capex (131.2 against 257.7): the NRE share (+104.5 M) adds most, and the capex saving
+    is larger than that, so both are named (3 significant figures). Figures: the present values of
+    ``tco compare specialization-over-time`` [M USD]. A line that only adds is named alone."""
+    lines = {line.name: 0.0 for line in COST_LINES}
+    asic = SimpleNamespace(**lines | {"pv_capex_usd": 131.2e6, "pv_nre_usd": 104.5e6, "pv_bridge_usd": 97.9e6})
+    h100 = SimpleNamespace(**lines | {"pv_capex_usd": 257.7e6})
+    assert main_driver(asic, h100) == "higher NRE share (PV +$104M), despite lower hardware capex (PV -$126M)"
+    assert main_driver(SimpleNamespace(**lines | {"pv_capex_usd": 300e6}), h100) == "higher hardware capex (PV +$42.3M)"
 
 
 def test_program_volume_beyond_the_own_fleet_is_named():
