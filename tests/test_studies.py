@@ -129,6 +129,12 @@ def test_map_marks_where_a_latency_target_decides_the_winner(default_scenario):
     np.testing.assert_array_equal(np.isfinite(np.asarray(wash.z, float)), grid.missed)
     assert wash.colorscale[0][1] == MISSED_WASH and "pale: a latency target missed" in figure.layout.title.text
     assert "a latency target missed" in figure.data[0].customdata[-1][0] and figure.data[0].customdata[0][0] == ""
+    # plotly draws no legend key for a heatmap or a contour: each named one has an empty scatter in its style as its key
+    keys = {t.name: t for t in figure.data if t.type == "scatter"}
+    assert keys.keys() == {"a latency target missed (pale)", "the winner changes (white line)"}
+    assert keys["a latency target missed (pale)"].marker.color == MISSED_WASH
+    assert keys["the winner changes (white line)"].line.color == "white"
+    assert all(t.showlegend is False and t.legendgroup == t.name for t in figure.data if t.name and t.type != "scatter")
     assert grid.frame()["latency_target_missed"].sum() == grid.missed.sum()
 
 

@@ -133,6 +133,17 @@ def _geometric(x: np.ndarray) -> bool:
 MISSED_WASH = "rgba(255,255,255,0.6)"
 
 
+#: the map legend's background: dark enough for the white line and the pale wash to show as keys
+MAP_LEGEND_BACKGROUND = "rgba(80,80,80,0.85)"
+
+
+def _legend_key(fig: go.Figure, name: str, **style) -> None:
+    """A legend entry for a heatmap or contour trace of the same ``name`` (plotly draws none for them): an empty
+    scatter trace in its style, in its legend group (clicking the key hides the trace too)."""
+    fig.add_scatter(x=[None], y=[None], mode="lines" if "line" in style else "markers", name=name, legendgroup=name,
+                    hoverinfo="skip", **style)
+
+
 def map_figure(grid: GridMap) -> go.Figure:
     """Heatmap of the metric with the contour where the winner changes (the option's gap is zero), washed pale where
     the option or the baseline misses a latency target.
@@ -160,17 +171,21 @@ def map_figure(grid: GridMap) -> go.Figure:
                     hovertemplate=f"{param_label(grid.x_param)} %{{x:.4g}}<br>{param_label(grid.y_param)} %{{y:.4g}}"
                                   f"<br>%{{z:.4g}}%{{customdata}}<extra></extra>")
     if missed.any():
+        name = "a latency target missed (pale)"
         fig.add_heatmap(x=grid.x, y=grid.y, z=np.where(missed, 1.0, np.nan), colorscale=[[0, MISSED_WASH], [1, MISSED_WASH]],
-                        showscale=False, hoverinfo="skip", name="a latency target missed (pale)", showlegend=True)
+                        showscale=False, hoverinfo="skip", name=name, legendgroup=name, showlegend=False)
+        _legend_key(fig, name, marker={"symbol": "square", "size": 14, "color": MISSED_WASH})
+    name = "the winner changes (white line)"
     fig.add_contour(x=grid.x, y=grid.y, z=grid.gap, contours={"start": 0, "end": 0, "size": 1, "coloring": "none",
                                                               "showlabels": False},
-                    line={"color": "white", "width": 3}, showscale=False, name="the winner changes (white line)",
-                    hoverinfo="skip", showlegend=True)
+                    line={"color": "white", "width": 3}, showscale=False, name=name, legendgroup=name, hoverinfo="skip",
+                    showlegend=False)
+    _legend_key(fig, name, line={"color": "white", "width": 3})
     for axis, values in (("xaxis", grid.x), ("yaxis", grid.y)):
         if _geometric(values):
             fig.update_layout({axis: {"type": "log"}})
     wins = grid.wins.mean()
-    fig.update_layout(legend={"bgcolor": "rgba(255,255,255,0.85)"})
+    fig.update_layout(legend={"bgcolor": MAP_LEGEND_BACKGROUND, "font": {"color": "white"}})
     pale = "; pale: a latency target missed" if missed.any() else ""
     return _layout(fig, f"{grid.metric.label}: {grid.metric.option} wins in {wins:.0%} of the map (white: the winner "
                         f"changes{pale})", _label(grid.x_param, grid.x_unit), _label(grid.y_param, grid.y_unit), height=520)
