@@ -339,7 +339,9 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
         if not spec.field.admits_bound(bound):
             raise InputError.one(name, bound, f"{param} {spec.field.rule()}")
     if not high > low:
-        raise InputError.one("range", [low, high], f"needs low < high; {param} has no range in the scenario, give one")
+        given = f"its range in the scenario is {spec.low:g} to {spec.high:g} {spec.unit}".rstrip() \
+            if spec.high > spec.low else "it has no range in the scenario, give one"
+        raise InputError.one("range", [low, high], f"needs low < high; {param}: {given}")
     names = [o.name for o in scenario.structure.challengers]
     if option is not None and option not in names:
         raise InputError.one("option", option, f"must be a non-baseline option: {', '.join(names)}")

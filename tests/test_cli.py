@@ -111,6 +111,9 @@ BAD = [
     (["compare", "--set", "economics.discount_rate=abc"], "economics.discount_rate", "must be a number"),
     (["breakeven", "--param", "workload.bogus"], "workload.bogus", "not a parameter"),
     (["breakeven", "--param", "economics.pue", "--range", "0.5", "2"], "--range low", "0.5"),
+    (["breakeven", "--param", "workload.prompt_tokens", "--range", "10", "5"], "--range",
+     "needs low < high; workload.prompt_tokens: its range in the scenario is 500 to 8000 tokens"),
+    (["breakeven", "--param", "workload.compute_bits"], "--range", "workload.compute_bits: it has no range in the scenario"),
     (["compare", "no-such-scenario"], "SCENARIO", "bundled scenario"),
 ]
 
