@@ -170,6 +170,20 @@ def test_existing_file_is_not_overwritten_without_force(tmp_path, capsys):
     assert openpyxl.load_workbook(target).sheetnames[:3] == ["Cover", "Inputs", "Model"]
 
 
+def test_export_without_a_path_writes_exports_scenario_name(tmp_path, monkeypatch, capsys):
+    """No --xlsx: the workbook goes to exports/<scenario name>.xlsx under the current folder (the folder made when
+    missing), as a study's outputs go to exports/<study name>/; a second export there needs --force."""
+    from tco.cli.export import default_path
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", str(DATA / "toy.yaml")]) == 0
+    assert capsys.readouterr().out.startswith("wrote exports/toy.xlsx (toy, ")
+    assert openpyxl.load_workbook(tmp_path / "exports" / "toy.xlsx").sheetnames[:3] == ["Cover", "Inputs", "Model"]
+    assert main(["export", str(DATA / "toy.yaml")]) == 2 and "exists already; pass --force" in capsys.readouterr().err
+    assert default_path("H100 vs Groq / 2026") == Path("exports/H100-vs-Groq-2026.xlsx")
+    assert default_path("..") == Path("exports/scenario.xlsx")
+
+
 def test_a_failed_save_leaves_no_partial_file(tmp_path, monkeypatch):
     def broken_save(self, filename):
         Path(filename).write_bytes(b"partial")
