@@ -51,6 +51,13 @@ def _breakeven(result, low: float, high: float) -> dict:
             "split_wins_above": flips[0].wins_above if flips else None, "crossings": [c.value for c in flips]}
 
 
+def _winning_pieces(result) -> tuple[list[list[float]], list[bool]]:
+    """The pieces of a settled scan where the split wins (cut where a colocated counterpart starts or stops meeting
+    its targets), and per piece whether none meets them there (state 0: the split wins on feasibility, not cost)."""
+    pieces = [(a, b, state) for a, b, wins, state in result.segments() if wins]
+    return [[a, b] for a, b, _ in pieces], [state == 0 for _, _, state in pieces]
+
+
 def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
     """The KV transfer wall of a split option over prompt length, with its break-evens.
 
@@ -75,7 +82,9 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
         [s], ``link_usd_per_mtok`` and the options' costs [USD/Mtok], ``decode_spilled_bytes``
         [B], ...), ``counterparts`` ({role: option}) and ``breakevens`` (``prompt_tokens``
         [tokens], ``link_bandwidth_bytes_per_s`` [B/s], ``spill_onset_prompt_tokens``
-        [tokens]: value, status, every crossing).
+        [tokens]: value, status, every crossing; for the first two also ``split_wins``, every ``[from, to]`` where
+        the split wins (cut where a colocated counterpart starts or stops meeting its targets), and
+        ``split_alone_meets_targets``, per piece whether it wins there because no colocated counterpart meets them).
 
     References
     ----------
@@ -120,15 +129,21 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
 
     def gaps(track, x):
         """Track 0: the split's gap along prompt length; 1: along link bandwidth; 2: spilled decode bytes along
-        prompt length (negative once the decode KV spills). One evaluation for the three searches."""
+        prompt length (negative once the decode KV spills). One evaluation for the three searches. The state: which
+        colocated counterparts meet their targets (bits; 0 on track 2), so the scan also finds where they stop."""
         updates = {PROMPT: np.where(track == 1, base[PROMPT], x), bandwidth: np.where(track == 1, x, base[bandwidth])}
         results, _ = evaluate(derived, updates)
         cost = _gap_of(results, option.name, names)
         spill = 0.5 - results[option.name].pool("decode").performance.spilled_bytes
-        return np.where(track == 2, spill, cost)
+        met = sum((results[n].feasible > 0) * (1 << i) for i, n in enumerate(names.values()))
+        return np.where(track == 2, spill, cost), np.where(track == 2, 0, met).astype(int)
 
     found = scan(gaps, [r[0] for r in ranges], [r[1] for r in ranges], tolerance=1e-9)
-    breakevens = {key: _breakeven(result.settled(), *r) for key, result, r in
-                  zip(("prompt_tokens", "link_bandwidth_bytes_per_s", "spill_onset_prompt_tokens"), found, ranges, strict=True)}
+    settled = [result.settled() for result in found]
+    keys = ("prompt_tokens", "link_bandwidth_bytes_per_s", "spill_onset_prompt_tokens")
+    breakevens = {key: _breakeven(result, *r) for key, result, r in zip(keys, settled, ranges, strict=True)}
+    for key, result in zip(keys[:2], settled, strict=False):
+        wins, alone = _winning_pieces(result)
+        breakevens[key].update(split_wins=wins, split_alone_meets_targets=alone)
     breakevens["link_bandwidth_bytes_per_s"]["at_prompt_tokens"] = scalar(base[PROMPT])
     return KVWallResult(option.name, names, table, breakevens)

@@ -116,8 +116,26 @@ class FleetAnalysis:
     extra: dict = field(default_factory=dict)
 
 
+#: what a stretch where the split wins only on feasibility says
+ALONE = "where no colocated option meets the latency targets"
+
+
+def _alone_note(alone: list[list[float]], lo: float, hi: float, unit: str, scale: float) -> str:
+    """Where, within the stretch ``lo``..``hi`` the split wins, no colocated option meets the latency targets: all of
+    it, or its pieces (``""`` where none)."""
+    inside = [w for w in alone if lo <= w[0] and w[1] <= hi]
+    if not inside:
+        return ""
+    if [[lo, hi]] == inside:
+        return f" ({ALONE})"
+    pieces = " and ".join(f"from {sig(a * scale, 4)} to {sig(b * scale, 4)} {unit}" for a, b in inside)
+    return f" (no colocated option meets the latency targets {pieces})"
+
+
 def _crossing(b: dict, subject: str, unit: str, scale: float = 1.0) -> str:
-    """Where the split beats its colocated counterparts along one input, from every crossing in the range."""
+    """Where the split beats its colocated counterparts along one input, from every crossing in the range; where it
+    wins because no colocated option meets the latency targets, it says so."""
+    alone = [w for w, a in zip(b.get("split_wins", []), b.get("split_alone_meets_targets", []), strict=True) if a]
     if b["status"] == "crosses":
         cuts = b.get("crossings") or [b["value"]]
         wins = not b["split_wins_above"]  # the regime below the first crossing
@@ -125,14 +143,16 @@ def _crossing(b: dict, subject: str, unit: str, scale: float = 1.0) -> str:
         spans = []
         for lo, hi in pairwise(edges):
             if wins:
-                spans.append("below " + sig(hi * scale, 4) if lo == b["low"] else
-                             "above " + sig(lo * scale, 4) if hi == b["high"] else
-                             f"from {sig(lo * scale, 4)} to {sig(hi * scale, 4)}")
+                spans.append(("below " + sig(hi * scale, 4) if lo == b["low"] else
+                              "above " + sig(lo * scale, 4) if hi == b["high"] else
+                              f"from {sig(lo * scale, 4)} to {sig(hi * scale, 4)}")
+                             + f" {unit}" + _alone_note(alone, lo, hi, unit, scale))
             wins = not wins
-        return f"beats the cheaper colocated option at a {subject} {' and '.join(spans)} {unit}"
+        return f"beats the cheaper colocated option at a {subject} {' and '.join(spans)}"
     verb = "beats" if b["status"] == "always" else "never beats"
     span = f"{sig(b['low'] * scale, 3)}–{sig(b['high'] * scale, 3)} {unit}"
-    return f"{verb} the cheaper colocated option at any {subject} in {span}"
+    return f"{verb} the cheaper colocated option at any {subject} in {span}" + _alone_note(alone, b["low"], b["high"], unit,
+                                                                                         scale)
 
 
 def kv_sentences(result, bandwidth_gbps: float) -> list[str]:
