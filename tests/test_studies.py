@@ -95,6 +95,36 @@ def test_sweep_breakeven_equals_tco_breakeven(asic_can_win):
     # the metric columns are the metric at each swept value
     i = 7
     assert frame["ratio:asic"][i] == pytest.approx(scalar_ratio(asic_scenario, "asic", {param: frame[param][i]}), rel=1e-12)
+    # one stretch where the ASIC wins: from the break-even to the end of the range, the baseline meeting its targets
+    [window] = [w for w in frame.attrs["windows"] if w["option"] == "asic"]
+    assert window["from"] == found[0]["value"] and window["to"] == 500000 and not window["baseline_misses_targets"]
+
+
+def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(default_scenario):
+    """The default over prompt length (the kv-transfer-wall study's sweep): the split wins only from ~4,294 to ~4,455
+    tokens, where H100's longest prompts alone outlast its 1 s TTFT target (it wins on the targets, not on cost), and
+    Groq above ~4,294. The findings said "wins above 4,294" and "wins below 4,455" for the split, two lines that
+    read as if it won everywhere; they now name the window, each checked against the crossings and a direct
+    evaluation of the baseline at its middle."""
+    from tco.studies.findings import sweep_findings
+
+    param = "workload.prompt_tokens"
+    frame = sweep(default_scenario, param, 250, 64000, points=80, log=True,
+                  metrics=["ratio:h100-prefill+groq-decode", "ratio:groq"])
+    values = {b["option"]: [c["value"] for c in frame.attrs["breakevens"] if c["option"] == b["option"]]
+              for b in frame.attrs["breakevens"]}
+    windows = {w["option"]: w for w in frame.attrs["windows"]}
+    split = windows["h100-prefill+groq-decode"]
+    assert [split["from"], split["to"]] == values["h100-prefill+groq-decode"] and split["baseline_misses_targets"]
+    assert windows["groq"]["from"] == values["groq"][0] and windows["groq"]["to"] == 64000
+    results, _ = tco.evaluate_scenario(default_scenario, {param: np.sqrt(split["from"] * split["to"])})
+    assert float(results["h100"].feasible) == 0.0
+    lines = sweep_findings({"param": param, "low": 250.0, "high": 64000.0, "breakevens": frame.attrs["breakevens"],
+                            "windows": frame.attrs["windows"]})
+    assert lines == ["h100-prefill+groq-decode wins at prompt tokens per request from 4,294 tokens to 4,455 tokens (the "
+                     "baseline misses a latency target there).",
+                     "groq wins at prompt tokens per request above 4,294 tokens (the baseline misses a latency target "
+                     "there)."]
 
 
 def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic_can_win):

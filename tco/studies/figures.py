@@ -110,10 +110,10 @@ def sweep_figure(frame: pd.DataFrame, metrics: list[Metric]) -> go.Figure:
         fig.update_yaxes(title_text=f"{titles} [{u}]", row=k + 1 if rows > 1 else 1, col=1,
                          secondary_y=(k == 1 and rows == 1))
     for b in frame.attrs.get("breakevens", []):
-        side = "above" if b["wins_above"] else "below"
+        turn = "starts" if b["wins_above"] else "stops"
         fig.add_vline(b["value"], line_dash="dot", line_color=LINE_COLOUR)
         fig.add_annotation(x=np.log10(b["value"]) if _geometric(frame[param].to_numpy()) else b["value"], y=1,
-                           xref="x", yref="paper", text=f"{b['option']} wins {side} {b['value']:.4g}", showarrow=False,
+                           xref="x", yref="paper", text=f"{b['option']} {turn} winning at {b['value']:.4g}", showarrow=False,
                            xanchor="left", yanchor="top", textangle=0, bgcolor="rgba(255,255,255,0.85)")
     first = next(m for m in metrics if m.unit == units[0])
     if np.isfinite(first.threshold):

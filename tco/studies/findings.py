@@ -91,14 +91,7 @@ def findings(summary: Mapping) -> list[str]:
         out.append("Morris screening, most influential: " + _drivers(morris["top"], "mu_star") + ".")
     sweep = results.get("sweep")
     if sweep:
-        for b in sweep.get("breakevens", []):
-            if b.get("status") == "crosses":
-                side = "above" if b["wins_above"] else "below"
-                out.append(f"{b['option']} wins {side} {param_label(b['param'])} = {quantity(b['value'], b.get('unit', ''), 4)}.")
-            else:
-                out.append(f"{b['option']}: {b.get('status')} across the swept range of {param_label(b['param'])}.")
-        if not sweep.get("breakevens") and sweep.get("param"):
-            out.append(f"No challenger crosses the baseline across the swept range of {param_label(sweep['param'])}.")
+        out += sweep_findings(sweep)
     grid = results.get("map")
     if grid:
         missed = grid.get("share_of_map_where_a_latency_target_is_missed", 0.0)
@@ -115,4 +108,37 @@ def findings(summary: Mapping) -> list[str]:
         for d in cascade.get("devices", []):
             out.append(f"{d['device']}: cascading to serving beats selling or scrapping in {sig(100 * d['p_cascade_best'], 3)}% "
                        f"of {sig(cascade['samples'], 3)} draws (median premium {quantity(d['premium_p50_usd'], 'USD')}).")
+    return out
+
+
+def sweep_findings(sweep: Mapping) -> list[str]:
+    """Where each challenger of a sweep wins, as stretches of the swept range (``wins from 4,294 tokens to 4,455 tokens``,
+    ``below``, ``above``, ``across the swept range``), a stretch where the baseline misses a latency target marked;
+    one line per challenger that crosses the baseline, or one saying that none does.
+
+    Parameters
+    ----------
+    sweep : Mapping
+        The sweep's results (``param``, ``low``, ``high``, ``breakevens``, ``windows``).
+
+    Returns
+    -------
+    list[str]
+        The sentences.
+    """
+    crossing = list(dict.fromkeys(b["option"] for b in sweep.get("breakevens", [])))
+    if not crossing:
+        return [f"No challenger crosses the baseline across the swept range of {param_label(sweep['param'])}."]
+    out = []
+    for option in crossing:
+        spans = []
+        for w in (w for w in sweep.get("windows", []) if w["option"] == option):
+            a, b, unit = w["from"], w["to"], w.get("unit", "")
+            at_low, at_high = a <= sweep.get("low", a), b >= sweep.get("high", b)
+            where = ("across the swept range" if at_low and at_high else f"below {quantity(b, unit, 4)}" if at_low else
+                     f"above {quantity(a, unit, 4)}" if at_high else f"from {quantity(a, unit, 4)} to {quantity(b, unit, 4)}")
+            spans.append(where + (" (the baseline misses a latency target there)" if w["baseline_misses_targets"] else ""))
+        label = param_label(sweep["param"])
+        out.append(f"{option} wins at {label} {' and '.join(spans)}." if spans else
+                   f"{option} crosses the baseline along {label} but wins in no stretch of it.")
     return out

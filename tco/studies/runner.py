@@ -116,7 +116,9 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         breakevens = frame.attrs["breakevens"]
         run.tables["sweep"], run.tables["sweep_breakevens"] = frame, pd.DataFrame(breakevens)
         run.figures["sweep"] = sweep_figure(frame, metrics)
-        run.results["sweep"] = {"param": a.sweep.param, "breakevens": breakevens}
+        run.results["sweep"] = {"param": a.sweep.param, "low": float(frame[a.sweep.param].iloc[0]),
+                                "high": float(frame[a.sweep.param].iloc[-1]), "breakevens": breakevens,
+                                "windows": frame.attrs["windows"]}
         run.seconds["sweep"] = time.perf_counter() - started
     if a.map:
         started = time.perf_counter()

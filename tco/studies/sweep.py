@@ -78,18 +78,23 @@ def sweep(scenario: Scenario, param: str, low: float, high: float, points: int =
         A column ``param`` [unit of the parameter] and one per metric [its unit].
         ``frame.attrs["breakevens"]`` lists every crossing per challenger the metrics name:
         ``{option, param, value, unit, wins_above, status}``, refined between the grid points
-        that bracket a sign change (:func:`tco.solvers.find_crossing`).
+        that bracket a sign change (:func:`tco.solvers.find_crossing`); ``frame.attrs["windows"]``
+        every stretch where a challenger wins, ``{option, param, unit, from, to,
+        baseline_misses_targets}`` (:func:`winning_windows`).
     """
     parsed = [m if isinstance(m, Metric) else parse_metric(scenario, m) for m in (metrics or ["ratio"])]
     xs = sweep_points(scenario, param, low, high, points, log)
     results, _ = evaluate_scenario(scenario, {param: xs})
     frame = pd.DataFrame({param: xs, **metric_table(scenario, parsed, {param: xs}, results)})
-    breakevens = []
+    breakevens, windows = [], []
     for option in dict.fromkeys(contour_option(scenario, m) for m in parsed):
         metric = Metric("npv", option, None, "USD")
         gap = np.broadcast_to(gap_values(scenario, metric, results), np.shape(xs))  # a parameter the costs ignore
-        breakevens += crossings(scenario, param, xs, gap, metric, log)
+        found = crossings(scenario, param, xs, gap, metric, log)
+        breakevens += found
+        windows += winning_windows(scenario, param, xs, bool(gap[0] < 0), found, option, log)
     frame.attrs["breakevens"] = breakevens
+    frame.attrs["windows"] = windows
     frame.attrs["param"] = param
     frame.attrs["unit"] = scenario.params[param].unit
     return frame
@@ -129,3 +134,43 @@ def crossings(scenario: Scenario, param: str, xs: np.ndarray, gap: np.ndarray, m
         out.append({"option": metric.option, "param": param, "value": float(x), "unit": scenario.params[param].unit,
                     "wins_above": bool(above), "status": STATUS_NAMES[int(status)]})
     return out
+
+
+def winning_windows(scenario: Scenario, param: str, xs: np.ndarray, wins_at_low: bool, found: Sequence[dict], option: str,
+                    log: bool) -> list[dict]:
+    """Every stretch of the sweep where ``option`` wins, from its crossings, and whether the baseline misses a latency
+    target there (at the stretch's middle; one evaluation of every stretch): then the targets decide, not the costs.
+
+    Parameters
+    ----------
+    scenario : tco.scenario.Scenario
+        The scenario swept.
+    param : str
+        The swept parameter.
+    xs : numpy.ndarray [unit of the parameter]
+        The grid (its ends are the sweep's).
+    wins_at_low : bool
+        Whether the option wins at the grid's first point.
+    found : Sequence[dict]
+        The option's crossings, in increasing order (:func:`crossings`).
+    option : str
+        The challenger.
+    log : bool
+        Geometric middles.
+
+    Returns
+    -------
+    list[dict]
+        ``{option, param, unit, from, to [unit of the parameter], baseline_misses_targets}`` per stretch, in order.
+    """
+    edges = [float(xs[0]), *(c["value"] for c in found), float(xs[-1])]
+    regimes = [wins_at_low, *(c["wins_above"] for c in found)]
+    spans = [(a, b) for a, b, wins in zip(edges[:-1], edges[1:], regimes, strict=True) if wins and b > a]
+    if not spans:
+        return []
+    middles = np.array([np.sqrt(a * b) if log and a > 0 else 0.5 * (a + b) for a, b in spans])
+    results, _ = evaluate_scenario(scenario, {param: middles})
+    missed = np.broadcast_to(np.asarray(results[scenario.structure.baseline].feasible) <= 0, (len(spans),))
+    unit = scenario.params[param].unit
+    return [{"option": option, "param": param, "unit": unit, "from": a, "to": b, "baseline_misses_targets": bool(m)}
+            for (a, b), m in zip(spans, missed, strict=True)]
