@@ -587,7 +587,8 @@ def test_candidate_shapes():
     * Groq + Llama 8B at BF16 (74-97 chips, 32 layers, 8 KV heads, streamed): the narrowest stage width that holds
       the model in 32 stages is 4 (``ceil(74/32) = 3``, rounded up to a power of two), twice it and the KV heads'
       width are 8; ``p0 = 19`` at width 4 gives 19, 29 (38 > 32 layers) and ``p0 = 10`` at width 8 gives 10, 15, 20,
-      30; the tensor-only groups of 128 and 256 chips copy the KV cache 16-32 times and are left out;
+      30 (40 > 32); both ladders climb past the layers, so each width adds one stage per layer, 32; the tensor-only
+      groups of 128 and 256 chips copy the KV cache 16-32 times and are left out;
     * H200 + DeepSeek-R1 (5-6 GPUs, 61 layers, latent attention, MoE): TP8, and, as it fills more than half the board,
       TP8 x 2, 3, 4, 6 stages across boards (``p0 = 2``: 1, 1.5, 2, 3 times it); each also expert-parallel;
     * GH200 (a domain of 1 superchip, up to 256 in a DGX GH200) + Llama 70B on one superchip: TP1 at domain 1 with
@@ -598,7 +599,8 @@ def test_candidate_shapes():
     gpu = parallelism.candidate_shapes((8, 8), 80, 8, 1, 2, moe=False)
     assert [s.label for s in gpu] == ["TP1", "TP2", "TP4", "TP8"]
     sram = parallelism.candidate_shapes((264, 576), 32, 8, 74, 97, moe=False, streamed=True)
-    assert [s.label for s in sram] == ["TP4 x PP19", "TP8 x PP10", "TP4 x PP29", "TP8 x PP15", "TP8 x PP20", "TP8 x PP30"]
+    assert [s.label for s in sram] == ["TP4 x PP19", "TP8 x PP10", "TP4 x PP29", "TP8 x PP15", "TP4 x PP32", "TP8 x PP20",
+                                       "TP8 x PP30", "TP8 x PP32"]
     latent = parallelism.candidate_shapes((8, 8), 61, 1, 5, 6, moe=True, latent=True)
     assert [s.label for s in latent] == ["TP8", "TP8 x PP2", "TP8 x PP3", "TP8 x PP4", "TP8 x PP6", "TP8 EP",
                                          "TP8 x PP2 EP", "TP8 x PP3 EP", "TP8 x PP4 EP", "TP8 x PP6 EP"]
