@@ -32,9 +32,14 @@ def graph_config(name: str) -> dict:
 
 
 def for_app(fig: go.Figure) -> go.Figure:
-    """An engine figure as the app shows it: title moved to ``layout.meta``, legend in a row above the plot."""
+    """An engine figure as the app shows it: title moved to ``layout.meta``, legend in a row above the plot (in the
+    figure's own legend colours where it sets them: the map's dark legend, where its white keys show)."""
     title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else ""
-    fig.update_layout(title=None, meta={"title": title}, legend=LEGEND, margin={"t": 10, "l": 10, "r": 10, "b": 10})
+    own = fig.layout.legend
+    colours = {"bgcolor": own.bgcolor} if own.bgcolor else {}
+    font = LEGEND["font"] | ({"color": own.font.color} if own.font and own.font.color else {})
+    fig.update_layout(title=None, meta={"title": title}, legend=LEGEND | colours | {"font": font},
+                      margin={"t": 10, "l": 10, "r": 10, "b": 10})
     if fig.layout.height is None:
         fig.update_layout(height=HEIGHT)
     return fig

@@ -159,6 +159,24 @@ def test_each_cost_line_keeps_one_colour_of_its_own_in_every_chart(name):
         assert bar.marker.color == COST_LINE_COLOURS[groups[bar.name][0]]
 
 
+def test_the_app_keeps_the_maps_dark_legend_where_its_white_keys_show(default_scenario):
+    """The map's legend keys are white (the line) and pale (the wash): the app's legend row is transparent with dark
+    text, so it kept the map's white text on the white page and the legend vanished. It now keeps a figure's own
+    legend colours; a figure that sets none gets the row's."""
+    import plotly.graph_objects as go
+    from tco_app.charts import LEGEND, for_app
+
+    from tco.studies.figures import MAP_LEGEND_BACKGROUND, map_figure
+    from tco.studies.gridmap import grid_map
+
+    grid = grid_map(default_scenario, "workload.requests_per_s", "workload.prompt_tokens", (30.0, 300.0), (500.0, 8000.0),
+                    nx=3, ny=6, metric="ratio:groq")
+    legend = for_app(map_figure(grid)).layout.legend
+    assert legend.bgcolor == MAP_LEGEND_BACKGROUND and legend.font.color == "white" and legend.orientation == "h"
+    plain = for_app(go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name="a line"))).layout.legend
+    assert plain.bgcolor == LEGEND["bgcolor"] and plain.font.color is None and plain.font.size == LEGEND["font"]["size"]
+
+
 def test_decide_names_the_inputs_that_flip_the_winner_in_good_english(default_scenario):
     """The default has one flip (the prompt length): '1 input flips the winner within its sourced range', not
     '1 input flip the winner within their sourced range'."""
