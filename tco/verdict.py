@@ -34,6 +34,8 @@ from .util import scalar
 DEFAULT_TIE_TOLERANCE = 0.02
 #: the tie tolerance a user may give ("2%", "0.02")
 TIE_TOLERANCE = Field("fraction", 0.0, 0.5, description="share of the cheaper option's cost within which two options tie")
+#: cost lines that are credits (negative present values): more cost is a smaller credit
+CREDIT_LINES = ("residual_usd",)
 #: flip conditions the sentence names (all are in :attr:`Verdict.flips`)
 SHOWN_FLIPS = 3
 
@@ -68,8 +70,9 @@ def main_driver(option: OptionResult, other: OptionResult) -> str:
     diffs = {line: scalar(getattr(option, line.name)) - scalar(getattr(other, line.name)) for line in COST_LINES}
 
     def worded(line):
-        word, sign = ("higher", "+") if diffs[line] > 0 else ("lower", "")
-        return f"{word} {line.label} (PV {sign}{quantity(diffs[line], 'USD')})"
+        more = diffs[line] > 0
+        word = ("smaller" if more else "larger") if line.line in CREDIT_LINES else ("higher" if more else "lower")
+        return f"{word} {line.label} (PV {'+' if more else ''}{quantity(diffs[line], 'USD')})"
 
     adds, saves = max(diffs, key=diffs.get), min(diffs, key=diffs.get)
     if diffs[adds] <= 0:

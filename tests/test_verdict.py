@@ -374,6 +374,9 @@ def test_the_dearer_option_is_explained_by_the_line_that_adds_most():
     h100 = SimpleNamespace(**lines | {"pv_capex_usd": 257.7e6})
     assert main_driver(asic, h100) == "higher NRE share (PV +$104M), despite lower hardware capex (PV -$126M)"
     assert main_driver(SimpleNamespace(**lines | {"pv_capex_usd": 300e6}), h100) == "higher hardware capex (PV +$42.3M)"
+    # the residual value is a credit (negative): 75.7 M USD of credit against 108.4 adds 32.7 M USD; a smaller credit
+    assert main_driver(SimpleNamespace(**lines | {"pv_residual_usd": -75.7e6}), SimpleNamespace(
+        **lines | {"pv_residual_usd": -108.4e6})) == "smaller residual value (credit) (PV +$32.7M)"
 
 
 def test_program_volume_beyond_the_own_fleet_is_named():
