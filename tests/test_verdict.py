@@ -364,6 +364,22 @@ def test_just_past_a_flip_is_inside_its_nearest_window():
     assert just_past({"value": 0.0, "windows": [[-3.0, 0.0]], "direction": "below"}) == pytest.approx(-0.003)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-1e6, 1e6), st.floats(1e-6, 1e6), st.sampled_from(["above", "below"]))
+def test_just_past_lies_inside_the_window_next_to_its_near_end(near, width, direction):
+    """Whatever the window (signs, widths over 12 decades), the point is strictly inside it and within a thousandth of
+    its (log) width of the near end: the winner has lost there, and nothing else has moved."""
+    far = near + width if direction == "above" else near - width
+    window = [near, far] if direction == "above" else [far, near]
+    x = just_past({"value": near, "windows": [window], "direction": direction})
+    assert window[0] <= x <= window[1] and x != far
+    slack = 8 * np.spacing(abs(near))  # x is rounded to the floats near ``near``
+    if near > 0 and far > 0:
+        assert abs(np.log(x / near)) <= 1e-3 * abs(np.log(far / near)) * (1 + 1e-6) + slack / near
+    else:
+        assert abs(x - near) <= 1e-3 * width * (1 + 1e-6) + slack
+
+
 def test_the_dearer_option_is_explained_by_the_line_that_adds_most():
     """specialization-over-time's runner-up, the ASIC, costs 44 % more than H100 (PV 345.6 against 239.8 M USD) with
     127 M USD less hardware capex (131.2 against 257.7): the NRE share (+104.5 M) adds most, and the capex saving
