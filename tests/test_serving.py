@@ -136,6 +136,25 @@ def test_kingman_exponent_is_the_root(rho, scv):
     assert float(queueing.kingman_utilization_at(x, scv)) == pytest.approx(rho, rel=1e-9 if scv == 0.0 else 1e-4)
 
 
+@pytest.mark.parametrize("scv", [0.0, 0.186, 1.0])
+def test_an_idle_lane_has_no_kingman_wait_and_warns_nothing(scv):
+    """An hour of the stranded-capacity quarter with no load on a pool (utilization 0, clamped to 1e-300): the
+    deterministic start divided by rho^2, which underflows, and numpy printed 'divide by zero' in the app's console
+    (``tco fleet stranded voice-agent``). No warning now. Deterministic service: the exponent is astronomically large,
+    no wait. Gamma service: the exponent stays below the moment generating function's pole ``1/v`` (the bound's wait
+    at no load is ``S ln(1/eps) / x``, e.g. 4.6 S for exponential service: loose, as Kingman's bound is at low load)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = queueing.kingman_exponent(np.array([0.0, 1e-300]), scv)
+        wait = queueing.kingman_wait_s(np.array([0.0, 1e-300]), 1.0, scv, 0.01)
+    if scv == 0.0:
+        assert (x > 1e200).all() and np.allclose(wait, 0.0)
+    else:
+        assert np.isfinite(wait).all() and (x > 0).all() and (x <= (1.0 + 1e-9) / scv).all()
+
+
 @given(a=st.floats(0.01, 3.0), slack=st.floats(0.1, 20.0), eps=st.floats(0.002, 0.2), scv=st.floats(0.0, 1.0))
 @settings(max_examples=60, deadline=None)
 def test_kingman_wait_at_staffed_servers_is_the_slack(a, slack, eps, scv):

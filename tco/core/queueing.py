@@ -653,7 +653,8 @@ def kingman_exponent(utilization, service_scv):
     rho = np.minimum(np.maximum(utilization, 1e-300), 1.0)
     log_rho = np.log(rho)
     if _deterministic(service_scv):
-        x = np.minimum(2.0 * (1.0 - rho) / rho, np.log(1.0 + 2.0 * (1.0 - rho) / (rho * rho)))
+        with np.errstate(divide="ignore"):  # an idle server: rho^2 underflows to 0, the second start is inf, the first wins
+            x = np.minimum(2.0 * (1.0 - rho) / rho, np.log(1.0 + 2.0 * (1.0 - rho) / (rho * rho)))
         for _ in range(KINGMAN_NEWTON_STEPS):
             x = np.maximum(x, EXPONENT_FLOOR)
             mgf = np.exp(np.minimum(x, EXPONENT_CAP))
