@@ -17,6 +17,7 @@ with the parameter's label and a readable unit (:mod:`tco.display`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import NotRequired, TypedDict
 
@@ -243,8 +244,12 @@ def just_past(flip: Mapping) -> float:
     window = flip["windows"][0]
     far = float(window[1] if flip["direction"] == "above" else window[0])
     if near > 0 and far > 0:
-        return near * (far / near) ** 1e-3
-    return near + (far - near) * 1e-3
+        ratio = far / near
+        x = near * ratio ** 1e-3 if math.isfinite(ratio) else \
+            math.exp(math.log(near) + 1e-3 * (math.log(far) - math.log(near)))  # a subnormal near end: ratio overflows
+    else:
+        x = near + (far - near) * 1e-3
+    return min(max(x, min(near, far)), max(near, far))  # exp(log(near)) may round an ulp outside
 
 
 def past_flips(flips: Sequence[Mapping], base: Mapping[str, float]) -> dict[str, np.ndarray]:
