@@ -9,7 +9,6 @@ costs per token differ from the Compare view's (they answer different questions)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 import pandas as pd
 
@@ -116,43 +115,38 @@ class FleetAnalysis:
     extra: dict = field(default_factory=dict)
 
 
-#: what a stretch where the split wins only on feasibility says
-ALONE = "where no colocated option meets the latency targets"
-
-
 def _alone_note(alone: list[list[float]], lo: float, hi: float, unit: str, scale: float) -> str:
     """Where, within the stretch ``lo``..``hi`` the split wins, no colocated option meets the latency targets: all of
     it, or its pieces (``""`` where none)."""
     inside = [w for w in alone if lo <= w[0] and w[1] <= hi]
     if not inside:
         return ""
-    if [[lo, hi]] == inside:
-        return f" ({ALONE})"
+    if inside == [[lo, hi]]:
+        return " (where no colocated option meets the latency targets)"
     pieces = " and ".join(f"from {sig(a * scale, 4)} to {sig(b * scale, 4)} {unit}" for a, b in inside)
     return f" (no colocated option meets the latency targets {pieces})"
 
 
 def _crossing(b: dict, subject: str, unit: str, scale: float = 1.0) -> str:
-    """Where the split beats its colocated counterparts along one input, from every crossing in the range; where it
-    wins because no colocated option meets the latency targets, it says so."""
-    alone = [w for w, a in zip(b.get("split_wins", []), b.get("split_alone_meets_targets", []), strict=True) if a]
-    if b["status"] == "crosses":
-        cuts = b.get("crossings") or [b["value"]]
-        wins = not b["split_wins_above"]  # the regime below the first crossing
-        edges = [b["low"], *cuts, b["high"]]
-        spans = []
-        for lo, hi in pairwise(edges):
-            if wins:
-                spans.append(("below " + sig(hi * scale, 4) if lo == b["low"] else
-                              "above " + sig(lo * scale, 4) if hi == b["high"] else
-                              f"from {sig(lo * scale, 4)} to {sig(hi * scale, 4)}")
-                             + f" {unit}" + _alone_note(alone, lo, hi, unit, scale))
-            wins = not wins
-        return f"beats the cheaper colocated option at a {subject} {' and '.join(spans)}"
-    verb = "beats" if b["status"] == "always" else "never beats"
-    span = f"{sig(b['low'] * scale, 3)}–{sig(b['high'] * scale, 3)} {unit}"
-    return f"{verb} the cheaper colocated option at any {subject} in {span}" + _alone_note(alone, b["low"], b["high"], unit,
-                                                                                         scale)
+    """Where the split beats its colocated counterparts along one input: the stretches of ``split_wins`` (the pieces
+    of the KV wall's scan where it wins, adjacent ones joined); where it wins because no colocated option meets the
+    latency targets, it says so."""
+    pieces, low, high = b["split_wins"], b["low"], b["high"]
+    alone = [w for w, a in zip(pieces, b["split_alone_meets_targets"], strict=True) if a]
+    spans: list[list[float]] = []
+    for a, c in pieces:
+        if spans and spans[-1][1] == a:
+            spans[-1][1] = c
+        else:
+            spans.append([a, c])
+    if not spans or spans == [[low, high]]:
+        verb = "beats" if spans else "never beats"
+        return (f"{verb} the cheaper colocated option at any {subject} in {sig(low * scale, 3)}–{sig(high * scale, 3)} "
+                f"{unit}" + _alone_note(alone, low, high, unit, scale))
+    words = [("below " + sig(hi * scale, 4) if lo == low else "above " + sig(lo * scale, 4) if hi == high else
+              f"from {sig(lo * scale, 4)} to {sig(hi * scale, 4)}") + f" {unit}" + _alone_note(alone, lo, hi, unit, scale)
+             for lo, hi in spans]
+    return f"beats the cheaper colocated option at a {subject} {' and '.join(words)}"
 
 
 def kv_sentences(result, bandwidth_gbps: float) -> list[str]:
