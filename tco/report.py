@@ -108,9 +108,24 @@ def _per_pool(name: str, title: str | None = None) -> tuple[str, str, Callable[[
     return name, title or spec.title, cell
 
 
+def held_generations(result: OptionResult) -> list[str]:
+    """The roadmap devices a baseline that follows the general-purpose roadmap holds within the horizon, in order
+    (empty for any other option)."""
+    if result.roadmap is None:
+        return []
+    horizon = scalar(result.money.horizon_years)
+    held = [result.roadmap.devices[round(scalar(g))] for t, g in enumerate(result.money.path.index) if t < horizon]
+    return list(dict.fromkeys(held))
+
+
 def _feasible(r: OptionResult) -> str:
     reasons = infeasible_reasons(r)
-    return "yes" if not reasons else "no: " + "; ".join(reasons)
+    verdict = "yes" if not reasons else "no: " + "; ".join(reasons)
+    held = held_generations(r)
+    own = "+".join(dict.fromkeys(p.device for p in r.pools.values()))
+    if held and held != [own]:  # the latency rows above are the scenario device's, the fleet runs the roadmap's
+        verdict += f" (the fleet runs {', '.join(held)}; the shape and latency figures above are {own}'s)"
+    return verdict
 
 
 #: the rows of the comparison, in order: (key, title with unit, cell of one option's result)

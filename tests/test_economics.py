@@ -296,6 +296,39 @@ def test_the_baseline_follows_the_roadmap(asic_scenario):
     assert all(lcot[p] < lcot["keep"] for p in ("at_replacement", "each_generation", "when_cheaper"))
 
 
+def test_a_roadmap_baseline_meets_the_targets_of_the_generations_it_holds():
+    """The or of the infeasibility bits of the generations held before the horizon, by hand: generation 0 misses
+    the TTFT target (bit 2), generation 1 meets every target (0), generation 2 misses the TPOT target (1).
+    Path 1, 1, 1 over a 3-year horizon: 0 (generation 0 never held). Path 0, 1, 2: 2 | 0 | 1 = 3. Path 1, 1, 2 over a
+    2-year horizon: 0 (generation 2 is bought in year 2, after it). Vectorized over three draws at once."""
+    from tco.core.evaluate import held_generations_code
+
+    codes = [np.array([2.0] * 3), np.array([0.0] * 3), np.array([1.0] * 3)]
+    path = GenerationPath([np.array([1.0, 0.0, 1.0]), np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 2.0])],
+                          [False] * 3, [3.0] * 3)
+    assert held_generations_code(codes, path, np.array([3.0, 3.0, 2.0])).tolist() == [0, 3, 0]
+
+
+def test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs():
+    """custom-asic at 4,400-token prompts: an H100 replica misses the 1 s TTFT target even when idle (prefill of the
+    whole prompt alone takes longer), a B200 one meets it. The baseline runs B200 from year 0, so it meets the targets
+    and is the cheapest option (before: reported infeasible by its H100 figures, which left the split the only
+    feasible option). On a roadmap of Rubin alone (released at t = 0.25) it holds H100s in year 0: infeasible."""
+    from tco.report import held_generations
+
+    data = copy.deepcopy(spec("custom-asic"))
+    data.setdefault("workload", {})["prompt_tokens"] = 4400
+    analysis = tco.analyse_scenario(scenario_from_dict(data))
+    base = analysis.baseline
+    assert not bool(base.pool("colocated").performance.ttft_s <= 1.0)  # the scenario device's own figure
+    assert held_generations(base) == ["b200"] and float(base.infeasible_code) == 0.0
+    assert min(analysis.options, key=lambda n: float(analysis.options[n].lcot_usd_per_mtok)
+               if float(analysis.options[n].feasible) else np.inf) == "h100"
+    data["roadmap"]["generations"] = ["rubin"]
+    base = tco.analyse_scenario(scenario_from_dict(data)).baseline
+    assert held_generations(base) == ["h100-sxm", "rubin"] and float(base.infeasible_code) == 2.0
+
+
 # --- nodes ---------------------------------------------------------------------------------------------
 
 def test_node_scaling_by_hand():

@@ -663,6 +663,43 @@ def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCos
     return _total(terms)
 
 
+def infeasible_code(size: OptionSizing, w: _Workload):
+    """The bits of :data:`INFEASIBLE_REASONS` a fleet's sizing misses, summed [bitmask]."""
+    # each reason's flag times its bit (a flag's multiplication costs half an np.where); NaN lengths count as too long
+    fits, no_fit = size.fits, np.logical_not(size.fits)
+    return ((fits & np.logical_not(size.tpot_met)) * TPOT_MISSED + (fits & np.logical_not(size.ttft_met)) * TTFT_MISSED
+            + np.logical_not(w.prompt + w.output <= w.context_max) * CONTEXT_TOO_LONG + no_fit * NO_FIT)
+
+
+def held_generations_code(codes: Sequence, path: GenerationPath, horizon_years):
+    """A roadmap baseline's infeasibility bits: those of every generation it holds within the horizon, or-ed.
+
+    The fleet is on generation ``path.index[t]`` in year ``t``; a generation it never holds before the horizon
+    (the scenario's own device when the roadmap starts on a newer one) does not count, one it holds for a year does.
+
+    Parameters
+    ----------
+    codes : Sequence of ndarray [bitmask]
+        :func:`infeasible_code` of the baseline's fleet on each generation (``g = 0`` the scenario's device).
+    path : GenerationPath
+        The generation held each year.
+    horizon_years : float or ndarray [yr]
+        Analysis horizon.
+
+    Returns
+    -------
+    ndarray [bitmask]
+        The or of the held generations' bits.
+    """
+    out = np.zeros(np.shape(codes[0]), np.int64)
+    for g, code in enumerate(codes):
+        held = np.zeros(np.shape(horizon_years), bool)
+        for t, index in enumerate(path.index):
+            held = held | ((np.asarray(index) == g) & (t < np.asarray(horizon_years)))
+        out = np.bitwise_or(out, held * np.asarray(code).astype(np.int64))
+    return out
+
+
 def _total(terms):
     """``t1 + t2 + ...`` left to right, skipping terms that are the number 0 (absent lines) [unit of the terms]."""
     present = [t for t in terms if not (isinstance(t, float) and t == 0.0)]
@@ -747,10 +784,9 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         full = full + fleet.sizes[role].devices * c.unit_nre_usd * w.demand_path.capital_recovery_factor(c.life_years)
     full = full + _porting_usd_per_year(structure, option, w) + plan.reauthoring_usd_per_year
     size = fleet.size
-    # each reason's flag times its bit (a flag's multiplication costs half an np.where); NaN lengths count as too long
-    fits, no_fit = size.fits, np.logical_not(size.fits)
-    code = ((fits & np.logical_not(size.tpot_met)) * TPOT_MISSED + (fits & np.logical_not(size.ttft_met)) * TTFT_MISSED
-            + np.logical_not(w.prompt + w.output <= w.context_max) * CONTEXT_TOO_LONG + no_fit * NO_FIT)
+    code = infeasible_code(size, w)
+    if roadmap is not None:
+        code = held_generations_code([infeasible_code(f.size, w) for f in fleets], path, w.horizon)
     tokens_per_s = w.mean_rps * w.output
     return OptionResult(
         name=option.name, pools=pools, links=links, money=plan, roadmap=roadmap,

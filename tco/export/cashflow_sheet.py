@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from openpyxl.utils import get_column_letter
 
-from ..core.evaluate import NOT_PER_DEVICE
+from ..core.evaluate import INFEASIBLE_REASONS, NOT_PER_DEVICE
 from ..core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
 from ..core.power import HOURS_PER_YEAR
 from ..core.sizing import SECONDS_PER_YEAR
@@ -407,6 +407,21 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
     return path
 
 
+def _held_generations_code(sheet: CashFlowSheet, fleets: list[OptionRefs], path: Path, refs: OptionRefs) -> None:
+    """:func:`tco.core.evaluate.held_generations_code`: the baseline's infeasibility bits are those of every generation
+    it holds before the horizon, or-ed (``feasible`` follows them)."""
+    sheet.heading("latency targets of the generations the fleet holds within the horizon", level=2)
+    held = []
+    for g, fleet in enumerate(fleets):
+        years = ",".join(f"AND({path.index(sheet, y)}={g},{sheet.year(y)}<{sheet.horizon})" for y in range(LAST_YEAR + 1))
+        held.append(sheet.scalar(f"bits of generation {g} if held (its own infeasible code)", "bitmask",
+                                 f"IF(OR({years}),{fleet.option['infeasible_code']},0)"))
+    # or-ed bit by bit (BITOR is not in every spreadsheet's xlsx reader): a bit is set when some held generation sets it
+    code = "+".join(f"{bit}*MAX({','.join(f'MOD(INT({h}/{bit}),2)' for h in held)})" for bit in INFEASIBLE_REASONS)
+    infeasible = refs.option["infeasible_code"] = sheet.output(OPTION_OUTPUTS["infeasible_code"], code)
+    refs.option["feasible"] = sheet.output(OPTION_OUTPUTS["feasible"], f"IF({infeasible}=0,1,0)")
+
+
 def _steady_state(terms: dict[str, dict[str, list[str]]], g: str, rate: str, names, whole: bool) -> tuple[str, str]:
     """:func:`tco.core.money.steady_state_usd_per_year` of generation ``g``: ``(capital, running)`` formulas."""
     capital, running = [], []
@@ -441,6 +456,8 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
     if option.disaggregated:
         terms["links"] = _link_terms(sheet, fleets, option)
     path = _generations(sheet, scenario, model, fleets, terms) if moving else Path()
+    if moving:
+        _held_generations_code(sheet, fleets, path, refs)
     walks = {}
     for role in terms:
         sheet.heading(f"{role} pool, year by year" if role != "links" else "KV-link ports, year by year", level=2)
