@@ -664,7 +664,20 @@ def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCos
 
 
 def infeasible_code(size: OptionSizing, w: _Workload):
-    """The bits of :data:`INFEASIBLE_REASONS` a fleet's sizing misses, summed [bitmask]."""
+    """The bits of :data:`INFEASIBLE_REASONS` a fleet's sizing misses, summed.
+
+    Parameters
+    ----------
+    size : OptionSizing
+        The fleet's sizing: whether a shape fits and the TPOT and TTFT targets are met [-].
+    w : _Workload
+        Prompt and output lengths and the model's context window [tokens].
+
+    Returns
+    -------
+    ndarray [bitmask]
+        ``1`` TPOT missed, ``2`` TTFT missed (both only where a shape fits), ``4`` context too long, ``8`` no shape fits.
+    """
     # each reason's flag times its bit (a flag's multiplication costs half an np.where); NaN lengths count as too long
     fits, no_fit = size.fits, np.logical_not(size.fits)
     return ((fits & np.logical_not(size.tpot_met)) * TPOT_MISSED + (fits & np.logical_not(size.ttft_met)) * TTFT_MISSED
