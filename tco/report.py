@@ -122,9 +122,8 @@ def _feasible(r: OptionResult) -> str:
     reasons = infeasible_reasons(r)
     verdict = "yes" if not reasons else "no: " + "; ".join(reasons)
     held = held_generations(r)
-    own = "+".join(dict.fromkeys(p.device for p in r.pools.values()))
-    if held and held != [own]:  # the latency rows above are the scenario device's, the fleet runs the roadmap's
-        verdict += f" (the fleet runs {', '.join(held)}; the shape and latency figures above are {own}'s)"
+    if held and held != [r.roadmap.devices[0]]:  # the latency rows above are the scenario device's (generation 0)
+        verdict += f" (the fleet runs {', '.join(held)}; the shape and latency figures above are {r.roadmap.devices[0]}'s)"
     return verdict
 
 

@@ -273,9 +273,10 @@ def _roadmap_variant(policy: str) -> dict:
 
 
 ROADMAP_POLICIES = ["at_replacement", "when_cheaper"]
-#: custom-asic at 4,400-token prompts, where an H100 replica misses the 1 s TTFT target even when idle (case in
-#: tests/test_roadmap.py): on a roadmap of Rubin alone the fleet holds its H100s in year 0 (Rubin is released at
-#: t = 0.25) and is infeasible; on B200 alone it runs B200 from year 0 and meets the targets
+#: custom-asic at 4,400-token prompts, where an H100 replica misses the 1 s TTFT target even when idle (the Python
+#: side: tests/test_economics.py::test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs): on a roadmap of Rubin
+#: alone the fleet holds its H100s in year 0 (Rubin is released at t = 0.25) and is infeasible; on B200 alone it runs
+#: B200 from year 0 and meets the targets
 ROADMAP_FEASIBILITY = {"rubin": ["rubin"], "b200": ["b200"]}
 
 
@@ -350,8 +351,8 @@ def test_the_roadmap_baseline_recalculates_like_the_python_model(policy, recalcu
 @pytest.mark.parametrize("key", ROADMAP_FEASIBILITY)
 def test_the_roadmap_baseline_meets_the_targets_of_the_generations_it_holds_in_the_workbook(key, recalculated):
     """The baseline's infeasibility bits are the or of those of the generations it holds within the horizon
-    (``BITOR`` of per-generation rows): 2 (TTFT) when its H100s serve year 0, 0 when it runs B200 from year 0; every
-    Check row agrees with the Python model to 1e-9."""
+    (bit by bit over a row of the held generation's code per year): 2 (TTFT) when its H100s serve year 0, 0 when it
+    runs B200 from year 0; every Check row agrees with the Python model to 1e-9."""
     converted = recalculated["feasibility", key]
     assert error_cells(converted) == []
     rows = check_rows(converted)

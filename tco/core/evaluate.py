@@ -687,8 +687,9 @@ def infeasible_code(size: OptionSizing, w: _Workload):
 def held_generations_code(codes: Sequence, path: GenerationPath, horizon_years):
     """A roadmap baseline's infeasibility bits: those of every generation it holds within the horizon, or-ed.
 
-    The fleet is on generation ``path.index[t]`` in year ``t``; a generation it never holds before the horizon
-    (the scenario's own device when the roadmap starts on a newer one) does not count, one it holds for a year does.
+    The fleet is on generation ``path.index[t]`` in year ``t``; the code of the generation held is or-ed in for every
+    year before the horizon, so a generation it never holds there (the scenario's own device when the roadmap starts
+    on a newer one) does not count, one it holds for a year does.
 
     Parameters
     ----------
@@ -704,12 +705,10 @@ def held_generations_code(codes: Sequence, path: GenerationPath, horizon_years):
     ndarray [bitmask]
         The or of the held generations' bits.
     """
-    out = np.zeros(np.shape(codes[0]), np.int64)
-    for g, code in enumerate(codes):
-        held = np.zeros(np.shape(horizon_years), bool)
-        for t, index in enumerate(path.index):
-            held = held | ((np.asarray(index) == g) & (t < np.asarray(horizon_years)))
-        out = np.bitwise_or(out, held * np.asarray(code).astype(np.int64))
+    bits = [np.asarray(code).astype(np.int64) for code in codes]
+    out = np.zeros(np.shape(bits[0]), np.int64)
+    for t, index in enumerate(path.index):
+        out = np.bitwise_or(out, (t < np.asarray(horizon_years)) * pick(bits, index))
     return out
 
 
@@ -797,9 +796,8 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         full = full + fleet.sizes[role].devices * c.unit_nre_usd * w.demand_path.capital_recovery_factor(c.life_years)
     full = full + _porting_usd_per_year(structure, option, w) + plan.reauthoring_usd_per_year
     size = fleet.size
-    code = infeasible_code(size, w)
-    if roadmap is not None:
-        code = held_generations_code([infeasible_code(f.size, w) for f in fleets], path, w.horizon)
+    code = (infeasible_code(size, w) if roadmap is None
+            else held_generations_code([infeasible_code(f.size, w) for f in fleets], path, w.horizon))
     tokens_per_s = w.mean_rps * w.output
     return OptionResult(
         name=option.name, pools=pools, links=links, money=plan, roadmap=roadmap,

@@ -411,13 +411,12 @@ def _held_generations_code(sheet: CashFlowSheet, fleets: list[OptionRefs], path:
     """:func:`tco.core.evaluate.held_generations_code`: the baseline's infeasibility bits are those of every generation
     it holds before the horizon, or-ed (``feasible`` follows them)."""
     sheet.heading("latency targets of the generations the fleet holds within the horizon", level=2)
-    held = []
-    for g, fleet in enumerate(fleets):
-        years = ",".join(f"AND({path.index(sheet, y)}={g},{sheet.year(y)}<{sheet.horizon})" for y in range(LAST_YEAR + 1))
-        held.append(sheet.scalar(f"bits of generation {g} if held (its own infeasible code)", "bitmask",
-                                 f"IF(OR({years}),{fleet.option['infeasible_code']},0)"))
-    # or-ed bit by bit (BITOR is not in every spreadsheet's xlsx reader): a bit is set when some held generation sets it
-    code = "+".join(f"{bit}*MAX({','.join(f'MOD(INT({h}/{bit}),2)' for h in held)})" for bit in INFEASIBLE_REASONS)
+    codes = sheet.table("infeasible code of the fleet on each generation", "bitmask",
+                        [fleet.option["infeasible_code"] for fleet in fleets])
+    held = sheet.years("infeasible code of the generation held (0 from the horizon on)", "bitmask",
+                       lambda y: f"IF({sheet.year(y)}<{sheet.horizon},{pick(codes, path.index(sheet, y))},0)", pv=False)
+    # or-ed bit by bit (BITOR is not in every spreadsheet's xlsx reader): a bit is set when some year's code sets it
+    code = "+".join(f"{bit}*IF(SUMPRODUCT(MOD(INT({sheet.span(held.row)}/{bit}),2))>0,1,0)" for bit in INFEASIBLE_REASONS)
     infeasible = refs.option["infeasible_code"] = sheet.output(OPTION_OUTPUTS["infeasible_code"], code)
     refs.option["feasible"] = sheet.output(OPTION_OUTPUTS["feasible"], f"IF({infeasible}=0,1,0)")
 
