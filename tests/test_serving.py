@@ -608,8 +608,12 @@ def test_candidate_shapes():
       width are 8; ``p0 = 19`` at width 4 gives 19, 29 (38 > 32 layers) and ``p0 = 10`` at width 8 gives 10, 15, 20,
       30 (40 > 32); both ladders climb past the layers, so each width adds one stage per layer, 32; the tensor-only
       groups of 128 and 256 chips copy the KV cache 16-32 times and are left out;
-    * H200 + DeepSeek-R1 (5-6 GPUs, 61 layers, latent attention, MoE): TP8, and, as it fills more than half the board,
-      TP8 x 2, 3, 4, 6 stages across boards (``p0 = 2``: 1, 1.5, 2, 3 times it); each also expert-parallel;
+    * H200 + DeepSeek-R1 (5-6 GPUs, 61 layers, latent attention, MoE): TP8; the board's 8 GPUs (the smallest power of
+      two that holds the model; 16 is past the board) in 2, 4, 8 stages (TP4 x PP2, TP2 x PP4, TP1 x PP8); and, as it
+      fills more than half the board, TP8 x 2, 3, 4, 6 stages across boards (``p0 = 2``: 1, 1.5, 2, 3 times it); each
+      multi-device shape also expert-parallel;
+    * H200 + Llama 3.1 405B at FP8 (3-4 GPUs): TP4 and TP8 (``4 x 4`` caps at the board), and the 4 and 8 GPUs of the
+      smallest power of two that holds the model and of twice it in 2, 4 (and 8) stages within the board;
     * GH200 (a domain of 1 superchip, up to 256 in a DGX GH200) + Llama 70B on one superchip: TP1 at domain 1 with
       pipelines of 2, 3, 4, 6 superchips over the network, TP 1-8 at domain 256;
     * Cerebras CS-3 (domain 1-16, streamed) + Llama 70B on 2 systems: pipelines of single CS-3s of 2, 3, 4, 6, 8
@@ -621,8 +625,11 @@ def test_candidate_shapes():
     assert [s.label for s in sram] == ["TP4 x PP19", "TP8 x PP10", "TP4 x PP29", "TP8 x PP15", "TP4 x PP32", "TP8 x PP20",
                                        "TP8 x PP30", "TP8 x PP32"]
     latent = parallelism.candidate_shapes((8, 8), 61, 1, 5, 6, moe=True, latent=True)
-    assert [s.label for s in latent] == ["TP8", "TP8 x PP2", "TP8 x PP3", "TP8 x PP4", "TP8 x PP6", "TP8 EP",
+    assert [s.label for s in latent] == ["TP8", "TP4 x PP2", "TP2 x PP4", "TP1 x PP8", "TP8 x PP2", "TP8 x PP3",
+                                         "TP8 x PP4", "TP8 x PP6", "TP8 EP", "TP4 x PP2 EP", "TP2 x PP4 EP",
                                          "TP8 x PP2 EP", "TP8 x PP3 EP", "TP8 x PP4 EP", "TP8 x PP6 EP"]
+    dense = parallelism.candidate_shapes((8, 8), 126, 8, 3, 4, moe=False)
+    assert [s.label for s in dense] == ["TP4", "TP2 x PP2", "TP1 x PP4", "TP8", "TP4 x PP2", "TP2 x PP4", "TP1 x PP8"]
     superchip = parallelism.candidate_shapes((1, 256), 80, 8, 1, 1, moe=False)
     assert [s.label for s in superchip] == ["TP1", "TP2", "TP1 x PP2", "TP1 x PP3", "TP4", "TP1 x PP4", "TP1 x PP6",
                                             "TP8"]

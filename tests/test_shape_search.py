@@ -75,3 +75,27 @@ def test_the_search_comes_near_the_cheapest_pinned_shape(model, device, factor):
     search = _cost(results["search"])
     assert best < float("inf"), (model, device)
     assert search <= factor * best, (model, device, search, best)
+
+
+@pytest.mark.slow
+def test_a_prefill_pool_searches_pipelines_within_the_board():
+    """The prefill pool of specialization-over-time's split (Llama 3.1 70B, 4,000-token prompts, at least 8 H100s per
+    replica) against its prefill shapes pinned by hand, tensor x pipeline within and across the 8-GPU board.
+
+    Prefill is compute-bound: a pipeline of ``p`` stages keeps the arithmetic of a tensor group of ``t p`` GPUs and drops
+    the tensor-parallel all-reduces (at the Hopper class's fitted collective efficiency, 0.279, they cost more than the
+    arithmetic at TP8: 80 layers x 2 x 2 x 7/8 x 8,192 x 2 B = 4.6 MB per token at 0.279 x 450 GB/s = 37 us, against
+    1.4e11 FLOP / (8 x 1.98e15 x 0.569) = 16 us). Before pipelines within a board were candidates for GPU stacks
+    (NVIDIA's v5.0 H100 llama2-70b configs run pipeline parallel 2; [nvidia-405b-pp-2024]: pipeline parallel 8 gives 1.5x
+    the throughput of tensor parallel 8 on an HGX H200), the search kept TP8 at $2.57 per million output tokens against
+    TP2 x PP4's $1.49 (1.73x)."""
+    spec = yaml.safe_load((SCENARIOS_DIR / "specialization-over-time.yaml").read_text())
+    split = next(o for o in spec["options"] if "prefill" in o)
+    spec["options"] += [{**copy.deepcopy(split), "name": f"pin{t}x{p}",
+                         "prefill": {**split["prefill"], "tensor_parallel": t, "pipeline_stages": p}}
+                        for t in (1, 2, 4, 8) for p in (1, 2, 4, 8) if t * p in (8, 16)]
+    scenario = scenario_from_dict(copy.deepcopy(spec))
+    results, _ = tco.evaluate_scenario(scenario)
+    best = min(_cost(results[o.name]) for o in scenario.structure.options if o.name.startswith("pin"))
+    assert best < float("inf")
+    assert _cost(results[split["name"]]) <= 1.02 * best, (_cost(results[split["name"]]), best)

@@ -78,9 +78,15 @@ def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devi
         replica of that width has: the default's Groq option, whose ladder at width 8 stopped at 62 of 80 layers,
         lands at 1.19x the best stage count instead of 1.35x);
       - where micro-batches carry whole chunks (GPU stacks: each stage adds a micro-batch's imbalance,
-        :func:`tco.core.serving.interference_lines`), across domains only: at the domain's width, where the model
-        needs more than one domain or fills more than half of one (the KV cache then has room), ``p = p0, 1.5 p0,
-        2 p0, 3 p0``;
+        :func:`tco.core.serving.interference_lines`): across domains at the domain's width, where the model needs
+        more than one domain or fills more than half of one (the KV cache then has room), ``p = p0, 1.5 p0, 2 p0,
+        3 p0``; and within a domain of one board (at most 8 devices), where the model needs several of its devices: the
+        smallest power of two of devices that holds it, and twice that, in ``p = 2, 4, ...`` stages of ``n / p``. Such
+        a pipeline keeps the arithmetic of a tensor group of ``n`` and drops its all-reduces, which prefill-heavy pools
+        gain from (NVIDIA runs its v5.0 H100 llama2-70b engines as pipeline parallel 2; pipeline parallel 8 gave 1.5x
+        the throughput of tensor parallel 8 for Llama 3.1 405B on an HGX H200 [nvidia-405b-pp-2024]). Wider domains
+        (TPU slices, NVL72 racks) get no such ladder: at most ``limit`` dense shapes are kept, smallest first, and it
+        would crowd out the wide tensor groups they win with;
 
       when such shapes exist, tensor-only shapes wider than four times the KV heads are left out (they hold the KV
       cache in ``t / kv_heads`` copies and never win), unless attention is latent (one small shared latent: wide
@@ -118,6 +124,7 @@ def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devi
     ----------
     [megatron-lm-2019] tensor parallelism within a layer.
     [narayanan-sc2021] pipeline stages across layers.
+    [nvidia-405b-pp-2024] pipeline against tensor parallelism within an 8-GPU NVLink board.
     """
     low, high = max(int(devices_low), 1), max(int(devices_high), int(devices_low), 1)
     top_layer = max(int(layers), 1)
@@ -134,6 +141,10 @@ def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devi
         else:
             widths = [domain] if low > domain or 2 * high > domain else []
             ladder = (1.0, 1.5, 2.0, 3.0)
+            if 2 <= low <= domain <= 8:  # the model needs several devices of one board: that many split into stages
+                smallest = 1 << (low - 1).bit_length()
+                sizes = {n for n in (smallest, 2 * smallest) if n <= domain}
+                staged |= {Shape(n // p, p) for n in sizes for p in _powers_of_two(2, min(n, top_layer)) if n % p == 0}
         for width in widths:
             base = max(math.ceil(low / width), 2)
             rungs = {math.ceil(base * f) for f in ladder}

@@ -361,14 +361,16 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     return _choose(sheet, role, candidates, demand, extra)
 
 
-def _within(seen: list[list[Line]], rising: list[bool], target: str, upper: str) -> str:
-    """:func:`tco.core.steps.largest_within` of the decode branches: the largest batch whose cycle meets ``target``.
+def _within(q, label: str, seen: list[list[Line]], rising: list[bool], target: str, upper: str) -> str:
+    """:func:`tco.core.steps.largest_within` of the decode branches: the largest batch whose cycle meets ``target``,
+    one cell per branch (``label``, branch k) so that no formula outgrows Excel's length limit.
 
     A ``rising`` branch is ``min_i (T - c0_i) / c1_i``; one that holds a falling line meets ``T`` on an interval, so
     its largest batch is ``min(upper, min over c1 > 0)`` where that is at least ``max over c1 < 0``, else ``-1E300``.
     A flat line (fully overlapped phases can leave one) over ``T`` rules its branch out, one under it never limits.
     """
-    return branch_max([_branch_within(lines, up, target, upper) for lines, up in zip(seen, rising, strict=True)])
+    return branch_max([q(f"{label}, branch {k}", _branch_within(lines, up, target, upper), "sequences")
+                       for k, (lines, up) in enumerate(zip(seen, rising, strict=True))])
 
 
 def _branch_within(lines: list[Line], rising: bool, target: str, upper: str) -> str:
@@ -492,8 +494,10 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             interference = [(i0 if i0 == "0" else q(f"prefill riding in a cycle, line {j}: intercept", i0, "s"),
                              q(f"prefill riding in a cycle, line {j}: slope", i1, "s/sequence"))
                             for j, (i0, i1) in enumerate(riding)]
-            seen = [[(c0 if i0 == "0" else f"({c0}+{i0})", f"({c1}+{i1})") for c0, c1 in lines]
-                    for lines in stored for i0, i1 in interference]
+            seen = [[(c0 if i0 == "0" else q(f"cycle line {b}.{i}.{j}: intercept (prefill share included)", f"{c0}+{i0}", "s"),
+                      q(f"cycle line {b}.{i}.{j}: slope (prefill share included)", f"{c1}+{i1}", "s/sequence"))
+                     for i, (c0, c1) in enumerate(lines)]
+                    for b, lines in enumerate(stored) for j, (i0, i1) in enumerate(interference)]
             rising = [up for _ in stored for up in riding_rises]
         else:
             seen = stored
@@ -504,10 +508,13 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         limit = q("slot cap by memory, batch limit and token budget", limit, "sequences")
         target = demand.tpot
         if colocated:
-            mean_cap = q("slot cap at the mean cycle", f"MIN({_within(seen, rising, target, limit)},{limit})", "sequences")
-            target = f"{demand.tpot}-" + q("TPOT excess at the percentile from the prompts sharing the cycles, at that cap",
-                                           interference_spread(interference, mean_cap, demand.prompt_scv, epsilon), "s")
-        cap = q("slot cap before rounding", f"MIN({_within(seen, rising, target, limit)},{limit})", "sequences")
+            within = _within(q, "largest batch whose mean cycle meets the TPOT target", seen, rising, target, limit)
+            mean_cap = q("slot cap at the mean cycle", f"MIN({within},{limit})", "sequences")
+            excess = q("TPOT excess at the percentile from the prompts sharing the cycles, at that cap",
+                       interference_spread(interference, mean_cap, demand.prompt_scv, epsilon), "s")
+            target = q("mean cycle the slot cap meets (the TPOT target less that excess)", f"{demand.tpot}-{excess}", "s")
+        within = _within(q, "largest batch whose cycle meets the TPOT target at the percentile", seen, rising, target, limit)
+        cap = q("slot cap before rounding", f"MIN({within},{limit})", "sequences")
         raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
         slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
         tpot_ok = f"IF({raw}>=1,1,0)"
