@@ -34,6 +34,7 @@ from .measurements import (
     PerUserSpeed,
     Strict,
     Text,
+    VendorThroughput,
     load_measurements,
     validated_file,
 )
@@ -214,10 +215,14 @@ _CASE_KEYS = {"name", "category", "class", "fit", "rows", "basis", "metric", "so
               "tolerance", "known_miss"}
 
 
-def _rate(record: MLPerfResult | PerUserSpeed, metric: str) -> float:
+def _rate(record: MLPerfResult | PerUserSpeed | VendorThroughput, metric: str) -> float:
     """The published figure of one row in the metric's unit."""
     if isinstance(record, PerUserSpeed):
         return record.tokens_per_s_per_user
+    if isinstance(record, VendorThroughput):
+        if metric not in ("system_output_tokens_per_s", "output_tokens_per_s_per_device"):
+            raise ValueError(f"row {record.id} is a maximum throughput: metric {metric} does not read it")
+        return record.tokens_per_s_per_accelerator if metric == "output_tokens_per_s_per_device" else record.tokens_per_s
     if metric == "output_tokens_per_s_per_device":
         return record.tokens_per_s_per_accelerator
     if metric in ("ttft_s", "tpot_s"):
@@ -269,6 +274,10 @@ def _conditions_from_row(m: Measurements, record, overlay: dict, where: str) -> 
         else:
             limit = bench.latency[record.scenario]
             base.update(tpot_target_s=limit.tpot_s, ttft_target_s=limit.ttft_s, percentile=limit.percentile / 100.0)
+    elif isinstance(record, VendorThroughput):  # as many in flight as the system holds, no latency bound: Offline
+        base.update(model=record.model, device=record.device, prompt_tokens=record.prompt_tokens,
+                    output_tokens=record.output_tokens, system_devices=record.count,
+                    tpot_target_s=OFFLINE_TPOT_TARGET_S, ttft_target_s=OFFLINE_TTFT_TARGET_S)
     else:
         base.update(model=record.model, device=record.device, prompt_tokens=record.prompt_tokens,
                     output_tokens=record.output_tokens, system_devices=record.count)
@@ -286,7 +295,8 @@ def _conditions_from_row(m: Measurements, record, overlay: dict, where: str) -> 
 
 def _scenario(records) -> str:
     """Scenario label of a case: the row's scenario, ``a/b`` for a ratio across scenarios, ``per_user``."""
-    labels = ["per_user" if isinstance(r, PerUserSpeed) else r.scenario for r in records]
+    labels = ["per_user" if isinstance(r, PerUserSpeed) else "offline" if isinstance(r, VendorThroughput) else r.scenario
+              for r in records]
     return labels[0] if len(set(labels)) == 1 else "/".join(labels)
 
 

@@ -165,6 +165,34 @@ class PerUserSpeed(Strict):
     note: str = ""
 
 
+class VendorThroughput(Strict):
+    """A vendor's maximum throughput of a served system at fixed lengths [output tokens/s of the whole system].
+
+    Every request has ``prompt_tokens`` in and ``output_tokens`` out and the system holds as many in flight as it
+    can, with no latency bound: what an MLPerf Offline run measures, at the vendor's lengths instead of a dataset's.
+    """
+
+    id: Text
+    system: Text
+    device: str | None = None
+    count: int = Field(gt=0, description="accelerators in the measured system")
+    model: str | None = Field(default=None, description="catalog model id, when the catalog has the model")
+    model_name: Text
+    tokens_per_s: float = Field(gt=0, description="output tokens/s of the whole system")
+    prompt_tokens: float = Field(gt=0)
+    output_tokens: float = Field(gt=0)
+    precision: Text
+    date: str = Field(min_length=4)
+    grade: Literal["A", "B", "C"]
+    source: Text
+    note: str = ""
+
+    @property
+    def tokens_per_s_per_accelerator(self) -> float:
+        """[tokens/s] the system's output rate divided by its accelerator count."""
+        return self.tokens_per_s / self.count
+
+
 class Ranking(Strict):
     """The ratio of two records (``numerator`` / ``denominator``, both ids in this file)."""
 
@@ -181,10 +209,11 @@ class Measurements(Strict):
     benchmarks: dict[str, Benchmark]
     mlperf: list[MLPerfResult] = Field(min_length=1)
     per_user: list[PerUserSpeed] = []
+    vendor_throughput: list[VendorThroughput] = []
     rankings: list[Ranking] = []
 
-    def records(self) -> dict[str, MLPerfResult | PerUserSpeed]:
-        return {r.id: r for r in [*self.mlperf, *self.per_user]}
+    def records(self) -> dict[str, MLPerfResult | PerUserSpeed | VendorThroughput]:
+        return {r.id: r for r in [*self.mlperf, *self.per_user, *self.vendor_throughput]}
 
     def split(self, which: Split) -> list[MLPerfResult]:
         """MLPerf rows a fit may use (``in_sample``) or must hold out (``out_of_sample``)."""
@@ -197,7 +226,7 @@ class Measurements(Strict):
         return _rate(num, ranking.basis) / _rate(den, ranking.basis)
 
 
-def _rate(record: MLPerfResult | PerUserSpeed, basis: str) -> float:
+def _rate(record: MLPerfResult | PerUserSpeed | VendorThroughput, basis: str) -> float:
     if isinstance(record, PerUserSpeed):
         return record.tokens_per_s_per_user
     return record.tokens_per_s_per_accelerator if basis == "per_accelerator" else record.tokens_per_s
@@ -206,7 +235,7 @@ def _rate(record: MLPerfResult | PerUserSpeed, basis: str) -> float:
 def _reference_errors(m: Measurements, path: str) -> list[FieldError]:
     """Cross-references the schema cannot see: unique ids, known benchmarks, limits, ranking sides."""
     errors = []
-    ids = [r.id for r in m.mlperf] + [r.id for r in m.per_user] + [r.id for r in m.rankings]
+    ids = [r.id for r in [*m.mlperf, *m.per_user, *m.vendor_throughput, *m.rankings]]
     for ident in sorted({i for i in ids if ids.count(i) > 1}):
         errors.append(FieldError(f"{path}: id", ident, "ids must be unique"))
     for i, r in enumerate(m.mlperf):
