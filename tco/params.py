@@ -112,7 +112,9 @@ def param_from_quantity(name: str, q: Quantity, default_source: str = "") -> Par
         errors.append(FieldError(f"{name}.unit", q.unit, f"must be {spec.unit!r}"))
     low = q.value if q.low is None else q.low
     high = q.value if q.high is None else q.high
-    for part, number in (("", q.value), (".low", low), (".high", high)):
+    given = [("", q.value)] + [(part, bound) for part, bound, raw in ((".low", low, q.low), (".high", high, q.high))
+                               if raw is not None]  # an absent bound is the value: one error, not three
+    for part, number in given:
         if not spec.admits(number):
             errors.append(FieldError(name + part, number, spec.rule()))
     if not errors and not low <= q.value <= high:

@@ -262,3 +262,15 @@ def test_compare_json_carries_the_warnings_stderr_prints(capsys):
     assert "outside its sourced range" in warning["message"] and "devices.h100-sxm.compute_efficiency" in err
     _, clean, _ = run(capsys, "compare", "--format", "json")
     assert json.loads(clean)["warnings"] == []
+
+
+def test_a_bare_value_out_of_its_domain_is_one_error(capsys, tmp_path):
+    """A number written without low/high has them equal to it: one broken rule is one error line, not three (the
+    value, its low and its high); a bound the user writes is checked on its own."""
+    bare = default_text().replace("requests_per_s: {value: 100, low: 30, high: 300,", "requests_per_s: {value: -100,")
+    assert bare != default_text()
+    code, _out, err = run(capsys, "compare", write(tmp_path, bare))
+    assert code == 2 and err.count("workload.requests_per_s") == 1, err
+    low = default_text().replace("requests_per_s: {value: 100, low: 30,", "requests_per_s: {value: 100, low: -40,")
+    code, _out, err = run(capsys, "compare", write(tmp_path, low))
+    assert code == 2 and "workload.requests_per_s.low: got -40" in err and err.count("workload.requests_per_s") == 1, err
