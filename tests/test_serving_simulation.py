@@ -211,7 +211,8 @@ def _capped(scenario, values):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["default", "voice-agent", "fleet-split", "batch-offline", "custom-asic", "specialization-over-time"])
+@pytest.mark.parametrize("name", ["default", "voice-agent", "fleet-split", "batch-offline", "custom-asic",
+                                  "specialization-over-time"])
 def test_every_feasible_option_meets_its_targets_in_simulation(name):
     """Issue 11: on every bundled scenario, at its base values (its own fleets, up to ~1,200 replicas) and
     two random draws (fleets within :data:`DRAW_REPLICA_TOKENS_CAP`), every option the model reports
