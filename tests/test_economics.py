@@ -248,6 +248,29 @@ def test_refresh_policies_by_hand():
     assert [float(g) for g in generations.generation_path("when_cheaper", cheap_running, life, 5.0, 5).index] == [1, 1, 2, 2, 2]
 
 
+def test_the_roadmap_buys_the_cheapest_generation_that_meets_the_targets():
+    """ROADMAP's steady-state costs 10 / 8 / 6 (running 4 / 3 / 2; 'mid' released at -1, 'new' at 2), two draws: in
+    the first 'mid' misses a target (code 2), in the second every generation meets them.
+
+    - each_generation: the first draw starts on 'old' (10, the cheapest that meets them; 'mid' is cheaper but misses),
+      the second on 'mid' (8); both move to 'new' (6, meets them) at t = 2;
+    - when_cheaper: neither moves at t = 2 (6 is not below old's running 4 nor mid's 3, and both fleets meet them);
+    - 'old' and 'mid' both missing (codes 1, 2), 'new' meeting them: the cheapest released, 'mid', is bought first;
+      when_cheaper leaves it for 'new' at t = 2 because 'new' meets the targets, though 6 is not below mid's 3.
+    """
+    codes = (np.array([0.0, 0.0]), np.array([2.0, 0.0]), np.array([0.0, 0.0]))
+    roadmap = generations.RoadmapCosts(ROADMAP.devices, ROADMAP.release_years, ROADMAP.full_usd_per_year,
+                                       ROADMAP.running_usd_per_year, infeasible_codes=codes)
+    life = (3.0, 3.0, 3.0)
+    path = generations.generation_path("each_generation", roadmap, life, 5.0, 5)
+    assert [g.tolist() for g in path.index] == [[0, 1], [0, 1], [2, 2], [2, 2], [2, 2]]
+    stays = generations.generation_path("when_cheaper", roadmap, life, 5.0, 5)
+    assert [g.tolist() for g in stays.index] == [[0, 1]] * 5
+    missing = generations.RoadmapCosts(ROADMAP.devices, ROADMAP.release_years, ROADMAP.full_usd_per_year,
+                                       ROADMAP.running_usd_per_year, infeasible_codes=(1.0, 2.0, 0.0))
+    assert [float(g) for g in generations.generation_path("when_cheaper", missing, life, 5.0, 5).index] == [1, 1, 2, 2, 2]
+
+
 def test_years_of_advantage_by_hand():
     """Option 8 against one general generation of 10:
     - drift only (kappa 0.5, H 2): cheaper while 8 < 10 (1 - 0.5 (1 - 2^(-t/2))), until 2^(-t/2) = 0.6: t = 1.474;
@@ -327,6 +350,20 @@ def test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs():
     data["roadmap"]["generations"] = ["rubin"]
     base = tco.analyse_scenario(scenario_from_dict(data)).baseline
     assert held_generations(base) == ["h100-sxm", "rubin"] and float(base.infeasible_code) == 2.0
+
+
+def test_a_roadmap_baseline_does_not_buy_a_cheaper_generation_that_misses_the_targets():
+    """custom-asic with a 250 ms TTFT target: the B200 fleet is the cheapest generation released at t = 0 ($24.4M a
+    year against B300's $28.4M) but misses that target (code 2, as the H100's); the baseline buys B300s, the cheapest
+    that meets it, then Rubin, and is feasible. Before, it bought the B200s and reported their miss (code 2)."""
+    from tco.report import held_generations
+
+    analysis = tco.analyse_scenario(tco.load_scenario("custom-asic"), {"workload.ttft_target_s": 0.25})
+    roadmap = analysis.baseline.roadmap
+    assert roadmap.devices[1:3] == ("b200", "b300")
+    assert float(roadmap.full_usd_per_year[1]) < float(roadmap.full_usd_per_year[2])
+    assert [float(c) for c in roadmap.infeasible_codes[:3]] == [2.0, 2.0, 0.0]
+    assert held_generations(analysis.baseline) == ["b300", "rubin"] and float(analysis.baseline.infeasible_code) == 0.0
 
 
 # --- nodes ---------------------------------------------------------------------------------------------

@@ -277,13 +277,16 @@ ROADMAP_POLICIES = ["at_replacement", "when_cheaper"]
 #: side: tests/test_economics.py::test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs): on a roadmap of Rubin
 #: alone the fleet holds its H100s in year 0 (Rubin is released at t = 0.25) and is infeasible; on B200 alone it runs
 #: B200 from year 0 and meets the targets
-ROADMAP_FEASIBILITY = {"rubin": ["rubin"], "b200": ["b200"]}
+#: custom-asic variants: (roadmap generations, prompt tokens, TTFT target [s], the baseline's infeasible code)
+ROADMAP_FEASIBILITY = {"rubin": (["rubin"], 4400, 1.0, 2.0), "b200": (["b200"], 4400, 1.0, 0.0),
+                       "b300-not-b200": (["b200", "b300", "rubin"], 2000, 0.25, 0.0)}
 
 
-def _long_prompt_variant(generations: list[str]) -> dict:
+def _feasibility_variant(generations: list[str], prompt_tokens: int, ttft_target_s: float) -> dict:
     data = yaml.safe_load((tco.scenario.SCENARIOS_DIR / "custom-asic.yaml").read_text())
     data["roadmap"] = {"policy": "when_cheaper", "generations": generations}
-    data.setdefault("workload", {})["prompt_tokens"] = 4400
+    data.setdefault("workload", {})["prompt_tokens"] = prompt_tokens
+    data["workload"]["ttft_target_s"] = ttft_target_s
     return data
 
 EDITED = [
@@ -311,8 +314,8 @@ def recalculated(tmp_path_factory):
     for policy in ROADMAP_POLICIES:
         scenario = tco.scenario.scenario_from_dict(_roadmap_variant(policy))
         books["roadmap", policy] = write_workbook(scenario, folder / f"roadmap-{policy}.xlsx")
-    for key, generations in ROADMAP_FEASIBILITY.items():
-        scenario = tco.scenario.scenario_from_dict(_long_prompt_variant(generations))
+    for key, (generations, prompt, ttft, _) in ROADMAP_FEASIBILITY.items():
+        scenario = tco.scenario.scenario_from_dict(_feasibility_variant(generations, prompt, ttft))
         books["feasibility", key] = write_workbook(scenario, folder / f"feasibility-{key}.xlsx")
     return dict(zip(books, recalculate_all(list(books.values()), folder), strict=True))
 
@@ -352,12 +355,14 @@ def test_the_roadmap_baseline_recalculates_like_the_python_model(policy, recalcu
 def test_the_roadmap_baseline_meets_the_targets_of_the_generations_it_holds_in_the_workbook(key, recalculated):
     """The baseline's infeasibility bits are the or of those of the generations it holds within the horizon
     (bit by bit over a row of the held generation's code per year): 2 (TTFT) when its H100s serve year 0, 0 when it
-    runs B200 from year 0; every Check row agrees with the Python model to 1e-9."""
+    runs B200 from year 0, and 0 at a 250 ms TTFT target, where the cheapest generation (B200) misses it and the fleet
+    buys B300s (the cheapest released that meets the targets, a live formula too); every Check row agrees with the
+    Python model to 1e-9."""
     converted = recalculated["feasibility", key]
     assert error_cells(converted) == []
     rows = check_rows(converted)
     codes = [row for row in rows if row[0] == "h100" and row[1] == "infeasible_code"]
-    assert len(codes) == 1 and codes[0][2] == {"rubin": 2.0, "b200": 0.0}[key] == codes[0][3]
+    assert len(codes) == 1 and codes[0][2] == ROADMAP_FEASIBILITY[key][3] == codes[0][3]
     assert all(agrees(row[2], row[3]) for row in rows), [r for r in rows if not agrees(r[2], r[3])][:5]
 
 

@@ -581,7 +581,8 @@ def _plans(fleets: Sequence[Fleet], w: _Workload) -> dict[str, PoolPlan]:
 
 
 def _roadmap(structure: Structure, base_fleet: Fleet, w: _Workload) -> tuple[list[Fleet], RoadmapCosts | None]:
-    """The baseline's fleets on every roadmap generation and their steady-state costs (None without a roadmap)."""
+    """The baseline's fleets on every roadmap generation, their steady-state costs and whether each meets the latency
+    targets (None without a roadmap)."""
     if not structure.generations:
         return [base_fleet], None
     fleets = [base_fleet, *(option_fleet(option, w) for option in structure.generation_options())]
@@ -601,7 +602,8 @@ def _roadmap(structure: Structure, base_fleet: Fleet, w: _Workload) -> tuple[lis
                *(w.get(roadmap_param(g.device, "release_year")) - start for g in structure.generations))
     incumbent = "+".join(dict.fromkeys(p.device for p in base_fleet.option.pools))
     costs = RoadmapCosts((incumbent, *(g.device for g in structure.generations)), release, tuple(full),
-                         tuple(running), w.get("roadmap.cost_halving_years"))
+                         tuple(running), w.get("roadmap.cost_halving_years"),
+                         tuple(infeasible_code(f.size, w) for f in fleets))
     return fleets, costs
 
 
@@ -796,8 +798,7 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         full = full + fleet.sizes[role].devices * c.unit_nre_usd * w.demand_path.capital_recovery_factor(c.life_years)
     full = full + _porting_usd_per_year(structure, option, w) + plan.reauthoring_usd_per_year
     size = fleet.size
-    code = (infeasible_code(size, w) if roadmap is None
-            else held_generations_code([infeasible_code(f.size, w) for f in fleets], path, w.horizon))
+    code = infeasible_code(size, w) if roadmap is None else held_generations_code(roadmap.infeasible_codes, path, w.horizon)
     tokens_per_s = w.mean_rps * w.output
     return OptionResult(
         name=option.name, pools=pools, links=links, money=plan, roadmap=roadmap,

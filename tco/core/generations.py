@@ -43,7 +43,9 @@ class RoadmapCosts:
     is listed, else 0; it is always available to the fleet); ``full_usd_per_year`` equivalent annual cost, capital included,
     at year 1's demand [USD/yr]; ``running_usd_per_year`` the running part alone [USD/yr];
     ``halving_years`` time for the cost per token of the best generation to halve after the
-    last listed release [yr] (``inf``: no trend beyond the list).
+    last listed release [yr] (``inf``: no trend beyond the list); ``infeasible_codes`` the
+    :func:`tco.core.evaluate.infeasible_code` of the fleet on each generation (empty: every
+    generation meets the targets).
     """
 
     devices: tuple[str, ...]
@@ -51,9 +53,27 @@ class RoadmapCosts:
     full_usd_per_year: tuple
     running_usd_per_year: tuple
     halving_years: object = np.inf
+    infeasible_codes: tuple = ()
+
+    def meets_targets(self, g: int):
+        """Whether the fleet on generation ``g`` meets the latency targets.
+
+        Parameters
+        ----------
+        g : int [-]
+            Generation index (``0`` the scenario's device).
+
+        Returns
+        -------
+        bool or ndarray [-]
+            True where its infeasible code is 0 (every draw when the roadmap has no codes).
+        """
+        return np.True_ if not self.infeasible_codes else np.asarray(self.infeasible_codes[g]) == 0
 
     def best_available(self, t):
-        """Index and cost of the cheapest generation released by ``t`` (``g = 0`` always available).
+        """Index and cost of the best generation released by ``t`` (``g = 0`` always available): the cheapest of
+        those whose fleet meets the latency targets, the cheapest of all where none does (an operator buys the
+        generation that serves the workload; a cheaper one that misses its targets is no alternative).
 
         Parameters
         ----------
@@ -68,10 +88,14 @@ class RoadmapCosts:
             Its steady-state cost.
         """
         best, cost = np.zeros(np.shape(self.full_usd_per_year[0])), self.full_usd_per_year[0]
+        meets = self.meets_targets(0)
         for g in range(1, len(self.devices)):
-            better = (self.release_years[g] <= t + 1e-9) & (self.full_usd_per_year[g] < cost)
+            fine = self.meets_targets(g)
+            preferred = (fine & ~meets) | ((fine == meets) & (self.full_usd_per_year[g] < cost))
+            better = (self.release_years[g] <= t + 1e-9) & preferred
             best = np.where(better, float(g), best)
             cost = np.where(better, self.full_usd_per_year[g], cost)
+            meets = np.where(better, fine, meets)
         return best, cost
 
     def best_cost_usd_per_year(self, t):
@@ -136,8 +160,9 @@ def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Seque
             moves = differs
         elif policy == "at_replacement":
             moves = differs & (np.mod(t - since, pick(life_years, current)) == 0)
-        elif policy == "when_cheaper":
-            moves = differs & (best_cost < pick(roadmap.running_usd_per_year, current))
+        elif policy == "when_cheaper":  # or where the fleet held misses its targets and the best meets them
+            misses = ~np.asarray(pick_code(roadmap, current) == 0) & np.asarray(pick_code(roadmap, best) == 0)
+            moves = differs & ((best_cost < pick(roadmap.running_usd_per_year, current)) | misses)
         else:
             raise ValueError(f"unknown refresh policy {policy!r}; one of {', '.join(POLICIES)}")
         current = np.where(moves, best, current)
@@ -145,6 +170,24 @@ def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Seque
         index.append(current)
         switch.append(moves)
     return GenerationPath.from_switches(index, switch, horizon_years)
+
+
+def pick_code(roadmap: RoadmapCosts, index):
+    """The infeasible code of the fleet on generation ``index``.
+
+    Parameters
+    ----------
+    roadmap : RoadmapCosts
+        The baseline's generations and their fleets' infeasible codes.
+    index : float or ndarray [-]
+        Generation held, per draw.
+
+    Returns
+    -------
+    float or ndarray [bitmask]
+        Its :func:`tco.core.evaluate.infeasible_code` (0 where the roadmap has no codes).
+    """
+    return pick(roadmap.infeasible_codes, index) if roadmap.infeasible_codes else 0.0
 
 
 def years_of_advantage(option_usd_per_year, roadmap: RoadmapCosts, deployment_year, drift_exposure, half_life_years):

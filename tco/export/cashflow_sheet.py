@@ -371,15 +371,26 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
     }
     tables["full"] = sheet.table("full cost per year: capital recovered + running (+ port over the life)", "USD/yr",
                                  [f"{full[g]}+{ports[g]}/{fx.annuity_factor(rate, lives[g])}" for g in range(len(fleets))])
-    offered = [sheet.years(f"cost of generation {g} if released by t", "USD/yr",
-                           lambda y, g=g: f"IF({tables['release'][g]}<={sheet.year(y)}+1E-9,{tables['full'][g]},{NOT_RELEASED})",
+    codes = tables["code"] = sheet.table("infeasible code of the fleet on each generation", "bitmask",
+                                         [fleet.option["infeasible_code"] for fleet in fleets])
+
+    def released(g, y):
+        return f"{tables['release'][g]}<={sheet.year(y)}+1E-9"
+
+    meeting = sheet.years("generations released by t whose fleet meets the latency targets", "generations",
+                          lambda y: "+".join(f"IF(AND({released(g, y)},{codes[g]}=0),1,0)" for g in range(len(fleets))),
+                          pv=False)
+    # the cheapest of the released generations that meet the targets, of all released ones where none does
+    offered = [sheet.years(f"cost of generation {g} if released by t (and meeting the targets where one does)", "USD/yr",
+                           lambda y, g=g: f"IF(AND({released(g, y)},OR({codes[g]}=0,{sheet.cell(meeting.row, y)}=0)),"
+                                          f"{tables['full'][g]},{NOT_RELEASED})",
                            pv=False) for g in range(len(fleets))]
     first, last = offered[0].row, offered[-1].row
 
     def column(y):
         return f"{sheet.columns[y]}{first}:{sheet.columns[y]}{last}"
 
-    best = sheet.years("best generation available (cheapest released)", "",
+    best = sheet.years("best generation available (cheapest released, meeting the targets where one does)", "",
                        lambda y: f"MATCH(MIN({column(y)}),{column(y)},0)-1", pv=False)
     best_cost = sheet.years("its full cost per year", "USD/yr", lambda y: f"MIN({column(y)})", pv=False)
     policy = structure.refresh_policy
@@ -392,7 +403,8 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
         differs = f"{sheet.cell(best.row, y)}<>{current}"
         condition = {"each_generation": "1=1",
                      "at_replacement": f"MOD({sheet.year(y)}-{sheet.cell(since_row, y - 1)},{pick(tables['life'], current)})=0",
-                     "when_cheaper": f"{sheet.cell(best_cost.row, y)}<{pick(tables['running'], current)}"}[policy]
+                     "when_cheaper": f"OR({sheet.cell(best_cost.row, y)}<{pick(tables['running'], current)},"
+                                     f"AND({pick(codes, current)}>0,{pick(codes, sheet.cell(best.row, y))}=0))"}[policy]
         return f"IF(AND({differs},{condition}),1,0)"
 
     sheet.years(f"generation the fleet buys ({policy.replace('_', ' ')})", "",
@@ -403,18 +415,16 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
                 lambda y: "0" if y == 0 else f"IF({sheet.cell(moves_row, y)}=1,{sheet.year(y)},{sheet.cell(since_row, y - 1)})",
                 pv=False)
     path = Path(index_row, moves_row)
-    path.ports = tables["port"]
+    path.ports, path.codes = tables["port"], codes
     return path
 
 
-def _held_generations_code(sheet: CashFlowSheet, fleets: list[OptionRefs], path: Path, refs: OptionRefs) -> None:
+def _held_generations_code(sheet: CashFlowSheet, path: Path, refs: OptionRefs) -> None:
     """:func:`tco.core.evaluate.held_generations_code`: the baseline's infeasibility bits are those of every generation
     it holds before the horizon, or-ed (``feasible`` follows them)."""
     sheet.heading("latency targets of the generations the fleet holds within the horizon", level=2)
-    codes = sheet.table("infeasible code of the fleet on each generation", "bitmask",
-                        [fleet.option["infeasible_code"] for fleet in fleets])
     held = sheet.years("infeasible code of the generation held (0 from the horizon on)", "bitmask",
-                       lambda y: f"IF({sheet.year(y)}<{sheet.horizon},{pick(codes, path.index(sheet, y))},0)", pv=False)
+                       lambda y: f"IF({sheet.year(y)}<{sheet.horizon},{pick(path.codes, path.index(sheet, y))},0)", pv=False)
     # or-ed bit by bit (BITOR is not in every spreadsheet's xlsx reader): a bit is set when some year's code sets it
     code = "+".join(f"{bit}*IF(SUMPRODUCT(MOD(INT({sheet.span(held.row)}/{bit}),2))>0,1,0)" for bit in INFEASIBLE_REASONS)
     infeasible = refs.option["infeasible_code"] = sheet.output(OPTION_OUTPUTS["infeasible_code"], code)
@@ -456,7 +466,7 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
         terms["links"] = _link_terms(sheet, fleets, option)
     path = _generations(sheet, scenario, model, fleets, terms) if moving else Path()
     if moving:
-        _held_generations_code(sheet, fleets, path, refs)
+        _held_generations_code(sheet, path, refs)
     walks = {}
     for role in terms:
         sheet.heading(f"{role} pool, year by year" if role != "links" else "KV-link ports, year by year", level=2)
