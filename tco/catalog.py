@@ -92,6 +92,7 @@ class Device(Strict):
     #: stacks), or streamed token by token through a layer pipeline (dataflow parts); tco.core.serving.interference_lines
     pipeline_prefill: Literal["micro_batch", "streamed"] = "micro_batch"
     collective_efficiency: Q | None = None  # share of the link bandwidth the collectives reach (absent: 1)
+    expert_compute_efficiency: Q | None = None  # the routed-expert GEMMs' share of the dense efficiency (absent: 1)
     tdp_w: Q
     idle_power_w: Q
     host_power_w: Q

@@ -66,6 +66,10 @@ cycle_overhead_s                    s               0       1       -    fixed t
                                                                          tiles); absent = 0
 collective_efficiency               fraction        0.0001  1       -    achievable share of the link bandwidth in the collectives
                                                                          (all-reduce, all-to-all, stage hops); absent = 1
+expert_compute_efficiency           fraction        0.0001  1       -    share of the dense GEMMs' compute efficiency that the
+                                                                         routed-expert GEMMs of a mixture-of-experts model
+                                                                         reach (grouped GEMMs at per-expert batches, routing);
+                                                                         absent = 1
 tdp_w                               W               0.1     1e6     -    thermal design power per device
 idle_power_w                        W               0       1e6     -    power when idle
 host_power_w                        W               0       1e6     -    per-device share of host and server power

@@ -129,3 +129,33 @@ def test_closed_form_breakeven_external_sales_equal_the_solver(asic_can_win):
             assert abs(volume / (closed + table.loc["asic", "fleet_units"]) - 1) < 1e-12
         else:
             assert b.status == "never" and np.isinf(closed)
+
+
+def _moe_on_hopper():
+    """The default scenario's H100 option alone serving Mixtral 8x7B, fleets sized continuously."""
+    from tco.scenario import scenario_from_dict
+
+    data = tco.load_scenario("default").to_dict()
+    data.update(name="moe-on-hopper", model="mixtral-8x7b", baseline="h100", fleet={"sizing": "continuous"},
+                options=[o for o in data["options"] if o["name"] == "h100"])
+    return scenario_from_dict(data)
+
+
+MOE_ON_HOPPER = _moe_on_hopper()
+
+
+@FAST
+@given(st.floats(0.3, 1.0), st.floats(1.01, 3.0), st.floats(0.3, 3.0))
+def test_faster_expert_gemms_never_raise_the_cost_of_an_moe_fleet(efficiency, factor, load):
+    """Mixtral 8x7B on H100s, sized continuously: raising the routed-expert GEMMs' share of the dense efficiency
+    (``expert_compute_efficiency``, capped at 1) never raises the cost per token at any demand (fewer FLOPs charged per
+    token: no cycle longer, no slot cap lower). Whole replicas and the shape search's switches between candidates
+    make the whole-replica cost step by up to 0.3 % the other way at a few values; the split options' workload-shift
+    line, charged on the specialized pool's share of the option, can rise when the GPU prefill gets cheaper (the default's
+    split does so as the H100's compute efficiency rises, by up to 0.9 % a step: not a property of this field)."""
+    values = MOE_ON_HOPPER.values()
+    values["workload.requests_per_s"] = values["workload.requests_per_s"] * load
+    name = "devices.h100-sxm.expert_compute_efficiency"
+    slower, faster = (evaluate(MOE_ON_HOPPER.structure, {**values, name: e})
+                      for e in (efficiency, min(efficiency * factor, 1.0)))
+    assert float(faster["h100"].lcot_usd_per_mtok) <= float(slower["h100"].lcot_usd_per_mtok) * (1 + 1e-9)

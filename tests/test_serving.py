@@ -688,7 +688,7 @@ def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tp
     colocated H100 runs TP2 with 44 slots and 45 % of each cycle in prefill (120 GPUs), while the split runs
     TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.67x
     the cost. The split's margin grows as the TPOT target tightens (0.49x at 2,000 tokens and 20 ms, 0.67x at
-    8,000 tokens and 40 ms, 0.27x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
+    8,000 tokens and 40 ms, 0.28x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
     little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with 256 slots)
     and the split pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.09x at
     100 tokens and 40 ms, 1.12x at 200 tokens and 80 ms; at 500 tokens and 80 ms 1.03x, a near tie). Every prompt
@@ -895,3 +895,21 @@ def test_a_flat_line_never_limits_the_batch_or_always_does_without_a_warning():
         flat = largest_within(Lines((1e-3,), (0.0,)), np.array([2e-3, 0.5e-3]))
     assert within[0] == pytest.approx(10.0) and within[1] < 0
     assert np.array_equal(flat, [np.inf, -np.inf])
+
+
+def test_routed_expert_gemms_are_charged_at_their_share_of_the_dense_efficiency():
+    """Mixtral 8x7B (46.7 B parameters, 12.9 B active, 2 of 8 experts per token): one routed expert holds
+    (46.7 - 12.9) / (8 - 2) = 5.633 B parameters, so 2 x 2 x 5.633e9 = 2.253e10 of the 2 x 12.9e9 = 2.58e10 FLOPs per
+    token are the experts'. At eta_e = 0.822 (the Hopper fit) the weight phase is charged
+    2.58e10 + 2.253e10 x (1 / 0.822 - 1) = 2.58e10 + 4.879e9 = 3.068e10 FLOPs per token; a dense model, or eta_e = 1,
+    keeps 2 A; the cycle's compute term follows it."""
+    experts, k, total, active = 8.0, 2.0, 4.67e10, 1.29e10
+    slot = (total - active) / (experts - k)
+    moe = ModelShape(total, active - k * slot, k * slot, 2 * active, 2 * 32 * 8 * 128.0, 32.0, 4096.0, 4096.0, k, 1.0, 8,
+                     True, routed_flops_per_token=2 * k * slot)
+    hopper = dataclasses.replace(H200, expert_compute_efficiency=0.822)
+    assert serving.effective_weight_flops_per_token(moe, hopper) == pytest.approx(3.068e10, rel=1e-3)
+    assert serving.effective_weight_flops_per_token(moe, H200) == 2 * active
+    assert serving.effective_weight_flops_per_token(MODEL, hopper) == MODEL.weight_flops_per_token
+    cm = serving.cycle_model(parallelism.Shape(1), moe, hopper, demand(), "colocated")
+    assert cm.weight_flops_per_token == serving.effective_weight_flops_per_token(moe, hopper)

@@ -101,15 +101,16 @@ def test_sweep_breakeven_equals_tco_breakeven(asic_can_win):
 
 
 def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(default_scenario):
-    """The default over prompt length (the kv-transfer-wall study's sweep): the split wins only from ~4,294 to ~4,455
-    tokens, where H100's longest prompts alone outlast its 1 s TTFT target (it wins on the targets, not on cost), and
-    Groq above ~4,294. The findings said "wins above 4,294" and "wins below 4,455" for the split, two lines that
+    """The default over prompt length (the kv-transfer-wall study's sweep, 100 points): the split wins only from ~4,252
+    to ~4,412 tokens, where H100's longest prompts alone outlast its 1 s TTFT target (it wins on the targets, not on
+    cost), and Groq above ~4,252 (at 80 points the log grid steps over that window: 4,141 then 4,443). The findings said
+    "wins above 4,294" and "wins below 4,455" for the split (before the 2026-12-02 refit of Hopper), two lines that
     read as if it won everywhere; they now name the window, each checked against the crossings and a direct
     evaluation of the baseline at its middle."""
     from tco.studies.findings import sweep_findings
 
     param = "workload.prompt_tokens"
-    frame = sweep(default_scenario, param, 250, 64000, points=80, log=True,
+    frame = sweep(default_scenario, param, 250, 64000, points=100, log=True,
                   metrics=["ratio:h100-prefill+groq-decode", "ratio:groq"])
     values = {b["option"]: [c["value"] for c in frame.attrs["breakevens"] if c["option"] == b["option"]]
               for b in frame.attrs["breakevens"]}
@@ -121,9 +122,9 @@ def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(defa
     assert float(results["h100"].feasible) == 0.0
     lines = sweep_findings({"param": param, "low": 250.0, "high": 64000.0, "breakevens": frame.attrs["breakevens"],
                             "windows": frame.attrs["windows"]})
-    assert lines == ["h100-prefill+groq-decode wins at prompt tokens per request from 4,294 tokens to 4,455 tokens (the "
+    assert lines == ["h100-prefill+groq-decode wins at prompt tokens per request from 4,252 tokens to 4,412 tokens (the "
                      "baseline misses a latency target there).",
-                     "groq wins at prompt tokens per request above 4,294 tokens (the baseline misses a latency target "
+                     "groq wins at prompt tokens per request above 4,252 tokens (the baseline misses a latency target "
                      "there)."]
 
 

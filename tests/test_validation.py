@@ -285,7 +285,8 @@ def test_fit_recovers_known_parameters_from_synthetic_measurements(tmp_path):
     truth = {f"devices.{d}.compute_efficiency": 0.62 for d in SUITE.classes["hopper"].devices}
     rows = ["name,class,model,device,devices_per_replica,system_devices,prompt_tokens,output_tokens,tpot_target_s,"
             "ttft_target_s,max_batch,bits,prompt_tokens_scv,metric,published"]
-    for case in (c for c in SUITE.cases if c.fit and c.device_class == "hopper" and c.metric == "system_output_tokens_per_s"):
+    for case in (c for c in SUITE.cases if c.fit and c.device_class == "hopper" and c.metric == "system_output_tokens_per_s"
+                 and c.conditions.model == "llama-2-70b"):  # the CSV columns carry no MoE number formats
         c = case.conditions
         rows.append(f"{case.name}-synthetic,hopper,{c.model},{c.device},{c.devices_per_replica},{c.system_devices},"
                     f"{c.prompt_tokens},{c.output_tokens},{c.tpot_target_s},{c.ttft_target_s},{c.max_batch},{c.bits},"

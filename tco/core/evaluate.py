@@ -109,8 +109,8 @@ class _Workload:
             kv_heads = get(model_param(m, "kv_heads"))
             self.kv_per_token = llm.kv_bytes_per_token(layers, kv_heads, get(model_param(m, "head_dim")), kv_bits)
         self.stored_weight_bytes = llm.weight_bytes(params_total, weight_bits)
-        slot_bytes = llm.expert_params_per_routed_slot(params_total, params_active, experts, per_token) \
-            * self.weight_bytes_per_param
+        slot_params = llm.expert_params_per_routed_slot(params_total, params_active, experts, per_token)
+        slot_bytes = slot_params * self.weight_bytes_per_param
         self.model = serving.ModelShape(
             weight_bytes=self.stored_weight_bytes,
             # dense: the active weights every step; MoE: shared weights + k routed experts per token
@@ -118,6 +118,7 @@ class _Workload:
                               if structure.moe else params_active * self.weight_bytes_per_param),
             read_per_token_bytes=per_token * slot_bytes if structure.moe else 0.0 * slot_bytes,
             weight_flops_per_token=llm.dense_flops_per_token(params_active),
+            routed_flops_per_token=llm.dense_flops_per_token(per_token * slot_params) if structure.moe else 0.0,
             kv_bytes_per_token=self.kv_per_token, layers=layers, attention_dim=get(model_param(m, "attention_dim")),
             hidden_size=get(model_param(m, "hidden_size")), experts_per_token=per_token,
             collective_element_bytes=get("serving.collective_bits") / 8.0, kv_heads=kv_heads, moe=structure.moe)
@@ -183,6 +184,7 @@ def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShap
         min_devices=get(pool_param(option.name, pool.role, "devices_per_replica")) if pool.has_min_devices else 1.0,
         cycle_overhead_s=get(overhead) if (overhead := device_param(d, "cycle_overhead_s")) in w.names else 0.0,
         collective_efficiency=get(eff) if (eff := device_param(d, "collective_efficiency")) in w.names else 1.0,
+        expert_compute_efficiency=get(x) if (x := device_param(d, "expert_compute_efficiency")) in w.names else 1.0,
         streamed_prefill=pool.streamed_prefill)
 
 

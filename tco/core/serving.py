@@ -124,6 +124,7 @@ class ModelShape:
     collective_element_bytes: object     # bytes per element a collective moves (serving.collective_bits / 8)
     kv_heads: float                      # static (1 for latent attention)
     moe: bool
+    routed_flops_per_token: object = 0.0  # MoE: the part of 2 A in the routed experts' GEMMs, 2 k E (dense: 0)
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ class DeviceShape:
     min_devices: object = 1.0
     cycle_overhead_s: object = 0.0       # fixed time per cycle (every micro-batch advances one pass) [s]
     collective_efficiency: object = 1.0  # share of the link bandwidth the collectives reach [-]
+    expert_compute_efficiency: object = 1.0  # the routed-expert GEMMs' share of the dense compute efficiency [-]
     streamed_prefill: bool = False       # static: a prompt's tokens stream through the pipeline stages (dataflow parts)
 
 
@@ -278,6 +280,36 @@ def _pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: st
                       context * model.kv_bytes_per_token, times(factor, model.kv_bytes_per_token))
 
 
+def effective_weight_flops_per_token(model: ModelShape, device: DeviceShape):
+    """FLOPs per token of the weight phase at the device's dense compute efficiency, ``2 A + 2 k E (1/eta_e - 1)``.
+
+    A mixture-of-experts model's routed-expert GEMMs (``2 k E`` of ``2 A`` per token: ``k`` experts of ``E`` parameters
+    each) run at ``eta_e`` of the dense GEMMs' efficiency: each expert multiplies only its share of the batch
+    (``k / n_experts`` of the tokens), grouped GEMMs fill fewer tiles, and the tokens are routed (top-k gating,
+    permutation and its inverse) [megablocks-2023]. Counting them as ``1/eta_e`` times the FLOPs keeps the cycle linear
+    in the tokens. Dense models and ``eta_e = 1`` give ``2 A``.
+
+    Parameters
+    ----------
+    model : ModelShape
+        ``2 A`` (``weight_flops_per_token``) and its routed part ``2 k E`` (``routed_flops_per_token``) [FLOP/token].
+    device : DeviceShape
+        ``expert_compute_efficiency`` ``eta_e`` [-].
+
+    Returns
+    -------
+    float or ndarray [FLOP/token]
+        FLOPs per token the weight phase is charged at the dense efficiency.
+
+    References
+    ----------
+    [megablocks-2023] grouped expert GEMMs and token routing.
+    """
+    if not model.moe or (type(device.expert_compute_efficiency) in (float, int) and device.expert_compute_efficiency == 1):
+        return model.weight_flops_per_token
+    return model.weight_flops_per_token + model.routed_flops_per_token * (1.0 / device.expert_compute_efficiency - 1.0)
+
+
 def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, role: str,
                 terms: _PoolTerms | None = None) -> CycleModel:
     """The :class:`CycleModel` of a replica of ``shape`` devices.
@@ -316,7 +348,7 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         read_fixed_bytes=model.read_fixed_bytes,
         read_per_token_bytes=model.read_per_token_bytes,
         moe=model.moe,
-        weight_flops_per_token=model.weight_flops_per_token,
+        weight_flops_per_token=effective_weight_flops_per_token(model, device),
         decode_kv_bytes_per_token=decode_kv,
         decode_attention_flops_per_token=terms.decode_attention_flops,
         prefill_kv_bytes_per_token=prefill_kv,

@@ -194,6 +194,7 @@ def _model_terms(scenario: Scenario, n: _Names, shared: dict[str, str], q) -> di
         "read_fixed": q("weight bytes read per micro-batch: fixed part" + label, fixed, "B"),
         "read_per_token": q("weight bytes read per token of a micro-batch (routed experts)", routed, "B/token"),
         "flops_per_token": q("weight FLOPs per token (2 A)", f"2*{active}", "FLOP"),
+        "routed_flops": q("routed-expert FLOPs per token (2 k E)", f"2*{per_token}*{shared['slot']}", "FLOP") if moe else "0",
         "kv": shared["kv"], "layers": n(model_param(m, "layers")), "attention_dim": n(model_param(m, "attention_dim")),
         "hidden": n(model_param(m, "hidden_size")), "experts_per_token": per_token,
         "collective_element": q("bytes per element a collective moves", f"{n('serving.collective_bits')}/8", "B"),

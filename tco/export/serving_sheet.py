@@ -438,8 +438,13 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
            f"{layers}*{per_layer}*{token_bytes}/({p}*{tp_bw})+({p}-1)/{p}*{token_bytes}/{pp_bw}", "s/token")
     rcaps = [q(f"replica capacity of tier {i}", f"{c}*{devices}", "B") for i, c in enumerate(caps)]
     rbws = [q(f"replica bandwidth of tier {i}", f"{b}*{devices}", "B/s") for i, b in enumerate(bws)]
+    expert_name = device_param(d, "expert_compute_efficiency")
+    weight_flops = model["flops_per_token"]
+    if model["moe"] == "1" and expert_name in n:  # serving.effective_weight_flops_per_token
+        weight_flops = q("weight FLOPs per token at the dense efficiency (routed experts at 1/eta_e)",
+                         f"{weight_flops}+{model['routed_flops']}*(1/{n(expert_name)}-1)", "FLOP")
     cm = Cycle(p, bool(model["moe"] == "1"), model["weight"], model["read_fixed"], model["read_per_token"],
-               model["flops_per_token"], q("KV bytes per decode token (C k copies)", f"{context}*{kv_rep}", "B"),
+               weight_flops, q("KV bytes per decode token (C k copies)", f"{context}*{kv_rep}", "B"),
                decode_attention, q("KV bytes per prefill token", f"{factor}*{kv_rep}", "B"), prefill_attention,
                q("replica FLOP/s", f"{devices}*{flops}", "FLOP/s"), rcaps, rbws, s0, s1, demand.o_mc, demand.o_p, demand.o_c)
     capacity = fx.total(rcaps)

@@ -36,7 +36,7 @@ from .predict import Predictor
 
 #: bounds of each fitted field (the field's own domain, kept finite for the solver)
 BOUNDS = {"compute_efficiency": (1e-3, 1.0), "bandwidth_efficiency": (1e-3, 1.0), "sync_latency_s": (1e-9, 1e-3),
-          "cycle_overhead_s": (1e-6, 0.1), "collective_efficiency": (1e-3, 1.0),
+          "cycle_overhead_s": (1e-6, 0.1), "collective_efficiency": (1e-3, 1.0), "expert_compute_efficiency": (1e-3, 1.0),
           "training_compute_efficiency": (1e-3, 1.0), "comm_overlap": (1e-3, 1.0)}
 #: expected scatter of ln(predicted / published) for a well-calibrated roofline (about +-20 %; the training suite)
 DATA_SIGMA_LOG = 0.2

@@ -19,7 +19,7 @@ from .cases import Case, Conditions, Suite
 
 OPTION = "measured"
 #: optional device fields a calibration may fit, with the value the core uses when a device lacks them
-NEUTRAL_DEVICE_FIELDS = {"cycle_overhead_s": 0.0, "collective_efficiency": 1.0}
+NEUTRAL_DEVICE_FIELDS = {"cycle_overhead_s": 0.0, "collective_efficiency": 1.0, "expert_compute_efficiency": 1.0}
 
 
 def _neutral_fields(device: str) -> dict:
