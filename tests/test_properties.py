@@ -150,9 +150,10 @@ def test_faster_expert_gemms_never_raise_the_cost_of_an_moe_fleet(efficiency, fa
     """Mixtral 8x7B on H100s, sized continuously: raising the routed-expert GEMMs' share of the dense efficiency
     (``expert_compute_efficiency``, capped at 1) never raises the cost per token at any demand (fewer FLOPs charged per
     token: no cycle longer, no slot cap lower). Whole replicas and the shape search's switches between candidates
-    make the whole-replica cost step by up to 0.3 % the other way at a few values; the split options' workload-shift
-    line, charged on the specialized pool's share of the option, can rise when the GPU prefill gets cheaper (the default's
-    split does so as the H100's compute efficiency rises, by up to 0.9 % a step: not a property of this field)."""
+    make the whole-replica cost step by up to 0.3 % the other way at a few values; a split option's workload-shift
+    line (the baseline's cost per token times its decode cost share) can rise when the baseline's GPUs get faster (the
+    default's split does so as the H100's compute efficiency rises, by up to 0.9 % a step: README, Known
+    limitations), so only the colocated fleet is held to it."""
     values = MOE_ON_HOPPER.values()
     values["workload.requests_per_s"] = values["workload.requests_per_s"] * load
     name = "devices.h100-sxm.expert_compute_efficiency"
