@@ -161,8 +161,8 @@ def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Seque
         elif policy == "at_replacement":
             moves = differs & (np.mod(t - since, pick(life_years, current)) == 0)
         elif policy == "when_cheaper":  # or where the fleet held misses its targets and the best meets them
-            misses = ~np.asarray(pick_code(roadmap, current) == 0) & np.asarray(pick_code(roadmap, best) == 0)
-            moves = differs & ((best_cost < pick(roadmap.running_usd_per_year, current)) | misses)
+            rescued = (pick_code(roadmap, current) != 0) & (pick_code(roadmap, best) == 0)
+            moves = differs & ((best_cost < pick(roadmap.running_usd_per_year, current)) | rescued)
         else:
             raise ValueError(f"unknown refresh policy {policy!r}; one of {', '.join(POLICIES)}")
         current = np.where(moves, best, current)
