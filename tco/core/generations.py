@@ -55,20 +55,20 @@ class RoadmapCosts:
     halving_years: object = np.inf
     infeasible_codes: tuple = ()
 
-    def meets_targets(self, g: int):
-        """Whether the fleet on generation ``g`` meets the latency targets.
+    def meets_targets(self, index):
+        """Whether the fleet on generation ``index`` meets the latency targets.
 
         Parameters
         ----------
-        g : int [-]
-            Generation index (``0`` the scenario's device).
+        index : int or ndarray [-]
+            Generation index (``0`` the scenario's device), or the generation held per draw.
 
         Returns
         -------
         bool or ndarray [-]
             True where its infeasible code is 0 (every draw when the roadmap has no codes).
         """
-        return np.True_ if not self.infeasible_codes else np.asarray(self.infeasible_codes[g]) == 0
+        return np.True_ if not self.infeasible_codes else np.asarray(pick(self.infeasible_codes, index)) == 0
 
     def best_available(self, t):
         """Index and cost of the best generation released by ``t`` (``g = 0`` always available): the cheapest of
@@ -161,7 +161,7 @@ def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Seque
         elif policy == "at_replacement":
             moves = differs & (np.mod(t - since, pick(life_years, current)) == 0)
         elif policy == "when_cheaper":  # or where the fleet held misses its targets and the best meets them
-            rescued = (pick_code(roadmap, current) != 0) & (pick_code(roadmap, best) == 0)
+            rescued = ~roadmap.meets_targets(current) & roadmap.meets_targets(best)
             moves = differs & ((best_cost < pick(roadmap.running_usd_per_year, current)) | rescued)
         else:
             raise ValueError(f"unknown refresh policy {policy!r}; one of {', '.join(POLICIES)}")
@@ -170,24 +170,6 @@ def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Seque
         index.append(current)
         switch.append(moves)
     return GenerationPath.from_switches(index, switch, horizon_years)
-
-
-def pick_code(roadmap: RoadmapCosts, index):
-    """The infeasible code of the fleet on generation ``index``.
-
-    Parameters
-    ----------
-    roadmap : RoadmapCosts
-        The baseline's generations and their fleets' infeasible codes.
-    index : float or ndarray [-]
-        Generation held, per draw.
-
-    Returns
-    -------
-    float or ndarray [bitmask]
-        Its :func:`tco.core.evaluate.infeasible_code` (0 where the roadmap has no codes).
-    """
-    return pick(roadmap.infeasible_codes, index) if roadmap.infeasible_codes else 0.0
 
 
 def years_of_advantage(option_usd_per_year, roadmap: RoadmapCosts, deployment_year, drift_exposure, half_life_years):

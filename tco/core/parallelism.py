@@ -144,7 +144,7 @@ def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devi
             if 2 <= low <= domain <= 8:  # the model needs several devices of one board: that many split into stages
                 smallest = 1 << (low - 1).bit_length()
                 sizes = {n for n in (smallest, 2 * smallest) if n <= domain}
-                staged |= {Shape(n // p, p) for n in sizes for p in _powers_of_two(2, min(n, top_layer)) if n % p == 0}
+                staged |= {Shape(n // p, p) for n in sizes for p in _powers_of_two(2, min(n, top_layer))}
         for width in widths:
             base = max(math.ceil(low / width), 2)
             rungs = {math.ceil(base * f) for f in ladder}

@@ -371,8 +371,8 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
     }
     tables["full"] = sheet.table("full cost per year: capital recovered + running (+ port over the life)", "USD/yr",
                                  [f"{full[g]}+{ports[g]}/{fx.annuity_factor(rate, lives[g])}" for g in range(len(fleets))])
-    codes = tables["code"] = sheet.table("infeasible code of the fleet on each generation", "bitmask",
-                                         [fleet.option["infeasible_code"] for fleet in fleets])
+    codes = sheet.table("infeasible code of the fleet on each generation", "bitmask",
+                        [fleet.option["infeasible_code"] for fleet in fleets])
 
     def released(g, y):
         return f"{tables['release'][g]}<={sheet.year(y)}+1E-9"

@@ -518,7 +518,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             excess = q("TPOT excess at the percentile from the prompts sharing the cycles, at that cap",
                        interference_spread(interference, mean_cap, demand.prompt_scv, epsilon), "s")
             target = q("mean cycle the slot cap meets (the TPOT target less that excess)", f"{demand.tpot}-{excess}", "s")
-        within = _within(q, "largest batch whose cycle meets the TPOT target at the percentile", seen, rising, target, limit)
+        within = _within(q, "largest batch whose cycle meets the target above", seen, rising, target, limit)
         cap = q("slot cap before rounding", f"MIN({within},{limit})", "sequences")
         raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
         slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
