@@ -987,16 +987,16 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     # treated as one that fits where its floor is below (_cost_floor)
     fits = [_fits(shape, model, device, terms) for shape in shapes]
     everywhere = [every_draw(f) for f in fits]
-    candidates, cheapest, below = [], None, {}  # cheapest: the least cost of a feasible candidate so far, per draw
-    for k, f in enumerate(fits):
-        floor = None if cheapest is None or not everywhere[k] else _cost_floor(role, shapes[k], model, device, demand,
-                                                                              terms, whole, device_hour_usd)
+    floors = [_cost_floor(role, shape, model, device, demand, terms, whole, device_hour_usd) if everywhere[k] else None
+              for k, shape in enumerate(shapes)]
+    candidates, cheapest, below = [None] * len(shapes), None, {}  # cheapest: the least cost of a feasible one so far
+    for k in _lowest_floor_first(floors):  # branch and bound: a low floor first, so that a cheap cost prunes the rest
+        floor = None if cheapest is None else floors[k]
         if floor is not None and not every_draw(floor <= cheapest):  # it can win only where its floor is below
             below[k] = floor <= cheapest
         if not everywhere[k] or k in below:
-            candidates.append(None)
             continue
-        candidates.append(evaluate_candidate(k, f))
+        candidates[k] = evaluate_candidate(k, fits[k])
         cost = np.where(candidates[k]["feasible"] > 0.5, candidates[k]["cost"], np.inf)
         cheapest = cost if cheapest is None else np.minimum(cheapest, cost)
     met = sum(c["feasible"] for c in candidates if c is not None) > 0.5 if any(everywhere) else False
@@ -1066,10 +1066,40 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     return PoolServing(out, tuple(shapes), role, candidates, chosen, evaluate_candidate)
 
 
+def _lowest_floor_first(floors: Sequence) -> list[int]:
+    """The order in which :func:`size_pool` evaluates its candidates: those without a cost floor (shapes that do not fit
+    in every draw, which that loop leaves to later) first, then the others by their floor's mean over the draws, lowest
+    first (branch and bound). Only the work depends on it: a candidate is skipped where its floor lies above a feasible
+    cost, which it then cannot undercut, so the choice (first lowest score, in the candidates' own order) is the same in
+    any order.
+
+    Parameters
+    ----------
+    floors : Sequence of ndarray or None [USD/h]
+        Each candidate's :func:`_cost_floor`, or None.
+
+    Returns
+    -------
+    list of int [-]
+        Candidate indices.
+    """
+    def key(k):
+        if floors[k] is None:
+            return (0, 0.0, k)
+        mean = float(np.mean(floors[k]))
+        return (1, mean if mean == mean else np.inf, k)  # a NaN mean sorts last
+
+    return sorted(range(len(floors)), key=key)
+
+
 def _cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
                 terms: _PoolTerms, whole, device_hour_usd):
-    """A lower bound of a decode-serving candidate's cost [USD/h] from a few of its terms, or None (prefill pools).
+    """A lower bound of a candidate's cost [USD/h] from a few of its terms.
 
+    A prefill replica of ``n`` devices spends at least ``P (2A / (n F) + (1 - o_c) s1)`` of its time on each prompt: a
+    pass of ``N`` tokens lasts at least their arithmetic and their collectives (:meth:`tco.core.steps.CycleModel.cycle_s`:
+    every other term adds), and its ``p`` lanes share the pass (:func:`_prefill_service`: ``t(0, p k_b P) / k_b`` per
+    prompt and lane). It needs at least that load, ``lambda P (2A / (n F) + (1 - o_c) s1)`` replicas.
     At ``B`` decode tokens its cycle is at least ``max(p t_mem(read_fixed), B 2A/F) + s0 + (1 - o_c) s1 B (1 + r)``:
     the weight phase's roofline over the shared weights' read and the decode tokens' arithmetic, and the collectives of
     the decode tokens and, colocated, of the ``r B`` prefill tokens riding in it on average (``r = P/O``; each prefill
@@ -1082,7 +1112,7 @@ def _cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: 
     Parameters
     ----------
     role : str
-        ``colocated`` or ``decode`` (``prefill``: None).
+        ``colocated``, ``decode`` or ``prefill``.
     shape : Shape
         The candidate.
     model, device, demand, terms
@@ -1094,12 +1124,17 @@ def _cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: 
 
     Returns
     -------
-    ndarray [USD/h] or None
+    ndarray [USD/h]
         At most the candidate's ``cost``.
     """
-    if role == "prefill":
-        return None
     n = float(shape.devices)
+    per_token = parallelism.sync_time_per_token_s(shape, model.layers, model.hidden_size, model.collective_element_bytes,
+                                                  model.experts_per_token, terms.scale_up_bytes_per_s,
+                                                  terms.scale_out_bytes_per_s, device.domain_devices)
+    if role == "prefill":
+        replicas = demand.peak_requests_per_s * demand.prompt_tokens * (
+            model.weight_flops_per_token / times(n, device.flops_per_s) + terms.keeps[2] * per_token) * (1.0 - 1e-9)
+        return _whole_cost(replicas, n, whole, device_hour_usd)
     caps = tuple(times(n, c) for c in terms.device_capacity_bytes)
     bws = tuple(times(n, b) for b in terms.device_bandwidth_bytes_per_s)
     slots = minimum((sum(caps[1:], caps[0]) - model.weight_bytes)
@@ -1108,17 +1143,20 @@ def _cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: 
     if role == "colocated" and demand.policy == "chunked":
         slots = minimum(slots, times(shape.pipeline, demand.token_budget) / (1.0 + terms.ratio))
     slots = maximum(slots, 1.0)
-    per_token = parallelism.sync_time_per_token_s(shape, model.layers, model.hidden_size, model.collective_element_bytes,
-                                                  model.experts_per_token, terms.scale_up_bytes_per_s,
-                                                  terms.scale_out_bytes_per_s, device.domain_devices)
     weights = maximum(times(shape.pipeline, memory_read_time_s(model.read_fixed_bytes, caps, bws)),
                       slots * model.weight_flops_per_token / times(n, device.flops_per_s))
     cycle = (weights + parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s)
              + device.cycle_overhead_s + terms.keeps[2] * per_token * slots * (1.0 + terms.ratio))
     replicas = demand.peak_requests_per_s * demand.output_tokens * cycle / slots * (1.0 - 1e-9)
-    if whole is True:  # whole replicas, as _candidate rounds them
+    return _whole_cost(replicas, n, whole, device_hour_usd)
+
+
+def _whole_cost(replicas, devices: float, whole, device_hour_usd):
+    """``n R`` device-hours at the ranking price, ``R`` rounded up to whole replicas as the candidates' are where sizing
+    is whole in every draw, lowered by 1e-9 of itself against rounding [USD/h]."""
+    if whole is True:
         replicas = maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
-    return times(n, replicas) * device_hour_usd * (1.0 - 1e-9)
+    return times(devices, replicas) * device_hour_usd * (1.0 - 1e-9)
 
 
 #: a candidate needed in at most this share of the draws (where it fits, or where its cost floor is below a feasible
