@@ -75,8 +75,9 @@ def test_collective_bytes_follow_the_collective_width_not_the_arithmetic_width()
     for compute_bits, collective_bits, a in ((8.0, 16.0, 2.0), (4.0, 16.0, 2.0), (8.0, 8.0, 1.0)):
         values = {**scenario.values(), "workload.compute_bits": compute_bits, "serving.collective_bits": collective_bits}
         pools, _, _ = serving_pools(scenario.structure, values, scenario.structure.baseline)
+        pool = pools["colocated"]
         by_tensor = {c["tensor_parallel"]: float(np.ravel(c["_cm"].sync_per_token_s)[0])
-                     for c in pools["colocated"].candidates}
+                     for c in (pool.candidate(k) for k in range(len(pool.shapes)))}
         assert by_tensor[1.0] == 0.0
         efficiency = values["devices.h100-sxm.collective_efficiency"]
         assert efficiency == 0.274
