@@ -605,8 +605,9 @@ def test_candidate_shapes():
       domain), no pipeline (two GPUs fill at most half the board);
     * Groq + Llama 8B at BF16 (74-97 chips, 32 layers, 8 KV heads, streamed): the narrowest stage width that holds
       the model in 32 stages is 4 (``ceil(74/32) = 3``, rounded up to a power of two), twice it and the KV heads'
-      width are 8; ``p0 = 19`` at width 4 gives 19, 29 (38 > 32 layers) and ``p0 = 10`` at width 8 gives 10, 15, 20,
-      30 (40 > 32); both ladders climb past the layers, so each width adds one stage per layer, 32; the tensor-only
+      width are 8; ``p0 = 19`` at width 4, the narrowest, in quarter steps gives 19, 24, 29 (``ceil(19 x 1.75) = 34``
+      > 32 layers) and ``p0 = 10`` at width 8 gives 10, 15, 20, 30 (40 > 32); both ladders climb past the layers, so
+      each width adds one stage per layer, 32; the tensor-only
       groups of 128 and 256 chips copy the KV cache 16-32 times and are left out;
     * H200 + DeepSeek-R1 (5-6 GPUs, 61 layers, latent attention, MoE): TP8; the board's 8 GPUs (the smallest power of
       two that holds the model; 16 is past the board) in 2, 4, 8 stages (TP4 x PP2, TP2 x PP4, TP1 x PP8); and, as it
@@ -616,14 +617,14 @@ def test_candidate_shapes():
       smallest power of two that holds the model and of twice it in 2, 4 (and 8) stages within the board;
     * GH200 (a domain of 1 superchip, up to 256 in a DGX GH200) + Llama 70B on one superchip: TP1 at domain 1 with
       pipelines of 2, 3, 4, 6 superchips over the network, TP 1-8 at domain 256;
-    * Cerebras CS-3 (domain 1-16, streamed) + Llama 70B on 2 systems: pipelines of single CS-3s of 2, 3, 4, 6, 8
-      stages beside TP 2-8.
+    * Cerebras CS-3 (domain 1-16, streamed) + Llama 70B on 2 systems: pipelines of single CS-3s (the narrowest width,
+      ``p0 = 2`` in quarter steps: 2, 3, 3, 4, 4, then 5, 6, 8) of 2, 3, 4, 5, 6, 8 stages beside TP 2-8.
     """
     gpu = parallelism.candidate_shapes((8, 8), 80, 8, 1, 2, moe=False)
     assert [s.label for s in gpu] == ["TP1", "TP2", "TP4", "TP8"]
     sram = parallelism.candidate_shapes((264, 576), 32, 8, 74, 97, moe=False, streamed=True)
-    assert [s.label for s in sram] == ["TP4 x PP19", "TP8 x PP10", "TP4 x PP29", "TP8 x PP15", "TP4 x PP32", "TP8 x PP20",
-                                       "TP8 x PP30", "TP8 x PP32"]
+    assert [s.label for s in sram] == ["TP4 x PP19", "TP8 x PP10", "TP4 x PP24", "TP4 x PP29", "TP8 x PP15", "TP4 x PP32",
+                                       "TP8 x PP20", "TP8 x PP30", "TP8 x PP32"]
     latent = parallelism.candidate_shapes((8, 8), 61, 1, 5, 6, moe=True, latent=True)
     assert [s.label for s in latent] == ["TP8", "TP4 x PP2", "TP2 x PP4", "TP1 x PP8", "TP8 x PP2", "TP8 x PP3",
                                          "TP8 x PP4", "TP8 x PP6", "TP8 EP", "TP4 x PP2 EP", "TP2 x PP4 EP",
@@ -634,8 +635,8 @@ def test_candidate_shapes():
     assert [s.label for s in superchip] == ["TP1", "TP2", "TP1 x PP2", "TP1 x PP3", "TP4", "TP1 x PP4", "TP1 x PP6",
                                             "TP8"]
     wafers = parallelism.candidate_shapes((1, 16), 80, 8, 2, 2, moe=False, streamed=True)
-    assert [s.label for s in wafers] == ["TP2", "TP1 x PP2", "TP1 x PP3", "TP4", "TP1 x PP4", "TP1 x PP6", "TP8",
-                                         "TP1 x PP8"]
+    assert [s.label for s in wafers] == ["TP2", "TP1 x PP2", "TP1 x PP3", "TP4", "TP1 x PP4", "TP1 x PP5", "TP1 x PP6",
+                                         "TP8", "TP1 x PP8"]
     moe = parallelism.candidate_shapes((8, 8), 32, 8, 1, 2, moe=True)
     assert sum(s.expert_parallel for s in moe) == 3
 

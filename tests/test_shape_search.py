@@ -11,8 +11,9 @@ must come within a stated factor of the cheapest feasible pinned shape. Before t
 groups of a TPU slice and TP8 on a v5p were above the width cap, the CS-3's streamed stages got no pipeline, Groq's
 got tensor groups of the whole domain). Whole replicas make the cost a sawtooth in the stage count, so a streamed
 pipeline's search, a fixed ladder of stage counts, may land a step above the best count: those pairs have a wider
-factor (the default scenario's Groq option lands at 1.19x the best count, TP8 x PP80 against TP8 x PP64; before the
-ladder's top rung, one stage per layer, it kept TP8 x PP62 at 1.35x).
+factor (the default scenario's Groq option lands at 1.10x the best count, TP8 x PP72 against TP8 x PP64, since the
+ladder's quarter steps at the narrowest width; with one stage per layer as its top rung it took TP8 x PP80 at 1.19x, and
+before that rung TP8 x PP62 at 1.35x).
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ PAIRS = [
     ("deepseek-r1", "tpu-v6e", 1.02),            # infeasible (TP1 x PP21) against TP32 EP
     ("qwen3-235b-a22b", "tpu-v5e", 1.02),        # 2.42x (TP4 x PP6 against TP32 EP)
     ("llama-3.1-70b", "tpu-v5p", 1.02),          # infeasible (TP1-TP4) against TP8
-    ("llama-3.1-70b", "cerebras-cs3", 1.15),     # 4.87x (TP2 over Ethernet); TP1 x PP3 against the best PP5 now
+    ("llama-3.1-70b", "cerebras-cs3", 1.02),     # 4.87x (TP2 over Ethernet); 1.13x (TP1 x PP3) before the quarter steps
     ("gpt-oss-120b", "groq-lpu", 1.15),          # 7.14x (TP576 x PP4); a stage count above the best now
-    ("llama-3.1-70b", "groq-lpu", 1.2),          # 1.35x (TP8 x PP62: the ladder 41, 62 left the layers at 82); PP80 now
+    ("llama-3.1-70b", "groq-lpu", 1.12),         # 1.35x (TP8 x PP62: the ladder 41, 62 left the layers at 82); 1.19x (PP80)
+    # before the quarter steps; PP72 now
 ]
 
 
