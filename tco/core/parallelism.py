@@ -86,7 +86,7 @@ def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devi
         steps up to ``2 p0`` (:data:`NARROW_STREAMED_LADDER`: whole replicas make the cost a sawtooth in ``p``), and
         one stage per layer where the ladder climbs past the layers (the most KV room a
         replica of that width has: the default's Groq option, whose ladder at width 8 stopped at 62 of 80 layers,
-        lands at 1.19x the best stage count instead of 1.35x);
+        landed at 1.19x the best stage count instead of 1.35x with it, and at 1.10x with the quarter steps);
       - where micro-batches carry whole chunks (GPU stacks: each stage adds a micro-batch's imbalance,
         :func:`tco.core.serving.interference_lines`): across domains at the domain's width, where the model needs
         more than one domain or fills more than half of one (the KV cache then has room), ``p = p0, 1.5 p0, 2 p0,
