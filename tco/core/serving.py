@@ -1084,9 +1084,13 @@ def _lowest_floor_first(floors: Sequence) -> list[int]:
         Candidate indices.
     """
     def key(k):
-        if floors[k] is None:
+        floor = floors[k]
+        if floor is None:
             return (0, 0.0, k)
-        mean = float(np.mean(floors[k]))
+        if type(floor) is not np.ndarray:
+            mean = float(floor)
+        else:  # ndarray.item and .sum, not np.mean: its Python layer costs more than the sum of one block
+            mean = floor.item() if floor.size == 1 else float(floor.sum()) / floor.size
         return (1, mean if mean == mean else np.inf, k)  # a NaN mean sorts last
 
     return sorted(range(len(floors)), key=key)
