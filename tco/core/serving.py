@@ -987,25 +987,30 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     # treated as one that fits where its floor is below (_cost_floor)
     fits = [_fits(shape, model, device, terms) for shape in shapes]
     everywhere = [every_draw(f) for f in fits]
-    floors = [_cost_floor(role, shape, model, device, demand, terms, whole, device_hour_usd) if everywhere[k] else None
-              for k, shape in enumerate(shapes)]
+    floors = [_cost_floor(role, shape, model, device, demand, terms, whole, device_hour_usd) if any_draw(f) else None
+              for shape, f in zip(shapes, fits, strict=True)]
     candidates, cheapest, below = [None] * len(shapes), None, {}  # cheapest: the least cost of a feasible one so far
     for k in _lowest_floor_first(floors):  # branch and bound: a low floor first, so that a cheap cost prunes the rest
+        if not everywhere[k]:
+            continue
         floor = None if cheapest is None else floors[k]
         if floor is not None and not every_draw(floor <= cheapest):  # it can win only where its floor is below
             below[k] = floor <= cheapest
-        if not everywhere[k] or k in below:
             continue
         candidates[k] = evaluate_candidate(k, fits[k])
         cost = np.where(candidates[k]["feasible"] > 0.5, candidates[k]["cost"], np.inf)
         cheapest = cost if cheapest is None else np.minimum(cheapest, cost)
+    if cheapest is not None:  # a shape that fits in some draws can win only where it fits and its floor is below
+        below.update({k: floors[k] <= cheapest for k in range(len(shapes)) if not everywhere[k] and floors[k] is not None})
     met = sum(c["feasible"] for c in candidates if c is not None) > 0.5 if any(everywhere) else False
     scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws holds its terms there only
     for k, f in enumerate(fits):
-        if (not everywhere[k] and any_draw(f)) or (k in below and any_draw(below[k])):
+        where = f & below[k] if k in below else f
+        if (not everywhere[k] and any_draw(where | ~np.asarray(met, bool))) or (everywhere[k] and k in below
+                                                                               and any_draw(below[k])):
             # where it fits (and its cost floor is below a feasible shape's cost), or no shape that fits everywhere meets
             # the targets: at those draws only when they are few
-            few = _where_it_can_win(evaluate_candidate, inputs, k, f & below[k] if k in below else f, met)
+            few = _where_it_can_win(evaluate_candidate, inputs, k, where, met)
             if few is None:
                 candidates[k] = scored[k] = evaluate_candidate(k, f)
             else:
@@ -1067,11 +1072,11 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
 
 
 def _lowest_floor_first(floors: Sequence) -> list[int]:
-    """The order in which :func:`size_pool` evaluates its candidates: those without a cost floor (shapes that do not fit
-    in every draw, which that loop leaves to later) first, then the others by their floor's mean over the draws, lowest
-    first (branch and bound). Only the work depends on it: a candidate is skipped where its floor lies above a feasible
-    cost, which it then cannot undercut, so the choice (first lowest score, in the candidates' own order) is the same in
-    any order.
+    """The order in which :func:`size_pool` evaluates its candidates: those without a cost floor (shapes that fit in no
+    draw) first, then the others by their floor's mean over the draws, lowest first (branch and bound; the loop leaves
+    the shapes that do not fit in every draw to later). Only the work depends on it: a candidate is skipped where its
+    floor lies above a feasible cost, which it then cannot undercut, so the choice (first lowest score, in the
+    candidates' own order) is the same in any order.
 
     Parameters
     ----------
