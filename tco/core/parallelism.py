@@ -62,7 +62,8 @@ def _powers_of_two(low: float, high: float) -> list[int]:
 #: ``2 p0`` (the other widths keep ``1, 1.5, 2, 3, 4``). Measured 2026-12-02 over every catalog model on the four streamed
 #: devices against pinned shapes of every stage count (52 pairs, the default scenario's workload): the mean of the search
 #: over the best pinned shape 1.081 -> 1.047, pairs within 1 % 17 -> 21, none worse; eighth-steps gave 1.039 but two
-#: pairs worse (the device-hour proxy). It costs 18-19 % of the default's all-drawn engine throughput (docs/scale.md)
+#: pairs worse (the device-hour proxy). It cost 18-19 % of the default's all-drawn engine throughput, most of it won back
+#: by the cost floor of shapes that fit in some draws only (docs/scale.md)
 NARROW_STREAMED_LADDER = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0)
 
 
