@@ -982,9 +982,10 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
 
     # a shape that fits in no draw is chosen only where no shape meets the targets: skipped when some shape does in
     # every draw (its score, 1e250 or more, then never wins), evaluated otherwise; a shape that fits in few draws is
-    # evaluated only where it fits or no shape that fits everywhere meets the targets (_where_it_can_win); a shape whose
-    # cost floor lies above a feasible shape's cost cannot win there: skipped where that holds in every draw, else
-    # treated as one that fits where its floor is below (_cost_floor)
+    # evaluated only where it fits and its cost floor lies below a feasible shape's cost, or where no shape that fits
+    # everywhere meets the targets (_where_it_can_win); a shape that fits everywhere and whose floor lies above a
+    # feasible shape's cost cannot win there: skipped where that holds in every draw, else treated as one that fits
+    # where its floor is below (_cost_floor)
     fits = [_fits(shape, model, device, terms) for shape in shapes]
     everywhere = [every_draw(f) for f in fits]
     floors = [_cost_floor(role, shape, model, device, demand, terms, whole, device_hour_usd) if any_draw(f) else None
