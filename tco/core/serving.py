@@ -1007,8 +1007,8 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws holds its terms there only
     for k, f in enumerate(fits):
         where = f & below[k] if k in below else f
-        if (not everywhere[k] and any_draw(where | ~np.asarray(met, bool))) or (everywhere[k] and k in below
-                                                                               and any_draw(below[k])):
+        partly = not everywhere[k] and any_draw(f)
+        if (partly and any_draw(where | ~np.asarray(met, bool))) or (everywhere[k] and k in below and any_draw(below[k])):
             # where it fits (and its cost floor is below a feasible shape's cost), or no shape that fits everywhere meets
             # the targets: at those draws only when they are few
             few = _where_it_can_win(evaluate_candidate, inputs, k, where, met)
