@@ -805,8 +805,8 @@ def test_a_shape_that_fits_in_no_draw_is_skipped_only_where_it_cannot_win(defaul
 
 
 def test_candidates_run_lowest_floor_first():
-    """``serving._lowest_floor_first``: shapes without a floor (they do not fit in every draw) keep their own order and
-    come first; the others follow by the mean of their floor over the draws, lowest first, ties in their own order, a
+    """``serving._lowest_floor_first``: shapes without a floor (they fit in no draw) keep their own order and come
+    first; the others follow by the mean of their floor over the draws, lowest first, ties in their own order, a
     NaN mean last. By hand: floors [None, [3, 5] (mean 4), 2.0, None, [1, 9] (mean 5), [NaN], 4.0 (a tie with the
     second)] give 0, 3, then 2 (2), 1 (4), 6 (4), 4 (5), 5 (NaN)."""
     floors = [None, np.array([3.0, 5.0]), 2.0, None, np.array([1.0, 9.0]), np.array([np.nan]), np.array(4.0)]

@@ -148,17 +148,17 @@ def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devi
             narrowest = 1 << max(math.ceil(low / top_layer) - 1, 0).bit_length()
             widths = sorted({w for w in (narrowest, 2 * narrowest, heads) if narrowest <= w <= domain
                              and (low > w or w == narrowest)})
-            ladder = (1.0, 1.5, 2.0, 3.0, 4.0)
+            ladder, fine = (1.0, 1.5, 2.0, 3.0, 4.0), narrowest  # fine: the width that gets NARROW_STREAMED_LADDER
         else:
             widths = [domain] if low > domain or 2 * high > domain else []
-            ladder = (1.0, 1.5, 2.0, 3.0)
+            ladder, fine = (1.0, 1.5, 2.0, 3.0), None
             if 2 <= low <= domain <= 8:  # the model needs several devices of one board: that many split into stages
                 smallest = 1 << (low - 1).bit_length()
                 sizes = {n for n in (smallest, 2 * smallest) if n <= domain}
                 staged |= {Shape(n // p, p) for n in sizes for p in _powers_of_two(2, min(n, top_layer))}
         for width in widths:
             base = max(math.ceil(low / width), 2)
-            rungs = {math.ceil(base * f) for f in (NARROW_STREAMED_LADDER if streamed and width == narrowest else ladder)}
+            rungs = {math.ceil(base * f) for f in (NARROW_STREAMED_LADDER if width == fine else ladder)}
             if streamed and max(rungs) > top_layer >= base:  # the ladder leaves the layers: one stage per layer
                 rungs.add(top_layer)
             staged |= {Shape(width, p) for p in rungs if 2 <= p <= top_layer}

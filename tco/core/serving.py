@@ -1008,7 +1008,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     for k, f in enumerate(fits):
         where = f & below[k] if k in below else f
         partly = not everywhere[k] and any_draw(f)
-        if (partly and any_draw(where | ~np.asarray(met, bool))) or (everywhere[k] and k in below and any_draw(below[k])):
+        if (partly and any_draw(where | ~np.asarray(met, bool))) or (everywhere[k] and k in below and any_draw(where)):
             # where it fits (and its cost floor is below a feasible shape's cost), or no shape that fits everywhere meets
             # the targets: at those draws only when they are few
             few = _where_it_can_win(evaluate_candidate, inputs, k, where, met)
