@@ -278,6 +278,29 @@ def test_the_split_search_skips_kingman_only_where_the_lanes_cannot_bind(n, seed
     assert same_bits(fast[0], full[0]) and same_bits(fast[1], full[1])
 
 
+@given(n=st.integers(2, 200), seed=st.integers(0, 2**32 - 1), share_ok=st.sampled_from([0.0, 0.1, 0.5, 0.7, 0.9, 1.0]),
+       number=st.booleans())
+@FAST
+def test_the_two_lane_rules_run_on_their_own_draws_with_the_bits_of_both_at_every_draw(n, seed, share_ok, number):
+    """:func:`tco.core.serving._split_replicas_where` runs the rule with the length spread where ``ttft_ok`` holds and the
+    one at mean lengths elsewhere, each gathered to its own draws when they are few; replicas and shares are those of
+    ``np.where(ttft_ok, spread rule, mean-length rule)`` with both rules at every draw, bit for bit, whatever the
+    share of the draws that miss (none, few, half, most, all) and with a number among the inputs."""
+    import tco.core.serving as serving
+
+    rng = np.random.default_rng(seed)
+    peak = rng.uniform(0.1, 40.0, n)
+    residence, slots = rng.uniform(1.0, 60.0, n), rng.choice([8.0, 64.0, 512.0], n)
+    work_s, slack = rng.uniform(0.01, 2.0, n), rng.uniform(0.05, 5.0, n)
+    own = work_s * rng.uniform(0.2, 1.0, n)
+    queues = (peak, residence, slots, work_s, 2.0 if number else rng.choice([1.0, 2.0], n), slack, 0.01)
+    lengths = (own, 0.58)
+    ok = rng.random(n) < share_ok
+    replicas, share = serving._split_replicas_where(ok, queues, lengths)
+    spread, mean = serving._split_replicas(*queues, *lengths), serving._split_replicas(*queues)
+    assert same_bits(replicas, np.where(ok, spread[0], mean[0])) and same_bits(share, np.where(ok, spread[1], mean[1]))
+
+
 def test_both_kingman_skips_are_taken_and_left_as_derived():
     """Neither skip test is vacuous. Waits: 4 Erlangs on 9.5 servers (``rho = 0.421``), S = 1 s, slack 1 s,
     epsilon = 0.01, deterministic (``k = 2``, ``u = 2``, ``delta = 1/3``): ``beta = (9.5 - 4 - 1/3) / 2 = 2.583``,

@@ -667,12 +667,10 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             residence = output * cycle_cap + latency
             slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
             own = _own_prefill_s(work, latency)
-            replicas, share = _split_replicas(peak, residence, slots, work, lanes, slack, epsilon, own, demand.prompt_scv)
             widest = LANE_SHARES[-1]  # the lanes' largest share of the slack and budget: the longest prompts fit there
             ttft_ok = _own_prefill_fits(widest * slack, own, demand.prompt_scv, widest * epsilon)
-            if not every_draw(ttft_ok):  # elsewhere the mean-length fleet, flagged (no number of lanes suffices)
-                fallback, fallback_share = _split_replicas(peak, residence, slots, work, lanes, slack, epsilon)
-                replicas, share = np.where(ttft_ok, replicas, fallback), np.where(ttft_ok, share, fallback_share)
+            replicas, share = _split_replicas_where(ttft_ok, (peak, residence, slots, work, lanes, slack, epsilon),
+                                                    (own, demand.prompt_scv))
             out.update(_slack=slack, _lane_share=share)
         else:
             work = latency = lanes = 0.0
@@ -864,6 +862,51 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, o
         return np.maximum(by_slots, by_lanes), by_lanes > by_slots
 
     return _split_search(needed, maximize=False)
+
+
+def _split_replicas_where(ttft_ok, queues: tuple, lengths: tuple):
+    """:func:`_split_replicas` with the prompts' length spread (``queues + lengths``) where the longest prompts can
+    meet the TTFT target (``ttft_ok``), and at mean lengths (``queues``: the fleet flagged infeasible, no number of
+    lanes suffices) elsewhere.
+
+    Each rule runs on its own draws only, gathered (:func:`tco.core.draws.at_draws`), when they are few (at most
+    :data:`SPREAD_FEW_SHARE` of them for the rule with the spread, :data:`FEW_DRAWS_SHARE` for the one at mean
+    lengths), else on every draw with the other's values written over its own where they apply. Both rules are
+    elementwise in the draws, so the values are those of the two rules at every draw, picked by ``ttft_ok``.
+
+    Parameters
+    ----------
+    ttft_ok : bool or ndarray of bool [-]
+        Where the lanes' slack covers the longest prompts' own prefill (:func:`_own_prefill_fits`).
+    queues : tuple
+        ``(peak, residence_s, slots, work_s, lanes, slack_s, epsilon)`` as :func:`_split_replicas` takes them.
+    lengths : tuple
+        ``(own_s, prompt_scv)``.
+
+    Returns
+    -------
+    tuple
+        ``(replicas [replicas, continuous], lane share g [-])``, per draw.
+    """
+    if every_draw(ttft_ok):
+        return _split_replicas(*queues, *lengths)
+    if not any_draw(ttft_ok):
+        return _split_replicas(*queues)
+    shape = np.broadcast_shapes(np.shape(ttft_ok), *(np.shape(x) for x in (*queues, *lengths)))
+    spread = np.broadcast_to(ttft_ok, shape)
+    rules = ((spread, _split_replicas), (~spread, lambda *at: _split_replicas(*at[:len(queues)])))
+    few = [np.count_nonzero(mask) <= limit * mask.size for (mask, _), limit in zip(rules, (SPREAD_FEW_SHARE, FEW_DRAWS_SHARE),
+                                                                                   strict=True)]
+    if all(few):
+        replicas, share = np.empty(shape), np.empty(shape)
+    else:  # the rule needed at the most draws runs on every draw; the other is written over it
+        rule = rules[few.index(False)][1]
+        replicas, share = (np.array(np.broadcast_to(x, shape), float) for x in rule(*queues, *lengths))
+    for (mask, rule), gathered in zip(rules, few, strict=True):
+        if gathered:
+            where = np.nonzero(mask)
+            replicas[where], share[where] = rule(*at_draws((*queues, *lengths), where, shape))
+    return replicas, share
 
 
 def _lanes_cannot_bind(by_lanes_square_root, by_slots) -> bool:
@@ -1175,6 +1218,13 @@ def _whole_cost(replicas, devices: float, whole, device_hour_usd):
 #: voice-agent 0.24 -> 0.32, custom-asic 0.14 -> 0.155, fleet-split 0.28 -> 0.31 M option-evaluations/s (0.7-0.9 no
 #: faster); the outputs are the same bit for bit
 FEW_DRAWS_SHARE = 0.5
+#: the same for the colocated lanes' rule with the prompts' length spread (:func:`_split_replicas_where`), about four
+#: times the work of the rule at mean lengths (17-22 against 4-6 ms per candidate and block), so gathering its inputs
+#: pays up to a larger share. Before, both rules ran on every draw. Measured interleaved (benchmarks/ab.py, 4 rounds,
+#: blocks of 65,536 all-drawn draws; the default's H100 shapes TP2/4/8 miss the TTFT with the longest prompts in
+#: 48/23/11 % of the draws): the default 1.040x (0.5) / 1.063x (0.8) / 1.037x (0.9), voice-agent 1.018x / 1.033x /
+#: 1.049x (the noise of such runs is ~2 %); the outputs are the same bit for bit
+SPREAD_FEW_SHARE = 0.8
 
 
 def _where_it_can_win(evaluate_candidate: Callable, inputs: tuple, k: int, fits, met) -> dict | None:
