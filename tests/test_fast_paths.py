@@ -279,13 +279,16 @@ def test_the_split_search_skips_kingman_only_where_the_lanes_cannot_bind(n, seed
 
 
 @given(n=st.integers(2, 200), seed=st.integers(0, 2**32 - 1), share_ok=st.sampled_from([0.0, 0.1, 0.5, 0.7, 0.9, 1.0]),
-       number=st.booleans())
+       number=st.booleans(), share_wanted=st.sampled_from([0.0, 0.3, 0.9, 1.0]))
 @FAST
-def test_the_two_lane_rules_run_on_their_own_draws_with_the_bits_of_both_at_every_draw(n, seed, share_ok, number):
+def test_the_two_lane_rules_run_on_their_own_draws_with_the_bits_of_both_at_every_draw(n, seed, share_ok, number,
+                                                                                        share_wanted):
     """:func:`tco.core.serving._split_replicas_where` runs the rule with the length spread where ``ttft_ok`` holds and the
     one at mean lengths elsewhere, each gathered to its own draws when they are few; replicas and shares are those of
     ``np.where(ttft_ok, spread rule, mean-length rule)`` with both rules at every draw, bit for bit, whatever the
-    share of the draws that miss (none, few, half, most, all) and with a number among the inputs."""
+    share of the draws that miss (none, few, half, most, all) and with a number among the inputs. Where the replicas
+    are not wanted they are the floor given, or the figure of the rule that ran at every draw (either is at least the
+    queues' load)."""
     import tco.core.serving as serving
 
     rng = np.random.default_rng(seed)
@@ -296,9 +299,18 @@ def test_the_two_lane_rules_run_on_their_own_draws_with_the_bits_of_both_at_ever
     queues = (peak, residence, slots, work_s, 2.0 if number else rng.choice([1.0, 2.0], n), slack, 0.01)
     lengths = (own, 0.58)
     ok = rng.random(n) < share_ok
-    replicas, share = serving._split_replicas_where(ok, queues, lengths)
     spread, mean = serving._split_replicas(*queues, *lengths), serving._split_replicas(*queues)
-    assert same_bits(replicas, np.where(ok, spread[0], mean[0])) and same_bits(share, np.where(ok, spread[1], mean[1]))
+    exact = np.where(ok, spread[0], mean[0]), np.where(ok, spread[1], mean[1])
+    replicas, share = serving._split_replicas_where(ok, queues, lengths)
+    assert same_bits(replicas, exact[0]) and same_bits(share, exact[1])
+    wanted, floor = rng.random(n) < share_wanted, np.full(n, -1.0)
+    replicas, share = serving._split_replicas_where(ok, queues, lengths, wanted, floor)
+    assert same_bits(replicas[wanted], exact[0][wanted]) and same_bits(share[wanted], exact[1][wanted])
+    spared = ~wanted & (replicas == -1.0)
+    ran = ~wanted & ~spared  # a rule that ran at every draw left its own figure there
+    assert np.all(share[spared] == 0.5)
+    assert np.all(((replicas == spread[0]) & (share == spread[1])) | ((replicas == mean[0]) & (share == mean[1]))
+                  | ~ran)
 
 
 def test_both_kingman_skips_are_taken_and_left_as_derived():

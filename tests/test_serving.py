@@ -842,6 +842,48 @@ def test_the_cost_floor_is_below_every_candidate_cost_and_skipping_by_it_changes
             assert np.array_equal(fast[option].flat()[key], value, equal_nan=True), (option, key)
 
 
+@pytest.mark.parametrize("name", ["default", "voice-agent", "fleet-split"])
+def test_the_queue_floor_is_below_every_colocated_cost_and_sizing_queues_by_it_changes_nothing(name, monkeypatch):
+    """``serving._queue_floor_cost`` bounds a colocated candidate's cost from below (replicas at least the slots' and
+    the lanes' offered load per replica, ``max(lambda D / c_s, lambda S / x)``): at 2,000 draws of every uncertain
+    parameter it never exceeds the cost of a feasible candidate evaluated in full. A candidate evaluated after a
+    cheaper one sizes its queues only where that floor does not lie above the cheapest cost so far (it is not vacuous:
+    some draws are skipped), and every output is, bit for bit, the one of sizing every candidate's queues at every
+    draw; a candidate skipped somewhere is evaluated in full again when asked (``PoolServing.candidate``)."""
+    import tco
+    from tco.core.evaluate import evaluate, serving_pools
+    from tco.studies.sampling import draw_chunk, sampling_plan
+
+    scenario = tco.load_scenario(name)
+    values = scenario.values() | draw_chunk(sampling_plan(scenario), 5, 0, 2000)
+    where, skipped = serving._split_replicas_where, []
+
+    def watched(ttft_ok, queues, lengths, wanted=True, floor=None):
+        skipped.append(not np.all(wanted))
+        return where(ttft_ok, queues, lengths, wanted, floor)
+
+    monkeypatch.setattr(serving, "_split_replicas_where", watched)
+    fast = evaluate(scenario.structure, values)
+    assert any(skipped)
+    floor = serving._queue_floor_cost
+    monkeypatch.setattr(serving, "_queue_floor_cost", lambda *args: -np.inf)  # every candidate's queues everywhere
+    for option in scenario.structure.options:
+        for role, pool in serving_pools(scenario.structure, values, option.name)[0].items():
+            if role != "colocated":
+                continue
+            _, _, demand, _, price, _ = pool.evaluate_candidate.__defaults__[1]
+            peak = demand.peak_requests_per_s
+            for k, shape in enumerate(pool.shapes):
+                c = pool.candidate(k)
+                load = np.maximum(peak * c["residence_s"] / c["slots"], peak * c["prefill_work_s"] / c["lanes"])
+                bound = floor(load, float(shape.devices), True, price)
+                assert not np.any((bound > c["cost"]) & (c["feasible"] > 0.5)), (name, option.name, shape.label)
+    everywhere = evaluate(scenario.structure, values)
+    for option, result in everywhere.items():
+        for key, value in result.flat().items():
+            assert np.array_equal(fast[option].flat()[key], value, equal_nan=True), (option, key)
+
+
 def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_results(default_scenario, monkeypatch):
     """size_pool evaluates a candidate shape that fits in at most half of the draws only at those draws (the others
     have a shape that meets the targets), and every output is the one of evaluating it everywhere, bit for bit.
@@ -864,7 +906,8 @@ def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_re
     assert chosen.any() and not np.any(chosen & (bits == 8.0))
     assert np.array_equal(pool.candidate(0)["fits"] > 0, bits == 4.0)
     fast = evaluate(structure, values)
-    monkeypatch.setattr(serving, "FEW_DRAWS_SHARE", -1.0)  # every candidate evaluated at every draw
+    monkeypatch.setattr(serving, "FEW_DRAWS_SHARE", -1.0)  # every candidate evaluated at every draw,
+    monkeypatch.setattr(serving, "_queue_floor_cost", lambda *args: -np.inf)  # its queues sized at every draw
     assert serving_pools(structure, values, "groq")[0]["colocated"].candidates[0] is not None
     everywhere = evaluate(structure, values)
     for name, result in everywhere.items():

@@ -599,8 +599,13 @@ def _fits(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, term
 
 
 def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
-               whole, ttft_extra_s, device_hour_usd, terms: _PoolTerms, fits=None) -> dict:
-    """Sizing of one candidate shape (arrays over draws); ``feasible`` and ``cost`` drive the choice."""
+               whole, ttft_extra_s, device_hour_usd, terms: _PoolTerms, fits=None, cheapest=None) -> dict:
+    """Sizing of one candidate shape (arrays over draws); ``feasible`` and ``cost`` drive the choice.
+
+    ``cheapest`` [USD/h], when given, is the least cost of a feasible candidate evaluated before (per draw): a
+    colocated candidate then sizes its queues only where its load floor (:func:`_queue_floor_cost`) does not lie above
+    it, and elsewhere reports the floor as its replicas, which cannot win there; such a candidate is marked
+    ``_partial`` (its ``replicas``, ``cost`` and ``_lane_share`` are exact only where it can undercut ``cheapest``)."""
     cm = cycle_model(shape, model, device, demand, role, terms)
     n, p = float(shape.devices), float(shape.pipeline)
     prompt, output = demand.prompt_tokens, demand.output_tokens
@@ -669,8 +674,12 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             own = _own_prefill_s(work, latency)
             widest = LANE_SHARES[-1]  # the lanes' largest share of the slack and budget: the longest prompts fit there
             ttft_ok = _own_prefill_fits(widest * slack, own, demand.prompt_scv, widest * epsilon)
-            replicas, share = _split_replicas_where(ttft_ok, (peak, residence, slots, work, lanes, slack, epsilon),
-                                                    (own, demand.prompt_scv))
+            queues = (peak, residence, slots, work, lanes, slack, epsilon)
+            load = maximum(peak * residence / slots, peak * work / lanes)  # every staffing rule holds at least this
+            wanted = True if cheapest is None else ~(_queue_floor_cost(load, n, whole, device_hour_usd) > cheapest)
+            replicas, share = _split_replicas_where(ttft_ok, queues, (own, demand.prompt_scv), wanted, load)
+            if not every_draw(wanted):
+                out["_partial"] = True
             out.update(_slack=slack, _lane_share=share)
         else:
             work = latency = lanes = 0.0
@@ -864,15 +873,15 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, o
     return _split_search(needed, maximize=False)
 
 
-def _split_replicas_where(ttft_ok, queues: tuple, lengths: tuple):
+def _split_replicas_where(ttft_ok, queues: tuple, lengths: tuple, wanted=True, floor=None):
     """:func:`_split_replicas` with the prompts' length spread (``queues + lengths``) where the longest prompts can
     meet the TTFT target (``ttft_ok``), and at mean lengths (``queues``: the fleet flagged infeasible, no number of
-    lanes suffices) elsewhere.
+    lanes suffices) elsewhere; where the replicas are not ``wanted`` (the candidate cannot win there), ``floor``.
 
     Each rule runs on its own draws only, gathered (:func:`tco.core.draws.at_draws`), when they are few (at most
     :data:`SPREAD_FEW_SHARE` of them for the rule with the spread, :data:`FEW_DRAWS_SHARE` for the one at mean
     lengths), else on every draw with the other's values written over its own where they apply. Both rules are
-    elementwise in the draws, so the values are those of the two rules at every draw, picked by ``ttft_ok``.
+    elementwise in the draws, so the values are those of the two rules at every wanted draw, picked by ``ttft_ok``.
 
     Parameters
     ----------
@@ -882,31 +891,47 @@ def _split_replicas_where(ttft_ok, queues: tuple, lengths: tuple):
         ``(peak, residence_s, slots, work_s, lanes, slack_s, epsilon)`` as :func:`_split_replicas` takes them.
     lengths : tuple
         ``(own_s, prompt_scv)``.
+    wanted : bool or ndarray of bool [-]
+        Where the replicas are needed.
+    floor : float or ndarray or None [replicas]
+        The replicas reported where they are not wanted (the lane share there 1/2), unless a rule ran at every draw:
+        then that rule's figure (either rule needs at least the queues' load, the caller's floor).
 
     Returns
     -------
     tuple
         ``(replicas [replicas, continuous], lane share g [-])``, per draw.
     """
-    if every_draw(ttft_ok):
+    everywhere = every_draw(wanted)
+    if everywhere and every_draw(ttft_ok):
         return _split_replicas(*queues, *lengths)
-    if not any_draw(ttft_ok):
+    if everywhere and not any_draw(ttft_ok):
         return _split_replicas(*queues)
-    shape = np.broadcast_shapes(np.shape(ttft_ok), *(np.shape(x) for x in (*queues, *lengths)))
-    spread = np.broadcast_to(ttft_ok, shape)
-    rules = ((spread, _split_replicas), (~spread, lambda *at: _split_replicas(*at[:len(queues)])))
-    few = [np.count_nonzero(mask) <= limit * mask.size for (mask, _), limit in zip(rules, (SPREAD_FEW_SHARE, FEW_DRAWS_SHARE),
-                                                                                   strict=True)]
-    if all(few):
-        replicas, share = np.empty(shape), np.empty(shape)
-    else:  # the rule needed at the most draws runs on every draw; the other is written over it
-        rule = rules[few.index(False)][1]
-        replicas, share = (np.array(np.broadcast_to(x, shape), float) for x in rule(*queues, *lengths))
-    for (mask, rule), gathered in zip(rules, few, strict=True):
-        if gathered:
+    shape = np.broadcast_shapes(np.shape(ttft_ok), np.shape(wanted), *(np.shape(x) for x in (*queues, *lengths)))
+    if not any_draw(wanted):
+        return np.array(np.broadcast_to(floor, shape), float), np.full(shape, 0.5)
+    spread, wanted = np.broadcast_to(ttft_ok, shape), np.broadcast_to(wanted, shape)
+    rules = ((spread & wanted, _split_replicas, SPREAD_FEW_SHARE),
+             (~spread & wanted, lambda *at: _split_replicas(*at[:len(queues)]), FEW_DRAWS_SHARE))
+    many = [rule for mask, rule, few in rules if np.count_nonzero(mask) > few * mask.size]
+    if many:  # the rule needed at the most draws runs on every draw; the other is written over it
+        replicas, share = (np.array(np.broadcast_to(x, shape), float) for x in many[0](*queues, *lengths))
+    else:
+        replicas, share = np.array(np.broadcast_to(floor, shape), float), np.full(shape, 0.5)
+    for mask, rule, _ in rules:
+        if rule not in many and mask.any():
             where = np.nonzero(mask)
             replicas[where], share[where] = rule(*at_draws((*queues, *lengths), where, shape))
     return replicas, share
+
+
+def _queue_floor_cost(load, devices: float, whole, device_hour_usd):
+    """A colocated candidate's least cost from its queues' loads per replica, ``max(lambda D / c_s, lambda S / x)``
+    (every staffing rule holds at least the offered load: square-root staffing adds ``beta sqrt(a) + delta >= 0``,
+    Kingman's ``a / rho`` has ``rho <= 1``), rounded and lowered as :func:`_whole_cost` does [USD/h]. Measured on 65,536
+    all-drawn draws of the default and voice-agent scenarios: 0.88-1.0 of the candidate's replicas (median 0.95-1.0),
+    where :func:`_cost_floor` gives 0.2-0.5 for the H100 shapes."""
+    return _whole_cost(load, devices, whole, device_hour_usd)
 
 
 def _lanes_cannot_bind(by_lanes_square_root, by_slots) -> bool:
@@ -1019,9 +1044,9 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
 
     inputs = (model, device, demand, ttft_extra_s, device_hour_usd, terms)
 
-    def evaluate_candidate(k: int, fits=None, at=inputs) -> dict:
+    def evaluate_candidate(k: int, fits=None, at=inputs, cheapest=None) -> dict:
         m, d, dem, extra, price, t = at  # the inputs, or the inputs at some draws (_where_it_can_win)
-        return _candidate(role, shapes[k], m, d, dem, whole, extra, price, t, fits)
+        return _candidate(role, shapes[k], m, d, dem, whole, extra, price, t, fits, cheapest)
 
     # a shape that fits in no draw is chosen only where no shape meets the targets: skipped when some shape does in
     # every draw (its score, 1e250 or more, then never wins), evaluated otherwise; a shape that fits in few draws is
@@ -1041,13 +1066,16 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
         if floor is not None and not every_draw(floor <= cheapest):  # it can win only where its floor is below
             below[k] = floor <= cheapest
             continue
-        candidates[k] = evaluate_candidate(k, fits[k])
+        candidates[k] = evaluate_candidate(k, fits[k], cheapest=cheapest)
         cost = np.where(candidates[k]["feasible"] > 0.5, candidates[k]["cost"], np.inf)
         cheapest = cost if cheapest is None else np.minimum(cheapest, cost)
     if cheapest is not None:  # a shape that fits in some draws can win only where it fits and its floor is below
         below.update({k: floors[k] <= cheapest for k in range(len(shapes)) if not everywhere[k] and floors[k] is not None})
     met = sum(c["feasible"] for c in candidates if c is not None) > 0.5 if any(everywhere) else False
     scored = list(candidates)  # what the choice reads: a candidate evaluated at some draws holds its terms there only
+    # a candidate whose queues were sized only where it can undercut a cheaper one (_partial) is read by the choice;
+    # PoolServing.candidate evaluates it again in full when asked
+    candidates = [None if c is not None and "_partial" in c else c for c in candidates]
     for k, f in enumerate(fits):
         where = f & below[k] if k in below else f
         partly = not everywhere[k] and any_draw(f)
@@ -1055,8 +1083,11 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
             # where it fits (and its cost floor is below a feasible shape's cost), or no shape that fits everywhere meets
             # the targets: at those draws only when they are few
             few = _where_it_can_win(evaluate_candidate, inputs, k, where, met)
-            if few is None:
-                candidates[k] = scored[k] = evaluate_candidate(k, f)
+            if few is None:  # at every draw, its queues sized only where it can undercut the cheapest so far
+                scored[k] = evaluate_candidate(k, f, cheapest=cheapest)
+                candidates[k] = None if "_partial" in scored[k] else scored[k]
+                if cheapest is not None:
+                    cheapest = np.minimum(cheapest, np.where(scored[k]["feasible"] > 0.5, scored[k]["cost"], np.inf))
             else:
                 scored[k] = few
     evaluated = [c for c in scored if c is not None]
