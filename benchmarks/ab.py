@@ -9,9 +9,9 @@ per side, in alternating order (A B, B A, ...), and each process measures
   drawn, seed 0; 4 blocks) [option-evaluations/s per core, CPU time].
 
 It prints each side's median and the ratio of the medians (this checkout over the revision). Why interleaved: on the
-shared 2-core machine the same code measures up to 1.5x apart from one hour to the next (README, "Speed"), so two
-versions are comparable only in runs taken side by side; CPU time is less disturbed than wall time. Nothing here
-fails, and the outputs are not compared (the tests and ``git stash``-style snapshots do that).
+shared 2-core machine the same code measures up to 1.5x apart from one hour to the next (README, "Benchmarks"), so
+two versions are comparable only in runs taken side by side; CPU time is less disturbed than wall time. Nothing here
+fails, and the outputs are not compared (the tests compare fast paths with their general forms).
 """
 
 from __future__ import annotations

@@ -890,7 +890,7 @@ def test_the_cost_floor_of_the_default_h100_shapes_is_tight():
 
 @pytest.mark.parametrize("name", ["default", "voice-agent", "fleet-split"])
 def test_the_queue_floor_is_below_every_colocated_cost_and_sizing_queues_by_it_changes_nothing(name, monkeypatch):
-    """``serving._queue_floor_cost`` bounds a colocated candidate's cost from below (replicas at least the slots' and
+    """``serving._queue_floor`` bounds a colocated candidate's cost from below (replicas at least the slots' and
     the lanes' offered load per replica, ``max(lambda D / c_s, lambda S / x)``): at 2,000 draws of every uncertain
     parameter it never exceeds the cost of a feasible candidate evaluated in full. A candidate evaluated after a
     cheaper one sizes its queues only where that floor does not lie above the cheapest cost so far (it is not vacuous:
@@ -911,8 +911,8 @@ def test_the_queue_floor_is_below_every_colocated_cost_and_sizing_queues_by_it_c
     monkeypatch.setattr(serving, "_split_replicas_where", watched)
     fast = evaluate(scenario.structure, values)
     assert any(skipped)
-    floor = serving._queue_floor_cost
-    monkeypatch.setattr(serving, "_queue_floor_cost", lambda *args: -np.inf)  # every candidate's queues everywhere
+    floor = serving._queue_floor
+    monkeypatch.setattr(serving, "_queue_floor", lambda *args: (0.0, -np.inf))  # every candidate's queues everywhere
     for option in scenario.structure.options:
         for role, pool in serving_pools(scenario.structure, values, option.name)[0].items():
             if role != "colocated":
@@ -921,8 +921,8 @@ def test_the_queue_floor_is_below_every_colocated_cost_and_sizing_queues_by_it_c
             peak = demand.peak_requests_per_s
             for k, shape in enumerate(pool.shapes):
                 c = pool.candidate(k)
-                load = np.maximum(peak * c["residence_s"] / c["slots"], peak * c["prefill_work_s"] / c["lanes"])
-                bound = floor(load, float(shape.devices), True, price)
+                _, bound = floor(peak, c["residence_s"], c["slots"], c["prefill_work_s"], c["lanes"], float(shape.devices),
+                                 True, price)
                 assert not np.any((bound > c["cost"]) & (c["feasible"] > 0.5)), (name, option.name, shape.label)
     everywhere = evaluate(scenario.structure, values)
     for option, result in everywhere.items():
@@ -953,7 +953,7 @@ def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_re
     assert np.array_equal(pool.candidate(0)["fits"] > 0, bits == 4.0)
     fast = evaluate(structure, values)
     monkeypatch.setattr(serving, "FEW_DRAWS_SHARE", -1.0)  # every candidate evaluated at every draw,
-    monkeypatch.setattr(serving, "_queue_floor_cost", lambda *args: -np.inf)  # its queues sized at every draw
+    monkeypatch.setattr(serving, "_queue_floor", lambda *args: (0.0, -np.inf))  # its queues sized at every draw
     assert serving_pools(structure, values, "groq")[0]["colocated"].candidates[0] is not None
     everywhere = evaluate(structure, values)
     for name, result in everywhere.items():

@@ -603,7 +603,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     """Sizing of one candidate shape (arrays over draws); ``feasible`` and ``cost`` drive the choice.
 
     ``cheapest`` [USD/h], when given, is the least cost of a feasible candidate evaluated before (per draw): a
-    colocated candidate then sizes its queues only where its load floor (:func:`_queue_floor_cost`) does not lie above
+    colocated candidate then sizes its queues only where its load floor (:func:`_queue_floor`) does not lie above
     it, and elsewhere reports the floor as its replicas, which cannot win there; such a candidate is marked
     ``_partial`` (its ``replicas``, ``cost`` and ``_lane_share`` are exact only where it can undercut ``cheapest``)."""
     cm = cycle_model(shape, model, device, demand, role, terms)
@@ -675,8 +675,8 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
             widest = LANE_SHARES[-1]  # the lanes' largest share of the slack and budget: the longest prompts fit there
             ttft_ok = _own_prefill_fits(widest * slack, own, demand.prompt_scv, widest * epsilon)
             queues = (peak, residence, slots, work, lanes, slack, epsilon)
-            load = maximum(peak * residence / slots, peak * work / lanes)  # every staffing rule holds at least this
-            wanted = True if cheapest is None else ~(_queue_floor_cost(load, n, whole, device_hour_usd) > cheapest)
+            load, floor_usd = _queue_floor(peak, residence, slots, work, lanes, n, whole, device_hour_usd)
+            wanted = True if cheapest is None else ~(floor_usd > cheapest)
             replicas, share = _split_replicas_where(ttft_ok, queues, (own, demand.prompt_scv), wanted, load)
             if not every_draw(wanted):
                 out["_partial"] = True
@@ -925,13 +925,20 @@ def _split_replicas_where(ttft_ok, queues: tuple, lengths: tuple, wanted=True, f
     return replicas, share
 
 
-def _queue_floor_cost(load, devices: float, whole, device_hour_usd):
-    """A colocated candidate's least cost from its queues' loads per replica, ``max(lambda D / c_s, lambda S / x)``
-    (every staffing rule holds at least the offered load: square-root staffing adds ``beta sqrt(a) + delta >= 0``,
-    Kingman's ``a / rho`` has ``rho <= 1``), rounded and lowered as :func:`_whole_cost` does [USD/h]. Measured on 65,536
+def _queue_floor(peak, residence_s, slots, work_s, lanes, devices: float, whole, device_hour_usd) -> tuple:
+    """A colocated candidate's least replicas from its queues' loads, ``max(lambda D / c_s, lambda S / x)`` (every
+    staffing rule holds at least the offered load: square-root staffing adds ``beta sqrt(a) + delta >= 0``, Kingman's
+    ``a / rho`` has ``rho <= 1``), and their cost, rounded and lowered as :func:`_whole_cost` does. Measured on 65,536
     all-drawn draws of the default and voice-agent scenarios: 0.88-1.0 of the candidate's replicas (median 0.95-1.0),
-    where :func:`_cost_floor` gives 0.58-0.83 for the default's H100 shapes (medians)."""
-    return _whole_cost(load, devices, whole, device_hour_usd)
+    where :func:`_cost_floor` gives 0.58-0.83 for the default's H100 shapes (medians).
+
+    Returns
+    -------
+    tuple
+        ``(replicas [replicas, continuous], cost [USD/h])``.
+    """
+    load = maximum(peak * residence_s / slots, peak * work_s / lanes)
+    return load, _whole_cost(load, devices, whole, device_hour_usd)
 
 
 def _lanes_cannot_bind(by_lanes_square_root, by_slots) -> bool:
@@ -1059,8 +1066,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     floors = [_cost_floor(role, shape, model, device, demand, terms, whole, device_hour_usd) if any_draw(f) else None
               for shape, f in zip(shapes, fits, strict=True)]
     candidates, cheapest, deferred = [None] * len(shapes), None, []  # cheapest: the least cost of a feasible one so far
-    order = _lowest_floor_first(floors)
-    for k in order:  # branch and bound: a low floor first, so that a cheap cost prunes the rest
+    for k in _lowest_floor_first(floors):  # branch and bound: a low floor first, so that a cheap cost prunes the rest
         if not everywhere[k]:
             continue
         if cheapest is not None and floors[k] is not None and not every_draw(floors[k] <= cheapest):
@@ -1258,7 +1264,8 @@ def _cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: 
 
 def _largest_within_floor(target_s, read_s, phase_s, fixed_s, riding_s):
     """The most decode tokens ``B`` whose floor cycle ``max(R, a B) + s + c B`` (:func:`_cost_floor`) meets the TPOT target
-    ``T``: ``min((T - R - s) / c, (T - s) / (a + c))`` [tokens]. A feasible candidate's slot cap meets ``T`` with its
+    ``T``: ``min((T - R - s) / c, (T - s) / (a + c))`` [tokens]; ``T``, ``R`` (``read_s``), ``s`` (``fixed_s``) [s],
+    ``a`` (``phase_s``), ``c`` (``riding_s``) [s/token]. A feasible candidate's slot cap meets ``T`` with its
     own cycle, which is at least the floor's at every ``B``, so the cap is at most this (``+inf`` where the weight read
     alone leaves the target met at any batch, ``c = 0``; negative where it misses the target at ``B = 0``)."""
     headroom = target_s - read_s - fixed_s
