@@ -92,8 +92,15 @@ def program_sentences(program: Mapping[str, dict], wins: Mapping[str, bool]) -> 
 
 
 def advantage_sentences(analysis: Analysis) -> list[str]:
-    """Years of advantage of each specialized option over the best general generation."""
+    """Years of advantage of each specialized option over the best general generation; without a roadmap, where a
+    specialized option wins, that how long the win lasts is not measured."""
     spec = COMPARISON_OUTPUTS["years_of_advantage"]
+    if analysis.baseline.roadmap is None:
+        winners = [o.name for o in analysis.structure.challengers
+                   if o.specialized and scalar(analysis.challengers[o.name].cost_ratio) < 1.0]
+        return [f"How long {' and '.join(winners)} stay{'s' if len(winners) == 1 else ''} ahead of newer "
+                "general-purpose generations is not measured: the baseline stays on its generation (a roadmap: block "
+                "lets it move and reports the years of advantage)."] if winners else []
     out = []
     for name, row in analysis.challengers.items():
         if row.years_of_advantage is None:

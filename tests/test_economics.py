@@ -290,6 +290,25 @@ def test_years_of_advantage_by_hand():
     assert generations.years_of_advantage(5.0, step, 0.0, 0.0, 2.0) == generations.ADVANTAGE_SEARCH_YEARS
 
 
+def test_no_years_of_advantage_without_a_roadmap():
+    """fleet-split keeps its H100 baseline on one generation (no roadmap block): its decode ASIC, 0.69x the H100
+    fleet's cost, was once reported ahead of "the general roadmap" for a century. No roadmap, no years of advantage:
+    the row is absent, the verdict says the lead's length is not measured, a study metric of it is refused; given
+    the catalog roadmap the same ASIC is behind it (B200 from year 0 is cheaper)."""
+    scenario = tco.load_scenario("fleet-split")
+    rows = tco.analyse_scenario(scenario).challengers
+    assert float(rows["asic"].cost_ratio) < 1.0
+    assert rows["asic"].years_of_advantage is None and rows["h100-prefill+asic-decode"].years_of_advantage is None
+    verdict = tco.compare(scenario).verdict
+    assert "century" not in verdict and "ahead of newer general-purpose generations is not measured" in verdict
+    with pytest.raises(InputError, match="roadmap"):
+        tco.studies.metric_values(scenario, "advantage:asic")
+    data = yaml.safe_load((SCENARIOS_DIR / "fleet-split.yaml").read_text())
+    data["roadmap"] = {"policy": "at_replacement"}
+    rows = tco.analyse_scenario(scenario_from_dict(data)).challengers
+    assert float(rows["asic"].years_of_advantage) < 0.0
+
+
 @FAST
 @given(st.floats(1.5, 4.0), st.floats(1.01, 3.0))
 def test_a_faster_roadmap_never_lengthens_an_advantage(halving, factor):

@@ -133,7 +133,8 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
         life = np.maximum.reduce([get(device_param(p.device, "useful_life_years")) for p in specialized])
         row["life_over_half_life"] = life / half_life
         row["effective_life_years"] = lifecycle.effective_life_years(life, half_life)
-        row["years_of_advantage"] = years_of_advantage(option, result, base, values)
+        if base.roadmap is not None:  # a baseline kept on one generation is no roadmap to lead (years_of_advantage)
+            row["years_of_advantage"] = years_of_advantage(option, result, base, values)
     software = _software_investment_usd(option, result, values)
     if software is not None:
         hardware, _ = money.steady_state_usd_per_year(result.money.pools, 0.0, result.money.demand)
@@ -156,7 +157,9 @@ def years_of_advantage(option: Option, result: OptionResult, base: OptionResult,
     Its steady-state cost against the baseline's roadmap
     (:func:`tco.core.generations.years_of_advantage`); the drift exposure is each
     specialized pool's share of the baseline's work times the efficiency it loses on
-    shifted work.
+    shifted work. Only for a baseline with a roadmap (a ``roadmap`` block): without one the
+    baseline stays on its generation for good, which is no general roadmap (an option cheaper
+    than it would lead it for ever), and :func:`compare_option` reports no years of advantage.
 
     Parameters
     ----------
@@ -165,7 +168,7 @@ def years_of_advantage(option: Option, result: OptionResult, base: OptionResult,
     result : OptionResult
         The challenger's result.
     base : OptionResult
-        The baseline's result (its roadmap costs).
+        The baseline's result (its roadmap costs, not None).
     values : Mapping[str, object]
         The named parameter values; reads ``workload.half_life_years`` [yr].
 
@@ -177,17 +180,9 @@ def years_of_advantage(option: Option, result: OptionResult, base: OptionResult,
     tokens = result.money.tokens_per_year
     exposure = sum(work_share(p.role, base) * (1.0 - result.pool(p.role).costs.residual_efficiency)
                    for p in option.pools if p.specialized)
-    return generations.years_of_advantage(result.eac_usd_per_mtok * tokens / 1e6, _general_costs(base, tokens),
+    return generations.years_of_advantage(result.eac_usd_per_mtok * tokens / 1e6, base.roadmap,
                                           result.deployment_year, exposure,
                                           np.asarray(values["workload.half_life_years"], float))
-
-
-def _general_costs(base: OptionResult, tokens_per_year) -> generations.RoadmapCosts:
-    """The general-purpose alternative: the baseline's roadmap, or its own steady-state cost when it has none."""
-    if base.roadmap is not None:
-        return base.roadmap
-    full = base.eac_usd_per_mtok * tokens_per_year / 1e6
-    return generations.RoadmapCosts((base.name,), (0.0,), (full,), (full,))
 
 
 def _software_investment_usd(option: Option, result: OptionResult, values):

@@ -603,7 +603,7 @@ class ChallengerResult:
         "yr", "years after deployment the option's steady-state cost stays below the best general generation available "
         "(the roadmap, then its halving pace; workload drift included); negative: a general generation was cheaper that "
         "many years before the option entered service (at most back to the oldest generation listed; 100: still cheaper "
-        "after a century)",
+        "after a century); none without a roadmap block (the baseline then stays on one generation)",
         "years of advantage over the general roadmap", "years", fmt=".1f", optional=True, workbook=False,
         nonpositive_note="never ahead")
     hardware_cycle_years: Array | None = output(

@@ -105,6 +105,9 @@ def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
         option = challengers[0]
     allowed = names if kind == "lcot" else challengers
     if kind == "advantage":
+        if not structure.generations:
+            raise InputError.one(path, text, "years of advantage are measured against the general-purpose roadmap: "
+                                             "give the scenario a roadmap: block (docs/model.md)")
         allowed = [o.name for o in structure.challengers if o.specialized]
     if option not in allowed:
         raise InputError.one(path, text, f"option must be one of {', '.join(allowed) or '(none)'}")
