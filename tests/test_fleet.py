@@ -218,6 +218,20 @@ def test_routing_uses_the_engine_costs(toy):
     assert s["small_usd_per_request"] < s["large_usd_per_request"]
 
 
+def test_routing_headline_says_where_routing_stops_paying():
+    """A share clipped at 1 is no break-even: routing pays everywhere (fleet-split: the retry costs one large answer,
+    so sending every request to the 8B model first and retrying the 30 % hard ones pays: 0.05 + 0.3 x 0.68 < 0.68)."""
+    from types import SimpleNamespace
+
+    from tco.dynamics.summary import routing_headline
+
+    summary = {"saving_at_optimum": 0.625, "optimal_router_share": 1.0, "small_model": "s", "large_model": "l",
+               "usd_per_useful_answer_at_optimum": 2.56e-4, "breakeven_router_share": 1.0}
+    assert routing_headline(SimpleNamespace(summary=summary)).sentence.endswith("it pays at any share, all requests included.")
+    summary.update(breakeven_router_share=0.4, optimal_router_share=0.2)
+    assert routing_headline(SimpleNamespace(summary=summary)).sentence.endswith("it stops paying beyond 40%.")
+
+
 # --- Pareto, tree, roadmap ----------------------------------------------------------------------------------------
 
 def test_pareto_mask_by_hand():

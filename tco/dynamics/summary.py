@@ -316,11 +316,13 @@ def routing_headline(result) -> Headline:
         [USD] and the share where routing stops paying [%].
     """
     s = result.summary
+    share = s["breakeven_router_share"]
+    limit = ("it pays at any share, all requests included" if share >= 1.0
+             else f"it stops paying beyond {sig(100 * share, 3)}%")
     return Headline("routing", f"{sig(100 * s['saving_at_optimum'], 3)}%", "saved per useful answer at the best router share",
                     f"Routing {sig(100 * s['optimal_router_share'], 3)}% of requests to {s['small_model']} saves "
                     f"{sig(100 * s['saving_at_optimum'], 3)}% per useful answer against {s['large_model']} alone "
-                    f"({quantity(1e3 * s['usd_per_useful_answer_at_optimum'], 'USD')} per 1,000 useful answers); routing "
-                    f"stops paying beyond {sig(100 * s['breakeven_router_share'], 3)}%.")
+                    f"({quantity(1e3 * s['usd_per_useful_answer_at_optimum'], 'USD')} per 1,000 useful answers); {limit}.")
 
 
 def roadmap_headline(table: pd.DataFrame, target: float) -> Headline:
