@@ -51,6 +51,8 @@ def test_two_pool_stranded_share_by_hand():
     busy = d2 / 20.0
     assert core.stranded_share(7.0, busy, core.nonempty(q1, [5, 15, 10, 10])) == pytest.approx(0.1875)
     assert core.stranded_share(3.0, d1 / np.array([5, 15, 10, 10]), core.nonempty(q2, 20.0)) == 0.0
+    # a pool that finished its capacity up to round-off (busy 1 - 1e-16) is busy: exactly 0, not 1e-16
+    assert core.stranded_share(3.0, np.array([1.0 - 1e-16, 0.5]), np.array([True, False])) == 0.0
 
 
 def lindley_loop(arrivals, capacity):

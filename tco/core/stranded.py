@@ -245,7 +245,9 @@ def stranded_share(devices, busy_share, other_queue_nonempty):
     """Share of a pool's device-hours idle while the other pool's queue is non-empty.
 
     ``sum_t N (1 - busy_t) [Q_other(t) > 0] / sum_t N``, hours on the last axis. ``busy_t``
-    is the pool's completed work over its capacity in hour ``t``.
+    is the pool's completed work over its capacity in hour ``t``; an idle share within
+    :data:`EMPTY_TOLERANCE` of 0 is round-off of a pool that finished exactly its capacity and
+    counts as busy (it printed as 5.7e-14 % for fleet-split's flex policy).
 
     Parameters
     ----------
@@ -263,7 +265,9 @@ def stranded_share(devices, busy_share, other_queue_nonempty):
     """
     devices, busy_share, other_queue_nonempty = np.broadcast_arrays(
         np.asarray(devices, float), np.asarray(busy_share, float), other_queue_nonempty)
-    return np.sum(devices * (1.0 - busy_share) * other_queue_nonempty, axis=-1) / np.sum(devices, axis=-1)
+    idle = 1.0 - busy_share
+    idle = np.where(idle > EMPTY_TOLERANCE, idle, 0.0)
+    return np.sum(devices * idle * other_queue_nonempty, axis=-1) / np.sum(devices, axis=-1)
 
 
 def flexible_split(prefill_capacity, decode_capacity, buffer_prefill_capacity, buffer_decode_capacity):
