@@ -102,8 +102,16 @@ def findings(summary: Mapping) -> list[str]:
     portfolio = results.get("portfolio")
     if portfolio and portfolio.get("p_win"):
         best = max(portfolio["p_win"], key=lambda r: r["p_win"])
-        out.append(f"Portfolio: the best cell is {best['option']} for {best['model']} / {best['workload']}, winning in "
-                   f"{sig(100 * best['p_win'], 3)}% of draws ({portfolio['cells']} cells).")
+        line = (f"Portfolio: the best cell is {best['option']} for {best['model']} / {best['workload']}, winning in "
+                f"{sig(100 * best['p_win'], 3)}% of draws ({portfolio['cells']} cells)")
+        base_ok = best.get("p_baseline_feasible", 1.0)
+        if base_ok < 1.0:  # a win also counts where the baseline misses its targets, whatever the cost
+            median = {"lcot": f"cost of {quantity(best['p50'], 'USD')} per million output tokens",
+                      "npv": f"NPV of {quantity(best['p50'], 'USD')}"}.get(str(portfolio.get("metric")),
+                                                                          f"cost ratio of {sig(best['p50'], 3)}")
+            line += (f", at a median {median}: the baseline meets the latency targets in {sig(100 * base_ok, 3)}% of "
+                     "draws")
+        out.append(line + ".")
     cascade = results.get("cascade")
     if cascade:
         for d in cascade.get("devices", []):

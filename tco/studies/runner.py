@@ -163,7 +163,9 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         frame = portfolio(study_portfolio_cells(scenario, p), p.metric, p.samples, seed, runner, progress=progress)
         run.tables["portfolio"], run.figures["portfolio"] = frame, portfolio_figure(frame)
         run.results["portfolio"] = {"cells": len(frame), "samples_per_cell": p.samples, "baseline": p.baseline,
-                                    "p_win": frame[["model", "workload", "option", "p_win"]].to_dict(orient="records")}
+                                    "metric": p.metric,
+                                    "p_win": frame[["model", "workload", "option", "p_win", "p50",
+                                                    "p_baseline_feasible"]].to_dict(orient="records")}
         run.seconds["portfolio"] = time.perf_counter() - started
 
 
