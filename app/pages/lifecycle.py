@@ -163,7 +163,8 @@ def layout(ctx: AppContext):
         html.P("L/H is hardware useful life over workload half-life: above 1 the design outlives the workload it "
                "was built for. Effective life (years of service at designed efficiency) L_eff = H/ln2 (1 - 2^(-L/H)). "
                "Years of advantage: how long after it enters service an option stays cheaper than the best "
-               "general-purpose generation (negative: the roadmap was cheaper that many years before). Hardware cycle "
+               "general-purpose generation (negative: the roadmap was cheaper that many years before; — without a roadmap "
+               "block, where the baseline stays on one generation). Hardware cycle "
                "over software payback above 1: the software rewrite pays back before the hardware is replaced.",
                className="hint"),
         html.Div(id="life-table-box"),
