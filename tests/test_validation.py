@@ -365,3 +365,41 @@ def test_tolerance_without_reason_is_rejected(tmp_path):
     with pytest.raises(InputError) as info:
         load_suite(_suite_file(tmp_path, mutate))
     assert "tolerance.reason" in str(info.value)
+
+
+def test_the_readme_accuracy_table_is_the_suites():
+    """README "Accuracy": the all-cases rows of each sample (cases, median |error|, passes), the classes' medians and the
+    ranking count are what the suite gives; a refit or a new case that moves them fails here until the README follows."""
+    import re
+    from pathlib import Path
+
+    readme = re.sub(r"\s+", " ", (Path(__file__).resolve().parents[1] / "README.md").read_text())
+    summary = sample_summary(list(RESULTS.values()))
+
+    def pct(x):
+        return f"{100 * x:.1f} %"
+
+    def classes(sample, names):
+        return ", ".join(f"{c} {pct(summary[sample]['by_class'][c]['median_abs_rel_error'])}" for c in names)
+
+    fitted, checks, out = (summary[s]["all"] for s in ("fitted", "in_sample_check", "out_of_sample"))
+
+    def worst(group):
+        return f"{100 * RESULTS[group['worst_case']].rel_error:+.0f} %"
+
+    rows = [
+        f"| all ({classes('fitted', ('hopper', 'blackwell', 'cdna3', 'groq', 'cerebras'))}) | {fitted['cases']} | "
+        f"{pct(fitted['median_abs_rel_error'])} | {worst(fitted)} | {fitted['passes']} |",
+        f"| {checks['cases']} | {pct(checks['median_abs_rel_error'])} | {worst(checks)} (",
+        f"| all ({classes('out_of_sample', ('hopper', 'blackwell', 'cdna3', 'cdna4'))}; Llama 2 70B "
+        f"{pct(summary['out_of_sample']['by_model']['llama-2-70b']['median_abs_rel_error'])}, Mixtral "
+        f"{pct(summary['out_of_sample']['by_model']['mixtral-8x7b']['median_abs_rel_error'])}) | {out['cases']} | "
+        f"{pct(out['median_abs_rel_error'])} | {worst(out)} | {out['passes']} |",
+    ]
+    for row in rows:
+        assert row in readme, f"README does not say {row!r}"
+    by = summary["fitted"]["by_scenario"]
+    assert (f"| {by['offline']['cases']} / {by['server']['cases']} | {pct(by['offline']['median_abs_rel_error'])} / "
+            f"{pct(by['server']['median_abs_rel_error'])} |") in readme
+    ranks = ranking_summary(list(RESULTS.values()))
+    assert f"Rankings: {sum(r['order_reproduced'] for r in ranks)} of {len(ranks)} keep the published order" in readme
