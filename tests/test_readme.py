@@ -31,6 +31,13 @@ def block_after(marker: str) -> str:
     return README[body:README.index("```", body)]
 
 
+def block_holding(text: str) -> str:
+    """The fenced block of the README in which ``text`` stands, without its fences."""
+    at = README.index(text)
+    body = README.index("\n", README.rindex("```", 0, at)) + 1
+    return README[body:README.index("```", at)]
+
+
 def printed(capsys, *argv) -> str:
     assert main(list(argv)) == 0
     return capsys.readouterr().out
@@ -52,6 +59,15 @@ def test_the_breakeven_example_is_what_tco_breakeven_prints(capsys):
     argv = ["breakeven", "--param", "workload.tpot_target_s", "--range", "0.003", "0.05", "--option", "groq"]
     quoted(" ".join(["tco", *argv]))
     assert normalized(block_after("Every crossing in a range")) == normalized(printed(capsys, *argv))
+
+
+def test_the_training_example_is_an_excerpt_of_what_tco_compare_prints(capsys):
+    """The README shows the training comparison's table and verdict, leaving out the ratios, sites and second life
+    between them: each of its lines is a line of the output, in order."""
+    shown = normalized(block_holding("Pre-train Llama 3.1 70B on 15T tokens"))
+    output = iter(normalized(printed(capsys, "compare", "training-run")))
+    missing = [line for line in shown if not any(line == out for out in output)]
+    assert not missing, f"README lines not in the output (in order): {missing}"
 
 
 def _costs(name: str, edits=None):
