@@ -180,3 +180,14 @@ def test_the_studies_example_is_what_the_study_finds(tmp_path):
     assert normalized(block) == said
     lowest = pd.read_csv(folder / "map.csv")["ratio:asic"].min()
     assert f"is {lowest:.3f})" in re.sub(r"\s+", " ", text)
+
+
+def test_the_catalog_and_scenario_counts():
+    from tco.catalog import load_catalog
+    from tco.scenario import bundled_scenarios
+
+    catalog = load_catalog()
+    quoted(f"the sourced catalog: {len(catalog.devices)} devices (the custom decode ASIC template among them), "
+           f"{len(catalog.models)} models")
+    for name in (*bundled_scenarios("inference"), *bundled_scenarios("training")):
+        assert f"| `{name}` |" in README, f"README's scenario table misses {name}"
