@@ -1,5 +1,6 @@
 """The README's figures are the model's: its example outputs are what the commands print, and each number its prose
-quotes for the bundled scenarios (and docs/model.md's GPU/GPU split, docs/studies.md's study example) is recomputed
+quotes for the bundled scenarios (and docs/model.md's GPU/GPU split, docs/studies.md's study example,
+docs/fleet-dynamics.md's quarter of fleet-split) is recomputed
 here and looked up, formatted as the prose writes it.
 
 A recalibration or a model change that moves a quoted figure fails here until the README says the new one (before
@@ -191,3 +192,24 @@ def test_the_catalog_and_scenario_counts():
            f"{len(catalog.models)} models")
     for name in (*bundled_scenarios("inference"), *bundled_scenarios("training")):
         assert f"| `{name}` |" in README, f"README's scenario table misses {name}"
+
+
+def test_the_stranded_capacity_figures(capsys):
+    """docs/fleet-dynamics.md's fleet-split quarter: stranded share, cost per M tokens served, late hours and devices,
+    per sizing policy, for the split and the all-H100 fleet."""
+    data = json.loads(printed(capsys, "fleet", "stranded", "fleet-split", "--format", "json"))
+    rows = {(r["policy"], r["fleet"] == data["option"]): r for r in data["policies"]}
+    policies = ("today", "peak", "flex")
+
+    def series(split, key, fmt):
+        return " / ".join(format(rows[(p, split)][key], fmt) for p in policies)
+
+    shares = [rows[(p, True)]["stranded_share"] for p in policies]
+    text = re.sub(r"\s+", " ", (ROOT / "docs" / "fleet-dynamics.md").read_text())
+    for phrase in (f"stranded share {100 * shares[0]:.1f} % (`today`), {100 * shares[1]:.0f} (`peak`), "
+                   f"{100 * shares[2]:.0f} (`flex`)",
+                   f"cost {series(True, 'usd_per_mtok', '.2f')} USD per M output tokens served against the all-H100 "
+                   f"fleet's {series(False, 'usd_per_mtok', '.2f')}",
+                   f"with {series(True, 'violation_hours', ',')} late hours against {series(False, 'violation_hours', ',')}",
+                   f"on {series(True, 'devices', ',.0f')} devices against {series(False, 'devices', ',.0f')}"):
+        assert phrase in text, f"docs/fleet-dynamics.md does not say {phrase!r}"
