@@ -601,8 +601,8 @@ def test_disaggregated_pools_by_hand():
 def test_candidate_shapes():
     """The static candidate lists, derived by hand from the rules of ``parallelism.candidate_shapes``:
 
-    * H100 + Llama 70B at FP8 (domain 8; fits on one GPU at best, two at worst): TP 1-8 (``4 x 2`` caps at the
-      domain), no pipeline (two GPUs fill at most half the board);
+    * H100 + Llama 70B at FP8 (domain 8; fits on one GPU at best, two at worst): TP 1-8 (every power of two of the
+      board), no pipeline (two GPUs fill at most half the board); the same on an H200, which holds it on one GPU;
     * Groq + Llama 8B at BF16 (74-97 chips, 32 layers, 8 KV heads, streamed): the narrowest stage width that holds
       the model in 32 stages is 4 (``ceil(74/32) = 3``, rounded up to a power of two), twice it and the KV heads'
       width are 8; ``p0 = 19`` at width 4, the narrowest, in quarter steps gives 19, 24, 29 (``ceil(19 x 1.75) = 34``
@@ -622,6 +622,9 @@ def test_candidate_shapes():
     """
     gpu = parallelism.candidate_shapes((8, 8), 80, 8, 1, 2, moe=False)
     assert [s.label for s in gpu] == ["TP1", "TP2", "TP4", "TP8"]
+    # one GPU holds it in every draw (H200, 141 GB): still the whole board, whose arithmetic a long prompt's TTFT may
+    # need (memory alone gave TP 1-4, so the H200 missed 3 s at 16,000-token prompts where the H100, at TP8, met it)
+    assert [s.label for s in parallelism.candidate_shapes((8, 8), 80, 8, 1, 1, moe=False)] == ["TP1", "TP2", "TP4", "TP8"]
     sram = parallelism.candidate_shapes((264, 576), 32, 8, 74, 97, moe=False, streamed=True)
     assert [s.label for s in sram] == ["TP4 x PP19", "TP8 x PP10", "TP4 x PP24", "TP4 x PP29", "TP8 x PP15", "TP4 x PP32",
                                        "TP8 x PP20", "TP8 x PP30", "TP8 x PP32"]

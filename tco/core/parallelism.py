@@ -75,8 +75,10 @@ def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devi
     value a range gives the scale-up domain (``domains``: its low and high) adds its shapes:
 
     * **tensor parallel** within the domain: ``t`` a power of two, or the domain size, from the memory-fit
-      minimum up to ``4 x devices_high`` (at least 8 on a domain wider than one 8-device board, where a wider
-      group's compute can pay: TPU pods, Trainium);
+      minimum up to ``4 x devices_high`` or 8, whichever is more (so every width of an 8-device board: a long
+      prompt's TTFT may need the whole board's arithmetic where one device holds the model; capped at the memory
+      fit the 141 GB H200 stopped at TP4 and missed a 3 s TTFT at 16,000-token prompts that the 80 GB H100, at TP8,
+      met; on a wider domain a wider group's compute can pay: TPU pods, Trainium);
     * **pipelines**, ``p`` stages of ``w`` devices (at most one stage per layer):
 
       - where the stages stream a prompt's tokens (``streamed``: the dataflow parts, whose stages cost little
@@ -142,7 +144,7 @@ def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devi
     heads = 1 << (max(int(kv_heads), 1).bit_length() - 1)  # the widest power of two that splits the KV heads
     tensors, staged = set(), set()
     for domain in sorted({max(int(d), 1) for d in np.atleast_1d(domains)}):
-        ceiling = max(min(domain, 4 * high if domain <= 8 else max(4 * high, 8)), low)
+        ceiling = max(min(domain, max(4 * high, 8)), low)
         tensors |= {t for t in _powers_of_two(low, ceiling) if t <= domain} | ({domain} if low <= domain <= ceiling else set())
         if streamed:
             narrowest = 1 << max(math.ceil(low / top_layer) - 1, 0).bit_length()
