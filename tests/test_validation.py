@@ -403,3 +403,41 @@ def test_the_readme_accuracy_table_is_the_suites():
             f"{pct(by['server']['median_abs_rel_error'])} |") in readme
     ranks = ranking_summary(list(RESULTS.values()))
     assert f"Rankings: {sum(r['order_reproduced'] for r in ranks)} of {len(ranks)} keep the published order" in readme
+
+
+def test_the_validation_doc_summary_table_is_the_suites():
+    """docs/validation.md's summary table, row by row, from the suite: cases, median |error| and worst error (signed,
+    one decimal) and passes of each group, for the rows over a sample's scenarios, classes and models."""
+    import re
+    from pathlib import Path
+
+    doc = re.sub(r"[ \t]+", " ", (Path(__file__).resolve().parents[1] / "docs" / "validation.md").read_text())
+    summary = sample_summary(list(RESULTS.values()))
+
+    def row(sample, label, by, names, passes=True):
+        groups = [summary[sample][by][n] if by else summary[sample]["all"] for n in names]
+        worst = [f"{100 * RESULTS[g['worst_case']].rel_error:+.1f}" for g in groups]
+        cells = [" / ".join(str(g["cases"]) for g in groups),
+                 " / ".join(f"{100 * g['median_abs_rel_error']:.1f}" for g in groups) + " %",
+                 " / ".join(worst) + " %"]
+        text = f"| {label} | " + " | ".join(cells) + " |"
+        if passes:
+            text += " " + (" / ".join(str(g["passes"]) for g in groups) if any(g["passes"] < g["cases"] for g in groups)
+                           else "all") + " |"
+        return text
+
+    for expected in (
+            row("fitted", "offline / server / per-user", "by_scenario", ("offline", "server", "per_user")),
+            row("fitted", "hopper / blackwell / cdna3 / groq / cerebras", "by_class",
+                ("hopper", "blackwell", "cdna3", "groq", "cerebras")),
+            row("out_of_sample", "offline / server / interactive", "by_scenario", ("offline", "server", "interactive")),
+            row("out_of_sample", "interactive/offline, server/offline ratios", "by_scenario",
+                ("interactive/offline", "server/offline")),
+            row("out_of_sample", "hopper / blackwell / cdna3 / cdna4", "by_class", ("hopper", "blackwell", "cdna3", "cdna4")),
+            row("out_of_sample", "by model: llama-2-70b / mixtral-8x7b / llama-3.1-405b", "by_model",
+                ("llama-2-70b", "mixtral-8x7b", "llama-3.1-405b"))):
+        assert expected in doc, f"docs/validation.md does not say {expected!r}"
+    for sample, label in (("fitted", "fitted"), ("in_sample_check", "in-sample checks"), ("out_of_sample", "out of sample")):
+        group = summary[sample]["all"]
+        assert (f"| {label} | all | {group['cases']} | {100 * group['median_abs_rel_error']:.1f} % | "
+                f"{100 * RESULTS[group['worst_case']].rel_error:+.1f} % (") in doc
