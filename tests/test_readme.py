@@ -213,3 +213,19 @@ def test_the_stranded_capacity_figures(capsys):
                    f"with {series(True, 'violation_hours', ',')} late hours against {series(False, 'violation_hours', ',')}",
                    f"on {series(True, 'devices', ',.0f')} devices against {series(False, 'devices', ',.0f')}"):
         assert phrase in text, f"docs/fleet-dynamics.md does not say {phrase!r}"
+
+
+def test_the_kv_wall_figures(capsys):
+    """docs/fleet-dynamics.md's KV wall on fleet-split: the windows of prompt length where the split wins, and the one
+    where no colocated option meets the targets; the README's custom-asic wall, which the split never reaches."""
+    wall = json.loads(printed(capsys, "fleet", "kv-wall", "fleet-split", "--format", "json"))["breakevens"]["prompt_tokens"]
+    c = [f"{x:,.0f}" for x in wall["crossings"]]
+    text = re.sub(r"\s+", " ", (ROOT / "docs" / "fleet-dynamics.md").read_text())
+    assert f"from {c[0]} to {c[1]} and from {c[2]} to {c[3]} prompt tokens" in text
+    alone = [w for w, a in zip(wall["split_wins"], wall["split_alone_meets_targets"], strict=True) if a]
+    assert f"no colocated option meets the latency targets from {alone[0][0]:,.0f} to {alone[0][1]:,.0f} tokens" in text
+    custom = json.loads(printed(capsys, "fleet", "kv-wall", "custom-asic", "--format", "json"))["breakevens"]
+    assert custom["prompt_tokens"]["status"] == custom["link_bandwidth_bytes_per_s"]["status"] == "never"
+    low, high = custom["prompt_tokens"]["low"], custom["prompt_tokens"]["high"]
+    quoted(f"never beats its colocated rivals at any prompt length from {low:,.0f} to {round(high, -3):,.0f} tokens nor at "
+           "any link bandwidth")
