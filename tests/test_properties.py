@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -162,7 +164,18 @@ def test_faster_expert_gemms_never_raise_the_cost_of_an_moe_fleet(efficiency, fa
     assert float(faster["h100"].lcot_usd_per_mtok) <= float(slower["h100"].lcot_usd_per_mtok) * (1 + 1e-9)
 
 
-MEMORY_TWINS = None  # the scenario of the test below, built once
+@functools.cache
+def memory_twins():
+    """The default scenario with an H100 option (``small``, the baseline) and an H200 option (``big``), and its
+    sampling plan."""
+    from tco.scenario import scenario_from_dict
+    from tco.studies.sampling import sampling_plan
+
+    data = SCENARIOS["default"].to_dict()
+    data.update(baseline="small", options=[{"name": "small", "colocated": {"device": "h100-sxm"}},
+                                           {"name": "big", "colocated": {"device": "h200-sxm"}}])
+    scenario = scenario_from_dict(data)
+    return scenario, sampling_plan(scenario)
 
 
 @FAST
@@ -177,17 +190,9 @@ def test_more_memory_never_loses_a_target(prompt, output, ttft, tpot, seed):
     allow, and a larger batch lengthens the cycles a prompt's chunks ride in, so the twin's TP2 replica (208 slots
     against 147) can miss a 1 s TTFT the H100's meets and the search takes TP4 at 1.26x the devices (1,798/1,115
     tokens, 78 ms; README, Known limitations)."""
-    global MEMORY_TWINS
-    from tco.scenario import scenario_from_dict
-    from tco.studies.sampling import draw_chunk, sampling_plan
+    from tco.studies.sampling import draw_chunk
 
-    if MEMORY_TWINS is None:
-        data = SCENARIOS["default"].to_dict()
-        data.update(baseline="small", options=[{"name": "small", "colocated": {"device": "h100-sxm"}},
-                                               {"name": "big", "colocated": {"device": "h200-sxm"}}])
-        scenario = scenario_from_dict(data)
-        MEMORY_TWINS = scenario, sampling_plan(scenario)
-    scenario, plan = MEMORY_TWINS
+    scenario, plan = memory_twins()
     values = {**scenario.values(), **draw_chunk(plan, seed, 0, 64), "workload.prompt_tokens": prompt,
               "workload.output_tokens": output, "workload.ttft_target_s": ttft, "workload.tpot_target_s": tpot}
     for name in [k for k in values if k.startswith("devices.h200-sxm.") and "capacity" not in k]:

@@ -21,8 +21,19 @@ from tco.scenario import scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-#: the README's prose with its line breaks folded, so a quoted phrase is found whatever the wrapping
-PROSE = re.sub(r"\s+", " ", README)
+
+
+def folded(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces folded, so a quoted phrase is found whatever the wrapping."""
+    return re.sub(r"\s+", " ", text)
+
+
+def doc(name: str) -> str:
+    """docs/``name``, folded."""
+    return folded((ROOT / "docs" / name).read_text())
+
+
+PROSE = folded(README)
 
 
 def block_after(marker: str) -> str:
@@ -71,9 +82,8 @@ def test_the_training_example_is_an_excerpt_of_what_tco_compare_prints(capsys):
     assert not missing, f"README lines not in the output (in order): {missing}"
 
 
-def _costs(name: str, edits=None):
-    scenario = tco.load_scenario(name)
-    result = tco.compare(scenario.with_values(edits) if edits else scenario)
+def _costs(name: str):
+    result = tco.compare(tco.load_scenario(name))
     return result, result.options["lcot_usd_per_mtok"], result.challengers["cost_ratio"]
 
 
@@ -138,15 +148,12 @@ def test_the_dvd_effect_figures(tmp_path):
     quoted(f"P10/P50/P90 {behind('advantage:h100-prefill+lpx-decode', 2)} years")
 
 
-def test_the_gpu_gpu_split_figures():
+def test_the_gpu_gpu_split_figures(gpu_split_scenario):
     """"An H100/H100 split beats colocated H100 ...": the split's cost over colocated H100 on the default scenario
     (the chat trace's prompt spread; then every prompt at the mean length, as docs/model.md quotes them)."""
     from tco.core.evaluate import evaluate
 
-    data = tco.load_scenario("default").to_dict()
-    scenario = scenario_from_dict({**data, "name": "gpu-split", "baseline": "h100", "options": [
-        {"name": "h100", "colocated": {"device": "h100-sxm"}},
-        {"name": "h100-split", "prefill": {"device": "h100-sxm"}, "decode": {"device": "h100-sxm"}, "kv_link": "ib-400g"}]})
+    scenario = gpu_split_scenario
 
     def ratio(prompt, tpot, scv=None):
         edits = {"workload.prompt_tokens": prompt, "workload.tpot_target_s": tpot}
@@ -158,7 +165,7 @@ def test_the_gpu_gpu_split_figures():
     quoted(f"({ratio(2000, 0.04)} at the default 2,000/400 tokens and 40 ms, {ratio(2000, 0.02)} at 20 ms; with every "
            f"prompt at the mean length {ratio(2000, 0.04, 0.0)}, and {ratio(16000, 0.01, 0.0)} at 16,000 tokens and 10 ms)")
     quoted(f"({ratio(100, 0.04, 0.0)} at 100 tokens and 40 ms, {ratio(200, 0.08, 0.0)} at 200 tokens and 80 ms)")
-    model_md = re.sub(r"\s+", " ", (ROOT / "docs" / "model.md").read_text())
+    model_md = doc("model.md")
     for phrase in (f"costs {ratio(2000, 0.04, 0.0)} colocated H100 at a 40 ms TPOT", f"{ratio(2000, 0.02, 0.0)} at 20 ms",
                    f"{ratio(8000, 0.04, 0.0)} with 8,000-token prompts at 40 ms",
                    f"{ratio(16000, 0.01, 0.0)} with 16,000-token prompts at 10 ms"):
@@ -180,7 +187,7 @@ def test_the_studies_example_is_what_the_study_finds(tmp_path):
     said = ["findings:", *(f"- {line}" for line in findings(json.loads((folder / "summary.json").read_text())))]
     assert normalized(block) == said
     lowest = pd.read_csv(folder / "map.csv")["ratio:asic"].min()
-    assert f"is {lowest:.3f})" in re.sub(r"\s+", " ", text)
+    assert f"is {lowest:.3f})" in folded(text)
 
 
 def test_the_catalog_and_scenario_counts():
@@ -205,7 +212,7 @@ def test_the_stranded_capacity_figures(capsys):
         return " / ".join(format(rows[(p, split)][key], fmt) for p in policies)
 
     shares = [rows[(p, True)]["stranded_share"] for p in policies]
-    text = re.sub(r"\s+", " ", (ROOT / "docs" / "fleet-dynamics.md").read_text())
+    text = doc("fleet-dynamics.md")
     for phrase in (f"stranded share {100 * shares[0]:.1f} % (`today`), {100 * shares[1]:.0f} (`peak`), "
                    f"{100 * shares[2]:.0f} (`flex`)",
                    f"cost {series(True, 'usd_per_mtok', '.2f')} USD per M output tokens served against the all-H100 "
@@ -220,7 +227,7 @@ def test_the_kv_wall_figures(capsys):
     where no colocated option meets the targets; the README's custom-asic wall, which the split never reaches."""
     wall = json.loads(printed(capsys, "fleet", "kv-wall", "fleet-split", "--format", "json"))["breakevens"]["prompt_tokens"]
     c = [f"{x:,.0f}" for x in wall["crossings"]]
-    text = re.sub(r"\s+", " ", (ROOT / "docs" / "fleet-dynamics.md").read_text())
+    text = doc("fleet-dynamics.md")
     assert f"from {c[0]} to {c[1]} and from {c[2]} to {c[3]} prompt tokens" in text
     alone = [w for w, a in zip(wall["split_wins"], wall["split_alone_meets_targets"], strict=True) if a]
     assert f"no colocated option meets the latency targets from {alone[0][0]:,.0f} to {alone[0][1]:,.0f} tokens" in text

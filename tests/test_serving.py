@@ -668,21 +668,11 @@ def test_fleet_capacity_inverts_the_sizing():
 
 # ---------------------------------------------------------------- GPU/GPU disaggregation (DistServe, Splitwise)
 
-def _gpu_split_scenario():
-    import tco
-    from tco.scenario import scenario_from_dict
-
-    data = tco.load_scenario("default").to_dict()
-    return scenario_from_dict({**data, "name": "gpu-split", "baseline": "h100", "options": [
-        {"name": "h100", "colocated": {"device": "h100-sxm"}},
-        {"name": "h100-split", "prefill": {"device": "h100-sxm"}, "decode": {"device": "h100-sxm"}, "kv_link": "ib-400g"}]})
-
-
 @pytest.mark.parametrize(("prompt", "tpot", "split_wins"), [
     (2000.0, 0.02, True), (8000.0, 0.04, True), (16000.0, 0.01, True),  # long prompts, tight TPOT
     (100.0, 0.04, False), (200.0, 0.08, False),                          # short prompts, relaxed TPOT
 ])
-def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tpot, split_wins):
+def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tpot, split_wins, gpu_split_scenario):
     """The regime where an H100 prefill pool feeding an H100 decode pool over 400G InfiniBand beats colocated
     H100 replicas (default scenario otherwise: Llama 3.1 70B at 8 bits, 400 output tokens, p99 TTFT 1 s).
 
@@ -701,7 +691,7 @@ def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tp
     """
     from tco.core.evaluate import evaluate
 
-    scenario = _gpu_split_scenario()
+    scenario = gpu_split_scenario
     values = {**scenario.values(), "workload.prompt_tokens": prompt, "workload.tpot_target_s": tpot,
               "workload.prompt_tokens_scv": 0.0}  # every prompt at the mean length: the interference mechanism alone
     r = evaluate(scenario.structure, values)
