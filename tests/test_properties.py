@@ -186,10 +186,11 @@ def test_more_memory_never_loses_a_target(prompt, output, ttft, tpot, seed):
     its targets the twin does. The shape search once capped a device's tensor groups at four times its memory-fit
     replica, so the twin, holding a 70B model alone, stopped at TP4 where the H100 reached TP8, and missed targets the
     H100 met: long prompts' TTFT (1,993 of 4,000 draws at 16,000-token prompts and 3 s) and tight TPOTs (200/100 tokens
-    at 12 ms). Fewer devices are not guaranteed: a replica takes the largest batch its memory and the TPOT target
-    allow, and a larger batch lengthens the cycles a prompt's chunks ride in, so the twin's TP2 replica (208 slots
-    against 147) can miss a 1 s TTFT the H100's meets and the search takes TP4 at 1.26x the devices (1,798/1,115
-    tokens, 78 ms; README, Known limitations)."""
+    at 12 ms). Fewer devices are not guaranteed: a larger batch lengthens the cycles a prompt's chunks ride in, so the
+    twin's TP2 replica (208 slots against 147) missed a 1 s TTFT the H100's met and the search took TP4 at 1.26x the
+    devices (1,798/1,115 tokens, 78 ms); a replica that misses the TTFT target now holds its batch down to 0.7 or 0.5
+    of it (serving.HELD_FRACTIONS), and the twin needs at most 1.046x the devices on 4,000 such draws (README, Known
+    limitations)."""
     from tco.studies.sampling import draw_chunk
 
     scenario, plan = memory_twins()

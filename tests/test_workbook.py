@@ -289,14 +289,28 @@ def _feasibility_variant(generations: list[str], prompt_tokens: int, ttft_target
     data["workload"]["ttft_target_s"] = ttft_target_s
     return data
 
+#: the default at 4,300-token prompts: the H100 replica misses the 1 s TTFT target at its full slot cap and meets it
+#: with its batch held down (test_the_held_batch_case_holds_its_batch), so the held caps' rows decide the choice
+HELD_EDITS = {"workload.prompt_tokens": 4300.0}
 EDITED = [
     ("default", EDITS),
+    ("default", HELD_EDITS),
     (str(DATA / "workbook-branches.yaml"), {"economics.horizon_years": 9, "devices.custom-decode-asic.useful_life_years": 4,
                                              "program.die_area_mm2": 450.0, "program.external_units": 300000.0,
                                              "workload.output_tokens": 900.0, "economics.discount_rate": 0.0,
                                              "workload.demand_growth_per_year": 0.3, "program.time_to_market_years": 3.4,
                                              "roadmap.rubin.release_year": 2029.0}),
 ]
+
+
+def test_the_held_batch_case_holds_its_batch(monkeypatch):
+    """The edited case HELD_EDITS exercises the held caps: the H100 meets its targets there only with its batch held."""
+    from tco.core import serving
+
+    scenario = tco.load_scenario("default")
+    assert float(tco.evaluate_scenario(scenario, HELD_EDITS)[0]["h100"].feasible) == 1.0
+    monkeypatch.setattr(serving, "HELD_FRACTIONS", ())
+    assert float(tco.evaluate_scenario(scenario, HELD_EDITS)[0]["h100"].feasible) == 0.0
 
 
 @pytest.fixture(scope="module")

@@ -411,7 +411,7 @@ def interference_spread(lines: list[Line], batch: str, scv: str, epsilon: str) -
 def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, chunked: bool, context, decode_attention,
                prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d, device_hour, extra, whole,
                epsilon, two_lines: bool, streamed: bool) -> dict:
-    """Rows of one candidate shape (``_candidate`` of the core)."""
+    """Rows of one candidate shape (``_candidate`` of the core); colocated, its held caps too (:func:`_held_caps`)."""
     q = sheet.quantity
     sheet.heading(f"candidate {k}: {shape.label}", level=2)
     t, p, devices = shape.tensor, shape.pipeline, shape.devices
@@ -511,58 +511,87 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         if chunked:
             limit = f"MIN({limit},{p}*{budget}/(1+{ratio}))"
         limit = q("slot cap by memory, batch limit and token budget", limit, "sequences")
-        target = demand.tpot
-        if colocated:
-            within = _within(q, "largest batch whose mean cycle meets the TPOT target", seen, rising, target, limit)
-            mean_cap = q("slot cap at the mean cycle", f"MIN({within},{limit})", "sequences")
-            excess = q("TPOT excess at the percentile from the prompts sharing the cycles, at that cap",
-                       interference_spread(interference, mean_cap, demand.prompt_scv, epsilon), "s")
-            target = q("mean cycle the slot cap meets (the TPOT target less that excess)", f"{demand.tpot}-{excess}", "s")
-        within = _within(q, "largest batch whose cycle meets the target above", seen, rising, target, limit)
-        cap = q("slot cap before rounding", f"MIN({within},{limit})", "sequences")
-        raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
-        slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
-        tpot_ok = f"IF({raw}>=1,1,0)"
-        cycle_cap = q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]), "s")
-        if colocated:
-            decode_cap = q("decode-only cycle at the slot cap (cap cycle less the prefill share)",
-                           f"{cycle_cap}-{interference_at(interference, slots)}", "s")
-            if chunked:
-                free = q("token budget left by the decode tokens per micro-batch", f"{budget}-{slots}/{p}", "tokens")
-                chunks = q("cycles carrying a prompt's chunks (P / budget left)", f"{prompt}/MAX({free},1E-9)", "cycles")
-                own = q("replica time of a prompt's own tokens (P chi)", f"{prompt}*{chi}", "s")
-                work = q("lane time per prompt with prompts waiting (p P chi + m t_d)", f"{p}*{own}+{chunks}*{decode_cap}",
-                         "s")
-                own_latency = own if streamed or p == 1 else f"{p}*{own}"
-                latency = q("prefill of one prompt once started", f"MAX({chunks},1)*{decode_cap}+{own_latency}", "s")
-                tpot_ok = f"IF(AND({raw}>=1,{free}>0),1,0)"
+        c.update(chi=chi, _lines=stored, _seen=seen, _interference=interference)
+
+        def at_cap(q, held: str | None = None) -> dict:
+            """The rows from the slot cap on: the cap (or the ``held`` one, its TPOT checked at it), the cycle,
+            prefill and queues at it."""
+            if held is None:
+                target = demand.tpot
+                if colocated:
+                    within = _within(q, "largest batch whose mean cycle meets the TPOT target", seen, rising, target,
+                                     limit)
+                    mean_cap = q("slot cap at the mean cycle", f"MIN({within},{limit})", "sequences")
+                    excess = q("TPOT excess at the percentile from the prompts sharing the cycles, at that cap",
+                               interference_spread(interference, mean_cap, demand.prompt_scv, epsilon), "s")
+                    target = q("mean cycle the slot cap meets (the TPOT target less that excess)",
+                               f"{demand.tpot}-{excess}", "s")
+                within = _within(q, "largest batch whose cycle meets the target above", seen, rising, target, limit)
+                cap = q("slot cap before rounding", f"MIN({within},{limit})", "sequences")
+                raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
+                slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
+                tpot_ok = f"IF({raw}>=1,1,0)"
             else:
-                latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
-                work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
-            residence = q("slot residence (O cycles + prefill)", f"{output}*{cycle_cap}+{latency}", "s")
-            slack = q("TTFT slack of the slot and lane queues together", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
-            own = q("length-proportional part of a prompt's prefill", sojourn_sheet.own_prefill(work, latency), "s")
-            widest = f"{serving.LANE_SHARES[-1]!r}"
-            ttft_ok = q("the longest prompts' own prefill fits the lanes' widest share (1/0)",
-                        sojourn_sheet.own_prefill_fits(f"{widest}*{slack}", own, demand.prompt_scv, f"{widest}*{epsilon}"), "")
-            replicas, share = split_replicas(q, f"{demand.peak}*{residence}", residence, slots, f"{demand.peak}*{work}", work,
-                                             str(p), slack, epsilon, own, demand.prompt_scv, ttft_ok)
-            c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=ttft_ok, _slack=slack,
-                     _lane_share=share)
-        else:
-            residence = q("slot residence (O cycles)", f"{output}*{cycle_cap}", "s")
-            slack = q("TPOT slack of the slot queue (one gap)", f"{demand.tpot}-{cycle_cap}", "s")
-            servers = servers_within_wait(f"{demand.peak}*{residence}", residence, slack, epsilon)
-            replicas = q("replicas (continuous)", f"{servers}/{slots}", "replicas")
-            c.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack, _lane_share="0")
-        c["tpot_ok"] = q("slot cap at least one sequence (and budget left) (1/0)", tpot_ok, "")
-        decode_tokens = f"{ratio}*{slots}" if colocated else "0"
-        c.update(slots=slots, residence_s=residence, cycle_cap_s=cycle_cap, chi=chi,
-                 capacity_rps=q("requests/s per replica, slots busy", f"{slots}/{residence}", "req/s"),
-                 decode_bound=q("cycle bound code at the slot cap", cm.bound(slots, decode_tokens), ""),
-                 spilled_bytes=q("bytes beyond the fastest tier at the slot cap", cm.spill(slots, decode_tokens), "B"),
-                 _lines=stored, _seen=seen, _interference=interference)
-        c["prefill_bound"] = c["decode_bound"] if colocated else "0"
+                slots = held
+            cycle_cap = q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]),
+                          "s")
+            if held is not None:
+                seen_tpot = cycle_cap
+                if demand.prompt_scv != "0":
+                    seen_tpot = q("TPOT at the percentile at the held cap (the prompts sharing its cycles)",
+                                  f"{cycle_cap}+{interference_spread(interference, slots, demand.prompt_scv, epsilon)}",
+                                  "s")
+                tpot_ok = f"IF({seen_tpot}<={demand.tpot},1,0)"
+            r: dict[str, str] = {}
+            if colocated:
+                decode_cap = q("decode-only cycle at the slot cap (cap cycle less the prefill share)",
+                               f"{cycle_cap}-{interference_at(interference, slots)}", "s")
+                if chunked:
+                    free = q("token budget left by the decode tokens per micro-batch", f"{budget}-{slots}/{p}", "tokens")
+                    chunks = q("cycles carrying a prompt's chunks (P / budget left)", f"{prompt}/MAX({free},1E-9)", "cycles")
+                    own = q("replica time of a prompt's own tokens (P chi)", f"{prompt}*{chi}", "s")
+                    work = q("lane time per prompt with prompts waiting (p P chi + m t_d)",
+                             f"{p}*{own}+{chunks}*{decode_cap}", "s")
+                    own_latency = own if streamed or p == 1 else f"{p}*{own}"
+                    latency = q("prefill of one prompt once started", f"MAX({chunks},1)*{decode_cap}+{own_latency}", "s")
+                    tpot_ok = f"IF(AND({tpot_ok}>0,{free}>0),1,0)"
+                else:
+                    latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
+                    work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
+                residence = q("slot residence (O cycles + prefill)", f"{output}*{cycle_cap}+{latency}", "s")
+                slack = q("TTFT slack of the slot and lane queues together", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}",
+                          "s")
+                own = q("length-proportional part of a prompt's prefill", sojourn_sheet.own_prefill(work, latency), "s")
+                widest = f"{serving.LANE_SHARES[-1]!r}"
+                ttft_ok = q("the longest prompts' own prefill fits the lanes' widest share (1/0)",
+                            sojourn_sheet.own_prefill_fits(f"{widest}*{slack}", own, demand.prompt_scv,
+                                                           f"{widest}*{epsilon}"), "")
+                replicas, share = split_replicas(q, f"{demand.peak}*{residence}", residence, slots, f"{demand.peak}*{work}",
+                                                 work, str(p), slack, epsilon, own, demand.prompt_scv, ttft_ok)
+                r.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=ttft_ok, _slack=slack,
+                         _lane_share=share)
+            else:
+                residence = q("slot residence (O cycles)", f"{output}*{cycle_cap}", "s")
+                slack = q("TPOT slack of the slot queue (one gap)", f"{demand.tpot}-{cycle_cap}", "s")
+                servers = servers_within_wait(f"{demand.peak}*{residence}", residence, slack, epsilon)
+                replicas = q("replicas (continuous)", f"{servers}/{slots}", "replicas")
+                r.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack, _lane_share="0")
+            r["tpot_ok"] = q("slot cap at least one sequence (and budget left) (1/0)", tpot_ok, "")
+            decode_tokens = f"{ratio}*{slots}" if colocated else "0"
+            r.update(slots=slots, residence_s=residence, cycle_cap_s=cycle_cap,
+                     capacity_rps=q("requests/s per replica, slots busy", f"{slots}/{residence}", "req/s"),
+                     decode_bound=q("cycle bound code at the slot cap", cm.bound(slots, decode_tokens), ""),
+                     spilled_bytes=q("bytes beyond the fastest tier at the slot cap", cm.spill(slots, decode_tokens), "B"))
+            r["prefill_bound"] = r["decode_bound"] if colocated else "0"
+            return _sized(q, {**c, **r}, replicas, fits, devices, device_hour, whole, prompt)
+
+        full = at_cap(q)
+        return _held_caps(sheet, full, at_cap, whole) if colocated else full
+    return _sized(q, c, replicas, fits, devices, device_hour, whole, prompt)
+
+
+def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whole: bool, prompt: str) -> dict:
+    """A candidate's closing rows: whole replicas, feasibility, the cost rate that ranks the shapes and its score."""
     whole_replicas = f"MAX({fx.ceil(f'{replicas}-{WHOLE_COUNT_GUARD:g}')},1)" if whole else replicas
     c["replicas"] = q("replicas", whole_replicas, "replicas")
     c["feasible"] = q("feasible (1/0)", f"{fits}*{c['tpot_ok']}*{c['ttft_ok']}", "")
@@ -572,6 +601,55 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
     c["prefill_tokens_per_s"] = f"{c['lanes']}*{prompt}/MAX({c['prefill_work_s']},1E-300)"
     c["decode_tokens_per_s"] = f"{c['slots']}/{c['cycle_cap_s']}"
     return c
+
+
+#: the score of a held cap where it does not count (the full cap meets the TTFT target, or the held cap misses a
+#: target): above every full cap's score, feasible (a cost) or not (1E250 x (1 + cycle)), so never chosen
+HELD_OUT_SCORE = "1E290"
+
+
+def _held_caps(sheet, full: dict, at_cap, whole: bool) -> dict:
+    """:func:`tco.core.serving._held_batch`: the candidate again at each held cap (``f`` x its full slot cap, smallest
+    first), whose score is its cost where the full cap misses the TTFT target (and fits, meets the TPOT target, holds
+    more than one slot), it meets the targets and, above the smallest, the smallest meets the TTFT target; elsewhere
+    :data:`HELD_OUT_SCORE`. The candidate's values are those of the first lowest score among the full cap and these."""
+    q = sheet.quantity
+    missed = q("the full slot cap misses the TTFT target, the shape fits and meets the TPOT target (1/0)",
+               f"IF(AND({full['fits']}>0.5,{full['tpot_ok']}>0.5,{full['ttft_ok']}<0.5,{full['slots']}>1),1,0)", "")
+    held, helps = [], None
+    for fraction in sorted(serving.HELD_FRACTIONS):
+        sheet.heading(f"held at {fraction:g} of the full slot cap", level=3)
+
+        def qh(label, formula, unit="", key="", fraction=fraction):
+            return q(f"{label} (held at {fraction:g})", formula, unit, key)
+
+        held_slots = f"{fraction!r}*{full['slots']}"
+        if whole:
+            held_slots = fx.floor(f"{held_slots}+{serving.FLOOR_GUARD:g}")
+        h = at_cap(qh, qh("slot cap, held", f"MAX({held_slots},1)", "sequences"))
+        counts = f"{missed},{h['feasible']}>0.5" + (f",{helps}>0.5" if helps else "")
+        h["score"] = qh("score: its cost where it counts, else out of the choice", f"IF(AND({counts}),{h['cost']},"
+                        f"{HELD_OUT_SCORE})", "")
+        helps = helps or h["ttft_ok"]
+        held.append(h)
+    caps = [full, *held]
+    index = q("chosen slot cap (0 the full one, then the held caps, smallest first)", _first_lowest(q, "slot cap", caps),
+              "")
+    chosen = dict(full)
+    for key in (*_CHOSEN, "score"):
+        values = [str(c[key]) for c in caps]
+        if len(set(values)) > 1:
+            chosen[key] = q(f"at the chosen slot cap: {key.lstrip('_')}", f"CHOOSE({index}+1,{','.join(values)})", "")
+    return chosen
+
+
+def _first_lowest(q, what: str, candidates: list[dict]) -> str:
+    """The index of the first candidate with the lowest score (a cell, or "0" for one candidate)."""
+    best, index = candidates[0]["score"], "0"
+    for k, c in enumerate(candidates[1:], start=1):
+        index = q(f"index of the best {what} among the first {k + 1}", f"IF({c['score']}<{best},{k},{index})", "")
+        best = q(f"lowest score among the first {k + 1} {what}s", f"MIN({best},{c['score']})", "")
+    return index
 
 
 _CHOSEN = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
@@ -584,10 +662,7 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
     """The first candidate with the lowest score, its values, and the figures at peak (``size_pool``, ``_at_peak``)."""
     q = sheet.quantity
     sheet.heading(f"{role} pool: the chosen shape and the figures at peak", level=2)
-    best, index = candidates[0]["score"], "0"
-    for k, c in enumerate(candidates[1:], start=1):
-        index = q(f"index of the best shape among the first {k + 1}", f"IF({c['score']}<{best},{k},{index})", "")
-        best = q(f"lowest score among the first {k + 1}", f"MIN({best},{c['score']})", "")
+    index = _first_lowest(q, "shape", candidates)
     index = q("chosen shape (index in the candidate list)", index, "", f"{role}.shape_index")
 
     def pick(values: list[str]) -> str:
