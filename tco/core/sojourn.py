@@ -256,15 +256,13 @@ def bisected_exponent(length_scv, own_ratio, sojourn, log_epsilon):
         above the root where the tail is monotone on the bracket.
     """
     low, high = _exponent_bracket(length_scv)
-    low = low + 0.0 * (own_ratio + sojourn + log_epsilon)
-    high = high + 0.0 * low
-    for _ in range(SOJOURN_BISECTION_STEPS):
-        middle = 0.5 * (low + high)
+    high = high + 0.0 * (own_ratio + sojourn + log_epsilon)
+    width = high - low
+    for step in range(1, SOJOURN_BISECTION_STEPS + 1):
+        middle = high - width * 0.5**step  # the low end is high - width / 2^(step - 1): one bound carried, not two
         x = np.exp(middle)
         tail, _ = sojourn_log_tail(x, length_scv, own_ratio)
-        within = tail - x * sojourn <= log_epsilon
-        high = np.where(within, middle, high)
-        low = np.where(within, low, middle)
+        high = np.where(tail - x * sojourn <= log_epsilon, middle, high)
     return np.exp(high)
 
 

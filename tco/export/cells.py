@@ -30,8 +30,9 @@ def put_text(ws, row: int, column: int, text: object, bold: bool = False):
 
 
 def put_formula(ws, row: int, column: int, formula: str, unit: str = ""):
-    """Write a live formula (``formula`` without the leading ``=``)."""
-    cell = ws.cell(row=row, column=column, value="=" + formula)
+    """Write a live formula (``formula`` without the leading ``=``); references to the sheet's own cells lose their
+    sheet name (``'Model'!$B$7`` -> ``$B$7``: the same cell, a shorter formula to store and parse)."""
+    cell = ws.cell(row=row, column=column, value="=" + formula.replace(f"{quote_sheetname(ws.title)}!", ""))
     cell.number_format = FORMATS.get(unit, "General")
     return cell
 

@@ -1,7 +1,7 @@
 """A prefill lane fed prompts of varying length, on the Model sheet: :mod:`tco.core.sojourn` as live formulas.
 
-Each function mirrors its namesake term by term (the bisection of :func:`tco.core.sojourn.sojourn_utilization` as two
-cells a step, Kingman's exponent for gamma service as Newton cells). The lane formulas take the deterministic lane of
+Each function mirrors its namesake term by term (the bisection of :func:`tco.core.sojourn.sojourn_utilization` as one
+cell a step, Kingman's exponent for gamma service as Newton cells). The lane formulas take the deterministic lane of
 :mod:`tco.export.serving_sheet` where the spread is 0 (``IF``), as the core does, so a workbook whose spread is edited
 to 0 gives the numbers of before.
 """
@@ -60,23 +60,25 @@ def _terms(q, label: str, service: str, own: str, scv: str) -> tuple[str, str, s
     return v, floored, own_ratio
 
 
-def sojourn_utilization(q, label: str, service: str, own: str, slack: str, scv: str, epsilon: str) -> str:
-    """:func:`tco.core.sojourn.sojourn_utilization` (cells labelled ``label``); returns the utilization per lane."""
+def sojourn_utilization(q, label: str, service: str, own: str, slack: str, scv: str, epsilon: str,
+                        shortened: str | None = None) -> str:
+    """:func:`tco.core.sojourn.sojourn_utilization` (cells labelled ``label``; ``shortened`` the shortened slack's
+    cell when the caller has one); returns the utilization per lane."""
     v, floored, own_ratio = _terms(q, label, service, own, scv)
     sojourn = q(f"{label}: sojourn allowed over the service", f"MAX({slack},0)/{floored}+{own_ratio}", "")
     top = kingman_exponent(q, f"{label}: bracket", f"{SOJOURN_UTILIZATION_FLOOR:.0E}", v)
-    low = q(f"{label}: ln exponent, low end", f"LN({SOJOURN_EXPONENT_FLOOR:.0E})", "")
     high = q(f"{label}: ln exponent, high end", f"LN(MIN({top},{SOJOURN_POLE_SHARE!r}/{v}))", "")
-    for step in range(SOJOURN_BISECTION_STEPS):
-        middle = f"(0.5*({low}+{high}))"
+    width = q(f"{label}: ln exponent, bracket width (from ln {SOJOURN_EXPONENT_FLOOR:.0E})",
+              f"{high}-LN({SOJOURN_EXPONENT_FLOOR:.0E})", "")
+    for step in range(1, SOJOURN_BISECTION_STEPS + 1):
+        middle = f"({high}-{width}*{0.5**step!r})"
         x = f"EXP({middle})"
         tail, _ = _tail(x, v, own_ratio)
         within = f"{tail}-{x}*{sojourn}<=LN({epsilon})"
-        new_low = q(f"{label}: bisection step {step + 1}, low end", f"IF({within},{low},{middle})", "")
-        high = q(f"{label}: bisection step {step + 1}, high end", f"IF({within},{middle},{high})", "")
-        low = new_low
+        high = q(f"{label}: bisection step {step}, high end (the low end: a 2^-{step} width below)",
+                 f"IF({within},{middle},{high})", "")
     _, rho = _tail(f"EXP({high})", v, own_ratio)
-    fits = f"IF({shortened_slack(slack, own, scv, epsilon)}>0,1,0)"
+    fits = f"IF({shortened or shortened_slack(slack, own, scv, epsilon)}>0,1,0)"
     return q(f"{label}: utilization per lane (Cramer-Lundberg, gamma lengths)",
              f"MIN({rho},{ss.kingman_utilization(service, slack, epsilon)})*{fits}", "")
 
@@ -101,9 +103,10 @@ def lane_servers(q, label: str, load: str, service: str, own: str, slack: str, s
     """:func:`tco.core.sojourn.lane_servers`, the deterministic lane where the spread is 0 or the longest prompts
     alone miss the target (``fits`` 0: the core's fallback in :func:`tco.core.serving._candidate`)."""
     deterministic = ss.servers_within_wait(load, service, slack, epsilon, kingman=True)
-    shortened = shortened_slack(slack, own, scv, epsilon)
+    shortened = q(f"{label}: slack less the own prefill's excess at the percentile",
+                  shortened_slack(slack, own, scv, epsilon), "s")
     square_root = f"IF({shortened}>0,{ss.servers_within_wait(load, service, shortened, epsilon, scv=scv)},{NO_LANES_SUFFICE})"
-    rho = sojourn_utilization(q, label, service, own, slack, scv, epsilon)
+    rho = sojourn_utilization(q, label, service, own, slack, scv, epsilon, shortened)
     variable = f"MIN({square_root},MAX({load},0)/MAX({rho},{UTILIZATION_FLOOR:.0E}))"
     return f"IF(OR(({scv})=0,({fits})=0),{deterministic},{variable})"
 
