@@ -120,10 +120,11 @@ def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(defa
     """The default over prompt length from 3,000 to 6,000 tokens (100 points, 0.7 % apart): the split wins only from
     ~4,326 to ~4,412 tokens, where H100's longest prompts alone outlast its 1 s TTFT target even with its batch held
     down (it wins on the targets, not on cost), and Groq above ~4,326. The window is 2.0 % wide: the kv-transfer-wall
-    study's 100 points over 250-64,000 tokens (5.8 % apart) step over it. The findings said "wins above 4,294" and
-    "wins below 4,455" for the split (before the 2026-12-02 refit of Hopper), two lines that read as if it won
-    everywhere; they now name the window, each checked against the crossings and a direct evaluation of the baseline
-    at its middle."""
+    study's 100 points over 250-64,000 tokens (5.8 % apart) stepped over it until the sweep took its crossings from
+    the break-even solver (2026-12-03); a sweep of 10 points over that range finds it now. The findings said "wins
+    above 4,294" and "wins below 4,455" for the split (before the 2026-12-02 refit of Hopper), two lines that read as
+    if it won everywhere; they now name the window, each checked against the crossings and a direct evaluation of the
+    baseline at its middle."""
     from tco.studies.findings import sweep_findings
 
     param = "workload.prompt_tokens"
@@ -143,6 +144,10 @@ def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(defa
                      "baseline misses a latency target there).",
                      "groq wins at prompt tokens per request above 4,326 tokens (the baseline misses a latency target "
                      "there)."]
+    coarse = sweep(default_scenario, param, 250, 64000, points=10, log=True, metrics=["ratio:h100-prefill+groq-decode"])
+    [window] = coarse.attrs["windows"]
+    assert (window["from"], window["to"]) == pytest.approx((split["from"], split["to"]), rel=1e-9)
+    assert window["baseline_misses_targets"]
 
 
 def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic_can_win):
