@@ -100,6 +100,14 @@ def test_sweep_breakeven_equals_tco_breakeven(asic_can_win):
     assert window["from"] == found[0]["value"] and window["to"] == 500000 and not window["baseline_misses_targets"]
 
 
+def test_sweep_of_one_whole_number_has_no_crossings(default_scenario):
+    """An integer parameter swept from 10.2 to 10.4 keeps one whole number, 10: one point, no range for the
+    break-even solver to search, so no crossings and no stretches (not an error)."""
+    frame = sweep(default_scenario, "workload.max_batch", 10.2, 10.4, points=5, metrics=["ratio:groq"])
+    assert list(frame["workload.max_batch"]) == [10.0]
+    assert frame.attrs["breakevens"] == [] and frame.attrs["windows"] == []
+
+
 def test_portfolio_finding_says_when_the_best_cell_wins_on_the_baselines_targets():
     """portfolio-chat's best cell, Cerebras on 16,000-token prompts, wins in 99.3 % of draws at a median cost ratio of
     1.28: it wins because the H100 baseline meets the TTFT target in 0.7 % of them. The finding said only "winning in

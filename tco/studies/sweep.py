@@ -87,7 +87,8 @@ def sweep(scenario: Scenario, param: str, low: float, high: float, points: int =
     results, _ = evaluate_scenario(scenario, {param: xs})
     frame = pd.DataFrame({param: xs, **metric_table(scenario, parsed, {param: xs}, results)})
     breakevens, windows = [], []
-    for option in dict.fromkeys(contour_option(scenario, m) for m in parsed):
+    options = dict.fromkeys(contour_option(scenario, m) for m in parsed) if xs[-1] > xs[0] else {}  # one point: none
+    for option in options:
         found, stretches = winning_stretches(scenario, param, float(xs[0]), float(xs[-1]), option)
         breakevens += found
         windows += stretches
