@@ -109,6 +109,24 @@ def test_sweep_of_one_whole_number_has_no_crossings(default_scenario):
     assert frame.attrs["breakevens"] == [] and frame.attrs["windows"] == []
 
 
+def test_sweep_chart_labels_each_winning_stretch_on_its_own_line(default_scenario):
+    """The default over prompt length from 3,000 to 6,000 tokens: the split wins from ~4,326 to ~4,412 tokens and
+    Groq above ~4,326, three crossings within 2 % of each other. The chart labelled each crossing at the top of the
+    plot, so the labels printed over each other (the browser layout test caught it on fleet-split, where the ASIC
+    split's crossings at 308.4 and 309.2 req/s came 0.3 % apart); it now labels each stretch, one a line."""
+    from tco.studies.figures import STRETCH_LABEL_STEP, sweep_figure
+    from tco.studies.metrics import parse_metric
+
+    param = "workload.prompt_tokens"
+    metrics = [parse_metric(default_scenario, m) for m in ("ratio:h100-prefill+groq-decode", "ratio:groq")]
+    frame = sweep(default_scenario, param, 3000, 6000, points=30, log=True, metrics=metrics)
+    figure = sweep_figure(frame, metrics)
+    labels = [(a.text, a.y) for a in figure.layout.annotations if " wins " in a.text]
+    assert labels == [("h100-prefill+groq-decode wins from 4326 to 4412 (the baseline misses a target)", 1.0),
+                      ("groq wins above 4326 (the baseline misses a target)", pytest.approx(1 - STRETCH_LABEL_STEP))]
+    assert len(figure.layout.shapes) >= 3  # a dotted line at each crossing
+
+
 def test_portfolio_finding_says_when_the_best_cell_wins_on_the_baselines_targets():
     """portfolio-chat's best cell, Cerebras on 16,000-token prompts, wins in 99.3 % of draws at a median cost ratio of
     1.28: it wins because the H100 baseline meets the TTFT target in 0.7 % of them. The finding said only "winning in

@@ -110,11 +110,8 @@ def sweep_figure(frame: pd.DataFrame, metrics: list[Metric]) -> go.Figure:
         fig.update_yaxes(title_text=f"{titles} [{u}]", row=k + 1 if rows > 1 else 1, col=1,
                          secondary_y=(k == 1 and rows == 1))
     for b in frame.attrs.get("breakevens", []):
-        turn = "starts" if b["wins_above"] else "stops"
         fig.add_vline(b["value"], line_dash="dot", line_color=LINE_COLOUR)
-        fig.add_annotation(x=np.log10(b["value"]) if _geometric(frame[param].to_numpy()) else b["value"], y=1,
-                           xref="x", yref="paper", text=f"{b['option']} {turn} winning at {b['value']:.4g}", showarrow=False,
-                           xanchor="left", yanchor="top", textangle=0, bgcolor="rgba(255,255,255,0.85)")
+    _label_stretches(fig, frame[param].to_numpy(), frame.attrs.get("windows", []))
     first = next(m for m in metrics if m.unit == units[0])
     if np.isfinite(first.threshold):
         fig.add_hline(first.threshold, line_dash="dash", line_color=LINE_COLOUR, row=1, col=1)
@@ -123,6 +120,32 @@ def sweep_figure(frame: pd.DataFrame, metrics: list[Metric]) -> go.Figure:
     fig = _layout(fig, f"Sweep of {param_label(param)}", None, None, height=420 if rows == 1 else 260 * rows)
     fig.update_xaxes(title_text=_label(param, unit), row=rows, col=1)
     return fig
+
+
+#: the height of one stacked stretch label, as a share of the plot [-]
+STRETCH_LABEL_STEP = 0.075
+
+
+def _label_stretches(fig: go.Figure, xs: np.ndarray, windows: list[dict]) -> None:
+    """One label per stretch where a challenger wins (``wins from 4,326 to 4,412``, ``below``, ``above``), each on
+    its own line from the top, so crossings a few units apart never print over each other; a label starts at its
+    stretch and runs right in the left half of the axis, ends at it and runs left in the right half."""
+    geometric = _geometric(xs)
+    scale = np.log10 if geometric else (lambda v: v)
+    low, high = float(xs[0]), float(xs[-1])
+    for i, w in enumerate(windows):
+        a, b = w["from"], w["to"]
+        at_low, at_high = a <= low, b >= high
+        text = (f"{w['option']} wins across the range" if at_low and at_high else f"{w['option']} wins below {b:.4g}"
+                if at_low else f"{w['option']} wins above {a:.4g}" if at_high else
+                f"{w['option']} wins from {a:.4g} to {b:.4g}")
+        if w.get("baseline_misses_targets"):
+            text += " (the baseline misses a target)"
+        anchor = b if at_low and not at_high else a
+        left_half = scale(anchor) - scale(low) <= 0.5 * (scale(high) - scale(low))
+        fig.add_annotation(x=scale(anchor), y=1 - STRETCH_LABEL_STEP * i, xref="x", yref="paper", text=text,
+                           showarrow=False, xanchor="left" if left_half else "right", yanchor="top", textangle=0,
+                           bgcolor="rgba(255,255,255,0.85)")
 
 
 def _geometric(x: np.ndarray) -> bool:
