@@ -61,9 +61,9 @@ def _terms(q, label: str, service: str, own: str, scv: str) -> tuple[str, str, s
 
 
 def sojourn_utilization(q, label: str, service: str, own: str, slack: str, scv: str, epsilon: str,
-                        shortened: str | None = None) -> str:
-    """:func:`tco.core.sojourn.sojourn_utilization` (cells labelled ``label``; ``shortened`` the shortened slack's
-    cell when the caller has one); returns the utilization per lane."""
+                        shortened: str) -> str:
+    """:func:`tco.core.sojourn.sojourn_utilization` (cells labelled ``label``; ``shortened`` the cell of
+    :func:`shortened_slack`); returns the utilization per lane."""
     v, floored, own_ratio = _terms(q, label, service, own, scv)
     sojourn = q(f"{label}: sojourn allowed over the service", f"MAX({slack},0)/{floored}+{own_ratio}", "")
     top = kingman_exponent(q, f"{label}: bracket", f"{SOJOURN_UTILIZATION_FLOOR:.0E}", v)
@@ -78,7 +78,7 @@ def sojourn_utilization(q, label: str, service: str, own: str, slack: str, scv: 
         high = q(f"{label}: bisection step {step}, high end (the low end: a 2^-{step} width below)",
                  f"IF({within},{middle},{high})", "")
     _, rho = _tail(f"EXP({high})", v, own_ratio)
-    fits = f"IF({shortened or shortened_slack(slack, own, scv, epsilon)}>0,1,0)"
+    fits = f"IF({shortened}>0,1,0)"
     return q(f"{label}: utilization per lane (Cramer-Lundberg, gamma lengths)",
              f"MIN({rho},{ss.kingman_utilization(service, slack, epsilon)})*{fits}", "")
 

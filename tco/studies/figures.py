@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from ..display import param_label
 from ..figstyle import PALETTE, style
+from .findings import stretch_words
 from .gridmap import GridMap
 from .metrics import Metric
 from .montecarlo import MonteCarloResult
@@ -135,13 +136,10 @@ def _label_stretches(fig: go.Figure, xs: np.ndarray, windows: list[dict]) -> Non
     low, high = float(xs[0]), float(xs[-1])
     for i, w in enumerate(windows):
         a, b = w["from"], w["to"]
-        at_low, at_high = a <= low, b >= high
-        text = (f"{w['option']} wins across the range" if at_low and at_high else f"{w['option']} wins below {b:.4g}"
-                if at_low else f"{w['option']} wins above {a:.4g}" if at_high else
-                f"{w['option']} wins from {a:.4g} to {b:.4g}")
+        text = f"{w['option']} wins {stretch_words(a, b, low, high, lambda v: f'{v:.4g}')}"
         if w.get("baseline_misses_targets"):
             text += " (the baseline misses a target)"
-        anchor = b if at_low and not at_high else a
+        anchor = b if a <= low and b < high else a  # a stretch from the range's low end is labelled at its end
         left_half = scale(anchor) - scale(low) <= 0.5 * (scale(high) - scale(low))
         fig.add_annotation(x=scale(anchor), y=1 - STRETCH_LABEL_STEP * i, xref="x", yref="paper", text=text,
                            showarrow=False, xanchor="left" if left_half else "right", yanchor="top", textangle=0,

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..display import param_label, quantity, sig
 
@@ -120,6 +120,31 @@ def findings(summary: Mapping) -> list[str]:
     return out
 
 
+def stretch_words(start: float, end: float, low: float, high: float, number: Callable[[float], str]) -> str:
+    """A stretch ``[start, end]`` of a range ``[low, high]`` in words, for the findings and the sweep chart alike.
+
+    Parameters
+    ----------
+    start, end : float [unit of the parameter]
+        The stretch.
+    low, high : float [unit of the parameter]
+        The range it lies in.
+    number : Callable[[float], str]
+        Writes a value of the parameter.
+
+    Returns
+    -------
+    str
+        ``across the swept range``, ``below 4,412``, ``above 4,326`` or ``from 4,326 to 4,412``.
+    """
+    at_low, at_high = start <= low, end >= high
+    if at_low and at_high:
+        return "across the swept range"
+    if at_low:
+        return f"below {number(end)}"
+    return f"above {number(start)}" if at_high else f"from {number(start)} to {number(end)}"
+
+
 def sweep_findings(sweep: Mapping) -> list[str]:
     """Where each challenger of a sweep wins, as stretches of the swept range (``wins from 4,294 tokens to 4,455 tokens``,
     ``below``, ``above``, ``across the swept range``), a stretch where the baseline misses a latency target marked;
@@ -142,10 +167,9 @@ def sweep_findings(sweep: Mapping) -> list[str]:
     for option in crossing:
         spans = []
         for w in (w for w in sweep.get("windows", []) if w["option"] == option):
-            a, b, unit = w["from"], w["to"], w.get("unit", "")
-            at_low, at_high = a <= sweep.get("low", a), b >= sweep.get("high", b)
-            where = ("across the swept range" if at_low and at_high else f"below {quantity(b, unit, 4)}" if at_low else
-                     f"above {quantity(a, unit, 4)}" if at_high else f"from {quantity(a, unit, 4)} to {quantity(b, unit, 4)}")
+            unit = w.get("unit", "")
+            where = stretch_words(w["from"], w["to"], sweep.get("low", w["from"]), sweep.get("high", w["to"]),
+                                  lambda v, unit=unit: quantity(v, unit, 4))
             spans.append(where + (" (the baseline misses a latency target there)" if w["baseline_misses_targets"] else ""))
         label = param_label(sweep["param"])
         out.append(f"{option} wins at {label} {' and '.join(spans)}." if spans else

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import limits
-from ..api import breakeven, evaluate_scenario
+from ..api import Breakeven, breakeven, evaluate_scenario
 from ..scenario import Scenario
 from ..solvers import CROSSES, STATUS_NAMES, grid
 from .metrics import Metric, contour_option, metric_table, parse_metric
@@ -87,9 +87,12 @@ def sweep(scenario: Scenario, param: str, low: float, high: float, points: int =
     results, _ = evaluate_scenario(scenario, {param: xs})
     frame = pd.DataFrame({param: xs, **metric_table(scenario, parsed, {param: xs}, results)})
     breakevens, windows = [], []
-    options = dict.fromkeys(contour_option(scenario, m) for m in parsed) if xs[-1] > xs[0] else {}  # one point: none
-    for option in options:
-        found, stretches = winning_stretches(scenario, param, float(xs[0]), float(xs[-1]), option)
+    options = list(dict.fromkeys(contour_option(scenario, m) for m in parsed))
+    one = options[0] if len(options) == 1 else None  # else one search of every challenger, the named ones kept
+    solved = {b.option: b for b in breakeven(scenario, param, float(xs[0]), float(xs[-1]), metric="npv", option=one)
+              } if xs[-1] > xs[0] else {}  # one point: no range to search
+    for option in (o for o in options if o in solved):
+        found, stretches = winning_stretches(scenario, solved[option])
         breakevens += found
         windows += stretches
     frame.attrs["breakevens"] = breakevens
@@ -99,24 +102,20 @@ def sweep(scenario: Scenario, param: str, low: float, high: float, points: int =
     return frame
 
 
-def winning_stretches(scenario: Scenario, param: str, low: float, high: float, option: str) -> tuple[list, list]:
-    """Every crossing of ``option``'s NPV against the baseline's along ``param``, and every stretch where it wins with
-    whether the baseline misses a latency target there (then the targets decide, not the costs).
+def winning_stretches(scenario: Scenario, solved: Breakeven) -> tuple[list, list]:
+    """Every crossing of a challenger's NPV against the baseline's, and every stretch where it wins with whether the
+    baseline misses a latency target there (then the targets decide, not the costs).
 
-    The changes are :func:`tco.api.breakeven`'s (the NPV of choosing ``option`` crossing 0; :func:`tco.solvers.scan`):
-    a stretch where neither option meets its targets is nobody's win. Neighbouring stretches that differ only in
-    where ``option`` itself meets its targets are one stretch.
+    The changes are :func:`tco.api.breakeven`'s (the NPV of choosing the challenger crossing 0;
+    :func:`tco.solvers.scan`): a stretch where neither option meets its targets is nobody's win. Neighbouring stretches
+    that differ only in where the challenger itself meets its targets are one stretch.
 
     Parameters
     ----------
     scenario : tco.scenario.Scenario
-        The scenario.
-    param : str
-        The parameter moved.
-    low, high : float [unit of the parameter]
-        The range.
-    option : str
-        The challenger.
+        The scenario (the parameter's unit).
+    solved : tco.api.Breakeven
+        One challenger's search along one parameter (``metric="npv"``).
 
     Returns
     -------
@@ -125,7 +124,7 @@ def winning_stretches(scenario: Scenario, param: str, low: float, high: float, o
     stretches : list[dict]
         ``{option, param, unit, from, to [unit of the parameter], baseline_misses_targets}`` per stretch, in order.
     """
-    [solved] = breakeven(scenario, param, low, high, metric="npv", option=option)
+    option, param = solved.option, solved.param
     unit = scenario.params[param].unit
     crossings = [{"option": option, "param": param, "value": float(c["value"]), "unit": unit,
                   "wins_above": bool(c["wins_above"]), "status": STATUS_NAMES[CROSSES]}
