@@ -10,13 +10,15 @@ find_crossing is vectorized: the parameter is swept on a grid along a new leadin
 change is bracketed, then narrowed; every other parameter may be an array, so one call
 finds a break-even per grid cell or per Monte Carlo draw.
 
-A bracket ``[lo, hi]`` is narrowed by bisection. When many crossings are searched at once,
-each halving is one call of the gap function over all of them. When one scalar crossing is
-searched, the cost of a call is Python overhead, not arithmetic, so the midpoints of the next
-:data:`HALVINGS_PER_CALL` halvings (every one bisection could visit: ``2^L - 1`` points, each
-computed from its two neighbours with bisection's own formula) are evaluated in one
-vectorized call and the halvings replayed from them: the same brackets as one halving per
-call, in a quarter of the calls.
+A bracket ``[lo, hi]`` is narrowed by bisection. When few crossings are searched, the cost of
+a call is Python overhead, not arithmetic, so the midpoints of the next ``L`` halvings (every
+one bisection could visit: ``2^L - 1`` points per bracket, each computed from its two
+neighbours with bisection's own formula) are evaluated in one vectorized call and the halvings
+replayed from them: the same brackets as one halving per call, in ``1/L`` of the calls.
+``L`` is :data:`HALVINGS_PER_CALL` for one scalar crossing (:func:`find_crossing`); in
+:func:`scan` it is the most that keeps a call within :data:`SCAN_POINTS_PER_CALL` points
+(at least one halving). When many crossings are searched at once (a map, a Monte Carlo), each
+halving is one call over all of them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ STATUS_NAMES = {CROSSES: "crosses", ALWAYS: "always", NEVER: "never"}
 
 #: bisection halvings per call of the gap function when one scalar crossing is narrowed (2^4 - 1 = 15 points a call)
 HALVINGS_PER_CALL = 4
+
+#: points per call of the gap function up to which :func:`scan` batches halvings (measured on the default scenario's
+#: KV-wall search, 2026-12-03: a call takes ~20 ms plus ~0.12 ms per point, so 64 points cost at most ~1.4x one)
+SCAN_POINTS_PER_CALL = 64
 
 #: break-even metrics: name -> (meaning, default target)
 BREAKEVEN_METRICS = {
@@ -261,6 +267,66 @@ def _points(lo: np.ndarray, hi: np.ndarray, log: np.ndarray, integer: np.ndarray
     return np.where(integer[:, None], np.round(x), x)
 
 
+def _halving_points(lo: np.ndarray, hi: np.ndarray, log: np.ndarray, depth: int) -> np.ndarray:
+    """Every point the next ``depth`` halvings of each bracket can visit, ends included: ``(brackets, 2^depth + 1)``,
+    each inner point the midpoint of its two neighbours by bisection's formula (geometric where ``log``)."""
+    points = np.stack([lo, hi], axis=1)
+    with np.errstate(invalid="ignore"):  # the geometric mean of a linear track's brackets is computed, then discarded
+        for _ in range(depth):
+            a, b = points[:, :-1], points[:, 1:]
+            finer = np.empty((len(lo), 2 * points.shape[1] - 1))
+            finer[:, ::2], finer[:, 1::2] = points, np.where(log[:, None], np.sqrt(a * b), 0.5 * (a + b))
+            points = finer
+    return points
+
+
+def _bisect_changes(evaluate_gap, track: np.ndarray, log: np.ndarray, brackets: tuple, halvings: int) -> tuple:
+    """``halvings`` bisection steps of every bracket of :func:`scan` that holds a change: where the midpoint differs
+    from the low end in the sign of the gap or in the state, the change lies below it.
+
+    Several halvings are taken per call of ``evaluate_gap`` (module docstring): every point they can visit is
+    evaluated at once and the halvings are replayed on those values, so the brackets are those of one halving per
+    call, bit for bit.
+
+    Parameters
+    ----------
+    evaluate_gap : Callable
+        ``evaluate_gap(track, x) -> (gap, state)``, arrays of the length of ``x``.
+    track : numpy.ndarray of int [-]
+        The track of each bracket.
+    log : numpy.ndarray of bool [-]
+        Whether each bracket's track is geometric (its midpoints the geometric mean).
+    brackets : tuple of numpy.ndarray
+        ``(lo, hi, neg_lo, neg_hi, s_lo, s_hi)``: the ends [unit of each track], whether the gap is negative at
+        each end, and the state at each end.
+    halvings : int [-]
+        Bisection steps.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The narrowed ``(lo, hi, neg_lo, neg_hi, s_lo, s_hi)``.
+    """
+    lo, hi, neg_lo, neg_hi, s_lo, s_hi = (np.array(b) for b in brackets)
+    rows = np.arange(len(lo))
+    per_call = max(1, min(HALVINGS_PER_CALL, int(np.log2(SCAN_POINTS_PER_CALL / max(len(lo), 1) + 1))))
+    while halvings > 0:
+        depth = min(per_call, halvings)
+        points = _halving_points(lo, hi, log, depth)
+        inner = points[:, 1:-1]
+        gap, state = evaluate_gap(np.repeat(track, inner.shape[1]), inner.reshape(-1))
+        negative, state = (gap < 0).reshape(inner.shape), state.reshape(inner.shape)
+        left, right = np.zeros(len(lo), int), np.full(len(lo), points.shape[1] - 1)
+        for _ in range(depth):  # replay the halvings on the evaluated points
+            middle = (left + right) // 2
+            n_mid, s_mid = negative[rows, middle - 1], state[rows, middle - 1]
+            move = (n_mid != neg_lo) | (s_mid != s_lo)  # the change lies below the midpoint
+            right, neg_hi, s_hi = np.where(move, middle, right), np.where(move, n_mid, neg_hi), np.where(move, s_mid, s_hi)
+            left, neg_lo, s_lo = np.where(move, left, middle), np.where(move, neg_lo, n_mid), np.where(move, s_lo, s_mid)
+        lo, hi, halvings = points[rows, left], points[rows, right], halvings - depth
+    return lo, hi, neg_lo, neg_hi, s_lo, s_hi
+
+
 def scan(evaluate: Callable[[np.ndarray, np.ndarray], object], low, high, log=None, integer=None, *,
          points: int = 129, levels: int = 3, split: int = 16, tolerance: float = 1e-12) -> list[Scan]:
     """Every sign change of a gap, and every change of a feasibility code, along each of several tracks.
@@ -373,15 +439,8 @@ def scan(evaluate: Callable[[np.ndarray, np.ndarray], object], low, high, log=No
         c = np.flatnonzero(continuous)
         w = width(lo[c], hi[c], bt[c]) / np.maximum(tolerance * scale[bt[c]], 1e-300)
         steps = int(np.ceil(np.log2(max(float(np.max(w)), 1.0))))
-        for _ in range(steps):
-            mid = np.where(log[bt[c]], np.sqrt(lo[c] * hi[c]), 0.5 * (lo[c] + hi[c]))
-            g_mid, s_mid = evaluate_gap(bt[c], mid)
-            n_mid = g_mid < 0
-            move = (n_mid != neg_lo[c]) | (s_mid != s_lo[c])  # the change lies below mid
-            hi[c] = np.where(move, mid, hi[c])
-            neg_hi[c], s_hi[c] = np.where(move, n_mid, neg_hi[c]), np.where(move, s_mid, s_hi[c])
-            lo[c] = np.where(move, lo[c], mid)
-            neg_lo[c], s_lo[c] = np.where(move, neg_lo[c], n_mid), np.where(move, s_lo[c], s_mid)
+        lo[c], hi[c], neg_lo[c], neg_hi[c], s_lo[c], s_hi[c] = _bisect_changes(
+            evaluate_gap, bt[c], log[bt[c]], (lo[c], hi[c], neg_lo[c], neg_hi[c], s_lo[c], s_hi[c]), steps)
     value = np.where(integer[bt], hi, np.where(log[bt], np.sqrt(np.abs(lo * hi)), 0.5 * (lo + hi)))
     first = np.searchsorted(track, np.arange(tracks), side="left")
     last = np.searchsorted(track, np.arange(tracks), side="right") - 1

@@ -76,6 +76,53 @@ def test_scan_finds_every_simple_root(roots):
     assert [c.value for c in result.changes] == pytest.approx(roots, abs=1e-9)
 
 
+@settings(max_examples=40, deadline=None)
+@given(roots=st.lists(st.floats(0.5, 2000.0), min_size=1, max_size=4), teeth=st.integers(1, 9),
+       edge=st.floats(0.5, 2000.0), tracks=st.integers(1, 3), log=st.booleans())
+def test_scan_batched_halvings_give_the_brackets_of_one_halving_per_call(roots, teeth, edge, tracks, log):
+    """Several halvings per call (every point they can visit evaluated at once, then replayed) end in the values
+    that one halving per call reaches, bit for bit, in fewer calls. The gap: a sawtooth of ``teeth`` steps times a
+    polynomial with ``roots`` (several sign changes per bracket, as whole device counts make), a state that flips at
+    ``edge``, each track shifted so that the tracks' brackets differ."""
+    from tco import solvers
+
+    def run(points_per_call):
+        calls = []
+
+        def evaluate(track, x):
+            calls.append(len(x))
+            y = x * (1.0 + 0.1 * track)
+            gap = np.prod([y - r for r in roots], axis=0) * (np.floor(y * teeth / roots[0]) % 2 - 0.5)
+            return gap, (y > edge).astype(int)
+
+        kept, solvers.SCAN_POINTS_PER_CALL = solvers.SCAN_POINTS_PER_CALL, points_per_call
+        try:
+            found = scan(evaluate, [0.25] * tracks, [4000.0] * tracks, log=[log] * tracks)
+        finally:
+            solvers.SCAN_POINTS_PER_CALL = kept
+        return [(s.changes, s.wins_at_low, s.wins_at_high, s.state_at_low, s.state_at_high) for s in found], calls
+
+    one, one_calls = run(1)
+    batched, batched_calls = run(solvers.SCAN_POINTS_PER_CALL)
+    assert batched == one
+    assert len(batched_calls) <= len(one_calls)
+
+
+def test_scan_takes_four_halvings_per_call_on_one_crossing():
+    """gap = x - 2 on [0, 10]: one grid call (129 points), three refinements of the one bracket (15 new points each),
+    leaving a bracket of 10 / (128 x 16^3) = 1.9e-5; bisection to 1e-12 of the range takes
+    ceil(log2(1.9e-5 / 1e-11)) = 21 halvings: five calls of four (15 points each) and one of one, not 21 calls."""
+    calls = []
+
+    def evaluate(track, x):
+        calls.append(len(x))
+        return x - 2.0
+
+    [result] = scan(evaluate, [0.0], [10.0])
+    assert result.changes[0].value == pytest.approx(2.0, abs=1e-10)
+    assert calls == [129, 15, 15, 15] + [15] * 5 + [1]
+
+
 def test_issue_11_tpot_window_is_found_and_matches_a_dense_grid(default_scenario):
     """``tco breakeven --param workload.tpot_target_s --range 0.003 0.05`` on the default scenario: a window
     where only the SRAM options meet the TPOT target (the old 65-point first-crossing solver said 'never').
