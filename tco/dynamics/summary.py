@@ -8,7 +8,9 @@ costs per token differ from the Compare view's (they answer different questions)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pandas as pd
 
@@ -102,17 +104,22 @@ class Headline:
 @dataclass
 class FleetAnalysis:
     """One analysis run: the JSON payload, the full table, the compact table (records and columns), the figure
-    and the headline."""
+    (drawn on first use: the Fleet summary's cards and the decide steps read the headline only) and the headline."""
 
     name: str
     payload: dict
     table: pd.DataFrame
     records: list[dict]
     columns: list[Column]
-    figure: object
+    draw: Callable[[], object]
     headline: Headline
     pairs: bool = False  # the compact table is one record shown as (title, value) rows
     extra: dict = field(default_factory=dict)
+
+    @cached_property
+    def figure(self):
+        """The analysis's plotly figure."""
+        return self.draw()
 
 
 def _alone_note(alone: list[list[float]], lo: float, hi: float, unit: str, scale: float) -> str:
@@ -382,41 +389,41 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
         table = r.table
         return FleetAnalysis(name, {"option": r.option, "counterparts": r.counterparts, "breakevens": r.breakevens,
                                     "rows": table.to_dict(orient="records")}, table, table.to_dict(orient="records"),
-                             KV_COLUMNS, figures.kv_wall_figure(r), kv_headline(r), extra={"result": r})
+                             KV_COLUMNS, lambda: figures.kv_wall_figure(r), kv_headline(r), extra={"result": r})
     if name == "stranded":
         r = simulate(scenario, cfg.stranded)
         return FleetAnalysis(name, {"option": r.option, "baseline": r.baseline, "stranded_share": r.stranded_share(),
                                     "settings": cfg.stranded.model_dump(), "policies": r.summary.to_dict(orient="records")},
                              r.summary.set_index(["policy", "fleet"]), r.summary.to_dict(orient="records"),
-                             STRANDED_COLUMNS, figures.stranded_figure(r), stranded_headline(r), extra={"result": r})
+                             STRANDED_COLUMNS, lambda: figures.stranded_figure(r), stranded_headline(r), extra={"result": r})
     if name == "coordination":
         r = coordination(scenario, cfg.coordination)
         record = {**r.summary, "pool": f"{r.summary['specialized_pool']} ({r.summary['device']})"}
         return FleetAnalysis(name, {"summary": r.summary, "curve": r.curve.to_dict(orient="records")},
                              pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), [record], COORDINATION_ROWS,
-                             figures.coordination_figure(r), coordination_headline(r), pairs=True)
+                             lambda: figures.coordination_figure(r), coordination_headline(r), pairs=True)
     if name == "pareto":
         t = pareto(scenario, cfg.pareto)
         front = t[t[f"on_frontier_{latency[:4]}"]].sort_values(latency)
         return FleetAnalysis(name, {"points": t.to_dict(orient="records")},
                              t[t["on_frontier_tpot"] | t["on_frontier_ttft"]].set_index("placement"),
-                             front.to_dict(orient="records"), FRONTIER_COLUMNS, figures.pareto_figure(t, latency),
+                             front.to_dict(orient="records"), FRONTIER_COLUMNS, lambda: figures.pareto_figure(t, latency),
                              pareto_headline(t, latency))
     if name == "tree":
         costs, winners = tree(scenario, cfg.tree, training)
         return FleetAnalysis(name, {"winners": winners.to_dict(orient="records"), "costs": costs.to_dict(orient="records")},
                              winners.set_index(["view", "leaf"]), winners.to_dict(orient="records"), TREE_COLUMNS,
-                             figures.tree_figure(costs), tree_headline(winners))
+                             lambda: figures.tree_figure(costs), tree_headline(winners))
     if name == "routing":
         r = routing(scenario, cfg.routing)
         return FleetAnalysis(name, {"summary": r.summary, "curve": r.curve.to_dict(orient="records")},
                              pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), [r.summary], ROUTING_ROWS,
-                             figures.routing_figure(r), routing_headline(r), pairs=True)
+                             lambda: figures.routing_figure(r), routing_headline(r), pairs=True)
     t = roadmap(scenario, cfg.roadmap, cfg.routing)
     target = cfg.roadmap.target_tokens_per_watt_gain
     return FleetAnalysis(name, {"target_tokens_per_watt_gain": target, "levers": t.to_dict(orient="records")},
                          t.set_index("lever"), t.to_dict(orient="records"), ROADMAP_COLUMNS,
-                         figures.roadmap_figure(t, target), roadmap_headline(t, target))
+                         lambda: figures.roadmap_figure(t, target), roadmap_headline(t, target))
 
 
 def reconciliation(scenario, cfg) -> list[dict]:
