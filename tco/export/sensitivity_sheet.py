@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from openpyxl.chart import BarChart, LineChart, Reference
 
-from ..api import compare, evaluate_scenario
+from ..api import evaluate_scenario
 from ..core.comparison import npv_usd
 from ..scenario import Scenario
 from ..solvers import grid
@@ -55,14 +55,24 @@ def sweep(scenario: Scenario, name: str = SWEEP_PARAM, points: int = SWEEP_POINT
     return xs, {o: np.broadcast_to(r.lcot_usd_per_mtok, xs.shape) for o, r in results.items()}
 
 
-def write_sensitivity(ws, scenario: Scenario) -> None:
+def write_sensitivity(ws, scenario: Scenario, option: str | None) -> None:
+    """The snapshot sheet: the tornado of ``option``'s NPV over the baseline (none without a challenger) and the sweep.
+
+    Parameters
+    ----------
+    ws : openpyxl.worksheet.worksheet.Worksheet
+        The Sensitivity sheet.
+    scenario : Scenario
+        The scenario.
+    option : str or None
+        The challenger of the tornado (the one ``tco compare`` reports against the baseline).
+    """
     structure = scenario.structure
     put_text(ws, 1, 1, "SNAPSHOT from tco, not live: computed when the workbook was written; rerun `tco export` after "
              "editing the Inputs.", bold=True)
     ws.column_dimensions["A"].width = 52
     row = 3
-    if structure.challengers:
-        option = compare(scenario).to_dict()["comparison"]["option"]
+    if option is not None:
         base_npv = float(npv_of(evaluate_scenario(scenario)[0], option, structure.baseline))
         put_text(ws, row, 1, f"Tornado: NPV of choosing {option} over {structure.baseline} (USD; base {base_npv:,.0f})",
                  bold=True)

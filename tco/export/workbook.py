@@ -47,13 +47,14 @@ def build_workbook(scenario: Scenario) -> Workbook:
     model = write_model(sheets["Model"], scenario, names)
     cash = write_cash_flows(sheets["Cash flows"], scenario, names, model)
     closed = write_breakeven(sheets["Break-even"], scenario, names, model, cash)
-    write_sensitivity(sheets["Sensitivity"], scenario)
+    comparison = compare(scenario)  # the Cover's verdict and the option of the Sensitivity snapshot
+    write_sensitivity(sheets["Sensitivity"], scenario, comparison.to_dict()["comparison"]["option"])
     refs = {o.name: OptionRefs() for o in scenario.structure.options}
     for name, merged in refs.items():
         for part in (model.options[name], cash[name], closed.get(name, OptionRefs())):
             merged.update(part)
     write_check(sheets["Check"], scenario, {name: r.flat() for name, r in refs.items()})
-    _write_cover(sheets["Cover"], scenario)
+    _write_cover(sheets["Cover"], scenario, comparison.verdict)
     _write_scenario(sheets[SCENARIO_SHEET], scenario)
     for title in ("Model", "Cash flows", "Break-even", "Check"):
         lock_formulas(sheets[title])
@@ -103,7 +104,7 @@ def build_training_workbook(scenario) -> Workbook:
     return wb
 
 
-def _write_cover(ws, scenario: Scenario, verdict: str | None = None,
+def _write_cover(ws, scenario: Scenario, verdict: str,
                  basis: str = "costs per million OUTPUT tokens unless labelled input+output") -> None:
     ws.column_dimensions["A"].width = 22
     ws.column_dimensions["B"].width = 120
@@ -113,7 +114,7 @@ def _write_cover(ws, scenario: Scenario, verdict: str | None = None,
         ("tco version", __version__), ("written", dt.date.today().isoformat()),
         ("currency", f"USD of {currency_year(scenario)} (the latest source date in the catalog)"),
         ("token basis", basis),
-        ("verdict", compare(scenario).verdict if verdict is None else verdict),
+        ("verdict", verdict),
         ("how to use", "Edit only the shaded value cells on Inputs; Model, Cash flows, Break-even and Check recalculate."),
         ("", "Every formula refers to inputs by defined name (the Inputs sheet lists each parameter's name)."),
         ("", "Sensitivity and the solver break-evens are snapshots from tco: rerun `tco export` after edits."),
