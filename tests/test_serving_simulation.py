@@ -210,6 +210,22 @@ def _capped(scenario, values):
     return values, evaluate(scenario.structure, values)
 
 
+def simulated_against_targets(scenario, values, results, requests: int = 1500):
+    """Per option the model reports feasible at ``values`` (``results``: their evaluation), and per fleet it runs
+    (:func:`_fleets_run`): ``(option name, simulated percentile TTFT / target, TPOT / target, requests unfinished)``,
+    the percentile the scenario's (``serving.percentile``), from a simulation of ``requests`` requests at the peak
+    rate. tests/simulation_sweep.py runs it over many draws."""
+    q = float(values["serving.percentile"])
+    for option in scenario.structure.options:
+        if not _feasible(results, option):
+            continue
+        for structure in _fleets_run(scenario.structure, results, option):
+            outcome = _simulate_option(structure, values, structure.option(option.name), requests=requests)
+            ttft, tpot = outcome.quantile(q)
+            yield (option.name, ttft / float(values["workload.ttft_target_s"]), tpot / float(values["workload.tpot_target_s"]),
+                   outcome.unfinished)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["default", "voice-agent", "fleet-split", "batch-offline", "custom-asic",
                                   "specialization-over-time"])
@@ -218,24 +234,19 @@ def test_every_feasible_option_meets_its_targets_in_simulation(name):
     two random draws (fleets within :data:`DRAW_REPLICA_TOKENS_CAP`), every option the model reports
     feasible meets its TTFT and TPOT percentiles in a simulation of the fleet it sized (same replicas,
     shapes, slot caps and token budget; a baseline on the general-purpose roadmap: the fleet of each generation it
-    holds, custom-asic's B200s), within the module's sampling tolerance."""
+    holds, custom-asic's B200s), within the module's sampling tolerance. (tests/simulation_sweep.py: the same over
+    many draws.)"""
     import tco
 
     scenario = tco.load_scenario(name)
-    q = float(scenario.values()["serving.percentile"])
     checked = 0
     base, *draws = _draws(scenario, 2, seed=11)
     for values, results in [(base, evaluate(scenario.structure, base)), *(_capped(scenario, d) for d in draws)]:
-        for option in scenario.structure.options:
-            if not _feasible(results, option):
-                continue
-            for structure in _fleets_run(scenario.structure, results, option):
-                outcome = _simulate_option(structure, values, structure.option(option.name), requests=1500)
-                ttft, tpot = outcome.quantile(q)
-                assert outcome.unfinished == 0, (name, option.name)
-                assert ttft <= float(values["workload.ttft_target_s"]) * (1 + TOLERANCE), (name, option.name, ttft)
-                assert tpot <= float(values["workload.tpot_target_s"]) * (1 + TOLERANCE), (name, option.name, tpot)
-                checked += 1
+        for option, ttft, tpot, unfinished in simulated_against_targets(scenario, values, results):
+            assert unfinished == 0, (name, option)
+            assert ttft <= 1 + TOLERANCE, (name, option, ttft)
+            assert tpot <= 1 + TOLERANCE, (name, option, tpot)
+            checked += 1
     assert checked > 0
 
 
@@ -314,3 +325,20 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     assert float(reported["ttft_s"]) <= ttft_target * (1 + 1e-9)
     assert ttft <= float(reported["ttft_s"]) * (1 + TOLERANCE), (case_name, rate, ttft, float(reported["ttft_s"]))
     assert ttft <= ttft_target * (1 + TOLERANCE) and tpot <= tpot_target * (1 + TOLERANCE), (case_name, rate, ttft, tpot)
+
+
+@pytest.mark.slow
+def test_the_many_draw_sweep_checks_and_reports_every_feasible_option():
+    """tests/simulation_sweep.py (the claim over many draws) on one draw of voice-agent: as many checks as the options
+    the model reports feasible at that draw, none failed, the median and largest ratio within the tolerance."""
+    from simulation_sweep import sweep
+
+    import tco
+
+    scenario = tco.load_scenario("voice-agent")
+    _, results = _capped(scenario, _draws(scenario, 1, seed=202)[1])
+    feasible = sum(_feasible(results, o) for o in scenario.structure.options)
+    found = sweep("voice-agent", 1, 202, 600)
+    assert found["checks"] == feasible > 0 and found["failures"] == []
+    for median, largest in (found["ttft"], found["tpot"], found["binding"]):
+        assert 0.0 < median <= largest <= 1 + TOLERANCE
