@@ -19,6 +19,7 @@ before that rung TP8 x PP62 at 1.35x).
 from __future__ import annotations
 
 import copy
+import itertools
 
 import pytest
 import yaml
@@ -117,3 +118,27 @@ def test_a_device_that_holds_the_model_alone_still_gets_the_whole_board():
     options = tco.compare(scenario_from_dict(data)).options
     assert options["feasible"].all() and list(options["shape"]) == ["TP8", "TP8"]
     assert options.loc["h200", "lcot_usd_per_mtok"] <= options.loc["h100", "lcot_usd_per_mtok"]
+
+
+def test_where_no_shape_meets_the_targets_the_report_is_the_cheapest_that_misses_only_the_ttft_target():
+    """``tco.core.serving.infeasible_rank``. The default scenario with a 0.3 s TTFT target, which no H100 shape meets
+    with 2,000-token prompts (the one-GPU prefill of Llama 3.1 70B alone takes ~0.25 s): every shape that fits meets
+    the TPOT target, so the H100 is reported at the cheapest of those, code 2 (TTFT missed), and a looser TPOT target
+    (more slots per replica) never raises its devices or its cost, nor the LPU option's cost, whose workload-shift
+    line is the baseline's cost. Measured (2026-12-04) at TPOT 30 / 40 / 80 ms: 172 / 140 / 98 GPUs (TP4, TP2, TP2), LPU
+    9.36 / 9.25 / 9.12 USD per million tokens. Ranked by the cycle at the slot cap alone, the report went to one GPU
+    at 3 slots from 40 ms on (712 GPUs, 9.1 USD per million tokens, and the LPU option 11.08)."""
+    from tco.core.evaluate import evaluate
+
+    scenario = tco.load_scenario("default")
+    values = scenario.values() | {"workload.ttft_target_s": 0.3}
+    rows = []
+    for tpot in (0.03, 0.04, 0.05, 0.06, 0.08):
+        results = evaluate(scenario.structure, values | {"workload.tpot_target_s": tpot})
+        h100 = results["h100"].flat()
+        rows.append((float(h100["feasible"]), int(h100["infeasible_code"]), float(h100["colocated.tensor_parallel"]),
+                     float(h100["devices"]), float(h100["lcot_usd_per_mtok"]), float(results["groq"].lcot_usd_per_mtok)))
+    assert all(feasible == 0.0 and code == 2 and tensor >= 2 for feasible, code, tensor, *_ in rows), rows
+    for tight, loose in itertools.pairwise(rows):
+        assert loose[3] <= tight[3] and loose[4] <= tight[4] and loose[5] <= tight[5], rows
+    assert rows[1][3] == 140 and rows[-1][3] == 98

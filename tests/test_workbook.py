@@ -292,9 +292,14 @@ def _feasibility_variant(generations: list[str], prompt_tokens: int, ttft_target
 #: the default at 4,300-token prompts: the H100 replica misses the 1 s TTFT target at its full slot cap and meets it
 #: with its batch held down (test_the_held_batch_case_holds_its_batch), so the held caps' rows decide the choice
 HELD_EDITS = {"workload.prompt_tokens": 4300.0}
+#: the default where no H100 shape meets a 0.3 s TTFT target: the infeasible report is the cheapest shape that misses
+#: only the TTFT target (TP2; ranked by the cycle alone it was one GPU at 3 slots), so the rank's rows decide the shape
+#: (tests/test_shape_search.py::test_where_no_shape_meets_the_targets_the_report_is_the_cheapest_that_misses_only_the_ttft_target)
+INFEASIBLE_EDITS = {"workload.ttft_target_s": 0.3, "workload.tpot_target_s": 0.08}
 EDITED = [
     ("default", EDITS),
     ("default", HELD_EDITS),
+    ("default", INFEASIBLE_EDITS),
     (str(DATA / "workbook-branches.yaml"), {"economics.horizon_years": 9, "devices.custom-decode-asic.useful_life_years": 4,
                                              "program.die_area_mm2": 450.0, "program.external_units": 300000.0,
                                              "workload.output_tokens": 900.0, "economics.discount_rate": 0.0,

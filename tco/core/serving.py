@@ -1131,6 +1131,40 @@ PERFORMANCE_FIELDS = {"colocated": _COMMON + _PREFILL + _DECODE + ("interference
 
 #: score of an infeasible candidate (it only wins when no candidate is feasible)
 _INFEASIBLE_SCORE = 1e250
+#: the cost rate [USD/h] at which an infeasible candidate that misses only its TTFT target ranks halfway to 1
+#: (:func:`infeasible_rank`)
+_RANK_COST_USD_PER_H = 1e6
+#: added to the rank of a candidate that does not fit memory (:func:`infeasible_rank`; far above any cycle [s])
+_UNFIT_RANK = 1e6
+
+
+def infeasible_rank(cost, cycle_cap_s, fits, tpot_ok):
+    """The order in which :func:`size_pool` reports the candidates where none meets the targets (lowest first): those
+    that fit memory and meet the TPOT target (they miss only the TTFT one) by their cost, then those that fit by their
+    cycle at the slot cap (the nearest to their TPOT target), then those that do not fit, by their cycle.
+
+    Why the tiers: ranked by the cycle alone, a looser TPOT target, which raises the slot caps and so lengthens the
+    cycles of the shapes that meet it, handed the report to a one-device shape at one slot (the shortest cycle): on the
+    default's H100 draws that miss the TTFT target, a TP2 fleet of 236 GPUs (7.2 USD per million tokens) became a TP1
+    fleet of 1,612 (49 USD), and the LPU option's workload-shift line, the baseline's cost, rose 1.9x with it.
+
+    Parameters
+    ----------
+    cost : ndarray [USD/h]
+        The candidate's cost rate (replicas x devices x device-hour price).
+    cycle_cap_s : ndarray [s]
+        Its cycle at its slot cap.
+    fits, tpot_ok : ndarray [-]
+        1 where it fits memory, meets the TPOT target; else 0.
+
+    Returns
+    -------
+    ndarray [-]
+        In [0, 1) for the first tier, [1, 1 + cycle) for the second, from :data:`_UNFIT_RANK` for the third.
+    """
+    first = 1.0 - _RANK_COST_USD_PER_H / (cost + _RANK_COST_USD_PER_H)  # cost / (cost + C), 1 at an infinite cost
+    return np.where(np.asarray(fits) > 0.5, np.where(np.asarray(tpot_ok) > 0.5, first, 1.0 + cycle_cap_s),
+                    _UNFIT_RANK + cycle_cap_s)
 
 
 def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape, device: DeviceShape, demand: Demand,
@@ -1138,9 +1172,9 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     """Size one pool at peak for every candidate shape and keep the cheapest that meets the targets.
 
     The choice, per draw: the feasible candidate with the lowest ``R n x cost per
-    device-hour``; with none feasible, the one with the shortest cycle at its slot cap
-    (nearest to its TPOT target). It is made with arithmetic masks, not ``np.where``/``np.choose``
-    (both several times slower than a multiply on large arrays).
+    device-hour``; with none feasible, the first by :func:`infeasible_rank` (the cheapest that misses only the TTFT
+    target, else the one nearest to its TPOT target, those that fit memory first). It is made with arithmetic masks,
+    not ``np.where``/``np.choose`` (both several times slower than a multiply on large arrays).
 
     Parameters
     ----------
@@ -1233,7 +1267,8 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     for k, c in enumerate(scored):
         if c is None:
             continue
-        score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + c["cycle_cap_s"])
+        rank = infeasible_rank(c["cost"], c["cycle_cap_s"], c["fits"], c["tpot_ok"])
+        score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + rank)
         if "_where" in c:  # evaluated at some draws: it competes there (elsewhere its score would be 1e250, never the best)
             where, shape = c["_where"], c["_shape"]
             if best is None:

@@ -596,8 +596,12 @@ def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whol
     c["replicas"] = q("replicas", whole_replicas, "replicas")
     c["feasible"] = q("feasible (1/0)", f"{fits}*{c['tpot_ok']}*{c['ttft_ok']}", "")
     c["cost"] = q("cost rate of the pool (ranks the shapes)", f"{c['replicas']}*{devices}*{device_hour}", "USD/h")
+    cost, cycle, tpot_ok = c["cost"], c["cycle_cap_s"], c["tpot_ok"]
+    rank = q("rank where no shape meets the targets (tco.core.serving.infeasible_rank)",
+             f"IF({fits}>0.5,IF({tpot_ok}>0.5,1-{serving._RANK_COST_USD_PER_H:.0E}/({cost}+"
+             f"{serving._RANK_COST_USD_PER_H:.0E}),1+{cycle}),{serving._UNFIT_RANK:.0E}+{cycle})", "")
     c["score"] = q("score: cost, or a huge number when infeasible",
-                   f"{c['cost']}+(1-{c['feasible']})*{serving._INFEASIBLE_SCORE:.0E}*(1+{c['cycle_cap_s']})", "")
+                   f"{c['cost']}+(1-{c['feasible']})*{serving._INFEASIBLE_SCORE:.0E}*(1+{rank})", "")
     c["prefill_tokens_per_s"] = f"{c['lanes']}*{prompt}/MAX({c['prefill_work_s']},1E-300)"
     c["decode_tokens_per_s"] = f"{c['slots']}/{c['cycle_cap_s']}"
     return c
