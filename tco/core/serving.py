@@ -1267,8 +1267,11 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     for k, c in enumerate(scored):
         if c is None:
             continue
-        rank = infeasible_rank(c["cost"], c["cycle_cap_s"], c["fits"], c["tpot_ok"])
-        score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + rank)
+        if every_draw(c["feasible"] > 0.5):
+            score = c["cost"]
+        else:
+            rank = infeasible_rank(c["cost"], c["cycle_cap_s"], c["fits"], c["tpot_ok"])
+            score = c["cost"] + (1.0 - c["feasible"]) * _INFEASIBLE_SCORE * (1.0 + rank)
         if "_where" in c:  # evaluated at some draws: it competes there (elsewhere its score would be 1e250, never the best)
             where, shape = c["_where"], c["_shape"]
             if best is None:
