@@ -1173,8 +1173,10 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
 
     The choice, per draw: the feasible candidate with the lowest ``R n x cost per
     device-hour``; with none feasible, the first by :func:`infeasible_rank` (the cheapest that misses only the TTFT
-    target, else the one nearest to its TPOT target, those that fit memory first). It is made with arithmetic masks,
-    not ``np.where``/``np.choose`` (both several times slower than a multiply on large arrays).
+    target, else the one nearest to its TPOT target, those that fit memory first). The choice is made with arithmetic
+    masks, not ``np.where``/``np.choose`` (both several times slower than a multiply on large arrays); the rank, which
+    needs ``np.where`` (an infinite cost or cycle times a zero mask is NaN), is computed only for a candidate that misses
+    a target in some draw.
 
     Parameters
     ----------
