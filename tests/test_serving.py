@@ -496,6 +496,30 @@ def test_chunked_lane_time_counts_the_decode_share_and_shares_the_replica(pipeli
     assert float(pool["prefill_tokens_per_s"]) < 1.0 / chi
 
 
+@pytest.mark.parametrize("budget, prompt, cycles", [(256.0, 294.0, 2), (512.0, 1200.0, 3), (8192.0, 2000.0, 1)])
+def test_a_prompt_alone_prefills_in_whole_cycles(budget, prompt, cycles):
+    """A prompt alone on a replica at its slot cap rides its chunks in whole cycles.
+
+    Hand derivation: each cycle carries the ``c_s`` decode tokens and at most ``tau_free = tau - c_s`` of the prompt's
+    tokens, so a prompt of ``P`` tokens needs ``ceil(P / tau_free)`` cycles, the last with the remainder; its latency
+    is the sum of those cycles, ``ceil(P / tau_free) t_d(c_s) + P chi`` on lines linear in the prefill tokens. Llama 2
+    70B on one H200 at a 40 ms TPOT target: MLPerf's 294-token prompts at a 256-token budget (69 slots, 187 tokens
+    free: 1.57 chunks, 2 cycles), 1,200 tokens at 512 (26 slots, 486 free: 2.47, 3 cycles), 2,000 at 8,192 (one
+    cycle). The cycle-by-cycle sum (``CycleModel.cycle_s`` at each cycle's tokens) matches to 1e-12; the fractional
+    count ``max(1, P / tau_free)`` the model used before was 0.43 and 0.53 of a decode step short in the first two.
+    """
+    shape = parallelism.Shape(1)
+    d = demand(rate=1.0, ttft=100.0, tpot=0.04, budget=budget, prompt=prompt)
+    pool = serving.size_pool("colocated", [shape], MODEL, H200, d, whole=True)
+    cm = serving.cycle_model(shape, MODEL, H200, d, "colocated")
+    slots = float(pool["slots"])
+    free = budget - slots
+    assert math.ceil(prompt / free) == cycles
+    chunks = [free] * (cycles - 1) + [prompt - free * (cycles - 1)]
+    stepped = sum(float(cm.cycle_s(slots, chunk)) for chunk in chunks)
+    assert float(pool["prefill_s"]) == pytest.approx(stepped, rel=1e-12)
+
+
 def test_tighter_percentile_needs_more_replicas():
     """p50 -> p99 -> p99.9: the same fleet must hold more headroom, never less."""
     replicas = [float(serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, demand(percentile=q),
@@ -1010,17 +1034,17 @@ def test_routed_expert_gemms_are_charged_at_their_share_of_the_dense_efficiency(
 
 
 def test_a_replica_that_misses_the_ttft_target_holds_its_batch_down(monkeypatch):
-    """Llama 2 70B on one H200 at 294/291 tokens, 67 req/s, 40 ms TPOT and a 120 ms TTFT target: the TPOT target
+    """Llama 2 70B on one H200 at 294/291 tokens, 67 req/s, 40 ms TPOT and a 130 ms TTFT target: the TPOT target
     allows 69 slots, but at 69 the cycles a prompt's chunks ride in are too long for the longest prompts' prefill to
     fit the TTFT target (infeasible, 14 replicas). Held at 0.7 of it, floor(0.7 x 69) = 48 slots meet both targets
     with 16 replicas (the 0.5 cap, 34 slots, needs more); at a 150 ms target the full cap meets it and stands."""
     shapes = [parallelism.Shape(1)]
-    held = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.12))
+    held = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.13))
     assert float(held["slots"]) == math.floor(0.7 * 69) == 48 and bool(held["feasible"])
-    assert float(held["replicas"]) == 16.0 and float(held["ttft_s"]) <= 0.12 and float(held["tpot_s"]) <= 0.04
+    assert float(held["replicas"]) == 16.0 and float(held["ttft_s"]) <= 0.13 and float(held["tpot_s"]) <= 0.04
     assert float(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.15))["slots"]) == 69.0
     monkeypatch.setattr(serving, "HELD_FRACTIONS", ())
-    full = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.12))
+    full = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.13))
     assert float(full["slots"]) == 69.0 and not bool(full["feasible"]) and float(full["replicas"]) == 14.0
 
 

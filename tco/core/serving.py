@@ -542,11 +542,14 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
     ``(P / tau_free)(t_d(c_s) + p tau_free chi) = P (p chi + t_d(c_s) / tau_free)``: the decode
     share of the cycles that carry its chunks counts, and the ``p`` lanes together prefill at most
     ``1/chi`` tokens/s, the replica's (the Sarathi-Serve schedule [sarathi-serve-osdi2024]; chi is
-    replica time per prefill token, :func:`prefill_token_cost_s`). Alone, it needs
-    ``max(1, P / tau_free)`` cycles at ``t_d(c_s)`` plus its own chunks: latency
-    ``max(1, P / tau_free) t_d(c_s) + P chi`` where the stages stream its tokens (``streamed``), and
-    ``max(1, P / tau_free) t_d(c_s) + p P chi`` where a chunk rides in one micro-batch, which holds each of the
-    ``p`` stages as it passes (:func:`interference_lines`): the lane time itself when ``P >= tau_free``.
+    replica time per prefill token, :func:`prefill_token_cost_s`). Alone, its chunks ride in
+    ``ceil(P / tau_free)`` whole cycles at ``t_d(c_s)``, the last with the remainder: latency
+    ``ceil(P / tau_free) t_d(c_s) + P chi`` where the stages stream its tokens (``streamed``), and
+    ``ceil(P / tau_free) t_d(c_s) + p P chi`` where a chunk rides in one micro-batch, which holds each of the
+    ``p`` stages as it passes (:func:`interference_lines`). The lane time keeps the fractional count: with prompts
+    waiting, the budget a prompt leaves in its last cycle carries the next one's first chunk. The round-up is the
+    part of the latency beyond the lane time (:func:`_own_prefill_s`; up to one decode step: a 294-token prompt at
+    187 tokens free rides in 2 cycles, not 1.57).
 
     Whole-prompt passes (``prefill_first``, prefill pools): ``k_b`` prompts per pass of
     ``t(0, p k_b P)``; work ``t(0, p k_b P) / k_b`` per prompt and lane, latency one pass.
@@ -581,7 +584,7 @@ def _prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_
         chunks = prompt / np.maximum(free, 1e-9)
         own = prompt * chi
         work = p * own + chunks * decode_cycle_s
-        latency = np.maximum(chunks, 1.0) * decode_cycle_s + (own if streamed else times(p, own))
+        latency = np.maximum(np.ceil(chunks), 1.0) * decode_cycle_s + (own if streamed else times(p, own))
         return work, latency, p, free > 0.0
     prompts = prefill_pass_prompts(cm, demand) if prompts is None else prompts
     latency = cm.cycle_s(0.0, times(p, prompts) * prompt)

@@ -553,7 +553,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                     work = q("lane time per prompt with prompts waiting (p P chi + m t_d)",
                              f"{p}*{own}+{chunks}*{decode_cap}", "s")
                     own_latency = own if streamed or p == 1 else f"{p}*{own}"
-                    latency = q("prefill of one prompt once started", f"MAX({chunks},1)*{decode_cap}+{own_latency}", "s")
+                    latency = q("prefill of one prompt once started (its chunks ride in whole cycles)",
+                                f"MAX({fx.ceil(chunks)},1)*{decode_cap}+{own_latency}", "s")
                     tpot_ok = f"IF(AND({tpot_ok}>0,{free}>0),1,0)"
                 else:
                     latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
