@@ -209,9 +209,9 @@ def test_more_memory_never_loses_a_target(prompt, output, ttft, tpot, seed):
     H100 met: long prompts' TTFT (1,993 of 4,000 draws at 16,000-token prompts and 3 s) and tight TPOTs (200/100 tokens
     at 12 ms). Fewer devices are not guaranteed: a larger batch lengthens the cycles a prompt's chunks ride in, so the
     twin's TP2 replica (208 slots against 147) missed a 1 s TTFT the H100's met and the search took TP4 at 1.26x the
-    devices (1,798/1,115 tokens, 78 ms); a replica that misses the TTFT target now holds its batch down to 0.7 or 0.5
-    of it (serving.HELD_FRACTIONS), and the twin needs at most 1.046x the devices on 4,000 such draws (README, Known
-    limitations)."""
+    devices (1,798/1,115 tokens, 78 ms); a replica that misses the TTFT target now holds its batch down (half of it, then
+    0.7 or a quarter: serving.HELD_STEPS), and the twin needs at most 1.046-1.11x the devices on 4,000 such draws
+    (README, Known limitations)."""
     from tco.studies.sampling import draw_chunk
 
     scenario, plan = memory_twins()

@@ -428,7 +428,7 @@ def test_slot_cap_keeps_the_tpot_percentile_with_the_prompts_length_spread_by_ha
 def test_more_prompt_length_spread_never_raises_the_slot_cap(low, extra, rate):
     """Invariant: a wider spread of prompt lengths (same mean) never lets a colocated replica hold more sequences
     (the TPOT excess grows with ``v``; the lanes' own sizing does not touch the cap). At a TTFT target that does not
-    bind (30 s): where it binds, a replica that misses it holds its batch down (serving.HELD_FRACTIONS), and a wide
+    bind (30 s): where it binds, a replica that misses it holds its batch down (serving.HELD_STEPS), and a wide
     spread that no held cap rescues reports its full cap, above the narrow spread's held one."""
     def pool(v):
         return serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200,
@@ -1036,23 +1036,33 @@ def test_routed_expert_gemms_are_charged_at_their_share_of_the_dense_efficiency(
 def test_a_replica_that_misses_the_ttft_target_holds_its_batch_down(monkeypatch):
     """Llama 2 70B on one H200 at 294/291 tokens, 67 req/s, 40 ms TPOT and a 130 ms TTFT target: the TPOT target
     allows 69 slots, but at 69 the cycles a prompt's chunks ride in are too long for the longest prompts' prefill to
-    fit the TTFT target (infeasible, 14 replicas). Held at 0.7 of it, floor(0.7 x 69) = 48 slots meet both targets
-    with 16 replicas (the 0.5 cap, 34 slots, needs more); at a 150 ms target the full cap meets it and stands."""
+    fit the TTFT target (infeasible, 14 replicas). The search's first step, half the cap (34 slots), meets it; its
+    second, floor(0.7 x 69) = 48 slots, meets both targets with 16 replicas, fewer than the half's 19; at a 150 ms
+    target the full cap meets it and stands. At 120 ms the 0.7 cap misses and the half stands; at 110 ms the half
+    misses the TTFT target and the step down, a quarter (17 slots), meets it with 32 replicas (before the step down:
+    infeasible); at 100 ms every cap misses (the quarter's fleet simulates at a p99 TTFT of 104 ms:
+    tests/test_serving_simulation.py)."""
     shapes = [parallelism.Shape(1)]
     held = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.13))
     assert float(held["slots"]) == math.floor(0.7 * 69) == 48 and bool(held["feasible"])
     assert float(held["replicas"]) == 16.0 and float(held["ttft_s"]) <= 0.13 and float(held["tpot_s"]) <= 0.04
+    assert float(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.12))["slots"]) == 34.0
     assert float(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.15))["slots"]) == 69.0
-    monkeypatch.setattr(serving, "HELD_FRACTIONS", ())
-    full = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.13))
+    quarter = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.11))
+    assert float(quarter["slots"]) == math.floor(0.25 * 69) == 17 and bool(quarter["feasible"])
+    assert float(quarter["replicas"]) == 32.0 and float(quarter["ttft_s"]) <= 0.11
+    assert not bool(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.10))["feasible"])
+    monkeypatch.setattr(serving, "HELD_STEPS", ())
+    full = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.12))
     assert float(full["slots"]) == 69.0 and not bool(full["feasible"]) and float(full["replicas"]) == 14.0
 
 
 def test_held_batches_in_a_vector_of_draws_are_those_of_each_draw_alone():
     """The held caps run at the draws that need them only (gathered) and are written back: draw for draw the same
-    figures as a call per draw (TTFT 120 ms: held; 150 ms: full cap; 100 ms: missed at every cap; two shapes)."""
+    figures as a call per draw (TTFT 120 ms: held at 0.7; 150 ms: full cap; 100 ms: held at a quarter; 90 ms: missed
+    at every cap; two shapes)."""
     shapes = [parallelism.Shape(1), parallelism.Shape(2)]
-    targets = np.array([0.12, 0.15, 0.10, 0.12, 0.2])
+    targets = np.array([0.12, 0.15, 0.10, 0.12, 0.2, 0.09])
     pool = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=targets))
     for i, target in enumerate(targets):
         alone = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=float(target)))

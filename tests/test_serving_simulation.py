@@ -54,11 +54,12 @@ SETUPS = {
                                                              prompt=1500.0, output=150.0)),
     "prefill-first-h200": (MODEL, H200, parallelism.Shape(1), dict(rate=30.0, budget=2048.0, policy="prefill_first")),
     # batches held down for the TTFT target (serving._held_batch; tests/test_serving.py): at 130 ms the 0.7 cap (48 of
-    # 69 slots; simulated p99 TTFT 0.91x the model's), at 120 ms the 0.5 cap (34 slots; 0.94x). With the prompt's chunks
-    # counted as a fractional number of cycles the model was 1.03x and 1.08x optimistic there (docs/model.md "A batch
-    # held down")
+    # 69 slots; simulated p99 TTFT 0.91x the model's), at 120 ms the half (34 slots; 0.93x), at 110 ms the quarter (17;
+    # 0.96x). With the prompt's chunks counted as a fractional number of cycles the model was 1.03x, 1.08x and 1.13x
+    # optimistic there (docs/model.md "A batch held down")
     "held-0.7-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.13)),
     "held-0.5-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.12)),
+    "held-0.25-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.11)),
     # GPU pipelines whose micro-batches carry whole chunks (serving.interference_lines): a chat's few prompts per
     # cycle (each holds every stage), and MLPerf server-like traffic with the dataset's length spread (many prompts
     # per cycle: the heaviest micro-batch's overshoot)

@@ -110,8 +110,8 @@ def test_sweep_of_one_whole_number_has_no_crossings(default_scenario):
 
 
 def test_sweep_chart_labels_each_winning_stretch_on_its_own_line(default_scenario):
-    """The default over prompt length from 3,000 to 6,000 tokens: the split wins from ~4,326 to ~4,412 tokens and
-    Groq above ~4,326, three crossings within 2 % of each other. The chart labelled each crossing at the top of the
+    """The default over prompt length from 3,000 to 6,000 tokens: the split wins from ~4,365 to ~4,412 tokens and
+    Groq above ~4,365, three crossings within 2 % of each other. The chart labelled each crossing at the top of the
     plot, so the labels printed over each other (the browser layout test caught it on fleet-split, where the ASIC
     split's crossings at 308.4 and 309.2 req/s came 0.3 % apart); it now labels each stretch, one a line."""
     from tco.studies.figures import STRETCH_LABEL_STEP, sweep_figure
@@ -122,8 +122,8 @@ def test_sweep_chart_labels_each_winning_stretch_on_its_own_line(default_scenari
     frame = sweep(default_scenario, param, 3000, 6000, points=30, log=True, metrics=metrics)
     figure = sweep_figure(frame, metrics)
     labels = [(a.text, a.y) for a in figure.layout.annotations if " wins " in a.text]
-    assert labels == [("h100-prefill+groq-decode wins from 4326 to 4412 (the baseline misses a target)", 1.0),
-                      ("groq wins above 4326 (the baseline misses a target)", pytest.approx(1 - STRETCH_LABEL_STEP))]
+    assert labels == [("h100-prefill+groq-decode wins from 4365 to 4412 (the baseline misses a target)", 1.0),
+                      ("groq wins above 4365 (the baseline misses a target)", pytest.approx(1 - STRETCH_LABEL_STEP))]
     assert len(figure.layout.shapes) >= 3  # a dotted line at each crossing
 
 
@@ -145,8 +145,8 @@ def test_portfolio_finding_says_when_the_best_cell_wins_on_the_baselines_targets
 
 def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(default_scenario):
     """The default over prompt length from 3,000 to 6,000 tokens (100 points, 0.7 % apart): the split wins only from
-    ~4,326 to ~4,412 tokens, where H100's longest prompts alone outlast its 1 s TTFT target even with its batch held
-    down (it wins on the targets, not on cost), and Groq above ~4,326. The window is 2.0 % wide: the kv-transfer-wall
+    ~4,365 to ~4,412 tokens, where H100's longest prompts alone outlast its 1 s TTFT target even with its batch held
+    down (it wins on the targets, not on cost), and Groq above ~4,365. The window is 1.1 % wide: the kv-transfer-wall
     study's 100 points over 250-64,000 tokens (5.8 % apart) stepped over it until the sweep took its crossings from
     the break-even solver (2026-12-03); a sweep of 10 points over that range finds it now. The findings said "wins
     above 4,294" and "wins below 4,455" for the split (before the 2026-12-02 refit of Hopper), two lines that read as
@@ -167,9 +167,9 @@ def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(defa
     assert float(results["h100"].feasible) == 0.0
     lines = sweep_findings({"param": param, "low": 3000.0, "high": 6000.0, "breakevens": frame.attrs["breakevens"],
                             "windows": frame.attrs["windows"]})
-    assert lines == ["h100-prefill+groq-decode wins at prompt tokens per request from 4,326 tokens to 4,412 tokens (the "
+    assert lines == ["h100-prefill+groq-decode wins at prompt tokens per request from 4,365 tokens to 4,412 tokens (the "
                      "baseline misses a latency target there).",
-                     "groq wins at prompt tokens per request above 4,326 tokens (the baseline misses a latency target "
+                     "groq wins at prompt tokens per request above 4,365 tokens (the baseline misses a latency target "
                      "there)."]
     coarse = sweep(default_scenario, param, 250, 64000, points=10, log=True, metrics=["ratio:h100-prefill+groq-decode"])
     [window] = coarse.attrs["windows"]

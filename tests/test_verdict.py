@@ -376,7 +376,7 @@ def test_verdict_flip_values_really_flip_the_winner():
 
 
 def test_a_flip_that_a_latency_target_decides_says_so(default_scenario):
-    """The default's H100 wins until prompts grow past ~4,330 tokens: there the longest prompts (the percentile of a
+    """The default's H100 wins until prompts grow past ~4,370 tokens: there the longest prompts (the percentile of a
     spread of 0.79) alone take longer than the 1 s TTFT target on an idle H100 replica, so H100 drops out and the
     flip says why. Checked against direct evaluations 1 % either side of the flip; and from the other side (4,400
     tokens, where the all-LPU option wins on a 576-chip TP8 x PP72 replica, 14 % below the H100-prefill + LPU-decode

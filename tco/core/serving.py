@@ -607,7 +607,7 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     its full slot cap holds its batch down (:func:`_held_batch`)."""
     out = _candidate_at_cap(role, shape, model, device, demand, whole, ttft_extra_s, device_hour_usd, terms, fits,
                             cheapest)
-    if role != "colocated" or not HELD_FRACTIONS:
+    if role != "colocated" or not HELD_STEPS:
         return out
     return _held_batch(out, lambda slots, at: _candidate_at_cap(role, shape, *at, held_slots=slots),
                        (model, device, demand, whole, ttft_extra_s, device_hour_usd, terms, True, cheapest))
@@ -727,14 +727,17 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
     return out
 
 
-#: the slot caps, as fractions of its full one, at which a colocated candidate that misses the TTFT target at its full
-#: cap is tried again (:func:`_held_batch`). Measured on 4,000 draws of the default scenario's H100 with prompts of
-#: 200-16,000 tokens, TTFT 0.3-4 s and TPOT 10-80 ms drawn (the memory-twin stress of tests/test_properties.py):
-#: without holding 2,755 draws feasible; with these two caps 2,782; with 31 caps 0.92^k (the reference) 2,806; the cost
-#: where both meet the targets exceeds the reference's by 4.5 % at the 99th percentile (four caps 0.7/0.5/0.35/0.25:
-#: 2,793 and 4.7 %). Each cap is a block of rows per colocated candidate in the workbook (two: 2.5x the Model sheet's
-#: rows; four: 4x), so two
-HELD_FRACTIONS = (0.7, 0.5)
+#: the held slot caps of a colocated candidate that misses the TTFT target at its full cap, as fractions of that cap
+#: (:func:`_held_batch`): the first, then the one above it where the first meets the TTFT target or the one below it
+#: where the first misses (a two-step search; the workbook has a block of rows per step). Measured on 4,000 draws of the
+#: default scenario's H100 with prompts of 200-16,000 tokens, TTFT 0.3-4 s and TPOT 10-80 ms drawn (the memory-twin
+#: stress of tests/test_properties.py), before this search: without holding 2,755 draws feasible; with the caps 0.7 and
+#: 0.5 (the second only where the first met the TTFT target) 2,782; with 31 caps 0.92^k (the reference) 2,806; the cost
+#: where both meet the targets exceeded the reference's by 4.5 % at the 99th percentile. Those two fixed caps moved with
+#: the full cap, so a looser TPOT target could leave both above the largest batch that meets the TTFT target (docs/model.md,
+#: "A batch held down"); the step down to a quarter of the cap keeps about half of those (its TTFT holds in simulation
+#: since a prompt's chunks are counted in whole cycles, :func:`_prefill_service`)
+HELD_STEPS = (0.5, 0.7, 0.25)
 #: the terms of a candidate that depend on its slot cap (the others: its shape, lines and cycle model)
 _HELD_TERMS = ("_slack", "_lane_share", "prefill_s", "prefill_work_s", "slots", "residence_s", "tpot_ok", "cycle_cap_s",
                "replicas", "ttft_ok", "feasible", "cost")
@@ -745,14 +748,13 @@ def _held_batch(out: dict, at_cap: Callable, inputs: tuple) -> dict:
 
     A larger batch lengthens the cycles a prompt's chunks ride in, so a replica that meets the TPOT target at its
     full cap ``c`` can miss the TTFT target where a smaller cap meets it. Where the shape fits, meets the TPOT target
-    and misses the TTFT one at ``c > 1``, it is sized again at the caps ``max(floor(f c), 1)`` (``f`` in
-    :data:`HELD_FRACTIONS`; continuous sizing ``max(f c, 1)``), the TPOT target checked at each (a smaller batch can
-    carry more prefill per cycle: the token budget's line), and takes the cheapest that meets the targets; elsewhere,
-    or where none does, its figures at ``c`` stand. The held caps run at those draws only (gathered,
-    :func:`tco.core.draws.at_draws`), the smallest first and the larger ones only where the smallest meets the TTFT
-    target (a larger batch only lengthens the prefill: where the smallest misses, every larger one does); ties go to
-    the smaller cap. The workbook mirrors it (tco.export.serving_sheet: a block of rows per held cap under the
-    candidate's, and the candidate's values those of the first lowest score).
+    and misses the TTFT one at ``c > 1``, it is sized again at held caps ``max(floor(f c), 1)`` (continuous sizing
+    ``max(f c, 1)``) in two steps (:data:`HELD_STEPS`): ``f = 1/2``, then ``f = 0.7`` where that meets the TTFT target
+    and ``f = 1/4`` where it misses; the TPOT target is checked at each (a smaller batch can carry more prefill per cycle:
+    the token budget's line), and the cheapest that meets the targets is taken (ties: the first step's); elsewhere, or
+    where neither does, its figures at ``c`` stand. Both steps run at those draws only (gathered,
+    :func:`tco.core.draws.at_draws`). The workbook mirrors it (tco.export.serving_sheet: a block of rows per step under
+    the candidate's, and the candidate's values those of the first lowest score).
 
     Parameters
     ----------
@@ -782,30 +784,19 @@ def _held_batch(out: dict, at_cap: Callable, inputs: tuple) -> dict:
         except ValueError:  # an input does not broadcast to the draws' shape (a grid's other axis)
             where, at = None, inputs
         full = np.broadcast_to(out["slots"], shape)[where] if where is not None else out["slots"]
-    best = helps = None
-    for fraction in sorted(HELD_FRACTIONS):  # the smallest first: where it misses the TTFT target, every larger one does
-        slots = maximum(np.floor(fraction * full + FLOOR_GUARD) if at[3] else fraction * full, 1.0)  # at[3]: whole
-        held = at_cap(slots, at)
-        if best is None:
-            best, best_cost = held, np.where(held["feasible"] > 0.5, held["cost"], np.inf)
-            helps = np.broadcast_to(held["ttft_ok"] > 0.5, np.shape(full))
-            if not any_draw(helps):
-                return out
-            if where is not None and not every_draw(helps):  # the larger caps run where the smallest met the TTFT only
-                kept = np.nonzero(helps)
-                at, full, where = at_draws(at, kept, helps.shape), full[kept], tuple(w[kept] for w in where)
-                best = {k: np.broadcast_to(best[k], helps.shape)[kept] for k in _HELD_TERMS} | {
-                    "_bound_at": tuple(np.broadcast_to(b, helps.shape)[kept] for b in best["_bound_at"]),
-                    "_partial": "_partial" in held}
-                best_cost, helps = best_cost[kept], True
-            continue
-        cost = np.where((held["feasible"] > 0.5) & helps, held["cost"], np.inf)
-        better = cost < best_cost
-        best = {k: np.where(better, held[k], best[k]) for k in _HELD_TERMS} | {
-            "_bound_at": tuple(np.where(better, h, b) for h, b in zip(held["_bound_at"], best["_bound_at"], strict=True)),
-            "_partial": best.get("_partial", False) or "_partial" in held}
-        best_cost = np.minimum(cost, best_cost)
-    won = best_cost < np.inf
+
+    def held_cap(fraction):
+        return maximum(np.floor(fraction * full + FLOOR_GUARD) if at[3] else fraction * full, 1.0)  # at[3]: whole
+
+    first, above, below = HELD_STEPS
+    steps = [at_cap(held_cap(first), at)]
+    steps.append(at_cap(np.where(steps[0]["ttft_ok"] > 0.5, held_cap(above), held_cap(below)), at))
+    costs = [np.where(h["feasible"] > 0.5, h["cost"], np.inf) for h in steps]
+    better = costs[1] < costs[0]
+    best = {k: np.where(better, steps[1][k], steps[0][k]) for k in _HELD_TERMS} | {
+        "_bound_at": tuple(np.where(better, b, a) for a, b in zip(steps[0]["_bound_at"], steps[1]["_bound_at"], strict=True)),
+        "_partial": any("_partial" in h for h in steps)}
+    won = np.minimum(*costs) < np.inf
     if where is None:  # evaluated at every draw: taken where the full cap missed and a held one meets the targets
         won = won & missed
     if not any_draw(won):

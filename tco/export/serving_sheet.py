@@ -614,31 +614,36 @@ HELD_OUT_SCORE = "1E290"
 
 
 def _held_caps(sheet, full: dict, at_cap, whole: bool) -> dict:
-    """:func:`tco.core.serving._held_batch`: the candidate again at each held cap (``f`` x its full slot cap, smallest
-    first), whose score is its cost where the full cap misses the TTFT target (and fits, meets the TPOT target, holds
-    more than one slot), it meets the targets and, above the smallest, the smallest meets the TTFT target; elsewhere
-    :data:`HELD_OUT_SCORE`. The candidate's values are those of the first lowest score among the full cap and these."""
+    """:func:`tco.core.serving._held_batch`: the candidate again at the two held caps of its search (half its full slot
+    cap; then 0.7 of it where the half meets the TTFT target, a quarter where it misses), whose score is its cost where
+    the full cap misses the TTFT target (and fits, meets the TPOT target, holds more than one slot) and it meets the
+    targets; elsewhere :data:`HELD_OUT_SCORE`. The candidate's values are those of the first lowest score among the
+    full cap and these."""
     q = sheet.quantity
     missed = q("the full slot cap misses the TTFT target, the shape fits and meets the TPOT target (1/0)",
                f"IF(AND({full['fits']}>0.5,{full['tpot_ok']}>0.5,{full['ttft_ok']}<0.5,{full['slots']}>1),1,0)", "")
-    held, helps = [], None
-    for fraction in sorted(serving.HELD_FRACTIONS):
-        sheet.heading(f"held at {fraction:g} of the full slot cap", level=3)
 
-        def qh(label, formula, unit="", key="", fraction=fraction):
-            return q(f"{label} (held at {fraction:g})", formula, unit, key)
+    def fraction_of_full(fraction) -> str:
+        held = f"{fraction!r}*{full['slots']}"
+        return fx.floor(f"{held}+{serving.FLOOR_GUARD:g}") if whole else held
 
-        held_slots = f"{fraction!r}*{full['slots']}"
-        if whole:
-            held_slots = fx.floor(f"{held_slots}+{serving.FLOOR_GUARD:g}")
-        h = at_cap(qh, qh("slot cap, held", f"MAX({held_slots},1)", "sequences"))
-        counts = f"{missed},{h['feasible']}>0.5" + (f",{helps}>0.5" if helps else "")
-        h["score"] = qh("score: its cost where it counts, else out of the choice", f"IF(AND({counts}),{h['cost']},"
-                        f"{HELD_OUT_SCORE})", "")
-        helps = helps or h["ttft_ok"]
+    first, above, below = serving.HELD_STEPS
+    held = []
+    for step, label in ((1, f"{first:g} of the full slot cap"),
+                        (2, f"{above:g} of the full slot cap where step 1 meets the TTFT target, else {below:g}")):
+        sheet.heading(f"held cap, step {step}: {label}", level=3)
+
+        def qh(label, formula, unit="", key="", step=step):
+            return q(f"{label} (held, step {step})", formula, unit, key)
+
+        slots = (fraction_of_full(first) if step == 1 else
+                 f"IF({held[0]['ttft_ok']}>0.5,{fraction_of_full(above)},{fraction_of_full(below)})")
+        h = at_cap(qh, qh("slot cap, held", f"MAX({slots},1)", "sequences"))
+        h["score"] = qh("score: its cost where it counts, else out of the choice",
+                        f"IF(AND({missed},{h['feasible']}>0.5),{h['cost']},{HELD_OUT_SCORE})", "")
         held.append(h)
     caps = [full, *held]
-    index = q("chosen slot cap (0 the full one, then the held caps, smallest first)", _first_lowest(q, "slot cap", caps),
+    index = q("chosen slot cap (0 the full one, then the held caps in step order)", _first_lowest(q, "slot cap", caps),
               "")
     chosen = dict(full)
     for key in (*_CHOSEN, "score"):

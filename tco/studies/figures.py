@@ -128,7 +128,7 @@ STRETCH_LABEL_STEP = 0.075
 
 
 def _label_stretches(fig: go.Figure, xs: np.ndarray, windows: list[dict]) -> None:
-    """One label per stretch where a challenger wins (``wins from 4,326 to 4,412``, ``below``, ``above``), each on
+    """One label per stretch where a challenger wins (``wins from 4,365 to 4,412``, ``below``, ``above``), each on
     its own line from the top, so crossings a few units apart never print over each other; a label starts at its
     stretch and runs right in the left half of the axis, ends at it and runs left in the right half."""
     geometric = _geometric(xs)

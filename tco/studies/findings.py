@@ -135,7 +135,7 @@ def stretch_words(start: float, end: float, low: float, high: float, number: Cal
     Returns
     -------
     str
-        ``across the swept range``, ``below 4,412``, ``above 4,326`` or ``from 4,326 to 4,412``.
+        ``across the swept range``, ``below 4,412``, ``above 4,365`` or ``from 4,365 to 4,412``.
     """
     at_low, at_high = start <= low, end >= high
     if at_low and at_high:
