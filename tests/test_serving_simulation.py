@@ -349,3 +349,16 @@ def test_the_many_draw_sweep_checks_and_reports_every_feasible_option():
     assert found["checks"] == feasible > 0 and found["failures"] == []
     for median, largest in (found["ttft"], found["tpot"], found["binding"]):
         assert 0.0 < median <= largest <= 1 + TOLERANCE
+
+
+@pytest.mark.slow
+def test_the_random_fleet_sweep_compares_the_model_with_its_simulation():
+    """tests/fleet_sweep.py (the model's own p99 figures over random fleets) on three fleets: each simulated p99 within
+    the tolerance of the model's, and the fleets meet their targets."""
+    from fleet_sweep import sweep
+
+    found = sweep(3, 6, 1200, echo=lambda line: None)
+    assert found["over"] == []
+    for key in ("ttft", "tpot", "ttft_target", "tpot_target"):
+        median, largest = found[key]
+        assert 0.0 < median <= largest <= 1 + TOLERANCE, key
