@@ -6,10 +6,10 @@ This simulation runs the fleet the model sized, request by request and cycle by 
 with the same hardware cost of a cycle (:meth:`tco.core.steps.CycleModel.cycle_s` at the
 cycle's actual decode and prefill token counts) and nothing averaged:
 
-* Poisson arrivals at the peak rate; a global scheduler, as the model's multi-server
-  queues assume: a new request goes at once to the colocated replica with a free slot (at
-  most ``slots`` sequences in flight, prefilling or decoding) and the least prefill work
-  pending; with every slot taken it waits in one first-come-first-served queue;
+* Poisson arrivals at the peak rate; a router: a new request goes at once to the colocated
+  replica with a free slot (at most ``slots`` sequences in flight, prefilling or decoding) and
+  the least prefill work pending as of that replica's last cycle start; with every slot taken it
+  waits in one first-come-first-served queue (the model's shared slot queue);
 * ``chunked``: each cycle carries every decoding sequence's next token, then prefill
   chunks, oldest prompt first, up to the token budget (vLLM V1's scheduler);
   ``prefill_first``: while prompts wait, a cycle runs up to ``k_b`` whole prompts per
@@ -21,10 +21,11 @@ cycle's actual decode and prefill token counts) and nothing averaged:
   and the request waits (FCFS) for a slot in the decode pool, whose replicas admit at
   their cycle boundaries; the gap to its second token includes that wait.
 
-Routing matters at high load: a router that binds a request to one busy replica's queue
-(join the shortest queue) makes it wait for that replica's whole remaining pass, where a
-shared queue hands it to the first of many replicas to free up; the model's M/G/c waits
-are those of the shared queue.
+Routing matters at high load: a router that binds a request to one busy replica (join the
+shortest queue) makes it wait for that replica's whole remaining pass or prefill cycle, where a
+shared queue hands it to the first of many replicas to free up. The model's colocated lanes are
+those of the router (dispatched, :mod:`tco.core.queueing`), its slot queues and prefill pools
+those of the shared queue.
 
 A pipelined replica (``p`` stages) is simulated as one engine whose cycle carries ``p``
 micro-batches, each with its share of the decode sequences and at most the micro-batch budget, a prompt's

@@ -71,13 +71,14 @@ def test_square_root_staffing_against_exact_erlang_c(epsilon, slack_over_service
             assert c <= rule <= c + 1, (a, c, rule)
 
 
-@given(a=st.floats(0.5, 500.0), slack=st.floats(0.0, 5.0), eps=st.floats(0.002, 0.2), scv=st.floats(0.0, 1.0))
+@given(a=st.floats(0.5, 500.0), slack=st.floats(0.0, 5.0), eps=st.floats(0.002, 0.2), scv=st.floats(0.0, 1.0),
+       dispatched=st.booleans())
 @settings(max_examples=60, deadline=None)
-def test_wait_quantile_at_staffed_servers_is_the_slack(a, slack, eps, scv):
+def test_wait_quantile_at_staffed_servers_is_the_slack(a, slack, eps, scv, dispatched):
     """Sizing and reporting use one tail model: at ``c = servers_within_wait(...)`` the wait
-    quantile equals the slack (or is zero when the pool hardly ever waits)."""
-    c = queueing.servers_within_wait(a, 1.0, slack, scv, eps)
-    wait = float(queueing.wait_quantile_s(a, c, 1.0, scv, eps, slack))
+    quantile equals the slack (or is zero when the pool hardly ever waits), pooled or dispatched."""
+    c = queueing.servers_within_wait(a, 1.0, slack, scv, eps, dispatched=dispatched)
+    wait = float(queueing.wait_quantile_s(a, c, 1.0, scv, eps, slack, dispatched=dispatched))
     assert wait <= slack + 1e-9
     if wait > 0.0:
         assert wait == pytest.approx(slack, rel=1e-9, abs=1e-12)
@@ -675,13 +676,51 @@ def test_kv_replication():
     np.testing.assert_allclose(parallelism.kv_replication(np.array([4, 8, 16]), 8), [1.0, 1.0, 2.0])
 
 
+@given(a=st.floats(0.1, 2000.0), slack=st.floats(0.0, 5.0), eps=st.floats(0.001, 0.4), scv=st.floats(0.0, 1.0),
+       dispatched=st.booleans())
+@settings(max_examples=80, deadline=None)
+def test_offered_load_inverts_the_staffing(a, slack, eps, scv, dispatched):
+    """``offered_load_within_wait(servers_within_wait(a)) == a``: sizing a fleet and asking what a
+    fleet of that size carries are one model, pooled or dispatched."""
+    c = queueing.servers_within_wait(a, 1.0, slack, scv, eps, dispatched=dispatched)
+    assert float(queueing.offered_load_within_wait(c, 1.0, slack, scv, eps, dispatched=dispatched)) == pytest.approx(
+        a, rel=1e-9)
+
+
 @given(a=st.floats(0.1, 2000.0), slack=st.floats(0.0, 5.0), eps=st.floats(0.001, 0.4), scv=st.floats(0.0, 1.0))
 @settings(max_examples=80, deadline=None)
-def test_offered_load_inverts_the_staffing(a, slack, eps, scv):
-    """``offered_load_within_wait(servers_within_wait(a)) == a``: sizing a fleet and asking what a
-    fleet of that size carries are one model."""
-    c = queueing.servers_within_wait(a, 1.0, slack, scv, eps)
-    assert float(queueing.offered_load_within_wait(c, 1.0, slack, scv, eps)) == pytest.approx(a, rel=1e-9)
+def test_dispatched_requests_never_need_fewer_servers_than_a_pooled_queue(a, slack, eps, scv):
+    """A request bound at arrival to one server waits out that server's work, never less than the first of the pool
+    to free: the dispatched rule staffs at least the pooled one, equal within one spare server (``sqrt(a) beta <= 1``)
+    or where the slack alone covers the percentile (``u >= L``)."""
+    pooled = float(queueing.servers_within_wait(a, 1.0, slack, scv, eps))
+    dispatched = float(queueing.servers_within_wait(a, 1.0, slack, scv, eps, dispatched=True))
+    assert dispatched >= pooled
+    u, log_term = float(queueing.decay_per_server(1.0, slack, scv)), float(queueing.wait_log_term(eps))
+    if u >= log_term:
+        assert dispatched == pooled
+
+
+def test_dispatched_lanes_by_hand():
+    """13 lanes' worth of prompts at 6.788 Erlangs, service 0.34456 s (deterministic, ``k = 2``), slack 0.1 s,
+    epsilon 0.01: ``u = 2 x 0.1 / 0.34456 = 0.58045``, ``L = ln(50) = 3.91202``. Pooled: ``K = u sqrt(a) = 1.51229``,
+    ``beta = sqrt(K^2 + 2L) - K = 1.66750``; dispatched: ``sqrt(2 (L - u)) = 2.58131``, the larger, so
+    ``c = a + 2.58131 sqrt(a) + 1/(1 + u) = 6.788 + 6.72528 + 0.63273 = 14.14601`` lanes (pooled 11.76520). At
+    ``c = 13`` the dispatched wait quantile is ``S (L - beta^2/2) / k`` with ``beta = (13 - a - delta) / sqrt(a) =
+    2.14144``: ``0.34456 x 1.61914 / 2 = 0.27894`` s (pooled: divided by ``k sqrt(a) beta = 11.15854``: 0.05000 s; the
+    simulation of that fleet, tests/fleet_sweep.py seed 5, waits ~0.29 s)."""
+    a, service, slack, eps = 6.788, 0.34456, 0.1, 0.01
+    u, log_term = 2 * slack / service, math.log(50.0)
+    assert float(queueing.dispatched_margin(u, log_term)) == pytest.approx(math.sqrt(2 * (log_term - u)), rel=1e-12)
+    c = float(queueing.servers_within_wait(a, service, slack, 0.0, eps, dispatched=True))
+    assert c == pytest.approx(a + math.sqrt(2 * (log_term - u)) * math.sqrt(a) + 1 / (1 + u), rel=1e-12)
+    assert c == pytest.approx(14.14601, rel=1e-5)
+    assert float(queueing.servers_within_wait(a, service, slack, 0.0, eps)) == pytest.approx(11.76520, rel=1e-5)
+    beta = (13 - a - 1 / (1 + u)) / math.sqrt(a)
+    wait = float(queueing.wait_quantile_s(a, 13.0, service, 0.0, eps, slack, dispatched=True))
+    assert wait == pytest.approx(service * (log_term - beta * beta / 2) / 2, rel=1e-12)
+    assert wait == pytest.approx(0.27894, rel=1e-4)
+    assert float(queueing.wait_quantile_s(a, 13.0, service, 0.0, eps, slack)) == pytest.approx(0.04999, rel=1e-3)
 
 
 def test_fleet_capacity_inverts_the_sizing():

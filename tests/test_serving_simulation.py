@@ -60,6 +60,12 @@ SETUPS = {
     "held-0.7-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.13)),
     "held-0.5-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.12)),
     "held-0.25-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.11)),
+    # lanes busy a large share of the time on few replicas, one prompt's prefill most of the TTFT target: a router
+    # binds a prompt to one replica at arrival, so the model's lanes are dispatched (tco.core.queueing). Sized with
+    # pooled lanes (13 replicas) this fleet simulated at 1.34x the model's p99 TTFT and 1.2x its target
+    # (tests/fleet_sweep.py, seed 5); dispatched, 15 replicas and 0.88x
+    "dispatched-lanes-h200": (MODEL, H200, parallelism.Shape(1), dict(rate=19.7, ttft=0.551, tpot=0.065, budget=2048.0,
+                                                                      prompt=2137.0, output=265.0)),
     # GPU pipelines whose micro-batches carry whole chunks (serving.interference_lines): a chat's few prompts per
     # cycle (each holds every stage), and MLPerf server-like traffic with the dataset's length spread (many prompts
     # per cycle: the heaviest micro-batch's overshoot)

@@ -33,16 +33,19 @@ def test_wilson_hilferty_quantile():
     assert float(sojourn.length_quantile(0.186, 0.01)) == pytest.approx(2.27, abs=0.02)
 
 
-def test_deterministic_lengths_are_the_lane_queue_of_before_bit_for_bit():
-    """``v = 0`` is the deterministic lane (square-root staffing and Kingman's bound), the same bits."""
+@pytest.mark.parametrize("dispatched", [False, True])
+def test_deterministic_lengths_are_the_lane_queue_of_before_bit_for_bit(dispatched):
+    """``v = 0`` is the deterministic lane (square-root staffing and Kingman's bound), the same bits, pooled or
+    dispatched."""
     a, service, own, slack, eps = np.array([0.3, 2.0, 40.0]), np.array([1.0, 0.5, 0.2]), 0.9, np.array([3.0, 1.0, 0.5]), 0.01
-    assert np.array_equal(sojourn.lane_servers(a, service, own, slack, 0.0, eps),
-                          queueing.servers_within_wait(a, service, slack, 0.0, eps, kingman=True))
-    assert np.array_equal(sojourn.lane_load(a, service, own, slack, 0.0, eps),
-                          queueing.offered_load_within_wait(a, service, slack, 0.0, eps, kingman=True))
+    assert np.array_equal(sojourn.lane_servers(a, service, own, slack, 0.0, eps, dispatched=dispatched),
+                          queueing.servers_within_wait(a, service, slack, 0.0, eps, kingman=True, dispatched=dispatched))
+    assert np.array_equal(sojourn.lane_load(a, service, own, slack, 0.0, eps, dispatched=dispatched),
+                          queueing.offered_load_within_wait(a, service, slack, 0.0, eps, kingman=True,
+                                                            dispatched=dispatched))
     c = a + 2.0
-    assert np.array_equal(sojourn.lane_wait_s(a, c, service, own, 0.0, eps, slack),
-                          queueing.wait_quantile_s(a, c, service, 0.0, eps, slack, kingman=True))
+    assert np.array_equal(sojourn.lane_wait_s(a, c, service, own, 0.0, eps, slack, dispatched=dispatched),
+                          queueing.wait_quantile_s(a, c, service, 0.0, eps, slack, kingman=True, dispatched=dispatched))
 
 
 def _lindley_p99_sojourn(rho: float, lengths: np.ndarray, own: float, arrivals: np.ndarray) -> float:

@@ -23,6 +23,18 @@ Erlang C formula and a discrete-event simulation in ``tests/test_queueing.py``):
 
 Hence ``P(W > w) = exp(-beta^2/2 - kappa(w) beta) / 2``, ``kappa(w) = k w sqrt(a) / S``.
 
+A queue whose requests are **dispatched** at arrival to one server (``dispatched=True``: the prefill lanes, a
+router sending each request at once to one replica, as serving routers do) does not hand a waiting request to the
+first server to free: one that finds every server busy waits out the remaining work of the server it was sent to,
+whose tail decays at ``k / S`` whatever the spare capacity. Its conditional wait is that of one server beyond the
+first spare one, ``P(W > w) = exp(-beta^2/2 - u(w) min(sqrt(a) beta, 1)) / 2``, ``u(w) = k w / S``: the pooled
+rule where less than one server is spare, ``exp(-beta^2/2 - u(w)) / 2`` above. Its staffing margin is the larger of
+the pooled one and ``sqrt(2 max(L - u, 0))`` (:func:`dispatched_margin`); the wait quantile divides by
+``min(sqrt(a) beta, 1)`` instead of ``sqrt(a) beta``. Measured (tests/fleet_sweep.py, docs/model.md "Dispatched
+lanes"): 13 one-GPU replicas whose lanes carry 6.79 Erlangs of 0.345 s prompts simulate a p99 lane wait of ~0.29 s;
+at a lane slack of 0.1 s the pooled rule gives 0.050 s and the dispatched one 0.279 s
+(``test_dispatched_lanes_by_hand``).
+
 At few servers that Gaussian tail is coarse (up to one server above exact below 3 Erlangs; at one
 prefill lane a factor of ~1.5 in load). Each rule therefore also takes Kingman's exponential bound
 ``P(W > w) <= exp(-theta w)`` (J. F. C. Kingman, "A martingale inequality in the theory of queues",
@@ -219,7 +231,7 @@ def wait_log_term(exceed_probability):
 
 
 def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed_probability, log_term=None,
-                        kingman=False):
+                        kingman=False, dispatched=False):
     """Servers (continuous) so that ``P(W > slack) <= epsilon``: ``c = a + beta sqrt(a) + delta``.
 
     Parameters
@@ -233,6 +245,9 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
     kingman : bool
         Also take Kingman's per-server bound (:func:`kingman_servers`): the queues of few servers with slack of
         several service times (prefill lanes).
+    dispatched : bool
+        Requests dispatched at arrival to one server (the module docstring): the margin of
+        :func:`dispatched_margin` where it is the larger.
 
     Returns
     -------
@@ -248,14 +263,15 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
     """
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
     log_term = wait_log_term(exceed_probability) if log_term is None else log_term
-    square_root = servers_at_decay(a, np.sqrt(a), decay_per_server(service_s, slack_s, service_scv), log_term)
+    square_root = servers_at_decay(a, np.sqrt(a), decay_per_server(service_s, slack_s, service_scv), log_term, dispatched)
     if not kingman:
         return square_root
     return np.minimum(square_root, kingman_servers(a, service_s, slack_s, service_scv, exceed_probability))
 
 
-def servers_at_decay(offered_erlangs, root_erlangs, decay, log_term):
-    """:func:`servers_within_wait` from its parts: ``c = a + (sqrt(K^2 + 2L) - K) sqrt(a) + 1/(1 + u)``, ``K = u sqrt(a)``.
+def servers_at_decay(offered_erlangs, root_erlangs, decay, log_term, dispatched=False):
+    """:func:`servers_within_wait` from its parts: ``c = a + (sqrt(K^2 + 2L) - K) sqrt(a) + 1/(1 + u)``, ``K = u sqrt(a)``
+    (``dispatched``: the margin at least :func:`dispatched_margin`).
 
     For callers that size one queue at several slacks (``u`` scales with the slack) and reuse ``a`` and ``sqrt(a)``.
 
@@ -269,6 +285,8 @@ def servers_at_decay(offered_erlangs, root_erlangs, decay, log_term):
         ``u = k slack / S``, how many Poisson spreads of spare capacity the slack is worth per server.
     log_term : float or ndarray [-]
         :func:`wait_log_term` of the allowed probability ``epsilon``.
+    dispatched : bool
+        Requests dispatched at arrival to one server (the module docstring).
 
     Returns
     -------
@@ -282,10 +300,41 @@ def servers_at_decay(offered_erlangs, root_erlangs, decay, log_term):
     """
     big_k = decay * root_erlangs
     beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # staffing_margin
+    if dispatched:
+        beta = np.maximum(beta, dispatched_margin(decay, log_term))
     return offered_erlangs + beta * root_erlangs + 1.0 / (1.0 + decay)
 
 
-def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability, kingman=False):
+def dispatched_margin(decay, log_term):
+    """Staffing margin of a dispatched queue beyond its first spare server, ``beta = sqrt(2 max(L - u, 0))`` [-].
+
+    With requests dispatched at arrival to one server, one that finds every server busy waits out that server's
+    remaining work, so beyond one spare server (``sqrt(a) beta >= 1``) the tail is ``exp(-beta^2/2 - u) / 2``
+    (the module docstring), and ``P(W > slack) <= epsilon`` needs ``beta^2 / 2 >= L - u``. The margin of the
+    whole tail ``exp(-beta^2/2 - u min(sqrt(a) beta, 1)) / 2`` is the larger of this and the pooled one (below one
+    spare server the two tails agree and the pooled margin is the larger).
+
+    Parameters
+    ----------
+    decay : float or ndarray [-]
+        ``u = k slack / S`` (:func:`decay_per_server`).
+    log_term : float or ndarray [-]
+        :func:`wait_log_term` of the allowed probability ``epsilon``.
+
+    Returns
+    -------
+    ndarray [-]
+        The margin ``beta``; 0 where the slack alone covers the percentile (``u >= L``).
+
+    References
+    ----------
+    [halfin-whitt-1981] the Gaussian probability of waiting.
+    """
+    return np.sqrt(2.0 * np.maximum(log_term - decay, 0.0))
+
+
+def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_probability, kingman=False,
+                             dispatched=False):
     """Largest load ``a`` that ``c`` servers carry with ``P(W > slack) <= epsilon``.
 
     The inverse of :func:`servers_within_wait`: with ``u = k slack / S``,
@@ -305,6 +354,9 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
 
     kingman : bool
         Also take Kingman's per-server bound, as in :func:`servers_within_wait`.
+    dispatched : bool
+        Requests dispatched at arrival to one server: also at most the load ``a`` with ``m = a + beta sqrt(a)`` at
+        :func:`dispatched_margin`, ``sqrt(a) = (sqrt(beta^2 + 4m) - beta) / 2``.
 
     Returns
     -------
@@ -323,6 +375,9 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
     log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
     half_b = m * (1.0 - u) + log_term
     square_root = m * m / np.maximum(half_b + np.sqrt(np.maximum(half_b * half_b - (1.0 - 2.0 * u) * m * m, 0.0)), 1e-300)
+    if dispatched:
+        beta = dispatched_margin(u, log_term)
+        square_root = np.minimum(square_root, np.square(0.5 * (np.sqrt(beta * beta + 4.0 * m) - beta)))
     if not kingman:
         return square_root
     return np.maximum(square_root, c * kingman_utilization(service_s, slack_s, service_scv, exceed_probability))
@@ -335,7 +390,7 @@ OVERLOADED_WAIT_FACTOR = 1e-100
 
 
 def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_probability, sizing_slack_s, log_term=None,
-                    kingman=False):
+                    kingman=False, dispatched=False):
     """Wait not exceeded with probability ``1 - epsilon`` at ``c`` servers; huge when overloaded.
 
     Inverts ``P(W > w) = exp(-beta^2/2 - k w sqrt(a) beta / S) / 2`` with
@@ -364,6 +419,9 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
         the log is negative and taken as 0, the wait is 0 either way).
     kingman : bool
         Also take Kingman's per-server bound, as in :func:`servers_within_wait`.
+    dispatched : bool
+        Requests dispatched at arrival to one server (the module docstring): the conditional wait's decay is
+        ``k min(sqrt(a) beta, 1) / S``, so the denominator's ``sqrt(a) beta`` is at most 1.
 
     Returns
     -------
@@ -386,7 +444,10 @@ def wait_quantile_s(offered_erlangs, servers, service_s, service_scv, exceed_pro
     # (a >= 1e-300, beta up to c x 1e150) from overflowing beta^2 without changing any answer
     numerator = np.maximum(log_term - 0.5 * np.square(np.minimum(beta, 1e100)), 0.0)
     numerator = numerator * (numerator > WAIT_ROUNDING_GUARD * log_term)  # at the staffed c the difference is rounding
-    square_root = numerator * service_s / (tail_decay_factor(service_scv) * root * beta + service_s * OVERLOADED_WAIT_FACTOR)
+    decay = tail_decay_factor(service_scv) * root * beta  # k sqrt(a) beta: the conditional wait's rate times S
+    if dispatched:
+        decay = np.minimum(decay, tail_decay_factor(service_scv))
+    square_root = numerator * service_s / (decay + service_s * OVERLOADED_WAIT_FACTOR)
     if not kingman:
         return square_root
     rho = a / np.maximum(np.asarray(servers, float), 1e-300)

@@ -974,7 +974,7 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, o
             lane_slack, lane_epsilon = g * slack_s, g * epsilon
             shortened = sojourn.shortened_slack_s(lane_slack, own_s, prompt_scv, lane_epsilon)
             lane_square_root = sojourn.square_root_lanes(lane_load, work_s, own_s, lane_slack, prompt_scv, lane_epsilon,
-                                                         shortened)
+                                                         shortened, dispatched=True)
             if _lanes_cannot_bind(lane_square_root / lanes, by_slots):
                 return by_slots, False
             kingman = queueing.kingman_utilization(work_s, lane_slack, 0.0, lane_epsilon)
@@ -985,7 +985,8 @@ def _split_replicas(peak, residence_s, slots, work_s, lanes, slack_s, epsilon, o
                                                                              lane_epsilon, lane_square_root, shortened,
                                                                              kingman)) / lanes
             return np.maximum(by_slots, by_lanes), by_lanes > by_slots
-        lane_square_root = queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon))
+        lane_square_root = queueing.servers_at_decay(lane_load, lane_root, g * lane_decay, queueing.wait_log_term(g * epsilon),
+                                                     dispatched=True)
         if _lanes_cannot_bind(lane_square_root / lanes, by_slots):
             return by_slots, False
         # queueing.kingman_servers with the lanes' S / slack computed once
@@ -1629,7 +1630,7 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
         wait = (queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, (1.0 - g) * epsilon,
                                          (1.0 - g) * slack)
                 + sojourn.lane_wait_s(peak * work, replicas * lanes, work, _own_prefill_s(work, service), demand.prompt_scv,
-                                      g * epsilon, g * slack))
+                                      g * epsilon, g * slack, dispatched=True))
         ttft = c["cycle_cap_s"] + service + wait + ttft_extra_s
         interference = c["_interference"](occupancy) / cycle_mean
     else:
@@ -1692,7 +1693,8 @@ def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, t
     def carried(g):
         slots = queueing.offered_load_within_wait(replicas * v["slots"], residence, (1.0 - g) * slack, 0.0,
                                                   (1.0 - g) * epsilon) / residence
-        lanes = sojourn.lane_load(replicas * v["lanes"], work, own, g * slack, demand.prompt_scv, g * epsilon) / work
+        lanes = sojourn.lane_load(replicas * v["lanes"], work, own, g * slack, demand.prompt_scv, g * epsilon,
+                                  dispatched=True) / work
         return np.minimum(slots, lanes), lanes < slots
 
     return _split_search(carried, maximize=True)[0]

@@ -397,7 +397,8 @@ def shortened_slack_s(slack_s, own_s, length_scv, exceed_probability):
     return slack_s - np.maximum(own_s, 0.0) * (length_quantile(length_scv, exceed_probability) - 1.0)
 
 
-def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, log_term=None):
+def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, log_term=None,
+                 dispatched=False):
     """Lanes (continuous) that keep the percentile TTFT of prompts of varying length: the fewer of square-root
     staffing (Allen-Cunneen at ``v``, slack shortened by the own prefill's excess) and ``a / rho`` at
     :func:`sojourn_utilization`; at ``v = 0`` exactly :func:`tco.core.queueing.servers_within_wait` with
@@ -411,6 +412,10 @@ def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_
         As in :func:`sojourn_utilization`.
     log_term : float or ndarray or None [-]
         :func:`tco.core.queueing.wait_log_term` of ``epsilon`` when the caller has it (deterministic lengths).
+    dispatched : bool
+        Prompts dispatched at arrival to one lane's replica (colocated lanes behind a router), not handed to the first
+        lane to free (a prefill pool's central queue): the square-root rule's dispatched form
+        (:mod:`tco.core.queueing`).
 
     Returns
     -------
@@ -424,10 +429,10 @@ def lane_servers(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_
     """
     if deterministic(length_scv):
         return queueing.servers_within_wait(offered_erlangs, service_s, slack_s, 0.0, exceed_probability, log_term,
-                                            kingman=True)
+                                            kingman=True, dispatched=dispatched)
     a = np.maximum(np.asarray(offered_erlangs, float), 0.0)
     shortened = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability)
-    square_root = square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability, shortened)
+    square_root = square_root_lanes(a, service_s, own_s, slack_s, length_scv, exceed_probability, shortened, dispatched)
     kingman = queueing.kingman_utilization(service_s, slack_s, 0.0, exceed_probability)
     if per_lane_cannot_win(square_root, a, kingman):
         return square_root
@@ -486,7 +491,8 @@ def per_lane_cannot_win(square_root_lanes_, offered_erlangs, kingman_utilization
     return bool(every_draw(square_root_lanes_ <= fewest))
 
 
-def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, shortened_s=None):
+def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, exceed_probability, shortened_s=None,
+                      dispatched=False):
     """The square-root rule of :func:`lane_servers` alone (never below it: callers skip the per-lane rule where
     this cannot bind): Allen-Cunneen at ``v``, slack ``slack - L (X_q - 1)``.
 
@@ -498,6 +504,8 @@ def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, ex
         As in :func:`sojourn_utilization`.
     shortened_s : float or ndarray or None [s]
         As in :func:`sojourn_utilization`.
+    dispatched : bool
+        As in :func:`lane_servers`.
 
     Returns
     -------
@@ -510,11 +518,12 @@ def square_root_lanes(offered_erlangs, service_s, own_s, slack_s, length_scv, ex
     [whitt-1993] the Allen-Cunneen approximation of the GI/G/m wait.
     """
     shortened = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability) if shortened_s is None else shortened_s
-    servers = queueing.servers_within_wait(offered_erlangs, service_s, shortened, length_scv, exceed_probability)
+    servers = queueing.servers_within_wait(offered_erlangs, service_s, shortened, length_scv, exceed_probability,
+                                           dispatched=dispatched)
     return np.where(shortened > 0.0, servers, np.inf)  # the own prefill alone misses the target: no lanes suffice
 
 
-def lane_load(servers, service_s, own_s, slack_s, length_scv, exceed_probability):
+def lane_load(servers, service_s, own_s, slack_s, length_scv, exceed_probability, dispatched=False):
     """Largest offered load ``c`` lanes carry within the percentile (the inverse of :func:`lane_servers`).
 
     Parameters
@@ -523,6 +532,8 @@ def lane_load(servers, service_s, own_s, slack_s, length_scv, exceed_probability
         Lanes ``c``.
     service_s, own_s, slack_s, length_scv, exceed_probability : float or ndarray [s, s, s, -, -]
         As in :func:`sojourn_utilization`.
+    dispatched : bool
+        As in :func:`lane_servers`.
 
     Returns
     -------
@@ -530,17 +541,19 @@ def lane_load(servers, service_s, own_s, slack_s, length_scv, exceed_probability
         The more of the square-root rule's load and ``c rho``.
     """
     if deterministic(length_scv):
-        return queueing.offered_load_within_wait(servers, service_s, slack_s, 0.0, exceed_probability, kingman=True)
+        return queueing.offered_load_within_wait(servers, service_s, slack_s, 0.0, exceed_probability, kingman=True,
+                                                 dispatched=dispatched)
     shortened = shortened_slack_s(slack_s, own_s, length_scv, exceed_probability)
-    square_root = queueing.offered_load_within_wait(servers, service_s, shortened, length_scv, exceed_probability) \
-        * (shortened > 0.0)
+    square_root = queueing.offered_load_within_wait(servers, service_s, shortened, length_scv, exceed_probability,
+                                                    dispatched=dispatched) * (shortened > 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):  # no lanes: nothing to beat
         beat = np.nan_to_num(square_root / servers, nan=0.0)
     return np.maximum(square_root, servers * sojourn_utilization(service_s, own_s, slack_s, length_scv, exceed_probability,
                                                                  beat, shortened))
 
 
-def lane_wait_s(offered_erlangs, servers, service_s, own_s, length_scv, exceed_probability, sizing_slack_s, log_term=None):
+def lane_wait_s(offered_erlangs, servers, service_s, own_s, length_scv, exceed_probability, sizing_slack_s, log_term=None,
+                dispatched=False):
     """The lanes' wait at the percentile as the TTFT sees it (the shorter of the two rules' waits, the square-root
     one plus the own prefill's excess ``L (X_q - 1)``); at ``v = 0`` exactly
     :func:`tco.core.queueing.wait_quantile_s` with Kingman's bound.
@@ -555,6 +568,8 @@ def lane_wait_s(offered_erlangs, servers, service_s, own_s, length_scv, exceed_p
         The slack the lanes were sized for.
     log_term : float or ndarray or None [-]
         As in :func:`tco.core.queueing.wait_quantile_s`.
+    dispatched : bool
+        As in :func:`lane_servers`.
 
     Returns
     -------
@@ -563,10 +578,10 @@ def lane_wait_s(offered_erlangs, servers, service_s, own_s, length_scv, exceed_p
     """
     if deterministic(length_scv):
         return queueing.wait_quantile_s(offered_erlangs, servers, service_s, 0.0, exceed_probability, sizing_slack_s,
-                                        log_term, kingman=True)
+                                        log_term, kingman=True, dispatched=dispatched)
     excess = sizing_slack_s - shortened_slack_s(sizing_slack_s, own_s, length_scv, exceed_probability)
     square_root = queueing.wait_quantile_s(offered_erlangs, servers, service_s, length_scv, exceed_probability,
-                                           sizing_slack_s - excess) + excess
+                                           sizing_slack_s - excess, dispatched=dispatched) + excess
     rho = np.maximum(np.asarray(offered_erlangs, float), 1e-300) / np.maximum(np.asarray(servers, float), 1e-300)
     # the per-lane wait is at least Kingman's at mean lengths: where the square-root wait is no longer, it stands
     kingman = queueing.kingman_wait_s(rho, service_s, 0.0, exceed_probability)

@@ -122,12 +122,17 @@ def kingman_utilization(service: str, slack: str, epsilon: str) -> str:
     return f"MIN({x}/{service_mgf_excess(x)},1)"
 
 
-def servers_within_wait(load: str, service: str, slack: str, epsilon: str, kingman: bool = False, scv: str = "0") -> str:
+def servers_within_wait(load: str, service: str, slack: str, epsilon: str, kingman: bool = False, scv: str = "0",
+                        dispatched: bool = False) -> str:
     """:func:`tco.core.queueing.servers_within_wait` (``kingman``, service scv 0: the fewer of square-root staffing
-    and Kingman's ``a / rho``)."""
+    and Kingman's ``a / rho``; ``dispatched``: the margin at least :func:`tco.core.queueing.dispatched_margin`)."""
     a = f"MAX({load},0)"
-    big_k = f"({decay_per_server(service, slack, scv)}*SQRT({a}))"
-    beta = f"(SQRT({big_k}*{big_k}+2*MAX(LN(0.5/({epsilon})),0))-{big_k})"
+    decay = decay_per_server(service, slack, scv)
+    big_k = f"({decay}*SQRT({a}))"
+    log_term = f"MAX(LN(0.5/({epsilon})),0)"
+    beta = f"(SQRT({big_k}*{big_k}+2*{log_term})-{big_k})"
+    if dispatched:
+        beta = f"MAX({beta},SQRT(2*MAX({log_term}-{decay},0)))"
     square_root = f"{a}+{beta}*SQRT({a})+{small_pool_margin(service, slack, scv)}"
     if not kingman:
         return f"({square_root})"
@@ -164,7 +169,7 @@ def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str
     while True:
         slot_servers = servers_within_wait(slot_load, residence, f"(1-{g})*{slack}", f"(1-{g})*{epsilon}")
         lane_servers = sojourn_sheet.lane_servers(q, f"split probe {level}: lanes", lane_load, work, own, f"{g}*{slack}", scv,
-                                                  f"{g}*{epsilon}", fits)
+                                                  f"{g}*{epsilon}", fits, dispatched=True)
         by_slots = q(f"split probe {level}: replicas the slots need with the rest of the slack and budget",
                      f"{slot_servers}/{slots}", "replicas")
         by_lanes = q(f"split probe {level}: replicas the lanes need at their share", f"{lane_servers}/{lanes}", "replicas")
@@ -184,9 +189,10 @@ def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str
 
 
 def wait_quantile(q, label: str, load: str, servers: str, service: str, epsilon: str, slack: str,
-                  kingman: bool = False, scv: str = "0") -> str:
+                  kingman: bool = False, scv: str = "0", dispatched: bool = False) -> str:
     """:func:`tco.core.queueing.wait_quantile_s` (``kingman``, service scv 0: the shorter of the square-root
-    staffing's wait and Kingman's, :func:`kingman_wait`, cells labelled ``label``)."""
+    staffing's wait and Kingman's, :func:`kingman_wait`, cells labelled ``label``; ``dispatched``: the decay of the
+    conditional wait at most ``k``)."""
     a = f"MAX({load},1E-300)"
     root = f"SQRT({a})"
     delta = small_pool_margin(service, slack, scv)
@@ -194,7 +200,10 @@ def wait_quantile(q, label: str, load: str, servers: str, service: str, epsilon:
     log_term = f"LN(0.5/({epsilon}))"
     numerator = f"MAX({log_term}-0.5*{beta}*{beta},0)"
     guarded = f"IF({numerator}>{WAIT_ROUNDING_GUARD:.0E}*{log_term},{numerator},0)"
-    square_root = f"{guarded}*{service}/({tail_decay_factor(scv)}*{root}*{beta}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
+    decay = f"{tail_decay_factor(scv)}*{root}*{beta}"
+    if dispatched:
+        decay = f"MIN({decay},{tail_decay_factor(scv)})"
+    square_root = f"{guarded}*{service}/({decay}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
     if not kingman:
         return square_root
     return f"MIN({square_root},{kingman_wait(q, label, load, servers, service, epsilon)})"
@@ -715,7 +724,7 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
                                f"(1-{g})*{slack}")
                  + "+" + sojourn_sheet.lane_wait(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work,
                                                  sojourn_sheet.own_prefill(work, service), demand.prompt_scv,
-                                                 f"{g}*{epsilon}", f"{g}*{slack}"),
+                                                 f"{g}*{epsilon}", f"{g}*{slack}", dispatched=True),
                  "s")
         out["ttft_s"] = q("TTFT at the percentile", f"{out['cycle_cap_s']}+{service}+{wait}+{extra}", "s")
         interference = []

@@ -99,27 +99,30 @@ def sojourn_wait(q, label: str, load: str, servers: str, service: str, own: str,
 
 
 def lane_servers(q, label: str, load: str, service: str, own: str, slack: str, scv: str, epsilon: str,
-                 fits: str) -> str:
+                 fits: str, dispatched: bool = False) -> str:
     """:func:`tco.core.sojourn.lane_servers`, the deterministic lane where the spread is 0 or the longest prompts
-    alone miss the target (``fits`` 0: the core's fallback in :func:`tco.core.serving._candidate`)."""
-    deterministic = ss.servers_within_wait(load, service, slack, epsilon, kingman=True)
+    alone miss the target (``fits`` 0: the core's fallback in :func:`tco.core.serving._candidate`; ``dispatched``: the
+    colocated lanes' square-root rule, :mod:`tco.core.queueing`)."""
+    deterministic = ss.servers_within_wait(load, service, slack, epsilon, kingman=True, dispatched=dispatched)
     shortened = q(f"{label}: slack less the own prefill's excess at the percentile",
                   shortened_slack(slack, own, scv, epsilon), "s")
-    square_root = f"IF({shortened}>0,{ss.servers_within_wait(load, service, shortened, epsilon, scv=scv)},{NO_LANES_SUFFICE})"
+    servers = ss.servers_within_wait(load, service, shortened, epsilon, scv=scv, dispatched=dispatched)
+    square_root = f"IF({shortened}>0,{servers},{NO_LANES_SUFFICE})"
     rho = sojourn_utilization(q, label, service, own, slack, scv, epsilon, shortened)
     variable = f"MIN({square_root},MAX({load},0)/MAX({rho},{UTILIZATION_FLOOR:.0E}))"
     return f"IF(OR(({scv})=0,({fits})=0),{deterministic},{variable})"
 
 
 def lane_wait(q, label: str, load: str, servers: str, service: str, own: str, scv: str, epsilon: str,
-              sizing_slack: str) -> str:
-    """:func:`tco.core.sojourn.lane_wait_s`: the deterministic lane's wait where the spread is 0."""
+              sizing_slack: str, dispatched: bool = False) -> str:
+    """:func:`tco.core.sojourn.lane_wait_s`: the deterministic lane's wait where the spread is 0 (``dispatched`` as in
+    :func:`lane_servers`)."""
     deterministic = ss.wait_quantile(q, f"{label} (mean lengths)", load, servers, service, epsilon, sizing_slack,
-                                     kingman=True)
+                                     kingman=True, dispatched=dispatched)
     excess = q(f"{label}: own prefill's excess at the percentile",
                f"({sizing_slack})-{shortened_slack(sizing_slack, own, scv, epsilon)}", "s")
     square_root = (ss.wait_quantile(q, f"{label} (square root)", load, servers, service, epsilon,
-                                    f"(({sizing_slack})-{excess})", scv=scv) + f"+{excess}")
+                                    f"(({sizing_slack})-{excess})", scv=scv, dispatched=dispatched) + f"+{excess}")
     variable = f"MIN({square_root},{sojourn_wait(q, label, load, servers, service, own, scv, epsilon)})"
     return f"IF(({scv})=0,{deterministic},{variable})"
 
