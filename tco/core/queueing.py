@@ -23,8 +23,9 @@ Erlang C formula and a discrete-event simulation in ``tests/test_queueing.py``):
 
 Hence ``P(W > w) = exp(-beta^2/2 - kappa(w) beta) / 2``, ``kappa(w) = k w sqrt(a) / S``.
 
-A queue whose requests are **dispatched** at arrival to one server (``dispatched=True``: the prefill lanes, a
-router sending each request at once to one replica, as serving routers do) does not hand a waiting request to the
+A queue whose requests are **dispatched** at arrival to one server (``dispatched=True``: a colocated pool's prefill
+lanes, a router sending each request at once to one replica, as serving routers do; a disaggregated prefill pool
+keeps the shared queue of a central scheduler) does not hand a waiting request to the
 first server to free: one that finds every server busy waits out the remaining work of the server it was sent to,
 whose tail decays at ``k / S`` whatever the spare capacity. Its conditional wait is that of one server beyond the
 first spare one, ``P(W > w) = exp(-beta^2/2 - u(w) min(sqrt(a) beta, 1)) / 2``, ``u(w) = k w / S``: the pooled
