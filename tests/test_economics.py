@@ -372,17 +372,17 @@ def test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs():
 
 
 def test_a_roadmap_baseline_does_not_buy_a_cheaper_generation_that_misses_the_targets():
-    """custom-asic with a 160 ms TTFT target and a B200 at the low end of its catalog ranges of price ($25,000) and
+    """custom-asic with a 150 ms TTFT target and a B200 at the low end of its catalog ranges of price ($25,000) and
     share of peak FLOP/s (0.313): the B200 fleet is the cheapest generation released at t = 0 ($20.0M a year, reported
-    at its cheapest shape, which misses the TTFT target only, against B300's $39.3M) but misses that target (code 2,
+    at its cheapest shape, which misses the TTFT target only, against B300's $40.8M) but misses that target (code 2,
     as the H100's); the baseline buys B300s, the cheapest that meets it, then Rubin, and is feasible. Before, it bought
     the B200s and reported their miss (code 2). (At catalog values a 250 ms target showed it until the B200, which holds
     the model on one GPU, was searched up to TP8; 180 ms until a replica that misses the TTFT target at its full batch
-    held its batch down; and 170 ms until the held batch searched down to a quarter of the cap: the B200 now meets
-    those itself, at $31.4M a year at 170 ms.)"""
+    held its batch down; 170 ms until the held batch searched down to a quarter of the cap; and 160 ms until it took
+    the largest cap that meets the TTFT target: the B200 now meets 160 ms itself, at $65.6M a year.)"""
     from tco.report import held_generations
 
-    edits = {"workload.ttft_target_s": 0.16, "devices.b200.compute_efficiency": 0.313, "devices.b200.price_usd": 25000.0}
+    edits = {"workload.ttft_target_s": 0.15, "devices.b200.compute_efficiency": 0.313, "devices.b200.price_usd": 25000.0}
     analysis = tco.analyse_scenario(tco.load_scenario("custom-asic"), edits)
     roadmap = analysis.baseline.roadmap
     assert roadmap.devices[1:3] == ("b200", "b300")

@@ -336,23 +336,24 @@ def test_cli_placement_on_a_device_too_small_for_the_model(capsys):
 
 
 def test_kv_wall_says_where_the_split_wins_only_on_feasibility():
-    """fleet-split: the split wins from ~1,010 to ~1,710 and from ~3,580 to ~4,410 prompt tokens. Beyond ~4,365 tokens
-    the longest prompts alone outlast H100's 1 s TTFT target, even with its batch held down, so the colocated H100
-    (and the ASIC) miss their targets and the last piece is a win on feasibility: the scan cuts the stretch there and
-    the sentence says so. Each piece's flag is checked against direct evaluations at its middle."""
+    """fleet-split: the split wins from ~1,010 to ~1,710 and from ~3,580 to ~4,410 prompt tokens (the second stretch
+    in two pieces: the colocated ASIC stops meeting the TTFT target at ~3,603). Beyond ~4,397 tokens the longest prompts alone
+    outlast H100's 1 s TTFT target, even with one sequence per replica, so the colocated H100 (and the ASIC) miss their
+    targets and the last piece is a win on feasibility: the scan cuts the stretch there and the sentence says so. Each
+    piece's flag is checked against direct evaluations at its middle."""
     from tco.dynamics.summary import kv_sentences
 
     scenario = tco.load_scenario("fleet-split")
     result = kv_wall(scenario, fleet_config(scenario).kv_wall)
     b = result.breakevens["prompt_tokens"]
-    assert [round(a) for w in b["split_wins"] for a in w] == [1011, 1711, 3577, 4365, 4365, 4412]
-    assert b["split_alone_meets_targets"] == [False, False, True]
+    assert [round(a) for w in b["split_wins"] for a in w] == [1011, 1711, 3577, 3603, 3603, 4397, 4397, 4412]
+    assert b["split_alone_meets_targets"] == [False, False, False, True]
     middles = np.array([np.sqrt(a * c) for a, c in b["split_wins"]])
     r, _ = evaluate(scenario, {"workload.prompt_tokens": middles})
     met = np.logical_or.reduce([np.asarray(r[n].feasible) > 0 for n in result.counterparts.values()])
     assert (~met).tolist() == b["split_alone_meets_targets"] and (np.asarray(r[result.option].feasible) > 0).all()
     sentence = kv_sentences(result, 50.0)[1]
-    assert sentence.endswith("from 3,577 to 4,412 tokens (no colocated option meets the latency targets from 4,365 to "
+    assert sentence.endswith("from 3,577 to 4,412 tokens (no colocated option meets the latency targets from 4,397 to "
                              "4,412 tokens).")
     assert result.breakevens["link_bandwidth_bytes_per_s"]["split_alone_meets_targets"] == []  # never wins at 2,000
 

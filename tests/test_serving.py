@@ -1075,31 +1075,40 @@ def test_routed_expert_gemms_are_charged_at_their_share_of_the_dense_efficiency(
 def test_a_replica_that_misses_the_ttft_target_holds_its_batch_down(monkeypatch):
     """Llama 2 70B on one H200 at 294/291 tokens, 67 req/s, 40 ms TPOT and a 130 ms TTFT target: the TPOT target
     allows 69 slots, but at 69 the cycles a prompt's chunks ride in are too long for the longest prompts' prefill to
-    fit the TTFT target (infeasible, 14 replicas). The search's first step, half the cap (34 slots), meets it; its
-    second, floor(0.7 x 69) = 48 slots, meets both targets with 16 replicas, fewer than the half's 19; at a 150 ms
-    target the full cap meets it and stands. At 120 ms the 0.7 cap misses and the half stands; at 110 ms the half
-    misses the TTFT target and the step down, a quarter (17 slots), meets it with 32 replicas (before the step down:
-    infeasible); at 100 ms every cap misses (the quarter's fleet simulates at a p99 TTFT of 104 ms:
-    tests/test_serving_simulation.py)."""
+    fit the TTFT target (infeasible, 14 replicas). The held batch is the largest cap that fits it: 50 slots, where the
+    same replica with its cap pinned at 50 by the batch limit meets it (15 replicas, the held figures) and pinned at
+    51 does not. At 150 ms the full cap meets it and stands. At 120 ms the held cap is 34 slots (19 replicas), at
+    110 ms 19 (29), at 100 ms 3 (146: the two-step search of fractions of the full cap found none, the quarter's 17
+    missing); at 90 ms not one slot meets it. The held cap does not depend on the TPOT target: loosened to 60 ms it
+    stays (the full cap grows)."""
     shapes = [parallelism.Shape(1)]
-    held = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.13))
-    assert float(held["slots"]) == math.floor(0.7 * 69) == 48 and bool(held["feasible"])
-    assert float(held["replicas"]) == 16.0 and float(held["ttft_s"]) <= 0.13 and float(held["tpot_s"]) <= 0.04
-    assert float(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.12))["slots"]) == 34.0
+    terms = {}
+
+    def pinned(ttft, cap):  # the candidate at its full cap, the batch limit pinning that cap
+        d = demand(ttft=ttft, max_batch=cap)
+        return serving._candidate_at_cap("colocated", shapes[0], MODEL, H200, d, True, 0.0, 1.0,
+                                         terms.setdefault(cap, serving._pool_terms(MODEL, H200, d, "colocated")))
+
+    for ttft, slots, replicas in ((0.13, 50, 15), (0.12, 34, 19), (0.11, 19, 29), (0.10, 3, 146)):
+        held = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=ttft))
+        assert (float(held["slots"]), float(held["replicas"])) == (slots, replicas) and bool(held["feasible"]), ttft
+        assert float(held["ttft_s"]) <= ttft and float(held["tpot_s"]) <= 0.04
+        at, above = pinned(ttft, float(slots)), pinned(ttft, slots + 1.0)
+        assert float(at["slots"]) == slots and float(at["ttft_ok"]) == 1.0 and float(at["replicas"]) == replicas
+        assert float(above["slots"]) == slots + 1 and float(above["ttft_ok"]) == 0.0
+        looser = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=ttft, tpot=0.06))
+        assert (float(looser["slots"]), float(looser["replicas"])) == (slots, replicas)
     assert float(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.15))["slots"]) == 69.0
-    quarter = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.11))
-    assert float(quarter["slots"]) == math.floor(0.25 * 69) == 17 and bool(quarter["feasible"])
-    assert float(quarter["replicas"]) == 32.0 and float(quarter["ttft_s"]) <= 0.11
-    assert not bool(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.10))["feasible"])
-    monkeypatch.setattr(serving, "HELD_STEPS", ())
+    assert not bool(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.09))["feasible"])
+    monkeypatch.setattr(serving, "HELD_SEARCH_STEPS", 0)
     full = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.12))
     assert float(full["slots"]) == 69.0 and not bool(full["feasible"]) and float(full["replicas"]) == 14.0
 
 
 def test_held_batches_in_a_vector_of_draws_are_those_of_each_draw_alone():
     """The held caps run at the draws that need them only (gathered) and are written back: draw for draw the same
-    figures as a call per draw (TTFT 120 ms: held at 0.7; 150 ms: full cap; 100 ms: held at a quarter; 90 ms: missed
-    at every cap; two shapes)."""
+    figures as a call per draw (TTFT 120 ms: held at 34 slots; 150 ms: full cap; 100 ms: held at 3; 90 ms: missed at
+    every cap; two shapes)."""
     shapes = [parallelism.Shape(1), parallelism.Shape(2)]
     targets = np.array([0.12, 0.15, 0.10, 0.12, 0.2, 0.09])
     pool = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=targets))

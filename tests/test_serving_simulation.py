@@ -53,13 +53,14 @@ SETUPS = {
     "voice-h100": (LLAMA8B, H100, parallelism.Shape(1), dict(rate=40.0, ttft=0.3, tpot=0.01, budget=8192.0,
                                                              prompt=1500.0, output=150.0)),
     "prefill-first-h200": (MODEL, H200, parallelism.Shape(1), dict(rate=30.0, budget=2048.0, policy="prefill_first")),
-    # batches held down for the TTFT target (serving._held_batch; tests/test_serving.py): at 130 ms the 0.7 cap (48 of
-    # 69 slots; simulated p99 TTFT 0.91x the model's), at 120 ms the half (34 slots; 0.93x), at 110 ms the quarter (17;
-    # 0.96x). With the prompt's chunks counted as a fractional number of cycles the model was 1.03x, 1.08x and 1.13x
-    # optimistic there (docs/model.md "A batch held down")
-    "held-0.7-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.13)),
-    "held-0.5-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.12)),
-    "held-0.25-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.11)),
+    # batches held down for the TTFT target (serving._held_batch; tests/test_serving.py): the largest cap whose longest
+    # prompts can meet it, 50 of 69 slots at 130 ms (simulated p99 TTFT 0.90-0.92x the model's), 34 at 120 ms (0.93x),
+    # 19 at 110 ms (0.95-0.96x) and 3 at 100 ms (146 replicas; 0.99x). With the prompt's chunks counted as a fractional
+    # number of cycles the model was 1.03-1.13x optimistic at such caps (docs/model.md "A batch held down")
+    "held-130ms-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.13)),
+    "held-120ms-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.12)),
+    "held-110ms-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.11)),
+    "held-100ms-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.10)),
     # lanes busy a large share of the time on few replicas, one prompt's prefill most of the TTFT target: a router
     # binds a prompt to one replica at arrival, so the model's lanes are dispatched (tco.core.queueing). Sized with
     # pooled lanes (13 replicas) this fleet simulated at 1.34x the model's p99 TTFT and 1.2x its target

@@ -110,8 +110,9 @@ def test_sweep_of_one_whole_number_has_no_crossings(default_scenario):
 
 
 def test_sweep_chart_labels_each_winning_stretch_on_its_own_line(default_scenario):
-    """The default over prompt length from 3,000 to 6,000 tokens: the split wins from ~4,365 to ~4,412 tokens and
-    Groq above ~4,365, three crossings within 2 % of each other. The chart labelled each crossing at the top of the
+    """The default over prompt length from 3,000 to 6,000 tokens: the split wins from ~4,385 to ~4,412 tokens and
+    Groq above ~4,385 (each in two stretches: the baseline misses a target from ~4,397), crossings within 1 % of each
+    other. The chart labelled each crossing at the top of the
     plot, so the labels printed over each other (the browser layout test caught it on fleet-split, where the ASIC
     split's crossings at 308.4 and 309.2 req/s came 0.3 % apart); it now labels each stretch, one a line."""
     from tco.studies.figures import STRETCH_LABEL_STEP, sweep_figure
@@ -122,8 +123,12 @@ def test_sweep_chart_labels_each_winning_stretch_on_its_own_line(default_scenari
     frame = sweep(default_scenario, param, 3000, 6000, points=30, log=True, metrics=metrics)
     figure = sweep_figure(frame, metrics)
     labels = [(a.text, a.y) for a in figure.layout.annotations if " wins " in a.text]
-    assert labels == [("h100-prefill+groq-decode wins from 4365 to 4412 (the baseline misses a target)", 1.0),
-                      ("groq wins above 4365 (the baseline misses a target)", pytest.approx(1 - STRETCH_LABEL_STEP))]
+    step = STRETCH_LABEL_STEP
+    assert labels == [("h100-prefill+groq-decode wins from 4385 to 4397", 1.0),
+                      ("h100-prefill+groq-decode wins from 4397 to 4412 (the baseline misses a target)",
+                       pytest.approx(1 - step)),
+                      ("groq wins from 4385 to 4397", pytest.approx(1 - 2 * step)),
+                      ("groq wins above 4397 (the baseline misses a target)", pytest.approx(1 - 3 * step))]
     assert len(figure.layout.shapes) >= 3  # a dotted line at each crossing
 
 
@@ -145,13 +150,14 @@ def test_portfolio_finding_says_when_the_best_cell_wins_on_the_baselines_targets
 
 def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(default_scenario):
     """The default over prompt length from 3,000 to 6,000 tokens (100 points, 0.7 % apart): the split wins only from
-    ~4,365 to ~4,412 tokens, where H100's longest prompts alone outlast its 1 s TTFT target even with its batch held
-    down (it wins on the targets, not on cost), and Groq above ~4,365. The window is 1.1 % wide: the kv-transfer-wall
-    study's 100 points over 250-64,000 tokens (5.8 % apart) stepped over it until the sweep took its crossings from
-    the break-even solver (2026-12-03); a sweep of 10 points over that range finds it now. The findings said "wins
-    above 4,294" and "wins below 4,455" for the split (before the 2026-12-02 refit of Hopper), two lines that read as
-    if it won everywhere; they now name the window, each checked against the crossings and a direct evaluation of the
-    baseline at its middle."""
+    ~4,385 to ~4,412 tokens, first on cost (H100 still meets its targets with its batch held down to a few sequences,
+    dearer than the split), then from ~4,397, where H100's longest prompts alone outlast its 1 s TTFT target even with
+    one sequence per replica, on the targets; Groq wins above ~4,385, on cost, then on the targets. The window is 0.6 %
+    wide: the kv-transfer-wall study's 100 points over 250-64,000 tokens (5.8 % apart) stepped over it until the sweep
+    took its crossings from the break-even solver (2026-12-03); a sweep of 10 points over that range finds it now. The
+    findings said "wins above 4,294" and "wins below 4,455" for the split (before the 2026-12-02 refit of Hopper), two
+    lines that read as if it won everywhere; they now name the window's stretches, each checked against the crossings
+    and a direct evaluation of the baseline at its middle."""
     from tco.studies.findings import sweep_findings
 
     param = "workload.prompt_tokens"
@@ -159,22 +165,25 @@ def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(defa
                   metrics=["ratio:h100-prefill+groq-decode", "ratio:groq"])
     values = {b["option"]: [c["value"] for c in frame.attrs["breakevens"] if c["option"] == b["option"]]
               for b in frame.attrs["breakevens"]}
-    windows = {w["option"]: w for w in frame.attrs["windows"]}
-    split = windows["h100-prefill+groq-decode"]
-    assert [split["from"], split["to"]] == values["h100-prefill+groq-decode"] and split["baseline_misses_targets"]
-    assert windows["groq"]["from"] == values["groq"][0] and windows["groq"]["to"] == 6000
-    results, _ = tco.evaluate_scenario(default_scenario, {param: np.sqrt(split["from"] * split["to"])})
-    assert float(results["h100"].feasible) == 0.0
+    cost, targets = [w for w in frame.attrs["windows"] if w["option"] == "h100-prefill+groq-decode"]
+    assert [cost["from"], targets["to"]] == values["h100-prefill+groq-decode"] and cost["to"] == targets["from"]
+    assert not cost["baseline_misses_targets"] and targets["baseline_misses_targets"]
+    groq = [w for w in frame.attrs["windows"] if w["option"] == "groq"]
+    assert groq[0]["from"] == values["groq"][0] and groq[-1]["to"] == 6000
+    middles = np.array([np.sqrt(w["from"] * w["to"]) for w in (cost, targets)])
+    results, _ = tco.evaluate_scenario(default_scenario, {param: middles})
+    assert results["h100"].feasible.tolist() == [1.0, 0.0]
     lines = sweep_findings({"param": param, "low": 3000.0, "high": 6000.0, "breakevens": frame.attrs["breakevens"],
                             "windows": frame.attrs["windows"]})
-    assert lines == ["h100-prefill+groq-decode wins at prompt tokens per request from 4,365 tokens to 4,412 tokens (the "
-                     "baseline misses a latency target there).",
-                     "groq wins at prompt tokens per request above 4,365 tokens (the baseline misses a latency target "
-                     "there)."]
+    assert lines == ["h100-prefill+groq-decode wins at prompt tokens per request from 4,385 tokens to 4,412 tokens (the "
+                     "baseline misses a latency target from 4,397 tokens to 4,412 tokens).",
+                     "groq wins at prompt tokens per request above 4,385 tokens (the baseline misses a latency target "
+                     "above 4,397 tokens)."]
+    split = {"from": cost["from"], "to": targets["to"]}
     coarse = sweep(default_scenario, param, 250, 64000, points=10, log=True, metrics=["ratio:h100-prefill+groq-decode"])
-    [window] = coarse.attrs["windows"]
-    assert (window["from"], window["to"]) == pytest.approx((split["from"], split["to"]), rel=1e-9)
-    assert window["baseline_misses_targets"]
+    first, last = coarse.attrs["windows"]
+    assert (first["from"], last["to"]) == pytest.approx((split["from"], split["to"]), rel=1e-9)
+    assert last["baseline_misses_targets"]
 
 
 def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic_can_win):

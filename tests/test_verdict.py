@@ -376,23 +376,30 @@ def test_verdict_flip_values_really_flip_the_winner():
 
 
 def test_a_flip_that_a_latency_target_decides_says_so(default_scenario):
-    """The default's H100 wins until prompts grow past ~4,370 tokens: there the longest prompts (the percentile of a
-    spread of 0.79) alone take longer than the 1 s TTFT target on an idle H100 replica, so H100 drops out and the
-    flip says why. Checked against direct evaluations 1 % either side of the flip; and from the other side (4,400
-    tokens, where the all-LPU option wins on a 576-chip TP8 x PP72 replica, 14 % below the H100-prefill + LPU-decode
-    split) the same flip reads as H100 meeting its targets again."""
+    """The default's H100 wins until prompts grow past ~4,385 tokens, a flip of costs: near its TTFT wall the H100
+    still meets its targets with its batch held down to a few sequences per replica (2-5 at TP8, 14-28 USD per million
+    tokens), dearer than the LPU options, and from ~4,397 tokens even one sequence per replica misses. With the LPU card
+    at $100,000 (the runner-up too dear for that) the H100 wins until that wall: the longest prompts (the percentile
+    of a spread of 0.79) alone take longer than the 1 s TTFT target on an idle H100 replica, so H100 drops out and
+    the flip says why. Checked against direct evaluations 1 % either side of the flip; and from the other side (4,400
+    tokens at the catalog price, where the all-LPU option wins) the flips of the prompt length and of the TTFT target
+    read as H100 meeting its targets again."""
     verdict = tco.compare(default_scenario).decision
     [flip] = [f for f in verdict.flips if f["name"] == "workload.prompt_tokens"]
-    assert verdict.winner == "h100" and flip["direction"] == "above"
+    assert verdict.winner == "h100" and flip["direction"] == "above" and flip["cause"] == ""
+    assert flip["value"] == pytest.approx(4385, abs=1)
+    dear = default_scenario.with_values({"devices.groq-lpu.price_usd": 100000.0})
+    [flip] = [f for f in tco.compare(dear).decision.flips if f["name"] == "workload.prompt_tokens"]
     assert flip["cause"] == "h100 misses its time-to-first-token target even with idle replicas"
     assert describe_flip(flip).endswith("(now 2,000 tokens), where h100 misses its time-to-first-token target even "
                                         "with idle replicas")
-    near, _ = evaluate_scenario(default_scenario, {"workload.prompt_tokens": np.array([0.99, 1.01]) * flip["value"]})
+    near, _ = evaluate_scenario(dear, {"workload.prompt_tokens": np.array([0.99, 1.01]) * flip["value"]})
     assert near["h100"].feasible.tolist() == [1.0, 0.0] and int(near["h100"].infeasible_code[1]) == TTFT_MISSED
     longer = default_scenario.with_values({"workload.prompt_tokens": 4400.0})
     back = tco.compare(longer).decision
-    [flip] = [f for f in back.flips if f["name"] == "workload.prompt_tokens" and f["direction"] == "below"]
-    assert back.winner == "groq" and flip["cause"] == "h100 meets its latency targets"
+    flips = {f["name"]: f for f in back.flips if f["name"] in ("workload.prompt_tokens", "workload.ttft_target_s")}
+    assert back.winner == "groq" and flips["workload.prompt_tokens"]["direction"] == "below"
+    assert {f["cause"] for f in flips.values()} == {"h100 meets its latency targets"}
 
 
 def test_a_flip_of_costs_alone_names_no_cause():

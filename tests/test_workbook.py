@@ -314,7 +314,7 @@ def test_the_held_batch_case_holds_its_batch(monkeypatch):
 
     scenario = tco.load_scenario("default")
     assert float(tco.evaluate_scenario(scenario, HELD_EDITS)[0]["h100"].feasible) == 1.0
-    monkeypatch.setattr(serving, "HELD_STEPS", ())
+    monkeypatch.setattr(serving, "HELD_SEARCH_STEPS", 0)
     assert float(tco.evaluate_scenario(scenario, HELD_EDITS)[0]["h100"].feasible) == 0.0
 
 

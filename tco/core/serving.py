@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -607,15 +608,75 @@ def _candidate(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     its full slot cap holds its batch down (:func:`_held_batch`)."""
     out = _candidate_at_cap(role, shape, model, device, demand, whole, ttft_extra_s, device_hour_usd, terms, fits,
                             cheapest)
-    if role != "colocated" or not HELD_STEPS:
+    if role != "colocated" or not HELD_SEARCH_STEPS:
         return out
-    return _held_batch(out, lambda slots, at: _candidate_at_cap(role, shape, *at, held_slots=slots),
+    return _held_batch(out, lambda slots, at, cycles: _candidate_at_cap(role, shape, *at, held_slots=slots, cycles=cycles),
+                       lambda full, at: _largest_cap_within_ttft(shape, *at, full),
                        (model, device, demand, whole, ttft_extra_s, device_hour_usd, terms, True, cheapest))
+
+
+class _Cycles(NamedTuple):
+    """A replica's cycle model and the cycle lines its requests see (:func:`_seen_lines`)."""
+
+    cm: CycleModel
+    chunked: bool             # chunked prefill riding in the decode cycles (colocated)
+    chi: object               # replica time per prefill token [s/token] (colocated; else 0)
+    interference: object      # the prefill riding in a cycle, ConcaveLines (colocated; else None)
+    seen: list                # the cycle lines the requests see [s]
+
+
+def _seen_lines(role: str, cm: CycleModel, demand: Demand, terms: _PoolTerms, pipeline: int) -> _Cycles:
+    """The cycle lines a replica's requests see, with its cycle model.
+
+    Decode pools see the decode lines; a colocated replica sees them plus the prefill riding in its cycles
+    (:func:`interference_lines`, ``chi`` the replica time per prefill token [s/token], ``chunked`` its policy)."""
+    lines = cm.decode_lines()
+    if role != "colocated":
+        return _Cycles(cm, False, 0.0, None, lines)
+    chunked = demand.policy == "chunked"
+    chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines]))
+    held = 0.0  # the prefill tokens one prompt's chunk brings to a micro-batch (micro-batch pipelines)
+    if terms.two_interference_lines:
+        held = minimum(demand.prompt_tokens, demand.token_budget) if chunked else \
+            prefill_pass_prompts(cm, demand) * demand.prompt_tokens
+    interference = interference_lines(chi, terms.ratio, pipeline, held, terms.two_interference_lines,
+                                      demand.token_budget if chunked else None, demand.prompt_scv)
+    return _Cycles(cm, chunked, chi, interference, [branch for b in lines for branch in interference.branches(b)])
+
+
+class _AtSlots(NamedTuple):
+    """A colocated replica at a slot cap: its cycle and its prefill, and whether the TTFT target can hold."""
+
+    cycle_s: object    # the mean cycle the requests see (prefill share included) [s]
+    decode_s: object   # the decode-only cycle [s]
+    work_s: object     # lane time per prompt with prompts waiting [s]
+    latency_s: object  # prefill of one prompt once started [s]
+    lanes: object      # prefill lanes per replica [-]
+    budget_ok: object  # token budget left by the decode tokens [bool]
+    slack_s: object    # TTFT slack of the slot and lane queues together [s]
+    own_s: object      # the length-proportional part of a prompt's prefill [s]
+    ttft_ok: object    # the longest prompts' own prefill fits the lanes' widest share of the slack [bool]
+
+
+def _colocated_at_slots(cm: CycleModel, demand: Demand, chunked: bool, chi, interference: ConcaveLines, seen, slots,
+                        ttft_extra_s, epsilon, streamed: bool, cycle_s=None) -> _AtSlots:
+    """A colocated replica at ``slots`` [sequences]: the cycle at the cap (``cycle_s`` [s] when the caller has it),
+    the prefill of a prompt in it (:func:`_prefill_service`), the TTFT slack ``T - latency - cycle - extra`` and whether
+    the longest prompts' own prefill fits the lanes' widest share of it (:data:`LANE_SHARES`,
+    :func:`_own_prefill_fits`)."""
+    cycle = branch_min([b(slots) for b in seen]) if cycle_s is None else cycle_s
+    decode = cycle - interference(slots)  # the seen lines are the decode lines plus the interference
+    work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, decode, slots, streamed=streamed)
+    slack = demand.ttft_target_s - latency - cycle - ttft_extra_s
+    own = _own_prefill_s(work, latency)
+    widest = LANE_SHARES[-1]  # the lanes' largest share of the slack and budget: the longest prompts fit there
+    return _AtSlots(cycle, decode, work, latency, lanes, budget_ok, slack, own,
+                    _own_prefill_fits(widest * slack, own, demand.prompt_scv, widest * epsilon))
 
 
 def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand,
                       whole, ttft_extra_s, device_hour_usd, terms: _PoolTerms, fits=None, cheapest=None,
-                      held_slots=None) -> dict:
+                      held_slots=None, cycles: _Cycles | None = None) -> dict:
     """Sizing of one candidate shape at the largest slot cap its memory, batch limit, token budget and TPOT allow
     (arrays over draws), or colocated at ``held_slots`` [sequences] (a held cap, :func:`_held_batch`, whose TPOT is
     checked at it); ``feasible`` and ``cost`` drive the choice.
@@ -623,8 +684,10 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
     ``cheapest`` [USD/h], when given, is the least cost of a feasible candidate evaluated before (per draw): a
     colocated candidate then sizes its queues only where its load floor (:func:`_queue_floor`) does not lie above
     it, and elsewhere reports the floor as its replicas, which cannot win there; such a candidate is marked
-    ``_partial`` (its ``replicas``, ``cost`` and ``_lane_share`` are exact only where it can undercut ``cheapest``)."""
-    cm = cycle_model(shape, model, device, demand, role, terms)
+    ``_partial`` (its ``replicas``, ``cost`` and ``_lane_share`` are exact only where it can undercut ``cheapest``).
+    ``cycles``, when given, are its cycle model and lines (:func:`_seen_lines`, computed by the caller at these
+    draws)."""
+    cm = cycle_model(shape, model, device, demand, role, terms) if cycles is None else cycles.cm
     n, p = float(shape.devices), float(shape.pipeline)
     prompt, output = demand.prompt_tokens, demand.output_tokens
     peak = demand.peak_requests_per_s
@@ -648,21 +711,10 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, residence_s=latency,
                    tpot_ok=True, cycle_cap_s=latency, chi=0.0, _bound_at=(0.0, times(p, prompts) * prompt))
     else:
-        lines = cm.decode_lines()
         colocated = role == "colocated"
         ratio = terms.ratio
-        chunked = colocated and demand.policy == "chunked"
-        chi = prefill_token_cost_s(cm, demand, branch_min([b(0.0) for b in lines])) if colocated else 0.0
-        interference = None
-        if colocated:
-            held = 0.0  # the prefill tokens one prompt's chunk brings to a micro-batch (micro-batch pipelines)
-            if terms.two_interference_lines:
-                held = minimum(prompt, demand.token_budget) if chunked else prefill_pass_prompts(cm, demand) * prompt
-            interference = interference_lines(chi, ratio, shape.pipeline, held, terms.two_interference_lines,
-                                              demand.token_budget if chunked else None, demand.prompt_scv)
-            seen = [branch for b in lines for branch in interference.branches(b)]
-        else:
-            seen = lines
+        _, chunked, chi, interference, seen = _seen_lines(role, cm, demand, terms, shape.pipeline) if cycles is None \
+            else cycles
         kv_batch = (capacity - model.weight_bytes) / times(rep, terms.total_kv_bytes)
         limit = minimum(kv_batch, demand.max_batch)
         if chunked:
@@ -690,16 +742,11 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
                 seen_tpot = cycle_cap + interference_spread_s(interference, slots, demand.prompt_scv, epsilon)
             tpot_ok = seen_tpot <= demand.tpot_target_s
         if colocated:
-            # the seen lines are the decode lines plus the interference: the decode-only cycle at the cap follows
-            decode_cap = cycle_cap - interference(slots)
-            work, latency, lanes, budget_ok = _prefill_service(cm, demand, chunked, chi, decode_cap, slots,
-                                                               streamed=device.streamed_prefill)
-            tpot_ok = tpot_ok & budget_ok
+            at = _colocated_at_slots(cm, demand, chunked, chi, interference, seen, slots, ttft_extra_s, epsilon,
+                                     device.streamed_prefill, cycle_cap)
+            work, latency, lanes, slack, own, ttft_ok = at.work_s, at.latency_s, at.lanes, at.slack_s, at.own_s, at.ttft_ok
+            tpot_ok = tpot_ok & at.budget_ok
             residence = output * cycle_cap + latency
-            slack = demand.ttft_target_s - latency - cycle_cap - ttft_extra_s
-            own = _own_prefill_s(work, latency)
-            widest = LANE_SHARES[-1]  # the lanes' largest share of the slack and budget: the longest prompts fit there
-            ttft_ok = _own_prefill_fits(widest * slack, own, demand.prompt_scv, widest * epsilon)
             queues = (peak, residence, slots, work, lanes, slack, epsilon)
             load, floor_usd = _queue_floor(peak, residence, slots, work, lanes, n, whole, device_hour_usd)
             wanted = True if cheapest is None else ~(floor_usd > cheapest)
@@ -727,49 +774,77 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
     return out
 
 
-#: the held slot caps of a colocated candidate that misses the TTFT target at its full cap, as fractions of that cap
-#: (:func:`_held_batch`): the first, then the one above it where the first meets the TTFT target or the one below it
-#: where the first misses (a two-step search; the workbook has a block of rows per step). Measured on 4,000 draws of the
-#: default scenario's H100 with prompts of 200-16,000 tokens, TTFT 0.3-4 s and TPOT 10-80 ms drawn (the memory-twin
-#: stress of tests/test_properties.py), before this search: without holding 2,755 draws feasible; with the caps 0.7 and
-#: 0.5 (the second only where the first met the TTFT target) 2,782; with 31 caps 0.92^k (the reference) 2,806; the cost
-#: where both meet the targets exceeded the reference's by 4.5 % at the 99th percentile. Those two fixed caps moved with
-#: the full cap, so a looser TPOT target could leave both above the largest batch that meets the TTFT target (docs/model.md,
-#: "A batch held down"); the step down to a quarter of the cap keeps about half of those (its TTFT holds in simulation
-#: since a prompt's chunks are counted in whole cycles, :func:`_prefill_service`)
-HELD_STEPS = (0.5, 0.7, 0.25)
+#: the most halvings of the held batch's search (:func:`_largest_cap_within_ttft`): whole slot caps up to 2 ** 12 are
+#: found exactly (it stops once every bracket is one slot wide; larger caps to within 2 ** -12 of the full one, on the
+#: side that meets the TTFT target); continuous sizing runs all of them. 0 turns the held batch off. The workbook has
+#: a block of rows per halving
+HELD_SEARCH_STEPS = 12
+#: the held caps tried, as fractions of the largest that can meet the TTFT target (the cheapest that meets the targets
+#: is taken; ties: the first)
+HELD_CAPS = (1.0, 0.9)
 #: the terms of a candidate that depend on its slot cap (the others: its shape, lines and cycle model)
 _HELD_TERMS = ("_slack", "_lane_share", "prefill_s", "prefill_work_s", "slots", "residence_s", "tpot_ok", "cycle_cap_s",
                "replicas", "ttft_ok", "feasible", "cost")
 
 
-def _held_batch(out: dict, at_cap: Callable, inputs: tuple) -> dict:
+def _largest_cap_within_ttft(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, demand: Demand, whole,
+                             ttft_extra_s, device_hour_usd, terms: _PoolTerms, fits, cheapest, full):
+    """The largest slot cap below ``full`` at which a colocated replica's longest prompts can meet the TTFT target
+    [sequences; 0 where none can] (``device_hour_usd``, ``fits`` and ``cheapest`` unused: the inputs of
+    :func:`_candidate_at_cap`).
+
+    The TTFT check of :func:`_colocated_at_slots` holds below some cap and not above it: a larger batch lengthens the
+    cycles a prompt's chunks ride in and leaves fewer tokens of budget for them. Bisection on ``[0, full)``, the lower
+    end the largest cap known to hold: ``s = floor((lo + hi) / 2)`` (continuous sizing ``(lo + hi) / 2``) is checked and
+    becomes ``lo`` where the check holds, ``hi`` where not, for :data:`HELD_SEARCH_STEPS` halvings (whole caps: until
+    ``hi - lo <= 1`` everywhere, where a further halving changes nothing). The cycle lines are computed once and
+    returned with it: ``(cap, cycles)`` (:func:`_seen_lines`)."""
+    cycles = _seen_lines("colocated", cycle_model(shape, model, device, demand, "colocated", terms), demand, terms,
+                         shape.pipeline)
+    cm, chunked, chi, interference, seen = cycles
+    epsilon = 1.0 - demand.percentile
+    lo, hi = np.zeros_like(full), np.asarray(full, float)
+    for _ in range(HELD_SEARCH_STEPS):
+        if whole and every_draw(hi - lo <= 1.0):
+            break
+        mid = np.floor((lo + hi) / 2.0) if whole else (lo + hi) / 2.0
+        ok = _colocated_at_slots(cm, demand, chunked, chi, interference, seen, np.maximum(mid, 1.0), ttft_extra_s,
+                                 epsilon, device.streamed_prefill).ttft_ok
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    return lo, cycles
+
+
+def _held_batch(out: dict, at_cap: Callable, largest_within_ttft: Callable, inputs: tuple) -> dict:
     """A colocated candidate with its batch held down where it misses the TTFT target at its full slot cap.
 
     A larger batch lengthens the cycles a prompt's chunks ride in, so a replica that meets the TPOT target at its
     full cap ``c`` can miss the TTFT target where a smaller cap meets it. Where the shape fits, meets the TPOT target
-    and misses the TTFT one at ``c > 1``, it is sized again at held caps ``max(floor(f c), 1)`` (continuous sizing
-    ``max(f c, 1)``) in two steps (:data:`HELD_STEPS`): ``f = 1/2``, then ``f = 0.7`` where that meets the TTFT target
-    and ``f = 1/4`` where it misses; the TPOT target is checked at each (a smaller batch can carry more prefill per cycle:
-    the token budget's line), and the cheapest that meets the targets is taken (ties: the first step's); elsewhere, or
-    where neither does, its figures at ``c`` stand. Both steps run at those draws only (gathered,
-    :func:`tco.core.draws.at_draws`). The workbook mirrors it (tco.export.serving_sheet: a block of rows per step under
-    the candidate's, and the candidate's values those of the first lowest score).
+    and misses the TTFT one at ``c > 1``, it is sized again at the largest cap below ``c`` whose longest prompts can
+    meet the TTFT target (:func:`_largest_cap_within_ttft`), its TPOT checked there (a smaller batch can carry more
+    prefill per cycle: the token budget's line), and taken where it meets the targets; elsewhere its figures at ``c``
+    stand. That cap does not depend on the TPOT target (only ``c`` does), so a looser TPOT target never loses a held
+    batch nor raises its cost. It is also the cheapest cap that meets the targets: measured on 1,500 draws of each of
+    default, fleet-split and custom-asic (seed 7), sizing every whole cap below ``c`` and keeping the cheapest gave
+    the same cost in every draw (docs/model.md, "A batch held down"). Both run at those draws only (gathered,
+    :func:`tco.core.draws.at_draws`). The workbook mirrors it (tco.export.serving_sheet: a block of rows per halving
+    and one for the held cap).
 
     Parameters
     ----------
     out : dict
         The candidate at its full cap (:func:`_candidate_at_cap`).
     at_cap : Callable
-        ``at_cap(slots, inputs)``: the candidate at a held cap [sequences] and inputs.
+        ``at_cap(slots, inputs, cycles)``: the candidate at a held cap [sequences], inputs and cycle lines.
+    largest_within_ttft : Callable
+        ``largest_within_ttft(full, inputs)``: the largest cap below ``full`` that can meet the TTFT target
+        [sequences] and the candidate's cycle lines there.
     inputs : tuple
         ``(model, device, demand, whole, ttft_extra_s, device_hour_usd, terms, fits, cheapest)``.
 
     Returns
     -------
     dict
-        ``out``, its :data:`_HELD_TERMS` and ``_bound_at`` replaced where a held cap is the cheapest that meets the
-        targets.
+        ``out``, its :data:`_HELD_TERMS` and ``_bound_at`` replaced where the held cap meets the targets.
     """
     missed = (out["fits"] > 0.5) & (out["tpot_ok"] > 0.5) & (out["ttft_ok"] < 0.5) & (out["slots"] > 1.0)
     if not any_draw(missed):
@@ -784,32 +859,32 @@ def _held_batch(out: dict, at_cap: Callable, inputs: tuple) -> dict:
         except ValueError:  # an input does not broadcast to the draws' shape (a grid's other axis)
             where, at = None, inputs
         full = np.broadcast_to(out["slots"], shape)[where] if where is not None else out["slots"]
-
-    def held_cap(fraction):
-        return maximum(np.floor(fraction * full + FLOOR_GUARD) if at[3] else fraction * full, 1.0)  # at[3]: whole
-
-    first, above, below = HELD_STEPS
-    steps = [at_cap(held_cap(first), at)]
-    steps.append(at_cap(np.where(steps[0]["ttft_ok"] > 0.5, held_cap(above), held_cap(below)), at))
+    edge, cycles = largest_within_ttft(full, at)
+    whole = at[3]
+    steps = [at_cap(np.maximum(np.floor(f * edge + FLOOR_GUARD) if whole else f * edge, 1.0), at, cycles)
+             for f in HELD_CAPS]
     costs = [np.where(h["feasible"] > 0.5, h["cost"], np.inf) for h in steps]
-    better = costs[1] < costs[0]
-    best = {k: np.where(better, steps[1][k], steps[0][k]) for k in _HELD_TERMS} | {
-        "_bound_at": tuple(np.where(better, b, a) for a, b in zip(steps[0]["_bound_at"], steps[1]["_bound_at"], strict=True)),
-        "_partial": any("_partial" in h for h in steps)}
-    won = np.minimum(*costs) < np.inf
-    if where is None:  # evaluated at every draw: taken where the full cap missed and a held one meets the targets
+    held, lowest = steps[0], costs[0]
+    for h, cost in zip(steps[1:], costs[1:], strict=True):  # the cheapest that meets the targets; ties: the first
+        better = cost < lowest
+        held = {k: np.where(better, h[k], held[k]) for k in _HELD_TERMS} | {
+            "_bound_at": tuple(np.where(better, b, a) for a, b in zip(held["_bound_at"], h["_bound_at"], strict=True)),
+            **({"_partial": True} if "_partial" in h or "_partial" in held else {})}
+        lowest = np.minimum(lowest, cost)
+    won = lowest < np.inf
+    if where is None:  # evaluated at every draw: taken where the full cap missed and the held one meets the targets
         won = won & missed
     if not any_draw(won):
         return out
     merged = dict(out)
     if shape == ():
-        merged.update({k: best[k] for k in (*_HELD_TERMS, "_bound_at")})
+        merged.update({k: held[k] for k in (*_HELD_TERMS, "_bound_at")})
     else:
         for k in _HELD_TERMS:
-            merged[k] = _written(out[k], best[k], won, where, shape)
+            merged[k] = _written(out[k], held[k], won, where, shape)
         merged["_bound_at"] = tuple(_written(o, b, won, where, shape)
-                                    for o, b in zip(out["_bound_at"], best["_bound_at"], strict=True))
-    if best.get("_partial") or "_partial" in out:
+                                    for o, b in zip(out["_bound_at"], held["_bound_at"], strict=True))
+    if "_partial" in held or "_partial" in out:
         merged["_partial"] = True
     return merged
 

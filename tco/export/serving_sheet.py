@@ -522,6 +522,33 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         limit = q("slot cap by memory, batch limit and token budget", limit, "sequences")
         c.update(chi=chi, _lines=stored, _seen=seen, _interference=interference)
 
+        def ttft_at(q, slots: str, cycle_cap: str) -> dict:
+            """Colocated: the prefill of a prompt at ``slots`` (cycle ``cycle_cap``) and whether the longest prompts'
+            own prefill fits the TTFT target there (``_colocated_at_slots`` of the core)."""
+            decode_cap = q("decode-only cycle at the slot cap (cap cycle less the prefill share)",
+                           f"{cycle_cap}-{interference_at(interference, slots)}", "s")
+            t = {}
+            if chunked:
+                t["free"] = free = q("token budget left by the decode tokens per micro-batch", f"{budget}-{slots}/{p}",
+                                     "tokens")
+                chunks = q("cycles carrying a prompt's chunks (P / budget left)", f"{prompt}/MAX({free},1E-9)", "cycles")
+                own = q("replica time of a prompt's own tokens (P chi)", f"{prompt}*{chi}", "s")
+                work = q("lane time per prompt with prompts waiting (p P chi + m t_d)", f"{p}*{own}+{chunks}*{decode_cap}",
+                         "s")
+                own_latency = own if streamed or p == 1 else f"{p}*{own}"
+                latency = q("prefill of one prompt once started (its chunks ride in whole cycles)",
+                            f"MAX({fx.ceil(chunks)},1)*{decode_cap}+{own_latency}", "s")
+            else:
+                latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
+                work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
+            slack = q("TTFT slack of the slot and lane queues together", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
+            own = q("length-proportional part of a prompt's prefill", sojourn_sheet.own_prefill(work, latency), "s")
+            widest = f"{serving.LANE_SHARES[-1]!r}"
+            ttft_ok = q("the longest prompts' own prefill fits the lanes' widest share (1/0)",
+                        sojourn_sheet.own_prefill_fits(f"{widest}*{slack}", own, demand.prompt_scv, f"{widest}*{epsilon}"),
+                        "")
+            return t | {"latency": latency, "work": work, "slack": slack, "own": own, "ttft_ok": ttft_ok}
+
         def at_cap(q, held: str | None = None) -> dict:
             """The rows from the slot cap on: the cap (or the ``held`` one, its TPOT checked at it), the cycle,
             prefill and queues at it."""
@@ -553,29 +580,11 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 tpot_ok = f"IF({seen_tpot}<={demand.tpot},1,0)"
             r: dict[str, str] = {}
             if colocated:
-                decode_cap = q("decode-only cycle at the slot cap (cap cycle less the prefill share)",
-                               f"{cycle_cap}-{interference_at(interference, slots)}", "s")
+                t = ttft_at(q, slots, cycle_cap)
+                latency, work, slack, own, ttft_ok = t["latency"], t["work"], t["slack"], t["own"], t["ttft_ok"]
                 if chunked:
-                    free = q("token budget left by the decode tokens per micro-batch", f"{budget}-{slots}/{p}", "tokens")
-                    chunks = q("cycles carrying a prompt's chunks (P / budget left)", f"{prompt}/MAX({free},1E-9)", "cycles")
-                    own = q("replica time of a prompt's own tokens (P chi)", f"{prompt}*{chi}", "s")
-                    work = q("lane time per prompt with prompts waiting (p P chi + m t_d)",
-                             f"{p}*{own}+{chunks}*{decode_cap}", "s")
-                    own_latency = own if streamed or p == 1 else f"{p}*{own}"
-                    latency = q("prefill of one prompt once started (its chunks ride in whole cycles)",
-                                f"MAX({fx.ceil(chunks)},1)*{decode_cap}+{own_latency}", "s")
-                    tpot_ok = f"IF(AND({tpot_ok}>0,{free}>0),1,0)"
-                else:
-                    latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
-                    work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
+                    tpot_ok = f"IF(AND({tpot_ok}>0,{t['free']}>0),1,0)"
                 residence = q("slot residence (O cycles + prefill)", f"{output}*{cycle_cap}+{latency}", "s")
-                slack = q("TTFT slack of the slot and lane queues together", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}",
-                          "s")
-                own = q("length-proportional part of a prompt's prefill", sojourn_sheet.own_prefill(work, latency), "s")
-                widest = f"{serving.LANE_SHARES[-1]!r}"
-                ttft_ok = q("the longest prompts' own prefill fits the lanes' widest share (1/0)",
-                            sojourn_sheet.own_prefill_fits(f"{widest}*{slack}", own, demand.prompt_scv,
-                                                           f"{widest}*{epsilon}"), "")
                 replicas, share = split_replicas(q, f"{demand.peak}*{residence}", residence, slots, f"{demand.peak}*{work}",
                                                  work, str(p), slack, epsilon, own, demand.prompt_scv, ttft_ok)
                 r.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=ttft_ok, _slack=slack,
@@ -596,7 +605,14 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             return _sized(q, {**c, **r}, replicas, fits, devices, device_hour, whole, prompt)
 
         full = at_cap(q)
-        return _held_caps(sheet, full, at_cap, whole) if colocated else full
+        if not colocated or not serving.HELD_SEARCH_STEPS:
+            return full
+
+        def ttft_ok_at(q, slots: str) -> str:
+            cycle = q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]), "s")
+            return ttft_at(q, slots, cycle)["ttft_ok"]
+
+        return _held_caps(sheet, full, at_cap, ttft_ok_at, whole)
     return _sized(q, c, replicas, fits, devices, device_hour, whole, prompt)
 
 
@@ -622,38 +638,44 @@ def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whol
 HELD_OUT_SCORE = "1E290"
 
 
-def _held_caps(sheet, full: dict, at_cap, whole: bool) -> dict:
-    """:func:`tco.core.serving._held_batch`: the candidate again at the two held caps of its search (half its full slot
-    cap; then 0.7 of it where the half meets the TTFT target, a quarter where it misses), whose score is its cost where
-    the full cap misses the TTFT target (and fits, meets the TPOT target, holds more than one slot) and it meets the
-    targets; elsewhere :data:`HELD_OUT_SCORE`. The candidate's values are those of the first lowest score among the
-    full cap and these."""
+def _held_caps(sheet, full: dict, at_cap, ttft_ok_at, whole: bool) -> dict:
+    """:func:`tco.core.serving._held_batch`: the largest slot cap below the full one whose longest prompts can meet the
+    TTFT target, by bisection (:func:`tco.core.serving._largest_cap_within_ttft`: a block of rows per halving, all
+    :data:`tco.core.serving.HELD_SEARCH_STEPS` of them; the core stops once its brackets are one slot wide, where a
+    further halving changes nothing), then the candidate again at :data:`tco.core.serving.HELD_CAPS` of it, whose
+    score is its cost where the full cap misses the TTFT target (and fits, meets the TPOT target, holds more than one
+    slot) and it meets the targets; elsewhere :data:`HELD_OUT_SCORE`. The candidate's values are those of the first
+    lowest score among the full cap and these."""
     q = sheet.quantity
     missed = q("the full slot cap misses the TTFT target, the shape fits and meets the TPOT target (1/0)",
                f"IF(AND({full['fits']}>0.5,{full['tpot_ok']}>0.5,{full['ttft_ok']}<0.5,{full['slots']}>1),1,0)", "")
+    low, high = "0", full["slots"]
+    for step in range(1, serving.HELD_SEARCH_STEPS + 1):
+        sheet.heading(f"held batch, halving {step} of the caps below the full one", level=3)
 
-    def fraction_of_full(fraction) -> str:
-        held = f"{fraction!r}*{full['slots']}"
-        return fx.floor(f"{held}+{serving.FLOOR_GUARD:g}") if whole else held
+        def qb(label, formula, unit="", key="", step=step):
+            return q(f"{label} (halving {step})", formula, unit, key)
 
-    first, above, below = serving.HELD_STEPS
+        middle = f"({low}+{high})/2"
+        tried = qb("slot cap tried", fx.floor(middle) if whole else middle, "sequences")
+        ok = ttft_ok_at(qb, f"MAX({tried},1)")
+        low = qb("largest cap known to meet the TTFT target", f"IF({ok}>0.5,{tried},{low})", "sequences")
+        high = qb("smallest cap known to miss it", f"IF({ok}>0.5,{high},{tried})", "sequences")
     held = []
-    for step, label in ((1, f"{first:g} of the full slot cap"),
-                        (2, f"{above:g} of the full slot cap where step 1 meets the TTFT target, else {below:g}")):
-        sheet.heading(f"held cap, step {step}: {label}", level=3)
+    for step, fraction in enumerate(serving.HELD_CAPS, start=1):
+        sheet.heading(f"held cap {step}: {fraction:g} of the largest that can meet the TTFT target", level=3)
 
         def qh(label, formula, unit="", key="", step=step):
-            return q(f"{label} (held, step {step})", formula, unit, key)
+            return q(f"{label} (held, cap {step})", formula, unit, key)
 
-        slots = (fraction_of_full(first) if step == 1 else
-                 f"IF({held[0]['ttft_ok']}>0.5,{fraction_of_full(above)},{fraction_of_full(below)})")
-        h = at_cap(qh, qh("slot cap, held", f"MAX({slots},1)", "sequences"))
+        cap = f"{fraction!r}*{low}"
+        h = at_cap(qh, qh("slot cap, held", f"MAX({fx.floor(f'{cap}+{serving.FLOOR_GUARD:g}') if whole else cap},1)",
+                          "sequences"))
         h["score"] = qh("score: its cost where it counts, else out of the choice",
                         f"IF(AND({missed},{h['feasible']}>0.5),{h['cost']},{HELD_OUT_SCORE})", "")
         held.append(h)
     caps = [full, *held]
-    index = q("chosen slot cap (0 the full one, then the held caps in step order)", _first_lowest(q, "slot cap", caps),
-              "")
+    index = q("chosen slot cap (0 the full one, then the held caps in order)", _first_lowest(q, "slot cap", caps), "")
     chosen = dict(full)
     for key in (*_CHOSEN, "score"):
         values = [str(c[key]) for c in caps]
