@@ -118,6 +118,18 @@ def test_cheaper_electricity_never_raises_cost(draw, factor):
         assert np.all(b[option].pv_cost_usd <= a[option].pv_cost_usd)
 
 
+def loosened(draw, target: str, factor: float) -> tuple:
+    """The options of a drawn scenario evaluated at the draw and with the latency target ``target`` times ``factor``;
+    a scenario without the target, or whose baseline the ``when_cheaper`` rule refreshes (its generations follow
+    costs; README, Known limitations), is left out."""
+    scenario, values = draw
+    assume(target in values)
+    roadmap = getattr(scenario.spec, "roadmap", None)
+    assume(roadmap is None or roadmap.policy != "when_cheaper")
+    looser = dict(values, **{target: values[target] * factor})
+    return evaluate(scenario.structure, values), evaluate(scenario.structure, looser)
+
+
 @FAST
 @given(scenario_draw(), st.floats(1.0, 2.0))
 def test_a_looser_ttft_target_never_loses_a_target_nor_adds_devices(draw, factor):
@@ -127,12 +139,7 @@ def test_a_looser_ttft_target_never_loses_a_target_nor_adds_devices(draw, factor
     never. (A looser TPOT target keeps the targets, test_a_looser_tpot_target_never_loses_a_target, but can add
     devices: docs/model.md "A batch held down".) A baseline refreshed by the ``when_cheaper`` rule is left out (its
     generations follow costs; README, Known limitations)."""
-    scenario, values = draw
-    assume("workload.ttft_target_s" in values)
-    roadmap = getattr(scenario.spec, "roadmap", None)
-    assume(roadmap is None or roadmap.policy != "when_cheaper")
-    looser = dict(values, **{"workload.ttft_target_s": values["workload.ttft_target_s"] * factor})
-    a, b = evaluate(scenario.structure, values), evaluate(scenario.structure, looser)
+    a, b = loosened(draw, "workload.ttft_target_s", factor)
     for option in a:
         met = np.asarray(a[option].feasible) > 0.5
         assert np.all(~met | (np.asarray(b[option].feasible) > 0.5)), option
@@ -149,12 +156,7 @@ def test_a_looser_tpot_target_never_loses_a_target(draw, factor):
     loosened by 0-50 %), 9-20 draws of the H100 and ASIC options lost their targets; now none. The fleet is not
     monotone in it (a larger full cap can cost more where it meets the TTFT target: docs/model.md "A batch held
     down"). A baseline refreshed by the ``when_cheaper`` rule is left out (README, Known limitations)."""
-    scenario, values = draw
-    assume("workload.tpot_target_s" in values)
-    roadmap = getattr(scenario.spec, "roadmap", None)
-    assume(roadmap is None or roadmap.policy != "when_cheaper")
-    looser = dict(values, **{"workload.tpot_target_s": values["workload.tpot_target_s"] * factor})
-    a, b = evaluate(scenario.structure, values), evaluate(scenario.structure, looser)
+    a, b = loosened(draw, "workload.tpot_target_s", factor)
     for option in a:
         met = np.asarray(a[option].feasible) > 0.5
         assert np.all(~met | (np.asarray(b[option].feasible) > 0.5)), option
