@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tco
 from tco.core import parallelism, queueing, serving
 from tco.core.serving import Demand, DeviceShape, ModelShape
 from tco.core.steps import Lines, branch_min, largest_within, least_fixed_point
@@ -1103,6 +1104,25 @@ def test_a_replica_that_misses_the_ttft_target_holds_its_batch_down(monkeypatch)
     monkeypatch.setattr(serving, "HELD_SEARCH_STEPS", 0)
     full = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.12))
     assert float(full["slots"]) == 69.0 and not bool(full["feasible"]) and float(full["replicas"]) == 14.0
+
+
+def test_the_held_batch_steps_back_where_the_largest_cap_needs_a_replica_more(monkeypatch):
+    """The default at a 0.5 s TTFT and 50 ms TPOT target: the H100's TP8 replica misses the TTFT target at its full cap;
+    the largest cap whose longest prompts can meet it is 92 slots, where the lanes have so little slack left that the
+    fleet needs 31 replicas (248 GPUs, 3.168 USD per million output tokens); at floor(0.9 x 92) = 82 slots 30 do (240,
+    3.068), and the model takes those. Without the held batch no H100 shape meets the targets."""
+    scenario = tco.load_scenario("default")
+    edits = {"workload.ttft_target_s": 0.5, "workload.tpot_target_s": 0.05}
+
+    def h100():
+        pool = tco.evaluate_scenario(scenario, edits)[0]["h100"].pools["colocated"]
+        return float(pool.performance.tensor_parallel), float(pool.performance.slots), float(pool.sizing.replicas)
+
+    assert h100() == (8.0, 82.0, 30.0)
+    monkeypatch.setattr(serving, "HELD_CAPS", (1.0,))
+    assert h100() == (8.0, 92.0, 31.0)
+    monkeypatch.setattr(serving, "HELD_SEARCH_STEPS", 0)
+    assert float(tco.evaluate_scenario(scenario, edits)[0]["h100"].feasible) == 0.0
 
 
 def test_held_batches_in_a_vector_of_draws_are_those_of_each_draw_alone():

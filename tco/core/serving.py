@@ -819,15 +819,17 @@ def _held_batch(out: dict, at_cap: Callable, largest_within_ttft: Callable, inpu
 
     A larger batch lengthens the cycles a prompt's chunks ride in, so a replica that meets the TPOT target at its
     full cap ``c`` can miss the TTFT target where a smaller cap meets it. Where the shape fits, meets the TPOT target
-    and misses the TTFT one at ``c > 1``, it is sized again at the largest cap below ``c`` whose longest prompts can
-    meet the TTFT target (:func:`_largest_cap_within_ttft`), its TPOT checked there (a smaller batch can carry more
-    prefill per cycle: the token budget's line), and taken where it meets the targets; elsewhere its figures at ``c``
-    stand. That cap does not depend on the TPOT target (only ``c`` does), so a looser TPOT target never loses a held
-    batch nor raises its cost. It is also the cheapest cap that meets the targets: measured on 1,500 draws of each of
-    default, fleet-split and custom-asic (seed 7), sizing every whole cap below ``c`` and keeping the cheapest gave
-    the same cost in every draw (docs/model.md, "A batch held down"). Both run at those draws only (gathered,
+    and misses the TTFT one at ``c > 1``, it is sized again at ``s*``, the largest cap below ``c`` whose longest
+    prompts can meet the TTFT target (:func:`_largest_cap_within_ttft`), and at the fractions :data:`HELD_CAPS` of it
+    (near ``s*`` the lanes have little slack left and can need a replica more), its TPOT checked at each (a smaller
+    batch can carry more prefill per cycle: the token budget's line), and the cheapest that meets the targets is taken
+    (ties: the first); elsewhere, or where none does, its figures at ``c`` stand. ``s*`` does not depend on the TPOT
+    target (only ``c`` does), so a looser TPOT target never loses a held batch nor, where ``c`` misses the TTFT target
+    at both, changes its cost. Against sizing every whole cap below ``c`` and keeping the cheapest (1,500 draws of
+    each of default, fleet-split and custom-asic, seed 7) the cost per token was the same in every draw
+    (docs/model.md, "A batch held down"). The search and the held caps run at those draws only (gathered,
     :func:`tco.core.draws.at_draws`). The workbook mirrors it (tco.export.serving_sheet: a block of rows per halving
-    and one for the held cap).
+    and one per held cap).
 
     Parameters
     ----------
@@ -844,7 +846,7 @@ def _held_batch(out: dict, at_cap: Callable, largest_within_ttft: Callable, inpu
     Returns
     -------
     dict
-        ``out``, its :data:`_HELD_TERMS` and ``_bound_at`` replaced where the held cap meets the targets.
+        ``out``, its :data:`_HELD_TERMS` and ``_bound_at`` replaced where a held cap meets the targets.
     """
     missed = (out["fits"] > 0.5) & (out["tpot_ok"] > 0.5) & (out["ttft_ok"] < 0.5) & (out["slots"] > 1.0)
     if not any_draw(missed):
