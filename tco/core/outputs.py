@@ -320,7 +320,8 @@ class PoolPerformance:
     ttft_s: Array | None = output("s", "time to first token at the percentile, at peak (this pool's part)",
                                   "time to first token", "ms", scale=1e3, fmt=",.0f", optional=True)
     slots: Array | None = output("sequences", "slot cap: the most sequences in flight per replica (TPOT target, KV memory, "
-                                 "batch limit, token budget)", "slot cap", "", fmt=",.0f", optional=True)
+                                 "batch limit, token budget; held lower where the TTFT target needs it)", "slot cap", "",
+                                 fmt=",.0f", optional=True)
     batch: Array | None = output("sequences", "mean decode occupancy per replica at peak", "decode batch", fmt=",.0f",
                                  optional=True)
     step_s: Array | None = output("s", "mean cycle time at peak, prefill chunks included", "decode step time", "ms", scale=1e3,
