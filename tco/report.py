@@ -83,6 +83,17 @@ def interference(result: OptionResult) -> str:
     return ", ".join(spec.format(scalar(v)) for v in values) or "none (disaggregated)"
 
 
+def decode_batch(result: OptionResult) -> str:
+    """The mean decode batch at peak, and where a colocated replica holds its slot cap below what the TPOT target
+    allows (the TTFT target needs it), both caps: ``2 (slot cap 2 of 37, held for the TTFT target)``."""
+    text = OPTION_OUTPUTS["batch"].format(scalar(result.batch))
+    for pool in result.pools.values():
+        slots, allowed = pool.performance.slots, pool.performance.slots_allowed
+        if slots is not None and allowed is not None and scalar(slots) < scalar(allowed):
+            text += f" (slot cap {scalar(slots):,.0f} of {scalar(allowed):,.0f}, held for the TTFT target)"
+    return text
+
+
 def infeasible_reasons(result: OptionResult) -> list[str]:
     """The latency targets (or limits) an option misses, in words; empty when it meets them all."""
     code = int(scalar(result.infeasible_code))
@@ -142,7 +153,7 @@ OPTION_ROWS: list[tuple[str, str, Callable[[OptionResult], str]]] = [
     _per_pool("utilization"),
     ("bound", "bound by", lambda r: ", ".join(f"{k}: {v}" for k, v in bounds(r).items())),
     _option("spilled_bytes"),
-    _option("batch"),
+    ("batch", OPTION_OUTPUTS["batch"].title, decode_batch),
     ("feasible", OPTION_OUTPUTS["feasible"].title, _feasible),
 ]
 

@@ -19,6 +19,7 @@ import tco
 from tco.core import parallelism, queueing, serving
 from tco.core.serving import Demand, DeviceShape, ModelShape
 from tco.core.steps import Lines, branch_min, largest_within, least_fixed_point
+from tco.report import decode_batch
 
 # Llama 2 70B at FP8 on one H200 (the MLPerf interactive set-up): numbers used across tests
 W = 6.8976648192e10
@@ -1093,6 +1094,7 @@ def test_a_replica_that_misses_the_ttft_target_holds_its_batch_down(monkeypatch)
     for ttft, slots, replicas in ((0.13, 50, 15), (0.12, 34, 19), (0.11, 19, 29), (0.10, 3, 146)):
         held = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=ttft))
         assert (float(held["slots"]), float(held["replicas"])) == (slots, replicas) and bool(held["feasible"]), ttft
+        assert float(held["slots_allowed"]) == 69.0  # the cap the TPOT target allows, reported beside the held one
         assert float(held["ttft_s"]) <= ttft and float(held["tpot_s"]) <= 0.04
         at, above = pinned(ttft, float(slots)), pinned(ttft, slots + 1.0)
         assert float(at["slots"]) == slots and float(at["ttft_ok"]) == 1.0 and float(at["replicas"]) == replicas
@@ -1110,7 +1112,8 @@ def test_the_held_batch_steps_back_where_the_largest_cap_needs_a_replica_more(mo
     """The default at a 0.5 s TTFT and 50 ms TPOT target: the H100's TP8 replica misses the TTFT target at its full cap;
     the largest cap whose longest prompts can meet it is 92 slots, where the lanes have so little slack left that the
     fleet needs 31 replicas (248 GPUs, 3.168 USD per million output tokens); at floor(0.9 x 92) = 82 slots 30 do (240,
-    3.068), and the model takes those. Without the held batch no H100 shape meets the targets."""
+    3.068), and the model takes those; the Compare table's decode batch names both caps, the held one and the 113 the
+    TPOT target allows. Without the held batch no H100 shape meets the targets."""
     scenario = tco.load_scenario("default")
     edits = {"workload.ttft_target_s": 0.5, "workload.tpot_target_s": 0.05}
 
@@ -1119,6 +1122,9 @@ def test_the_held_batch_steps_back_where_the_largest_cap_needs_a_replica_more(mo
         return float(pool.performance.tensor_parallel), float(pool.performance.slots), float(pool.sizing.replicas)
 
     assert h100() == (8.0, 82.0, 30.0)
+    assert decode_batch(tco.evaluate_scenario(scenario, edits)[0]["h100"]).endswith(
+        "(slot cap 82 of 113, held for the TTFT target)")
+    assert "held" not in decode_batch(tco.evaluate_scenario(scenario)[0]["h100"])  # the default's cap: 33 of 33
     monkeypatch.setattr(serving, "HELD_CAPS", (1.0,))
     assert h100() == (8.0, 92.0, 31.0)
     monkeypatch.setattr(serving, "HELD_SEARCH_STEPS", 0)

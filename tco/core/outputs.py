@@ -322,6 +322,9 @@ class PoolPerformance:
     slots: Array | None = output("sequences", "slot cap: the most sequences in flight per replica (TPOT target, KV memory, "
                                  "batch limit, token budget; held lower where the TTFT target needs it)", "slot cap", "",
                                  fmt=",.0f", optional=True)
+    slots_allowed: Array | None = output("sequences", "the slot cap the TPOT target, KV memory, batch limit and token "
+                                         "budget allow; above the slot cap where the batch is held down for the TTFT "
+                                         "target", "slot cap before the TTFT hold", "", fmt=",.0f", optional=True)
     batch: Array | None = output("sequences", "mean decode occupancy per replica at peak", "decode batch", fmt=",.0f",
                                  optional=True)
     step_s: Array | None = output("s", "mean cycle time at peak, prefill chunks included", "decode step time", "ms", scale=1e3,

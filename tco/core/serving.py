@@ -708,7 +708,8 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
             replicas = np.where(ttft_ok, replicas, queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon,
                                                                                 terms.log_term, kingman=True) / lanes)
         out.update(_slack=slack, _lane_share=1.0)
-        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, residence_s=latency,
+        out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, slots_allowed=0.0,
+                   residence_s=latency,
                    tpot_ok=True, cycle_cap_s=latency, chi=0.0, _bound_at=(0.0, times(p, prompts) * prompt))
     else:
         colocated = role == "colocated"
@@ -761,6 +762,8 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
             replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon, terms.log_term) / slots
             ttft_ok = True
             out.update(_slack=slack, _lane_share=0.0)
+        if held_slots is None:  # a held cap keeps its candidate's (:func:`_held_batch`)
+            out["slots_allowed"] = slots
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=slots, residence_s=residence,
                    tpot_ok=tpot_ok, cycle_cap_s=cycle_cap, chi=chi, _bound_at=(slots, ratio * slots))
         out["_seen"] = seen
@@ -1183,10 +1186,10 @@ def _derived(role: str, chosen: dict, demand: Demand) -> dict:
 
 #: what :func:`size_pool` reports per pool (for the chosen shape)
 POOL_OUTPUTS = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
-                "batch", "tpot_s", "ttft_s", "queue_wait_s", "prefill_s", "prefill_work_s", "lanes", "residence_s",
-                "cycle_cap_s", "step_s", "interference_share", "capacity_rps", "chi", "feasible", "tpot_ok", "ttft_ok",
-                "fits", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s", "decode_tokens_per_s",
-                "tpot_met")
+                "slots_allowed", "batch", "tpot_s", "ttft_s", "queue_wait_s", "prefill_s", "prefill_work_s", "lanes",
+                "residence_s", "cycle_cap_s", "step_s", "interference_share", "capacity_rps", "chi", "feasible", "tpot_ok",
+                "ttft_ok", "fits", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s",
+                "decode_tokens_per_s", "tpot_met")
 
 #: the terms of a candidate carried to the chosen shape (the figures at peak, what bounds a cycle and the
 #: spilled bytes are computed after the choice)
@@ -1196,7 +1199,8 @@ _CANDIDATE_OUTPUTS = (*(k for k in POOL_OUTPUTS if k not in _AT_PEAK), "_slack",
 
 _COMMON = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "capacity_rps", "queue_wait_s")
 _PREFILL = ("prefill_s", "prefill_tokens_per_s", "prefill_bound", "ttft_s")
-_DECODE = ("slots", "batch", "step_s", "tpot_s", "decode_tokens_per_s", "decode_bound", "spilled_bytes", "tpot_met")
+_DECODE = ("slots", "slots_allowed", "batch", "step_s", "tpot_s", "decode_tokens_per_s", "decode_bound", "spilled_bytes",
+           "tpot_met")
 #: the :class:`tco.core.outputs.PoolPerformance` fields of each role
 PERFORMANCE_FIELDS = {"colocated": _COMMON + _PREFILL + _DECODE + ("interference_share",),
                       "prefill": _COMMON + _PREFILL, "decode": _COMMON + _DECODE}

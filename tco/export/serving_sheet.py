@@ -477,8 +477,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         servers = sojourn_sheet.lane_servers(q, "prefill lanes", f"{demand.peak}*{work}", work, own, slack, demand.prompt_scv,
                                              epsilon, ttft_ok)
         replicas = q("replicas (continuous)", f"{servers}/{p}", "replicas")
-        c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), slots="0", residence_s=latency, tpot_ok="1",
-                 capacity_rps=q("requests/s per replica, lanes busy", f"{p}/{work}", "req/s"), cycle_cap_s=latency,
+        c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), slots="0", slots_allowed="0", residence_s=latency,
+                 tpot_ok="1", capacity_rps=q("requests/s per replica, lanes busy", f"{p}/{work}", "req/s"), cycle_cap_s=latency,
                  chi="0", prefill_bound=q("prefill bound code", cm.bound("0", f"{p}*{pass_prompts}*{prompt}"), ""),
                  decode_bound="0", spilled_bytes="0", _slack=slack, _lane_share="1", ttft_ok=ttft_ok)
     else:
@@ -567,8 +567,10 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
                 slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
                 tpot_ok = f"IF({raw}>=1,1,0)"
+                r_allowed = slots
             else:
                 slots = held
+                r_allowed = None  # a held cap keeps its candidate's (_held_caps)
             cycle_cap = q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]),
                           "s")
             if held is not None:
@@ -596,6 +598,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 replicas = q("replicas (continuous)", f"{servers}/{slots}", "replicas")
                 r.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack, _lane_share="0")
             r["tpot_ok"] = q("slot cap at least one sequence (and budget left) (1/0)", tpot_ok, "")
+            if r_allowed is not None:
+                r["slots_allowed"] = r_allowed
             decode_tokens = f"{ratio}*{slots}" if colocated else "0"
             r.update(slots=slots, residence_s=residence, cycle_cap_s=cycle_cap,
                      capacity_rps=q("requests/s per replica, slots busy", f"{slots}/{residence}", "req/s"),
@@ -671,6 +675,7 @@ def _held_caps(sheet, full: dict, at_cap, ttft_ok_at, whole: bool) -> dict:
         cap = f"{fraction!r}*{low}"
         h = at_cap(qh, qh("slot cap, held", f"MAX({fx.floor(f'{cap}+{serving.FLOOR_GUARD:g}') if whole else cap},1)",
                           "sequences"))
+        h["slots_allowed"] = full["slots_allowed"]
         h["score"] = qh("score: its cost where it counts, else out of the choice",
                         f"IF(AND({missed},{h['feasible']}>0.5),{h['cost']},{HELD_OUT_SCORE})", "")
         held.append(h)
@@ -694,9 +699,9 @@ def _first_lowest(q, what: str, candidates: list[dict]) -> str:
 
 
 _CHOSEN = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
-           "prefill_s", "prefill_work_s", "lanes", "residence_s", "cycle_cap_s", "chi", "feasible", "tpot_ok", "ttft_ok",
-           "fits", "capacity_rps", "decode_bound", "prefill_bound", "spilled_bytes", "prefill_tokens_per_s",
-           "decode_tokens_per_s", "_slack", "_lane_share")
+           "slots_allowed", "prefill_s", "prefill_work_s", "lanes", "residence_s", "cycle_cap_s", "chi", "feasible",
+           "tpot_ok", "ttft_ok", "fits", "capacity_rps", "decode_bound", "prefill_bound", "spilled_bytes",
+           "prefill_tokens_per_s", "decode_tokens_per_s", "_slack", "_lane_share")
 
 
 def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str) -> dict[str, str]:
