@@ -83,15 +83,21 @@ def interference(result: OptionResult) -> str:
     return ", ".join(spec.format(scalar(v)) for v in values) or "none (disaggregated)"
 
 
-def decode_batch(result: OptionResult) -> str:
-    """The mean decode batch at peak, and where a colocated replica holds its slot cap below what the TPOT target
-    allows (the TTFT target needs it), both caps: ``2 (slot cap 2 of 37, held for the TTFT target)``."""
-    text = OPTION_OUTPUTS["batch"].format(scalar(result.batch))
+def held_batch(result: OptionResult) -> str:
+    """Where a colocated replica holds its slot cap below what the TPOT target allows (the TTFT target needs it),
+    both caps in words: ``slot cap 2 of 37, held for the TTFT target``; empty elsewhere (first draw)."""
     for pool in result.pools.values():
         slots, allowed = pool.performance.slots, pool.performance.slots_allowed
         if slots is not None and allowed is not None and scalar(slots) < scalar(allowed):
-            text += f" (slot cap {scalar(slots):,.0f} of {scalar(allowed):,.0f}, held for the TTFT target)"
-    return text
+            return f"slot cap {scalar(slots):,.0f} of {scalar(allowed):,.0f}, held for the TTFT target"
+    return ""
+
+
+def decode_batch(result: OptionResult) -> str:
+    """The mean decode batch at peak, with :func:`held_batch` where the slot cap is held: ``1 (slot cap 2 of 37, held
+    for the TTFT target)``."""
+    held = held_batch(result)
+    return OPTION_OUTPUTS["batch"].format(scalar(result.batch)) + (f" ({held})" if held else "")
 
 
 def infeasible_reasons(result: OptionResult) -> list[str]:
