@@ -829,7 +829,7 @@ def _held_batch(out: dict, at_cap: Callable, largest_within_ttft: Callable, inpu
     (ties: the first); elsewhere, or where none does, its figures at ``c`` stand. ``s*`` does not depend on the TPOT
     target (only ``c`` does), so a looser TPOT target never loses a held batch nor, where ``c`` misses the TTFT target
     at both, changes its cost. Against sizing every whole cap below ``c`` and keeping the cheapest (1,500 draws of
-    each of default, fleet-split and custom-asic, seed 7) the cost per token was the same in every draw
+    each of default, fleet-split and custom-asic, seed 7) the cost per token was within 0.2 % of it in every draw
     (docs/model.md, "A batch held down"). The search and the held caps run at those draws only (gathered,
     :func:`tco.core.draws.at_draws`). The workbook mirrors it (tco.export.serving_sheet: a block of rows per halving
     and one per held cap).
