@@ -522,9 +522,14 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         limit = q("slot cap by memory, batch limit and token budget", limit, "sequences")
         c.update(chi=chi, _lines=stored, _seen=seen, _interference=interference)
 
-        def ttft_at(q, slots: str, cycle_cap: str) -> dict:
-            """Colocated: the prefill of a prompt at ``slots`` (cycle ``cycle_cap``) and whether the longest prompts'
-            own prefill fits the TTFT target there (``_colocated_at_slots`` of the core)."""
+        def cycle_at(q, slots: str) -> str:
+            return q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]), "s")
+
+        def ttft_at(q, slots: str, cycle_cap: str | None = None) -> dict:
+            """Colocated: the prefill of a prompt at ``slots`` (cycle ``cycle_cap``, a row of its own when not given)
+            and whether the longest prompts' own prefill fits the TTFT target there (``_colocated_at_slots`` of the
+            core)."""
+            cycle_cap = cycle_at(q, slots) if cycle_cap is None else cycle_cap
             decode_cap = q("decode-only cycle at the slot cap (cap cycle less the prefill share)",
                            f"{cycle_cap}-{interference_at(interference, slots)}", "s")
             t = {}
@@ -567,12 +572,9 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
                 slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
                 tpot_ok = f"IF({raw}>=1,1,0)"
-                r_allowed = slots
             else:
                 slots = held
-                r_allowed = None  # a held cap keeps its candidate's (_held_caps)
-            cycle_cap = q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]),
-                          "s")
+            cycle_cap = cycle_at(q, slots)
             if held is not None:
                 seen_tpot = cycle_cap
                 if demand.prompt_scv != "0":
@@ -598,8 +600,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 replicas = q("replicas (continuous)", f"{servers}/{slots}", "replicas")
                 r.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack, _lane_share="0")
             r["tpot_ok"] = q("slot cap at least one sequence (and budget left) (1/0)", tpot_ok, "")
-            if r_allowed is not None:
-                r["slots_allowed"] = r_allowed
+            if held is None:  # a held cap keeps its candidate's (_held_caps)
+                r["slots_allowed"] = slots
             decode_tokens = f"{ratio}*{slots}" if colocated else "0"
             r.update(slots=slots, residence_s=residence, cycle_cap_s=cycle_cap,
                      capacity_rps=q("requests/s per replica, slots busy", f"{slots}/{residence}", "req/s"),
@@ -611,12 +613,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         full = at_cap(q)
         if not colocated or not serving.HELD_SEARCH_STEPS:
             return full
-
-        def ttft_ok_at(q, slots: str) -> str:
-            cycle = q("cycle at the slot cap, prefill share included", branch_min([lines_at(ls, slots) for ls in seen]), "s")
-            return ttft_at(q, slots, cycle)["ttft_ok"]
-
-        return _held_caps(sheet, full, at_cap, ttft_ok_at, whole)
+        return _held_caps(sheet, full, at_cap, lambda q, slots: ttft_at(q, slots)["ttft_ok"], whole)
     return _sized(q, c, replicas, fits, devices, device_hour, whole, prompt)
 
 
