@@ -165,7 +165,8 @@ class Fleet(Strict):
 ServingSpec = optional_quantities(
     "ServingSpec", "How the serving stack schedules and how latency targets are read; numbers default to "
     "assumptions/serving.yaml (tco.catalog.Serving).", Serving.model_fields, __name__,
-    policy=(Literal["chunked", "prefill_first"], "chunked"))
+    policy=(Literal["chunked", "prefill_first"], "chunked"),
+    prefill_queue=(Literal["shared", "dispatched"], "shared"))
 
 
 class ScenarioHeader(Strict):
@@ -562,7 +563,7 @@ def _resolve(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario
 
     structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
                           spec.program.device if spec.program else None, policy=spec.serving.policy,
-                          moe=model.experts_routed.value > 1, generations=generations,
+                          prefill_queue=spec.serving.prefill_queue, moe=model.experts_routed.value > 1, generations=generations,
                           refresh_policy=spec.roadmap.policy if spec.roadmap else "keep",
                           demand_series_years=len(spec.workload.demand_by_year or ()),
                           node_scaled_tiers=_node_scaled_tiers(spec, devices))

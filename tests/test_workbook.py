@@ -289,6 +289,15 @@ def _feasibility_variant(generations: list[str], prompt_tokens: int, ttft_target
     data["workload"]["ttft_target_s"] = ttft_target_s
     return data
 
+def _dispatched_prefill_variant() -> dict:
+    """The default with its split's prompts dispatched at arrival to one H100 prefill replica
+    (``serving.prefill_queue: dispatched``): the dispatched staffing binds there (84 prefill GPUs against 66 with the
+    shared queue, measured 2026-12-05), so the prefill pool's rows of the dispatched rule decide the fleet."""
+    data = yaml.safe_load((tco.scenario.SCENARIOS_DIR / "default.yaml").read_text())
+    data["serving"] = {"prefill_queue": "dispatched"}
+    return data
+
+
 #: the default at 4,300-token prompts: the H100 replica misses the 1 s TTFT target at its full slot cap and meets it
 #: with its batch held down (test_the_held_batch_case_holds_its_batch), so the held caps' rows decide the choice
 HELD_EDITS = {"workload.prompt_tokens": 4300.0}
@@ -333,6 +342,8 @@ def recalculated(tmp_path_factory):
     for policy in ROADMAP_POLICIES:
         scenario = tco.scenario.scenario_from_dict(_roadmap_variant(policy))
         books["roadmap", policy] = write_workbook(scenario, folder / f"roadmap-{policy}.xlsx")
+    books["dispatched"] = write_workbook(tco.scenario.scenario_from_dict(_dispatched_prefill_variant()),
+                                         folder / "dispatched.xlsx")
     for key, (generations, prompt, ttft, _) in ROADMAP_FEASIBILITY.items():
         scenario = tco.scenario.scenario_from_dict(_feasibility_variant(generations, prompt, ttft))
         books["feasibility", key] = write_workbook(scenario, folder / f"feasibility-{key}.xlsx")
@@ -383,6 +394,22 @@ def test_the_roadmap_baseline_meets_the_targets_of_the_generations_it_holds_in_t
     codes = [row for row in rows if row[0] == "h100" and row[1] == "infeasible_code"]
     assert len(codes) == 1 and codes[0][2] == ROADMAP_FEASIBILITY[key][3] == codes[0][3]
     assert all(agrees(row[2], row[3]) for row in rows), [r for r in rows if not agrees(r[2], r[3])][:5]
+
+
+@pytest.mark.libreoffice
+def test_a_dispatched_prefill_queue_recalculates_like_the_python_model(recalculated):
+    """Prompts dispatched at arrival to one prefill replica (the colocated lanes' staffing rule on the split's prefill
+    pool) are live formulas too: the split needs more prefill replicas than with the shared queue, and every Check row
+    agrees with the Python model to 1e-9."""
+    scenario = tco.scenario.scenario_from_dict(_dispatched_prefill_variant())
+    split = "h100-prefill+groq-decode"
+    dispatched = model_values(scenario)[split]
+    shared = model_values(tco.load_scenario("default"))[split]
+    assert dispatched["prefill.replicas"] > shared["prefill.replicas"]
+    converted = recalculated["dispatched"]
+    assert error_cells(converted) == []
+    rows = check_rows(converted)
+    assert len(rows) > 100 and all(agrees(row[2], row[3]) for row in rows), [r for r in rows if not agrees(r[2], r[3])][:5]
 
 
 @pytest.mark.libreoffice

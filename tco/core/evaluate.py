@@ -126,7 +126,7 @@ class _Workload:
             self.prompt, self.output, self.peak_rps, self.mean_rps, self.ttft_target, self.tpot_target,
             get("serving.percentile"), get("workload.max_batch"), get("serving.token_budget_tokens"),
             get("serving.memory_compute_overlap"), get("serving.phase_overlap"), get("serving.comm_overlap"),
-            structure.policy, get("workload.prompt_tokens_scv"))
+            structure.policy, get("workload.prompt_tokens_scv"), structure.prefill_queue)
         self.rate = get("economics.discount_rate")
         self.horizon = get("economics.horizon_years")
         self.output_tokens_per_year = self.mean_rps * self.output * sizing.SECONDS_PER_YEAR

@@ -39,7 +39,8 @@ chunks, decode step included, :func:`_prefill_service`). Both are multi-server q
 sum, whatever ``g``. The lane share ``g`` is chosen per draw among :data:`LANE_SHARES`: the one that
 needs the fewest replicas when sizing, the one that carries the most when a fleet is given
 (:func:`fleet_capacity_rps`). A disaggregated prefill pool has the lanes queue with
-the whole slack (KV transfer taken off); a decode pool has the slot queue, whose wait
+the whole slack (KV transfer taken off), shared (one queue its idle replicas pull from) or dispatched (a router binds
+each prompt to one replica at arrival), as :data:`PREFILL_QUEUES` says; a decode pool has the slot queue, whose wait
 delays the second token: the gap between the first and the second token (cycle plus wait)
 must meet the TPOT target at the percentile, so the slack is ``T_tpot - t_d(c_s)``
 (stricter than MLPerf's per-request mean TPOT, which would let a request wait seconds for
@@ -75,6 +76,11 @@ from .steps import (
 )
 
 POLICIES = ("chunked", "prefill_first")
+#: how prompts reach a disaggregated prefill pool (``Demand.prefill_queue``): ``shared``, one queue whose next prompt
+#: goes to the first replica to free (a global prefill queue the workers pull from); ``dispatched``, a router binds
+#: each prompt to one replica at arrival, so one that finds every lane busy waits out its own replica's work
+#: (:mod:`tco.core.queueing`, the colocated lanes' rule; docs/model.md "Dispatched lanes")
+PREFILL_QUEUES = ("shared", "dispatched")
 ROLES = ("colocated", "prefill", "decode")
 
 #: the lane queue's share ``g`` of a colocated replica's TTFT slack and percentile budget, tried per draw (the slot
@@ -107,6 +113,12 @@ class Demand:
     comm_overlap: object
     policy: str = "chunked"
     prompt_scv: object = 0.0  # squared CV of the prompt length [-] (tco.core.sojourn; 0: every prompt at the mean)
+    prefill_queue: str = "shared"  # a disaggregated prefill pool's queue (:data:`PREFILL_QUEUES`)
+
+    @property
+    def prefill_dispatched(self) -> bool:
+        """Whether a disaggregated prefill pool's prompts are dispatched at arrival (:data:`PREFILL_QUEUES`)."""
+        return self.prefill_queue == "dispatched"
 
 
 @dataclass(frozen=True)
@@ -702,11 +714,14 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
         work, latency, lanes, _ = _prefill_service(cm, demand, False, 0.0, 0.0, 0.0, prompts)
         slack = demand.ttft_target_s - latency - ttft_extra_s
         own = _own_prefill_s(work, latency)
-        replicas = sojourn.lane_servers(peak * work, work, own, slack, demand.prompt_scv, epsilon, terms.log_term) / lanes
+        dispatched = demand.prefill_dispatched
+        replicas = sojourn.lane_servers(peak * work, work, own, slack, demand.prompt_scv, epsilon, terms.log_term,
+                                        dispatched) / lanes
         ttft_ok = _own_prefill_fits(slack, own, demand.prompt_scv, epsilon)
         if not every_draw(ttft_ok):  # where the longest prompts alone miss the target: the mean-length fleet, flagged
             replicas = np.where(ttft_ok, replicas, queueing.servers_within_wait(peak * work, work, slack, 0.0, epsilon,
-                                                                                terms.log_term, kingman=True) / lanes)
+                                                                                terms.log_term, kingman=True,
+                                                                                dispatched=dispatched) / lanes)
         out.update(_slack=slack, _lane_share=1.0)
         out.update(prefill_s=latency, prefill_work_s=work, lanes=lanes, slots=0.0, slots_allowed=0.0,
                    residence_s=latency,
@@ -1287,6 +1302,8 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
         raise ValueError(f"role must be one of {ROLES}")
     if demand.policy not in POLICIES:
         raise ValueError(f"policy must be one of {POLICIES}")
+    if demand.prefill_queue not in PREFILL_QUEUES:
+        raise ValueError(f"prefill_queue must be one of {PREFILL_QUEUES}")
     terms = _pool_terms(model, device, demand, role)
     if has_micro_batch_pipelines(role, device.streamed_prefill, shapes):
         terms = replace(terms, two_interference_lines=True)
@@ -1691,7 +1708,7 @@ def _at_peak(role: str, c: dict, demand: Demand, ttft_extra_s) -> dict:
     if role == "prefill":
         service, work, lanes = c["prefill_s"], c["prefill_work_s"], c["lanes"]
         wait = sojourn.lane_wait_s(peak * work, replicas * lanes, work, _own_prefill_s(work, service), demand.prompt_scv,
-                                   epsilon, c["_slack"], log_term)
+                                   epsilon, c["_slack"], log_term, demand.prefill_dispatched)
         zero = 0.0 * wait
         return dict(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=zero, tpot_s=zero, step_s=service + zero,
                     interference_share=zero)
@@ -1762,7 +1779,7 @@ def fleet_capacity_rps(role: str, pool: PoolServing, replicas, demand: Demand, t
         slack = demand.ttft_target_s - v["prefill_s"] - ttft_extra_s
         work = v["prefill_work_s"]
         return sojourn.lane_load(replicas * v["lanes"], work, _own_prefill_s(work, v["prefill_s"]), slack, demand.prompt_scv,
-                                 epsilon) / work
+                                 epsilon, demand.prefill_dispatched) / work
     residence = v["residence_s"]
     if role == "decode":
         slack = demand.tpot_target_s - v["cycle_cap_s"]

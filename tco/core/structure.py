@@ -90,7 +90,9 @@ class Structure:
     """The discrete part of a scenario, as the core needs it.
 
     ``generations`` the roadmap devices the baseline may move to, under ``refresh_policy``
-    (:mod:`tco.core.generations`); ``demand_series_years`` the length of a yearly demand
+    (:mod:`tco.core.generations`); ``policy`` the replicas' prefill scheduling and ``prefill_queue`` how prompts
+    reach a disaggregated prefill pool (:data:`tco.core.serving.POLICIES`, :data:`tco.core.serving.PREFILL_QUEUES`);
+    ``demand_series_years`` the length of a yearly demand
     series (0: a growth rate); ``node_scaled_tiers`` the built device's SRAM tiers when its
     figures are scaled from the node they were given at to the node it is built at (None:
     no scaling, :mod:`tco.core.nodes`).
@@ -102,6 +104,7 @@ class Structure:
     whole_devices: bool = True
     program_device: str | None = None
     policy: str = "chunked"
+    prefill_queue: str = "shared"
     moe: bool = False
     generations: tuple[Generation, ...] = ()
     refresh_policy: str = "keep"

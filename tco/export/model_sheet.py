@@ -208,7 +208,7 @@ def _demand(scenario: Scenario, n: _Names, shared: dict[str, str]) -> serving_sh
         n("workload.prompt_tokens"), n("workload.output_tokens"), shared["peak_rps"], n("workload.ttft_target_s"),
         n("workload.tpot_target_s"), q, f"(1-{q})", n("workload.max_batch"), n("serving.token_budget_tokens"),
         n("serving.memory_compute_overlap"), n("serving.phase_overlap"), n("serving.comm_overlap"),
-        scenario.structure.policy, n("workload.prompt_tokens_scv"))
+        scenario.structure.policy, n("workload.prompt_tokens_scv"), scenario.structure.prefill_queue)
 
 
 def _unit_price(sheet, pool: Pool, n: _Names) -> str:

@@ -323,6 +323,12 @@ class Demand:
     o_c: str
     policy: str
     prompt_scv: str = "0"
+    prefill_queue: str = "shared"
+
+    @property
+    def prefill_dispatched(self) -> bool:
+        """:attr:`tco.core.serving.Demand.prefill_dispatched`."""
+        return self.prefill_queue == "dispatched"
 
 
 def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], demand: Demand, device_hour: str,
@@ -475,7 +481,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         ttft_ok = q("the longest prompts' own prefill fits the TTFT (1/0)",
                     sojourn_sheet.own_prefill_fits(slack, own, demand.prompt_scv, epsilon), "")
         servers = sojourn_sheet.lane_servers(q, "prefill lanes", f"{demand.peak}*{work}", work, own, slack, demand.prompt_scv,
-                                             epsilon, ttft_ok)
+                                             epsilon, ttft_ok, demand.prefill_dispatched)
         replicas = q("replicas (continuous)", f"{servers}/{p}", "replicas")
         c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), slots="0", slots_allowed="0", residence_s=latency,
                  tpot_ok="1", capacity_rps=q("requests/s per replica, lanes busy", f"{p}/{work}", "req/s"), cycle_cap_s=latency,
@@ -719,7 +725,8 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
         work, service = out["prefill_work_s"], out["prefill_s"]
         wait = q("queueing delay at the percentile",
                  sojourn_sheet.lane_wait(q, "lane queue", f"{peak}*{work}", f"{replicas}*{out['lanes']}", work,
-                                         sojourn_sheet.own_prefill(work, service), demand.prompt_scv, epsilon, out["_slack"]),
+                                         sojourn_sheet.own_prefill(work, service), demand.prompt_scv, epsilon, out["_slack"],
+                                         demand.prefill_dispatched),
                  "s")
         out.update(queue_wait_s=wait, ttft_s=q("TTFT at the percentile", f"{service}+{wait}+{extra}", "s"),
                    step_s=service)
