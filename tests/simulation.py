@@ -17,15 +17,17 @@ cycle's actual decode and prefill token counts) and nothing averaged:
 * the first output token comes with the end of the prompt's last prefill chunk; the other
   ``O - 1`` one per cycle;
 * disaggregated: one FCFS queue in front of the prefill pool, whose idle replicas take up
-  to ``p x k_b`` waiting prompts per pass; the KV cache then moves for ``kv_transfer_s``
+  to ``p x k_b`` waiting prompts per pass (``prefill_routing="shared"``), or a router that sends each prompt at
+  arrival to the prefill replica with the fewest prompts waiting or in its pass, where it waits in that replica's own
+  FCFS queue (``"dispatched"``: join the shortest queue); the KV cache then moves for ``kv_transfer_s``
   and the request waits (FCFS) for a slot in the decode pool, whose replicas admit at
   their cycle boundaries; the gap to its second token includes that wait.
 
 Routing matters at high load: a router that binds a request to one busy replica (join the
 shortest queue) makes it wait for that replica's whole remaining pass or prefill cycle, where a
 shared queue hands it to the first of many replicas to free up. The model's colocated lanes are
-those of the router (dispatched, :mod:`tco.core.queueing`), its slot queues and prefill pools
-those of the shared queue.
+those of the router (dispatched, :mod:`tco.core.queueing`), its slot queues those of the shared queue, and its
+prefill pools either (``serving.prefill_queue``), as the simulation's ``prefill_routing``.
 
 A pipelined replica (``p`` stages) is simulated as one engine whose cycle carries ``p``
 micro-batches, each with its share of the decode sequences and at most the micro-batch budget, a prompt's
@@ -265,17 +267,34 @@ def _decode_replica(env, cycle, queue: _Queue, slots: int, output: int):
             decoding -= 1
 
 
-def _prefill_replica(env, cycle, queue: _Queue, handoff: _Queue, prompts_per_pass: int, transfer_s: float):
-    """A prefill-only replica: up to ``p x k_b`` waiting prompts per pass, then the KV transfer."""
+def _prefill_replica(env, cycle, queue: _Queue, handoff: _Queue, prompts_per_pass: int, transfer_s: float,
+                     router: _PrefillRouter | None = None, index: int = 0):
+    """A prefill-only replica: up to ``p x k_b`` waiting prompts per pass, then the KV transfer (and the router, when
+    prompts are dispatched, told that they left the replica)."""
     while True:
         if not queue.items:
             yield queue.wait()
             continue
         batch = [queue.items.popleft() for _ in range(min(prompts_per_pass, len(queue.items)))]
         yield env.timeout(cycle(0.0, float(sum(r.prompt_left for r in batch))))
+        if router is not None:
+            router.pending[index] -= len(batch)
         for request in batch:
             request.first_token = env.now
             env.process(_transfer(env, request, handoff, transfer_s))
+
+
+class _PrefillRouter:
+    """Join the shortest queue for a prefill pool: a prompt goes at arrival to the replica with the fewest prompts
+    waiting or in its pass (the lowest index among equals) and waits in that replica's own FCFS queue."""
+
+    def __init__(self, queues: list[_Queue]):
+        self.queues, self.pending = queues, [0] * len(queues)
+
+    def put(self, request: Request) -> None:
+        index = min(range(len(self.queues)), key=self.pending.__getitem__)
+        self.pending[index] += 1
+        self.queues[index].put(request)
 
 
 def _transfer(env, request, handoff, transfer_s):
@@ -367,18 +386,23 @@ def simulate_colocated(cycle_model, replicas: int, slots: int, prompt: int, outp
 
 def simulate_disaggregated(prefill_model, decode_model, prefill_replicas: int, decode_replicas: int, slots: int,
                            prompt: int, output: int, rate: float, prefill_batch: int, transfer_s: float,
-                           requests: int = 4000, seed: int = 0, lengths: Lengths | None = None) -> Outcome:
-    """A prefill pool feeding a decode pool through the KV link (prompts as in :func:`simulate_colocated`)."""
+                           requests: int = 4000, seed: int = 0, lengths: Lengths | None = None,
+                           prefill_routing: str = "shared") -> Outcome:
+    """A prefill pool feeding a decode pool through the KV link (prompts as in :func:`simulate_colocated`; the prefill
+    pool's prompts in one shared queue or dispatched at arrival, ``prefill_routing``: the module docstring)."""
     env = simpy.Environment()
     rng = np.random.default_rng(seed)
     pre, dec = _Cycle(prefill_model), _Cycle(decode_model)
     lifetime = output * dec(float(slots), 0.0) + pre(0.0, float(prompt)) + transfer_s
     warmup, horizon = _window(lifetime, rate, requests)
     log: list[Request] = []
-    admission, handoff = _Queue(env), _Queue(env)
-    env.process(_arrivals(env, rate, horizon + 21.0 * lifetime, admission, lengths or Lengths(prompt), log, rng))
-    for _ in range(prefill_replicas):
-        env.process(_prefill_replica(env, pre, admission, handoff, prefill_model.pipeline * prefill_batch, transfer_s))
+    handoff = _Queue(env)
+    queues = [_Queue(env) for _ in range(prefill_replicas)] if prefill_routing == "dispatched" else [_Queue(env)]
+    router = _PrefillRouter(queues) if prefill_routing == "dispatched" else None
+    env.process(_arrivals(env, rate, horizon + 21.0 * lifetime, router or queues[0], lengths or Lengths(prompt), log, rng))
+    per_pass = prefill_model.pipeline * prefill_batch
+    for i in range(prefill_replicas):
+        env.process(_prefill_replica(env, pre, queues[i] if router else queues[0], handoff, per_pass, transfer_s, router, i))
     for _ in range(decode_replicas):
         env.process(_decode_replica(env, dec, handoff, slots, output))
     _run(env, log, warmup, horizon, lifetime)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -73,6 +74,29 @@ def test_higher_utilization_never_raises_cost_per_token(draw, factor):
     for option in a:
         np.testing.assert_array_equal(a[option].devices, b[option].devices)
         assert np.all(b[option].lcot_usd_per_mtok <= a[option].lcot_usd_per_mtok * (1 + 1e-12))
+
+
+@FAST
+@given(scenario_draw())
+def test_prompts_dispatched_to_a_prefill_replica_never_need_fewer_prefill_devices(draw):
+    """``serving.prefill_queue: dispatched`` staffs a disaggregated prefill pool by the dispatched rule, which never
+    gives fewer lanes than the shared queue's at the same candidate (tco.core.queueing.dispatched_margin): so a split
+    that meets its targets with dispatched prompts meets them with a shared queue, on no fewer prefill devices, and the
+    colocated options and every decode pool are untouched."""
+    scenario, values = draw
+    assume(any(option.disaggregated for option in scenario.structure.options))
+    shared = evaluate(scenario.structure, values)
+    dispatched = evaluate(dataclasses.replace(scenario.structure, prefill_queue="dispatched"), values)
+    for option in scenario.structure.options:
+        a, b = shared[option.name], dispatched[option.name]
+        if not option.disaggregated:
+            np.testing.assert_array_equal(a.devices, b.devices)
+            continue
+        np.testing.assert_array_equal(a.pools["decode"].sizing.devices, b.pools["decode"].sizing.devices)
+        met = np.asarray(b.feasible) > 0.5
+        assert np.all(~met | (np.asarray(a.feasible) > 0.5)), option.name
+        more = np.asarray(b.pools["prefill"].sizing.devices) >= np.asarray(a.pools["prefill"].sizing.devices)
+        assert np.all(~met | more), option.name
 
 
 @FAST

@@ -725,6 +725,34 @@ def test_dispatched_lanes_by_hand():
     assert float(queueing.wait_quantile_s(a, 13.0, service, 0.0, eps, slack)) == pytest.approx(0.04999, rel=1e-3)
 
 
+def test_a_prefill_pool_of_dispatched_prompts_is_staffed_by_the_dispatched_rule():
+    """Llama 2 70B at FP8 on one-H200 prefill replicas, 294-token prompts all at the mean, 37 req/s, p99 TTFT
+    0.12 s, continuous sizing. One prompt's pass is ``S = 0.0611132`` s (the cycle model), so ``a = 37 S = 2.261187``
+    Erlangs, slack ``s = 0.12 - S = 0.0588868`` s, ``u = 2 s / S = 1.927142`` (deterministic service, ``k = 2``),
+    ``L = ln(50) = 3.912023``. Shared queue: ``K = u sqrt(a) = 2.897889``, ``beta = sqrt(K^2 + 2L) - K = 1.129741``,
+    ``c = a + beta sqrt(a) + 1/(1 + u) = 4.301636`` lanes. Dispatched (``serving.prefill_queue``): the margin is the
+    larger ``sqrt(2 (L - u)) = 1.992426``, ``c = 5.598877`` (Kingman's bound, ``a / rho`` at ``x = S ln(100) / s``,
+    needs ~56, so the square-root rule stands). The pool's percentile TTFT at that staffing is the target, and its
+    capacity is the rate it was sized for. At a 0.2 s target (``u = 4.54 > L``) the slack alone covers the percentile
+    and both rules staff the same."""
+    shape = [parallelism.Shape(1)]
+    shared, dispatched = demand(rate=37.0, ttft=0.12), dataclasses.replace(demand(rate=37.0, ttft=0.12),
+                                                                           prefill_queue="dispatched")
+    pool = serving.size_pool("prefill", shape, MODEL, H200, shared, whole=False)
+    assert float(pool["prefill_s"]) == pytest.approx(0.0611132, rel=1e-6)
+    assert float(pool["replicas"]) == pytest.approx(4.301636, rel=1e-6)
+    pool = serving.size_pool("prefill", shape, MODEL, H200, dispatched, whole=False)
+    assert float(pool["replicas"]) == pytest.approx(5.598877, rel=1e-6)
+    assert float(pool["ttft_s"]) == pytest.approx(0.12, rel=1e-9)
+    assert float(serving.fleet_capacity_rps("prefill", pool, pool["replicas"], dispatched)) == pytest.approx(37.0, rel=1e-9)
+    loose = [serving.size_pool("prefill", shape, MODEL, H200, dataclasses.replace(demand(rate=37.0, ttft=0.2),
+                                                                                   prefill_queue=q), whole=False)["replicas"]
+             for q in serving.PREFILL_QUEUES]
+    assert float(loose[0]) == float(loose[1])
+    with pytest.raises(ValueError, match="prefill_queue"):
+        serving.size_pool("prefill", shape, MODEL, H200, dataclasses.replace(shared, prefill_queue="random"))
+
+
 def test_fleet_capacity_inverts_the_sizing():
     """Continuous sizing of a pool for ``lambda`` and the capacity of that many replicas agree."""
     for role in ("colocated", "decode", "prefill"):

@@ -156,9 +156,10 @@ def _draws(scenario, count: int, seed: int):
     return [base] + [{**base, **{k: float(np.asarray(v).reshape(-1)[i]) for k, v in drawn.items()}} for i in range(count)]
 
 
-def _simulate_option(structure, values, option, requests, sample=None):
+def _simulate_option(structure, values, option, requests, sample=None, routing=None):
     """Run the option's fleet, as the model sized it for these values, at the peak rate: prompts gamma at the
-    scenario's own spread, or resampled from ``sample`` (token counts) rescaled to the scenario's mean."""
+    scenario's own spread, or resampled from ``sample`` (token counts) rescaled to the scenario's mean; a split's
+    prefill prompts routed as its ``serving.prefill_queue`` says, or as ``routing`` (``shared``, ``dispatched``)."""
     pools, demand, transfer = serving_pools(structure, values, option.name)
     models = chosen_cycle_models(structure, values, option.name)
     one = {role: {k: float(np.asarray(v).reshape(-1)[0]) for k, v in p.values.items()} for role, p in pools.items()}
@@ -172,7 +173,7 @@ def _simulate_option(structure, values, option, requests, sample=None):
             models["prefill"], models["decode"], int(one["prefill"]["replicas"]), int(one["decode"]["replicas"]),
             int(one["decode"]["slots"]), prompt, output, rate,
             int(serving.prefill_pass_prompts(models["prefill"], demand)), float(np.asarray(transfer).reshape(-1)[0]),
-            requests=requests, lengths=lengths)
+            requests=requests, lengths=lengths, prefill_routing=routing or demand.prefill_queue)
         return outcome
     cm = models["colocated"]
     outcome = simulate_colocated(cm, int(one["colocated"]["replicas"]), int(one["colocated"]["slots"]), prompt, output,
@@ -262,6 +263,36 @@ def test_every_feasible_option_meets_its_targets_in_simulation(name):
             assert tpot <= 1 + TOLERANCE, (name, option, tpot)
             checked += 1
     assert checked > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["default", "fleet-split"])
+def test_prompts_dispatched_to_one_prefill_replica_meet_the_ttft_target(name):
+    """``serving.prefill_queue: dispatched``: the split's prefill pool is staffed for prompts that a router binds to
+    one replica at arrival, and the simulation routes them so (join the shortest queue, each replica its own FCFS
+    queue): the split meets its targets, on more prefill replicas than the shared queue's and at a p99 TTFT no
+    longer than the shared queue's fleet shows under the same router. The dispatched rule is the conservative one:
+    in tests/prefill_routing_sweep.py (40 draws of each bundled split, seed 303) the shared sizing under this router
+    ran at a median 0.49-0.92 of the TTFT target and at most 1.06, the dispatched sizing at 0.40-0.79 and at most 0.975
+    (docs/model.md "Dispatched lanes")."""
+    import tco
+
+    scenario = tco.load_scenario(name)
+    values = scenario.values()
+    q, target = float(values["serving.percentile"]), float(values["workload.ttft_target_s"])
+    split = next(option for option in scenario.structure.options if option.disaggregated)
+    dispatched = dataclasses.replace(scenario.structure, prefill_queue="dispatched")
+    ttft = {}
+    for structure in (scenario.structure, dispatched):
+        assert _feasible(evaluate(structure, values), split)
+        pools = serving_pools(structure, values, split.name)[0]
+        replicas = float(np.asarray(pools["prefill"].values["replicas"]).reshape(-1)[0])
+        outcome = _simulate_option(structure, values, split, requests=3000, routing="dispatched")
+        ttft[structure.prefill_queue] = (replicas, outcome.quantile(q)[0])
+        assert outcome.unfinished == 0
+    assert ttft["dispatched"][0] > ttft["shared"][0]
+    assert ttft["dispatched"][1] <= target * (1 + TOLERANCE)
+    assert ttft["dispatched"][1] <= ttft["shared"][1]
 
 
 @pytest.mark.slow
@@ -369,3 +400,17 @@ def test_the_random_fleet_sweep_compares_the_model_with_its_simulation():
     for key in ("ttft", "tpot", "ttft_target", "tpot_target"):
         median, largest = found[key]
         assert 0.0 < median <= largest <= 1 + TOLERANCE, key
+
+
+@pytest.mark.slow
+def test_the_prefill_routing_sweep_simulates_both_sizings_under_both_routings():
+    """tests/prefill_routing_sweep.py on the default's base values: its split sized for a shared prefill queue and for
+    dispatched prompts, each simulated with both routings, every one within the target's sampling tolerance, and the
+    fleet sized for dispatched prompts no slower under the router than the shared one's."""
+    from prefill_routing_sweep import sweep
+
+    found = sweep("default", 0, 303, 1500)
+    assert {key: len(v) for key, v in found.items()} == {(s, r): 1 for s in serving.PREFILL_QUEUES
+                                                         for r in serving.PREFILL_QUEUES}
+    assert all(0.0 < v[0] <= 1 + TOLERANCE for v in found.values())
+    assert found["dispatched", "dispatched"][0] <= found["shared", "dispatched"][0]
