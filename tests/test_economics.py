@@ -371,6 +371,26 @@ def test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs():
     assert held_generations(base) == ["h100-sxm", "rubin"] and float(base.infeasible_code) == 2.0
 
 
+def test_the_when_cheaper_rule_stays_where_moving_costs_less():
+    """custom-asic at base values (demand growing 50 % a year): ``when_cheaper`` compares Rubin's full cost with the
+    running cost of the B200 fleet in service, as if that fleet's capital were sunk, and keeps it (buying more B200s as
+    demand grows); a move would credit the B200s at book value, and ``each_generation``, which takes Rubin from year 1,
+    costs 0.434 USD per million output tokens against 0.810 (1.87x; docs/model.md "The refresh rule against the
+    book-value credit", README Known limitations). This pins the documented bias of the bundled scenarios' rule: when
+    the rule or the resale credit changes, the figures here and there change with it."""
+    from tco.report import held_generations
+
+    data = spec("custom-asic")
+    assert data["roadmap"]["policy"] == "when_cheaper"
+    results = {}
+    for policy in ("when_cheaper", "each_generation"):
+        analysis = tco.analyse_scenario(scenario_from_dict({**data, "roadmap": {**data["roadmap"], "policy": policy}}))
+        results[policy] = (held_generations(analysis.baseline), float(analysis.baseline.lcot_usd_per_mtok))
+    assert results["when_cheaper"][0] == ["b200"] and results["each_generation"][0] == ["b200", "rubin"]
+    assert results["when_cheaper"][1] == pytest.approx(0.810, abs=5e-4)
+    assert results["each_generation"][1] == pytest.approx(0.434, abs=5e-4)
+
+
 def test_a_roadmap_baseline_does_not_buy_a_cheaper_generation_that_misses_the_targets():
     """custom-asic with a 150 ms TTFT target and a B200 at the low end of its catalog ranges of price ($25,000) and
     share of peak FLOP/s (0.313): the B200 fleet is the cheapest generation released at t = 0 ($20.0M a year, reported
