@@ -128,7 +128,8 @@ class Comparison:
         structure = self.scenario.structure
         return {
             "scenario": {"name": self.scenario.name, "title": self.scenario.title, "question": self.scenario.question,
-                         "baseline": structure.baseline, "model": structure.model, "token_basis": TOKEN_BASIS},
+                         "baseline": structure.baseline, "model": structure.model, "token_basis": TOKEN_BASIS,
+                         "serving": {"policy": structure.policy, "prefill_queue": structure.prefill_queue}},
             "options": self.details,
             "comparison": {"option": best, "baseline": structure.baseline, **comp,
                            "by_option": {name: {k: json_safe(v) for k, v in row.items()}

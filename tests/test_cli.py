@@ -23,6 +23,7 @@ def test_compare_json_contract(capsys):
     assert code == 0
     data = json.loads(out)
     assert data["scenario"]["name"] == "default"
+    assert data["scenario"]["serving"] == {"policy": "chunked", "prefill_queue": "shared"}
     names = [o["name"] for o in data["options"]]
     assert names == ["h100", "groq", "h100-prefill+groq-decode"]
     for option in data["options"]:
