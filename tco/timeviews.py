@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
 from .core.comparison import Analysis
-from .core.generations import ADVANTAGE_SEARCH_YEARS
+from .core.evaluate import evaluate
+from .core.generations import ADVANTAGE_SEARCH_YEARS, POLICIES
 from .core.outputs import COMPARISON_OUTPUTS
 from .display import sig
 from .util import json_safe, scalar
+from .verdict import DEFAULT_TIE_TOLERANCE
 
 #: comparison outputs of the program view, in the order a reader wants them
 PROGRAM_FIELDS = ("fleet_units", "program_volume_units", "needs_external_sales", "npv_own_use_usd",
@@ -42,21 +45,28 @@ def program_view(analysis: Analysis) -> dict[str, dict]:
 
 
 def baseline_generations(analysis: Analysis) -> dict:
-    """The general-purpose generation the baseline fleet buys each year and when the fleet moves."""
+    """The general-purpose generation the baseline fleet buys each year and when the fleet moves, and the baseline's
+    levelized cost under each refresh policy (:data:`tco.core.generations.POLICIES`; the scenario's own beside the
+    others, which the same inputs give: docs/model.md, "The refresh rule against the book-value credit")."""
     base = analysis.baseline
     if base.roadmap is None:
         return {}
-    flows = analysis.flows[analysis.structure.baseline]
+    structure = analysis.structure
+    flows = analysis.flows[structure.baseline]
     index = [round(scalar(g)) for g in np.moveaxis(np.asarray(flows.generation), -1, 0)]
     devices = list(base.roadmap.devices)
     start = scalar(analysis.values["roadmap.start_year"])
+    by_policy = {policy: scalar((base if policy == structure.refresh_policy else
+                                 evaluate(replace(structure, refresh_policy=policy), analysis.values)[structure.baseline])
+                                .lcot_usd_per_mtok) for policy in POLICIES}
     return {
-        "policy": analysis.structure.refresh_policy,
+        "policy": structure.refresh_policy,
         "start_year": start,
         "releases": {d: start + scalar(r) for d, r in zip(devices[1:], base.roadmap.release_years[1:], strict=True)},
         "by_year": [devices[i] for i in index],
         "steady_state_usd_per_mtok": {d: scalar(c) / scalar(base.money.tokens_per_year) * 1e6
                                       for d, c in zip(devices, base.roadmap.full_usd_per_year, strict=True)},
+        "lcot_usd_per_mtok_by_policy": by_policy,
     }
 
 
@@ -126,4 +136,19 @@ def roadmap_sentence(generations: Mapping) -> str:
         return ""
     by_year = generations["by_year"]
     steps = [f"{device} from year {year}" for year, device in enumerate(by_year) if year == 0 or by_year[year - 1] != device]
-    return f"The baseline follows the general-purpose roadmap ({generations['policy'].replace('_', ' ')}): {', '.join(steps)}."
+    sentence = (f"The baseline follows the general-purpose roadmap ({generations['policy'].replace('_', ' ')}): "
+                f"{', '.join(steps)}.")
+    costs = generations.get("lcot_usd_per_mtok_by_policy", {})
+    if not costs:
+        return sentence
+    own, cheapest = costs[generations["policy"]], min(costs, key=costs.get)
+    if own > costs[cheapest] * (1.0 + DEFAULT_TIE_TOLERANCE):  # beyond a tie, the plan itself moves the verdict
+        sentence += (f" {REFRESHED[cheapest]} instead (roadmap policy {cheapest}), it would cost "
+                     f"${costs[cheapest]:#.3g} per million output tokens, not ${own:#.3g}.")
+    return sentence
+
+
+#: each refresh policy's plan in words (:data:`tco.core.generations.POLICIES`)
+REFRESHED = {"keep": "Kept on the scenario's device", "at_replacement": "Moved to a better generation at the end of "
+             "its fleet's life", "each_generation": "Moved to each better generation as it comes",
+             "when_cheaper": "Moved when a better generation's full cost is below its running cost"}

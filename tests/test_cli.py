@@ -53,6 +53,14 @@ def test_compare_reports_the_chip_program(capsys):
         assert key in program
     assert data["baseline_roadmap"]["by_year"][0] in data["baseline_roadmap"]["steady_state_usd_per_mtok"]
     assert "units over the horizon" in data["verdict"] and "sold to others" in data["verdict"]
+    # the baseline under each refresh policy: the scenario's when_cheaper at its own cost, each_generation 1.87x cheaper
+    # (tests/test_economics.py::test_the_when_cheaper_rule_stays_where_moving_costs_less), named in the verdict
+    by_policy = data["baseline_roadmap"]["lcot_usd_per_mtok_by_policy"]
+    assert set(by_policy) == {"keep", "at_replacement", "each_generation", "when_cheaper"}
+    assert by_policy["when_cheaper"] == pytest.approx(data["options"][0]["lcot_usd_per_mtok"], rel=1e-12)
+    assert by_policy["each_generation"] == pytest.approx(0.434, abs=5e-4) == min(by_policy.values())
+    assert ("Moved to each better generation as it comes instead (roadmap policy each_generation), it would cost $0.434 per "
+            "million output tokens, not $0.810.") in data["verdict"]
     code, out, _ = run(capsys, "compare", "custom-asic", "--set", "program.external_units=1000000",
                        "--set", "workload.half_life_years=6", "--set", ASIC_CAN_WIN)
     assert code == 0 and "its win needs the external sales" in " ".join(out.split())  # the text wraps at the terminal width
@@ -275,3 +283,20 @@ def test_a_bare_value_out_of_its_domain_is_one_error(capsys, tmp_path):
     low = default_text().replace("requests_per_s: {value: 100, low: 30,", "requests_per_s: {value: 100, low: -40,")
     code, _out, err = run(capsys, "compare", write(tmp_path, low))
     assert code == 2 and "workload.requests_per_s.low: got -40" in err and err.count("workload.requests_per_s") == 1, err
+
+
+def test_the_roadmap_sentence_names_a_refresh_policy_only_beyond_a_tie():
+    """The verdict names another refresh policy only where it costs more than the 2 % tie tolerance less than the
+    scenario's own (0.96 against 1.00: named; 0.99: a tie; the own policy the cheapest: nothing)."""
+    from tco.timeviews import roadmap_sentence
+
+    roadmap = {"policy": "when_cheaper", "by_year": ["b200", "b200", "rubin"]}
+    plain = "The baseline follows the general-purpose roadmap (when cheaper): b200 from year 0, rubin from year 2."
+    assert roadmap_sentence(roadmap) == plain
+    costs = {"keep": 2.0, "at_replacement": 1.0, "each_generation": 0.96, "when_cheaper": 1.0}
+    assert roadmap_sentence({**roadmap, "lcot_usd_per_mtok_by_policy": costs}) == (
+        plain + " Moved to each better generation as it comes instead (roadmap policy each_generation), it would cost "
+        "$0.960 per million output tokens, not $1.00.")
+    for cheaper in (0.99, 1.5):
+        costs["each_generation"] = cheaper
+        assert roadmap_sentence({**roadmap, "lcot_usd_per_mtok_by_policy": costs}) == plain
