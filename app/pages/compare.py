@@ -65,11 +65,15 @@ def challengers_block(result):
     base = result.scenario.structure.baseline
     header = ["", *(f"{n} vs {base}" for n in challengers)]
     block = table_block("challengers-table", header, [[r.title, *r.cells] for r in challenger_rows(challengers)])
-    if not result.program:
-        return block
-    wins = {name: challengers[name]["npv_usd"] > 0 for name in result.program}
-    return html.Div([block, html.H4("The chip program"),
-                     html.Ul([html.Li(s) for s in timeviews.program_sentences(result.program, wins)], id="program-notes")])
+    notes = []
+    if result.baseline_roadmap:  # the generations the baseline runs, and a refresh plan that would cost less
+        notes += [html.H4("The baseline's refresh plan"),
+                  html.P(timeviews.roadmap_sentence(result.baseline_roadmap), id="roadmap-note")]
+    if result.program:
+        wins = {name: challengers[name]["npv_usd"] > 0 for name in result.program}
+        notes += [html.H4("The chip program"),
+                  html.Ul([html.Li(s) for s in timeviews.program_sentences(result.program, wins)], id="program-notes")]
+    return html.Div([block, *notes]) if notes else block
 
 
 def breakdown_figure(result) -> go.Figure:

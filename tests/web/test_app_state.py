@@ -196,6 +196,14 @@ def test_compare_view_shows_the_chip_program(asic_scenario):
     assert f"{asic['fleet_units']:,.0f}" in challengers and "program-notes" in challengers
     said = f"asic builds its own chip: this fleet buys {asic['fleet_units']:,.0f} units over the horizon"
     assert said in challengers and said in result.verdict  # the same words as the CLI and the JSON verdict
+    # the baseline's refresh plan, and the cheaper one (docs/model.md "The refresh rule against the book-value credit")
+    plan = "it would cost $0.434 per million output tokens, not $0.810"
+    assert "roadmap-note" in challengers and plan in challengers and plan in result.verdict
+
+
+def test_compare_view_has_no_refresh_plan_without_a_roadmap(default_scenario):
+    """The default's baseline stays on its H100s (no roadmap: block): no refresh plan is shown."""
+    assert "roadmap-note" not in str(compare_view(default_scenario)[4])
 
 
 def test_lifecycle_curves(toy_scenario):
