@@ -13,10 +13,10 @@ many exceed the target and the target plus the module's sampling tolerance. Meas
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import statistics
 
+from sweeps import draw_parser
 from test_serving_simulation import TOLERANCE, _capped, _draws, _feasible, _simulate_option
 
 import tco
@@ -46,10 +46,7 @@ def sweep(name: str, draws: int, seed: int, requests: int) -> dict[tuple[str, st
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenarios", nargs="*", default=SCENARIOS, help="bundled scenario names (default: the splits)")
-    parser.add_argument("--draws", type=int, default=40, help="random draws per scenario")
-    parser.add_argument("--seed", type=int, default=303, help="seed of the draws")
+    parser = draw_parser(__doc__, SCENARIOS, draws=40, seed=303)
     parser.add_argument("--requests", type=int, default=1500, help="requests per simulation")
     args = parser.parse_args()
     for name in args.scenarios:

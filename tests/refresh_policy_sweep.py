@@ -1,5 +1,6 @@
-"""The baseline's refresh policies against one another over random draws (docs/model.md, "The refresh rule against the
-book-value credit").
+"""The baseline's refresh policies against one another over random draws.
+
+docs/model.md, "The refresh rule against the book-value credit", quotes its figures.
 
 Run: ``python tests/refresh_policy_sweep.py [SCENARIO ...] [--draws N] [--seed S]`` (default: the bundled scenarios
 whose baseline follows the general-purpose roadmap, 4,000 draws, seed 7). Each draw of the scenario's sampling plan is
@@ -11,10 +12,10 @@ its targets at a lower cost per token than the baseline. A few seconds per scena
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 import numpy as np
+from sweeps import draw_parser
 
 import tco
 from tco.core.evaluate import evaluate
@@ -40,11 +41,7 @@ def sweep(name: str, draws: int, seed: int) -> dict[str, dict]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenarios", nargs="*", default=SCENARIOS, help="bundled scenario names")
-    parser.add_argument("--draws", type=int, default=4000, help="random draws per scenario")
-    parser.add_argument("--seed", type=int, default=7, help="seed of the draws")
-    args = parser.parse_args()
+    args = draw_parser(__doc__, SCENARIOS, draws=4000, seed=7).parse_args()
     for name in args.scenarios:
         for policy, found in sweep(name, args.draws, args.seed).items():
             ratio = found["ratio"]

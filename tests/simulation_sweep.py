@@ -16,11 +16,11 @@ simulation costs ~8 us per replica-cycle).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
 
+from sweeps import draw_parser
 from test_serving_simulation import TOLERANCE, _capped, _draws, simulated_against_targets
 
 import tco
@@ -48,10 +48,7 @@ def sweep(name: str, draws: int, seed: int, requests: int) -> dict:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenarios", nargs="*", default=SCENARIOS, help="bundled scenario names (default: all)")
-    parser.add_argument("--draws", type=int, default=30, help="random draws per scenario")
-    parser.add_argument("--seed", type=int, default=202, help="seed of the draws")
+    parser = draw_parser(__doc__, SCENARIOS, draws=30, seed=202)
     parser.add_argument("--requests", type=int, default=1500, help="requests per simulation")
     args = parser.parse_args()
     failed = False
