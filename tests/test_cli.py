@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from what_ifs import ASIC_CAN_WIN as CAN_WIN
 
 import tco
 from tco.cli import main
@@ -53,16 +54,17 @@ def test_compare_reports_the_chip_program(capsys):
         assert key in program
     assert data["baseline_roadmap"]["by_year"][0] in data["baseline_roadmap"]["steady_state_usd_per_mtok"]
     assert "units over the horizon" in data["verdict"] and "sold to others" in data["verdict"]
-    # the baseline under each refresh policy: the scenario's when_cheaper at its own cost, each_generation 1.87x cheaper
-    # (tests/test_economics.py::test_the_when_cheaper_rule_stays_where_moving_costs_less), named in the verdict
+    # the baseline under each refresh policy: the scenario's when_cheaper at its own cost, as cheap as each_generation
+    # (tests/test_economics.py::test_the_when_cheaper_rule_counts_what_holding_the_fleet_forgoes), so no other plan is
+    # named; with Rubin slipping past the horizon (what_ifs ASIC_CAN_WIN) B300 costs more and every moving plan keeps B200
     by_policy = data["baseline_roadmap"]["lcot_usd_per_mtok_by_policy"]
     assert set(by_policy) == {"keep", "at_replacement", "each_generation", "when_cheaper"}
     assert by_policy["when_cheaper"] == pytest.approx(data["options"][0]["lcot_usd_per_mtok"], rel=1e-12)
-    assert by_policy["each_generation"] == pytest.approx(0.434, abs=5e-4) == min(by_policy.values())
-    assert ("Moved to each better generation as it comes instead (roadmap policy each_generation), it would cost $0.434 per "
-            "million output tokens, not $0.810.") in data["verdict"]
+    assert by_policy["when_cheaper"] == pytest.approx(0.434, abs=5e-4) == min(by_policy.values())
+    assert by_policy["keep"] > 3 * by_policy["when_cheaper"] and "instead (roadmap policy" not in data["verdict"]
+    assert "b200 from year 0, rubin from year 1." in data["verdict"]
     code, out, _ = run(capsys, "compare", "custom-asic", "--set", "program.external_units=1000000",
-                       "--set", "workload.half_life_years=6", "--set", ASIC_CAN_WIN)
+                       "--set", "workload.half_life_years=6", *ASIC_CAN_WIN)
     assert code == 0 and "its win needs the external sales" in " ".join(out.split())  # the text wraps at the terminal width
     # the flag reads as words in the table (h100-prefill+asic-decode loses, asic wins only through external sales)
     assert [line.split()[-2:] for line in out.splitlines() if line.startswith("win needs external sales")] == [["no", "yes"]]
@@ -95,13 +97,13 @@ def test_params_lists_every_parameter(capsys):
         assert r["unit"] and r["source"] and r["low"] <= r["value"] <= r["high"], r
 
 
-#: tests/conftest.py ASIC_CAN_WIN as a --set argument
-ASIC_CAN_WIN = "devices.custom-decode-asic.compute_efficiency=0.75"
+#: tests/what_ifs.py ASIC_CAN_WIN as --set arguments
+ASIC_CAN_WIN = [arg for name, value in CAN_WIN.items() for arg in ("--set", f"{name}={value}")]
 
 
 def test_breakeven_json(capsys):
     code, out, _ = run(capsys, "breakeven", "custom-asic", "--param", "program.external_units", "--set",
-                       "workload.half_life_years=6", "--set", ASIC_CAN_WIN, "--format", "json")
+                       "workload.half_life_years=6", *ASIC_CAN_WIN, "--format", "json")
     results = {r["option"]: r for r in json.loads(out)["results"]}
     assert code == 0 and results["asic"]["status"] == "crosses" and results["asic"]["wins_above"]
 
@@ -225,7 +227,7 @@ def test_wide_shows_everything_unwrapped(capsys):
 
 def test_compare_verdict_and_its_json_detail(capsys):
     code, out, _ = run(capsys, "compare", "custom-asic", "--format", "json", "--set", "program.external_units=1000000",
-                       "--set", "workload.half_life_years=6", "--set", ASIC_CAN_WIN)  # the ASIC wins
+                       "--set", "workload.half_life_years=6", *ASIC_CAN_WIN)  # the ASIC wins
     detail = json.loads(out)["verdict_detail"]
     assert code == 0 and detail["kind"] in ("win", "tie") and detail["winner"]
     assert detail["flips"] and {"name", "label", "value", "direction", "base"} <= set(detail["flips"][0])
@@ -257,7 +259,7 @@ def test_breakeven_prints_every_window(capsys):
 def test_study_prints_its_findings(capsys, tmp_path):
     code, out, _ = run(capsys, "study", "half-life-vs-volume", "--out", str(tmp_path / "study"))
     assert code == 0 and "findings:" in out
-    # against the roadmap's B300 the ASIC loses even with a million units sold to others (tests/conftest.py ASIC_CAN_WIN)
+    # against the roadmap's B200, then Rubin, the ASIC loses even with a million units sold to others (tests/what_ifs.py)
     assert "No challenger crosses the baseline across the swept range of units sold to others" in out
     assert "asic wins in" in out and "% of the map" in out
 

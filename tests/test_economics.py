@@ -16,6 +16,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from what_ifs import ASIC_CAN_WIN
 
 import tco
 from tco.core import cashflow, generations, nodes, nre, timeline
@@ -210,8 +211,7 @@ def test_breakeven_demand_ties_the_option_with_continuous_sizing():
     within 0.5 % of the solver's crossing (measured: 0.01 % and 0.1 % at a 6-year half-life)."""
     data = copy.deepcopy(spec("custom-asic"))
     data["fleet"] = {"sizing": "continuous"}
-    scenario = scenario_from_dict(data).with_values({"workload.half_life_years": 6.0,  # conftest ASIC_CAN_WIN
-                                                  "devices.custom-decode-asic.compute_efficiency": 0.75})
+    scenario = scenario_from_dict(data).with_values({"workload.half_life_years": 6.0, **ASIC_CAN_WIN})
     demand = float(tco.compare(scenario).challengers.loc["asic", "breakeven_demand_rps"])
     assert math.isfinite(demand) and demand > 0
     at = tco.analyse_scenario(scenario.with_values({"workload.requests_per_s": demand}))
@@ -246,6 +246,30 @@ def test_refresh_policies_by_hand():
     assert [float(e) for e in path["each_generation"].end] == [2, 2, 5, 5, 5]
     cheap_running = generations.RoadmapCosts(ROADMAP.devices, ROADMAP.release_years, ROADMAP.full_usd_per_year, (4.0, 7.0, 2.0))
     assert [float(g) for g in generations.generation_path("when_cheaper", cheap_running, life, 5.0, 5).index] == [1, 1, 2, 2, 2]
+
+
+def test_when_cheaper_counts_the_cost_of_holding_the_fleet():
+    """ROADMAP: the fleet buys 'mid' at t = 0 (running 3); 'new' (full cost 6) is released at t = 2. With a holding
+    cost of 3.5 - 0.5 a USD/yr at age ``a``, keeping 'mid' costs 3 + 2.5 = 5.5 at t = 2, 5 at t = 3 and 4.5 at t = 4,
+    each below 6: it stays. With a flat 3.5 keeping costs 6.5 > 6: it moves at t = 2, as each_generation does. With
+    no holding cost (None, the capital taken as sunk) keeping costs 3: it never moves."""
+    life = (3.0, 3.0, 3.0)
+    declining = generations.generation_path("when_cheaper", ROADMAP, life, 5.0, 5, lambda index, age: 3.5 - 0.5 * age)
+    assert [float(g) for g in declining.index] == [1, 1, 1, 1, 1]
+    flat = generations.generation_path("when_cheaper", ROADMAP, life, 5.0, 5, lambda index, age: 3.5 + 0.0 * age)
+    assert [float(g) for g in flat.index] == [1, 1, 2, 2, 2]
+    assert [float(g) for g in generations.generation_path("when_cheaper", ROADMAP, life, 5.0, 5).index] == [1] * 5
+
+
+def test_holding_a_fleet_costs_its_book_value_decline_and_the_interest_on_it():
+    """4 replicas of 2 devices at $10,000, 5-year life, 10 % residual, 8 % discount rate: 8 devices x $10,000 =
+    $80,000. At age 2 the book value is ``1 - 0.9 x 2/5 = 0.64`` of the price, so a year more forgoes the decline
+    ``0.9/5 = 0.18`` and the interest ``0.08 x 0.64 = 0.0512``: $80,000 x 0.2312 = $18,496 a year; at age 7 (renewed at
+    5, so age 2 again) the same; at age 0, $80,000 x (0.18 + 0.08) = $20,800."""
+    plan = PoolPlan((4.0,), (4.0,), (2.0,), (10_000.0,), (5.0,), (0.1,), {})
+    demand = timeline.DemandPath(np.asarray(0.08), np.asarray(0.0))
+    held = plan.holding_usd_per_year(0, np.array([2.0, 7.0, 0.0]), demand)
+    np.testing.assert_allclose(held, [18_496.0, 18_496.0, 20_800.0], rtol=1e-12)
 
 
 def test_the_roadmap_buys_the_cheapest_generation_that_meets_the_targets():
@@ -353,9 +377,10 @@ def test_a_roadmap_baseline_meets_the_targets_of_the_generations_it_holds():
 
 def test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs():
     """custom-asic at 4,400-token prompts: an H100 replica misses the 1 s TTFT target even when idle (prefill of the
-    whole prompt alone takes longer), a B200 one meets it. The baseline runs B200 from year 0, so it meets the targets
-    and is the cheapest option (before: reported infeasible by its H100 figures, which left the split the only
-    feasible option). On a roadmap of Rubin alone (released at t = 0.25) it holds H100s in year 0: infeasible."""
+    whole prompt alone takes longer), a B200 one meets it. The baseline runs B200 from year 0 and Rubin from year 1, so
+    it meets the targets and is the cheapest option (before: reported infeasible by its H100 figures, which left the
+    split the only feasible option). On a roadmap of Rubin alone (released at t = 0.25) it holds H100s in year 0:
+    infeasible."""
     from tco.report import held_generations
 
     data = copy.deepcopy(spec("custom-asic"))
@@ -363,7 +388,7 @@ def test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs():
     analysis = tco.analyse_scenario(scenario_from_dict(data))
     base = analysis.baseline
     assert not bool(base.pool("colocated").performance.ttft_s <= 1.0)  # the scenario device's own figure
-    assert held_generations(base) == ["b200"] and float(base.infeasible_code) == 0.0
+    assert held_generations(base) == ["b200", "rubin"] and float(base.infeasible_code) == 0.0
     assert min(analysis.options, key=lambda n: float(analysis.options[n].lcot_usd_per_mtok)
                if float(analysis.options[n].feasible) else np.inf) == "h100"
     data["roadmap"]["generations"] = ["rubin"]
@@ -371,13 +396,13 @@ def test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs():
     assert held_generations(base) == ["h100-sxm", "rubin"] and float(base.infeasible_code) == 2.0
 
 
-def test_the_when_cheaper_rule_stays_where_moving_costs_less():
-    """custom-asic at base values (demand growing 50 % a year): ``when_cheaper`` compares Rubin's full cost with the
-    running cost of the B200 fleet in service, as if that fleet's capital were sunk, and keeps it (buying more B200s as
-    demand grows); a move would credit the B200s at book value, and ``each_generation``, which takes Rubin from year 1,
-    costs 0.434 USD per million output tokens against 0.810 (1.87x; docs/model.md "The refresh rule against the
-    book-value credit", README Known limitations). This pins the documented bias of the bundled scenarios' rule: when
-    the rule or the resale credit changes, the figures here and there change with it."""
+def test_the_when_cheaper_rule_counts_what_holding_the_fleet_forgoes(monkeypatch):
+    """custom-asic at base values (demand growing 50 % a year). A move credits every device held at book value, so
+    keeping the B200 fleet one more year forgoes the value's decline and the interest on it: at age 1 on the 8-year
+    horizon's first move, B200's running cost plus that holding cost exceeds Rubin's full cost and the fleet moves to
+    Rubin in year 1, costing 0.434 USD per million output tokens, as ``each_generation`` does. Counting the running
+    cost alone (the capital taken as sunk, the rule before 2026-12-05) it kept the B200s and bought more as demand
+    grew: 0.810 (1.87x; docs/model.md "The refresh rule against the book-value credit")."""
     from tco.report import held_generations
 
     data = spec("custom-asic")
@@ -386,9 +411,15 @@ def test_the_when_cheaper_rule_stays_where_moving_costs_less():
     for policy in ("when_cheaper", "each_generation"):
         analysis = tco.analyse_scenario(scenario_from_dict({**data, "roadmap": {**data["roadmap"], "policy": policy}}))
         results[policy] = (held_generations(analysis.baseline), float(analysis.baseline.lcot_usd_per_mtok))
-    assert results["when_cheaper"][0] == ["b200"] and results["each_generation"][0] == ["b200", "rubin"]
-    assert results["when_cheaper"][1] == pytest.approx(0.810, abs=5e-4)
-    assert results["each_generation"][1] == pytest.approx(0.434, abs=5e-4)
+    assert results["when_cheaper"][0] == results["each_generation"][0] == ["b200", "rubin"]
+    assert results["when_cheaper"][1] == pytest.approx(0.434, abs=5e-4) == results["each_generation"][1]
+    from tco.core import evaluate as evaluate_module
+
+    # the rule with the capital taken as sunk: no holding cost passed to the path
+    monkeypatch.setattr(evaluate_module, "generation_path", lambda *args: generations.generation_path(*args[:5]))
+    analysis = tco.analyse_scenario(scenario_from_dict(data))
+    assert held_generations(analysis.baseline) == ["b200"]
+    assert float(analysis.baseline.lcot_usd_per_mtok) == pytest.approx(0.810, abs=5e-4)
 
 
 def test_a_roadmap_baseline_does_not_buy_a_cheaper_generation_that_misses_the_targets():

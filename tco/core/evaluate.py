@@ -755,7 +755,8 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
     program, t_d = _program(structure, option, w, values)
     last = max(int(np.max(w.horizon)), int(np.max(t_d)))
     if roadmap is not None:
-        path = generation_path(structure.refresh_policy, roadmap, plans[option.pools[0].role].life_years, w.horizon, last)
+        path = generation_path(structure.refresh_policy, roadmap, plans[option.pools[0].role].life_years, w.horizon, last,
+                               lambda index, age: money.holding_usd_per_year(plans, index, age, w.demand_path))
     else:
         path = GenerationPath.fixed(w.horizon, last)
     specialized = [p for p in option.pools if p.specialized]

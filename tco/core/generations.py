@@ -15,14 +15,16 @@ credited its book value, :mod:`tco.core.purchases`):
   the end of the fleet's life;
 - ``each_generation``: move whenever a better generation is available;
 - ``when_cheaper``: move when the better generation's full cost (capital and running) is
-  below the running cost alone of the fleet in service (the replacement rule of Brealey,
-  Myers and Allen, ch. 6: replace when the new machine's equivalent annual cost is below the
-  old one's cost of staying on).
+  below the cost of keeping the fleet in service one more year: its running cost plus what
+  holding it forgoes, the decline of its book value and the interest on it (a move credits
+  every device held at book value; the replacement rule of Brealey, Myers and Allen, ch. 6:
+  replace when the new machine's equivalent annual cost is below the old one's cost of staying
+  on, its resale value counted).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,7 +123,7 @@ class RoadmapCosts:
 
 
 def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Sequence, horizon_years,
-                    last_year: int) -> GenerationPath:
+                    last_year: int, holding_usd_per_year: Callable | None = None) -> GenerationPath:
     """Generation bought at each ``t`` and the fleet moves, under a refresh policy.
 
     Parameters
@@ -136,6 +138,10 @@ def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Seque
         Analysis horizon.
     last_year : int [yr]
         Last year a flow can fall in (the length of the path).
+    holding_usd_per_year : Callable or None
+        ``(generation index, age [yr]) -> USD/yr``: the capital cost of keeping the fleet one more year instead of
+        selling it at book value (:func:`tco.core.money.holding_usd_per_year`), which ``when_cheaper`` adds to the
+        running cost of staying; None: 0 (the capital taken as sunk).
 
     Returns
     -------
@@ -162,7 +168,10 @@ def generation_path(policy: str, roadmap: RoadmapCosts | None, life_years: Seque
             moves = differs & (np.mod(t - since, pick(life_years, current)) == 0)
         elif policy == "when_cheaper":  # or where the fleet held misses its targets and the best meets them
             rescued = ~roadmap.meets_targets(current) & roadmap.meets_targets(best)
-            moves = differs & ((best_cost < pick(roadmap.running_usd_per_year, current)) | rescued)
+            staying = pick(roadmap.running_usd_per_year, current)
+            if holding_usd_per_year is not None:
+                staying = staying + holding_usd_per_year(current, t - since)
+            moves = differs & ((best_cost < staying) | rescued)
         else:
             raise ValueError(f"unknown refresh policy {policy!r}; one of {', '.join(POLICIES)}")
         current = np.where(moves, best, current)

@@ -134,6 +134,33 @@ def steady_state_usd_per_year(pools: dict[str, PoolPlan], index, demand: DemandP
     return full, running
 
 
+def holding_usd_per_year(pools: dict[str, PoolPlan], index, age_years, demand: DemandPath):
+    """Capital cost of keeping the pools' fleet on generation ``index`` one more year at age ``a`` rather than selling
+    it at book value, summed over the pools (:meth:`tco.core.purchases.PoolPlan.holding_usd_per_year`).
+
+    Parameters
+    ----------
+    pools : dict[str, PoolPlan]
+        The option's purchase plans by pool role.
+    index : int or ndarray [-]
+        Generation index.
+    age_years : float or ndarray [yr]
+        Years since the fleet moved to this generation.
+    demand : DemandPath
+        The demand path (its discount rate).
+
+    Returns
+    -------
+    ndarray [USD/yr]
+        The yearly cost of holding the fleet.
+
+    References
+    ----------
+    [brealey-myers-allen] replacing an old machine, ch. 6.
+    """
+    return sum(plan.holding_usd_per_year(index, age_years, demand) for plan in pools.values())
+
+
 def nre_share(own_units, external_units):
     """Share of the program's NRE this fleet carries: ``own / (own + external)``.
 

@@ -201,6 +201,38 @@ class PoolPlan:
                 pick(c, index) for c in self.per_busy_replica_usd_per_year.values())
         return capital, running
 
+    def holding_usd_per_year(self, index, age_years, demand: DemandPath):
+        """Capital cost of keeping year 1's fleet on generation ``index`` one more year at age ``a`` instead of selling it.
+
+        A move credits every device held at its straight-line book value ``b(a) = 1 - (1 - rv) (a mod L) / L`` (of its
+        price ``P``; :func:`pool_present_values`), so a year more in service forgoes the value's decline and the
+        interest on it: ``units x P ((1 - rv) / L + r b(a))`` (the replacement analysis of Brealey, Myers and Allen,
+        ch. 6: the cost of keeping the old machine counts what its sale would bring). A purchase renewed at the end of
+        its life starts again at ``b = 1`` (``a mod L``).
+
+        Parameters
+        ----------
+        index : int or ndarray [-]
+            Generation index.
+        age_years : float or ndarray [yr]
+            Years since the fleet moved to this generation ``a``.
+        demand : DemandPath
+            The demand path (its discount rate ``r``).
+
+        Returns
+        -------
+        ndarray [USD/yr]
+            The yearly cost of holding the fleet rather than selling it at book value.
+
+        References
+        ----------
+        [brealey-myers-allen] replacing an old machine, ch. 6.
+        """
+        units = self.required_units(index, 1.0)
+        unit, life, rv = (pick(x, index) for x in (self.unit_usd, self.life_years, self.residual_value_fraction))
+        book = 1.0 - (1.0 - rv) * np.mod(age_years, life) / life
+        return units * unit * ((1.0 - rv) / life + demand.rate * book)
+
 
 @dataclass
 class GenerationPath:

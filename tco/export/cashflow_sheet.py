@@ -401,9 +401,11 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
             return "0"
         current = sheet.cell(index_row, y - 1)
         differs = f"{sheet.cell(best.row, y)}<>{current}"
+        age = f"({sheet.year(y)}-{sheet.cell(since_row, y - 1)})"
         condition = {"each_generation": "1=1",
-                     "at_replacement": f"MOD({sheet.year(y)}-{sheet.cell(since_row, y - 1)},{pick(tables['life'], current)})=0",
-                     "when_cheaper": f"OR({sheet.cell(best_cost.row, y)}<{pick(tables['running'], current)},"
+                     "at_replacement": f"MOD({age},{pick(tables['life'], current)})=0",
+                     "when_cheaper": f"OR({sheet.cell(best_cost.row, y)}<{pick(tables['running'], current)}+"
+                                     f"{_holding(terms, current, age, rate, structure.whole_devices)},"
                                      f"AND({pick(codes, current)}>0,{pick(codes, sheet.cell(best.row, y))}=0))"}[policy]
         return f"IF(AND({differs},{condition}),1,0)"
 
@@ -431,11 +433,26 @@ def _held_generations_code(sheet: CashFlowSheet, path: Path, refs: OptionRefs) -
     refs.option["feasible"] = sheet.output(OPTION_OUTPUTS["feasible"], f"IF({infeasible}=0,1,0)")
 
 
+def _units(t: dict[str, list[str]], g: str, whole: bool) -> str:
+    """:meth:`tco.core.purchases.PoolPlan.required_units` at year 1's demand on generation ``g``."""
+    return f"{_whole(pick(t['z'], g), whole)}*{pick(t['n'], g)}"
+
+
+def _holding(terms: dict[str, dict[str, list[str]]], g: str, age: str, rate: str, whole: bool) -> str:
+    """:func:`tco.core.money.holding_usd_per_year`: keeping the fleet on generation ``g`` one more year at age ``age``
+    instead of selling it at book value, ``units x P ((1 - rv) / L + r (1 - (1 - rv) MOD(a, L) / L))``."""
+    parts = []
+    for t in terms.values():
+        life, rv = pick(t["life"], g), pick(t["rv"], g)
+        parts.append(f"{_units(t, g, whole)}*{pick(t['unit'], g)}*((1-{rv})/{life}+{rate}*(1-(1-{rv})*MOD({age},{life})/{life}))")
+    return fx.total(parts)
+
+
 def _steady_state(terms: dict[str, dict[str, list[str]]], g: str, rate: str, names, whole: bool) -> tuple[str, str]:
     """:func:`tco.core.money.steady_state_usd_per_year` of generation ``g``: ``(capital, running)`` formulas."""
     capital, running = [], []
     for t in terms.values():
-        units = f"{_whole(pick(t['z'], g), whole)}*{pick(t['n'], g)}"
+        units = _units(t, g, whole)
         capital.append(f"{units}*{fx.capital_recovery(pick(t['unit'], g), rate, pick(t['life'], g), pick(t['rv'], g))}")
         if "running" in t:
             running.append(f"{units}*{pick(t['running'], g)}")
