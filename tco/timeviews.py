@@ -151,4 +151,4 @@ def roadmap_sentence(generations: Mapping) -> str:
 #: each refresh policy's plan in words (:data:`tco.core.generations.POLICIES`)
 REFRESHED = {"keep": "Kept on the scenario's device", "at_replacement": "Moved to a better generation at the end of "
              "its fleet's life", "each_generation": "Moved to each better generation as it comes",
-             "when_cheaper": "Moved when a better generation's full cost is below its running cost"}
+             "when_cheaper": "Moved when a better generation's full cost is below the cost of keeping the fleet"}
