@@ -49,6 +49,7 @@ test-fast: $(PY)
 ## GenZ in a throwaway venv and LibreOffice, dask 1 vs 2 workers, start-up; then studies, fleet, workbook, app, limits)
 bench: install
 	$(PY) benchmarks/speed.py
+	$(PY) benchmarks/accelerators.py
 	$(PY) benchmarks/studies.py
 	$(PY) benchmarks/fleet.py
 	$(PY) benchmarks/workbook.py
