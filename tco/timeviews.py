@@ -56,8 +56,9 @@ def baseline_generations(analysis: Analysis) -> dict:
     index = [round(scalar(g)) for g in np.moveaxis(np.asarray(flows.generation), -1, 0)]
     devices = list(base.roadmap.devices)
     start = scalar(analysis.values["roadmap.start_year"])
+    alone = replace(structure, options=(structure.option(structure.baseline),))  # the baseline is evaluated on its own
     by_policy = {policy: scalar((base if policy == structure.refresh_policy else
-                                 evaluate(replace(structure, refresh_policy=policy), analysis.values)[structure.baseline])
+                                 evaluate(replace(alone, refresh_policy=policy), analysis.values)[structure.baseline])
                                 .lcot_usd_per_mtok) for policy in POLICIES}
     return {
         "policy": structure.refresh_policy,
