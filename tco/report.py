@@ -135,13 +135,20 @@ def held_generations(result: OptionResult) -> list[str]:
     return list(dict.fromkeys(held))
 
 
+def other_generations(result: OptionResult, figures: str = "the shape and latency figures above") -> str:
+    """Where a roadmap baseline's fleet runs generations other than its own device, the words that say so and whose
+    ``figures`` the serving figures are (the scenario device's, generation 0); empty otherwise."""
+    held = held_generations(result)
+    if not held or held == [result.roadmap.devices[0]]:
+        return ""
+    return f"the fleet runs {', '.join(held)}; {figures} are {result.roadmap.devices[0]}'s"
+
+
 def _feasible(r: OptionResult) -> str:
     reasons = infeasible_reasons(r)
     verdict = "yes" if not reasons else "no: " + "; ".join(reasons)
-    held = held_generations(r)
-    if held and held != [r.roadmap.devices[0]]:  # the latency rows above are the scenario device's (generation 0)
-        verdict += f" (the fleet runs {', '.join(held)}; the shape and latency figures above are {r.roadmap.devices[0]}'s)"
-    return verdict
+    note = other_generations(r)
+    return f"{verdict} ({note})" if note else verdict
 
 
 #: the rows of the comparison, in order: (key, title with unit, cell of one option's result)

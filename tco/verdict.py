@@ -28,6 +28,7 @@ from .core.outputs import COST_LINES, OptionResult
 from .display import quantity, sig
 from .fields import Field
 from .flips import Flip, describe_flip, flip_conditions, past_flips, winner_gap
+from .report import held_generations
 from .util import scalar
 
 #: two options closer than this share of the cheaper one's cost are a tie
@@ -228,24 +229,37 @@ def own_fleet_volume(scenario, winner: str, own: float, volume: float) -> str:
 
 
 def headline(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
-    """Who wins, by how much and why, in one or two sentences."""
+    """Who wins, by how much and why, in one or two sentences. A baseline that follows the general-purpose roadmap is
+    named with the generations it runs at its first mention (:func:`on_the_roadmap`)."""
     v = verdict
     role = "the baseline " if v.winner == v.baseline else ""
     per = "per million output tokens"
+    winner, runner_up = (on_the_roadmap(n, results) if n == v.baseline else n for n in (v.winner, v.runner_up))
     if v.kind == "only":
-        text = f"Only {role}{v.winner} meets the latency targets, at {_usd_per_mtok(v.cost)} {per}."
+        text = f"Only {role}{winner} meets the latency targets, at {_usd_per_mtok(v.cost)} {per}."
     elif v.kind == "tie":
-        text = (f"A tie within {v.tolerance:.0%}: {role}{v.winner} at {_usd_per_mtok(v.cost)} and {v.runner_up} at "
+        text = (f"A tie within {v.tolerance:.0%}: {role}{winner} at {_usd_per_mtok(v.cost)} and {runner_up} at "
                 f"{_usd_per_mtok(v.runner_up_cost)} {per} ({v.runner_up} {v.margin:.1%} dearer, mainly through "
                 f"{v.driver}).")
     else:
         ratio = v.runner_up_cost / v.cost
         how = f"costs {ratio:.3g}x as much" if ratio >= 1.5 else f"costs {v.margin:.0%} more"
-        text = (f"{role.capitalize()}{v.winner} is cheapest at {_usd_per_mtok(v.cost)} {per}; the runner-up, "
-                f"{v.runner_up}, {how}, mainly through {v.driver}.")
+        text = (f"{role.capitalize()}{winner} is cheapest at {_usd_per_mtok(v.cost)} {per}; the runner-up, "
+                f"{runner_up}, {how}, mainly through {v.driver}.")
         if v.winner != v.baseline and v.runner_up != v.baseline and scalar(results[v.baseline].feasible) > 0:
-            text += f" The baseline {v.baseline}: {_usd_per_mtok(scalar(results[v.baseline].lcot_usd_per_mtok))}/M."
+            text += (f" The baseline {on_the_roadmap(v.baseline, results)}: "
+                     f"{_usd_per_mtok(scalar(results[v.baseline].lcot_usd_per_mtok))}/M.")
     return text
+
+
+def on_the_roadmap(name: str, results: Mapping[str, OptionResult]) -> str:
+    """``name``, followed by the generations its fleet runs where it follows the general-purpose roadmap onto devices
+    other than its own (``h100 (on the roadmap: b200, then rubin)``): its cost is theirs, not its own device's."""
+    result = results.get(name)
+    held = held_generations(result) if result is not None else []
+    if not held or held == [result.roadmap.devices[0]]:
+        return name
+    return f"{name} (on the roadmap: {', then '.join(held)})"
 
 
 def sentence(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:

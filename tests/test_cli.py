@@ -63,6 +63,7 @@ def test_compare_reports_the_chip_program(capsys):
     assert by_policy["when_cheaper"] == pytest.approx(0.434, abs=5e-4) == min(by_policy.values())
     assert by_policy["keep"] > 3 * by_policy["when_cheaper"] and "instead (roadmap policy" not in data["verdict"]
     assert "b200 from year 0, rubin from year 1." in data["verdict"]
+    assert data["verdict"].startswith("The baseline h100 (on the roadmap: b200, then rubin) is cheapest at $0.434")
     code, out, _ = run(capsys, "compare", "custom-asic", "--set", "program.external_units=1000000",
                        "--set", "workload.half_life_years=6", *ASIC_CAN_WIN)
     assert code == 0 and "its win needs the external sales" in " ".join(out.split())  # the text wraps at the terminal width

@@ -359,6 +359,23 @@ def test_a_near_tie_is_called_a_tie(default_scenario):
     verdict = tco.compare(tied).decision
     assert verdict.kind == "tie" and verdict.margin < 0.02 and verdict.text.startswith("A tie within 2%")
     assert tco.compare(tied, tie_tolerance=0.0).decision.kind == "win"
+    # the baseline's cost is that of the B200s it buys (Rubin past the horizon), not its own H100's: named so
+    assert "and h100 (on the roadmap: b200) at $0.81 per million output tokens" in verdict.text
+
+
+def test_the_headline_names_the_generations_a_roadmap_baseline_runs(default_scenario, asic_scenario, asic_can_win):
+    """custom-asic's baseline is called h100 but buys B200s, then Rubins (docs/model.md "The refresh rule against the
+    book-value credit"): its cost is theirs, so the headline says so at the baseline's first mention, as winner and as
+    runner-up (:func:`tco.verdict.on_the_roadmap`); the default's baseline stays on its own H100s and is named alone."""
+    from tco.verdict import on_the_roadmap
+
+    assert tco.compare(asic_scenario).decision.headline.startswith(
+        "The baseline h100 (on the roadmap: b200, then rubin) is cheapest at $0.434 per million output tokens")
+    runner_up = tco.compare(asic_can_win.with_values({"program.external_units": 1e6, "workload.half_life_years": 6.0}))
+    assert "the runner-up, h100 (on the roadmap: b200), costs" in runner_up.decision.headline
+    default = tco.compare(default_scenario)
+    assert default.decision.headline.startswith("The baseline h100 is cheapest at")
+    assert on_the_roadmap("h100", default.results) == "h100" and on_the_roadmap("absent", default.results) == "absent"
 
 
 def test_verdict_flip_values_really_flip_the_winner():

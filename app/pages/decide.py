@@ -15,7 +15,7 @@ from tco.dynamics.config import fleet_config
 from tco.dynamics.summary import run as run_fleet
 from tco.errors import InputError
 from tco.flips import describe_flip
-from tco.report import bounds, held_batch, infeasible_reasons
+from tco.report import bounds, held_batch, infeasible_reasons, other_generations
 from tco.studies import parse_metric, tornado
 from tco.util import scalar
 
@@ -106,11 +106,12 @@ def bottleneck_answer(scenario, result) -> list:
         status = "meets the targets" if not reasons else "misses: " + "; ".join(reasons)
         spill = scalar(r.spilled_bytes)
         held = held_batch(r)
+        generations = other_generations(r, "these figures")
         items.append(html.Li(f"{name}: {where}; batch {sig(scalar(r.batch), 3)} at TPOT {quantity(scalar(r.tpot_s), 's')} "
                              f"(target {quantity(v['workload.tpot_target_s'], 's')}), TTFT {quantity(scalar(r.ttft_s), 's')}"
                              + (f" ({held})" if held else "")
                              + (f"; {quantity(spill, 'B')} per step spill below the fastest memory" if spill > 0 else "")
-                             + f"; {status}."))
+                             + f"; {status}" + (f" ({generations})" if generations else "") + "."))
     return [html.Ul(items)]
 
 

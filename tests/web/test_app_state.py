@@ -19,7 +19,7 @@ from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap
 from tco_app.pages.assumptions import cell, table_rows, workbook_download
 from tco_app.pages.cases import saved_case
 from tco_app.pages.compare import compare_view
-from tco_app.pages.decide import change_answer
+from tco_app.pages.decide import bottleneck_answer, change_answer
 from tco_app.pages.lifecycle import TIMELINE_GROUPS, half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
 from tco_app.state import query_from_state, scenario_choices, scenario_yaml, state_from_query, validated_edits
@@ -199,6 +199,19 @@ def test_compare_view_shows_the_chip_program(asic_scenario):
     # the baseline's refresh plan (docs/model.md "The refresh rule against the book-value credit"), as in the verdict
     plan = "The baseline follows the general-purpose roadmap (when cheaper): b200 from year 0, rubin from year 1."
     assert "roadmap-note" in challengers and plan in challengers and plan in result.verdict
+
+
+def test_decide_says_whose_serving_figures_a_roadmap_baseline_shows(default_scenario, asic_scenario):
+    """Decide step 3 on custom-asic: the baseline's shape and latency figures are its own H100's while its fleet runs
+    B200s, then Rubins; the step says so, as Compare's feasibility row does. Not for the challengers, nor on the
+    default, whose baseline has no roadmap."""
+    [steps] = bottleneck_answer(asic_scenario, tco.compare(asic_scenario))
+    said = [str(item.children) for item in steps.children]
+    assert said[0].startswith("h100: ") and said[0].endswith(
+        "meets the targets (the fleet runs b200, rubin; these figures are h100-sxm's).")
+    assert not any("fleet runs" in s for s in said[1:])
+    [steps] = bottleneck_answer(default_scenario, tco.compare(default_scenario))
+    assert not any("fleet runs" in str(item.children) for item in steps.children)
 
 
 def test_compare_view_has_no_refresh_plan_without_a_roadmap(default_scenario):
