@@ -422,6 +422,38 @@ def test_the_when_cheaper_rule_counts_what_holding_the_fleet_forgoes(monkeypatch
     assert float(analysis.baseline.lcot_usd_per_mtok) == pytest.approx(0.810, abs=5e-4)
 
 
+def test_the_software_amortisation_is_against_the_generation_the_baseline_runs_at_deployment(asic_scenario):
+    """custom-asic's ASIC enters service in year 3 and its software NRE is repaid by the yearly steady-state saving of
+    its hardware over the baseline's. The baseline is called h100 but buys B200s and moves to Rubin in year 1, so the
+    saving is against Rubin's full cost: none (Rubin costs less than the ASIC's hardware), the period never. With the
+    ASIC at its best achievable share and Rubin past the horizon (what_ifs ASIC_CAN_WIN) the fleet holds B200s, and the
+    period is ``software / (C_B200 - C_ASIC - reauthoring)`` with ``C_B200`` the B200 fleet's full cost per year as the
+    roadmap ranks it; with Rubin in 2029 (year 3) the fleet holds Rubins when the ASIC arrives: never again. Before,
+    the saving was taken against a fresh H100 fleet, which this baseline never buys: 1.00 years at base values (and
+    0.09 years for specialization-over-time's LPX split, which saves nothing against B200s)."""
+    from tco.core import money
+
+    assert float(tco.analyse_scenario(asic_scenario).challengers["asic"].software_payback_years) == math.inf
+    for rubin, held in ((2032.0, 1), (2029.0, 3)):
+        analysis = tco.analyse_scenario(asic_scenario, {**ASIC_CAN_WIN, "roadmap.rubin.release_year": rubin})
+        base, asic = analysis.baseline, analysis.options["asic"]
+        assert float(asic.deployment_year) == 3.0 and float(base.money.path.held_at(3.0)) == held
+        assert base.roadmap.devices[held] == ("b200" if held == 1 else "rubin")
+        hardware, _ = money.steady_state_usd_per_year(asic.money.pools, 0.0, asic.money.demand)
+        saving = float(base.roadmap.full_usd_per_year[held] - hardware - asic.money.reauthoring_usd_per_year)
+        software = float(analysis.values["program.nre.software_usd"])
+        payback = float(analysis.challengers["asic"].software_payback_years)
+        if held == 1:
+            assert saving > 0 and payback == pytest.approx(software / saving, rel=1e-12)
+            assert payback == pytest.approx(3.75, abs=0.01)
+        else:
+            assert saving <= 0 and payback == math.inf
+    # the baseline's own steady-state cost: the generation it buys at t = 0 (B200), its port recovered
+    base = tco.analyse_scenario(asic_scenario).baseline
+    assert float(base.eac_usd_per_mtok) == pytest.approx(
+        float(base.roadmap.full_usd_per_year[1]) / float(base.money.tokens_per_year) * 1e6, rel=1e-12)
+
+
 def test_a_roadmap_baseline_does_not_buy_a_cheaper_generation_that_misses_the_targets():
     """custom-asic with a 150 ms TTFT target and a B200 at the low end of its catalog ranges of price ($25,000) and
     share of peak FLOP/s (0.313): the B200 fleet is the cheapest generation released at t = 0 ($20.0M a year, reported

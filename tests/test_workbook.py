@@ -17,6 +17,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openpyxl.formula import Tokenizer
+from what_ifs import ASIC_CAN_WIN
 from workbook_helpers import agrees, check_rows, error_cells, recalculate_all
 
 import tco
@@ -314,6 +315,8 @@ EDITED = [
                                              "workload.output_tokens": 900.0, "economics.discount_rate": 0.0,
                                              "workload.demand_growth_per_year": 0.3, "program.time_to_market_years": 3.4,
                                              "roadmap.rubin.release_year": 2029.0}),
+    # a software amortisation period against the roadmap generation held when the ASIC enters service (B200)
+    ("custom-asic", ASIC_CAN_WIN),
 ]
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from . import cashflow, finance, generations, lifecycle, money, nre
 from .evaluate import evaluate, work_share
 from .outputs import CashFlows, ChallengerResult, OptionResult
+from .purchases import pick
 from .sizing import SECONDS_PER_YEAR
 from .structure import Option, Structure, device_param
 
@@ -128,7 +129,6 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
     half_life = get("workload.half_life_years")
     row = {"npv_usd": npv_usd(base, result), "cost_ratio": cost_ratio(base, result)}
     specialized = [p for p in option.pools if p.specialized]
-    tokens = result.money.tokens_per_year
     if specialized:  # the half-life applies to specialized devices only
         life = np.maximum.reduce([get(device_param(p.device, "useful_life_years")) for p in specialized])
         row["life_over_half_life"] = life / half_life
@@ -138,7 +138,8 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
     software = _software_investment_usd(option, result, values)
     if software is not None:
         hardware, _ = money.steady_state_usd_per_year(result.money.pools, 0.0, result.money.demand)
-        saving = base.eac_usd_per_mtok * tokens / 1e6 - hardware - result.money.reauthoring_usd_per_year
+        saving = (baseline_steady_state_usd_per_year(base, result.deployment_year) - hardware
+                  - result.money.reauthoring_usd_per_year)
         payback = np.where(saving > 0, software / np.where(saving > 0, saving, 1.0), np.inf)
         cycle = np.maximum.reduce([get(device_param(p.device, "useful_life_years")) for p in option.pools])
         if "years_of_advantage" in row:
@@ -149,6 +150,29 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
         row.update(_program_view(result, base, values))
     payback, irr = cashflow.payback_and_irr(base_flows, flows)
     return ChallengerResult(**row, payback_year=payback, irr=irr).broadcast()
+
+
+def baseline_steady_state_usd_per_year(base: OptionResult, year):
+    """The baseline's steady-state cost per year [USD/yr] at ``year`` (an option's deployment): its ``eac`` at year 1's
+    tokens, or, for a baseline on the general-purpose roadmap, that of the generation its fleet holds in that year, the
+    port to it recovered over its life (:attr:`tco.core.generations.RoadmapCosts.full_usd_per_year`): what the option's
+    hardware replaces from then on, not the scenario's own device, which such a fleet may never buy.
+
+    Parameters
+    ----------
+    base : OptionResult
+        The baseline's result.
+    year : float or ndarray [yr]
+        Whole years from the decision.
+
+    Returns
+    -------
+    ndarray [USD/yr]
+        The steady-state cost.
+    """
+    if base.roadmap is None:
+        return base.eac_usd_per_mtok * base.money.tokens_per_year / 1e6
+    return pick(base.roadmap.full_usd_per_year, base.money.path.held_at(year))
 
 
 def years_of_advantage(option: Option, result: OptionResult, base: OptionResult, values: Mapping[str, object]):

@@ -795,7 +795,10 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         prefill_share = where_mixed(paid, own_pv["prefill"] / where_mixed(paid, both, 1.0), 0.0)
     else:
         prefill_share = fleet.size.prefill_time_share
-    full, _ = money.steady_state_usd_per_year(plans, 0.0, w.demand_path)
+    if roadmap is None:
+        full, _ = money.steady_state_usd_per_year(plans, 0.0, w.demand_path)
+    else:  # the generation the fleet buys at t = 0, its port recovered over its life, as the roadmap ranks it
+        full = pick(roadmap.full_usd_per_year, path.index[0])
     for role in plan.built_roles:
         c = fleet.costs[role]
         full = full + fleet.sizes[role].devices * c.unit_nre_usd * w.demand_path.capital_recovery_factor(c.life_years)

@@ -457,7 +457,8 @@ class OptionResult:
                                                  column="USD/Mtok in+out")
     eac_usd_per_mtok: Array = output(
         "USD per million output tokens", "steady-state cost: a fresh fleet for year 1's demand, capital recovered over the "
-        "device life (NRE share and software ports included) plus running costs, per output token", "steady-state cost",
+        "device life (NRE share and software ports included) plus running costs, per output token (a roadmap baseline: "
+        "the generation it buys at t = 0)", "steady-state cost",
         fmt=",.4g")
     pv_cost_usd: Array = output("USD", "present value of all costs over the horizon, residual value credited",
                                 "present value of costs", "M USD", scale=1e-6, fmt=",.4g")
@@ -616,7 +617,8 @@ class ChallengerResult:
         nonpositive_note="never ahead")
     software_payback_years: Array | None = output(
         "yr", "software investment (ports to adopted devices, a built chip's software NRE) / the yearly saving of the "
-        "option's hardware over the baseline (steady state; inf: no saving)", "software amortisation period", "years",
+        "option's hardware over the baseline (steady state; a roadmap baseline's generation held when the option enters "
+        "service; inf: no saving)", "software amortisation period", "years",
         fmt=".1f", optional=True)
     cycle_over_payback: Array | None = output(
         "ratio", "hardware replacement cycle / software amortisation period (> 1: the rewrite pays back before the "

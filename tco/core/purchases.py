@@ -291,6 +291,25 @@ class GenerationPath:
             following = np.where(switch[t], np.minimum(float(t), horizon), following)
         return cls(index, switch, end)
 
+    def held_at(self, t_years):
+        """Generation the fleet holds at year ``t`` (whole years from 0; beyond the path, its last year's).
+
+        Parameters
+        ----------
+        t_years : float or ndarray [yr]
+            Year, e.g. an option's deployment year.
+
+        Returns
+        -------
+        float or ndarray [-]
+            Generation index.
+        """
+        held = self.index[0]
+        for t in range(1, len(self.index)):
+            if any_draw(np.asarray(t_years) >= t):
+                held = np.where(np.asarray(t_years) >= t, self.index[t], held)
+        return held
+
 
 def _epoch_starts(path: GenerationPath, deployment_year, t: int):
     """Whether a new epoch starts at ``t``: the deployment, or a switch after it (a fixed path's ``False``: the

@@ -32,6 +32,15 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
     half_life = names["workload.half_life_years"]
     out: dict[str, OptionRefs] = {}
 
+    def baseline_steady_state(year: str) -> str:
+        """:func:`tco.core.comparison.baseline_steady_state_usd_per_year`: the baseline's steady-state cost per year
+        [USD/yr] at ``year``: on the roadmap, that of the generation held then (from the horizon on, the last year's
+        before it: the baseline's path ends there)."""
+        held = cash[structure.baseline].sizing.get("held_full_usd_per_year")
+        if held is None:
+            return f"{base['eac_usd_per_mtok']}*{model.shared['tokens_per_year']}/1E6"
+        return f"INDEX({held},1,MIN({year},INT({names['economics.horizon_years']})-1)+1)"
+
     def output(name: str, formula: str) -> str:
         """A row for comparison output ``name`` (label and unit from the output table)."""
         spec = COMPARISON_OUTPUTS[name]
@@ -54,9 +63,8 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
         if built:
             software.append(names["program.nre.software_usd"])
         if software:
-            tokens = model.shared["tokens_per_year"]
-            saving = q("yearly saving of the option's hardware over the baseline (steady state)",
-                       f"{base['eac_usd_per_mtok']}*{tokens}/1E6-{c.sizing['hardware_usd_per_year']}"
+            saving = q("yearly saving of the option's hardware over the baseline (steady state, from its deployment)",
+                       f"{baseline_steady_state(c.option['deployment_year'])}-{c.sizing['hardware_usd_per_year']}"
                        f"-{c.sizing['reauthoring_usd_per_year']}", "USD/yr")
             output("software_payback_years", f'IF({saving}>0,({"+".join(software)})/{saving},"never")')
         if not built:

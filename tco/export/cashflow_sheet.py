@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from openpyxl.utils import get_column_letter
+from openpyxl.utils import get_column_letter, quote_sheetname
 
 from ..core.evaluate import INFEASIBLE_REASONS, NOT_PER_DEVICE
 from ..core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
@@ -417,7 +417,7 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
                 lambda y: "0" if y == 0 else f"IF({sheet.cell(moves_row, y)}=1,{sheet.year(y)},{sheet.cell(since_row, y - 1)})",
                 pv=False)
     path = Path(index_row, moves_row)
-    path.ports, path.codes = tables["port"], codes
+    path.ports, path.codes, path.full = tables["port"], codes, tables["full"]
     return path
 
 
@@ -536,6 +536,11 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
     refs.sizing["hardware_usd_per_year"] = sheet.scalar("steady-state hardware and running cost per year (year 1's demand)",
                                                         "USD/yr", hardware)
     full = [refs.sizing["hardware_usd_per_year"], refs.sizing["reauthoring_usd_per_year"]]
+    if moving:  # tco.core.evaluate: the generation bought at t = 0, its port recovered, as the roadmap ranks it
+        held = sheet.years("steady-state cost of the generation held: full cost per year, as ranked above", "USD/yr",
+                           lambda y: pick(path.full, path.index(sheet, y)), pv=False)
+        refs.sizing["held_full_usd_per_year"] = f"{quote_sheetname(sheet.ws.title)}!{sheet.span(held.row, True)}"
+        full[0] = sheet.cell(held.row, 0)
     for pool in built:
         c = m.pool(pool.role)
         full.append(f"{c['devices']}*{fx.capital_recovery(refs.pool(pool.role)['unit_nre_usd'], sheet.rate, c['life_years'])}")
