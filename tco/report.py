@@ -135,13 +135,13 @@ def held_generations(result: OptionResult) -> list[str]:
     return list(dict.fromkeys(held))
 
 
-def other_generations(result: OptionResult, figures: str = "the shape and latency figures above") -> str:
+def other_generations(result: OptionResult, figures: str = "the costs above are theirs, the other figures") -> str:
     """Where a roadmap baseline's fleet runs generations other than its own device, the words that say so and whose
-    ``figures`` the serving figures are (the scenario device's, generation 0); empty otherwise."""
+    ``figures`` the serving and energy figures are (the scenario device's, generation 0); empty otherwise."""
     held = held_generations(result)
     if not held or held == [result.roadmap.devices[0]]:
         return ""
-    return f"the fleet runs {', '.join(held)}; {figures} are {result.roadmap.devices[0]}'s"
+    return f"the fleet runs {', '.join(held)}; {figures} {result.roadmap.devices[0]}'s"
 
 
 def _feasible(r: OptionResult) -> str:

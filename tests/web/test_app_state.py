@@ -199,6 +199,9 @@ def test_compare_view_shows_the_chip_program(asic_scenario):
     # the baseline's refresh plan (docs/model.md "The refresh rule against the book-value credit"), as in the verdict
     plan = "The baseline follows the general-purpose roadmap (when cheaper): b200 from year 0, rubin from year 1."
     assert "roadmap-note" in challengers and plan in challengers and plan in result.verdict
+    # the baseline's column: its costs are those of the generations it runs, its serving and energy figures its H100's
+    assert "(the fleet runs b200, rubin; the costs above are theirs, the other figures h100-sxm's)" in str(
+        compare_view(asic_scenario)[3])
 
 
 def test_decide_says_whose_serving_figures_a_roadmap_baseline_shows(default_scenario, asic_scenario):
