@@ -454,6 +454,21 @@ def test_the_software_amortisation_is_against_the_generation_the_baseline_runs_a
         float(base.roadmap.full_usd_per_year[1]) / float(base.money.tokens_per_year) * 1e6, rel=1e-12)
 
 
+def test_a_roadmap_baseline_accounts_for_the_fleet_it_buys(asic_scenario):
+    """custom-asic's baseline is called h100 and buys B200s at t = 0: its accounting cost (straight-line depreciation
+    plus year-1 opex) is that of the same scenario with the baseline on B200s and no roadmap, $16.8M a year, not that of
+    a fleet of 2,656 H100s it never buys ($36.1M, before 2026-12-05)."""
+    from tco.scenario import scenario_from_dict
+
+    base = tco.analyse_scenario(asic_scenario).baseline
+    data = asic_scenario.to_dict()
+    data.pop("roadmap")
+    data["options"] = [{**o, "colocated": {"device": "b200"}} if o["name"] == "h100" else o for o in data["options"]]
+    on_b200 = tco.analyse_scenario(scenario_from_dict(data)).baseline
+    assert float(base.accounting_cost_usd_per_year) == pytest.approx(float(on_b200.accounting_cost_usd_per_year), rel=1e-12)
+    assert float(base.accounting_cost_usd_per_year) == pytest.approx(16.82e6, rel=1e-3)
+
+
 def test_a_roadmap_baseline_does_not_buy_a_cheaper_generation_that_misses_the_targets():
     """custom-asic with a 150 ms TTFT target and a B200 at the low end of its catalog ranges of price ($25,000) and
     share of peak FLOP/s (0.313): the B200 fleet is the cheapest generation released at t = 0 ($20.0M a year, reported

@@ -636,21 +636,17 @@ def _program(structure: Structure, option: Option, w: _Workload, values) -> tupl
     return schedule, timeline.deployment_year(ttm)
 
 
-def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCosts, link_life_years):
-    """Straight-line depreciation plus the yearly running costs.
+def accounting_cost_usd_per_year(fleet: Fleet):
+    """Straight-line depreciation plus the yearly running costs of a fleet.
 
     Depreciation of (price less residual value, plus NRE share) over the life, plus the
-    yearly running costs (:data:`~tco.core.outputs.YEARLY_COSTS`). The KV-link ports
-    depreciate over the decode devices' life.
+    yearly running costs (:data:`~tco.core.outputs.YEARLY_COSTS`). The KV-link ports of a
+    split fleet depreciate over the decode devices' life.
 
     Parameters
     ----------
-    pools : Mapping[str, PoolResult]
-        Each pool's sizing and costs by role.
-    links : LinkCosts
-        The KV link's capex and running cost.
-    link_life_years : float or ndarray or None [yr]
-        Life the link ports depreciate over; None when colocated.
+    fleet : Fleet
+        Each pool's sizing and costs by role, and the KV link's capex and running cost.
 
     Returns
     -------
@@ -658,12 +654,11 @@ def accounting_cost_usd_per_year(pools: Mapping[str, PoolResult], links: LinkCos
         The accounting (undiscounted) yearly cost of the fleet.
     """
     terms = []
-    for p in pools.values():
-        c = p.costs
+    for role, c in fleet.costs.items():
         depreciable = c.unit_hardware_usd * (1.0 - c.residual_value_fraction) + c.unit_nre_usd
-        terms += [p.sizing.devices * depreciable / c.life_years, *(getattr(c, name) for name in YEARLY_COSTS)]
-    if link_life_years is not None:
-        terms += [links.port_capex_usd / link_life_years, links.usd_per_year]
+        terms += [fleet.sizes[role].devices * depreciable / c.life_years, *(getattr(c, name) for name in YEARLY_COSTS)]
+    if fleet.option.disaggregated:
+        terms += [fleet.links.port_capex_usd / fleet.costs["decode"].life_years, fleet.links.usd_per_year]
     return _total(terms)
 
 
@@ -817,8 +812,9 @@ def evaluate_option(structure: Structure, option: Option, w: _Workload, values: 
         spilled_bytes=size.spilled_bytes, tokens_per_joule=tokens_per_s / power_w, tokens_per_s=tokens_per_s,
         power_w=power_w, kv_transfer_s=size.kv_transfer_s, link_ports=size.link_ports,
         feasible=(code == 0).astype(float), infeasible_code=code.astype(float), prefill_cost_share=prefill_share,
-        accounting_cost_usd_per_year=accounting_cost_usd_per_year(
-            pools, links, fleet.costs["decode"].life_years if option.disaggregated else None),
+        # a baseline on the roadmap: the fleet of the generation it buys at t = 0
+        accounting_cost_usd_per_year=(accounting_cost_usd_per_year(fleet) if roadmap is None else
+                                      pick([accounting_cost_usd_per_year(f) for f in fleets], path.index[0])),
     ).broadcast()
 
 

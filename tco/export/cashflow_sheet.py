@@ -189,8 +189,9 @@ def write_cash_flows(ws, scenario: Scenario, names: dict[str, str], model: Model
         base = base or (out[option.name], total)
     sheet.heading("Accounting view: straight-line depreciation plus opex, by year")
     for option in structure.options:
-        out[option.name].option["accounting_cost_usd_per_year"] = _write_accounting(sheet, option, model.options[option.name],
-                                                                                     out[option.name])
+        generations = model.generations if "generation_bought_first" in out[option.name].sizing else []
+        out[option.name].option["accounting_cost_usd_per_year"] = _write_accounting(
+            sheet, option, [model.options[option.name], *generations], out[option.name])
     return out
 
 
@@ -540,6 +541,7 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
         held = sheet.years("steady-state cost of the generation held: full cost per year, as ranked above", "USD/yr",
                            lambda y: pick(path.full, path.index(sheet, y)), pv=False)
         refs.sizing["held_full_usd_per_year"] = f"{quote_sheetname(sheet.ws.title)}!{sheet.span(held.row, True)}"
+        refs.sizing["generation_bought_first"] = path.index(sheet, 0)
         full[0] = sheet.cell(held.row, 0)
     for pool in built:
         c = m.pool(pool.role)
@@ -671,24 +673,36 @@ def _write_payback(sheet: CashFlowSheet, base_total: YearRow, total: YearRow) ->
                         f'IF({sheet.cell(run.row, LAST_YEAR)}=1,MATCH(1,{sheet.span(run.row)},0)-1,"none")')
 
 
-def _write_accounting(sheet: CashFlowSheet, option: Option, m: OptionRefs, cash: OptionRefs) -> str:
+def _write_accounting(sheet: CashFlowSheet, option: Option, fleets: list[OptionRefs], cash: OptionRefs) -> str:
     """Straight-line depreciation of (price less residual value, plus NRE share) over the life, plus opex.
 
-    Mirrors :func:`tco.core.evaluate.accounting_cost_usd_per_year`: the same sum, year by year.
+    Mirrors :func:`tco.core.evaluate.accounting_cost_usd_per_year`: the same sum, year by year; ``fleets`` the
+    option's, then (a baseline on the roadmap) its fleet on each generation, of which the one bought at t = 0 counts.
     """
     sheet.heading(f"{option.name}", level=2)
     depreciation, opex = [], []
-    for pool in option.pools:
-        p = m.pool(pool.role)
-        nre = cash.pool(pool.role).get("unit_nre_usd", "0")
-        depreciation.append(f"{p['devices']}*({p['unit_hardware_usd']}*(1-{p['residual_value_fraction']})"
-                            f"+{nre})/{p['life_years']}")
-        opex += [p[k] for k in YEARLY_COSTS]
-    if option.disaggregated:
-        depreciation.append(f"{m.links['port_capex_usd']}/{m.pool('decode')['life_years']}")
-        opex.append(m.links["usd_per_year"])
-    dep = sheet.scalar("depreciation per year", "USD/yr", fx.total(depreciation))
-    ops = sheet.scalar("opex per year", "USD/yr", fx.total(opex))
+    for m in fleets:
+        parts, running = [], []
+        for pool in option.pools:
+            p = m.pool(pool.role)
+            nre = cash.pool(pool.role).get("unit_nre_usd", "0")
+            parts.append(f"{p['devices']}*({p['unit_hardware_usd']}*(1-{p['residual_value_fraction']})"
+                         f"+{nre})/{p['life_years']}")
+            running += [p[k] for k in YEARLY_COSTS]
+        if option.disaggregated:
+            parts.append(f"{m.links['port_capex_usd']}/{m.pool('decode')['life_years']}")
+            running.append(m.links["usd_per_year"])
+        depreciation.append(fx.total(parts))
+        opex.append(fx.total(running))
+    if len(fleets) > 1:
+        first = cash.sizing["generation_bought_first"]
+        depreciation = [pick(sheet.table("depreciation per year of the fleet on each generation", "USD/yr", depreciation),
+                             first)]
+        opex = [pick(sheet.table("opex per year of the fleet on each generation", "USD/yr", opex), first)]
+    dep = sheet.scalar("depreciation per year" + (" (the generation bought at t = 0)" if len(fleets) > 1 else ""),
+                       "USD/yr", depreciation[0])
+    ops = sheet.scalar("opex per year" + (" (the generation bought at t = 0)" if len(fleets) > 1 else ""), "USD/yr",
+                       opex[0])
     sheet.years("depreciation", "USD", lambda y: f"{sheet.op(y)}*{dep}", pv=False)
     sheet.years("opex", "USD", lambda y: f"{sheet.op(y)}*{ops}", pv=False)
     return sheet.output(OPTION_OUTPUTS["accounting_cost_usd_per_year"], f"{dep}+{ops}")
