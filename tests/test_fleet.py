@@ -375,3 +375,20 @@ def test_kv_wall_figure_dots_the_points_that_miss_a_latency_target():
     assert figure.layout.yaxis.type == "log"
     link = next(t for t in figure.data if t.name == "KV link cost")
     assert link.line.color == next(t for t in kv_gain_figure(result).data if t.name == "KV transfer cost (link)").line.color
+
+
+def test_a_fleet_analysis_says_what_its_gpu_fleet_is_where_the_baseline_follows_the_roadmap(asic_scenario):
+    """custom-asic's baseline is called h100 but runs B200s, then Rubins in Compare; the stranded-capacity analysis
+    simulates the baseline on its own H100s at their costs ($1.85/M, against Compare's $0.434/M), and the coordination
+    analysis takes Compare's cost with the H100's tokens per joule. Each card says so; fleet-split's baseline, with no
+    roadmap, gets no such sentence."""
+    from tco.dynamics.summary import run
+
+    note = "In Compare the baseline h100 follows the general-purpose roadmap (b200, then rubin); "
+    stranded = run("stranded", asic_scenario, fleet_config(asic_scenario)).headline.sentence
+    assert stranded.endswith(note + "the GPU fleet simulated here is the baseline on its own device, h100-sxm, at its costs.")
+    coordination = run("coordination", asic_scenario, fleet_config(asic_scenario)).headline.sentence
+    assert coordination.endswith(note + "the GPU fleet's cost here is the baseline's, its output tokens per joule "
+                                 "h100-sxm's.")
+    split = tco.load_scenario("fleet-split")
+    assert "general-purpose roadmap" not in run("stranded", split, fleet_config(split)).headline.sentence

@@ -392,16 +392,20 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
                              KV_COLUMNS, lambda: figures.kv_wall_figure(r), kv_headline(r), extra={"result": r})
     if name == "stranded":
         r = simulate(scenario, cfg.stranded)
+        headline = with_roadmap_note(stranded_headline(r), scenario, "the GPU fleet simulated here is the baseline on "
+                                     "its own device, {device}, at its costs")
         return FleetAnalysis(name, {"option": r.option, "baseline": r.baseline, "stranded_share": r.stranded_share(),
                                     "settings": cfg.stranded.model_dump(), "policies": r.summary.to_dict(orient="records")},
                              r.summary.set_index(["policy", "fleet"]), r.summary.to_dict(orient="records"),
-                             STRANDED_COLUMNS, lambda: figures.stranded_figure(r), stranded_headline(r), extra={"result": r})
+                             STRANDED_COLUMNS, lambda: figures.stranded_figure(r), headline, extra={"result": r})
     if name == "coordination":
         r = coordination(scenario, cfg.coordination)
         record = {**r.summary, "pool": f"{r.summary['specialized_pool']} ({r.summary['device']})"}
+        headline = with_roadmap_note(coordination_headline(r), scenario, "the GPU fleet's cost here is the baseline's, "
+                                     "its output tokens per joule {device}'s")
         return FleetAnalysis(name, {"summary": r.summary, "curve": r.curve.to_dict(orient="records")},
                              pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), [record], COORDINATION_ROWS,
-                             lambda: figures.coordination_figure(r), coordination_headline(r), pairs=True)
+                             lambda: figures.coordination_figure(r), headline, pairs=True)
     if name == "pareto":
         t = pareto(scenario, cfg.pareto)
         front = t[t[f"on_frontier_{latency[:4]}"]].sort_values(latency)
@@ -424,6 +428,24 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
     return FleetAnalysis(name, {"target_tokens_per_watt_gain": target, "levers": t.to_dict(orient="records")},
                          t.set_index("lever"), t.to_dict(orient="records"), ROADMAP_COLUMNS,
                          lambda: figures.roadmap_figure(t, target), roadmap_headline(t, target))
+
+
+def with_roadmap_note(headline: Headline, scenario, what: str) -> Headline:
+    """``headline`` with a sentence on what its GPU fleet is where the scenario's baseline follows the general-purpose
+    roadmap onto other devices (Compare's costs are those of the generations it runs, :func:`tco.report.other_generations`):
+    ``what``, its ``{device}`` the baseline's own device."""
+    from ..api import evaluate_scenario
+    from ..report import held_generations
+
+    if not scenario.structure.generations:
+        return headline
+    base = evaluate_scenario(scenario)[0][scenario.structure.baseline]
+    held, own = held_generations(base), base.roadmap.devices[0]
+    if not held or held == [own]:
+        return headline
+    note = (f" In Compare the baseline {scenario.structure.baseline} follows the general-purpose roadmap "
+            f"({', then '.join(held)}); {what.format(device=own)}.")
+    return Headline(headline.analysis, headline.figure, headline.figure_label, headline.sentence + note)
 
 
 def reconciliation(scenario, cfg) -> list[dict]:
