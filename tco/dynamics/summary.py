@@ -432,8 +432,22 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
 
 def with_roadmap_note(headline: Headline, scenario, what: str) -> Headline:
     """``headline`` with a sentence on what its GPU fleet is where the scenario's baseline follows the general-purpose
-    roadmap onto other devices (Compare's costs are those of the generations it runs, :func:`tco.report.other_generations`):
-    ``what``, its ``{device}`` the baseline's own device."""
+    roadmap onto other devices (Compare's costs are those of the generations it runs, :func:`tco.report.other_generations`).
+
+    Parameters
+    ----------
+    headline : Headline
+        The analysis's card.
+    scenario : tco.scenario.Scenario
+        The scenario analysed.
+    what : str
+        What the analysis's GPU fleet is; ``{device}`` stands for the baseline's own device.
+
+    Returns
+    -------
+    Headline
+        ``headline``, its sentence extended where the baseline runs other generations.
+    """
     from ..api import evaluate_scenario
     from ..report import held_generations
 
