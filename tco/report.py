@@ -135,13 +135,18 @@ def held_generations(result: OptionResult) -> list[str]:
     return list(dict.fromkeys(held))
 
 
+def other_generations_held(result: OptionResult | None) -> list[str]:
+    """:func:`held_generations` where the fleet runs a device other than its own (the scenario device, generation 0),
+    else empty: then its costs are those generations', not its own device's."""
+    held = held_generations(result) if result is not None else []
+    return held if held and held != [result.roadmap.devices[0]] else []
+
+
 def other_generations(result: OptionResult, figures: str = "the costs above are theirs, the other figures") -> str:
     """Where a roadmap baseline's fleet runs generations other than its own device, the words that say so and whose
     ``figures`` the serving and energy figures are (the scenario device's, generation 0); empty otherwise."""
-    held = held_generations(result)
-    if not held or held == [result.roadmap.devices[0]]:
-        return ""
-    return f"the fleet runs {', '.join(held)}; {figures} {result.roadmap.devices[0]}'s"
+    held = other_generations_held(result)
+    return f"the fleet runs {', '.join(held)}; {figures} {result.roadmap.devices[0]}'s" if held else ""
 
 
 def _feasible(r: OptionResult) -> str:

@@ -28,7 +28,7 @@ from .core.outputs import COST_LINES, OptionResult
 from .display import quantity, sig
 from .fields import Field
 from .flips import Flip, describe_flip, flip_conditions, past_flips, winner_gap
-from .report import held_generations
+from .report import other_generations_held
 from .util import scalar
 
 #: two options closer than this share of the cheaper one's cost are a tie
@@ -255,11 +255,8 @@ def headline(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
 def on_the_roadmap(name: str, results: Mapping[str, OptionResult]) -> str:
     """``name``, followed by the generations its fleet runs where it follows the general-purpose roadmap onto devices
     other than its own (``h100 (on the roadmap: b200, then rubin)``): its cost is theirs, not its own device's."""
-    result = results.get(name)
-    held = held_generations(result) if result is not None else []
-    if not held or held == [result.roadmap.devices[0]]:
-        return name
-    return f"{name} (on the roadmap: {', then '.join(held)})"
+    held = other_generations_held(results.get(name))
+    return f"{name} (on the roadmap: {', then '.join(held)})" if held else name
 
 
 def sentence(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:

@@ -304,10 +304,10 @@ class GenerationPath:
         float or ndarray [-]
             Generation index.
         """
-        held = self.index[0]
+        t_years, held = np.asarray(t_years), self.index[0]
         for t in range(1, len(self.index)):
-            if any_draw(np.asarray(t_years) >= t):
-                held = np.where(np.asarray(t_years) >= t, self.index[t], held)
+            if any_draw(t_years >= t):
+                held = np.where(t_years >= t, self.index[t], held)
         return held
 
 

@@ -449,16 +449,16 @@ def with_roadmap_note(headline: Headline, scenario, what: str) -> Headline:
         ``headline``, its sentence extended where the baseline runs other generations.
     """
     from ..api import evaluate_scenario
-    from ..report import held_generations
+    from ..report import other_generations_held
 
     if not scenario.structure.generations:
         return headline
     base = evaluate_scenario(scenario)[0][scenario.structure.baseline]
-    held, own = held_generations(base), base.roadmap.devices[0]
-    if not held or held == [own]:
+    held = other_generations_held(base)
+    if not held:
         return headline
     note = (f" In Compare the baseline {scenario.structure.baseline} follows the general-purpose roadmap "
-            f"({', then '.join(held)}); {what.format(device=own)}.")
+            f"({', then '.join(held)}); {what.format(device=base.roadmap.devices[0])}.")
     return Headline(headline.analysis, headline.figure, headline.figure_label, headline.sentence + note)
 
 

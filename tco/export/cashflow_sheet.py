@@ -694,15 +694,14 @@ def _write_accounting(sheet: CashFlowSheet, option: Option, fleets: list[OptionR
             running.append(m.links["usd_per_year"])
         depreciation.append(fx.total(parts))
         opex.append(fx.total(running))
+    suffix = ""
     if len(fleets) > 1:
-        first = cash.sizing["generation_bought_first"]
+        first, suffix = cash.sizing["generation_bought_first"], " (the generation bought at t = 0)"
         depreciation = [pick(sheet.table("depreciation per year of the fleet on each generation", "USD/yr", depreciation),
                              first)]
         opex = [pick(sheet.table("opex per year of the fleet on each generation", "USD/yr", opex), first)]
-    dep = sheet.scalar("depreciation per year" + (" (the generation bought at t = 0)" if len(fleets) > 1 else ""),
-                       "USD/yr", depreciation[0])
-    ops = sheet.scalar("opex per year" + (" (the generation bought at t = 0)" if len(fleets) > 1 else ""), "USD/yr",
-                       opex[0])
+    dep = sheet.scalar("depreciation per year" + suffix, "USD/yr", depreciation[0])
+    ops = sheet.scalar("opex per year" + suffix, "USD/yr", opex[0])
     sheet.years("depreciation", "USD", lambda y: f"{sheet.op(y)}*{dep}", pv=False)
     sheet.years("opex", "USD", lambda y: f"{sheet.op(y)}*{ops}", pv=False)
     return sheet.output(OPTION_OUTPUTS["accounting_cost_usd_per_year"], f"{dep}+{ops}")
