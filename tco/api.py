@@ -30,7 +30,7 @@ from .scenario import Scenario
 from .solvers import BREAKEVEN_METRICS, scan
 from .util import json_safe, scalar
 from .values import read_number
-from .verdict import DEFAULT_TIE_TOLERANCE, Verdict, decide
+from .verdict import DEFAULT_TIE_TOLERANCE, Verdict, decide, explained
 
 TOKEN_BASIS = "USD per million output tokens (input+output basis reported beside it)"
 
@@ -209,7 +209,7 @@ def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, wi
                               **{k: scalar(v) for k, v in analysis.challengers[option.name].flat().items()}})
     options = pd.DataFrame(rows).set_index("option")
     table = pd.DataFrame(comp_rows).set_index("option") if comp_rows else pd.DataFrame()
-    decision = decide(scenario, analysis.options, tie_tolerance, with_flips)
+    decision = explained(decide(scenario, analysis.options, tie_tolerance, with_flips), scenario, analysis.options)
     result = Comparison(scenario, options, table, decision.text, details, decision, analysis.options,
                         timeviews.program_view(analysis), timeviews.baseline_generations(analysis))
     wins = {name: bool(scalar(row.npv_usd) > 0) for name, row in analysis.challengers.items()}

@@ -148,22 +148,31 @@ def _usd_per_mtok(value: float) -> str:
 
 def decide(scenario, results: Mapping[str, OptionResult], tolerance: float = DEFAULT_TIE_TOLERANCE,
            with_flips: bool = True) -> Verdict:
-    """The verdict on ``scenario``'s options (``results`` at its base values; see the module docstring)."""
+    """The decision on ``scenario``'s options (``results`` at its base values; see the module docstring): kind,
+    winner, runner-up, costs, margin and flip conditions; :func:`explained` words it.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario compared.
+    results : Mapping[str, OptionResult]
+        Its options' results at the base values.
+    tolerance : float [-]
+        Share of the cheaper option's cost within which two options tie.
+    with_flips : bool
+        Whether to search the inputs that flip the winner.
+
+    Returns
+    -------
+    Verdict
+        The decision, its words (``driver``, ``rests_on``, ``headline``, ``text``) still empty.
+    """
     base = scenario.structure.baseline
     costs = {n: scalar(r.lcot_usd_per_mtok) for n, r in results.items()}
     ok = {n: scalar(r.feasible) > 0 and np.isfinite(costs[n]) for n, r in results.items()}
     feasible = sorted((n for n in results if ok[n]), key=costs.get)
     verdict = Verdict("none", base, tolerance=tolerance)
     if not feasible:
-        met = [r for r in results.values() if scalar(r.feasible) > 0]
-        if met:
-            overflow = any(np.isinf(scalar(r.pv_cost_usd)) for r in met)
-            verdict.text = "No option has a finite cost at these inputs: " + (
-                "the costs overflow (an input is too large)." if overflow else
-                "the cost per token is undefined (0/0); please report these inputs.")
-        else:
-            verdict.text = "No option meets the latency targets: " + "; ".join(
-                f"{n} {_reasons(r)}" for n, r in results.items()) + "."
         return verdict
     winner = feasible[0]
     verdict.winner, verdict.cost = winner, costs[winner]
@@ -174,7 +183,6 @@ def decide(scenario, results: Mapping[str, OptionResult], tolerance: float = DEF
         margin = costs[runner] / costs[winner] - 1.0
         verdict.kind = "tie" if margin <= tolerance else "win"
         verdict.runner_up, verdict.runner_up_cost, verdict.margin = runner, costs[runner], margin
-        verdict.driver = main_driver(results[runner], results[winner])
     if with_flips and len(results) > 1:
         from .api import evaluate_scenario
 
@@ -186,6 +194,39 @@ def decide(scenario, results: Mapping[str, OptionResult], tolerance: float = DEF
         verdict.flips = flip_conditions(scenario.params, gap)
         for flip, cause in zip(verdict.flips, flip_causes(scenario, results, winner, verdict.flips), strict=True):
             flip["cause"] = cause
+    return verdict
+
+
+def explained(verdict: Verdict, scenario, results: Mapping[str, OptionResult]) -> Verdict:
+    """``verdict`` (:func:`decide`) with its words: the main driver, what the win rests on, the headline and the text.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        The decision on ``scenario``'s options.
+    scenario : Scenario
+        The scenario compared.
+    results : Mapping[str, OptionResult]
+        Its options' results at the base values.
+
+    Returns
+    -------
+    Verdict
+        The same verdict, its ``driver``, ``rests_on``, ``headline`` and ``text`` filled in.
+    """
+    if verdict.winner is None:
+        met = [r for r in results.values() if scalar(r.feasible) > 0]
+        if met:
+            overflow = any(np.isinf(scalar(r.pv_cost_usd)) for r in met)
+            verdict.text = "No option has a finite cost at these inputs: " + (
+                "the costs overflow (an input is too large)." if overflow else
+                "the cost per token is undefined (0/0); please report these inputs.")
+        else:
+            verdict.text = "No option meets the latency targets: " + "; ".join(
+                f"{n} {_reasons(r)}" for n, r in results.items()) + "."
+        return verdict
+    if verdict.runner_up is not None:
+        verdict.driver = main_driver(results[verdict.runner_up], results[verdict.winner])
     verdict.rests_on = rests_on(scenario, results, verdict)
     verdict.headline = headline(verdict, results)
     verdict.text = sentence(verdict, results)

@@ -19,7 +19,7 @@ from tco.core import stranded as core
 from tco.core.pareto import pareto_mask
 from tco.dynamics.config import fleet_config
 from tco.dynamics.coordination import coordination
-from tco.dynamics.derived import evaluate
+from tco.dynamics.derived import evaluate_arrays
 from tco.dynamics.kv_wall import kv_wall
 from tco.dynamics.roadmap import roadmap
 from tco.dynamics.routing import routing as routing_analysis
@@ -142,13 +142,13 @@ def test_kv_wall_breakeven_ties_the_split_to_the_best_colocated(toy):
                                                                    "links.toy-link.bandwidth_bytes_per_s")):
         b = result.breakevens[key]
         assert b["status"] == "crosses", key
-        r, _ = evaluate(scenario, {name: b["value"]})
+        r, _ = evaluate_arrays(scenario, {name: b["value"]})
         best = min(float(r[n].lcot_usd_per_mtok) for n in result.counterparts.values())
         assert float(r["split"].lcot_usd_per_mtok) == pytest.approx(best, rel=1e-6)
     # spill onset: decode bytes = W + B x C x k exceed 2 GB of SRAM (1 GB of weights), found where spilled bytes turn > 0
     onset = result.breakevens["spill_onset_prompt_tokens"]["value"]
-    r_below, _ = evaluate(scenario, {"workload.prompt_tokens": onset * 0.99})
-    r_above, _ = evaluate(scenario, {"workload.prompt_tokens": onset * 1.01})
+    r_below, _ = evaluate_arrays(scenario, {"workload.prompt_tokens": onset * 0.99})
+    r_above, _ = evaluate_arrays(scenario, {"workload.prompt_tokens": onset * 1.01})
     assert float(r_below["split"].flat()["decode.spilled_bytes"]) == 0.0 < float(r_above["split"].flat()["decode.spilled_bytes"])
 
 
@@ -162,7 +162,7 @@ def test_coordination_pool_terms_rebuild_the_engine_pool(toy):
     result = coordination(scenario, cfg.coordination.model_copy(update={"slack": 0.0, "scheduling_overhead": 0.0}))
     s, role = result.summary, result.pool
     rate0, u0 = s["full_load_tokens_per_s_per_device"], s["utilization_engine"]
-    r, _ = evaluate(scenario)
+    r, _ = evaluate_arrays(scenario)
     split = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in r["split"].flat().items()}
     tokens_s = split["tokens_per_s"]
     joules_per_token = coord.per_token_at_utilization(*result.terms["energy"], rate0, u0)
@@ -349,7 +349,7 @@ def test_kv_wall_says_where_the_split_wins_only_on_feasibility():
     assert [round(a) for w in b["split_wins"] for a in w] == [1011, 1711, 3577, 3603, 3603, 4397, 4397, 4412]
     assert b["split_alone_meets_targets"] == [False, False, False, True]
     middles = np.array([np.sqrt(a * c) for a, c in b["split_wins"]])
-    r, _ = evaluate(scenario, {"workload.prompt_tokens": middles})
+    r, _ = evaluate_arrays(scenario, {"workload.prompt_tokens": middles})
     met = np.logical_or.reduce([np.asarray(r[n].feasible) > 0 for n in result.counterparts.values()])
     assert (~met).tolist() == b["split_alone_meets_targets"] and (np.asarray(r[result.option].feasible) > 0).all()
     sentence = kv_sentences(result, 50.0)[1]

@@ -20,7 +20,7 @@ from ..core.stranded import fixed_cost_usd_per_device_hour
 from ..core.structure import device_param
 from ..util import scalar
 from .config import Coordination
-from .derived import disaggregated_option, evaluate
+from .derived import disaggregated_option, evaluate_arrays
 
 
 @dataclass
@@ -62,7 +62,7 @@ def coordination(scenario, cfg: Coordination) -> CoordinationResult:
     [splitwise-isca2024] prefill and decode on separate machines.
     """
     option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.coordination.option")
-    results, values = evaluate(scenario)
+    results, values = evaluate_arrays(scenario)
     r, base = results[option.name], results[scenario.structure.baseline]
     prefill, decode = option.pool("prefill"), option.pool("decode")
     pool = prefill if prefill.specialized and not decode.specialized else decode

@@ -290,7 +290,7 @@ def check_replica_holds_model(scenario: Scenario, device: str, devices_per_repli
                              f"cannot hold the model: {capacity / 1e9:.3g} GB usable < {weight_bytes / 1e9:.3g} GB of weights")
 
 
-def evaluate(scenario: Scenario, updates: Mapping[str, object] | None = None):
+def evaluate_arrays(scenario: Scenario, updates: Mapping[str, object] | None = None):
     """Core results of every option and the values used (updates may be arrays).
 
     Parameters

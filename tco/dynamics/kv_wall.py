@@ -20,7 +20,7 @@ from ..core.structure import link_param
 from ..solvers import scan
 from ..util import scalar
 from .config import KVWall
-from .derived import colocated_counterparts, disaggregated_option, evaluate
+from .derived import colocated_counterparts, disaggregated_option, evaluate_arrays
 
 PROMPT = "workload.prompt_tokens"
 
@@ -94,7 +94,7 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
     option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.kv_wall.option")
     derived, names = colocated_counterparts(scenario, option)
     prompts = np.geomspace(*cfg.prompt_range, cfg.points)
-    results, values = evaluate(derived, {PROMPT: prompts})
+    results, values = evaluate_arrays(derived, {PROMPT: prompts})
     r = results[option.name]
     link = option.link
     bw, latency = values[link_param(link, "bandwidth_bytes_per_s")], values[link_param(link, "latency_s")]
@@ -132,7 +132,7 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
         prompt length (negative once the decode KV spills). One evaluation for the three searches. The state: which
         colocated counterparts meet their targets (bits; 0 on track 2), so the scan also finds where they stop."""
         updates = {PROMPT: np.where(track == 1, base[PROMPT], x), bandwidth: np.where(track == 1, x, base[bandwidth])}
-        results, _ = evaluate(derived, updates)
+        results, _ = evaluate_arrays(derived, updates)
         cost = _gap_of(results, option.name, names)
         spill = 0.5 - results[option.name].pool("decode").performance.spilled_bytes
         met = sum((results[n].feasible > 0) * (1 << i) for i, n in enumerate(names.values()))

@@ -16,7 +16,7 @@ from ..errors import InputError
 from .config import Pareto
 from .derived import (
     check_replica_holds_model,
-    evaluate,
+    evaluate_arrays,
     placement_name,
     placement_spec,
     replica_minimums,
@@ -92,7 +92,7 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
     derived = with_options(scenario, specs)
     tpot = np.asarray(cfg.tpot_targets_s, float)[:, None]
     caps = np.asarray(cfg.batch_caps, float)[None, :]
-    results, _ = evaluate(derived, {"workload.tpot_target_s": tpot, "workload.max_batch": caps})
+    results, _ = evaluate_arrays(derived, {"workload.tpot_target_s": tpot, "workload.max_batch": caps})
     frames = []
     for spec in specs:
         r = results[spec["name"]]

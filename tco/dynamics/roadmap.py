@@ -22,12 +22,12 @@ from ..core import routing as routing_core
 from ..core.structure import device_param
 from ..util import scalar
 from .config import Roadmap, Routing, setting_name
-from .derived import evaluate, scenario_devices, with_model
+from .derived import evaluate_arrays, scenario_devices, with_model
 from .routing import routing
 
 
 def _tpj(scenario, updates, option):
-    results, _ = evaluate(scenario, updates)
+    results, _ = evaluate_arrays(scenario, updates)
     return scalar(results[option].tokens_per_joule), results
 
 

@@ -18,7 +18,7 @@ from ..core import routing as core
 from ..errors import InputError
 from ..util import scalar
 from .config import Routing
-from .derived import evaluate, with_model
+from .derived import evaluate_arrays, with_model
 
 
 @dataclass
@@ -44,7 +44,7 @@ def cost_per_request_usd(scenario, option: str) -> tuple[float, bool]:
     feasible : bool
         Whether the option meets the TTFT and TPOT targets.
     """
-    results, values = evaluate(scenario)
+    results, values = evaluate_arrays(scenario)
     r = results[option]
     usd = scalar(r.lcot_usd_per_mtok) / 1e6 * values["workload.output_tokens"]
     return usd, bool(scalar(r.feasible) > 0)

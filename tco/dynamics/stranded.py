@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..scenario import Scenario
 from ..util import scalar
 from .config import Stranded
-from .derived import disaggregated_option, evaluate
+from .derived import disaggregated_option, evaluate_arrays
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -197,7 +197,7 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
         raise InputError.one("baseline", structure.baseline, "the stranded-capacity study needs a colocated baseline")
     d = quarter_demand(scenario, cfg)
     arrivals, prompt, output = d["arrivals"], d["prompt"], d["output"]
-    results, values = evaluate(scenario, {"workload.prompt_tokens": prompt, "workload.output_tokens": output})
+    results, values = evaluate_arrays(scenario, {"workload.prompt_tokens": prompt, "workload.output_tokens": output})
     split, base = results[option.name], results[structure.baseline]
     pools = _hourly_pools(scenario, option.name, d)
     colo_pool = _hourly_pools(scenario, structure.baseline, d)["colocated"]

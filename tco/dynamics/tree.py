@@ -26,7 +26,7 @@ import pandas as pd
 from ..core.finance import levelized_cost_usd_per_mtok
 from ..errors import InputError
 from .config import Tree
-from .derived import evaluate, placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
+from .derived import evaluate_arrays, placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
 from .pareto import _check_device
 
 LEAVES = ("interactive batch-one", "throughput batch", "prefill only", "decode only")
@@ -120,7 +120,7 @@ def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame
     rows = []
     for view, extra, drop_nre in (("datasheet", {"workload.half_life_years": NEVER_SHIFTS_YEARS}, True),
                                   ("with NRE and half-life", {}, False)):
-        results, _ = evaluate(derived, updates | extra)
+        results, _ = evaluate_arrays(derived, updates | extra)
         for d in devices:
             r = results[f"leaf:{d}"]
             cost = r.pv_cost_usd - (r.pv_nre_usd if drop_nre else 0.0)
