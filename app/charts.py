@@ -4,8 +4,8 @@ A figure's legend and its title both want the space above the plot, and plotly r
 larger of the two, not their sum: at 1024 px a two-row legend then covers the title. So the
 app keeps the title out of the figure (``layout.meta.title``, shown as a heading by a
 clientside callback and put back in the HTML download) and the legend in a row above the plot,
-where nothing else goes. Every engine figure (``tco.studies.figures``, ``tco.dynamics.figures``)
-passes through :func:`for_app`; look and palette are :mod:`tco.figstyle`'s.
+where nothing else goes. Every engine figure (``tco.present.study_figures``, ``tco.present.fleet_figures``)
+passes through :func:`for_app`; look and palette are :mod:`tco.present.figure_style`'s.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from dash import ClientsideFunction, dcc, html
 
-from tco.figstyle import COST_LINE_COLOURS, PALETTE, style
+from tco.present.figure_style import COST_LINE_COLOURS, PALETTE, style
 
 __all__ = ["COST_LINE_COLOURS", "PALETTE", "chart", "chart_id", "figure_html", "for_app", "message_figure", "styled"]
 
@@ -46,7 +46,7 @@ def for_app(fig: go.Figure) -> go.Figure:
 
 
 def styled(fig: go.Figure, title: str, x_title: str, y_title: str, height: int | None = None) -> go.Figure:
-    """``fig`` with the app's look (:func:`tco.figstyle.style`, then :func:`for_app`)."""
+    """``fig`` with the app's look (:func:`tco.present.figure_style.style`, then :func:`for_app`)."""
     return for_app(style(fig, title, x_title, y_title, height))
 
 

@@ -9,8 +9,8 @@ from typing import Any
 from dash import Input, html
 from dash.exceptions import PreventUpdate
 
-from tco.errors import InputError, shown_lines
-from tco.values import read_number
+from tco.foundation.errors import InputError, shown_lines
+from tco.foundation.user_numbers import read_number
 
 from .state import current_scenario
 

@@ -11,13 +11,14 @@ import hashlib
 
 from dash import Input, Output, State, ctx, html, no_update
 
-from tco.api import compare
-from tco.display import param_label, quantity
-from tco.errors import FieldError, FieldWarning, InputError, shown_lines
-from tco.params import MAX_EDITS
-from tco.training_api import compare_training
-from tco.util import slug
-from tco.yamlio import MAX_YAML_BYTES
+from tco.foundation.errors import FieldError, FieldWarning, InputError, shown_lines
+from tco.foundation.files import slug
+from tco.foundation.formatting import quantity
+from tco.foundation.labels import param_label
+from tco.inputs.parameters import MAX_EDITS
+from tco.inputs.yaml_files import MAX_YAML_BYTES
+from tco.present.comparison import compare
+from tco.present.training_comparison import compare_training
 
 from .context import AppContext
 from .pages.assumptions import table_rows, tooltips

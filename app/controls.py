@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dash import dcc, html
 
-from tco.display import param_label
+from tco.foundation.labels import param_label
 
 
 def dropdown(ident: str, label: str, width: str = "420px", **kw) -> html.Div:
@@ -13,7 +13,7 @@ def dropdown(ident: str, label: str, width: str = "420px", **kw) -> html.Div:
 
 
 def number(ident: str, label: str, width: str = "150px", **kw) -> html.Div:
-    """A labelled text field read by :func:`tco.values.read_number` on the server ('2,000', '20k', '9%')."""
+    """A labelled text field read by :func:`tco.foundation.user_numbers.read_number` on the server ('2,000', '20k', '9%')."""
     return html.Div(className="control", children=[html.Label(label, htmlFor=ident),
                                                    dcc.Input(id=ident, type="text", debounce=True, style={"width": width},
                                                              **kw)])

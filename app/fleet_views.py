@@ -1,5 +1,5 @@
 """The Fleet tab's views: each is one analysis of :mod:`tco.dynamics` for the user's scenario (the callback bodies;
-benchmarked), run through :func:`tco.dynamics.summary.run` like ``tco fleet``.
+benchmarked), run through :func:`tco.present.fleet_summary.run` like ``tco fleet``.
 
 Every view returns ``(notice, *tables, *figures)``. ``notice`` is None when the view has
 something to show; otherwise it says why not (the scenario has no disaggregated option, or
@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from dash import html
 
+from tco.analysis.training import serving_scenario
 from tco.core.structure import link_param
-from tco.display import quantity
-from tco.dynamics.config import NAMED_SETTINGS, POLICIES, fleet_config, setting_name
-from tco.dynamics.derived import scenario_link
-from tco.dynamics.summary import ANALYSES, NEEDS_SPLIT, TITLES, kv_sentences, reconciliation
-from tco.dynamics.summary import run as run_analysis
-from tco.errors import InputError
-from tco.training_api import serving_scenario
-from tco.values import read_number
+from tco.foundation.errors import InputError
+from tco.foundation.formatting import quantity
+from tco.foundation.user_numbers import read_number
+from tco.inputs.fleet_settings import NAMED_SETTINGS, POLICIES, fleet_config, setting_name
+from tco.inputs.variants import scenario_link
+from tco.present.fleet_summary import ANALYSES, NEEDS_SPLIT, TITLES, kv_sentences, reconciliation
+from tco.present.fleet_summary import run as run_analysis
 
 from .charts import for_app, message_figure
 from .context import error_list
@@ -28,7 +28,7 @@ from .tables import pairs_table, records_table, table_block
 
 GB = 1e9
 
-#: stranded-capacity settings the user edits: field of tco.dynamics.config.Stranded -> label with unit (the
+#: stranded-capacity settings the user edits: field of tco.inputs.fleet_settings.Stranded -> label with unit (the
 #: named ones are edits of the parameters ``fleet_dynamics.stranded.<field>``, local to the tab)
 STRANDED_INPUTS = {"demand_growth_per_year": "demand growth [1/yr]", "prompt_growth_per_year": "prompt-length drift [1/yr]",
                    "output_growth_per_year": "output-length drift [1/yr]",
@@ -91,7 +91,7 @@ def _table(analysis, ident: str):
 
 def _kv(scenario, _training, bandwidth_gbps=None):
     """KV transfer wall at the scenario's link bandwidth (or ``bandwidth_gbps`` [GB/s])."""
-    from tco.dynamics import figures
+    from tco.present import fleet_figures as figures
 
     link = scenario_link(scenario)
     if bandwidth_gbps not in (None, ""):
@@ -106,7 +106,7 @@ def _kv(scenario, _training, bandwidth_gbps=None):
 
 def _stranded(scenario, _training, policy: str, settings: dict):
     """Quarter simulation of every policy beside the homogeneous GPU fleet; the hourly backlog of ``policy``."""
-    from tco.dynamics import figures
+    from tco.present import fleet_figures as figures
 
     named = {setting_name("stranded", k): v for k, v in settings.items() if k in NAMED_SETTINGS["stranded"]}
     run = {k: v for k, v in settings.items() if k not in NAMED_SETTINGS["stranded"]}

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import diskcache
 from dash import MATCH, ClientsideFunction, Dash, DiskcacheManager, Input, Output, State, dcc, html
 
-from tco.scenario import DEFAULT_SCENARIO
-from tco.util import slug
+from tco.foundation.files import slug
+from tco.inputs.loading import DEFAULT_SCENARIO
 
 from . import controller, plotlyjs
 from .charts import TITLE_FROM_META, figure_html

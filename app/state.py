@@ -5,7 +5,7 @@ The state is small JSON kept in the browser (``dcc.Store``), never on the server
     {"scenario": "default", "upload": None, "set": {"economics.discount_rate": 0.08}}
 
 ``upload`` holds the text of an uploaded scenario file (YAML) when ``scenario`` is
-``UPLOAD``. Every callback rebuilds the :class:`~tco.scenario.Scenario` from the state;
+``UPLOAD``. Every callback rebuilds the :class:`~tco.inputs.scenario.Scenario` from the state;
 loading is cached per file or upload text (immutable data, shared safely by all users).
 """
 
@@ -18,10 +18,11 @@ from urllib.parse import parse_qs, urlencode
 
 import yaml
 
-from tco.errors import FieldError, FieldWarning, InputError
-from tco.params import checked_edits
-from tco.scenario import Scenario, bundled_scenarios, load_scenario, scenario_from_dict, scenario_path
-from tco.yamlio import parse_yaml
+from tco.foundation.errors import FieldError, FieldWarning, InputError
+from tco.inputs.loading import bundled_scenarios, load_scenario, scenario_from_dict, scenario_path
+from tco.inputs.parameters import checked_edits
+from tco.inputs.scenario import Scenario
+from tco.inputs.yaml_files import parse_yaml
 
 UPLOAD = "upload"
 
@@ -75,7 +76,7 @@ def current_scenario(state: Mapping, choices: Mapping[str, str]) -> Scenario:
 def validated_edits(scenario: Scenario, edits: Mapping[str, object]) -> tuple[dict[str, float], list[FieldError],
                                                                                list[FieldWarning]]:
     """Split raw edits ``{name: text or number}`` into accepted values, broken rules and warnings
-    (:func:`tco.params.checked_edits`, the rules every edit meets); an edit back to the base value is dropped."""
+    (:func:`tco.inputs.parameters.checked_edits`, the rules every edit meets); an edit back to the base value is dropped."""
     accepted, errors, warnings = checked_edits(scenario.params, edits)
     base = scenario.values()
     return {k: v for k, v in accepted.items() if v != base[k]}, errors, [w for w in warnings if w.path in accepted]

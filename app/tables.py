@@ -2,7 +2,7 @@
 
 Every table the app shows is built by :func:`table_block` from a header and rows of cell
 text; the same cells go to its "Download CSV" button (one pattern-matched callback,
-:func:`csv_download`, written by :func:`tco.util.to_csv`: cells that a spreadsheet would run
+:func:`csv_download`, written by :func:`tco.foundation.safe_csv.to_csv`: cells that a spreadsheet would run
 as a formula are escaped).
 """
 
@@ -14,14 +14,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from dash import dcc, html
 
-from tco.report import Column, cell
-from tco.util import slug
+from tco.foundation.files import slug
+from tco.present.tables import Column, cell
 
 __all__ = ["Column", "cell", "csv_text", "number", "pairs_table", "records_table", "table_block", "versus_table"]
 
 
 def number(value, fmt: str, scale: float = 1.0) -> str:
-    """``value * scale`` in ``fmt``; the em dash for a missing or non-finite value (:func:`tco.report.cell`)."""
+    """``value * scale`` in ``fmt``; the em dash for a missing or non-finite value (:func:`tco.present.tables.cell`)."""
     return cell(value, fmt, scale)
 
 
@@ -63,10 +63,10 @@ def table_block(ident: str, header: Sequence[str], rows: Sequence[Sequence], row
 
 
 def csv_text(data: Mapping) -> str:
-    """The CSV of a table block's data, escaped (:func:`tco.util.to_csv`)."""
+    """The CSV of a table block's data, escaped (:func:`tco.foundation.safe_csv.to_csv`)."""
     import pandas as pd
 
-    from tco.util import to_csv
+    from tco.foundation.safe_csv import to_csv
 
     header = [str(h) for h in data.get("header", [])]
     rows = [[str(c) for c in r] for r in data.get("rows", [])][:10_000]

@@ -10,10 +10,10 @@ import numpy as np
 import plotly.graph_objects as go
 from dash import html
 
-from tco.display import quantity
-from tco.flips import describe_flip
-from tco.report import cell
-from tco.training_api import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
+from tco.foundation.formatting import quantity
+from tco.present.flip_text import describe_flip
+from tco.present.tables import cell
+from tco.present.training_comparison import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
 
 from .charts import COST_LINE_COLOURS, PALETTE, styled
 from .tables import number, records_table, table_block, versus_table

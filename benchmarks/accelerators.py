@@ -6,9 +6,9 @@ e.g. offline) and times, on one core, each kernel as the core computes it (numpy
 the same formula fused by numexpr and compiled by numba (a loop over the draws, the same operations in the same
 order):
 
-- **staffing** :func:`tco.core.queueing.servers_at_decay` (square-root staffing: arithmetic and one square root per
+- **staffing** :func:`tco.core.serving.queueing.servers_at_decay` (square-root staffing: arithmetic and one square root per
   draw; the kind of kernel numexpr was measured on first, docs/scale.md);
-- **Kingman's exponent** :func:`tco.core.queueing.kingman_exponent` for gamma service (three Newton steps of logs and
+- **Kingman's exponent** :func:`tco.core.serving.queueing.kingman_exponent` for gamma service (three Newton steps of logs and
   exponentials per draw: the kind of work the queueing and sojourn models spend most of their time on).
 
 Printed per kernel and size (1 draw, the studies' block of 65,536, 1,000,000): microseconds per call, the ratio

@@ -1,6 +1,6 @@
 """Benchmark: the quarter simulation (13 weeks = 2,184 hours) for several sizing policies.
 
-Prints the wall time of (a) the queue simulation alone (tco.core.stranded, all policies
+Prints the wall time of (a) the queue simulation alone (tco.core.fleet.stranded, all policies
 at once) and (b) the whole analysis (engine evaluated over all hours + simulation + costs).
 Target: under 0.5 s. Run: ``python benchmarks/fleet.py [SCENARIO]``.
 """
@@ -17,9 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 from timing import best_of
 
 import tco
-from tco.core import stranded as core
-from tco.dynamics.config import fleet_config
+from tco.core.fleet import stranded as core
 from tco.dynamics.stranded import simulate
+from tco.inputs.fleet_settings import fleet_config
 
 
 def main(name: str = "fleet-split") -> None:
@@ -38,7 +38,7 @@ def main(name: str = "fleet-split") -> None:
     t_core = best_of(queues)
     t_all = best_of(lambda: simulate(scenario, cfg))
     print(f"quarter simulation, {hours.size} hours x {len(cfg.policies)} policies ({', '.join(cfg.policies)}), scenario {name}")
-    print(f"  queues only (tco.core.stranded): {t_core * 1e3:8.2f} ms")
+    print(f"  queues only (tco.core.fleet.stranded): {t_core * 1e3:8.2f} ms")
     print(f"  whole analysis (engine + queues + costs, split and GPU fleets): {t_all * 1e3:8.2f} ms  (target < 500 ms)")
 
 

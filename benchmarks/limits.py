@@ -1,4 +1,4 @@
-"""The figures behind ``tco.limits``: evaluation rate of the (chunked) Monte Carlo, and the memory each
+"""The figures behind ``tco.foundation.limits``: evaluation rate of the (chunked) Monte Carlo, and the memory each
 held-at-once size costs, measured here and printed beside the constants the limits use.
 
 Run: ``python benchmarks/limits.py`` (``make bench``). Each memory figure is measured in a fresh
@@ -12,7 +12,7 @@ import multiprocessing
 import resource
 import time
 
-from tco import limits
+from tco.foundation import limits
 
 SCENARIO = "default"
 

@@ -15,26 +15,28 @@ load numpy only; pandas and pydantic arrive with the first API call that needs t
 
 from __future__ import annotations
 
-from .lazy import lazy_exports
+from tco.foundation import moved_modules
+from tco.foundation.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _EXPORTS = {
-    "Breakeven": ".api",
-    "Comparison": ".api",
-    "breakeven": ".api",
-    "compare": ".api",
-    "analyse_scenario": ".api",
-    "evaluate_scenario": ".api",
-    "parameters": ".api",
-    "InputError": ".errors",
-    "Scenario": ".scenario",
-    "bundled_scenarios": ".scenario",
-    "load_scenario": ".scenario",
+    "Breakeven": ".analysis.breakeven",
+    "Comparison": ".present.comparison",
+    "breakeven": ".analysis.breakeven",
+    "compare": ".present.comparison",
+    "analyse_scenario": ".analysis.evaluation",
+    "evaluate_scenario": ".analysis.evaluation",
+    "parameters": ".present.parameter_table",
+    "InputError": ".foundation.errors",
+    "Scenario": ".inputs.scenario",
+    "bundled_scenarios": ".inputs.loading",
+    "load_scenario": ".inputs.loading",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+moved_modules.install()

@@ -1,3 +1,3 @@
-from .cli import run
+from tco.cli import run
 
 run()

@@ -32,7 +32,7 @@ def asic_can_win(asic_scenario):
 @pytest.fixture(scope="session")
 def gpu_split_scenario(default_scenario):
     """The default scenario with colocated H100 (the baseline) against H100 prefill + H100 decode over 400G InfiniBand."""
-    from tco.scenario import scenario_from_dict
+    from tco.inputs.loading import scenario_from_dict
 
     return scenario_from_dict({**default_scenario.to_dict(), "name": "gpu-split", "baseline": "h100", "options": [
         {"name": "h100", "colocated": {"device": "h100-sxm"}},

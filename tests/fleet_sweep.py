@@ -6,7 +6,7 @@ this checks the model's own figures: Llama 2 70B on one-GPU H200 replicas (tests
 prompts of 150-3,000 tokens (all at the mean, or gamma with a squared CV of 0.2 or 0.58), 100-500 output tokens, token
 budgets of 256-8,192, 5-25 requests/s, TTFT targets 0.1-1 s and TPOT 30-80 ms, drawn until ``N`` fleets meet their
 targets in the model (held batches included: tight TTFT targets hold many of them down). Each fleet is sized by
-:func:`tco.core.serving.size_pool` and simulated (tests/simulation.py); the script prints every fleet's figures and the
+:func:`tco.core.serving.pools.size_pool` and simulated (tests/simulation.py); the script prints every fleet's figures and the
 median and largest ratio of the simulated p99 to the model's and to the target. Exit status 1 if a simulated p99 exceeds
 the model's by more than the simulation tests' tolerance. Measured figures: docs/model.md, "Checked against a
 simulation".
@@ -24,7 +24,8 @@ from simulation import Lengths, simulate_colocated
 from test_serving import H200, MODEL, demand
 from test_serving_simulation import TOLERANCE
 
-from tco.core import parallelism, serving
+from tco.core.serving import parallelism
+from tco.core.serving import pools as serving
 
 SHAPE = parallelism.Shape(1)
 

@@ -4,7 +4,7 @@ docs/model.md, "The refresh rule against the book-value credit", quotes its figu
 
 Run: ``python tests/refresh_policy_sweep.py [SCENARIO ...] [--draws N] [--seed S]`` (default: the bundled scenarios
 whose baseline follows the general-purpose roadmap, 4,000 draws, seed 7). Each draw of the scenario's sampling plan is
-evaluated with the baseline under every refresh policy (:data:`tco.core.generations.POLICIES`). It prints, per policy,
+evaluated with the baseline under every refresh policy (:data:`tco.core.money.generations.POLICIES`). It prints, per policy,
 the share of draws in which its present cost is the least of the four, the median, 95th percentile and largest ratio
 to that least, the baseline's median cost per million output tokens, and per challenger the share of draws it meets
 its targets at a lower cost per token than the baseline. A few seconds per scenario.
@@ -19,7 +19,7 @@ from sweeps import draw_parser
 
 import tco
 from tco.core.evaluate import evaluate
-from tco.core.generations import POLICIES
+from tco.core.money.generations import POLICIES
 from tco.studies.sampling import draw_chunk, sampling_plan
 
 SCENARIOS = ("custom-asic", "specialization-over-time")

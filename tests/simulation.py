@@ -1,9 +1,9 @@
 """Discrete-event simulation of a serving fleet, cycle by cycle (simpy), to check the closed forms.
 
-The closed-form model (:mod:`tco.core.serving`) replaces the fleet by averages: a fluid
+The closed-form model (:mod:`tco.core.serving.pools`) replaces the fleet by averages: a fluid
 prefill share per cycle, square-root staffing for the waits, a percentile occupancy.
 This simulation runs the fleet the model sized, request by request and cycle by cycle,
-with the same hardware cost of a cycle (:meth:`tco.core.steps.CycleModel.cycle_s` at the
+with the same hardware cost of a cycle (:meth:`tco.core.serving.steps.CycleModel.cycle_s` at the
 cycle's actual decode and prefill token counts) and nothing averaged:
 
 * Poisson arrivals at the peak rate; a router: a new request goes at once to the colocated
@@ -26,7 +26,7 @@ cycle's actual decode and prefill token counts) and nothing averaged:
 Routing matters at high load: a router that binds a request to one busy replica (join the
 shortest queue) makes it wait for that replica's whole remaining pass or prefill cycle, where a
 shared queue hands it to the first of many replicas to free up. The model's colocated lanes are
-those of the router (dispatched, :mod:`tco.core.queueing`), its slot queues those of the shared queue, and its
+those of the router (dispatched, :mod:`tco.core.serving.queueing`), its slot queues those of the shared queue, and its
 prefill pools either (``serving.prefill_queue``), as the simulation's ``prefill_routing``.
 
 A pipelined replica (``p`` stages) is simulated as one engine whose cycle carries ``p``

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from tco.api import compare, parameters
-from tco.catalog import LLM, Device, Economics, Link, NodeCosts, load_catalog, validated
-from tco.params import Quantity
-from tco.scenario import load_scenario, scenario_from_dict
+from tco.inputs.catalog import LLM, Device, Economics, Link, NodeCosts, load_catalog, validated
+from tco.inputs.loading import load_scenario, scenario_from_dict
+from tco.inputs.parameters import Quantity
+from tco.present.comparison import compare
+from tco.present.parameter_table import parameters
 
 CATALOG = load_catalog()
 REQUIRED_DEVICES = {

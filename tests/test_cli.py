@@ -148,7 +148,7 @@ DEFAULT_TEXT = None
 
 
 def default_text():
-    from tco.scenario import SCENARIOS_DIR
+    from tco.inputs.loading import SCENARIOS_DIR
 
     return (SCENARIOS_DIR / "default.yaml").read_text()
 
@@ -239,8 +239,8 @@ def test_compare_verdict_and_its_json_detail(capsys):
 
 @pytest.mark.parametrize("analysis", ["kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap"])
 def test_every_fleet_analysis_prints_its_headline(capsys, analysis):
-    from tco.dynamics.config import fleet_config
-    from tco.dynamics.summary import run as run_analysis
+    from tco.inputs.fleet_settings import fleet_config
+    from tco.present.fleet_summary import run as run_analysis
 
     code, out, _ = run(capsys, "fleet", analysis)
     scenario = tco.load_scenario("default")
@@ -291,7 +291,7 @@ def test_a_bare_value_out_of_its_domain_is_one_error(capsys, tmp_path):
 def test_the_roadmap_sentence_names_a_refresh_policy_only_beyond_a_tie():
     """The verdict names another refresh policy only where it costs more than the 2 % tie tolerance less than the
     scenario's own (0.96 against 1.00: named; 0.99: a tie; the own policy the cheapest: nothing)."""
-    from tco.timeviews import roadmap_sentence
+    from tco.present.program_text import roadmap_sentence
 
     roadmap = {"policy": "when_cheaper", "by_year": ["b200", "b200", "rubin"]}
     plain = "The baseline follows the general-purpose roadmap (when cheaper): b200 from year 0, rubin from year 2."

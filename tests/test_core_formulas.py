@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from tco.core import finance, lifecycle, llm, nre, parallelism, roofline
-from tco.core.steps import CycleModel
+from tco.core.money import finance, lifecycle, nre
+from tco.core.serving import llm, parallelism, roofline
+from tco.core.serving.steps import CycleModel
 
 
 def test_kv_bytes_llama_70b_bf16():
@@ -23,7 +24,8 @@ def test_kv_bytes_deepseek_v3_latent():
 
 
 def test_moe_weights_read_grow_with_batch_to_total():
-    """The engine's weight read (:meth:`tco.core.steps.CycleModel.weight_read_bytes`, which the workbook mirrors), by hand.
+    """The engine's weight read (:meth:`tco.core.serving.steps.CycleModel.weight_read_bytes`, which the workbook
+    mirrors), by hand.
 
     Mixtral-like at 1 B per weight: total 46.7e9, active 12.9e9, 8 experts, 2 per token, so one routed expert holds
     e = (46.7 - 12.9)/6 = 5.633e9 parameters; the fixed read is active - k e = 12.9e9 - 2e and each token touches
@@ -69,7 +71,7 @@ def test_collective_bytes_follow_the_collective_width_not_the_arithmetic_width()
     = 2.1261e-05 s per token at the default 16 bits (a = 2), whether the arithmetic is FP8 or FP4; half
     that at 8 bits; none on one device."""
     from tco.core.evaluate import serving_pools
-    from tco.scenario import load_scenario
+    from tco.inputs.loading import load_scenario
 
     scenario = load_scenario("default")
     for compute_bits, collective_bits, a in ((8.0, 16.0, 2.0), (4.0, 16.0, 2.0), (8.0, 8.0, 1.0)):
@@ -153,7 +155,7 @@ def test_breakeven_nre_lies_on_the_same_line_as_the_breakeven_volume():
 
 
 def test_energy_price_per_joule_matches_the_yearly_energy_cost():
-    from tco.core import power
+    from tco.core.serving import power
 
     # PUE 1.5 at 0.10 USD/kWh: 0.15 USD per 3.6e6 J = 4.1667e-8 USD/J
     assert power.energy_price_usd_per_joule(1.5, 0.10) == pytest.approx(0.15 / 3.6e6, rel=1e-12)
@@ -166,7 +168,7 @@ def test_energy_price_per_joule_matches_the_yearly_energy_cost():
 
 
 def test_whole_counts_and_latency_tolerance():
-    from tco.core import sizing
+    from tco.core.serving import sizing
 
     # a load of 3.0000000001 replicas is 3 (round-off guard), 3.1 needs 4, continuous sizing keeps 3.1
     assert sizing.whole_count(3.0000000001) == 3 and sizing.whole_count(3.1) == 4
@@ -184,7 +186,7 @@ def test_distserve_kv_cache_of_a_512_token_opt66b_request():
     72 heads x 128 [opt-66b], FP16, multi-head attention) has a KV cache of 1.13 GB: 2 x 64 x 72 x 128 x 2 B = 2,359,296 B per
     token; x 512 = 1,207,959,552 B = 1.125 GiB (the paper rounds to 1.13 GB); at 10 requests/s the KV link carries
     11.25 GiB/s = 90 Gibit/s ("about 90 Gbps")."""
-    from tco.core import sizing
+    from tco.core.serving import sizing
 
     per_token = llm.kv_bytes_per_token(64, 72, 128, 16)
     assert per_token == 2_359_296

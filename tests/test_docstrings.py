@@ -3,7 +3,7 @@ returns, with a ``[unit]`` on numbers, and its references resolve in docs/source
 
 Documented so far (issue 15): every module of the core (``tco.core``, functions and the public
 methods of its public classes), the fleet analyses (``tco.dynamics``), the solvers, the studies, the
-Python API users call (``tco.api``, ``tco.params``, ``tco.catalog``, ``tco.scenario``, the training
+Python API users call (``tco.api``, ``tco.inputs.parameters``, ``tco.inputs.catalog``, ``tco.scenario``, the training
 scenario and API), and the flip conditions. A function with arguments has a ``Parameters``
 section naming each of them; one that returns something has ``Returns`` (or ``Yields``); an entry
 whose type is a number or an array carries its unit in square brackets (``[USD/Mtok]``, ``[-]`` for
@@ -21,11 +21,17 @@ import pytest
 from test_sources import bibliography_keys
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = sorted((ROOT / "tco" / "core").glob("*.py"))
-DOCUMENTED = sorted({*CORE, *(ROOT / "tco" / "dynamics").glob("*.py"), *(ROOT / "tco" / "studies").glob("*.py"),
-                     ROOT / "tco" / "solvers.py", ROOT / "tco" / "flips.py",
-                     ROOT / "tco" / "training_api.py", ROOT / "tco" / "training_scenario.py",
-                     *(ROOT / "tco" / f"{name}.py" for name in ("api", "params", "catalog", "scenario"))})
+CORE = sorted((ROOT / "tco" / "core").rglob("*.py"))
+DOCUMENTED = sorted({*CORE, *(ROOT / "tco" / layer / f"{name}.py" for layer, names in (
+    ("dynamics", ("coordination", "kv_wall", "pareto", "roadmap", "routing", "stranded", "tree")),
+    ("studies", [p.stem for p in (ROOT / "tco" / "studies").glob("*.py")]),
+    ("inputs", ("parameters", "catalog", "catalog_entries", "scenario", "scenario_schema", "scenario_resolve",
+                "scenario_flatten", "loading", "training_scenario", "fleet_settings", "variants")),
+    ("analysis", ("evaluation", "breakeven", "solvers", "flips", "training")),
+    ("present", ("comparison", "parameter_table", "training_comparison", "flip_text", "study_figures", "study_findings",
+                 "fleet_figures", "fleet_summary")),
+    ("export", ("study_folder",)),
+    ("", ("api",))) for name in names)})
 SECTION = re.compile(r"^(\s*)(Parameters|Returns|Yields|References|Raises|Notes|See Also|Examples)\n\1-{3,}$", re.MULTILINE)
 ENTRY = re.compile(r"^(\S[^:]*?)\s:\s(.+)$")
 NUMERIC = re.compile(r"\b(float|int|ndarray|array|number)\b")

@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 from what_ifs import ASIC_CAN_WIN
 
 import tco
-from tco.core import cashflow, generations, nodes, nre, timeline
 from tco.core.comparison import analyse
 from tco.core.evaluate import evaluate
-from tco.core.purchases import Choice, GenerationPath, PoolPlan, pick, pool_present_values, pool_yearly_flows
-from tco.errors import InputError
-from tco.scenario import SCENARIOS_DIR, scenario_from_dict
-from tco.studies.montecarlo import draw_chunk, sampling_plan
+from tco.core.money import cashflow, generations, nodes, nre, timeline
+from tco.core.money.purchases import Choice, GenerationPath, PoolPlan, pick, pool_present_values, pool_yearly_flows
+from tco.foundation.errors import InputError
+from tco.inputs.loading import SCENARIOS_DIR, scenario_from_dict
+from tco.studies.sampling import draw_chunk, sampling_plan
 
 FAST = settings(max_examples=25, deadline=None)
 
@@ -381,7 +381,7 @@ def test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs():
     it meets the targets and is the cheapest option (before: reported infeasible by its H100 figures, which left the
     split the only feasible option). On a roadmap of Rubin alone (released at t = 0.25) it holds H100s in year 0:
     infeasible."""
-    from tco.report import held_generations
+    from tco.analysis.program_views import held_generations
 
     data = copy.deepcopy(spec("custom-asic"))
     data.setdefault("workload", {})["prompt_tokens"] = 4400
@@ -403,7 +403,7 @@ def test_the_when_cheaper_rule_counts_what_holding_the_fleet_forgoes(monkeypatch
     Rubin in year 1, costing 0.434 USD per million output tokens, as ``each_generation`` does. Counting the running
     cost alone (the capital taken as sunk, the rule before 2026-12-05) it kept the B200s and bought more as demand
     grew: 0.810 (1.87x; docs/model.md "The refresh rule against the book-value credit")."""
-    from tco.report import held_generations
+    from tco.analysis.program_views import held_generations
 
     data = spec("custom-asic")
     assert data["roadmap"]["policy"] == "when_cheaper"
@@ -431,7 +431,7 @@ def test_the_software_amortisation_is_against_the_generation_the_baseline_runs_a
     roadmap ranks it; with Rubin in 2029 (year 3) the fleet holds Rubins when the ASIC arrives: never again. Before,
     the saving was taken against a fresh H100 fleet, which this baseline never buys: 1.00 years at base values (and
     0.09 years for specialization-over-time's LPX split, which saves nothing against B200s)."""
-    from tco.core import money
+    from tco.core.money import plan as money
 
     assert float(tco.analyse_scenario(asic_scenario).challengers["asic"].software_payback_years) == math.inf
     for rubin, held in ((2032.0, 1), (2029.0, 3)):
@@ -458,7 +458,7 @@ def test_a_roadmap_baseline_accounts_for_the_fleet_it_buys(asic_scenario):
     """custom-asic's baseline is called h100 and buys B200s at t = 0: its accounting cost (straight-line depreciation
     plus year-1 opex) is that of the same scenario with the baseline on B200s and no roadmap, $16.8M a year, not that of
     a fleet of 2,656 H100s it never buys ($36.1M, before 2026-12-05)."""
-    from tco.scenario import scenario_from_dict
+    from tco.inputs.loading import scenario_from_dict
 
     base = tco.analyse_scenario(asic_scenario).baseline
     data = asic_scenario.to_dict()
@@ -478,7 +478,7 @@ def test_a_roadmap_baseline_does_not_buy_a_cheaper_generation_that_misses_the_ta
     the model on one GPU, was searched up to TP8; 180 ms until a replica that misses the TTFT target at its full batch
     held its batch down; 170 ms until the held batch searched down to a quarter of the cap; and 160 ms until it took
     the largest cap that meets the TTFT target: the B200 now meets 160 ms itself, at $65.6M a year.)"""
-    from tco.report import held_generations
+    from tco.analysis.program_views import held_generations
 
     edits = {"workload.ttft_target_s": 0.15, "devices.b200.compute_efficiency": 0.313, "devices.b200.price_usd": 25000.0}
     analysis = tco.analyse_scenario(tco.load_scenario("custom-asic"), edits)

@@ -13,11 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tco.core import finance, parallelism
 from tco.core.draws import as_floats, flag_value, maximum, minimum, one_value
-from tco.core.sizing import WHOLE_COUNT_GUARD, at_least_one_whole, replicas_needed
-from tco.core.steps import CycleModel, overlap_keeps
-from tco.core.timeline import DemandPath, geometric_discounted_sum
+from tco.core.money import finance
+from tco.core.money.timeline import DemandPath, geometric_discounted_sum
+from tco.core.serving import parallelism
+from tco.core.serving.sizing import WHOLE_COUNT_GUARD, at_least_one_whole, replicas_needed
+from tco.core.serving.steps import CycleModel, overlap_keeps
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -213,7 +214,7 @@ def test_where_mixed_is_np_where_and_skips_a_uniform_mask():
 
 def _kingman_wait_in_full(a, c, service_s, eps, slack_s):
     """The lane wait as written before the skip: the minimum of the square-root wait and Kingman's (deterministic)."""
-    from tco.core import queueing
+    from tco.core.serving import queueing
 
     square_root = queueing.wait_quantile_s(a, c, service_s, 0.0, eps, slack_s)
     rho = np.maximum(np.asarray(a, float), 1e-300) / np.maximum(np.asarray(c, float), 1e-300)
@@ -223,10 +224,10 @@ def _kingman_wait_in_full(a, c, service_s, eps, slack_s):
 @given(n=st.integers(1, 40), seed=st.integers(0, 2**32 - 1), spread=st.sampled_from([0.05, 0.5, 3.0, 30.0]))
 @FAST
 def test_the_lane_wait_skips_kingman_only_where_it_cannot_bind(n, seed, spread):
-    """:func:`tco.core.queueing.wait_quantile_s` with ``kingman=True`` skips Kingman's exponent when its wait cannot be
+    """:func:`tco.core.serving.queueing.wait_quantile_s` with ``kingman=True`` skips Kingman's exponent when its wait cannot be
     the shorter in any draw; the result is the minimum of the two rules bit for bit, over the whole array and draw by
     draw (numbers), at loads from light to overloaded (where Kingman's bound does bind and is computed)."""
-    from tco.core import queueing
+    from tco.core.serving import queueing
 
     rng = np.random.default_rng(seed)
     a = rng.uniform(0.0, 8.0, n)
@@ -240,11 +241,11 @@ def test_the_lane_wait_skips_kingman_only_where_it_cannot_bind(n, seed, spread):
 
 
 def test_kingman_exponent_stays_below_its_start_where_the_wait_skip_relies_on_it():
-    """The skip's premise (:data:`tco.core.queueing.KINGMAN_SKIP_UTILIZATION`): at deterministic service and utilizations
+    """The skip's premise (:data:`tco.core.serving.queueing.KINGMAN_SKIP_UTILIZATION`): at deterministic service and utilizations
     from 1e-300 to 0.9999 the exponent Newton's method returns is at most its start ``2 (1 - rho) / rho`` (it falls
     from there to the root); checked on 1.2 million utilizations, log-spaced towards 0 and towards 1 and uniform.
     The skip has a margin of 2 besides (Kingman's wait at least twice the square-root wait)."""
-    from tco.core import queueing
+    from tco.core.serving import queueing
 
     top = queueing.KINGMAN_SKIP_UTILIZATION
     rho = np.concatenate([np.logspace(-300, np.log10(top), 400_000), 1.0 - np.logspace(np.log10(1.0 - top), -0.1, 400_000),
@@ -259,10 +260,10 @@ def test_kingman_exponent_stays_below_its_start_where_the_wait_skip_relies_on_it
        work=st.sampled_from([0.01, 0.2, 2.0]))
 @FAST
 def test_the_split_search_skips_kingman_only_where_the_lanes_cannot_bind(n, seed, lanes, work):
-    """:func:`tco.core.serving._split_replicas` skips Kingman's lane bound at a probe where the square-root lane need is
+    """:func:`tco.core.serving.pools._split_replicas` skips Kingman's lane bound at a probe where the square-root lane need is
     already below the slots' in every draw; replicas and the share chosen are those of the full rule, bit for bit
     (the skip test forced off), from prompt-heavy loads where the lanes bind to decode-heavy ones where they do not."""
-    import tco.core.serving as serving
+    import tco.core.serving.pools as serving
 
     rng = np.random.default_rng(seed)
     peak = rng.uniform(0.1, 40.0, n)
@@ -283,13 +284,13 @@ def test_the_split_search_skips_kingman_only_where_the_lanes_cannot_bind(n, seed
 @FAST
 def test_the_two_lane_rules_run_on_their_own_draws_with_the_bits_of_both_at_every_draw(n, seed, share_ok, number,
                                                                                         share_wanted):
-    """:func:`tco.core.serving._split_replicas_where` runs the rule with the length spread where ``ttft_ok`` holds and the
+    """:func:`tco.core.serving.pools._split_replicas_where` runs the rule with the length spread where ``ttft_ok`` holds and the
     one at mean lengths elsewhere, each gathered to its own draws when they are few; replicas and shares are those of
     ``np.where(ttft_ok, spread rule, mean-length rule)`` with both rules at every draw, bit for bit, whatever the
     share of the draws that miss (none, few, half, most, all) and with a number among the inputs. Where the replicas
     are not wanted they are the floor given, or the figure of the rule that ran at every draw (either is at least the
     queues' load)."""
-    import tco.core.serving as serving
+    import tco.core.serving.pools as serving
 
     rng = np.random.default_rng(seed)
     peak = rng.uniform(0.1, 40.0, n)
@@ -320,8 +321,8 @@ def test_both_kingman_skips_are_taken_and_left_as_derived():
     against Kingman's of at least ``ln(100) / x_0 = 4.605 x 0.421 / (2 x 0.579) = 1.67`` s: skipped. One server at 0.9
     with slack 40 s: Kingman's wait is the shorter (taken). Sizing: decode-heavy slots (residence 60 s, 8 slots)
     against one lane of 0.01 s: skipped; a 2 s lane against 512 slots of 1 s: not."""
-    from tco.core import queueing
-    from tco.core.serving import _lanes_cannot_bind
+    from tco.core.serving import queueing
+    from tco.core.serving.pools import _lanes_cannot_bind
 
     square_root = queueing.wait_quantile_s(4.0, 9.5, 1.0, 0.0, 0.01, 1.0)
     assert float(square_root) == pytest.approx((np.log(50.0) - 0.5 * (31 / 12) ** 2) / (4.0 * 31 / 12), rel=1e-12)
@@ -344,7 +345,7 @@ def test_remembered_quantiles_of_one_number_equal_a_fresh_computation(length_scv
     array or an array is computed, not remembered. Against the array form it is within a few ulp only: numpy's
     vectorized ``log`` and ``power`` may round the last bit of an array's element differently from the C library on
     one number (so it did before the memo)."""
-    from tco.core import queueing, sojourn
+    from tco.core.serving import queueing, sojourn
 
     calls = [(queueing.normal_quantile, (1.0 - epsilon,)), (queueing.wait_log_term, (epsilon,)),
              (sojourn.length_quantile, (length_scv, epsilon))]

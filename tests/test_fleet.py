@@ -12,19 +12,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tco
+from tco.analysis.evaluation import evaluate_arrays
 from tco.cli import main
-from tco.core import coordination as coord
-from tco.core import routing
-from tco.core import stranded as core
-from tco.core.pareto import pareto_mask
-from tco.dynamics.config import fleet_config
+from tco.core.fleet import coordination as coord
+from tco.core.fleet import routing
+from tco.core.fleet import stranded as core
+from tco.core.fleet.pareto import pareto_mask
 from tco.dynamics.coordination import coordination
-from tco.dynamics.derived import evaluate_arrays
 from tco.dynamics.kv_wall import kv_wall
 from tco.dynamics.roadmap import roadmap
 from tco.dynamics.routing import routing as routing_analysis
 from tco.dynamics.stranded import simulate
 from tco.dynamics.tree import tree
+from tco.inputs.fleet_settings import fleet_config
 
 TOY_SPLIT = Path(__file__).parent / "data" / "toy-split.yaml"
 
@@ -225,7 +225,7 @@ def test_routing_headline_says_where_routing_stops_paying():
     so sending every request to the 8B model first and retrying the 30 % hard ones pays: 0.05 + 0.3 x 0.68 < 0.68)."""
     from types import SimpleNamespace
 
-    from tco.dynamics.summary import routing_headline
+    from tco.present.fleet_summary import routing_headline
 
     summary = {"saving_at_optimum": 0.625, "optimal_router_share": 1.0, "small_model": "s", "large_model": "l",
                "usd_per_useful_answer_at_optimum": 2.56e-4, "breakeven_router_share": 1.0}
@@ -268,7 +268,7 @@ def test_tree_winner_is_the_cheapest_feasible_device(toy):
 
 def test_tree_training_leaf_is_the_cheapest_training_cluster(toy):
     """The training leaf's winner is the device of the training scenario's cheapest run per token."""
-    from tco.training_api import compare_training
+    from tco.present.training_comparison import compare_training
 
     scenario, cfg = toy
     _, winners = tree(scenario, cfg.tree)
@@ -341,7 +341,7 @@ def test_kv_wall_says_where_the_split_wins_only_on_feasibility():
     outlast H100's 1 s TTFT target, even with one sequence per replica, so the colocated H100 (and the ASIC) miss their
     targets and the last piece is a win on feasibility: the scan cuts the stretch there and the sentence says so. Each
     piece's flag is checked against direct evaluations at its middle."""
-    from tco.dynamics.summary import kv_sentences
+    from tco.present.fleet_summary import kv_sentences
 
     scenario = tco.load_scenario("fleet-split")
     result = kv_wall(scenario, fleet_config(scenario).kv_wall)
@@ -359,7 +359,7 @@ def test_kv_wall_says_where_the_split_wins_only_on_feasibility():
 
 
 def test_kv_wall_figure_dots_the_points_that_miss_a_latency_target():
-    from tco.dynamics.figures import kv_gain_figure, kv_wall_figure
+    from tco.present.fleet_figures import kv_gain_figure, kv_wall_figure
 
     scenario = tco.load_scenario("fleet-split")
     result = kv_wall(scenario, fleet_config(scenario).kv_wall)
@@ -382,7 +382,7 @@ def test_a_fleet_analysis_says_what_its_gpu_fleet_is_where_the_baseline_follows_
     simulates the baseline on its own H100s at their costs ($1.85/M, against Compare's $0.434/M), and the coordination
     analysis takes Compare's cost with the H100's tokens per joule. Each card says so; fleet-split's baseline, with no
     roadmap, gets no such sentence."""
-    from tco.dynamics.summary import run
+    from tco.present.fleet_summary import run
 
     note = "In Compare the baseline h100 follows the general-purpose roadmap (b200, then rubin); "
     stranded = run("stranded", asic_scenario, fleet_config(asic_scenario)).headline.sentence

@@ -10,17 +10,17 @@ import pytest
 import yaml
 
 import tco
-from tco.catalog import ASSUMPTIONS_DIR
 from tco.cli import main
-from tco.dynamics import config
-from tco.dynamics.config import NAMED_SETTINGS, fleet_config, setting_name
 from tco.dynamics.coordination import coordination
 from tco.dynamics.roadmap import roadmap
 from tco.dynamics.routing import routing
 from tco.dynamics.stranded import quarter_demand
-from tco.errors import InputError
-from tco.fields import FIELDS
-from tco.scenario import bundled_scenarios, scenario_from_dict
+from tco.foundation.errors import InputError
+from tco.foundation.fields import FIELDS
+from tco.inputs import fleet_settings as config
+from tco.inputs.catalog import ASSUMPTIONS_DIR
+from tco.inputs.fleet_settings import NAMED_SETTINGS, fleet_config, setting_name
+from tco.inputs.loading import bundled_scenarios, scenario_from_dict
 
 NAMES = [setting_name(section, key) for section, keys in NAMED_SETTINGS.items() for key in keys]
 SECTION_MODELS = {"stranded": config.Stranded, "coordination": config.Coordination, "routing": config.Routing,

@@ -7,15 +7,15 @@ import math
 import pytest
 
 import tco
-from tco.core import queueing
 from tco.core.evaluate import evaluate
+from tco.core.serving import queueing
 
 REL = 1e-9
 
 
 def _staff(load, service, slack, epsilon):
     """Square-root staffing ``c = a + beta sqrt(a) + 1/(1 + u)`` with ``beta = sqrt(K^2 + 2 ln(1/(2 eps))) - K``,
-    ``u = 2 slack / S``, ``K = u sqrt(a)`` (deterministic service: c_s^2 = 0, so k = 2); tco.core.queueing."""
+    ``u = 2 slack / S``, ``K = u sqrt(a)`` (deterministic service: c_s^2 = 0, so k = 2); tco.core.serving.queueing."""
     u = 2.0 * slack / service
     k_ = u * math.sqrt(load)
     beta = math.sqrt(k_ * k_ + 2.0 * math.log(0.5 / epsilon)) - k_
@@ -71,7 +71,7 @@ def test_toy_gpu_performance_and_cost(toy_scenario):
     # Slots: beta = (512 - 283.73 - ~0.7)/sqrt(283.73) = 13.5, no wait. Lanes: 2 lanes at 0.2314 Erlangs, sizing slack
     # 0.02 x 0.99283 = 0.0198566 s, u = 2 x 0.0198566 / 2.3138e-3 = 17.164 so delta = 0.05505,
     # beta = (2 - 0.2314 - 0.05505)/sqrt(0.2314) = 3.5622, L = ln(0.5/0.0002) = 7.824. The lanes are dispatched
-    # (a router sends a prompt at once to one replica: tco.core.queueing), so beyond one spare lane
+    # (a router sends a prompt at once to one replica: tco.core.serving.queueing), so beyond one spare lane
     # (sqrt(a) beta = 1.714) the conditional wait decays at k / S, not k sqrt(a) beta / S:
     # w = (L - beta^2/2) S / (2 min(sqrt(a) beta, 1)) = 1.4793 x 2.3138e-3 / 2 = 1.7114 ms (pooled lanes: 0.9988 ms);
     # Kingman's bound at rho = 0.1157 per lane (x = 3.42, w = S ln(5000) / x = 5.8 ms) is longer, so the square-root

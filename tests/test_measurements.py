@@ -6,10 +6,10 @@ import pytest
 import yaml
 from validation_data import data_rows
 
-from tco.catalog import load_catalog
-from tco.errors import InputError
-from tco.validation.cases import OFFLINE_TPOT_TARGET_S, OFFLINE_TTFT_TARGET_S, load_suite
-from tco.validation.measurements import IN_SAMPLE_ROUNDS, MEASUREMENTS_PATH, load_measurements
+from tco.analysis.validation.cases import OFFLINE_TPOT_TARGET_S, OFFLINE_TTFT_TARGET_S, load_suite
+from tco.analysis.validation.measurements import IN_SAMPLE_ROUNDS, MEASUREMENTS_PATH, load_measurements
+from tco.foundation.errors import InputError
+from tco.inputs.catalog import load_catalog
 
 M = load_measurements()
 CATALOG = load_catalog()

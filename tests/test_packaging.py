@@ -66,7 +66,7 @@ def test_a_monte_carlo_worker_imports_numpy_and_the_core_only(tmp_path):
     import pickle
 
     import tco
-    from tco.studies.chunkwork import chunk_values
+    from tco.studies.chunk_jobs import chunk_values
     from tco.studies.metrics import parse_metric
     from tco.studies.montecarlo import metric_cell, monte_carlo_job
     from tco.studies.sampling import sampling_plan

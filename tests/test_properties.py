@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tco
-from tco.core import nre
 from tco.core.comparison import comparison
 from tco.core.evaluate import evaluate
+from tco.core.money import nre
 
 SCENARIOS = {name: tco.load_scenario(name) for name in tco.bundled_scenarios()}
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -80,7 +80,7 @@ def test_higher_utilization_never_raises_cost_per_token(draw, factor):
 @given(scenario_draw())
 def test_prompts_dispatched_to_a_prefill_replica_never_need_fewer_prefill_devices(draw):
     """``serving.prefill_queue: dispatched`` staffs a disaggregated prefill pool by the dispatched rule, which never
-    gives fewer lanes than the shared queue's at the same candidate (tco.core.queueing.dispatched_margin): so a split
+    gives fewer lanes than the shared queue's at the same candidate (tco.core.serving.queueing.dispatched_margin): so a split
     that meets its targets with dispatched prompts meets them with a shared queue, on no fewer prefill devices, and the
     colocated options and every decode pool are untouched."""
     scenario, values = draw
@@ -227,7 +227,7 @@ def test_closed_form_breakeven_external_sales_equal_the_solver(asic_can_win):
 
 def _moe_on_hopper():
     """The default scenario's H100 option alone serving Mixtral 8x7B, fleets sized continuously."""
-    from tco.scenario import scenario_from_dict
+    from tco.inputs.loading import scenario_from_dict
 
     data = tco.load_scenario("default").to_dict()
     data.update(name="moe-on-hopper", model="mixtral-8x7b", baseline="h100", fleet={"sizing": "continuous"},
@@ -260,7 +260,7 @@ def test_faster_expert_gemms_never_raise_the_cost_of_an_moe_fleet(efficiency, fa
 def memory_twins():
     """The default scenario with an H100 option (``small``, the baseline) and an H200 option (``big``), and its
     sampling plan."""
-    from tco.scenario import scenario_from_dict
+    from tco.inputs.loading import scenario_from_dict
     from tco.studies.sampling import sampling_plan
 
     data = SCENARIOS["default"].to_dict()

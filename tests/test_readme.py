@@ -18,7 +18,7 @@ from what_ifs import ASIC_CAN_WIN
 
 import tco
 from tco.cli import main
-from tco.scenario import scenario_from_dict
+from tco.inputs.loading import scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -138,7 +138,7 @@ def test_the_specialization_over_time_figures():
 @pytest.mark.slow
 def test_the_dvd_effect_figures(tmp_path):
     """The seeded dvd-effect study (20,000 draws): P10/P50/P90 of each option's years of advantage, as years behind."""
-    from tco.studies.runner import run_study
+    from tco.export.study_folder import run_study
     from tco.studies.spec import load_study
 
     folder = run_study(*load_study(ROOT / "scenarios" / "studies" / "dvd-effect.yaml"), tmp_path / "dvd")
@@ -180,8 +180,8 @@ def test_the_studies_example_is_what_the_study_finds(tmp_path):
     """docs/studies.md's ``tco study half-life-vs-volume`` example: its findings block and the map's lowest ratio."""
     import pandas as pd
 
-    from tco.studies.findings import findings
-    from tco.studies.runner import run_study
+    from tco.export.study_folder import run_study
+    from tco.present.study_findings import findings
     from tco.studies.spec import load_study
 
     folder = run_study(*load_study(ROOT / "scenarios" / "studies" / "half-life-vs-volume.yaml"), tmp_path / "map")
@@ -195,8 +195,8 @@ def test_the_studies_example_is_what_the_study_finds(tmp_path):
 
 
 def test_the_catalog_and_scenario_counts():
-    from tco.catalog import load_catalog
-    from tco.scenario import bundled_scenarios
+    from tco.inputs.catalog import load_catalog
+    from tco.inputs.loading import bundled_scenarios
 
     catalog = load_catalog()
     quoted(f"the sourced catalog: {len(catalog.devices)} devices (the custom decode ASIC template among them), "

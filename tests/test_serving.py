@@ -1,4 +1,4 @@
-"""Serving under load: cycle lines, queueing closed forms, slot caps, shape search (tco.core.steps/queueing/serving).
+"""Serving under load: cycle lines, queueing closed forms, slot caps, shape search (tco.core.serving.steps/queueing/serving).
 
 Hand derivations in the docstrings; the closed forms are also checked against brute force
 (exact Erlang C, a fine grid) and against a discrete-event simulation of the same fleet
@@ -16,10 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tco
-from tco.core import parallelism, queueing, serving
-from tco.core.serving import Demand, DeviceShape, ModelShape
-from tco.core.steps import Lines, branch_min, largest_within, least_fixed_point
-from tco.report import decode_batch
+from tco.core.serving import parallelism, queueing
+from tco.core.serving import pools as serving
+from tco.core.serving.pools import Demand, DeviceShape, ModelShape
+from tco.core.serving.steps import Lines, branch_min, largest_within, least_fixed_point
+from tco.present.tables import decode_batch
 
 # Llama 2 70B at FP8 on one H200 (the MLPerf interactive set-up): numbers used across tests
 W = 6.8976648192e10
@@ -253,7 +254,7 @@ def _least_loaded(sizes, p: int) -> np.ndarray:
 def test_least_loaded_placement_of_equal_chunks_leaves_the_missing_chunks(k, p, u):
     """``K`` equal chunks of ``u`` placed one by one in the least loaded of ``p`` micro-batches: the heaviest holds
     ``ceil(K/p)`` of them, so ``p max - sum = u ((-K) mod p)``, the chunks the others lack (the identity behind
-    :func:`tco.core.parallelism.micro_batch_overshoot`)."""
+    :func:`tco.core.serving.parallelism.micro_batch_overshoot`)."""
     loads = _least_loaded([u] * k, p)
     assert p * loads.max() - loads.sum() == pytest.approx(u * ((-k) % p), abs=1e-9 * u * (k + 1))
 
@@ -263,7 +264,7 @@ def test_least_loaded_placement_of_equal_chunks_leaves_the_missing_chunks(k, p, 
 def test_overshoot_of_varying_chunks_against_a_monte_carlo_of_the_placement(p, v):
     """Chunks of gamma sizes (mean 1, squared CV ``v``), a Poisson number of them a cycle, placed in the least loaded
     micro-batch: the mean overshoot ``E[p max - sum]`` at its largest over the rate (rates 0.5 to 8 p, 4,000 cycles
-    each, seeded) stays within :func:`tco.core.parallelism.overshoot_chunks` (+6 %: its stated fit) and above 60 % of it
+    each, seeded) stays within :func:`tco.core.serving.parallelism.overshoot_chunks` (+6 %: its stated fit) and above 60 % of it
     (not a loose bound); the equal-chunk ``C_p`` alone falls short of it by a third or more."""
     rng = np.random.default_rng(17)
     largest = 0.0
@@ -300,7 +301,7 @@ def test_interference_of_a_micro_batch_pipeline_by_hand():
 
 def test_a_lone_prompt_on_a_micro_batch_pipeline_holds_every_stage():
     """A prompt shorter than the budget rides in one micro-batch, which holds each of the ``p`` stages as it passes:
-    alone it takes ``t_d(c_s) + p P chi`` (:func:`tco.core.serving._prefill_service`), where a streamed pipeline takes
+    alone it takes ``t_d(c_s) + p P chi`` (:func:`tco.core.serving.pools._prefill_service`), where a streamed pipeline takes
     ``t_d(c_s) + P chi``; Llama 2 70B on four H200 stages, 2,000-token prompts, budget 8,192: the difference is
     ``3 P chi`` to rounding, and the lane time at load, ``p P chi + m t_d``, is the same for both."""
     d = demand(rate=4.0, ttft=5.0, tpot=0.06, budget=8192.0, prompt=2000.0, output=400.0)
@@ -847,7 +848,7 @@ def test_cycle_overhead_adds_to_every_cycle_and_shrinks_the_slot_cap_by_hand():
 def test_more_cycle_overhead_never_raises_throughput_at_a_fixed_tpot_target(overheads, tpot, budget, policy):
     """At the same TPOT and TTFT targets a replica with a longer fixed time per cycle holds no more slots, and at
     the same slot cap eight such replicas carry no more requests within the p99 targets
-    (tco.core.serving.fleet_capacity_rps).
+    (tco.core.serving.pools.fleet_capacity_rps).
 
     The same slot cap: the batch limit set to the slower replica's cap, which the faster one also reaches. Without
     it the faster replica runs more sequences (the slot cap is the largest occupancy within the targets), which

@@ -1,6 +1,6 @@
 """The closed-form serving model against a discrete-event simulation of the fleet it sized.
 
-For each set-up the model sizes a pool at peak (:func:`tco.core.serving.size_pool`); the
+For each set-up the model sizes a pool at peak (:func:`tco.core.serving.pools.size_pool`); the
 simulation (tests/simulation.py) then runs that fleet -- same replicas, slot cap, token
 budget, and the same hardware cost per cycle -- request by request with Poisson arrivals.
 
@@ -33,10 +33,11 @@ from simulation import Lengths, simulate_colocated, simulate_disaggregated
 from test_serving import H200, MODEL, demand
 from validation_data import data_rows
 
-from tco.core import parallelism, serving
+from tco.analysis.program_views import held_generations
 from tco.core.evaluate import chosen_cycle_models, evaluate, serving_pools
-from tco.core.serving import DeviceShape, ModelShape
-from tco.report import held_generations
+from tco.core.serving import parallelism
+from tco.core.serving import pools as serving
+from tco.core.serving.pools import DeviceShape, ModelShape
 
 #: simulated p99 over the model's p99 (see the module docstring)
 TOLERANCE = 0.10
@@ -62,7 +63,7 @@ SETUPS = {
     "held-110ms-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.11)),
     "held-100ms-h200": (MODEL, H200, parallelism.Shape(1), dict(ttft=0.10)),
     # lanes busy a large share of the time on few replicas, one prompt's prefill most of the TTFT target: a router
-    # binds a prompt to one replica at arrival, so the model's lanes are dispatched (tco.core.queueing). Sized with
+    # binds a prompt to one replica at arrival, so the model's lanes are dispatched (tco.core.serving.queueing). Sized with
     # pooled lanes (13 replicas) this fleet simulated at 1.34x the model's p99 TTFT and 1.2x its target
     # (tests/fleet_sweep.py, seed 5); dispatched, 15 replicas and 0.88x
     "dispatched-lanes-h200": (MODEL, H200, parallelism.Shape(1), dict(rate=19.7, ttft=0.551, tpot=0.065, budget=2048.0,
@@ -149,7 +150,7 @@ def test_disaggregated_pools_meet_their_percentiles_in_simulation():
 
 def _draws(scenario, count: int, seed: int):
     """The base values and ``count`` Monte Carlo draws of the scenario's uncertain parameters (fixed seed)."""
-    from tco.studies.montecarlo import draw_chunk, sampling_plan
+    from tco.studies.sampling import draw_chunk, sampling_plan
 
     drawn = draw_chunk(sampling_plan(scenario), seed, 0, count)
     base = scenario.values()
@@ -299,7 +300,7 @@ def test_prompts_dispatched_to_one_prefill_replica_meet_the_ttft_target(name):
 @pytest.mark.parametrize("name", ["default", "voice-agent", "fleet-split", "custom-asic"])
 def test_chat_fleets_meet_their_targets_on_the_trace_their_spread_comes_from(name):
     """The chat scenarios take their prompt-length spread (squared CV 0.79) from the first 429 requests of the Azure
-    conversation trace, and the model assumes gamma lengths of that spread (tco.core.sojourn). The trace is not gamma:
+    conversation trace, and the model assumes gamma lengths of that spread (tco.core.serving.sojourn). The trace is not gamma:
     it is bounded (largest 4.5x the mean) with 4 % of its prompts in a cluster at ~4,080 tokens. Fed those 429 lengths
     themselves (resampled, rescaled to the scenario's mean), every option the model reports feasible at the base
     values still meets its percentiles within the module's sampling tolerance, and a colocated option's p99 TPOT stays
@@ -341,13 +342,13 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     simulated cycle by cycle meets both percentiles, and its p99 TTFT is within the TTFT the model reports at that
     load (``at_load``: the split and the tail bounds it was sized with): the bound is still a bound. The simulated
     prompts are the dataset's own 8,313 lengths (resampled; squared CV 0.186, the case's ``prompt_tokens_scv``), the
-    model's lane the gamma lengths of that spread (tco.core.sojourn). With the best
+    model's lane the gamma lengths of that spread (tco.core.serving.sojourn). With the best
     split, Kingman's bound and the dataset's length spread at the lane the model carries 49.8 tokens/s on H200 (at
     mean lengths 78; the even split and the square-root tail alone: 18.4) where the simulation fed the dataset's
     lengths meets 6 s up to ~51-53 (docs/validation.md, "Long prompts"): this guards the queueing approximation
     against turning optimistic."""
-    from tco.validation.cases import load_suite
-    from tco.validation.predict import OPTION, Predictor
+    from tco.analysis.validation.cases import load_suite
+    from tco.analysis.validation.predict import OPTION, Predictor
 
     suite = load_suite()
     case = next(c for c in suite.cases if c.name == case_name)

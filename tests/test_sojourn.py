@@ -1,4 +1,5 @@
-"""A prefill lane fed prompts of varying length (tco.core.sojourn): hand-derived cases, a Lindley recursion, invariants."""
+"""A prefill lane fed prompts of varying length (tco.core.serving.sojourn): hand-derived cases, a Lindley recursion,
+invariants."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from validation_data import data_rows
 
-from tco.core import queueing, sojourn
+from tco.core.serving import queueing, sojourn
 
 
 def test_exponential_lengths_give_the_exact_mm1_sojourn():
@@ -104,7 +105,7 @@ def test_one_lane_fed_the_azure_trace_meets_its_p99_at_the_capacity_the_model_re
 def test_a_wider_length_spread_never_raises_what_the_lanes_carry(scv, wider, slack, own, lanes, eps):
     """Capacity falls (weakly) with the spread of prompt lengths, from the deterministic lane at ``v = 0`` on, over the
     parameter's range (``v`` up to 1.5) and lanes whose work is mostly the prompt's own prefill (``L >= S / 2``, as
-    :func:`tco.core.serving._own_prefill_s` gives). Outside it the asymptotic is not monotone: with no own prefill
+    :func:`tco.core.serving.pools._own_prefill_s` gives). Outside it the asymptotic is not monotone: with no own prefill
     (``L = 0``) at ``v`` 1 -> 2 and a slack of one service time it carries 0.032 -> 0.047 (the Cramer-Lundberg
     constant falls faster than the exponent at loads of a few per cent, where the asymptotic is coarse). Within it,
     near the edge where the longest prompts alone just fit (slack twice the own prefill, epsilon 0.05) the asymptotic
@@ -136,7 +137,7 @@ def test_vectorized_over_draws():
 
 def test_parts_the_caller_has_give_the_same_bits():
     """The shortened slack and Kingman's mean-length utilization passed in (as the lane-share search computes them
-    once per probe, tco.core.serving._split_replicas) give the bits the functions compute themselves, including draws
+    once per probe, tco.core.serving.pools._split_replicas) give the bits the functions compute themselves, including draws
     where the own prefill alone misses the target (slack 1 s < own 0.9 s (X_q - 1) at v = 1.5) and no load."""
     rng = np.random.default_rng(7)
     n = 4000
@@ -160,7 +161,7 @@ def test_parts_the_caller_has_give_the_same_bits():
 
 
 def _bisection_utilization(scv, own_ratio, sojourn_, eps):
-    """The utilization at :func:`tco.core.sojourn.bisected_exponent` (the 44 halvings of ``ln x``) [-]."""
+    """The utilization at :func:`tco.core.serving.sojourn.bisected_exponent` (the 44 halvings of ``ln x``) [-]."""
     args = [np.atleast_1d(np.asarray(a, float)) for a in (np.maximum(scv, queueing.SCV_FLOOR), own_ratio, sojourn_, np.log(eps))]
     with np.errstate(all="ignore"):
         _, rho = sojourn.sojourn_log_tail(sojourn.bisected_exponent(*args), args[0], args[1])
@@ -181,9 +182,9 @@ def test_newton_root_by_hand_for_exponential_lengths():
 @settings(max_examples=300, deadline=None)
 @given(scv=st.floats(1e-4, 10.0), own=st.floats(0.0, 1.0), slack=st.floats(1e-3, 1e4), eps=st.floats(1e-4, 0.5))
 def test_newton_equals_the_bisection_where_certified_and_the_bound_holds(scv, own, slack, eps):
-    """Where :func:`tco.core.sojourn.newton_exponent` certifies its root the utilization is the bisection's to 1e-9
+    """Where :func:`tco.core.serving.sojourn.newton_exponent` certifies its root the utilization is the bisection's to 1e-9
     relative (measured over 1e6 random draws of these ranges: 3.8e-10); its ``below`` point never passes the
-    bisection's exponent (beyond rounding, 1e-9); and :func:`tco.core.sojourn.sojourn_utilization` equals the
+    bisection's exponent (beyond rounding, 1e-9); and :func:`tco.core.serving.sojourn.sojourn_utilization` equals the
     bisection's utilization (capped at the deterministic rule's) whether certified or not."""
     s = slack + own
     bisected = _bisection_utilization(scv, own, s, eps)[0]
@@ -203,7 +204,7 @@ def test_newton_equals_the_bisection_where_certified_and_the_bound_holds(scv, ow
 @settings(max_examples=300, deadline=None)
 @given(scv=st.floats(1e-4, 10.0), share=st.floats(1e-6, 0.999), step=st.floats(1e-6, 0.5))
 def test_the_constant_falls_with_the_exponent(scv, share, step):
-    """The certificate's premise: ``ln C`` (:func:`tco.core.sojourn.sojourn_log_tail` at ``l = 0``) falls as ``x`` grows
+    """The certificate's premise: ``ln C`` (:func:`tco.core.serving.sojourn.sojourn_log_tail` at ``l = 0``) falls as ``x`` grows
     towards the pole ``1/v`` (``ln(1 - x)`` for exponential lengths), to rounding."""
     x = np.array([share, share + step * (1.0 - share)]) / scv
     with np.errstate(all="ignore"):
@@ -228,7 +229,7 @@ def test_the_bisection_takes_the_draws_the_newton_steps_cannot_certify():
 @settings(max_examples=200, deadline=None)
 @given(scv=st.floats(0.05, 2.0), own=st.floats(0.3, 1.0), slack=st.floats(0.5, 50.0), load=st.floats(0.1, 50.0))
 def test_the_lanes_are_those_of_the_exact_utilization(scv, own, slack, load):
-    """:func:`tco.core.sojourn.lane_servers` lets a bound stand in where the per-lane rule cannot beat square-root
+    """:func:`tco.core.serving.sojourn.lane_servers` lets a bound stand in where the per-lane rule cannot beat square-root
     staffing (``beat``): the lanes are the fewer of square-root staffing and ``a / rho`` at the exact utilization."""
     square_root = sojourn.square_root_lanes(load, 1.0, own, slack, scv, 0.01)
     exact = float(sojourn.sojourn_utilization(1.0, own, slack, scv, 0.01))

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import tco
 from tco.cli import main
-from tco.params import Param
-from tco.scenario import scenario_from_dict
+from tco.inputs.loading import scenario_from_dict
+from tco.inputs.parameters import Param
 from tco.studies import grid_map, metric_values, monte_carlo, sobol_analysis, sweep, tornado, win_threshold
 from tco.studies.sampling import Z95, draw_chunk, iman_conover, inverse_cdf, sampling_plan
 from tco.studies.spec import STUDIES_DIR, StudySpec, load_study
@@ -115,7 +115,7 @@ def test_sweep_chart_labels_each_winning_stretch_on_its_own_line(default_scenari
     other. The chart labelled each crossing at the top of the
     plot, so the labels printed over each other (the browser layout test caught it on fleet-split, where the ASIC
     split's crossings at 308.4 and 309.2 req/s came 0.3 % apart); it now labels each stretch, one a line."""
-    from tco.studies.figures import STRETCH_LABEL_STEP, sweep_figure
+    from tco.present.study_figures import STRETCH_LABEL_STEP, sweep_figure
     from tco.studies.metrics import parse_metric
 
     param = "workload.prompt_tokens"
@@ -136,7 +136,7 @@ def test_portfolio_finding_says_when_the_best_cell_wins_on_the_baselines_targets
     """portfolio-chat's best cell, Cerebras on 16,000-token prompts, wins in 99.3 % of draws at a median cost ratio of
     1.28: it wins because the H100 baseline meets the TTFT target in 0.7 % of them. The finding said only "winning in
     99.3 % of draws"; it now gives the median and the baseline's share wherever the baseline misses its targets."""
-    from tco.studies.findings import findings
+    from tco.present.study_findings import findings
 
     cells = [{"model": "m", "workload": "long", "option": "a", "p_win": 0.993, "p50": 1.28, "p_baseline_feasible": 0.007},
              {"model": "m", "workload": "chat", "option": "b", "p_win": 0.4, "p50": 1.02, "p_baseline_feasible": 1.0}]
@@ -158,7 +158,7 @@ def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(defa
     findings said "wins above 4,294" and "wins below 4,455" for the split (before the 2026-12-02 refit of Hopper), two
     lines that read as if it won everywhere; they now name the window's stretches, each checked against the crossings
     and a direct evaluation of the baseline at its middle."""
-    from tco.studies.findings import sweep_findings
+    from tco.present.study_findings import sweep_findings
 
     param = "workload.prompt_tokens"
     frame = sweep(default_scenario, param, 3000, 6000, points=100, log=True,
@@ -204,7 +204,7 @@ def test_map_marks_where_a_latency_target_decides_the_winner(default_scenario):
     """The default's map over demand and prompt length (the app's default map): beyond ~4,300 prompt tokens H100 misses
     its TTFT target and Groq wins there, at a cost ratio still above 3. The cells where the option or the baseline misses
     a target are the ones the core reports infeasible; they are washed pale, said in the hover and counted."""
-    from tco.studies.figures import MISSED_WASH, map_figure
+    from tco.present.study_figures import MISSED_WASH, map_figure
 
     x, y = "workload.requests_per_s", "workload.prompt_tokens"
     grid = grid_map(default_scenario, x, y, (30.0, 300.0), (500.0, 8000.0), nx=3, ny=6, metric="ratio:groq")
@@ -244,7 +244,7 @@ def test_batched_bisection_gives_the_brackets_of_one_halving_per_call(root, slop
     """A scalar crossing narrowed 4 halvings per call (15 points a call) ends in the bracket that plain
     bisection (1 point a call) reaches: the same midpoints, the same decisions. The gap is a sawtooth of
     ``teeth`` steps plus a slope (several sign changes in a bracket, as whole device counts make)."""
-    from tco.solvers import _bisection, _bisection_in_batches
+    from tco.analysis.solvers import _bisection, _bisection_in_batches
 
     calls = []
 
@@ -319,8 +319,8 @@ def test_iman_conover_induces_rank_correlation_and_keeps_marginals():
 def test_monte_carlo_columns_in_blocks_equal_one_call(default_scenario):
     """Evaluating a chunk in blocks of draws (the engine's cache-sized calls) changes no value: 1,000 draws
     of every sampled parameter in blocks of 64 (16 blocks, the last one short) equal one call bit for bit."""
+    from tco.studies.chunk_jobs import MetricColumns
     from tco.studies.chunks import blockwise
-    from tco.studies.chunkwork import MetricColumns
     from tco.studies.metrics import parse_metric
 
     columns = MetricColumns.of(default_scenario, (parse_metric(default_scenario, "ratio:groq"),
@@ -336,7 +336,7 @@ def test_monte_carlo_columns_in_blocks_equal_one_call(default_scenario):
 def test_monte_carlo_columns_without_the_scenario_equal_the_metric_table(asic_scenario):
     """A worker's columns (structure and values, no Scenario) give each metric as metric_table does on the
     scenario, the years of advantage over the roadmap included (it reads the drawn parameter values)."""
-    from tco.studies.chunkwork import MetricColumns
+    from tco.studies.chunk_jobs import MetricColumns
     from tco.studies.metrics import metric_table, parse_metric
 
     metrics = [parse_metric(asic_scenario, m) for m in ("advantage:asic", "ratio:asic", "lcot:h100")]
@@ -536,7 +536,7 @@ def test_app_and_cli_give_the_same_monte_carlo_summary(tmp_path, monkeypatch):
     from tco_app.state import scenario_choices
 
     from tco import studies
-    from tco.display import sig
+    from tco.foundation.formatting import sig
 
     data = {"name": "mc", "question": "How often does Groq win?", "scenario": "default", "metric": "ratio:groq", "seed": 7,
             "analyses": {"monte_carlo": {"samples": 1500}}}

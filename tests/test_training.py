@@ -10,13 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tco
-from tco.core import cascade, goodput, siting, training
-from tco.core.training_run import evaluate_training
-from tco.errors import InputError
-from tco.flips import flip_conditions
-from tco.params import Param, ParamSet
-from tco.scenario import scenario_from_dict
-from tco.training_api import compare_training
+from tco.analysis.flips import flip_conditions
+from tco.core.fleet import siting
+from tco.core.training import cascade, goodput
+from tco.core.training import step as training
+from tco.core.training.run import evaluate_training
+from tco.foundation.errors import InputError
+from tco.inputs.loading import scenario_from_dict
+from tco.inputs.parameters import Param, ParamSet
+from tco.present.training_comparison import compare_training
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +206,7 @@ def test_unknown_site_is_named(run):
 
 @pytest.fixture(scope="module")
 def training_suite():
-    from tco.validation.training import load_training_suite
+    from tco.analysis.validation.training import load_training_suite
 
     return load_training_suite()
 
@@ -212,7 +214,7 @@ def training_suite():
 def test_training_validation_cases_within_tolerance(training_suite):
     """Every training case, fitted and out of sample, is within its tolerance at the catalog's
     (calibrated) values; the throughput cases' tolerance is +-20 %."""
-    from tco.validation.training import run_training_suite
+    from tco.analysis.validation.training import run_training_suite
 
     results = run_training_suite(training_suite)
     bad = [(r.case.name, round(r.rel_error, 3)) for r in results if not r.within_tolerance]
@@ -223,8 +225,8 @@ def test_training_validation_cases_within_tolerance(training_suite):
 
 def test_catalog_training_efficiencies_are_the_fit(training_suite):
     """assumptions/training.yaml holds the calibrated value of each fitted class (to 1 %)."""
-    from tco.catalog import load_catalog
-    from tco.validation.training import calibrate_training
+    from tco.analysis.validation.training import calibrate_training
+    from tco.inputs.catalog import load_catalog
 
     classes = load_catalog().training["classes"]
     for fit in calibrate_training(training_suite):
@@ -235,8 +237,9 @@ def test_catalog_training_efficiencies_are_the_fit(training_suite):
 def test_cascade_under_uncertainty_study(run):
     """The bundled cascade study runs on the training scenario; its draws agree with the base-value decision's sign
     for the device whose premium is far from zero, and probabilities add up to one."""
+    from tco.analysis.training import second_life
+    from tco.studies.cascade import cascade_under_uncertainty
     from tco.studies.spec import load_study
-    from tco.training_api import cascade_under_uncertainty, second_life
 
     study, scenario = load_study("cascade-value")
     assert scenario.name == "training-run" and study.analyses.cascade is not None
@@ -352,7 +355,7 @@ def test_training_workbook_imports_back(run, tmp_path, capsys):
 
 def test_breakeven_on_a_training_scenario_is_a_cost_per_run_crossing(run):
     """Where the TPU's price makes its run cost what the H100 run costs: at that price the two costs agree."""
-    from tco.api import breakeven
+    from tco.analysis.breakeven import breakeven
 
     [result] = breakeven(run, "devices.tpu-v6e.price_usd", 5000.0, 200000.0, option="tpu-v6e")
     assert result.status == "crosses" and result.wins_above is False

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 import yaml
 
+from tco.analysis.validation.calibrate import calibrate
+from tco.analysis.validation.cases import SUITE_PATH, cases_from_csv, load_suite
+from tco.analysis.validation.measurements import MEASUREMENTS_PATH, load_measurements
+from tco.analysis.validation.predict import Predictor
+from tco.analysis.validation.suite import category_summary, ranking_summary, run_suite, sample_summary
 from tco.cli import main
-from tco.errors import InputError
-from tco.validation.calibrate import calibrate
-from tco.validation.cases import SUITE_PATH, cases_from_csv, load_suite
-from tco.validation.measurements import MEASUREMENTS_PATH, load_measurements
-from tco.validation.predict import Predictor
-from tco.validation.suite import category_summary, ranking_summary, run_suite, sample_summary
+from tco.foundation.errors import InputError
 
 SUITE = load_suite()
 RESULTS = {r.case.name: r for r in run_suite(SUITE)}
@@ -161,8 +161,8 @@ def test_mean_tpot_at_the_logged_load_by_hand():
     at that occupancy: the exact decode cycle ``t(B, 0)`` plus the prefill riding in it, ``(P/O) chi B`` with ``chi``
     the marginal cost of a chunk of the token budget (chunked policy), ``(t(0, tau) - t(0, 0)) / tau``.
     """
+    from tco.analysis.validation.predict import OPTION
     from tco.core.evaluate import chosen_cycle_models
-    from tco.validation.predict import OPTION
 
     case = SUITE_CASES["mlperf41-b200x1-server-mean-tpot"]
     c = case.conditions

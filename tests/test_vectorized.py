@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import tco
-from tco.core import cashflow
 from tco.core.comparison import comparison, gap_from_results
 from tco.core.evaluate import evaluate
+from tco.core.money import cashflow
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS
-from tco.scenario import scenario_from_dict
+from tco.inputs.loading import scenario_from_dict
 from tco.studies.sampling import draw_chunk, sampling_plan, values_at_quantiles
 
 
@@ -161,7 +161,7 @@ def test_vectorized_equals_scalar_calls(name, request):
     chosen, classes = stratified_points(vector, vector_cmp, vector_gaps, scenario.structure.baseline, n)
     # the draws reach every infeasibility bit (1 TPOT, 2 TTFT, 4 context, 8 no replica shape fits) and every bound code;
     # bit 8 only with the MoE model (DeepSeek-V3's 671 B weights): where no shape meets the targets a shape that fits is
-    # reported (tco.core.serving.infeasible_rank), and some H100 and LPU shape holds Llama 3.1 70B in every draw of
+    # reported (tco.core.serving.pools.infeasible_rank), and some H100 and LPU shape holds Llama 3.1 70B in every draw of
     # default; in custom-asic the baseline is judged by the B200s it runs from year 0 (180 GB each), which hold the model
     # wherever an H100 shape does not, and the ASIC's replicas always fit
     flat = {option: r.flat() for option, r in vector.items()}

@@ -12,14 +12,16 @@ from hypothesis import strategies as st
 from what_ifs import ASIC_CAN_WIN
 
 import tco
-from tco.api import evaluate_scenario
+from tco.analysis.evaluation import evaluate_scenario
+from tco.analysis.flips import GRID_POINTS, flip_conditions, just_past, winner_gap
+from tco.analysis.solvers import scan, spans_decades
 from tco.core.evaluate import TTFT_MISSED
 from tco.core.outputs import COST_LINES
-from tco.display import param_label, quantity, sig
-from tco.flips import GRID_POINTS, describe_flip, describe_window, flip_conditions, just_past, winner_gap
-from tco.params import Param, ParamSet
-from tco.solvers import scan, spans_decades
-from tco.verdict import main_driver
+from tco.foundation.formatting import quantity, sig
+from tco.foundation.labels import param_label
+from tco.inputs.parameters import Param, ParamSet
+from tco.present.flip_text import describe_flip, describe_window
+from tco.present.verdict_text import main_driver
 
 
 def test_scan_finds_both_roots_of_a_parabola():
@@ -85,7 +87,7 @@ def test_scan_batched_halvings_give_the_brackets_of_one_halving_per_call(roots, 
     that one halving per call reaches, bit for bit, in fewer calls. The gap: a sawtooth of ``teeth`` steps times a
     polynomial with ``roots`` (several sign changes per bracket, as whole device counts make), a state that flips at
     ``edge``, each track shifted so that the tracks' brackets differ."""
-    from tco import solvers
+    from tco.analysis import solvers
 
     def run(points_per_call):
         calls = []
@@ -366,8 +368,9 @@ def test_a_near_tie_is_called_a_tie(default_scenario):
 def test_the_headline_names_the_generations_a_roadmap_baseline_runs(default_scenario, asic_scenario, asic_can_win):
     """custom-asic's baseline is called h100 but buys B200s, then Rubins (docs/model.md "The refresh rule against the
     book-value credit"): its cost is theirs, so the headline says so at the baseline's first mention, as winner and as
-    runner-up (:func:`tco.verdict.on_the_roadmap`); the default's baseline stays on its own H100s and is named alone."""
-    from tco.verdict import on_the_roadmap
+    runner-up (:func:`tco.present.verdict_text.on_the_roadmap`); the default's baseline stays on its own H100s and is
+    named alone."""
+    from tco.present.verdict_text import on_the_roadmap
 
     assert tco.compare(asic_scenario).decision.headline.startswith(
         "The baseline h100 (on the roadmap: b200, then rubin) is cheapest at $0.434 per million output tokens")

@@ -22,14 +22,14 @@ from workbook_helpers import agrees, check_rows, error_cells, recalculate_all
 
 import tco
 from tco.cli import main
-from tco.errors import InputError
 from tco.export import build_workbook, write_workbook
 from tco.export.check_sheet import model_values
 from tco.export.formulas import ALLOWED_FUNCTIONS
 from tco.export.inputs_sheet import FIRST_ROW, validation_formula
 from tco.export.names import excel_name, excel_names, looks_like_cell_reference
 from tco.export.reader import import_workbook
-from tco.fields import FIELDS
+from tco.foundation.errors import InputError
+from tco.foundation.fields import FIELDS
 
 DATA = Path(__file__).parent / "data"
 SCENARIOS = [*tco.bundled_scenarios(), str(DATA / "toy.yaml"), str(DATA / "workbook-branches.yaml"),
@@ -262,7 +262,7 @@ def _roadmap_variant(policy: str) -> dict:
     """custom-asic with the baseline moving under ``policy`` inside an 8-year horizon: at_replacement with 3-year
     B200 and H100 lives (moves to Rubin at the end of B300's life), when_cheaper with power and space so dear that
     Rubin's running cost beats B200's (moves in year 1)."""
-    data = yaml.safe_load((tco.scenario.SCENARIOS_DIR / "custom-asic.yaml").read_text())
+    data = yaml.safe_load((tco.inputs.loading.SCENARIOS_DIR / "custom-asic.yaml").read_text())
     data["roadmap"] = {"policy": policy}
     data["economics"] = {"horizon_years": 8}
     if policy == "at_replacement":
@@ -284,7 +284,7 @@ ROADMAP_FEASIBILITY = {"rubin": (["rubin"], 4400, 1.0, 2.0), "b200": (["b200"], 
 
 
 def _feasibility_variant(generations: list[str], prompt_tokens: int, ttft_target_s: float) -> dict:
-    data = yaml.safe_load((tco.scenario.SCENARIOS_DIR / "custom-asic.yaml").read_text())
+    data = yaml.safe_load((tco.inputs.loading.SCENARIOS_DIR / "custom-asic.yaml").read_text())
     data["roadmap"] = {"policy": "when_cheaper", "generations": generations}
     data.setdefault("workload", {})["prompt_tokens"] = prompt_tokens
     data["workload"]["ttft_target_s"] = ttft_target_s
@@ -294,7 +294,7 @@ def _dispatched_prefill_variant() -> dict:
     """The default with its split's prompts dispatched at arrival to one H100 prefill replica
     (``serving.prefill_queue: dispatched``): the dispatched staffing binds there (84 prefill GPUs against 66 with the
     shared queue, measured 2026-12-05), so the prefill pool's rows of the dispatched rule decide the fleet."""
-    data = yaml.safe_load((tco.scenario.SCENARIOS_DIR / "default.yaml").read_text())
+    data = yaml.safe_load((tco.inputs.loading.SCENARIOS_DIR / "default.yaml").read_text())
     data["serving"] = {"prefill_queue": "dispatched"}
     return data
 
@@ -322,7 +322,7 @@ EDITED = [
 
 def test_the_held_batch_case_holds_its_batch(monkeypatch):
     """The edited case HELD_EDITS exercises the held caps: the H100 meets its targets there only with its batch held."""
-    from tco.core import serving
+    from tco.core.serving import pools as serving
 
     scenario = tco.load_scenario("default")
     assert float(tco.evaluate_scenario(scenario, HELD_EDITS)[0]["h100"].feasible) == 1.0
@@ -343,12 +343,12 @@ def recalculated(tmp_path_factory):
         _edit_inputs(books["edited", i], edits)
     books["hostile"] = write_workbook(tco.load_scenario(_hostile(folder)), folder / "hostile.xlsx")
     for policy in ROADMAP_POLICIES:
-        scenario = tco.scenario.scenario_from_dict(_roadmap_variant(policy))
+        scenario = tco.inputs.loading.scenario_from_dict(_roadmap_variant(policy))
         books["roadmap", policy] = write_workbook(scenario, folder / f"roadmap-{policy}.xlsx")
-    books["dispatched"] = write_workbook(tco.scenario.scenario_from_dict(_dispatched_prefill_variant()),
+    books["dispatched"] = write_workbook(tco.inputs.loading.scenario_from_dict(_dispatched_prefill_variant()),
                                          folder / "dispatched.xlsx")
     for key, (generations, prompt, ttft, _) in ROADMAP_FEASIBILITY.items():
-        scenario = tco.scenario.scenario_from_dict(_feasibility_variant(generations, prompt, ttft))
+        scenario = tco.inputs.loading.scenario_from_dict(_feasibility_variant(generations, prompt, ttft))
         books["feasibility", key] = write_workbook(scenario, folder / f"feasibility-{key}.xlsx")
     return dict(zip(books, recalculate_all(list(books.values()), folder), strict=True))
 
@@ -374,7 +374,7 @@ def test_recalculated_workbook_agrees_with_the_python_model(name, recalculated):
 def test_the_roadmap_baseline_recalculates_like_the_python_model(policy, recalculated):
     """The baseline's moves along the general-purpose roadmap (best generation per year, the policy's moves, book
     values credited at a move) are live formulas; LibreOffice agrees with the Python model to 1e-9."""
-    scenario = tco.scenario.scenario_from_dict(_roadmap_variant(policy))
+    scenario = tco.inputs.loading.scenario_from_dict(_roadmap_variant(policy))
     generations = tco.analyse_scenario(scenario).flows["h100"].generation
     assert len(set(np.ravel(generations)[:8])) == 2  # the fleet moves once within the horizon
     converted = recalculated["roadmap", policy]
@@ -404,7 +404,7 @@ def test_a_dispatched_prefill_queue_recalculates_like_the_python_model(recalcula
     """Prompts dispatched at arrival to one prefill replica (the colocated lanes' staffing rule on the split's prefill
     pool) are live formulas too: the split needs more prefill replicas than with the shared queue, and every Check row
     agrees with the Python model to 1e-9."""
-    scenario = tco.scenario.scenario_from_dict(_dispatched_prefill_variant())
+    scenario = tco.inputs.loading.scenario_from_dict(_dispatched_prefill_variant())
     split = "h100-prefill+groq-decode"
     dispatched = model_values(scenario)[split]
     shared = model_values(tco.load_scenario("default"))[split]

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from dash import Input, Output, State, dash_table, dcc, html
 
-from tco.display import param_label, quantity
 from tco.export import write_workbook
-from tco.sources import cited
-from tco.util import slug
+from tco.foundation.files import slug
+from tco.foundation.formatting import quantity
+from tco.foundation.labels import param_label
+from tco.inputs.bibliography import cited
 
 from ..context import AppContext
 from ..state import scenario_yaml

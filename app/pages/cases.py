@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dash import Input, Output, State, dcc, html, no_update
 
-from tco.api import compare
-from tco.display import param_label, quantity, sig
-from tco.errors import InputError
-from tco.util import scalar
+from tco.foundation.errors import InputError
+from tco.foundation.formatting import quantity, sig
+from tco.foundation.labels import param_label
+from tco.foundation.plain_values import scalar
+from tco.present.comparison import compare
 
 from ..context import AppContext, error_list, view_state
 from ..tables import table_block

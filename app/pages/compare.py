@@ -3,8 +3,8 @@ efficiency, latency and sizing, each challenger against the baseline (with the c
 units against the volume assumed, whether the win needs external sales, the break-even demand and external
 sales), and two charts.
 
-The rows are :mod:`tco.report`'s (the same as ``tco compare``'s), the verdict
-:func:`tco.verdict.decide`'s (the same sentence as the CLI, the JSON and the workbook Cover).
+The rows are :mod:`tco.present.tables`' (the same as ``tco compare``'s), the verdict
+:func:`tco.analysis.verdict.decide`'s (the same sentence as the CLI, the JSON and the workbook Cover).
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from dash import Input, Output, dcc, html
 
-from tco import timeviews
-from tco.api import compare
+from tco.analysis.verdict import DEFAULT_TIE_TOLERANCE, TIE_TOLERANCE
 from tco.core.outputs import COST_LINES
-from tco.errors import InputError
-from tco.flips import describe_flip
-from tco.report import challenger_rows, option_rows
-from tco.values import read_number
-from tco.verdict import DEFAULT_TIE_TOLERANCE, TIE_TOLERANCE
+from tco.foundation.errors import InputError
+from tco.foundation.user_numbers import read_number
+from tco.present import program_text
+from tco.present.comparison import compare
+from tco.present.flip_text import describe_flip
+from tco.present.tables import challenger_rows, option_rows
 
 from ..charts import COST_LINE_COLOURS, PALETTE, chart, chart_id, styled
 from ..context import AppContext, view_state
@@ -68,11 +68,11 @@ def challengers_block(result):
     notes = []
     if result.baseline_roadmap:  # the generations the baseline runs, and a refresh plan that would cost less
         notes += [html.H4("The baseline's refresh plan"),
-                  html.P(timeviews.roadmap_sentence(result.baseline_roadmap), id="roadmap-note")]
+                  html.P(program_text.roadmap_sentence(result.baseline_roadmap), id="roadmap-note")]
     if result.program:
         wins = {name: challengers[name]["npv_usd"] > 0 for name in result.program}
         notes += [html.H4("The chip program"),
-                  html.Ul([html.Li(s) for s in timeviews.program_sentences(result.program, wins)], id="program-notes")]
+                  html.Ul([html.Li(s) for s in program_text.program_sentences(result.program, wins)], id="program-notes")]
     return html.Div([block, *notes]) if notes else block
 
 

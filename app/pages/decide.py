@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from dash import Output, html
 
-from tco.api import compare
-from tco.display import param_label, quantity, sig
-from tco.dynamics.config import fleet_config
-from tco.dynamics.summary import run as run_fleet
-from tco.errors import InputError
-from tco.flips import describe_flip
-from tco.report import bounds, held_batch, infeasible_reasons, other_generations
+from tco.foundation.errors import InputError
+from tco.foundation.formatting import quantity, sig
+from tco.foundation.labels import param_label
+from tco.foundation.plain_values import scalar
+from tco.inputs.fleet_settings import fleet_config
+from tco.present.comparison import compare
+from tco.present.fleet_summary import run as run_fleet
+from tco.present.flip_text import describe_flip
+from tco.present.tables import bounds, held_batch, infeasible_reasons, other_generations
 from tco.studies import parse_metric, tornado
-from tco.util import scalar
 
 from ..callbacks import open_tab_on_click
 from ..context import AppContext, view_state

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dash import Input, Output, State, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
-from tco.dynamics.config import POLICIES, fleet_config
-from tco.errors import InputError
-from tco.training_api import serving_scenario
-from tco.values import read_number
+from tco.analysis.training import serving_scenario
+from tco.foundation.errors import InputError
+from tco.foundation.user_numbers import read_number
+from tco.inputs.fleet_settings import POLICIES, fleet_config
 
 from ..callbacks import open_tab_on_click
 from ..charts import chart, chart_id

@@ -8,12 +8,12 @@ import numpy as np
 import plotly.graph_objects as go
 from dash import Input, Output, State, html
 
-from tco import timeviews
-from tco.api import analyse_scenario
-from tco.core import lifecycle
+from tco.analysis import program_views
+from tco.analysis.evaluation import analyse_scenario
+from tco.core.money import lifecycle
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES
 from tco.core.structure import device_param
-from tco.util import scalar
+from tco.foundation.plain_values import scalar
 
 from ..charts import COST_LINE_COLOURS, PALETTE, chart, chart_id, message_figure, styled
 from ..context import SCENARIO, AppContext, view_state
@@ -70,7 +70,7 @@ def timeline_figure(analysis):
             fig.add_bar(x=np.arange(ys.size), y=ys, name=title, marker_color=COST_LINE_COLOURS[lines[0]],
                         hovertemplate=f"{title}<br>year %{{x}}: %{{y:,.2f}} M USD<extra></extra>")
     total = base.total_usd.reshape(-1, base.total_usd.shape[-1])[0] / 1e6
-    generations = timeviews.baseline_generations(analysis).get("by_year")
+    generations = program_views.baseline_generations(analysis).get("by_year")
     hover = [f"<br>on {g}" for g in generations] if generations else [""] * total.size
     fig.add_scatter(x=np.arange(total.size), y=total, mode="lines+markers", customdata=hover,
                     name=f"baseline {analysis.structure.baseline} (total)", line={"color": "#000000", "dash": "dash"},

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dash import Input, Output, State, html, no_update
 
 from tco import studies
-from tco.api import breakeven
-from tco.display import NONE, quantity
-from tco.errors import InputError, shown_lines
-from tco.solvers import BREAKEVEN_METRICS, spans_decades
-from tco.studies import figures
-from tco.values import read_number
+from tco.analysis.breakeven import breakeven
+from tco.analysis.solvers import BREAKEVEN_METRICS, spans_decades
+from tco.foundation.errors import InputError, shown_lines
+from tco.foundation.formatting import NONE, quantity
+from tco.foundation.user_numbers import read_number
+from tco.present import study_figures as figures
 
 from ..callbacks import refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure

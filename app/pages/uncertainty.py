@@ -11,9 +11,9 @@ from __future__ import annotations
 from dash import Input, Output, State, html
 
 from tco import studies
-from tco.display import sig
-from tco.errors import InputError, shown_lines
-from tco.studies import figures
+from tco.foundation.errors import InputError, shown_lines
+from tco.foundation.formatting import sig
+from tco.present import study_figures as figures
 
 from ..callbacks import background_run, refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure

@@ -10,14 +10,14 @@ import argparse
 import importlib
 import sys
 
-from ..errors import InputError, shown_lines
+from tco.foundation.errors import InputError, shown_lines
 
 #: subcommand modules under tco.cli, in the order ``tco --help`` lists them
 COMMANDS = ("compare", "params", "breakeven", "study", "fleet", "export", "import_", "validate", "calibrate", "app")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .. import __version__
+    from tco import __version__
 
     parser = argparse.ArgumentParser(prog="tco", description=(
         "Total cost of ownership of AI inference hardware: when does specialized silicon cost less "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import InputError
+from tco.foundation.errors import InputError
 
 
 def add_parser(sub):

@@ -6,10 +6,8 @@ an option starts or stops meeting its latency targets), not only the first.
 
 from __future__ import annotations
 
-from ..display import NONE
-from ..errors import InputError
-from ..solvers import BREAKEVEN_METRICS
-from .common import (
+from tco.analysis.solvers import BREAKEVEN_METRICS
+from tco.cli.common import (
     add_format_argument,
     add_scenario_arguments,
     add_wide_argument,
@@ -18,7 +16,9 @@ from .common import (
     renamed,
     scenario_from_args,
 )
-from .text import WIDTH, paragraph, table
+from tco.cli.text import WIDTH, paragraph, table
+from tco.foundation.errors import InputError
+from tco.foundation.formatting import NONE
 
 #: the API's names for the break-even inputs -> this command's flags
 FLAGS = {"parameter": "--param", "low": "--range low", "high": "--range high", "range": "--range", "metric": "--metric",
@@ -44,7 +44,7 @@ def add_parser(sub):
 
 def windows_text(r, wide: bool = False) -> str:
     """The range cut at every crossing and feasibility edge: one row per window (who wins, who meets the targets)."""
-    from ..display import quantity
+    from tco.foundation.formatting import quantity
 
     plain = r.metric == "lcot" and r.target == 0
     rows = []
@@ -63,7 +63,7 @@ def windows_text(r, wide: bool = False) -> str:
 def run(args) -> int:
     import pandas as pd
 
-    from ..api import breakeven
+    from tco.analysis.breakeven import breakeven
 
     scenario = scenario_from_args(args)
     low, high = args.range if args.range else (None, None)

@@ -7,7 +7,7 @@ values; copying them into assumptions/devices is a deliberate, reviewed step.
 
 from __future__ import annotations
 
-from .common import add_suite_arguments, print_json, print_table
+from tco.cli.common import add_suite_arguments, print_json, print_table
 
 
 def add_parser(sub):
@@ -22,12 +22,12 @@ def add_parser(sub):
 def run(args) -> int:
     import pandas as pd
 
-    from ..validation.calibrate import calibrate
-    from ..validation.cases import cases_from_csv, load_suite
+    from tco.analysis.validation.calibrate import calibrate
+    from tco.analysis.validation.cases import cases_from_csv, load_suite
 
     if args.training:
-        from ..errors import InputError
-        from ..validation.training import calibrate_training, load_training_suite
+        from tco.analysis.validation.training import calibrate_training, load_training_suite
+        from tco.foundation.errors import InputError
 
         if args.cases:
             raise InputError.one("--cases", args.cases, "user measurement CSVs calibrate the inference suite only")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .text import WIDTH, table
+from tco.cli.text import WIDTH, table
 
 
 def add_scenario_arguments(parser, with_set: bool = True) -> None:
@@ -31,8 +31,8 @@ def add_suite_arguments(parser, training_help: str) -> None:
 def scenario_from_args(args):
     """The scenario named by ``args.scenario`` with every ``--set`` applied (validated); its
     warnings are printed to stderr."""
-    from ..params import parse_assignment
-    from ..scenario import load_scenario
+    from tco.inputs.loading import load_scenario
+    from tco.inputs.parameters import parse_assignment
 
     scenario = load_scenario(args.scenario)
     updates = dict(parse_assignment(item) for item in getattr(args, "set", []) or [])
@@ -41,7 +41,7 @@ def scenario_from_args(args):
 
 def print_warnings(scenario):
     """Print each of the scenario's warnings as one ``tco: warning:`` line on stderr; returns the scenario."""
-    from ..errors import shown_lines
+    from tco.foundation.errors import shown_lines
 
     for line in shown_lines(list(scenario.warnings)):
         print(f"tco: warning: {line}", file=sys.stderr)
@@ -50,13 +50,13 @@ def print_warnings(scenario):
 
 def renamed(exc, flags: dict[str, str]):
     """``exc`` (an :class:`InputError`) with the API's field names replaced by the command's flags."""
-    from ..errors import FieldError, InputError
+    from tco.foundation.errors import FieldError, InputError
 
     return InputError([FieldError(flags.get(e.path, e.path), e.value, e.rule) for e in exc.errors])
 
 
 def print_json(data) -> None:
-    from ..util import json_safe
+    from tco.foundation.plain_values import json_safe
 
     json.dump(json_safe(data), sys.stdout, indent=2)
     sys.stdout.write("\n")
@@ -71,7 +71,7 @@ def cell_text(value) -> str:
     """A table cell: 4 significant figures for a number, yes/no for a flag, an em dash for none."""
     import numpy as np
 
-    from ..display import NONE, sig
+    from tco.foundation.formatting import NONE, sig
 
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
@@ -91,7 +91,7 @@ def frame_text(frame, wide: bool = False) -> str:
 
 def print_table(frame, fmt: str, wide: bool = False) -> None:
     if fmt == "csv":
-        from ..util import to_csv
+        from tco.foundation.safe_csv import to_csv
 
         to_csv(frame, sys.stdout)
     else:

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from .common import add_format_argument, add_scenario_arguments, add_wide_argument, print_json, print_table, scenario_from_args
-from .text import WIDTH, paragraph, table
+from tco.cli.common import (
+    add_format_argument,
+    add_scenario_arguments,
+    add_wide_argument,
+    print_json,
+    print_table,
+    scenario_from_args,
+)
+from tco.cli.text import WIDTH, paragraph, table
 
 
 def add_parser(sub):
@@ -24,10 +31,10 @@ def options_text(names: list[str], baseline: str, rows, wide: bool = False) -> s
 
 
 def run(args) -> int:
-    from ..api import compare
-    from ..report import challenger_rows, option_rows
-    from ..values import read_number
-    from ..verdict import DEFAULT_TIE_TOLERANCE, TIE_TOLERANCE
+    from tco.analysis.verdict import DEFAULT_TIE_TOLERANCE, TIE_TOLERANCE
+    from tco.foundation.user_numbers import read_number
+    from tco.present.comparison import compare
+    from tco.present.tables import challenger_rows, option_rows
 
     scenario = scenario_from_args(args)
     if getattr(scenario, "kind", "inference") == "training":
@@ -57,8 +64,8 @@ def run(args) -> int:
 
 def run_training(scenario, fmt: str, wide: bool = False) -> int:
     """``tco compare`` on a ``kind: training`` scenario: time to train, cost per run, verdict with flip conditions."""
-    from ..report import cell
-    from ..training_api import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
+    from tco.present.tables import cell
+    from tco.present.training_comparison import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
 
     result = compare_training(scenario)
     if fmt == "json":
@@ -97,7 +104,7 @@ def run_training(scenario, fmt: str, wide: bool = False) -> int:
 
 def records_text(records, columns, width) -> str:
     """Plain records as a text table: one row per record, one column per ``(title, key, format, scale)``."""
-    from ..report import cell
+    from tco.present.tables import cell
 
     return table([title for title, *_ in columns],
                  [[cell(r.get(key), f, scale) for _title, key, f, scale in columns] for r in records], width)

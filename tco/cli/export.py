@@ -10,7 +10,7 @@ import re
 import time
 from pathlib import Path
 
-from .common import add_scenario_arguments, scenario_from_args
+from tco.cli.common import add_scenario_arguments, scenario_from_args
 
 #: where a workbook goes when no path is given (relative to the current folder)
 EXPORTS = Path("exports")
@@ -32,7 +32,7 @@ def default_path(name: str) -> Path:
 
 
 def run(args) -> int:
-    from ..export import write_workbook
+    from tco.export import write_workbook
 
     scenario = scenario_from_args(args)
     start = time.perf_counter()

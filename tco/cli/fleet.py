@@ -8,13 +8,20 @@ them; ``--demand-growth`` ... ``--router-skill`` are shorthands for ``--set flee
 
 from __future__ import annotations
 
-from ..errors import InputError
-from ..util import atomic_write, check_target
-from ..values import read_number
-from .common import add_format_argument, add_scenario_arguments, add_wide_argument, print_json, print_table, scenario_from_args
-from .text import WIDTH, paragraph, table
+from tco.cli.common import (
+    add_format_argument,
+    add_scenario_arguments,
+    add_wide_argument,
+    print_json,
+    print_table,
+    scenario_from_args,
+)
+from tco.cli.text import WIDTH, paragraph, table
+from tco.foundation.errors import InputError
+from tco.foundation.files import atomic_write, check_target
+from tco.foundation.user_numbers import read_number
 
-#: the analyses (tco.dynamics.summary.ANALYSES; written out so that --help stays instant)
+#: the analyses (tco.present.fleet_summary.ANALYSES; written out so that --help stays instant)
 ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")
 
 
@@ -100,7 +107,7 @@ def _setting_edits(args) -> dict[str, float]:
 
 def run_analysis(name: str, scenario, cfg, training=None) -> tuple[dict, object, object]:
     """``(json payload, table, figure)`` of one analysis; ``training`` feeds the tree's training leaf."""
-    from ..dynamics.summary import run as run_one
+    from tco.present.fleet_summary import run as run_one
 
     a = run_one(name, scenario, cfg, training)
     return a.payload, a.table, a.figure
@@ -108,7 +115,7 @@ def run_analysis(name: str, scenario, cfg, training=None) -> tuple[dict, object,
 
 def compact_text(analysis, wide: bool = False) -> str:
     """The analysis' compact table (the app's): one row per record, or (title, value) rows for a single record."""
-    from ..report import cell
+    from tco.present.tables import cell
 
     if analysis.pairs:
         record = analysis.records[0]
@@ -120,15 +127,15 @@ def compact_text(analysis, wide: bool = False) -> str:
 
 
 def run(args) -> int:
-    from ..dynamics.config import fleet_config
-    from ..dynamics.summary import kv_sentences
-    from ..dynamics.summary import run as run_one
+    from tco.inputs.fleet_settings import fleet_config
+    from tco.present.fleet_summary import kv_sentences
+    from tco.present.fleet_summary import run as run_one
 
     if args.html:
         check_target(args.html, True, "--html")
     scenario, training = scenario_from_args(args), None
     if getattr(scenario, "kind", "inference") == "training":  # the analyses run on the fleet serving its model
-        from ..training_api import serving_scenario
+        from tco.analysis.training import serving_scenario
 
         training, scenario = scenario, serving_scenario(scenario)
     scenario = scenario.with_values(_setting_edits(args))
@@ -151,8 +158,8 @@ def run(args) -> int:
         print(compact_text(analysis))
     print()
     if args.analysis == "kv-wall":
-        from ..core.structure import link_param
-        from ..dynamics.derived import scenario_link
+        from tco.core.structure import link_param
+        from tco.inputs.variants import scenario_link
 
         bandwidth = scenario.values()[link_param(scenario_link(scenario), "bandwidth_bytes_per_s")] / 1e9
         print(paragraph(" ".join(kv_sentences(analysis.extra["result"], bandwidth))))

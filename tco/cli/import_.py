@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from ..util import atomic_write, check_target
-from .common import print_warnings
+from tco.cli.common import print_warnings
+from tco.foundation.files import atomic_write, check_target
 
 
 def add_parser(sub):
@@ -20,7 +20,7 @@ def add_parser(sub):
 def run(args) -> int:
     import yaml
 
-    from ..export.reader import import_workbook
+    from tco.export.reader import import_workbook
 
     if args.out:
         check_target(args.out, args.force, "--out")  # before the workbook is read

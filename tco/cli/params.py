@@ -8,8 +8,15 @@ follow the inputs, marked as such.
 
 from __future__ import annotations
 
-from .common import add_format_argument, add_scenario_arguments, add_wide_argument, print_json, print_table, scenario_from_args
-from .text import WIDTH, table
+from tco.cli.common import (
+    add_format_argument,
+    add_scenario_arguments,
+    add_wide_argument,
+    print_json,
+    print_table,
+    scenario_from_args,
+)
+from tco.cli.text import WIDTH, table
 
 #: columns of ``--wide`` (everything, unwrapped)
 WIDE_COLUMNS = ["name", "value", "unit", "low", "high", "distribution", "grade", "date", "source", "note"]
@@ -42,7 +49,7 @@ def group(name: str) -> tuple[str, str]:
 
 def _range(value: str, low: float, high: float, unit: str) -> str:
     """``low – high`` in readable units, without the unit when both ends share the value's (shown beside it)."""
-    from ..display import quantity
+    from tco.foundation.formatting import quantity
 
     lo, hi = quantity(low, unit, 3), quantity(high, unit, 3)
     shown = value.rpartition(" ")[2] if " " in value else ""
@@ -54,7 +61,7 @@ def _range(value: str, low: float, high: float, unit: str) -> str:
 def print_readable(part) -> None:
     """Parameters grouped by what they belong to: value and range in readable units, grade and date, and
     the source on the line below (cut to the width; in full with --wide, json and csv)."""
-    from ..display import quantity
+    from tco.foundation.formatting import quantity
 
     rows, sources = [], []
     for head, members in _grouped(part).items():
@@ -81,7 +88,7 @@ def _grouped(part) -> dict[str, list]:
 
 
 def run(args) -> int:
-    from ..api import parameters
+    from tco.present.parameter_table import parameters
 
     frame = parameters(scenario_from_args(args), reference=True, settings=True)
     if args.format == "json":

@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..errors import InputError
-from ..limits import MAX_WORKERS
-from .common import print_warnings
-from .text import paragraph
+from tco.cli.common import print_warnings
+from tco.cli.text import paragraph
+from tco.foundation.errors import InputError
+from tco.foundation.limits import MAX_WORKERS
 
 
 def add_parser(sub):
@@ -28,9 +28,9 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from ..studies.parallel import ChunkRunner, StudyInterrupted
-    from ..studies.runner import check_output_dir, run_study
-    from ..studies.spec import check_study_sizes, load_study
+    from tco.export.study_folder import check_output_dir, run_study
+    from tco.studies.parallel import ChunkRunner, StudyInterrupted
+    from tco.studies.spec import check_study_sizes, load_study
 
     for flag, value, minimum in (("--samples", args.samples, 1), ("--seed", args.seed, 0), ("--workers", args.workers, 1)):
         if value is not None and value < minimum:
@@ -70,7 +70,7 @@ def print_findings(out: Path) -> None:
     """The study's findings (who wins how often, the top drivers, the break-evens), read from its summary.json."""
     import json
 
-    from ..studies.findings import findings
+    from tco.present.study_findings import findings
 
     lines = findings(json.loads((out / "summary.json").read_text(encoding="utf-8")))
     if lines:

@@ -1,7 +1,7 @@
 """Plain-text tables and paragraphs that fit a terminal of :data:`WIDTH` columns.
 
 Cells arrive formatted (3-4 significant figures, units in the row or column title, an em
-dash for none: :mod:`tco.display`, :mod:`tco.core.outputs`); this module only lays them
+dash for none: :mod:`tco.foundation.formatting`, :mod:`tco.core.outputs`); this module only lays them
 out: long text is wrapped inside its column, and a table with more columns than fit is
 split into blocks that repeat the first column.
 """

@@ -7,7 +7,7 @@ then the device rankings with whether the model reproduces their order.
 
 from __future__ import annotations
 
-from .common import add_suite_arguments, print_json, print_table
+from tco.cli.common import add_suite_arguments, print_json, print_table
 
 _TITLES = {"fitted": "in sample, fitted", "in_sample_check": "in sample, checks (not fitted)",
            "out_of_sample": "out of sample (MLPerf v5.0 and later, never fitted)",
@@ -41,11 +41,11 @@ def _summary_table(stats: dict):
 def run(args) -> int:
     import pandas as pd
 
-    from ..validation.cases import load_suite
-    from ..validation.suite import category_summary, ranking_summary, run_suite, sample_summary
+    from tco.analysis.validation.cases import load_suite
+    from tco.analysis.validation.suite import category_summary, ranking_summary, run_suite, sample_summary
 
     if args.training:
-        from ..validation.training import load_training_suite, run_training_suite
+        from tco.analysis.validation.training import load_training_suite, run_training_suite
 
         results = run_training_suite(load_training_suite(args.suite))
         groups = {r.case.name: "out" if r.case.out_of_sample else ("fitted" if r.case.fit else "check") for r in results}

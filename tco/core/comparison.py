@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import cashflow, finance, generations, lifecycle, money, nre
-from .evaluate import evaluate, work_share
-from .outputs import CashFlows, ChallengerResult, OptionResult
-from .purchases import pick
-from .sizing import SECONDS_PER_YEAR
-from .structure import Option, Structure, device_param
+from tco.core.evaluate import evaluate, work_share
+from tco.core.money import cashflow, finance, generations, lifecycle, nre
+from tco.core.money import plan as money
+from tco.core.money.purchases import pick
+from tco.core.outputs import CashFlows, ChallengerResult, OptionResult
+from tco.core.serving.sizing import SECONDS_PER_YEAR
+from tco.core.structure import Option, Structure, device_param
 
 
 def npv_usd(baseline: OptionResult, option: OptionResult):
@@ -155,7 +156,7 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
 def baseline_steady_state_usd_per_year(base: OptionResult, year):
     """The baseline's steady-state cost per year [USD/yr] at ``year`` (an option's deployment): its ``eac`` at year 1's
     tokens, or, for a baseline on the general-purpose roadmap, that of the generation its fleet holds in that year, the
-    port to it recovered over its life (:attr:`tco.core.generations.RoadmapCosts.full_usd_per_year`): what the option's
+    port to it recovered over its life (:attr:`tco.core.money.generations.RoadmapCosts.full_usd_per_year`): what the option's
     hardware replaces from then on, not the scenario's own device, which such a fleet may never buy.
 
     Parameters
@@ -179,7 +180,7 @@ def years_of_advantage(option: Option, result: OptionResult, base: OptionResult,
     """Years after deployment an option with specialized pools stays cheaper than the best general generation.
 
     Its steady-state cost against the baseline's roadmap
-    (:func:`tco.core.generations.years_of_advantage`); the drift exposure is each
+    (:func:`tco.core.money.generations.years_of_advantage`); the drift exposure is each
     specialized pool's share of the baseline's work times the efficiency it loses on
     shifted work. Only for a baseline with a roadmap (a ``roadmap`` block): without one the
     baseline stays on its generation for good, which is no general roadmap (an option cheaper

@@ -21,11 +21,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import allocator, finance, llm, money, nodes, nre, power, serving, sizing, timeline
-from .draws import maximum, where_mixed
-from .generations import RoadmapCosts, generation_path
-from .money import MoneyPlan, ShiftExposure
-from .outputs import (
+from tco.core import allocator
+from tco.core.draws import maximum, where_mixed
+from tco.core.money import finance, nodes, nre, timeline
+from tco.core.money import plan as money
+from tco.core.money.generations import RoadmapCosts, generation_path
+from tco.core.money.plan import MoneyPlan, ShiftExposure
+from tco.core.money.purchases import GenerationPath, PoolPlan, pick
+from tco.core.money.timeline import DemandPath, ProgramSchedule
+from tco.core.outputs import (
     CASH_FLOW_LINES,
     YEARLY_COSTS,
     LinkCosts,
@@ -36,8 +40,9 @@ from .outputs import (
     PoolResult,
     PoolSizing,
 )
-from .purchases import GenerationPath, PoolPlan, pick
-from .structure import (
+from tco.core.serving import llm, power, sizing
+from tco.core.serving import pools as serving
+from tco.core.structure import (
     Option,
     Pool,
     Structure,
@@ -49,7 +54,6 @@ from .structure import (
     roadmap_param,
     tier_param,
 )
-from .timeline import DemandPath, ProgramSchedule
 
 #: infeasibility bits, combined in ``infeasible_code``
 TPOT_MISSED = 1
@@ -65,7 +69,7 @@ INFEASIBLE_REASONS = {
 
 allocator.keep_freed_memory()  # temporaries reused across evaluations, not re-faulted (tco.core.allocator)
 
-#: names of the ``*_bound`` codes (:meth:`tco.core.steps.CycleModel.bound_and_spill`)
+#: names of the ``*_bound`` codes (:meth:`tco.core.serving.steps.CycleModel.bound_and_spill`)
 BOUND_NAMES = ("bandwidth", "compute", "interconnect")
 
 
@@ -191,7 +195,7 @@ def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShap
 def unit_price_usd(pool: Pool, w: _Workload):
     """Price of one device: the catalog's, or for a built chip with a die its unit cost.
 
-    Good die + package, memory and board (:func:`tco.core.nre.good_die_cost_usd`).
+    Good die + package, memory and board (:func:`tco.core.money.nre.good_die_cost_usd`).
 
     Parameters
     ----------
@@ -267,7 +271,7 @@ class OptionSizing:
 
 
 def _serve(option: Option, w: _Workload):
-    """The option's pools sized by :func:`tco.core.serving.size_pool`, plus the KV transfer time and link ports."""
+    """The option's pools sized by :func:`tco.core.serving.pools.size_pool`, plus the KV transfer time and link ports."""
     kv_transfer_s = link_ports = None
     extra = 0.0
     if option.disaggregated:
@@ -341,7 +345,7 @@ def chosen_cycle_models(structure: Structure, values: Mapping[str, object], opti
 def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:
     """Each pool sized at peak under load with its replica shape searched, utilization at mean load, and the KV link.
 
-    :func:`tco.core.serving.size_pool` (DESIGN.md sections 4 and 8). A disaggregated option's
+    :func:`tco.core.serving.pools.size_pool` (DESIGN.md sections 4 and 8). A disaggregated option's
     prefill pool carries the KV transfer in its TTFT budget.
 
     Parameters
@@ -526,17 +530,17 @@ def option_fleet(option: Option, w: _Workload) -> Fleet:
 
 
 #: yearly pool costs that are not paid per device held: energy (split below into idle and load parts) and
-#: re-authoring (per workload shift, the option's; :class:`tco.core.money.MoneyPlan`)
+#: re-authoring (per workload shift, the option's; :class:`tco.core.money.plan.MoneyPlan`)
 NOT_PER_DEVICE = ("energy_usd_per_year", "reauthoring_usd_per_year")
 
 
 def _pool_plan(fleets: Sequence[Fleet], role: str, w: _Workload) -> PoolPlan:
-    """One pool's purchase plan across generations (:class:`~tco.core.purchases.PoolPlan`).
+    """One pool's purchase plan across generations (:class:`~tco.core.money.purchases.PoolPlan`).
 
     Per device held: energy at idle plus host power, and every other yearly running cost of
     the pool (:data:`~tco.core.outputs.YEARLY_COSTS`: data hall, maintenance, ...) per device of
     year 1's fleet; per busy replica: energy of ``(TDP - idle)`` over its devices (the load term
-    of :func:`tco.core.power.device_power_w`).
+    of :func:`tco.core.serving.power.device_power_w`).
     """
     get = w.get
     energy_w_year = power.energy_cost_usd_per_year(1.0, get("economics.pue"), get("economics.electricity_usd_per_kwh"))
@@ -831,7 +835,7 @@ def evaluate(structure: Structure, values: Mapping[str, object]) -> dict[str, Op
     The baseline is evaluated first: specialized pools of the other options charge the
     work they lose to workload shifts, and a built chip's fleet the demand it does not serve
     before it is in service, at the baseline's levelized cost. A built device's figures are
-    first moved to its build node (:func:`tco.core.nodes.node_scaled_values`).
+    first moved to its build node (:func:`tco.core.money.nodes.node_scaled_values`).
 
     Parameters
     ----------

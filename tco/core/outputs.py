@@ -28,51 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from tco.foundation.formatting import NONE, sig
+
 Array = np.ndarray
+
 
 #: metadata key of a result field's table row
 _SPEC = "output"
-#: what a missing or non-finite value shows
-NONE = "—"
-
-
-def sig(value, digits: int = 3, trim: bool = True) -> str:
-    """``value`` with ``digits`` significant figures, thousands separated, no exponent between 1e-4 and 1e15.
-
-    ``20000 -> 20,000``, ``0.0098595 -> 0.00986``; trailing zeros dropped unless not ``trim``
-    (``4.30 -> 4.3``); the em dash for None or non-finite.
-
-    Parameters
-    ----------
-    value : float or None [-]
-        The number, in whatever unit the caller shows it.
-    digits : int [-]
-        Significant figures.
-    trim : bool
-        Drop trailing zeros after the decimal point.
-
-    Returns
-    -------
-    str
-        The formatted number.
-    """
-    if value is None:
-        return NONE
-    value = float(value)
-    if not math.isfinite(value):
-        return NONE
-    if value == 0:
-        return "0"
-    exponent = math.floor(math.log10(abs(value)))
-    if not -4 <= exponent < 15:
-        return f"{value:.{digits - 1}e}"
-    places = digits - 1 - exponent  # negative rounds to tens, hundreds, ...
-    decimals = max(0, places)
-    rounded = round(value, places)
-    if rounded != 0 and math.floor(math.log10(abs(rounded))) > exponent:  # 9.996 -> 10.0: one decimal fewer
-        decimals = max(0, decimals - 1)
-    text = f"{rounded:,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if trim and "." in text else text
 
 
 @dataclass(frozen=True)
@@ -285,11 +247,10 @@ def _shape_of(*outputs: Mapping[str, Any]) -> tuple[int, ...]:
 
 #: values whose ``shape`` attribute is their numpy shape (read directly: ``np.shape`` costs ~0.4 us a call)
 _NUMPY = (np.ndarray, np.generic)
+
+
 #: values of shape ``()`` (a structural 0, an absent line)
 _PYTHON_NUMBERS = (float, int, bool)
-
-
-# --- per pool ---------------------------------------------------------------------------------------
 
 
 @dataclass(kw_only=True)
@@ -440,9 +401,6 @@ class LinkCosts:
     power_w: Array | float = 0.0
 
 
-# --- per option -------------------------------------------------------------------------------------
-
-
 @dataclass(kw_only=True)
 class OptionResult:
     """Everything the model says about one fleet option; pools by role (``colocated`` or ``prefill`` and ``decode``)."""
@@ -520,9 +478,9 @@ class OptionResult:
     accounting_cost_usd_per_year: Array = output("USD/yr", "straight-line depreciation plus year-1 opex",
                                                  "accounting cost per year", "M USD/yr", scale=1e-6, fmt=",.4g")
 
-    #: what the option pays over the horizon (:class:`tco.core.money.MoneyPlan`), read by the cash flows
+    #: what the option pays over the horizon (:class:`tco.core.money.plan.MoneyPlan`), read by the cash flows
     money: Any = None
-    #: the baseline's steady-state cost on each roadmap generation (:class:`tco.core.generations.RoadmapCosts`)
+    #: the baseline's steady-state cost on each roadmap generation (:class:`tco.core.money.generations.RoadmapCosts`)
     roadmap: Any = None
 
     def pool(self, role: str) -> PoolResult:
@@ -585,9 +543,6 @@ class OptionResult:
                                  zip(("performance", "sizing", "costs", "present_values"), steps[role], strict=True)})
                  for role, p in self.pools.items()}
         return _with(broadcast(self), {"pools": pools, "links": broadcast(self.links)})
-
-
-# --- challenger against the baseline ----------------------------------------------------------------
 
 
 @dataclass(kw_only=True)
@@ -733,13 +688,25 @@ class CashFlows:
 
 
 OPTION_OUTPUTS: dict[str, OutputSpec] = _table(OptionResult)
+
+
 POOL_OUTPUTS: dict[str, OutputSpec] = _table(PoolPerformance, PoolSizing, PoolCosts, PoolPresentValues)
+
+
 LINK_OUTPUTS: dict[str, OutputSpec] = _table(LinkCosts)
+
+
 COMPARISON_OUTPUTS: dict[str, OutputSpec] = _table(ChallengerResult)
+
+
 #: the present values that add up to ``pv_cost_usd``, in the order a finance reader expects them
 COST_LINES: tuple[OutputSpec, ...] = tuple(o for o in OPTION_OUTPUTS.values() if o.cost_line)
+
+
 #: their yearly twins: ``capex_usd``, ``nre_usd``, ...
 CASH_FLOW_LINES: tuple[str, ...] = tuple(o.line for o in COST_LINES)
+
+
 #: a pool's yearly running costs and the cash-flow line each feeds: ``{"energy_usd_per_year": "energy_usd", ...}``
 YEARLY_COSTS: dict[str, str] = {o.name: o.yearly_line for o in _table(PoolCosts).values() if o.yearly_line}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .parallelism import Shape
+from tco.core.serving.parallelism import Shape
 
 ROLES = ("colocated", "prefill", "decode")
 
@@ -90,12 +90,12 @@ class Structure:
     """The discrete part of a scenario, as the core needs it.
 
     ``generations`` the roadmap devices the baseline may move to, under ``refresh_policy``
-    (:mod:`tco.core.generations`); ``policy`` the replicas' prefill scheduling and ``prefill_queue`` how prompts
-    reach a disaggregated prefill pool (:data:`tco.core.serving.POLICIES`, :data:`tco.core.serving.PREFILL_QUEUES`);
+    (:mod:`tco.core.money.generations`); ``policy`` the replicas' prefill scheduling and ``prefill_queue`` how prompts
+    reach a disaggregated prefill pool (:data:`tco.core.serving.pools.POLICIES`, :data:`tco.core.serving.pools.PREFILL_QUEUES`);
     ``demand_series_years`` the length of a yearly demand
     series (0: a growth rate); ``node_scaled_tiers`` the built device's SRAM tiers when its
     figures are scaled from the node they were given at to the node it is built at (None:
-    no scaling, :mod:`tco.core.nodes`).
+    no scaling, :mod:`tco.core.money.nodes`).
     """
 
     model: str

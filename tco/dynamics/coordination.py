@@ -1,5 +1,5 @@
 """Coordination break-even: the specialized pool's utilization at which the split fleet's
-perf-per-watt and cost edge over the homogeneous GPU fleet is gone (tco.core.coordination).
+perf-per-watt and cost edge over the homogeneous GPU fleet is gone (tco.core.fleet.coordination).
 
 Everything but the specialized pool is held at the engine's values; the specialized pool's
 per-token energy and cost follow ``fixed / (u R) + variable / R`` with ``R`` its full-load
@@ -14,13 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core import coordination as core
-from ..core.power import energy_price_usd_per_joule
-from ..core.stranded import fixed_cost_usd_per_device_hour
-from ..core.structure import device_param
-from ..util import scalar
-from .config import Coordination
-from .derived import disaggregated_option, evaluate_arrays
+from tco.analysis.evaluation import evaluate_arrays
+from tco.core.fleet import coordination as core
+from tco.core.fleet.stranded import fixed_cost_usd_per_device_hour
+from tco.core.serving.power import energy_price_usd_per_joule
+from tco.core.structure import device_param
+from tco.foundation.plain_values import scalar
+from tco.inputs.fleet_settings import Coordination
+from tco.inputs.variants import disaggregated_option
 
 
 @dataclass
@@ -37,15 +38,15 @@ def coordination(scenario, cfg: Coordination) -> CoordinationResult:
     """Coordination break-even of a split fleet's specialized pool against the homogeneous GPU fleet.
 
     Everything but the specialized pool is held at the engine's values; the pool's per-token
-    energy and cost follow ``fixed / (u R) + variable / R`` (:mod:`tco.core.coordination`),
+    energy and cost follow ``fixed / (u R) + variable / R`` (:mod:`tco.core.fleet.coordination`),
     ``R = R0 / (1 + o)`` its full-load output tokens/s per device after the scheduling
     overhead ``o``; the pool runs at ``u0 (1 - s)`` with slack ``s``.
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         A scenario with a disaggregated option.
-    cfg : tco.dynamics.config.Coordination
+    cfg : tco.inputs.fleet_settings.Coordination
         The option (default: the first disaggregated one), ``scheduling_overhead`` [-] and
         ``slack`` [-] (named parameters ``fleet_dynamics.coordination.*``).
 

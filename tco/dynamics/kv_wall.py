@@ -4,7 +4,7 @@ For a disaggregated option (prefill on X, decode on Y, KV over a link) and its c
 counterparts (everything on X, everything on Y), as a function of prompt length:
 the KV bytes per request ``P k``, transfer time, link ports, link power and dollars per
 million output tokens, the split's decode gain before the link, and where the decode
-pool's KV spills out of its fastest memory. Break-evens (``tco.solvers.scan``, every crossing in the range):
+pool's KV spills out of its fastest memory. Break-evens (``tco.analysis.solvers.scan``, every crossing in the range):
 the prompt length and the link bandwidth at which the split stops beating the cheaper
 feasible colocated counterpart.
 """
@@ -16,11 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core.structure import link_param
-from ..solvers import scan
-from ..util import scalar
-from .config import KVWall
-from .derived import colocated_counterparts, disaggregated_option, evaluate_arrays
+from tco.analysis.evaluation import evaluate_arrays
+from tco.analysis.solvers import scan
+from tco.core.structure import link_param
+from tco.foundation.plain_values import scalar
+from tco.inputs.fleet_settings import KVWall
+from tco.inputs.variants import colocated_counterparts, disaggregated_option
 
 PROMPT = "workload.prompt_tokens"
 
@@ -65,13 +66,13 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
     (everything on X, everything on Y; added when absent), over a geometric grid of prompt
     lengths: KV bytes per request, transfer time, link ports, power and cost, the split's
     decode gain before the link, and where the decode KV spills. Break-evens by
-    :func:`tco.solvers.scan` (every crossing in the range, three searches in one batch).
+    :func:`tco.analysis.solvers.scan` (every crossing in the range, three searches in one batch).
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         A scenario with a disaggregated option.
-    cfg : tco.dynamics.config.KVWall
+    cfg : tco.inputs.fleet_settings.KVWall
         The option (default: the first disaggregated one), ``prompt_range`` [tokens],
         ``bandwidth_range_bytes_per_s`` [B/s] and grid ``points`` [-].
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..catalog import load_catalog
-from ..core.pareto import pareto_mask
-from ..errors import InputError
-from .config import Pareto
-from .derived import (
+from tco.analysis.evaluation import evaluate_arrays
+from tco.core.fleet.pareto import pareto_mask
+from tco.foundation.errors import InputError
+from tco.inputs.catalog import load_catalog
+from tco.inputs.fleet_settings import Pareto
+from tco.inputs.variants import (
     check_replica_holds_model,
-    evaluate_arrays,
     placement_name,
     placement_spec,
     replica_minimums,
@@ -37,9 +37,9 @@ def placements(scenario, cfg: Pareto) -> list[dict]:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario whose devices, replica minimums and KV link are used.
-    cfg : tco.dynamics.config.Pareto
+    cfg : tco.inputs.fleet_settings.Pareto
         Explicit ``placements`` (each replica checked to hold the model), or ``devices``
         (default: the scenario's), and the ``link``.
 
@@ -47,7 +47,7 @@ def placements(scenario, cfg: Pareto) -> list[dict]:
     -------
     list[dict]
         One option mapping per placement, named ``X`` (colocated) or ``X>Y`` (prefill on X,
-        decode on Y), as :func:`tco.dynamics.derived.placement_spec` writes them.
+        decode on Y), as :func:`tco.inputs.variants.placement_spec` writes them.
     """
     minimums = replica_minimums(scenario)
     link = cfg.link or scenario_link(scenario)
@@ -75,9 +75,9 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario the placements are added to.
-    cfg : tco.dynamics.config.Pareto
+    cfg : tco.inputs.fleet_settings.Pareto
         Placements or devices, ``tpot_targets_s`` [s] and ``batch_caps`` [sequences].
 
     Returns

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..core import routing as routing_core
-from ..core.structure import device_param
-from ..util import scalar
-from .config import Roadmap, Routing, setting_name
-from .derived import evaluate_arrays, scenario_devices, with_model
-from .routing import routing
+from tco.analysis.evaluation import evaluate_arrays
+from tco.core.fleet import routing as routing_core
+from tco.core.structure import device_param
+from tco.dynamics.routing import routing
+from tco.foundation.plain_values import scalar
+from tco.inputs.fleet_settings import Roadmap, Routing, setting_name
+from tco.inputs.variants import scenario_devices, with_model
 
 
 def _tpj(scenario, updates, option):
@@ -42,12 +43,12 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario (its baseline option is the starting point).
-    cfg : tco.dynamics.config.Roadmap
+    cfg : tco.inputs.fleet_settings.Roadmap
         ``target_tokens_per_watt_gain`` [-], ``horizon_years`` [yr], ``process_gain_per_decade``
         [-] and ``target_bits`` [bits] (named parameters ``fleet_dynamics.roadmap.*``).
-    routing_cfg : tco.dynamics.config.Routing
+    routing_cfg : tco.inputs.fleet_settings.Routing
         The routing tier of the orchestration lever.
 
     Returns
@@ -103,5 +104,5 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
     out_large, out_small = v["workload.output_tokens"], small.values()["workload.output_tokens"]
     joules = (1.0 - share + retry) * out_large / large_tpj + share * out_small / small_tpj
     record("orchestration", f"route {share:.0%} to {routing_cfg.small_model} (misrouted {misrouted:.1%})",
-           out_large / joules, "engine: small-model scenario; routing closed form (tco.core.routing)")
+           out_large / joules, "engine: small-model scenario; routing closed form (tco.core.fleet.routing)")
     return pd.DataFrame(rows)

@@ -1,4 +1,4 @@
-"""Routing tiers: a router sends a share of requests to a small model (tco.core.routing).
+"""Routing tiers: a router sends a share of requests to a small model (tco.core.fleet.routing).
 
 Costs per request come from the engine: the scenario as given (large model) and the
 same scenario with the model swapped (small model), each at the chosen option's
@@ -14,11 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core import routing as core
-from ..errors import InputError
-from ..util import scalar
-from .config import Routing
-from .derived import evaluate_arrays, with_model
+from tco.analysis.evaluation import evaluate_arrays
+from tco.core.fleet import routing as core
+from tco.foundation.errors import InputError
+from tco.foundation.plain_values import scalar
+from tco.inputs.fleet_settings import Routing
+from tco.inputs.variants import with_model
 
 
 @dataclass
@@ -32,7 +33,7 @@ def cost_per_request_usd(scenario, option: str) -> tuple[float, bool]:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario (large or small model).
     option : str
         One of its options.
@@ -55,13 +56,13 @@ def routing(scenario, cfg: Routing) -> RoutingResult:
 
     Costs per request come from the engine (the scenario, and the same scenario serving
     ``cfg.small_model``, both on the chosen option); the closed forms are
-    :mod:`tco.core.routing`: ``c(r) = c_L + r (c_s - c_L) + h r^(1+a) penalty``.
+    :mod:`tco.core.fleet.routing`: ``c(r) = c_L + r (c_s - c_L) + h r^(1+a) penalty``.
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario serving the large model.
-    cfg : tco.dynamics.config.Routing
+    cfg : tco.inputs.fleet_settings.Routing
         ``small_model``, ``option`` (default: the baseline), ``hard_share`` h [-] and
         ``router_skill`` a [-] (named parameters ``fleet_dynamics.routing.*``) and the
         ``penalty`` (``retry`` on the large model, or [USD] per wrong answer).

@@ -2,13 +2,13 @@
 
 Per hour: demand from a diurnal and weekly curve with growth; prompt and output lengths
 drift at the user's rates; the engine gives each replica's throughput at that hour's mix
-(one vectorized evaluation over all hours); :mod:`tco.core.stranded` runs the queues.
+(one vectorized evaluation over all hours); :mod:`tco.core.fleet.stranded` runs the queues.
 Pool sizes come from a policy:
 
 * ``today`` -- each pool carries the quarter's peak request rate at today's mix;
 * ``peak`` -- each pool carries its own peak load of the quarter, drift included;
 * ``flex`` -- ``today`` plus a buffer of GPU replicas (the baseline's device) that each
-  hour takes whichever phase is short (:func:`tco.core.stranded.flexible_split`).
+  hour takes whichever phase is short (:func:`tco.core.fleet.stranded.flexible_split`).
 
 The homogeneous fleet is the scenario's baseline option sized by the same rule (under
 ``flex`` it is sized as ``today``: a colocated fleet is its own buffer).
@@ -21,19 +21,20 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..core import serving
-from ..core import stranded as core
-from ..core.evaluate import serving_pools
-from ..core.finance import capital_recovery_usd_per_year
-from ..core.outputs import OptionResult
-from ..core.power import running_cost_usd_per_year
-from ..core.sizing import link_ports_needed, whole_count
-from ..core.structure import device_param, link_param
-from ..errors import InputError
-from ..scenario import Scenario
-from ..util import scalar
-from .config import Stranded
-from .derived import disaggregated_option, evaluate_arrays
+from tco.analysis.evaluation import evaluate_arrays
+from tco.core.evaluate import serving_pools
+from tco.core.fleet import stranded as core
+from tco.core.money.finance import capital_recovery_usd_per_year
+from tco.core.outputs import OptionResult
+from tco.core.serving import pools as serving
+from tco.core.serving.power import running_cost_usd_per_year
+from tco.core.serving.sizing import link_ports_needed, whole_count
+from tco.core.structure import device_param, link_param
+from tco.foundation.errors import InputError
+from tco.foundation.plain_values import scalar
+from tco.inputs.fleet_settings import Stranded
+from tco.inputs.scenario import Scenario
+from tco.inputs.variants import disaggregated_option
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -57,14 +58,14 @@ class StrandedResult:
 def quarter_demand(scenario: Scenario, cfg: Stranded) -> dict[str, np.ndarray]:
     """Hourly arrivals and prompt and output lengths over ``cfg.weeks`` weeks.
 
-    ``arrivals = 3600 x mean x growth x diurnal x weekly`` (:func:`tco.core.stranded.
+    ``arrivals = 3600 x mean x growth x diurnal x weekly`` (:func:`tco.core.fleet.stranded.
     demand_requests_per_hour`); lengths grow by ``(1 + g)^(t / 8760 h)``.
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its mean request rate, peak-to-mean and prompt and output lengths.
-    cfg : tco.dynamics.config.Stranded
+    cfg : tco.inputs.fleet_settings.Stranded
         ``weeks`` [-], the growth rates [1/yr], ``weekend_ratio`` [-] and ``peak_hour`` [h].
 
     Returns
@@ -143,7 +144,7 @@ class _HourlyPool:
 
 def _hourly_pools(scenario: Scenario, option_name: str, d: dict[str, np.ndarray]) -> dict[str, _HourlyPool]:
     """The option's pools at the shapes chosen for the quarter's peak rate at today's mix, evaluated at
-    every hour's rate and mix (the core's :func:`tco.core.serving.size_pool` terms of that shape)."""
+    every hour's rate and mix (the core's :func:`tco.core.serving.pools.size_pool` terms of that shape)."""
     structure = scenario.structure
     base = scenario.values()
     peak = float(np.max(d["arrivals"])) / SECONDS_PER_HOUR
@@ -166,16 +167,16 @@ def _hourly_pools(scenario: Scenario, option_name: str, d: dict[str, np.ndarray]
 def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
     """Run every policy of ``cfg`` for the split option and the homogeneous baseline fleet.
 
-    Within each hour the serving model's queues decide (:func:`tco.core.serving.fleet_capacity_rps`):
+    Within each hour the serving model's queues decide (:func:`tco.core.serving.pools.fleet_capacity_rps`):
     an hour whose arrivals exceed the rate a pool carries within the percentile targets is late;
     arrivals beyond what it carries flat out queue into the next hour (a fluid backlog, Lindley's
-    recursion in closed form, :mod:`tco.core.stranded`).
+    recursion in closed form, :mod:`tco.core.fleet.stranded`).
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         A scenario with a disaggregated option and a colocated baseline.
-    cfg : tco.dynamics.config.Stranded
+    cfg : tco.inputs.fleet_settings.Stranded
         The option, ``policies``, ``weeks``, growth rates [1/yr], ``weekend_ratio`` [-],
         ``peak_hour`` [h] and ``flex_buffer_share`` [-].
 

@@ -14,7 +14,7 @@ Two views: ``datasheet`` (no NRE, a workload that never shifts: half-life 1e6 ye
 
 The tree's root splits training from inference (issue 17): the ``training`` leaf prices a
 pre-training run of the training scenario named by ``fleet_dynamics.tree.training_scenario``
-(:mod:`tco.training_api`) per million *training* tokens, on each of its clusters. Every leaf
+(:mod:`tco.analysis.training`) per million *training* tokens, on each of its clusters. Every leaf
 names the resource it is precious in (:data:`PRECIOUS_RESOURCE`) and its cheapest device.
 """
 
@@ -23,11 +23,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..core.finance import levelized_cost_usd_per_mtok
-from ..errors import InputError
-from .config import Tree
-from .derived import evaluate_arrays, placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
-from .pareto import _check_device
+from tco.analysis.evaluation import evaluate_arrays
+from tco.core.money.finance import levelized_cost_usd_per_mtok
+from tco.dynamics.pareto import _check_device
+from tco.foundation.errors import InputError
+from tco.inputs.fleet_settings import Tree
+from tco.inputs.variants import placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
 
 LEAVES = ("interactive batch-one", "throughput batch", "prefill only", "decode only")
 TRAINING_LEAF = "training"
@@ -47,7 +48,7 @@ def training_leaf_rows(training) -> list[dict]:
 
     Parameters
     ----------
-    training : str or tco.training_scenario.TrainingScenario
+    training : str or tco.inputs.training_scenario.TrainingScenario
         A training scenario: bundled name, path or loaded.
 
     Returns
@@ -56,8 +57,8 @@ def training_leaf_rows(training) -> list[dict]:
         ``{view, leaf, device, usd_per_mtok [USD per M training tokens], token_basis, feasible,
         batch, spilled_bytes}`` per cluster and view.
     """
-    from ..scenario import load_scenario
-    from ..training_api import evaluate_training_scenario
+    from tco.analysis.training import evaluate_training_scenario
+    from tco.inputs.loading import load_scenario
 
     scenario = load_scenario(training) if isinstance(training, str) else training
     if getattr(scenario, "kind", "inference") != "training":
@@ -83,13 +84,13 @@ def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The serving scenario; one colocated option per device is added.
-    cfg : tco.dynamics.config.Tree
+    cfg : tco.inputs.fleet_settings.Tree
         ``devices``, ``training_scenario``, ``interactive_tpot_target_s`` [s] and the
         throughput leaf's ``throughput_max_batch`` [sequences], ``throughput_tpot_target_s`` and
         ``throughput_ttft_target_s`` [s] (named parameters ``fleet_dynamics.tree.*``).
-    training : tco.training_scenario.TrainingScenario, optional
+    training : tco.inputs.training_scenario.TrainingScenario, optional
         Overrides ``cfg.training_scenario`` for the training leaf.
 
     Returns

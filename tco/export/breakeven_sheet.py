@@ -1,21 +1,21 @@
 """The Break-even sheet: closed-form break-evens as live formulas, solver-only ones as a snapshot.
 
-Closed forms (:mod:`tco.core.nre`, :mod:`tco.core.lifecycle`, :func:`tco.core.comparison._program_view`):
+Closed forms (:mod:`tco.core.money.nre`, :mod:`tco.core.money.lifecycle`, :func:`tco.core.comparison._program_view`):
 the break-even volume ``V* = N own / (c - a)`` and external sales, the NRE that breaks even at
 the program's volume, the break-even demand, the NPV on own use alone, the vendor's unit
 price, the "two-for-two" rule, ``L/H``, the effective life and the software amortisation. Break-evens that need the solver
-(:func:`tco.api.breakeven`) are written as values and labelled as a snapshot.
+(:func:`tco.analysis.breakeven.breakeven`) are written as values and labelled as a snapshot.
 """
 
 from __future__ import annotations
 
-from ..api import breakeven
-from ..core.outputs import COMPARISON_OUTPUTS
-from ..core.sizing import SECONDS_PER_YEAR
-from ..core.structure import device_param
-from ..scenario import Scenario
-from .cells import SNAPSHOT_FILL, QuantitySheet, put_text
-from .model_sheet import ModelRefs, OptionRefs
+from tco.analysis.breakeven import breakeven
+from tco.core.outputs import COMPARISON_OUTPUTS
+from tco.core.serving.sizing import SECONDS_PER_YEAR
+from tco.core.structure import device_param
+from tco.export.cells import SNAPSHOT_FILL, QuantitySheet, put_text
+from tco.export.model_sheet import ModelRefs, OptionRefs
+from tco.inputs.scenario import Scenario
 
 #: parameters the snapshot solves for, when the scenario gives them a range (each search costs
 #: ~0.13 s, and export must stay under 2 s; `tco breakeven` solves for any other parameter)

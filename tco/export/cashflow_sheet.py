@@ -1,10 +1,10 @@
 """The Cash flows sheet: each option's purchases and costs by year, present values, LCOT, NPV, payback.
 
-Mirrors the year-by-year view of :mod:`tco.core.money` and :mod:`tco.core.purchases` (the
+Mirrors the year-by-year view of :mod:`tco.core.money.plan` and :mod:`tco.core.money.purchases` (the
 same rule, year by year: devices held and bought per pool, renewals at end of life,
 residual credits, running costs), the chip program's NRE schedule and bridge, software
 porting, re-authoring and workload shifts, the baseline's move along the general-purpose
-roadmap (:mod:`tco.core.generations`), and :func:`tco.core.cashflow.payback_and_irr`
+roadmap (:mod:`tco.core.money.generations`), and :func:`tco.core.money.cashflow.payback_and_irr`
 (payback). Years run from 0 to the largest horizon the inputs admit, so changing
 ``economics.horizon_years``, a device life, demand growth or a time to market in the Inputs
 moves purchases, credits and totals without rewriting the sheet; years past the horizon
@@ -17,17 +17,17 @@ from dataclasses import dataclass
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
-from ..core.evaluate import INFEASIBLE_REASONS, NOT_PER_DEVICE
-from ..core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
-from ..core.power import HOURS_PER_YEAR
-from ..core.sizing import SECONDS_PER_YEAR
-from ..core.structure import Option, demand_year_param, device_param, link_param, roadmap_param
-from ..core.timeline import DESIGN_PARTS, TAPEOUT_PARTS
-from ..fields import FIELDS
-from ..scenario import Scenario
-from . import formulas as fx
-from .cells import BOLD, HEADING_FONT, absolute, put_formula, put_text
-from .model_sheet import ModelRefs, OptionRefs
+from tco.core.evaluate import INFEASIBLE_REASONS, NOT_PER_DEVICE
+from tco.core.money.timeline import DESIGN_PARTS, TAPEOUT_PARTS
+from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
+from tco.core.serving.power import HOURS_PER_YEAR
+from tco.core.serving.sizing import SECONDS_PER_YEAR
+from tco.core.structure import Option, demand_year_param, device_param, link_param, roadmap_param
+from tco.export import formulas as fx
+from tco.export.cells import BOLD, HEADING_FONT, absolute, put_formula, put_text
+from tco.export.model_sheet import ModelRefs, OptionRefs
+from tco.foundation.fields import FIELDS
+from tco.inputs.scenario import Scenario
 
 LAST_YEAR = int(FIELDS["horizon_years"].maximum)
 FIRST_YEAR_COLUMN = 4  # D
@@ -79,7 +79,7 @@ class CashFlowSheet:
         self.demand = self.years("demand in the year as a multiple of year 1 (m_y)", "", self._demand, pv=False)
 
     def _demand(self, y: int) -> str:
-        """:class:`tco.core.timeline.DemandPath`: a yearly series, continued (or replaced) by a growth rate."""
+        """:class:`tco.core.money.timeline.DemandPath`: a yearly series, continued (or replaced) by a growth rate."""
         growth = self.names["workload.demand_growth_per_year"]
         series = [self.names[k] for k in (demand_year_param(i) for i in range(1, LAST_YEAR + 1)) if k in self.names]
         if y == 0:
@@ -242,13 +242,13 @@ def _link_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], option: Option) 
 
 
 def _whole(exact: str, whole: bool) -> str:
-    """:func:`tco.core.sizing.replicas_needed` rounding: ``ceil(x - 1e-9)``, at least 1 (whole devices)."""
+    """:func:`tco.core.serving.sizing.replicas_needed` rounding: ``ceil(x - 1e-9)``, at least 1 (whole devices)."""
     return f"MAX({fx.ceil(f'{exact}-{fx.CEIL_GUARD_FLEET}')},1)" if whole else exact
 
 
 def _walk(sheet: CashFlowSheet, terms: dict[str, list[str]], path: Path, t_d: str, live: YearRow,
           whole: bool) -> dict[str, YearRow]:
-    """:func:`tco.core.purchases.pool_yearly_flows`, row by row (purchase time ``t`` in column ``t``)."""
+    """:func:`tco.core.money.purchases.pool_yearly_flows`, row by row (purchase time ``t`` in column ``t``)."""
     horizon = sheet.horizon
     rows = {}
 
@@ -351,7 +351,7 @@ def _walk(sheet: CashFlowSheet, terms: dict[str, list[str]], path: Path, t_d: st
 
 def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fleets: list[OptionRefs],
                  terms: dict[str, dict[str, list[str]]]) -> Path:
-    """:func:`tco.core.generations.generation_path`: the best generation released each year and the policy's moves."""
+    """:func:`tco.core.money.generations.generation_path`: the best generation released each year and the policy's moves."""
     structure, n = scenario.structure, sheet.names
     rate = sheet.rate
     sheet.heading("the baseline on the general-purpose roadmap: steady-state cost of each generation", level=2)
@@ -435,12 +435,12 @@ def _held_generations_code(sheet: CashFlowSheet, path: Path, refs: OptionRefs) -
 
 
 def _units(t: dict[str, list[str]], g: str, whole: bool) -> str:
-    """:meth:`tco.core.purchases.PoolPlan.required_units` at year 1's demand on generation ``g``."""
+    """:meth:`tco.core.money.purchases.PoolPlan.required_units` at year 1's demand on generation ``g``."""
     return f"{_whole(pick(t['z'], g), whole)}*{pick(t['n'], g)}"
 
 
 def _holding(terms: dict[str, dict[str, list[str]]], g: str, age: str, rate: str, whole: bool) -> str:
-    """:func:`tco.core.money.holding_usd_per_year`: keeping the fleet on generation ``g`` one more year at age ``age``
+    """:func:`tco.core.money.plan.holding_usd_per_year`: keeping the fleet on generation ``g`` one more year at age ``age``
     instead of selling it at book value, ``units x P ((1 - rv) / L + r (1 - (1 - rv) MOD(a, L) / L))``."""
     parts = []
     for t in terms.values():
@@ -450,7 +450,7 @@ def _holding(terms: dict[str, dict[str, list[str]]], g: str, age: str, rate: str
 
 
 def _steady_state(terms: dict[str, dict[str, list[str]]], g: str, rate: str, names, whole: bool) -> tuple[str, str]:
-    """:func:`tco.core.money.steady_state_usd_per_year` of generation ``g``: ``(capital, running)`` formulas."""
+    """:func:`tco.core.money.plan.steady_state_usd_per_year` of generation ``g``: ``(capital, running)`` formulas."""
     capital, running = [], []
     for t in terms.values():
         units = _units(t, g, whole)
@@ -563,7 +563,7 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
 
 def _program_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: OptionRefs, refs: OptionRefs, walks,
                    t_d: str, is_base: bool) -> dict[str, list[int]]:
-    """The chip program's NRE by year (:class:`tco.core.timeline.ProgramSchedule`) and the fleet's share of it."""
+    """The chip program's NRE by year (:class:`tco.core.money.timeline.ProgramSchedule`) and the fleet's share of it."""
     built = [p for p in option.pools if p.built]
     if not built:
         return {}
@@ -600,7 +600,7 @@ def _program_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: 
 
 def _service_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: OptionRefs, refs: OptionRefs, base,
                    path: Path, t_d: str) -> dict[str, list[int]]:
-    """Bridge, software porting, re-authoring and workload-shift lines (:class:`tco.core.money.MoneyPlan`)."""
+    """Bridge, software porting, re-authoring and workload-shift lines (:class:`tco.core.money.plan.MoneyPlan`)."""
     structure, n = scenario.structure, sheet.names
     horizon = sheet.horizon
     out: dict[str, list[int]] = {}
@@ -652,7 +652,7 @@ def _service_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: 
 
 
 def _write_payback(sheet: CashFlowSheet, base_total: YearRow, total: YearRow) -> str:
-    """Discounted payback year (:func:`tco.core.finance.payback_year`): start of the final run of
+    """Discounted payback year (:func:`tco.core.money.finance.payback_year`): start of the final run of
     non-negative cumulative discounted savings; "none" when the last year is still negative."""
     saved = sheet.years("saved vs the baseline", "USD",
                         lambda y: f"{sheet.cell(base_total.row, y)}-{sheet.cell(total.row, y)}", pv=False)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 
-from ..api import analyse_scenario
-from ..core.outputs import COMPARISON_OUTPUTS
-from ..scenario import Scenario
-from ..util import scalar
-from .cells import BOLD, SNAPSHOT_FILL, put_formula, put_text
+from tco.analysis.evaluation import analyse_scenario
+from tco.core.outputs import COMPARISON_OUTPUTS
+from tco.export.cells import BOLD, SNAPSHOT_FILL, put_formula, put_text
+from tco.foundation.plain_values import scalar
+from tco.inputs.scenario import Scenario
 
 TOLERANCE = 1e-9
 #: text the workbook shows where the Python model has no finite number

@@ -44,7 +44,7 @@ def total(terms: Sequence[str]) -> str:
 
 
 def memory_read_time_s(bytes_read: str, caps: Sequence[str], bws: Sequence[str]) -> str:
-    """:func:`tco.core.roofline.memory_read_time_s`: bytes placed fastest tier first [s].
+    """:func:`tco.core.serving.roofline.memory_read_time_s`: bytes placed fastest tier first [s].
 
     Tier ``i`` (not the last) holds ``MIN(remaining_i, c_i)``; ``remaining_{i+1} =
     MAX(remaining_i - c_i, 0)``, which equals ``remaining_i - MIN(remaining_i, c_i)``.
@@ -66,22 +66,22 @@ def bound_code(memory: str, compute: str, sync: str) -> str:
 
 
 def annuity_factor(rate: str, years: str) -> str:
-    """:func:`tco.core.finance.annuity_factor`: ``(1 - (1+r)^-Y) / r``, ``Y`` at ``r = 0``."""
+    """:func:`tco.core.money.finance.annuity_factor`: ``(1 - (1+r)^-Y) / r``, ``Y`` at ``r = 0``."""
     return f"IF(ABS({rate})<1E-12,{years},(1-(1+{rate})^(-({years})))/{rate})"
 
 
 def capital_recovery(capex: str, rate: str, life: str, residual_value_fraction: str = "0") -> str:
-    """:func:`tco.core.finance.capital_recovery_usd_per_year`: ``capex (1 - rv (1+r)^-L) / annuity(r, L)``."""
+    """:func:`tco.core.money.finance.capital_recovery_usd_per_year`: ``capex (1 - rv (1+r)^-L) / annuity(r, L)``."""
     return f"({capex})*(1-{residual_value_fraction}*(1+{rate})^(-({life})))/{annuity_factor(rate, life)}"
 
 
 def discount_factor(rate: str, t: str) -> str:
-    """:func:`tco.core.finance.discount_factor`: ``(1 + r)^-t``."""
+    """:func:`tco.core.money.finance.discount_factor`: ``(1 + r)^-t``."""
     return f"(1+{rate})^(-({t}))"
 
 
 def served_efficiency_in_year(year: str, half_life: str, residual_efficiency: str) -> str:
-    """:func:`tco.core.lifecycle.served_efficiency_in_year`: ``s + (1 - s) eta_r`` with
+    """:func:`tco.core.money.lifecycle.served_efficiency_in_year`: ``s + (1 - s) eta_r`` with
     ``s = H/ln2 (2^(-(y-1)/H) - 2^(-y/H))`` (calendar years: the design is frozen at ``t = 0``)."""
     start = f"({year}-1)"
     share = f"({half_life}/LN(2)*(2^(-{start}/{half_life})-2^(-({start}+1)/{half_life})))"

@@ -4,7 +4,7 @@ Columns: name (dotted, as ``tco params`` prints it), value, unit, low, high, dis
 source, date, note, the value cell's defined name, and for an edited value the scenario
 file's value (the edited cell is orange). Each value cell carries a
 workbook-scoped defined name (:mod:`tco.export.names`), input styling and a data
-validation built from its field's domain (:mod:`tco.fields`).
+validation built from its field's domain (:mod:`tco.foundation.fields`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 
-from ..fields import Field
-from ..params import Param
-from .cells import BOLD, EDITED_FILL, INPUT_FILL, absolute, put_text, unlock
+from tco.export.cells import BOLD, EDITED_FILL, INPUT_FILL, absolute, put_text, unlock
+from tco.foundation.fields import Field
+from tco.inputs.parameters import Param
 
 SHEET = "Inputs"
 COLUMNS = ("name", "value", "unit", "low", "high", "distribution", "source", "date", "note", "defined name",

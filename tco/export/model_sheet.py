@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core import serving
-from ..core.nodes import PEAK_FIELDS as NODE_PEAKS
-from ..core.nre import WAFER_DIAMETER_MM
-from ..core.outputs import LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS, dotted_name, flatten
-from ..core.power import HOURS_PER_YEAR
-from ..core.sizing import SECONDS_PER_YEAR
-from ..core.structure import Option, Pool, device_param, link_param, model_param, tier_param
-from ..scenario import Scenario
-from . import formulas as fx
-from . import serving_sheet
-from .cells import QuantitySheet
+from tco.core.money.nodes import PEAK_FIELDS as NODE_PEAKS
+from tco.core.money.nre import WAFER_DIAMETER_MM
+from tco.core.outputs import LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS, dotted_name, flatten
+from tco.core.serving import pools as serving
+from tco.core.serving.power import HOURS_PER_YEAR
+from tco.core.serving.sizing import SECONDS_PER_YEAR
+from tco.core.structure import Option, Pool, device_param, link_param, model_param, tier_param
+from tco.export import formulas as fx
+from tco.export import serving_sheet
+from tco.export.cells import QuantitySheet
+from tco.inputs.scenario import Scenario
 
 
 @dataclass
@@ -113,7 +113,7 @@ def write_model(ws, scenario: Scenario, names: dict[str, str]) -> ModelRefs:
 
 
 def _write_node_scaling(sheet: QuantitySheet, scenario: Scenario, n: _Names) -> _Names:
-    """:func:`tco.core.nodes.node_scaled_values`: the built device's peak FLOP/s and SRAM tiers at its
+    """:func:`tco.core.money.nodes.node_scaled_values`: the built device's peak FLOP/s and SRAM tiers at its
     build node; returns the names with those parameters pointing at the scaled cells."""
     structure = scenario.structure
     if structure.node_scaled_tiers is None:
@@ -314,12 +314,12 @@ def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs, pri
 
 
 def _energy(power: str, n: _Names) -> str:
-    """:func:`tco.core.power.energy_cost_usd_per_year`: ``W x PUE x 8760 / 1000 x USD/kWh``."""
+    """:func:`tco.core.serving.power.energy_cost_usd_per_year`: ``W x PUE x 8760 / 1000 x USD/kWh``."""
     return f"{power}*{n('economics.pue')}*{HOURS_PER_YEAR:g}/1000*{n('economics.electricity_usd_per_kwh')}"
 
 
 def _facility(provisioned: str, n: _Names) -> str:
-    """:func:`tco.core.power.facility_cost_usd_per_year`: ``kW x USD/kW-month x 12``."""
+    """:func:`tco.core.serving.power.facility_cost_usd_per_year`: ``kW x USD/kW-month x 12``."""
     return f"{provisioned}/1000*{n('economics.facility_usd_per_kw_month')}*12"
 
 

@@ -3,7 +3,7 @@
 The hidden Scenario sheet holds the scenario file the workbook was written from; the
 Inputs sheet holds the values finance edited. Every value that differs from the
 scenario's goes into the scenario's ``set`` mapping, read and checked by the same rules as
-any other edit (:func:`tco.params.checked_edits`), so the result validates exactly like a
+any other edit (:func:`tco.inputs.parameters.checked_edits`), so the result validates exactly like a
 hand-written scenario file with ``set:`` overrides. A bad cell is reported by sheet, cell
 and parameter name.
 
@@ -22,12 +22,13 @@ import re
 import zipfile
 from pathlib import Path
 
-from ..errors import FieldError, InputError
-from ..params import checked_edits, unknown_name_rule
-from ..scenario import Scenario, scenario_from_dict
-from ..yamlio import MAX_YAML_BYTES, parse_yaml
-from .inputs_sheet import FIRST_ROW, NAME_COLUMN, SHEET, VALUE_COLUMN
-from .workbook import SCENARIO_SHEET, SHEETS
+from tco.export.inputs_sheet import FIRST_ROW, NAME_COLUMN, SHEET, VALUE_COLUMN
+from tco.export.workbook import SCENARIO_SHEET, SHEETS
+from tco.foundation.errors import FieldError, InputError
+from tco.inputs.loading import scenario_from_dict
+from tco.inputs.parameters import checked_edits, unknown_name_rule
+from tco.inputs.scenario import Scenario
+from tco.inputs.yaml_files import MAX_YAML_BYTES, parse_yaml
 
 #: largest workbook file read [B] (the default scenario's is ~60 kB)
 MAX_XLSX_BYTES = 20_000_000

@@ -1,6 +1,6 @@
 """The Sensitivity sheet: a tornado and one sweep, as values, with charts.
 
-Both are computed by :func:`tco.api.evaluate_scenario` with array updates (one vectorized
+Both are computed by :func:`tco.analysis.evaluation.evaluate_scenario` with array updates (one vectorized
 call each) and written as a snapshot: they do not follow edits to the Inputs.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 from openpyxl.chart import BarChart, LineChart, Reference
 
-from ..api import evaluate_scenario
-from ..core.comparison import npv_usd
-from ..scenario import Scenario
-from ..solvers import grid
-from .cells import SNAPSHOT_FILL, put_text
+from tco.analysis.evaluation import evaluate_scenario
+from tco.analysis.solvers import grid
+from tco.core.comparison import npv_usd
+from tco.export.cells import SNAPSHOT_FILL, put_text
+from tco.inputs.scenario import Scenario
 
 SWEEP_PARAM = "workload.requests_per_s"
 SWEEP_POINTS = 21

@@ -1,8 +1,8 @@
 """The serving model on the Model sheet: every candidate replica shape of a pool, the choice, the figures at peak.
 
-Mirrors :mod:`tco.core.serving` (``_candidate``, ``size_pool``, ``_at_peak``) with
-:mod:`tco.core.steps` (cycle lines, the exact cycle), :mod:`tco.core.parallelism` (sync
-terms) and :mod:`tco.core.queueing` (square-root staffing, the waiting percentile) as
+Mirrors :mod:`tco.core.serving.pools` (``_candidate``, ``size_pool``, ``_at_peak``) with
+:mod:`tco.core.serving.steps` (cycle lines, the exact cycle), :mod:`tco.core.serving.parallelism` (sync
+terms) and :mod:`tco.core.serving.queueing` (square-root staffing, the waiting percentile) as
 live formulas, term by term in the core's order of operations. Each candidate shape is a
 block of rows; the chosen shape's index is the first lowest score, and the chosen values
 are read with ``CHOOSE``. The candidate list itself is static (fixed when the scenario is
@@ -14,33 +14,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..core import serving
-from ..core.parallelism import Shape, micro_batch_overshoot
-from ..core.queueing import (
-    _AS_C,
-    _AS_D,
-    EXPONENT_CAP,
-    EXPONENT_FLOOR,
-    KINGMAN_NEWTON_STEPS,
-    OVERLOADED_WAIT_FACTOR,
-    SERVICE_FLOOR_S,
-    SLACK_RATIO_CAP,
-    UTILIZATION_FLOOR,
-    WAIT_ROUNDING_GUARD,
-)
-from ..core.sizing import WHOLE_COUNT_GUARD
-from ..core.structure import Option, Pool, device_param, pool_param, tier_param
-from . import formulas as fx
-from . import sojourn_sheet
+from tco.core.serving import pools as serving
+from tco.core.serving.parallelism import Shape, micro_batch_overshoot
+from tco.core.serving.sizing import WHOLE_COUNT_GUARD
+from tco.core.structure import Option, Pool, device_param, pool_param, tier_param
+from tco.export import formulas as fx
+from tco.export import sojourn_sheet
+from tco.export.queue_formulas import normal_quantile, servers_within_wait, wait_quantile
 
 Line = tuple[str, str]  # (intercept, slope) formula text
 
 
-# ----------------------------------------------------------------------------- helpers mirroring tco.core
-
-
 def overlapped(x: str, y: str, o: str) -> str:
-    """:func:`tco.core.steps.overlapped`: ``max(x, y) + (1 - o) min(x, y)``."""
+    """:func:`tco.core.serving.steps.overlapped`: ``max(x, y) + (1 - o) min(x, y)``."""
     return f"(MAX({x},{y})+(1-{o})*MIN({x},{y}))"
 
 
@@ -59,7 +45,7 @@ def branch_max(values: list[str]) -> str:
 
 
 def tier_time_lines(fixed: str, per_token: str, caps: list[str], bws: list[str], offset: str = "0") -> list[Line]:
-    """:func:`tco.core.steps.tier_time_lines`."""
+    """:func:`tco.core.serving.steps.tier_time_lines`."""
     out = []
     cumulative_bytes, cumulative_s = "0", "0"
     for cap, bw in zip(caps, bws, strict=True):
@@ -70,7 +56,7 @@ def tier_time_lines(fixed: str, per_token: str, caps: list[str], bws: list[str],
 
 
 def phase(memory: list[Line], compute_slope: str, o: str) -> list[Line]:
-    """:func:`tco.core.steps._phase`."""
+    """:func:`tco.core.serving.steps._phase`."""
     out = []
     for m0, m1 in memory:
         out += [(m0, f"({m1}+(1-{o})*{compute_slope})"), (f"(1-{o})*{m0}", f"({compute_slope}+(1-{o})*{m1})")]
@@ -78,7 +64,7 @@ def phase(memory: list[Line], compute_slope: str, o: str) -> list[Line]:
 
 
 def pairs(a: list[Line], b: list[Line], o: str) -> list[Line]:
-    """:func:`tco.core.steps._pairs`."""
+    """:func:`tco.core.serving.steps._pairs`."""
     out = []
     for a0, a1 in a:
         for b0, b1 in b:
@@ -86,77 +72,9 @@ def pairs(a: list[Line], b: list[Line], o: str) -> list[Line]:
     return out
 
 
-def normal_quantile(q: str) -> str:
-    """:func:`tco.core.queueing.normal_quantile` (Abramowitz and Stegun 26.2.23)."""
-    t = f"SQRT(-2*LN(1-{q}))"
-    c0, c1, c2 = _AS_C
-    d1, d2, d3 = _AS_D
-    return f"({t}-({c0}+{c1}*{t}+{c2}*{t}*{t})/(1+{d1}*{t}+{d2}*{t}*{t}+{d3}*{t}*{t}*{t}))"
-
-
-def tail_decay_factor(scv: str = "0") -> str:
-    """:func:`tco.core.queueing.tail_decay_factor`, ``k = 2 / (1 + c_s^2)``: ``2`` when the service is deterministic."""
-    return "2" if scv == "0" else f"(2/(1+{scv}))"
-
-
-def decay_per_server(service: str, slack: str, scv: str = "0") -> str:
-    """``u = k slack / S`` (Poisson arrivals; :func:`tail_decay_factor`)."""
-    return f"({tail_decay_factor(scv)}*MAX({slack},0)/MAX({service},{SERVICE_FLOOR_S:.0E}))"
-
-
-def small_pool_margin(service: str, slack: str, scv: str = "0") -> str:
-    """:func:`tco.core.queueing.small_pool_margin`: ``delta = 1 / (1 + u)``."""
-    return f"1/(1+{decay_per_server(service, slack, scv)})"
-
-
-def service_mgf_excess(x: str) -> str:
-    """:func:`tco.core.queueing.service_mgf_excess` with service scv 0: ``e^x - 1``, the exponent capped."""
-    return f"(EXP(MIN({x},{EXPONENT_CAP:g}))-1)"
-
-
-def kingman_utilization(service: str, slack: str, epsilon: str) -> str:
-    """:func:`tco.core.queueing.kingman_utilization` with service scv 0: ``x / (e^x - 1)``."""
-    service_floored = f"MAX({service},{SERVICE_FLOOR_S:.0E})"
-    ratio = f"{service_floored}/MAX({slack},{service_floored}/{SLACK_RATIO_CAP:.0E})"
-    x = f"MAX(MIN(MAX(-LN({epsilon}),0)*{ratio},{EXPONENT_CAP:g}),{EXPONENT_FLOOR:.0E})"
-    return f"MIN({x}/{service_mgf_excess(x)},1)"
-
-
-def servers_within_wait(load: str, service: str, slack: str, epsilon: str, kingman: bool = False, scv: str = "0",
-                        dispatched: bool = False) -> str:
-    """:func:`tco.core.queueing.servers_within_wait` (``kingman``, service scv 0: the fewer of square-root staffing
-    and Kingman's ``a / rho``; ``dispatched``: the margin at least :func:`tco.core.queueing.dispatched_margin`)."""
-    a = f"MAX({load},0)"
-    decay = decay_per_server(service, slack, scv)
-    big_k = f"({decay}*SQRT({a}))"
-    log_term = f"MAX(LN(0.5/({epsilon})),0)"
-    beta = f"(SQRT({big_k}*{big_k}+2*{log_term})-{big_k})"
-    if dispatched:
-        beta = f"MAX({beta},SQRT(2*MAX({log_term}-{decay},0)))"
-    square_root = f"{a}+{beta}*SQRT({a})+{small_pool_margin(service, slack, scv)}"
-    if not kingman:
-        return f"({square_root})"
-    return f"MIN({square_root},{a}/MAX({kingman_utilization(service, slack, epsilon)},{UTILIZATION_FLOOR:.0E}))"
-
-
-def kingman_wait(q, label: str, load: str, servers: str, service: str, epsilon: str) -> str:
-    """:func:`tco.core.queueing.kingman_wait_s` at ``rho = a / c`` with service scv 0: the Newton iterates of
-    :func:`tco.core.queueing.kingman_exponent` as cells; returns the wait [s] (a cell)."""
-    rho = q(f"{label}: utilization per server (Kingman)", f"MIN(MAX(MAX({load},1E-300)/MAX({servers},1E-300),1E-300),1)", "")
-    x = q(f"{label}: Kingman exponent, start above the root",
-          f"MIN(2*(1-{rho})/{rho},LN(1+2*(1-{rho})/({rho}*{rho})))", "")
-    for step in range(KINGMAN_NEWTON_STEPS):
-        x = q(f"{label}: Kingman exponent, floored, before Newton step {step + 1}", f"MAX({x},{EXPONENT_FLOOR:.0E})", "")
-        mgf = q(f"{label}: e to the exponent, step {step + 1}", f"EXP(MIN({x},{EXPONENT_CAP:g}))", "")
-        x = q(f"{label}: Kingman exponent after Newton step {step + 1}",
-              f"{x}-(LN({x})-LN({mgf}-1)-LN({rho}))/(1/{x}-{mgf}/({mgf}-1))", "")
-    return q(f"{label}: wait at the percentile by Kingman's bound",
-             f"{service}*MAX(-LN({epsilon}),0)/MAX({x},{EXPONENT_FLOOR:.0E})", "s")
-
-
 def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str, work: str, lanes: str, slack: str,
                    epsilon: str, own: str = "0", scv: str = "0", fits: str = "1") -> tuple[str, str]:
-    """:func:`tco.core.serving._split_replicas`: the binary search over :data:`tco.core.serving.LANE_SHARES` (the
+    """:func:`tco.core.serving.pools._split_replicas`: the binary search over :data:`tco.core.serving.pools.LANE_SHARES` (the
     share probed next up where the lanes bind, down elsewhere), the fewest replicas probed and the first share probed
     that needs them (cells). The lanes as :func:`tco.export.sojourn_sheet.lane_servers` (own prefill ``own``, length
     spread ``scv``, ``fits`` 0 where the longest prompts alone miss the target: mean-length lanes, as the core's
@@ -188,33 +106,9 @@ def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str
         level += 1
 
 
-def wait_quantile(q, label: str, load: str, servers: str, service: str, epsilon: str, slack: str,
-                  kingman: bool = False, scv: str = "0", dispatched: bool = False) -> str:
-    """:func:`tco.core.queueing.wait_quantile_s` (``kingman``, service scv 0: the shorter of the square-root
-    staffing's wait and Kingman's, :func:`kingman_wait`, cells labelled ``label``; ``dispatched``: the decay of the
-    conditional wait at most ``k``)."""
-    a = f"MAX({load},1E-300)"
-    root = f"SQRT({a})"
-    delta = small_pool_margin(service, slack, scv)
-    beta = f"MAX(({servers}-{a}-{delta})/{root},0)"
-    log_term = f"LN(0.5/({epsilon}))"
-    numerator = f"MAX({log_term}-0.5*{beta}*{beta},0)"
-    guarded = f"IF({numerator}>{WAIT_ROUNDING_GUARD:.0E}*{log_term},{numerator},0)"
-    decay = f"{tail_decay_factor(scv)}*{root}*{beta}"
-    if dispatched:
-        decay = f"MIN({decay},{tail_decay_factor(scv)})"
-    square_root = f"{guarded}*{service}/({decay}+{service}*{OVERLOADED_WAIT_FACTOR:.0E})"
-    if not kingman:
-        return square_root
-    return f"MIN({square_root},{kingman_wait(q, label, load, servers, service, epsilon)})"
-
-
-# ----------------------------------------------------------------------------- the cycle of one candidate
-
-
 @dataclass
 class Cycle:
-    """A :class:`tco.core.steps.CycleModel` as cell references (static facts as Python values)."""
+    """A :class:`tco.core.serving.steps.CycleModel` as cell references (static facts as Python values)."""
 
     pipeline: int
     moe: bool
@@ -248,7 +142,7 @@ class Cycle:
         return f"MIN({self.read_fixed}+{self.read_per_token}*MAX({tokens},1),{self.weight})"
 
     def terms(self, decode: str, prefill: str) -> tuple[str, str, str, str, str]:
-        """:meth:`tco.core.steps.CycleModel.terms_s`."""
+        """:meth:`tco.core.serving.steps.CycleModel.terms_s`."""
         p = self.pipeline
         tokens = f"({decode}+{prefill})"
         weight_memory = f"{p}*{self.t_mem(self.weight_read(f'{tokens}/{p}'))}"
@@ -260,18 +154,18 @@ class Cycle:
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
 
     def cycle(self, decode: str, prefill: str) -> str:
-        """:meth:`tco.core.steps.CycleModel.cycle_s`."""
+        """:meth:`tco.core.serving.steps.CycleModel.cycle_s`."""
         wm, wc, km, kc, sync = self.terms(decode, prefill)
         return f"({overlapped(overlapped(wm, wc, self.o_mc), overlapped(km, kc, self.o_mc), self.o_p)}+{sync})"
 
     def bound(self, decode: str, prefill: str) -> str:
-        """The code of :meth:`tco.core.steps.CycleModel.bound_and_spill`."""
+        """The code of :meth:`tco.core.serving.steps.CycleModel.bound_and_spill`."""
         wm, wc, km, kc, sync = self.terms(decode, prefill)
         memory, compute = f"({wm}+{km})", f"({wc}+{kc})"
         return f"(({compute}>{memory})*({compute}>={sync})*1+({sync}>MAX({memory},{compute}))*2)"
 
     def spill(self, decode: str, prefill: str) -> str:
-        """The bytes of :meth:`tco.core.steps.CycleModel.bound_and_spill`."""
+        """The bytes of :meth:`tco.core.serving.steps.CycleModel.bound_and_spill`."""
         if len(self.caps) == 1:
             return "0"
         p = self.pipeline
@@ -281,7 +175,7 @@ class Cycle:
         return f"({p}*MAX({weights}-{fast},0)+MAX({kv}-MAX({fast}-{weights},0),0))"
 
     def decode_branches(self) -> list[list[Line]]:
-        """:meth:`tco.core.steps.CycleModel.decode_lines` (one list of lines per weight-read branch)."""
+        """:meth:`tco.core.serving.steps.CycleModel.decode_lines` (one list of lines per weight-read branch)."""
         p = self.pipeline
         compute_slope = f"({self.flops_per_token}/{self.flops})"
         kv_slope = f"({self.decode_attention}/{self.flops})"
@@ -300,9 +194,6 @@ class Cycle:
             weights = phase(memory, compute_slope, self.o_mc)
             out.append([(f"{c0}+{sync0}", f"{c1}+{sync1}") for c0, c1 in pairs(weights, attention, self.o_p)])
         return out
-
-
-# ----------------------------------------------------------------------------- one pool
 
 
 @dataclass
@@ -327,7 +218,7 @@ class Demand:
 
     @property
     def prefill_dispatched(self) -> bool:
-        """:attr:`tco.core.serving.Demand.prefill_dispatched`."""
+        """:attr:`tco.core.serving.pools.Demand.prefill_dispatched`."""
         return self.prefill_queue == "dispatched"
 
 
@@ -338,7 +229,7 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     ``model`` holds the references of the model's terms (``weight``, ``read_fixed``,
     ``read_per_token``, ``flops_per_token``, ``kv``, ``layers``, ``attention_dim``,
     ``hidden``, ``experts_per_token``, ``collective_element``, ``kv_heads``, ``moe`` as text "1"/"0");
-    returns the chosen shape's references under :data:`tco.core.serving.POOL_OUTPUTS` names.
+    returns the chosen shape's references under :data:`tco.core.serving.pools.POOL_OUTPUTS` names.
     """
     q, d, role = sheet.quantity, pool.device, pool.role
     colocated = role == "colocated"
@@ -377,7 +268,7 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
 
 
 def _within(q, label: str, seen: list[list[Line]], rising: list[bool], target: str, upper: str) -> str:
-    """:func:`tco.core.steps.largest_within` of the decode branches: the largest batch whose cycle meets ``target``,
+    """:func:`tco.core.serving.steps.largest_within` of the decode branches: the largest batch whose cycle meets ``target``,
     one cell per branch (``label``, branch k) so that no formula outgrows Excel's length limit.
 
     A ``rising`` branch is ``min_i (T - c0_i) / c1_i``; one that holds a falling line meets ``T`` on an interval, so
@@ -398,7 +289,7 @@ def _branch_within(lines: list[Line], rising: bool, target: str, upper: str) -> 
 
 
 def interference_at(lines: list[Line], batch: str) -> str:
-    """:class:`tco.core.steps.ConcaveLines` at ``batch``: ``min_j (c0_j + c1_j B)`` (a line through the origin alone:
+    """:class:`tco.core.serving.steps.ConcaveLines` at ``batch``: ``min_j (c0_j + c1_j B)`` (a line through the origin alone:
     ``c1 B``)."""
     terms = [f"{c1}*{batch}" if c0 == "0" else f"({c0}+{c1}*{batch})" for c0, c1 in lines]
     return terms[0] if len(terms) == 1 else f"MIN({','.join(terms)})"
@@ -406,9 +297,9 @@ def interference_at(lines: list[Line], batch: str) -> str:
 
 def interference_lines(chi: str, ratio: str, p: int, held: str, two_lines: bool,
                        budget: str | None) -> tuple[list[Line], list[bool]]:
-    """:func:`tco.core.serving.interference_lines`: ``(P/O) chi B``, or with micro-batch pipelines
+    """:func:`tco.core.serving.pools.interference_lines`: ``(P/O) chi B``, or with micro-batch pipelines
     ``min(p (P/O) chi B, (P/O) chi B + C_p chi u, chi (p tau - B))`` (the last chunked only; ``C_p`` the number
-    :func:`tco.core.parallelism.micro_batch_overshoot` gives); with whether each line rises with the batch."""
+    :func:`tco.core.serving.parallelism.micro_batch_overshoot` gives); with whether each line rises with the batch."""
     if not two_lines:
         return [("0", f"{ratio}*{chi}")], [True]
     lines = [("0", f"{p}*{ratio}*{chi}"), (f"{micro_batch_overshoot(p)!r}*{chi}*{held}", f"{ratio}*{chi}")]
@@ -418,7 +309,7 @@ def interference_lines(chi: str, ratio: str, p: int, held: str, two_lines: bool,
 
 
 def interference_spread(lines: list[Line], batch: str, scv: str, epsilon: str) -> str:
-    """:func:`tco.core.serving.interference_spread_s`: ``I(B) (X_q(v / B) - 1)``, ``B`` at least 1."""
+    """:func:`tco.core.serving.pools.interference_spread_s`: ``I(B) (X_q(v / B) - 1)``, ``B`` at least 1."""
     b = f"MAX({batch},1)"
     return f"{interference_at(lines, b)}*({sojourn_sheet.length_quantile(f'{scv}/{b}', epsilon)}-1)"
 
@@ -630,7 +521,7 @@ def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whol
     c["feasible"] = q("feasible (1/0)", f"{fits}*{c['tpot_ok']}*{c['ttft_ok']}", "")
     c["cost"] = q("cost rate of the pool (ranks the shapes)", f"{c['replicas']}*{devices}*{device_hour}", "USD/h")
     cost, cycle, tpot_ok = c["cost"], c["cycle_cap_s"], c["tpot_ok"]
-    rank = q("rank where no shape meets the targets (tco.core.serving.infeasible_rank)",
+    rank = q("rank where no shape meets the targets (tco.core.serving.pools.infeasible_rank)",
              f"IF({fits}>0.5,IF({tpot_ok}>0.5,1-{serving._RANK_COST_USD_PER_H:.0E}/({cost}+"
              f"{serving._RANK_COST_USD_PER_H:.0E}),1+{cycle}),{serving._UNFIT_RANK:.0E}+{cycle})", "")
     c["score"] = q("score: cost, or a huge number when infeasible",
@@ -646,10 +537,10 @@ HELD_OUT_SCORE = "1E290"
 
 
 def _held_caps(sheet, full: dict, at_cap, ttft_ok_at, whole: bool) -> dict:
-    """:func:`tco.core.serving._held_batch`: the largest slot cap below the full one whose longest prompts can meet the
-    TTFT target, by bisection (:func:`tco.core.serving._largest_cap_within_ttft`: a block of rows per halving, all
-    :data:`tco.core.serving.HELD_SEARCH_STEPS` of them; the core stops once its brackets are one slot wide, where a
-    further halving changes nothing), then the candidate again at :data:`tco.core.serving.HELD_CAPS` of it, whose
+    """:func:`tco.core.serving.pools._held_batch`: the largest slot cap below the full one whose longest prompts can meet the
+    TTFT target, by bisection (:func:`tco.core.serving.pools._largest_cap_within_ttft`: a block of rows per halving, all
+    :data:`tco.core.serving.pools.HELD_SEARCH_STEPS` of them; the core stops once its brackets are one slot wide, where a
+    further halving changes nothing), then the candidate again at :data:`tco.core.serving.pools.HELD_CAPS` of it, whose
     score is its cost where the full cap misses the TTFT target (and fits, meets the TPOT target, holds more than one
     slot) and it meets the targets; elsewhere :data:`HELD_OUT_SCORE`. The candidate's values are those of the first
     lowest score among the full cap and these."""

@@ -1,6 +1,6 @@
-"""A prefill lane fed prompts of varying length, on the Model sheet: :mod:`tco.core.sojourn` as live formulas.
+"""A prefill lane fed prompts of varying length, on the Model sheet: :mod:`tco.core.serving.sojourn` as live formulas.
 
-Each function mirrors its namesake term by term (the bisection of :func:`tco.core.sojourn.sojourn_utilization` as one
+Each function mirrors its namesake term by term (the bisection of :func:`tco.core.serving.sojourn.sojourn_utilization` as one
 cell a step, Kingman's exponent for gamma service as Newton cells). The lane formulas take the deterministic lane of
 :mod:`tco.export.serving_sheet` where the spread is 0 (``IF``), as the core does, so a workbook whose spread is edited
 to 0 gives the numbers of before.
@@ -8,9 +8,21 @@ to 0 gives the numbers of before.
 
 from __future__ import annotations
 
-from ..core.queueing import EXPONENT_CAP, EXPONENT_FLOOR, KINGMAN_NEWTON_STEPS, SCV_FLOOR, SERVICE_FLOOR_S, UTILIZATION_FLOOR
-from ..core.sojourn import SOJOURN_BISECTION_STEPS, SOJOURN_EXPONENT_FLOOR, SOJOURN_POLE_SHARE, SOJOURN_UTILIZATION_FLOOR
-from . import serving_sheet as ss
+from tco.core.serving.queueing import (
+    EXPONENT_CAP,
+    EXPONENT_FLOOR,
+    KINGMAN_NEWTON_STEPS,
+    SCV_FLOOR,
+    SERVICE_FLOOR_S,
+    UTILIZATION_FLOOR,
+)
+from tco.core.serving.sojourn import (
+    SOJOURN_BISECTION_STEPS,
+    SOJOURN_EXPONENT_FLOOR,
+    SOJOURN_POLE_SHARE,
+    SOJOURN_UTILIZATION_FLOOR,
+)
+from tco.export import queue_formulas as qf
 
 #: what a lane count "no number of lanes suffices" is written as (the core's infinity; the per-lane rule's ``a / rho``
 #: at the utilization floor, ``1e200 a``, is always the fewer)
@@ -18,9 +30,9 @@ NO_LANES_SUFFICE = "1E+300"
 
 
 def length_quantile(scv: str, epsilon: str) -> str:
-    """:func:`tco.core.sojourn.length_quantile`: ``max(1 - v/9 + z sqrt(v/9), 0)^3``."""
+    """:func:`tco.core.serving.sojourn.length_quantile`: ``max(1 - v/9 + z sqrt(v/9), 0)^3``."""
     v9 = f"(({scv})/9)"
-    z = ss.normal_quantile(f"(1-({epsilon}))")
+    z = qf.normal_quantile(f"(1-({epsilon}))")
     return f"(MAX(1-{v9}+{z}*SQRT({v9}),0)^3)"
 
 
@@ -30,7 +42,7 @@ def shortened_slack(slack: str, own: str, scv: str, epsilon: str) -> str:
 
 
 def _tail(x: str, v: str, own_ratio: str) -> tuple[str, str]:
-    """:func:`tco.core.sojourn.sojourn_log_tail` at ``x``: ``(ln(C M(x l)), rho)`` as formula text."""
+    """:func:`tco.core.serving.sojourn.sojourn_log_tail` at ``x``: ``(ln(C M(x l)), rho)`` as formula text."""
     vx = f"({v}*{x})"
     mgf_excess = f"(EXP(MIN(-LN(1-{vx})/{v},{EXPONENT_CAP:g}))-1)"
     rho = f"({x}/{mgf_excess})"
@@ -39,7 +51,7 @@ def _tail(x: str, v: str, own_ratio: str) -> tuple[str, str]:
 
 
 def kingman_exponent(q, label: str, utilization: str, v: str) -> str:
-    """:func:`tco.core.queueing.kingman_exponent` for gamma service (``v`` already floored), Newton steps as cells."""
+    """:func:`tco.core.serving.queueing.kingman_exponent` for gamma service (``v`` already floored), Newton steps as cells."""
     rho = q(f"{label}: utilization, clamped", f"MIN(MAX({utilization},1E-300),1)", "")
     x = q(f"{label}: exponent, start above the root",
           f"MIN(2*(1-{rho})/({rho}*(1+{v})),(1-EXP(-{v}*LN(1+1/({v}*{rho}))))/{v})", "")
@@ -62,7 +74,7 @@ def _terms(q, label: str, service: str, own: str, scv: str) -> tuple[str, str, s
 
 def sojourn_utilization(q, label: str, service: str, own: str, slack: str, scv: str, epsilon: str,
                         shortened: str) -> str:
-    """:func:`tco.core.sojourn.sojourn_utilization` (cells labelled ``label``; ``shortened`` the cell of
+    """:func:`tco.core.serving.sojourn.sojourn_utilization` (cells labelled ``label``; ``shortened`` the cell of
     :func:`shortened_slack`); returns the utilization per lane."""
     v, floored, own_ratio = _terms(q, label, service, own, scv)
     sojourn = q(f"{label}: sojourn allowed over the service", f"MAX({slack},0)/{floored}+{own_ratio}", "")
@@ -80,11 +92,11 @@ def sojourn_utilization(q, label: str, service: str, own: str, slack: str, scv: 
     _, rho = _tail(f"EXP({high})", v, own_ratio)
     fits = f"IF({shortened}>0,1,0)"
     return q(f"{label}: utilization per lane (Cramer-Lundberg, gamma lengths)",
-             f"MIN({rho},{ss.kingman_utilization(service, slack, epsilon)})*{fits}", "")
+             f"MIN({rho},{qf.kingman_utilization(service, slack, epsilon)})*{fits}", "")
 
 
 def sojourn_wait(q, label: str, load: str, servers: str, service: str, own: str, scv: str, epsilon: str) -> str:
-    """:func:`tco.core.sojourn.sojourn_wait_s` at ``rho = a / c`` (cells); returns the wait-equivalent [s]. The tail
+    """:func:`tco.core.serving.sojourn.sojourn_wait_s` at ``rho = a / c`` (cells); returns the wait-equivalent [s]. The tail
     stays a number down to ``rho = 1e-300`` (the exponent below the pole, the generating function capped at
     ``e^700``), so the core's guard against a NaN tail needs no twin here."""
     v, floored, own_ratio = _terms(q, label, service, own, scv)
@@ -92,7 +104,7 @@ def sojourn_wait(q, label: str, load: str, servers: str, service: str, own: str,
     x = q(f"{label}: exponent at the load, below the pole",
           f"MIN({kingman_exponent(q, label, utilization, v)},{SOJOURN_POLE_SHARE!r}/{v})", "")
     tail, _ = _tail(x, v, own_ratio)
-    deterministic = ss.kingman_wait(q, f"{label} (mean lengths)", load, servers, service, epsilon)
+    deterministic = qf.kingman_wait(q, f"{label} (mean lengths)", load, servers, service, epsilon)
     sojourn = f"{floored}*({tail}-LN({epsilon}))/{x}"
     return q(f"{label}: wait at the percentile with the own prefill (at least Kingman's at mean lengths)",
              f"MAX({sojourn}-{own_ratio}*{floored},{deterministic})", "s")
@@ -100,13 +112,13 @@ def sojourn_wait(q, label: str, load: str, servers: str, service: str, own: str,
 
 def lane_servers(q, label: str, load: str, service: str, own: str, slack: str, scv: str, epsilon: str,
                  fits: str, dispatched: bool = False) -> str:
-    """:func:`tco.core.sojourn.lane_servers`, the deterministic lane where the spread is 0 or the longest prompts
-    alone miss the target (``fits`` 0: the core's fallback in :func:`tco.core.serving._candidate`; ``dispatched``: the
-    colocated lanes' square-root rule, :mod:`tco.core.queueing`)."""
-    deterministic = ss.servers_within_wait(load, service, slack, epsilon, kingman=True, dispatched=dispatched)
+    """:func:`tco.core.serving.sojourn.lane_servers`, the deterministic lane where the spread is 0 or the longest prompts
+    alone miss the target (``fits`` 0: the core's fallback in :func:`tco.core.serving.pools._candidate`; ``dispatched``: the
+    colocated lanes' square-root rule, :mod:`tco.core.serving.queueing`)."""
+    deterministic = qf.servers_within_wait(load, service, slack, epsilon, kingman=True, dispatched=dispatched)
     shortened = q(f"{label}: slack less the own prefill's excess at the percentile",
                   shortened_slack(slack, own, scv, epsilon), "s")
-    servers = ss.servers_within_wait(load, service, shortened, epsilon, scv=scv, dispatched=dispatched)
+    servers = qf.servers_within_wait(load, service, shortened, epsilon, scv=scv, dispatched=dispatched)
     square_root = f"IF({shortened}>0,{servers},{NO_LANES_SUFFICE})"
     rho = sojourn_utilization(q, label, service, own, slack, scv, epsilon, shortened)
     variable = f"MIN({square_root},MAX({load},0)/MAX({rho},{UTILIZATION_FLOOR:.0E}))"
@@ -115,23 +127,23 @@ def lane_servers(q, label: str, load: str, service: str, own: str, slack: str, s
 
 def lane_wait(q, label: str, load: str, servers: str, service: str, own: str, scv: str, epsilon: str,
               sizing_slack: str, dispatched: bool = False) -> str:
-    """:func:`tco.core.sojourn.lane_wait_s`: the deterministic lane's wait where the spread is 0 (``dispatched`` as in
+    """:func:`tco.core.serving.sojourn.lane_wait_s`: the deterministic lane's wait where the spread is 0 (``dispatched`` as in
     :func:`lane_servers`)."""
-    deterministic = ss.wait_quantile(q, f"{label} (mean lengths)", load, servers, service, epsilon, sizing_slack,
+    deterministic = qf.wait_quantile(q, f"{label} (mean lengths)", load, servers, service, epsilon, sizing_slack,
                                      kingman=True, dispatched=dispatched)
     excess = q(f"{label}: own prefill's excess at the percentile",
                f"({sizing_slack})-{shortened_slack(sizing_slack, own, scv, epsilon)}", "s")
-    square_root = (ss.wait_quantile(q, f"{label} (square root)", load, servers, service, epsilon,
+    square_root = (qf.wait_quantile(q, f"{label} (square root)", load, servers, service, epsilon,
                                     f"(({sizing_slack})-{excess})", scv=scv, dispatched=dispatched) + f"+{excess}")
     variable = f"MIN({square_root},{sojourn_wait(q, label, load, servers, service, own, scv, epsilon)})"
     return f"IF(({scv})=0,{deterministic},{variable})"
 
 
 def own_prefill(work: str, latency: str) -> str:
-    """:func:`tco.core.serving._own_prefill_s`: ``min(latency, work)``."""
+    """:func:`tco.core.serving.pools._own_prefill_s`: ``min(latency, work)``."""
     return f"MIN({latency},{work})"
 
 
 def own_prefill_fits(slack: str, own: str, scv: str, epsilon: str) -> str:
-    """:func:`tco.core.serving._own_prefill_fits` (1/0)."""
+    """:func:`tco.core.serving.pools._own_prefill_fits` (1/0)."""
     return f"IF(AND({slack}>0,{slack}>{own}*({length_quantile(scv, epsilon)}-1)),1,0)"

@@ -1,7 +1,7 @@
 """The training workbook's Model sheet: each cluster's step time, goodput, time to train and cost per run.
 
-Each row mirrors one line of :mod:`tco.core.training` (``step_terms`` for the chosen shape),
-:mod:`tco.core.goodput` and :mod:`tco.core.training_run` as a live formula over the Inputs'
+Each row mirrors one line of :mod:`tco.core.training.step` (``step_terms`` for the chosen shape),
+:mod:`tco.core.training.goodput` and :mod:`tco.core.training.run` as a live formula over the Inputs'
 defined names. The parallel shape each option uses (tensor, pipeline, virtual stages, expert,
 recomputed share, FSDP) is the one the Python model chose from its candidate list at the
 written values; like the options themselves it is structure, fixed when the workbook is
@@ -10,15 +10,15 @@ written (rerun ``tco export`` after edits that should change it). Every other nu
 
 from __future__ import annotations
 
-from ..core.goodput import SECONDS_PER_DAY
-from ..core.power import HOURS_PER_YEAR
-from ..core.sizing import SECONDS_PER_YEAR
-from ..core.structure import device_param, model_param
-from ..core.training import ACTIVATION_BYTES_PER_HIDDEN, CHECKPOINTED_INPUT_BYTES_PER_HIDDEN, WIRE_BYTES
-from ..core.training_run import cluster_param, evaluate_training, training_comparison
-from . import formulas as fx
-from .cells import QuantitySheet
-from .check_sheet import NEVER, finite_or
+from tco.core.serving.power import HOURS_PER_YEAR
+from tco.core.serving.sizing import SECONDS_PER_YEAR
+from tco.core.structure import device_param, model_param
+from tco.core.training.goodput import SECONDS_PER_DAY
+from tco.core.training.run import cluster_param, evaluate_training, training_comparison
+from tco.core.training.step import ACTIVATION_BYTES_PER_HIDDEN, CHECKPOINTED_INPUT_BYTES_PER_HIDDEN, WIRE_BYTES
+from tco.export import formulas as fx
+from tco.export.cells import QuantitySheet
+from tco.export.check_sheet import NEVER, finite_or
 
 #: shape outputs written as constants (the structure of the option)
 SHAPE_KEYS = ("tensor_parallel", "pipeline_parallel", "virtual_stages", "expert_parallel", "recompute", "fsdp", "shape_index")
@@ -37,17 +37,17 @@ def training_model_values(scenario) -> dict[str, dict[str, float | str]]:
 
 
 def _link(span: str, domain: str, c2c: str, out: str) -> str:
-    """:func:`tco.core.training.link_bandwidth`."""
+    """:func:`tco.core.training.step.link_bandwidth`."""
     return f"IF({span}<={domain}+1E-9,{c2c},{out})"
 
 
 def _collective(bytes_: str, bandwidth: str, latency: str, group: str, collectives: str) -> str:
-    """:func:`tco.core.training.collective_time_s`: ``bytes / bw + collectives 2 log2(n) latency``, 0 for n = 1."""
+    """:func:`tco.core.training.step.collective_time_s`: ``bytes / bw + collectives 2 log2(n) latency``, 0 for n = 1."""
     return f"IF({group}>1,{bytes_}/{bandwidth}+{collectives}*2*LOG(MAX({group},1),2)*{latency},0)"
 
 
 def _ring(message: str, group: str) -> str:
-    """:func:`tco.core.training.ring_allreduce_bytes_per_device`."""
+    """:func:`tco.core.training.step.ring_allreduce_bytes_per_device`."""
     return f"2*(MAX({group},1)-1)/MAX({group},1)*{message}"
 
 
@@ -62,7 +62,7 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
     structure = scenario.structure
     m = structure.model
     values = training_model_values(scenario)
-    sheet.note("Live formulas over the Inputs sheet's defined names; they mirror tco/core/training.py, goodput.py and "
+    sheet.note("Live formulas over the Inputs sheet's defined names; they mirror tco/core/training/step.py, goodput.py and "
                "training_run.py line by line.")
     sheet.note("The parallel shape of each option is structure, chosen by tco at the written values (rerun `tco export` "
                "after edits that should change it); constants in formulas are units or rounding guards.")

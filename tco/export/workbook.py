@@ -14,19 +14,20 @@ import yaml
 from openpyxl import Workbook
 from openpyxl.styles import Alignment
 
-from .. import __version__
-from ..api import compare
-from ..errors import InputError
-from ..scenario import Scenario, scenario_from_dict
-from ..util import atomic_write, check_target
-from .breakeven_sheet import write_breakeven
-from .cashflow_sheet import write_cash_flows
-from .cells import lock_formulas, put_text
-from .check_sheet import write_check
-from .inputs_sheet import write_inputs
-from .model_sheet import OptionRefs, write_model
-from .names import excel_names
-from .sensitivity_sheet import write_sensitivity
+from tco import __version__
+from tco.export.breakeven_sheet import write_breakeven
+from tco.export.cashflow_sheet import write_cash_flows
+from tco.export.cells import lock_formulas, put_text
+from tco.export.check_sheet import write_check
+from tco.export.inputs_sheet import write_inputs
+from tco.export.model_sheet import OptionRefs, write_model
+from tco.export.names import excel_names
+from tco.export.sensitivity_sheet import write_sensitivity
+from tco.foundation.errors import InputError
+from tco.foundation.files import atomic_write, check_target
+from tco.inputs.loading import scenario_from_dict
+from tco.inputs.scenario import Scenario
+from tco.present.comparison import compare
 
 SCENARIO_SHEET = "Scenario"
 WRAP, TOP = Alignment(wrap_text=True, vertical="top"), Alignment(vertical="top")
@@ -90,8 +91,8 @@ def file_values(scenario) -> dict[str, float]:
 
 def build_training_workbook(scenario) -> Workbook:
     """The workbook of a ``kind: training`` scenario: Inputs, the Model of every cluster, Check, Scenario."""
-    from ..training_api import compare_training
-    from .training_sheet import training_model_values, write_training_model
+    from tco.export.training_sheet import training_model_values, write_training_model
+    from tco.present.training_comparison import compare_training
 
     wb, sheets, names = _workbook_with_inputs(scenario, TRAINING_SHEETS)
     refs = write_training_model(sheets["Model"], scenario, names)
@@ -135,7 +136,7 @@ def _write_scenario(ws, scenario: Scenario) -> None:
 
 
 def write_workbook(scenario: Scenario, path: str | Path, force: bool = False) -> Path:
-    """Write the workbook to ``path`` through a temporary file and a rename (:func:`tco.util.atomic_write`).
+    """Write the workbook to ``path`` through a temporary file and a rename (:func:`tco.foundation.files.atomic_write`).
 
     Refuses to overwrite an existing file unless ``force`` (which keeps its permissions; a new
     file gets the umask's); a failure leaves no partial file.

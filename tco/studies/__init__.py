@@ -1,9 +1,9 @@
 """Scripted sensitivity studies: tornado, sweeps, 2-D break-even maps, Monte Carlo, Sobol, Morris.
 
-Every analysis evaluates the scenario through :func:`tco.api.evaluate_scenario` with
+Every analysis evaluates the scenario through :func:`tco.analysis.evaluation.evaluate_scenario` with
 numpy arrays of parameter values (one core call per analysis or per chunk of samples)
-and returns pandas DataFrames; :mod:`tco.studies.figures` turns them into plotly figures
-and :mod:`tco.studies.runner` runs a study file (``tco study FILE``). Monte Carlo
+and returns pandas DataFrames; :mod:`tco.present.study_figures` turns them into plotly figures
+and :mod:`tco.export.study_folder` runs a study file (``tco study FILE``). Monte Carlo
 (:func:`monte_carlo`), Sobol (:func:`sobol`) and Morris (:func:`morris`) each have one
 implementation, chunked on a :class:`~tco.studies.parallel.ChunkRunner` with progress and
 cancellation, used by the app, the API and ``tco study`` alike.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import types
 
-from ..lazy import lazy_exports
+from tco.foundation.lazy import lazy_exports
 
 #: public name -> module that defines it, imported on first use (PEP 562), so that a worker process
 #: unpickling a chunk function of one module does not import every analysis (pandas, SALib, ...)

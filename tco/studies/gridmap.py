@@ -7,13 +7,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .. import limits
-from ..api import evaluate_scenario
-from ..scenario import Scenario
-from .chunks import CHUNK_SIZE, Cancel, Progress
-from .metrics import Metric, contour_option, gap_values, metric_table, parse_metric
-from .parallel import ChunkRunner
-from .sweep import sweep_points
+from tco.analysis.evaluation import evaluate_scenario
+from tco.foundation import limits
+from tco.inputs.scenario import Scenario
+from tco.studies.chunks import CHUNK_SIZE, Cancel, Progress
+from tco.studies.metrics import Metric, contour_option, gap_values, metric_table, parse_metric
+from tco.studies.parallel import ChunkRunner
+from tco.studies.sweep import sweep_points
 
 
 @dataclass
@@ -113,11 +113,11 @@ def grid_block(job: GridJob, rows: tuple[int, int]) -> tuple[np.ndarray, np.ndar
 
 
 def check_cells(scenario: Scenario, nx: int, ny: int, chunk_size: int, runner: ChunkRunner) -> None:
-    """Refuse a map of ``nx x ny`` cells too large to hold or too long to compute (:mod:`tco.limits`).
+    """Refuse a map of ``nx x ny`` cells too large to hold or too long to compute (:mod:`tco.foundation.limits`).
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its options count toward the work.
     nx, ny : int [cells]
         Grid size.
@@ -142,7 +142,7 @@ def grid_map(scenario: Scenario, x_param: str, y_param: str, x_range: tuple[floa
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario; every other parameter stays at its base value.
     x_param, y_param : str
         Parameter names of the two axes.

@@ -8,7 +8,7 @@ A metric is a string:
 - ``advantage:<option>`` years after deployment an option with specialized devices stays cheaper
   than the best general-purpose generation [yr] (:func:`tco.core.comparison.years_of_advantage`)
 - ``breakeven:<option>:<param>`` the value of ``param`` at which the option ties the baseline
-  on cost per output token [unit of ``param``], solved with :func:`tco.solvers.find_crossing`
+  on cost per output token [unit of ``param``], solved with :func:`tco.analysis.solvers.find_crossing`
   over the parameter's low..high range
 
 ``<option>`` may be omitted (``ratio``): the first non-baseline option.
@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.comparison import cost_ratio, gap_from_results, npv_usd, years_of_advantage
-from ..core.outputs import COMPARISON_OUTPUTS, OPTION_OUTPUTS, OptionResult
-from ..core.structure import Structure
-from ..errors import InputError
-from ..solvers import find_crossing
+from tco.analysis.solvers import find_crossing
+from tco.core.comparison import cost_ratio, gap_from_results, npv_usd, years_of_advantage
+from tco.core.outputs import COMPARISON_OUTPUTS, OPTION_OUTPUTS, OptionResult
+from tco.core.structure import Structure
+from tco.foundation.errors import InputError
 
 if TYPE_CHECKING:  # a worker computing one-evaluation metrics imports numpy and the core only
-    from ..scenario import Scenario
+    from tco.inputs.scenario import Scenario
 
 KINDS = ("lcot", "ratio", "npv", "advantage", "breakeven")
 #: the output each one-evaluation metric reads (its unit comes from the output table)
@@ -74,7 +74,7 @@ def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its options and parameters.
     text : str
         ``lcot[:<option>]``, ``ratio[:<option>]``, ``npv[:<option>]`` or
@@ -114,7 +114,7 @@ def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
     if kind != "breakeven":
         return Metric(kind, option, None, OUTPUTS[kind].unit)
     if param not in scenario.values():
-        from ..params import unknown_name_rule
+        from tco.inputs.parameters import unknown_name_rule
 
         raise InputError.one(path, text, f"parameter {param} " + unknown_name_rule(param, scenario.params))
     spec = scenario.params[param]
@@ -145,7 +145,7 @@ def contour_option(scenario: Scenario | Structure, metric: Metric) -> str:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario or tco.core.structure.Structure
+    scenario : tco.inputs.scenario.Scenario or tco.core.structure.Structure
         Its challengers.
     metric : Metric
         The metric.
@@ -166,7 +166,7 @@ def values_from_results(scenario: Scenario | Structure, metric: Metric, results:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario or tco.core.structure.Structure
+    scenario : tco.inputs.scenario.Scenario or tco.core.structure.Structure
         Names the baseline (a worker process has the structure only, and passes ``values``).
     metric : Metric
         The metric (not ``breakeven``: that needs its own search).
@@ -200,7 +200,7 @@ def gap_values(scenario: Scenario | Structure, metric: Metric, results: Mapping[
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario or tco.core.structure.Structure
+    scenario : tco.inputs.scenario.Scenario or tco.core.structure.Structure
         Names the baseline and the challengers.
     metric : Metric
         The metric; its option (or the first challenger) is the one measured.
@@ -226,7 +226,7 @@ def breakeven_values(scenario: Scenario, metric: Metric, updates: Mapping[str, o
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario.
     metric : Metric
         A ``breakeven`` metric: its option and the parameter solved for.
@@ -238,7 +238,7 @@ def breakeven_values(scenario: Scenario, metric: Metric, updates: Mapping[str, o
     numpy.ndarray [unit of metric.param]
         The break-even per point, in the broadcast shape of ``updates``.
     """
-    from ..api import evaluate_scenario
+    from tco.analysis.evaluation import evaluate_scenario
 
     if metric.param in updates:
         raise InputError.one("metric", metric.name, f"{metric.param} cannot be both varied and solved for")
@@ -264,7 +264,7 @@ def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario evaluated.
     metrics : Sequence[Metric]
         Break-even metrics are searched, the others read from one evaluation.
@@ -278,7 +278,7 @@ def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping
     dict[str, numpy.ndarray] [unit of each metric]
         ``{metric name: values}``.
     """
-    from ..api import evaluate_scenario, scenario_values
+    from tco.analysis.evaluation import evaluate_scenario, scenario_values
 
     values = scenario_values(scenario, updates)
     if results is None and any(m.kind != "breakeven" for m in metrics):
@@ -292,7 +292,7 @@ def metric_values(scenario: Scenario, metric: Metric | str, updates: Mapping[str
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario evaluated.
     metric : Metric or str
         The metric, parsed against the scenario when given as text.

@@ -29,25 +29,25 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
-from ..scenario import Scenario
-from .aggregates import MetricAggregate, merge_tables, quantile_edges
-from .chunks import CHUNK_SIZE, Cancel, Progress, chunk_bounds
-from .chunkwork import MetricColumns, MonteCarloCell, MonteCarloJob, aggregate_values, chunk_aggregates, chunk_values
-from .metrics import Metric, parse_metric
-from .parallel import ChunkRunner
-from .sampling import Correlation, SamplingPlan, draw_chunk, sampling_plan  # noqa: F401  (draw_chunk: as before)
+from tco.foundation.errors import InputError
+from tco.inputs.scenario import Scenario
+from tco.studies.aggregates import MetricAggregate, merge_tables, quantile_edges
+from tco.studies.chunk_jobs import MetricColumns, MonteCarloCell, MonteCarloJob, aggregate_values, chunk_aggregates, chunk_values
+from tco.studies.chunks import CHUNK_SIZE, Cancel, Progress, chunk_bounds
+from tco.studies.metrics import Metric, parse_metric
+from tco.studies.parallel import ChunkRunner
+from tco.studies.sampling import Correlation, SamplingPlan, sampling_plan
 
 #: draws kept (the first ones, in chunk order) for the samples table and the histogram figure
 KEEP_SAMPLES = 10_000
 
 
 def metric_cell(scenario: Scenario, metrics: Sequence[Metric], plan: SamplingPlan, samples: int) -> MonteCarloCell:
-    """A cell of scenario metrics (:class:`~tco.studies.chunkwork.MetricColumns`).
+    """A cell of scenario metrics (:class:`~tco.studies.chunk_jobs.MetricColumns`).
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The cell's scenario.
     metrics : Sequence[Metric]
         Its metrics, each aggregated with its win and feasibility counts.
@@ -75,7 +75,7 @@ class CellResult:
 
 def monte_carlo_job(cells: Sequence[MonteCarloCell], seed: int, chunk_size: int) -> MonteCarloJob:
     """What the chunks of ``cells`` are sent: the cells with their sampling plans reduced to numbers, so that a
-    worker unpickling the job imports numpy, scipy.special and the core only (:mod:`tco.studies.chunkwork`).
+    worker unpickling the job imports numpy, scipy.special and the core only (:mod:`tco.studies.chunk_jobs`).
 
     Parameters
     ----------
@@ -201,11 +201,12 @@ class MonteCarloResult:
 
 
 def check_samples(scenario: Scenario, samples: int, chunk_size: int, runner: ChunkRunner) -> None:
-    """Refuse a Monte Carlo too long for the processes of ``runner`` (:mod:`tco.limits`); memory is bounded by the chunk.
+    """Refuse a Monte Carlo too long for the processes of ``runner`` (:mod:`tco.foundation.limits`); memory is
+    bounded by the chunk.
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its options count toward the work.
     samples : int [draws]
         Draws asked for.
@@ -234,7 +235,7 @@ def monte_carlo(scenario: Scenario, metrics: Sequence[Metric | str], samples: in
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario; every uncertain parameter is drawn.
     metrics : Sequence[Metric or str]
         The metrics (a break-even metric's parameter is not drawn).

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import limits
-from .chunks import Cancel, Progress, progress_bar
+from tco.foundation import limits
+from tco.studies.chunks import Cancel, Progress, progress_bar
 
 #: environment of LocalCluster workers. Dask's default sets MALLOC_TRIM_THRESHOLD_=65536, which
 #: switches off glibc's dynamic mmap threshold: every chunk-sized numpy array is then mapped and
@@ -116,7 +116,7 @@ class ChunkRunner:
 
     def check_run(self, path: str, requested: int, what: str, option_evaluations: float, chunk_size: int) -> None:
         """Refuse a run of ``option_evaluations`` (model evaluations x options), asked for as ``requested``
-        ``what`` at ``path``, too long for this runner's processes, or chunks too large (:mod:`tco.limits`)."""
+        ``what`` at ``path``, too long for this runner's processes, or chunks too large (:mod:`tco.foundation.limits`)."""
         limits.check_chunk_size(chunk_size)
         limits.check_evaluations(path, requested, what, option_evaluations, self.workers, self.scheduler)
 

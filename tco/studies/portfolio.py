@@ -1,7 +1,7 @@
 """Portfolio study: every device x model x workload x fleet option of a list, under uncertainty.
 
 Each *cell* is a scenario derived from the study's scenario and validated through the
-ordinary path (:func:`tco.scenario.scenario_from_dict`): the cell's model, the scenario's
+ordinary path (:func:`tco.inputs.loading.scenario_from_dict`): the cell's model, the scenario's
 workload with the preset's fields replaced, and two options, the baseline device alone
 (colocated) and the challenger:
 
@@ -23,14 +23,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .. import limits
-from ..errors import FieldError, InputError
-from ..scenario import Scenario, scenario_from_dict
-from .chunks import CHUNK_SIZE, Cancel, Progress
-from .metrics import parse_metric
-from .montecarlo import metric_cell, run_cells, summary_frame
-from .parallel import ChunkRunner
-from .sampling import sampling_plan
+from tco.foundation import limits
+from tco.foundation.errors import FieldError, InputError
+from tco.inputs.loading import scenario_from_dict
+from tco.inputs.scenario import Scenario
+from tco.studies.chunks import CHUNK_SIZE, Cancel, Progress
+from tco.studies.metrics import parse_metric
+from tco.studies.montecarlo import metric_cell, run_cells, summary_frame
+from tco.studies.parallel import ChunkRunner
+from tco.studies.sampling import sampling_plan
 
 SHAPES = ("colocated", "disaggregated")
 #: scenario keys a cell does not inherit: they name options or parameters the cell may not have
@@ -59,7 +60,7 @@ def cell_data(base: dict, baseline: str, model: str, workload: Mapping[str, obje
     Parameters
     ----------
     base : dict
-        The base scenario as plain data (:meth:`tco.scenario.Scenario.to_dict`); its study,
+        The base scenario as plain data (:meth:`tco.inputs.scenario.Scenario.to_dict`); its study,
         fleet settings, edits and program are not inherited (the program is, when the cell's
         device is the program's).
     baseline : str
@@ -103,7 +104,7 @@ def portfolio_cells(scenario: Scenario, baseline: str, devices: Sequence[str], m
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The base scenario (economics, latency targets, catalog overrides).
     baseline : str
         The general device.
@@ -151,7 +152,7 @@ def portfolio_cells(scenario: Scenario, baseline: str, devices: Sequence[str], m
 
 
 def check_portfolio_samples(cells: Sequence[Cell], samples: int, chunk_size: int, runner: ChunkRunner) -> None:
-    """Refuse ``samples`` draws per cell too long for the processes of ``runner`` (:mod:`tco.limits`).
+    """Refuse ``samples`` draws per cell too long for the processes of ``runner`` (:mod:`tco.foundation.limits`).
 
     Parameters
     ----------

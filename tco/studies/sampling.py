@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from ..core.draws import mask_bits, select_bits
-from ..errors import InputError
-from .parallel import chunk_seed
+from tco.core.draws import mask_bits, select_bits
+from tco.foundation.errors import InputError
+from tco.studies.parallel import chunk_seed
 
 if TYPE_CHECKING:  # a worker drawing a chunk imports numpy and scipy.special only (SamplingPlan.numbers_only)
-    from ..params import Param
-    from ..scenario import Scenario
+    from tco.inputs.parameters import Param
+    from tco.inputs.scenario import Scenario
 
 #: z-score of the 95th percentile of a standard normal
 Z95 = 1.6448536269514722
@@ -51,7 +51,7 @@ def is_sampled(param: Param) -> bool:
 
     Parameters
     ----------
-    param : tco.params.Param
+    param : tco.inputs.parameters.Param
         The parameter.
 
     Returns
@@ -87,7 +87,7 @@ def inverse_cdf(param: Param, u: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    param : tco.params.Param
+    param : tco.inputs.parameters.Param
         The parameter (or the numbers of one, as a worker has them).
     u : numpy.ndarray [-]
         Quantiles in [0, 1].
@@ -105,7 +105,7 @@ def round_integers(param: Param, x: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    param : tco.params.Param
+    param : tco.inputs.parameters.Param
         The parameter (its field says whether it is whole).
     x : numpy.ndarray [unit of the parameter]
         Values.
@@ -120,7 +120,7 @@ def round_integers(param: Param, x: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Drawn:
-    """What drawing a parameter needs, as numbers (a :class:`~tco.params.Param` would bring pydantic along)."""
+    """What drawing a parameter needs, as numbers (a :class:`~tco.inputs.parameters.Param` would bring pydantic along)."""
 
     name: str
     distribution: str  # "fixed" when the parameter is not sampled
@@ -171,7 +171,7 @@ def values_at_quantiles(params: Sequence[Param], u: np.ndarray) -> dict[str, np.
 
     Parameters
     ----------
-    params : Sequence[tco.params.Param]
+    params : Sequence[tco.inputs.parameters.Param]
         The parameters, one per column.
     u : numpy.ndarray [-]
         Quantiles in [0, 1], shape ``(samples, len(params))``.
@@ -269,7 +269,7 @@ def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario (the cost model's parameters; fleet-analysis settings are never drawn).
     correlations : Sequence[Correlation], optional
         ``(a, b, rho)`` rank correlations [-] between sampled parameters.

@@ -47,15 +47,15 @@ import numpy as np
 import pandas as pd
 from scipy.stats import qmc
 
-from .. import limits
-from ..errors import InputError
-from ..params import Param
-from ..scenario import Scenario
-from .aggregates import Moments
-from .chunks import CHUNK_SIZE, Cancel, Progress, blockwise
-from .metrics import Metric, metric_table, parse_metric
-from .parallel import ChunkRunner, chunk_seed
-from .sampling import is_sampled, values_at_quantiles
+from tco.foundation import limits
+from tco.foundation.errors import InputError
+from tco.inputs.parameters import Param
+from tco.inputs.scenario import Scenario
+from tco.studies.aggregates import Moments
+from tco.studies.chunks import CHUNK_SIZE, Cancel, Progress, blockwise
+from tco.studies.metrics import Metric, metric_table, parse_metric
+from tco.studies.parallel import ChunkRunner, chunk_seed
+from tco.studies.sampling import is_sampled, values_at_quantiles
 
 UnitFunction = Callable[[np.ndarray], np.ndarray]
 
@@ -83,7 +83,7 @@ def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] 
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario.
     metric : Metric
         The metric (the parameter a break-even metric solves for is not a dimension).
@@ -469,11 +469,11 @@ def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: 
 # --- on a scenario -----------------------------------------------------------------------------------
 
 def check_base_samples(scenario: Scenario, dims: int, n: int, chunk_size: int, runner: ChunkRunner) -> None:
-    """Refuse a Sobol analysis (``n (dims + 2)`` evaluations) too long for ``runner`` (:mod:`tco.limits`).
+    """Refuse a Sobol analysis (``n (dims + 2)`` evaluations) too long for ``runner`` (:mod:`tco.foundation.limits`).
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its options count toward the work.
     dims : int [-]
         Dimensions.
@@ -489,11 +489,11 @@ def check_base_samples(scenario: Scenario, dims: int, n: int, chunk_size: int, r
 
 def check_morris_trajectories(scenario: Scenario, dims: int, trajectories: int, chunk_size: int, runner: ChunkRunner) -> None:
     """Refuse a Morris analysis whose ``trajectories x dims`` elementary effects do not fit in memory, or
-    whose ``trajectories (dims + 1)`` evaluations take too long for ``runner`` (:mod:`tco.limits`).
+    whose ``trajectories (dims + 1)`` evaluations take too long for ``runner`` (:mod:`tco.foundation.limits`).
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its options count toward the work.
     dims : int [-]
         Dimensions screened (effects held: trajectories x dims).
@@ -517,7 +517,7 @@ def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its sampled parameters are the dimensions.
     metric : Metric or str
         The output whose variance is decomposed.
@@ -555,7 +555,7 @@ def morris(scenario: Scenario, metric: Metric | str, trajectories: int = 50, lev
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its sampled parameters are screened.
     metric : Metric or str
         The output screened.

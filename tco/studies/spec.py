@@ -1,7 +1,7 @@
 """Study files: the schema (pydantic) and its checks against the scenario it studies.
 
 A study names a scenario, a metric and the analyses to run; see ``docs/studies.md``.
-Every error names the field path, the value and the rule (:class:`tco.errors.InputError`).
+Every error names the field path, the value and the rule (:class:`tco.foundation.errors.InputError`).
 """
 
 from __future__ import annotations
@@ -11,20 +11,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from ..catalog import Strict
-from ..errors import FieldError, InputError
-from ..limits import MAX_CHUNK_SIZE
-from ..scenario import SCENARIOS_DIR, Scenario, load_scenario, scenario_from_dict
-from ..yamlio import bundled_or_path, pydantic_errors, read_yaml
-from .chunks import CHUNK_SIZE
-from .gridmap import check_cells
-from .metrics import parse_metric
-from .montecarlo import KEEP_SAMPLES, check_samples
-from .parallel import ChunkRunner
-from .portfolio import check_portfolio_samples, portfolio_cells
-from .sampling import sampling_plan
-from .sensitivity import check_base_samples, check_morris_trajectories, scenario_function
-from .sweep import check_points
+from tco.foundation.errors import FieldError, InputError
+from tco.foundation.limits import MAX_CHUNK_SIZE
+from tco.inputs.catalog import Strict
+from tco.inputs.loading import SCENARIOS_DIR, load_scenario, scenario_from_dict
+from tco.inputs.scenario import Scenario
+from tco.inputs.yaml_files import bundled_or_path, pydantic_errors, read_yaml
+from tco.studies.chunks import CHUNK_SIZE
+from tco.studies.gridmap import check_cells
+from tco.studies.metrics import parse_metric
+from tco.studies.montecarlo import KEEP_SAMPLES, check_samples
+from tco.studies.parallel import ChunkRunner
+from tco.studies.portfolio import check_portfolio_samples, portfolio_cells
+from tco.studies.sampling import sampling_plan
+from tco.studies.sensitivity import check_base_samples, check_morris_trajectories, scenario_function
+from tco.studies.sweep import check_points
 
 STUDIES_DIR = SCENARIOS_DIR / "studies"
 
@@ -114,7 +115,7 @@ class MorrisSpec(Strict):
 
 
 class CascadeSpec(Strict):
-    """Second life of a training scenario's devices under uncertainty (tco.training_api.cascade_under_uncertainty)."""
+    """Second life of a training scenario's devices under uncertainty (tco.studies.cascade.cascade_under_uncertainty)."""
 
     samples: PositiveInt = 10_000
 
@@ -176,7 +177,7 @@ def load_study(name_or_path: str | Path) -> tuple[StudySpec, Scenario]:
     -------
     study : StudySpec
         The validated study.
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its scenario (named by the study, looked up beside the study file first).
     """
     path = study_path(name_or_path)
@@ -228,7 +229,7 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
     ----------
     study : StudySpec
         The study whose names and ranges are checked.
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario they must exist in.
     """
     errors: list[FieldError] = []
@@ -316,14 +317,14 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
 
 
 def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner) -> None:
-    """Every size the study asks for against :mod:`tco.limits` (time on ``runner``'s processes,
+    """Every size the study asks for against :mod:`tco.foundation.limits` (time on ``runner``'s processes,
     memory), before anything runs; all errors at once, under their ``analyses.*`` paths.
 
     Parameters
     ----------
     study : StudySpec
         The sizes asked for (samples, points, trajectories, cells).
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its options multiply the work.
     runner : ChunkRunner
         Where the chunks would run.
@@ -338,7 +339,7 @@ def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner)
 
     a = study.analyses
     if a.cascade:
-        from ..training_api import serving_scenario
+        from tco.analysis.training import serving_scenario
 
         # one evaluation of the serving scenario with a retired option per training device, per draw
         options = len(serving_scenario(scenario).structure.options) + len({o.device for o in scenario.structure.options})
@@ -368,7 +369,7 @@ def axis_range(scenario: Scenario, ax: Axis) -> tuple[float, float]:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its parameter gives the defaults.
     ax : Axis
         The study's axis.
@@ -387,7 +388,7 @@ def study_portfolio_cells(scenario: Scenario, spec: PortfolioSpec) -> list:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The base scenario.
     spec : PortfolioSpec
         The portfolio analysis of the study.

@@ -7,16 +7,17 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .. import limits
-from ..api import Breakeven, breakeven, evaluate_scenario
-from ..scenario import Scenario
-from ..solvers import CROSSES, STATUS_NAMES, grid
-from .metrics import Metric, contour_option, metric_table, parse_metric
-from .sampling import round_integers
+from tco.analysis.breakeven import Breakeven, breakeven
+from tco.analysis.evaluation import evaluate_scenario
+from tco.analysis.solvers import CROSSES, STATUS_NAMES, grid
+from tco.foundation import limits
+from tco.inputs.scenario import Scenario
+from tco.studies.metrics import Metric, contour_option, metric_table, parse_metric
+from tco.studies.sampling import round_integers
 
 
 def check_points(points: int) -> None:
-    """Refuse a sweep of more points than memory holds at once (:mod:`tco.limits`).
+    """Refuse a sweep of more points than memory holds at once (:mod:`tco.foundation.limits`).
 
     Parameters
     ----------
@@ -31,7 +32,7 @@ def sweep_points(scenario: Scenario, param: str, low: float, high: float, points
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         Its parameter ``param`` gives the field (integer or not).
     param : str
         Parameter name.
@@ -59,7 +60,7 @@ def sweep(scenario: Scenario, param: str, low: float, high: float, points: int =
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario; every other parameter stays at its base value.
     param : str
         The swept parameter.
@@ -79,7 +80,7 @@ def sweep(scenario: Scenario, param: str, low: float, high: float, points: int =
         ``frame.attrs["breakevens"]`` lists every crossing per challenger the metrics name, ``{option, param, value,
         unit, wins_above, status}``, and ``frame.attrs["windows"]`` every stretch where a challenger wins, ``{option,
         param, unit, from, to, baseline_misses_targets}`` (:func:`winning_stretches`): both from the break-even
-        solver (:func:`tco.api.breakeven`, adaptive refinement on its own grid), not from the sweep's points, so a
+        solver (:func:`tco.analysis.breakeven.breakeven`, adaptive refinement on its own grid), not from the sweep's points, so a
         window narrower than their spacing is found as ``tco breakeven`` finds it.
     """
     parsed = [m if isinstance(m, Metric) else parse_metric(scenario, m) for m in (metrics or ["ratio"])]
@@ -106,15 +107,15 @@ def winning_stretches(scenario: Scenario, solved: Breakeven) -> tuple[list, list
     """Every crossing of a challenger's NPV against the baseline's, and every stretch where it wins with whether the
     baseline misses a latency target there (then the targets decide, not the costs).
 
-    The changes are :func:`tco.api.breakeven`'s (the NPV of choosing the challenger crossing 0;
-    :func:`tco.solvers.scan`): a stretch where neither option meets its targets is nobody's win. Neighbouring stretches
+    The changes are :func:`tco.analysis.breakeven.breakeven`'s (the NPV of choosing the challenger crossing 0;
+    :func:`tco.analysis.solvers.scan`): a stretch where neither option meets its targets is nobody's win. Neighbouring stretches
     that differ only in where the challenger itself meets its targets are one stretch.
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario (the parameter's unit).
-    solved : tco.api.Breakeven
+    solved : tco.analysis.breakeven.Breakeven
         One challenger's search along one parameter (``metric="npv"``).
 
     Returns

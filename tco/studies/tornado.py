@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..api import evaluate_scenario
-from ..scenario import Scenario
-from .metrics import Metric, gap_values, metric_table, parse_metric
-from .sampling import round_integers
+from tco.analysis.evaluation import evaluate_scenario
+from tco.inputs.scenario import Scenario
+from tco.studies.metrics import Metric, gap_values, metric_table, parse_metric
+from tco.studies.sampling import round_integers
 
 COLUMNS = ["param", "unit", "base_value", "low", "high", "metric_low", "metric_high", "metric_base", "swing",
            "crosses_breakeven"]
@@ -21,7 +21,7 @@ def default_params(scenario: Scenario, metric: Metric) -> list[str]:
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario.
     metric : Metric
         The metric (a ``breakeven`` metric names the parameter it solves for).
@@ -42,7 +42,7 @@ def tornado(scenario: Scenario, metric: Metric | str, params: Sequence[str] | No
 
     Parameters
     ----------
-    scenario : tco.scenario.Scenario
+    scenario : tco.inputs.scenario.Scenario
         The scenario.
     metric : Metric or str
         What the bars measure (``ratio``, ``lcot:<option>``, ...).

@@ -110,7 +110,7 @@ def workbook_download(name: str, folder: str) -> dict:
     import tco
 
     scenario = tco.load_scenario("default")
-    scenario = tco.scenario.scenario_from_dict({**scenario.to_dict(), "name": name})
+    scenario = tco.inputs.loading.scenario_from_dict({**scenario.to_dict(), "name": name})
     tempfile.tempdir = folder  # the download's temporary folder is created here
     answer = download(scenario)
     return {"filename": answer["filename"], "left": sorted(str(p.relative_to(folder)) for p in Path(folder).rglob("*"))}

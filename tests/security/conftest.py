@@ -7,6 +7,6 @@ import pytest
 
 @pytest.fixture(scope="session")
 def default_text() -> str:
-    from tco.scenario import SCENARIOS_DIR
+    from tco.inputs.loading import SCENARIOS_DIR
 
     return (SCENARIOS_DIR / "default.yaml").read_text()

@@ -26,8 +26,8 @@ from pathlib import Path
 #: address space a child may map beyond the fork server's own [MB]
 HEADROOM_MB = 1500
 #: modules the fork server imports once
-PRELOAD = ["numpy", "pandas", "yaml", "openpyxl", "plotly.graph_objects", "tco", "tco.api", "tco.cli", "tco.scenario",
-           "tco.export", "tco.export.reader", "tco.studies", "tco.studies.runner", "tco.dynamics.config", "tco_app",
+PRELOAD = ["numpy", "pandas", "yaml", "openpyxl", "plotly.graph_objects", "tco", "tco.api", "tco.cli", "tco.inputs.loading",
+           "tco.export", "tco.export.reader", "tco.studies", "tco.export.study_folder", "tco.inputs.fleet_settings", "tco_app",
            "tco_app.controller", "tco_app.pages.assumptions", "tco_app.pages.sensitivity", "tco_app.pages.uncertainty",
            "preloaded_app"]
 

@@ -15,9 +15,9 @@ from harness import contained, refused
 from harness import tco as run_tco
 
 import tco
-from tco.errors import InputError
 from tco.export import write_workbook
 from tco.export.reader import import_workbook
+from tco.foundation.errors import InputError
 
 
 def scenario_file(tmp_path, default_text, extra: str) -> str:

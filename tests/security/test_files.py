@@ -16,7 +16,8 @@ import pytest
 import yaml
 from harness import contained, refused, run, tco
 
-from tco.util import FORMULA_STARTS, csv_cell, slug
+from tco.foundation.files import slug
+from tco.foundation.safe_csv import FORMULA_STARTS, csv_cell
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
@@ -130,7 +131,7 @@ def test_fleet_html_is_offline(tmp_path):
 @pytest.fixture(scope="module")
 def hostile_scenario(tmp_path_factory) -> Path:
     """The default scenario with option names and a source that spreadsheets would run."""
-    from tco.scenario import SCENARIOS_DIR
+    from tco.inputs.loading import SCENARIOS_DIR
 
     data = yaml.safe_load((SCENARIOS_DIR / "default.yaml").read_text())
     for option, name in zip(data["options"][1:], HOSTILE_NAMES, strict=False):

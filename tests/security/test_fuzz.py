@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 import tco
 from tco.core.comparison import cost_ratio, npv_usd
 from tco.core.evaluate import evaluate
-from tco.core.training_run import TRAINING_OUTPUTS, evaluate_training
-from tco.errors import InputError
-from tco.scenario import bundled_scenarios
+from tco.core.training.run import TRAINING_OUTPUTS, evaluate_training
+from tco.foundation.errors import InputError
+from tco.inputs.loading import bundled_scenarios
 
 SCENARIOS = {name: tco.load_scenario(name) for name in bundled_scenarios() + bundled_scenarios("training")}
 EDIT_SETS_PER_EXAMPLE = 20
@@ -144,7 +144,7 @@ def edit_sets(scenario, choose: Chooser) -> list[dict]:
 
 
 def cross_rules_hold(scenario, values: dict) -> bool:
-    """The cross-field rules, written here from their statement (not from tco.params)."""
+    """The cross-field rules, written here from their statement (not from tco.inputs.parameters)."""
     for device_id, device in scenario.devices.items():
         d = f"devices.{device_id}."
         if values[d + "idle_power_w"] > values[d + "tdp_w"]:
@@ -282,7 +282,7 @@ def test_scenario_files_with_hostile_values(slot, value):
     data = SCENARIOS["default"].to_dict()
     _put(data, slot, value)
     try:
-        scenario = tco.scenario.scenario_from_dict(data)
+        scenario = tco.inputs.loading.scenario_from_dict(data)
     except InputError:
         return
     if slot in FILE_SLOTS:
@@ -311,7 +311,7 @@ def assert_training_finite(scenario, values: dict) -> None:
 
 #: at the domain's corners (a zero slope, share or token count) the core reaches its documented inf, 0 or infeasible
 #: answer without a divide-by-zero or invalid-value warning on the way (a training run that never ends:
-#: tco.core.training_run; the serving model's flat lines: tco.core.steps.largest_within); any RuntimeWarning fails
+#: tco.core.training.run; the serving model's flat lines: tco.core.serving.steps.largest_within); any RuntimeWarning fails
 @pytest.mark.filterwarnings("error::RuntimeWarning")
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_the_whole_domain_of_every_field_gives_finite_answers(name):

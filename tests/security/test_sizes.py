@@ -11,7 +11,7 @@ import pytest
 import yaml
 from harness import contained, refused, run, tco
 
-from tco.limits import MAX_PROCESS_SECONDS, MAX_WORKERS
+from tco.foundation.limits import MAX_PROCESS_SECONDS, MAX_WORKERS
 
 
 def study(tmp_path, analyses: dict, metric: str = "ratio:groq") -> str:

@@ -26,12 +26,12 @@ from tco_app.state import query_from_state, scenario_choices, scenario_yaml, sta
 
 import tco
 from tco.core.outputs import COST_LINES
-from tco.dynamics.config import fleet_config
 from tco.dynamics.kv_wall import kv_wall
 from tco.dynamics.stranded import simulate
 from tco.export.reader import import_workbook
-from tco.figstyle import COST_LINE_COLOURS
-from tco.scenario import scenario_from_dict
+from tco.inputs.fleet_settings import fleet_config
+from tco.inputs.loading import scenario_from_dict
+from tco.present.figure_style import COST_LINE_COLOURS
 
 CHOICES = scenario_choices()
 CTX = AppContext(CHOICES, "default")
@@ -166,7 +166,7 @@ def test_the_app_keeps_the_maps_dark_legend_where_its_white_keys_show(default_sc
     import plotly.graph_objects as go
     from tco_app.charts import LEGEND, for_app
 
-    from tco.studies.figures import MAP_LEGEND_BACKGROUND, map_figure
+    from tco.present.study_figures import MAP_LEGEND_BACKGROUND, map_figure
     from tco.studies.gridmap import grid_map
 
     grid = grid_map(default_scenario, "workload.requests_per_s", "workload.prompt_tokens", (30.0, 300.0), (500.0, 8000.0),
@@ -353,9 +353,9 @@ def test_workbook_download_is_the_export_of_the_edited_scenario(tmp_path):
 
 @pytest.mark.parametrize("name", ["default", "fleet-split"])
 def test_routing_and_roadmap_views_show_tco_fleet(name):
-    from tco.dynamics.config import fleet_config
     from tco.dynamics.roadmap import roadmap
     from tco.dynamics.routing import routing
+    from tco.inputs.fleet_settings import fleet_config
 
     scenario = tco.load_scenario(name)
     cfg = fleet_config(scenario)

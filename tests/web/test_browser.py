@@ -14,7 +14,7 @@ from tco_app.pages import PAGES
 
 import tco
 from tco.core.outputs import OPTION_OUTPUTS
-from tco.scenario import scenario_from_dict
+from tco.inputs.loading import scenario_from_dict
 
 LCOT = "#cell-lcot_usd_per_mtok-0"
 

@@ -1,0 +1,177 @@
+"""The model's prediction for each validation case.
+
+A measured case becomes an inline scenario with one colocated option on the measured
+device, the measured devices per replica, prompt and output lengths, latency bound,
+batch limit and number format; the core evaluates it and a *metric* reads the quantity
+the publication reports. (Published arithmetic -- KV-cache sizes, the two-for-two rule --
+is checked by unit tests of the core formulas, tests/test_core_formulas.py.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+
+from tco.analysis.validation.cases import Case, Conditions, Suite
+from tco.core.evaluate import serving_pools
+from tco.core.serving import pools as serving
+from tco.inputs.loading import scenario_from_dict
+from tco.inputs.scenario import Scenario
+
+OPTION = "measured"
+#: optional device fields a calibration may fit, with the value the core uses when a device lacks them
+NEUTRAL_DEVICE_FIELDS = {"cycle_overhead_s": 0.0, "collective_efficiency": 1.0, "expert_compute_efficiency": 1.0}
+
+
+def _neutral_fields(device: str) -> dict:
+    """The optional fields ``device`` lacks in the catalog, at their neutral values, as quantities: a fit can
+    then move them (a parameter must exist to be updated), and predictions at the catalog's values are unchanged."""
+    from tco.inputs.catalog import load_catalog
+
+    entry = load_catalog().devices.get(device, {})
+    return {name: {"value": value, "low": value, "high": value, "grade": "C", "date": "2026",
+                   "source": "tco calibrate (the core's value when the field is absent)"}
+            for name, value in NEUTRAL_DEVICE_FIELDS.items() if name not in entry}
+
+
+def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) -> Scenario:
+    """Inline scenario mirroring measured conditions, with the measured replica shape pinned.
+
+    The measured device is the only option and hence the baseline; it is declared
+    ``class: general`` here because a baseline must be general and only performance
+    outputs are read (the cost side is not validated by these cases). Replicas are sized
+    continuously: the metrics read a fleet of the measured size.
+    """
+    c = conditions
+    serving = {k: getattr(c, k) for k in ("token_budget_tokens", "percentile", "policy") if getattr(c, k) is not None}
+    data = {
+        "name": name,
+        "model": c.model,
+        "models": {c.model: models[c.model]} if c.model in models else {},
+        "devices": {c.device: {"class": "general", **_neutral_fields(c.device)}},
+        "workload": {
+            "requests_per_s": 1.0, "prompt_tokens": c.prompt_tokens, "prompt_tokens_scv": c.prompt_tokens_scv,
+            "output_tokens": c.output_tokens,
+            "ttft_target_s": c.ttft_target_s, "tpot_target_s": c.tpot_target_s, "half_life_years": 3.0,
+            "max_batch": c.max_batch, "weight_bits": c.bits, "kv_bits": c.kv_bits or c.bits,
+            "compute_bits": c.compute_bits or min(c.bits, 16.0),
+        },
+        "options": [{"name": OPTION, "colocated": {"device": c.device, "pipeline_stages": c.pipeline_stages,
+                                                   "tensor_parallel": c.tensor_parallel or int(c.devices_per_replica)}}],
+        "baseline": OPTION,
+        "fleet": {"sizing": "continuous"},
+        "serving": serving,
+    }
+    return scenario_from_dict(data, path=f"case {name}")
+
+
+def _replicas(c: Conditions, pool) -> object:
+    return c.system_devices / pool["devices_per_replica"]
+
+
+def system_output_tokens_per_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Output tokens/s a measured system carries within its latency targets [tokens/s].
+
+    The system's replicas (``system_devices / devices_per_replica``) carry at most
+    :func:`tco.core.serving.pools.fleet_capacity_rps` requests/s with the TTFT and TPOT percentiles
+    met (MLPerf Server and Interactive report the highest load that passes them; Offline
+    has no latency bound, modelled as targets of minutes); times the output tokens.
+    """
+    pools, demand, _ = serving_pools(scenario.structure, values, OPTION)
+    pool = pools["colocated"]
+    return serving.fleet_capacity_rps("colocated", pool, _replicas(c, pool), demand) * c.output_tokens
+
+
+def per_user_decode_tokens_per_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Output tokens/s one user sees: ``1 / t_d(c_s)``, the decode cycle at the slot cap (1 at batch 1) [tokens/s]."""
+    pools, _, _ = serving_pools(scenario.structure, values, OPTION)
+    return 1.0 / pools["colocated"]["decode_cap_s"]
+
+
+def per_user_tokens_per_s_under_load(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Output tokens/s a user sees with ``max_batch`` users in flight (a closed loop): ``1 / t(c_s)`` [tokens/s].
+
+    ``t(c_s)`` is the cycle at the slot cap as a request sees it, the decode cycle plus the
+    prefill of the other users' next prompts riding in it (``(P/O) chi B``).
+    """
+    pools, _, _ = serving_pools(scenario.structure, values, OPTION)
+    return 1.0 / pools["colocated"]["cycle_cap_s"]
+
+
+def _at_capacity(scenario: Scenario, values: Mapping[str, object], c: Conditions) -> dict:
+    """Percentile TTFT and TPOT of the measured system run at the most it carries within its targets.
+
+    MLPerf Server and Interactive runs report the highest load that passes the p99 bounds,
+    so their logged p99 latencies are those of a system at its capacity.
+    """
+    pools, demand, _ = serving_pools(scenario.structure, values, OPTION)
+    pool = pools["colocated"]
+    replicas = _replicas(c, pool)
+    load = serving.fleet_capacity_rps("colocated", pool, replicas, demand)
+    return pool.at_load(dataclasses.replace(demand, peak_requests_per_s=load), replicas)
+
+
+def ttft_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Time to first token at the percentile, the measured system at its capacity [s]."""
+    return _at_capacity(scenario, values, c)["ttft_s"]
+
+
+def tpot_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Time per output token at the percentile, the measured system at its capacity [s]."""
+    return _at_capacity(scenario, values, c)["tpot_s"]
+
+
+def tpot_mean_at_logged_load_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Mean time per output token at the occupancy the measured run logged [s].
+
+    ``t(B)``, the cycle a request sees (decode plus the prefill riding in it), at ``B`` = the
+    sequences the log shows in flight per replica (Little's law: output tokens/s x mean
+    TPOT, over ``system_devices / devices_per_replica`` replicas). It checks the cycle model
+    at a measured operating point, apart from the queueing model that sets how much load a
+    fleet carries within its percentile targets (:func:`tpot_s` reads both together).
+    """
+    pools, _, _ = serving_pools(scenario.structure, values, OPTION)
+    pool = pools["colocated"]
+    return pool.seen_cycle_s(c.sequences_in_flight / _replicas(c, pool))
+
+
+def output_tokens_per_s_per_device(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Output tokens/s per accelerator of the measured system (rankings per accelerator) [tokens/s]."""
+    return system_output_tokens_per_s(scenario, values, c) / c.system_devices
+
+
+METRIC_READERS: dict[str, Callable] = {f.__name__: f for f in (system_output_tokens_per_s, output_tokens_per_s_per_device,
+                                                                per_user_decode_tokens_per_s, per_user_tokens_per_s_under_load,
+                                                                ttft_s, tpot_s, tpot_mean_at_logged_load_s)}
+
+
+class Predictor:
+    """Predictions of a suite's cases; scenarios are built once and re-evaluated with updates."""
+
+    def __init__(self, suite: Suite):
+        self.suite = suite
+        self._scenarios: dict[str, Scenario] = {}
+
+    def scenario(self, case: Case) -> Scenario:
+        if case.name not in self._scenarios:
+            self._scenarios[case.name] = scenario_for(case.conditions, self.suite.models, case.name)
+        return self._scenarios[case.name]
+
+    def predict(self, case: Case, updates: Mapping[str, object] | None = None):
+        """The case's predicted figure, in the case's unit (array when ``updates`` are arrays).
+
+        ``updates`` maps device parameter names (``devices.<id>.<field>``) to values; names
+        of devices the case does not use are ignored.
+        """
+        value = self._measured(case.name, case.conditions, case.metric, updates)
+        if case.denominator is not None:
+            value = value / self._measured(case.name + " (denominator)", case.denominator, case.metric, updates)
+        return value
+
+    def _measured(self, name: str, conditions: Conditions, metric: str, updates):
+        if name not in self._scenarios:
+            self._scenarios[name] = scenario_for(conditions, self.suite.models, name)
+        scenario = self._scenarios[name]
+        values = scenario.values()
+        values.update({k: v for k, v in (updates or {}).items() if k in values})
+        return METRIC_READERS[metric](scenario, values, conditions)

@@ -1,0 +1,1 @@
+"""Fleet dynamics: stranded capacity, coordination, Pareto frontiers, routing, siting."""

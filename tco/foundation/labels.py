@@ -1,0 +1,61 @@
+"""How a person reads a parameter: a label from its dotted name, and a value with a readable unit.
+
+The label comes from the field table (:mod:`tco.foundation.fields`: the field's description) and the
+dotted name's prefix (the device, link, model or pool it belongs to), so
+``devices.groq-lpu.price_usd`` reads "groq-lpu unit price" and
+``workload.tpot_target_s`` "time-per-output-token target". Values keep 3-4 significant
+figures and move to a readable unit (4.3 ms, $1.2M, 3.35 TB/s, 9 %); a missing or
+non-finite value is an em dash. The CLI, the app, the verdict and the workbook use these;
+the outputs have their own display units in :mod:`tco.core.outputs`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tco.foundation.fields import FIELDS
+
+#: prefixes of the dotted name whose second segment names a thing (a device, model, link, site, option)
+_NAMED = {"devices", "models", "links", "sites", "options"}
+
+
+#: labels where the field's description reads badly as a label
+_LABELS = {"external_units": "units sold to others"}
+
+
+#: fields read as "<thing> <short label>" where the description is generic (memory tiers, links)
+_SHORT = {"capacity_bytes": "capacity", "bandwidth_bytes_per_s": "bandwidth", "latency_s": "latency"}
+
+
+def field_label(field: str) -> str:
+    """The short human label of a field: its description without parentheses or what follows ``;`` or ``:``."""
+    if field in _LABELS:
+        return _LABELS[field]
+    spec = FIELDS.get(field)
+    text = spec.description if spec and spec.description else field.replace("_", " ")
+    text = re.sub(r"\s*\([^)]*\)", "", text)
+    return re.split(r"[;:]", text, maxsplit=1)[0].strip()
+
+
+def param_label(name: str) -> str:
+    """A dotted parameter name in words: ``devices.groq-lpu.price_usd`` -> ``groq-lpu unit price``."""
+    head, _, middle = name.rpartition(".")[0].partition(".")
+    field = name.rsplit(".", 1)[-1]
+    if not head:
+        return field_label(field)
+    if head in _NAMED and middle:  # ids may hold dots (llama-3.1-70b): the owner is all between head and field
+        if head == "devices" and ".memory." in f".{middle}.":  # devices.X.memory.TIER.field
+            owner, _, tier = middle.partition(".memory.")
+            return f"{owner} {tier.upper() if len(tier) <= 4 else tier} {_SHORT.get(field, field_label(field))}"
+        if head == "links":
+            return f"{middle} link {_SHORT.get(field, field_label(field))}"
+        if head == "options":  # options.OPTION.ROLE.field
+            owner, _, role = middle.rpartition(".")
+            owner, role = (owner, role) if owner else (role, "")
+            return f"{owner} {role + ' ' if role and role != 'colocated' else ''}{field_label(field)}"
+        return f"{middle} {field_label(field)}"
+    if head in ("workload", "economics", "program") and not middle:
+        return field_label(field)
+    if head == "program":  # program.nre.design_usd
+        return f"{middle.upper() if middle == 'nre' else middle} {field_label(field)}"
+    return " ".join(x for x in (head.replace("_", " "), middle.replace(".", " "), field_label(field)) if x)

@@ -1,0 +1,92 @@
+"""A resolved scenario: its words, structure, named parameters, settings and file contents."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import KW_ONLY, dataclass, field, replace
+
+from tco.core.structure import Structure
+from tco.foundation.errors import FieldWarning
+from tco.inputs.catalog import Device
+from tco.inputs.parameters import ParamSet
+from tco.inputs.scenario_schema import ScenarioFile
+
+#: names of the fleet-analysis settings start with it (tco.inputs.fleet_settings.PREFIX)
+DYNAMICS_PREFIX = "fleet_dynamics."
+
+
+@dataclass(frozen=True)
+class ScenarioEdits:
+    """What every resolved scenario (inference or training) offers: its words, base values, ``--set`` edits, its file."""
+
+    name: str
+    title: str
+    description: str
+    question: str
+    #: the named inputs the model reads
+    params: ParamSet
+    _: KW_ONLY
+    path: str | None = None
+    devices: dict[str, Device] = field(default_factory=dict)
+    #: inputs accepted but worth a look: values outside their sourced range
+    warnings: tuple[FieldWarning, ...] = ()
+
+    def values(self) -> dict[str, float]:
+        return self.params.values()
+
+    def with_values(self, updates: Mapping[str, object]):
+        """This scenario with new base values (``--set``, the app, the API), read and checked by
+        :func:`tco.inputs.parameters.checked_edits` (the same rules as ``set:`` in a file); warnings are added
+        to :attr:`warnings`. Names under ``fleet_dynamics.`` edit the fleet-analysis settings
+        (``dynamics``), the others the model's parameters."""
+        if not updates:
+            return self
+        settings, inputs = split_settings(updates)
+        changed: dict[str, ParamSet] = {}
+        warnings: list[FieldWarning] = []
+        for attr, part in (("params", inputs), ("dynamics", settings)):
+            if part:
+                changed[attr], found = getattr(self, attr, ParamSet(())).edited(part)
+                warnings += found
+        edits = {name: changed[attr][name].value for attr, part in (("params", inputs), ("dynamics", settings))
+                 for name in part}
+        spec = self.spec.model_copy(update={"set": {**self.spec.set, **edits}})
+        return replace(self, **changed, spec=spec, warnings=self.warnings + tuple(warnings))
+
+    def to_dict(self) -> dict:
+        """The scenario file as plain data (loadable again), edits in ``set`` included."""
+        return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@dataclass(frozen=True)
+class Scenario(ScenarioEdits):
+    """A validated scenario: its structure, its named parameters and its file contents."""
+
+    structure: Structure
+    spec: ScenarioFile
+    #: catalog figures shown beside the inputs but never read by the model (device prices,
+    #: architecture facts of the model): named like parameters, not in :attr:`params`
+    reference: ParamSet = field(default_factory=lambda: ParamSet(()))
+    #: settings of the fleet analyses as named parameters (``fleet_dynamics.<analysis>.<setting>``,
+    #: assumptions/fleet_dynamics.yaml): read by :mod:`tco.dynamics`, never by the cost model, so
+    #: not in :attr:`params` and not drawn by its studies
+    dynamics: ParamSet = field(default_factory=lambda: ParamSet(()))
+
+
+def split_settings(updates: Mapping[str, object]) -> tuple[dict[str, object], dict[str, object]]:
+    """``(fleet-analysis settings, the rest)`` of named edits: names under ``fleet_dynamics.`` first.
+
+    Parameters
+    ----------
+    updates : Mapping[str, object]
+        Edits by dotted name (a scenario's ``set:``).
+
+    Returns
+    -------
+    settings : dict[str, object]
+        The edits of fleet-analysis settings.
+    rest : dict[str, object]
+        The edits of the cost model's parameters.
+    """
+    settings = {k: v for k, v in updates.items() if isinstance(k, str) and k.startswith(DYNAMICS_PREFIX)}
+    return settings, {k: v for k, v in updates.items() if k not in settings}

@@ -1,0 +1,245 @@
+"""Resolving a validated scenario file against the catalog: options and pools, the baseline's
+roadmap generations, candidate replica shapes, cross-field rules, edits and warnings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+from tco.core import structure as naming
+from tco.core.serving.parallelism import Shape, candidate_shapes
+from tco.core.structure import Generation, Option, Pool, Structure
+from tco.foundation.errors import FieldError, FieldWarning, InputError
+from tco.inputs.catalog import LLM, Catalog, Device, Economics, Roadmap, validated
+from tco.inputs.catalog_entries import lookup_entry, model_and_devices
+from tco.inputs.parameters import ParamSet, cross_field_errors, outside_range_message, param_from_quantity
+from tco.inputs.scenario import Scenario, split_settings
+from tco.inputs.scenario_flatten import fleet_setting_parameters, reference_parameters, scenario_parameters
+from tco.inputs.scenario_schema import PoolSpec, ScenarioFile
+
+#: the on-die SRAM tier of a built device: the tier a change of process node rescales
+SRAM_TIER = "sram"
+
+
+def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping[str, object]) -> tuple[ParamSet,
+                                                                                                         list[FieldWarning]]:
+    """A scenario's parameters with the cross-field rules checked, then its overrides applied.
+
+    The rules are checked on the catalog's values; the bare-number overrides and ``set:``
+    are then applied as edits (:meth:`tco.inputs.parameters.ParamSet.edited`).
+
+    Parameters
+    ----------
+    params : ParamSet
+        The parameters at the catalog's values.
+    edits : Mapping[str, object]
+        Bare-number overrides of the file.
+    set_ : Mapping[str, object]
+        The file's ``set:`` edits.
+
+    Returns
+    -------
+    params : ParamSet
+        The edited parameters.
+    warnings : list of FieldWarning
+        Edited values outside their sourced ranges.
+    """
+    crossed = cross_field_errors(params.values())
+    if crossed:
+        raise InputError(crossed)
+    return params.edited({**edits, **set_})
+
+
+def option_name_errors(names: list[str], baseline: str) -> list[FieldError]:
+    """Broken rules of a scenario's option names: each unique, and the baseline one of them.
+
+    Parameters
+    ----------
+    names : list of str
+        The options' names, in order.
+    baseline : str
+        The baseline's name.
+
+    Returns
+    -------
+    list of FieldError
+        Every broken rule (empty when the names are fine).
+    """
+    errors = [FieldError(f"options[{i}].name", name, "option names must be unique")
+              for i, name in enumerate(names) if names.index(name) != i]
+    if baseline not in names:
+        errors.append(FieldError("baseline", baseline, f"must name one of the options: {', '.join(names)}"))
+    return errors
+
+
+def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario:
+    """A validated scenario file resolved against the catalog into a :class:`Scenario`.
+
+    Parameters
+    ----------
+    spec : ScenarioFile
+        The validated file.
+    catalog : Catalog
+        The catalog to resolve against.
+    path : str or None
+        Where the file came from, kept on the scenario.
+
+    Returns
+    -------
+    Scenario
+        Its structure with candidate shapes, named parameters with edits applied, settings and warnings;
+        an :class:`InputError` lists every broken rule.
+    """
+    errors = option_name_errors([o.name for o in spec.options], spec.baseline)
+    if errors:
+        raise InputError(errors)
+
+    model, devices, edits = model_and_devices(spec, catalog, spec.devices,
+                                              [(pool.device, f"options[{i}].{role}.device") for i, opt in enumerate(spec.options)
+                                               for role, pool in opt.pools().items()])
+    options = []
+    for i, opt in enumerate(spec.options):
+        pools = []
+        for role, pool in opt.pools().items():
+            device = devices[pool.device]
+            built = spec.program is not None and spec.program.device == pool.device
+            pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
+                              built, pool.devices_per_replica is not None,
+                              streamed_prefill=device.pipeline_prefill == "streamed"))
+        if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
+            errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
+                                     f"is not a known link; known: {', '.join(sorted(catalog.links))}"))
+        options.append(Option(opt.name, tuple(pools), opt.kv_link))
+    baseline = next(o for o in options if o.name == spec.baseline)
+    if baseline.specialized:
+        errors.append(FieldError("baseline", spec.baseline, "the baseline must run on general-purpose devices only"))
+    if spec.program is not None and spec.program.device not in devices:
+        errors.append(FieldError("program.device", spec.program.device, "must be a device used by one of the options"))
+    if spec.program is not None:
+        for key in ("node", "specs_node"):
+            node = getattr(spec.program, key)
+            if node is not None and node not in catalog.nodes:
+                errors.append(FieldError(f"program.{key}", node, f"must be one of {', '.join(sorted(catalog.nodes))}"))
+    for i, opt in enumerate(spec.options):
+        for role, pool in opt.pools().items():
+            if pool.pipeline_stages is not None and pool.pipeline_stages > model.layers.value:
+                errors.append(FieldError(f"options[{i}].{role}.pipeline_stages", pool.pipeline_stages,
+                                         f"must be at most the model's {model.layers.value:g} layers (a stage holds whole "
+                                         "layers)"))
+    generations = _generations(spec, catalog, baseline, devices, errors, edits)
+    if errors:
+        raise InputError(errors)
+
+    structure = Structure(spec.model, tuple(options), spec.baseline, spec.fleet.sizing == "whole",
+                          spec.program.device if spec.program else None, policy=spec.serving.policy,
+                          prefill_queue=spec.serving.prefill_queue, moe=model.experts_routed.value > 1, generations=generations,
+                          refresh_policy=spec.roadmap.policy if spec.roadmap else "keep",
+                          demand_series_years=len(spec.workload.demand_by_year or ()),
+                          node_scaled_tiers=_node_scaled_tiers(spec, devices))
+    settings, set_ = split_settings(spec.set)
+    params, warnings = resolved_params(scenario_parameters(spec, catalog, model, devices, edits, structure), edits, set_)
+    dynamics, dynamics_warnings = fleet_setting_parameters(spec.fleet_dynamics, catalog, settings)
+    warnings += dynamics_warnings
+    warnings += _economics_warnings(spec, catalog, params)
+    structure = _with_shapes(structure, spec, model, devices, params)
+    spec = spec.model_copy(update={"set": {name: (dynamics if name in settings else params)[name].value for name in spec.set}})
+    return Scenario(spec.name, spec.title, spec.description, spec.question, params, structure, spec, path=path,
+                    devices=devices, warnings=tuple(warnings), reference=reference_parameters(model, devices), dynamics=dynamics)
+
+
+def _economics_warnings(spec, catalog: Catalog, params: ParamSet) -> list[FieldWarning]:
+    """A bare number under ``economics:`` replaces the catalog's quantity (a fixed value of the
+    scenario's own); one outside the catalog's sourced range gets the same warning as an edit."""
+    bare = [key for key, value in spec.economics.items() if not isinstance(value, dict)]
+    if not bare:
+        return []
+    sourced = validated(Economics, catalog.economics, "economics")
+    warnings = []
+    for key in bare:
+        name = f"economics.{key}"
+        if name in params and hasattr(sourced, key):
+            source = param_from_quantity(name, getattr(sourced, key))
+            if not source.low <= params[name].value <= source.high:
+                warnings.append(FieldWarning(name, params[name].value, outside_range_message(source)))
+    return warnings
+
+
+def _with_shapes(structure: Structure, spec: ScenarioFile, model: LLM, devices: dict[str, Device],
+                 params: ParamSet) -> Structure:
+    """``structure`` with the candidate replica shapes of every pool (:func:`_shapes`), the baseline's roadmap
+    generations included (each baseline pool on the generation's device)."""
+    specs = {o.name: o.pools() for o in spec.options}
+    options = tuple(replace(o, pools=tuple(
+        replace(p, shapes=_shapes(specs[o.name][p.role], p.role, model, devices[p.device], params, o.name))
+        for p in o.pools)) for o in structure.options)
+    base = structure.option(structure.baseline)
+    generations = tuple(replace(g, shapes=tuple(
+        _shapes(specs[base.name][p.role], p.role, model, devices[g.device], params, base.name) for p in base.pools))
+        for g in structure.generations)
+    return replace(structure, options=options, generations=generations)
+
+
+def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: ParamSet, option: str) -> tuple[Shape, ...]:
+    """The pinned shape, or the static candidate shapes of the search (:func:`tco.core.serving.parallelism.candidate_shapes`).
+
+    The memory-fit minimum is bounded over the parameter ranges: weights at the low
+    (high) parameter count and weight bits over the high (low) usable capacity, plus the
+    KV cache of one sequence at base values.
+    """
+    if pool.tensor_parallel is not None:
+        return (Shape(pool.tensor_parallel, pool.pipeline_stages or 1, bool(pool.expert_parallel)),)
+    m, d = model.id, device.id
+    weights = [params[naming.model_param(m, "params_total")].low * params["workload.weight_bits"].low / 8.0,
+               params[naming.model_param(m, "params_total")].high * params["workload.weight_bits"].high / 8.0]
+    tiers = [params[naming.tier_param(d, t.name, "capacity_bytes")] for t in device.memory_tiers]
+    usable = params[naming.device_param(d, "memory_usable_fraction")]
+    room = [sum(t.high for t in tiers) * usable.high, sum(t.low for t in tiers) * usable.low]
+    tokens = params["workload.prompt_tokens"].value + (params["workload.output_tokens"].value if role != "prefill" else 0.0)
+    layers = params[naming.model_param(m, "layers")].value
+    kv_heads = params[naming.model_param(m, "kv_heads")].value if model.kv_elements_per_token is None else 1.0
+    if model.kv_elements_per_token is None:
+        kv = 2.0 * layers * kv_heads * params[naming.model_param(m, "head_dim")].value
+    else:
+        kv = params[naming.model_param(m, "kv_elements_per_token")].value
+    kv *= params["workload.kv_bits"].value / 8.0 * tokens
+    low, high = (max(math.ceil((w + kv) / r - 1e-12), 1) for w, r in zip(weights, room, strict=True))
+    minimum_name = naming.pool_param(option, role, "devices_per_replica")
+    if minimum_name in params:
+        low, high = max(low, int(params[minimum_name].low)), max(high, int(params[minimum_name].high))
+    domain = params[naming.device_param(d, "scale_up_domain_devices")]
+    return candidate_shapes((int(domain.low), int(domain.high)), int(layers), int(kv_heads), low, high,
+                            moe=model.experts_routed.value > 1, streamed=device.pipeline_prefill == "streamed",
+                            latent=model.kv_elements_per_token is not None)
+
+
+def _generations(spec: ScenarioFile, catalog: Catalog, baseline: Option, devices: dict[str, Device],
+                 errors: list[FieldError], edits: dict[str, object]) -> tuple[Generation, ...]:
+    """The roadmap devices the baseline may move to (added to ``devices``); the baseline's own
+    device is generation 0 when it runs colocated."""
+    if spec.roadmap is None:
+        return ()
+    listed = validated(Roadmap, catalog.roadmap, "roadmap").generations
+    chosen = spec.roadmap.generations if spec.roadmap.generations is not None else list(listed)
+    out = []
+    for i, ident in enumerate(chosen):
+        where = f"roadmap.generations[{i}]"
+        if ident not in listed:
+            errors.append(FieldError(where, ident, f"must be a device of assumptions/roadmap.yaml: {', '.join(listed)}"))
+            continue
+        device = devices.get(ident) or lookup_entry("device", ident, catalog.devices, spec.devices, Device, where, edits)
+        if device.specialized:
+            errors.append(FieldError(where, ident, "the baseline's roadmap holds general-purpose devices only"))
+            continue
+        devices.setdefault(ident, device)
+        if not (len(baseline.pools) == 1 and baseline.pools[0].device == ident):
+            out.append(Generation(ident, tuple(t.name for t in device.memory_tiers)))
+    return tuple(out)
+
+
+def _node_scaled_tiers(spec: ScenarioFile, devices: dict[str, Device]) -> tuple[str, ...] | None:
+    """The built device's SRAM tiers when its figures move from ``specs_node`` to ``node`` (None: no move)."""
+    program = spec.program
+    if program is None or program.specs_node in (None, program.node):
+        return None
+    return tuple(t.name for t in devices[program.device].memory_tiers if t.name == SRAM_TIER)

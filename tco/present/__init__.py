@@ -1,0 +1,1 @@
+"""What a person reads: tables, sentences, figures and their style, built on the analysis."""

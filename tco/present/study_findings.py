@@ -1,0 +1,196 @@
+"""What a study found, in sentences: who wins how often, which inputs drive the answer, where it breaks even.
+
+:func:`findings` reads a study's ``summary.json`` contents (``results`` of each analysis, as
+:mod:`tco.export.study_folder` writes them) and says, per analysis that ran:
+
+- Monte Carlo: the share of draws each option wins (with its standard error), the median and
+  the P10-P90 spread of each metric;
+- tornado, Sobol, Morris: the top drivers (human labels, :mod:`tco.foundation.labels`), and which single
+  inputs flip the winner within their range;
+- sweep and map: every break-even (or that none lies in the swept range) and the share of the map where the option wins;
+- portfolio and cascade: the best cell, and how often the second life pays.
+
+``tco study`` prints them after writing the study's folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from tco.foundation.formatting import quantity, sig
+from tco.foundation.labels import param_label
+
+#: drivers named per ranking
+TOP = 3
+
+
+def _drivers(rows, score: str) -> str:
+    return ", ".join(f"{param_label(r['param'])} ({score} {sig(r[score], 2)})" for r in rows[:TOP])
+
+
+def _metric_label(metric: str) -> str:
+    kind, _, option = metric.partition(":")
+    return {"ratio": f"{option}'s cost ratio to the baseline", "lcot": f"{option}'s cost per million output tokens",
+            "npv": f"the NPV of choosing {option}"}.get(kind, metric)
+
+
+def _spread(row: Mapping) -> str:
+    unit = row.get("unit", "")
+    shown = {"USD per million output tokens": "USD", "USD": "USD"}.get(unit, "")
+
+    def v(x):
+        return quantity(x, shown) if shown else sig(x, 3)
+
+    return f"median {v(row['p50'])} (P10 {v(row['p10'])}, P90 {v(row['p90'])})"
+
+
+def findings(summary: Mapping) -> list[str]:
+    """The study's findings as sentences, in the order its analyses ran (empty when nothing ran).
+
+    Parameters
+    ----------
+    summary : Mapping
+        The contents of a study's ``summary.json`` (``results`` of each analysis, as
+        :mod:`tco.export.study_folder` writes them).
+
+    Returns
+    -------
+    list[str]
+        One sentence per finding: Monte Carlo spreads and win shares, tornado, Sobol and Morris
+        drivers and flips, sweep and map break-evens, the portfolio's best cell, the cascade.
+    """
+    results = summary.get("results", {})
+    out = []
+    mc = results.get("monte_carlo")
+    if mc:
+        for row in mc.get("summary", []):
+            kind, _, option = str(row["metric"]).partition(":")
+            line = f"{_metric_label(row['metric'])}: {_spread(row)} over {sig(row['n'], 3)} draws"
+            p = row.get("p_win")
+            if kind in ("ratio", "npv") and p is not None:
+                line += (f"; {option} wins in no draw" if p == 0 else f"; {option} wins in every draw" if p == 1 else
+                         f"; {option} wins in {sig(100 * p, 3)}% of draws (± {sig(100 * row.get('p_win_std_error', 0.0), 2)}%)")
+            if row.get("p_feasible", 1.0) < 1.0:
+                line += f"; it meets the latency targets in {sig(100 * row['p_feasible'], 3)}% of draws"
+            if kind in ("ratio", "npv") and row.get("p_baseline_feasible", 1.0) < 1.0:  # there it wins on the targets
+                line += (f"; the baseline meets the latency targets in {sig(100 * row['p_baseline_feasible'], 3)}% of "
+                         "draws (where it misses them, an option that meets them wins)")
+            out.append(line + ".")
+    tornado = results.get("tornado")
+    if tornado:
+        swings = tornado.get("largest_swing", [])
+        if swings:
+            out.append("Tornado, largest swings: " + _drivers(swings, "swing") + ".")
+        flips = tornado.get("flips_winner", [])
+        out.append("No single input within its range flips the winner." if not flips else
+                   "Inputs that flip the winner within their range: " + ", ".join(param_label(p) for p in flips[:6])
+                   + (f" and {len(flips) - 6} more" if len(flips) > 6 else "") + ".")
+    sobol = results.get("sobol")
+    if sobol and sobol.get("top"):
+        out.append("Sobol, top drivers by total effect: " + _drivers(sobol["top"], "ST") + ".")
+    morris = results.get("morris")
+    if morris and morris.get("top"):
+        out.append("Morris screening, most influential: " + _drivers(morris["top"], "mu_star") + ".")
+    sweep = results.get("sweep")
+    if sweep:
+        out += sweep_findings(sweep)
+    grid = results.get("map")
+    if grid:
+        missed = grid.get("share_of_map_where_a_latency_target_is_missed", 0.0)
+        decided = (f" (the option or the baseline misses a latency target in {sig(100 * missed, 3)}% of it: there the "
+                   "targets decide)") if missed else ""
+        out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)}% of the map{decided}.")
+    portfolio = results.get("portfolio")
+    if portfolio and portfolio.get("p_win"):
+        best = max(portfolio["p_win"], key=lambda r: r["p_win"])
+        line = (f"Portfolio: the best cell is {best['option']} for {best['model']} / {best['workload']}, winning in "
+                f"{sig(100 * best['p_win'], 3)}% of draws ({portfolio['cells']} cells)")
+        base_ok = best.get("p_baseline_feasible", 1.0)
+        if base_ok < 1.0:  # a win also counts where the baseline misses its targets, whatever the cost
+            median = {"lcot": f"cost of {quantity(best['p50'], 'USD')} per million output tokens",
+                      "npv": f"NPV of {quantity(best['p50'], 'USD')}"}.get(str(portfolio.get("metric")),
+                                                                          f"cost ratio of {sig(best['p50'], 3)}")
+            line += (f", at a median {median}: the baseline meets the latency targets in {sig(100 * base_ok, 3)}% of "
+                     "draws")
+        out.append(line + ".")
+    cascade = results.get("cascade")
+    if cascade:
+        for d in cascade.get("devices", []):
+            out.append(f"{d['device']}: cascading to serving beats selling or scrapping in {sig(100 * d['p_cascade_best'], 3)}% "
+                       f"of {sig(cascade['samples'], 3)} draws (median premium {quantity(d['premium_p50_usd'], 'USD')}).")
+    return out
+
+
+def stretch_words(start: float, end: float, low: float, high: float, number: Callable[[float], str]) -> str:
+    """A stretch ``[start, end]`` of a range ``[low, high]`` in words, for the findings and the sweep chart alike.
+
+    Parameters
+    ----------
+    start, end : float [unit of the parameter]
+        The stretch.
+    low, high : float [unit of the parameter]
+        The range it lies in.
+    number : Callable[[float], str]
+        Writes a value of the parameter.
+
+    Returns
+    -------
+    str
+        ``across the swept range``, ``below 4,412``, ``above 4,365`` or ``from 4,365 to 4,412``.
+    """
+    at_low, at_high = start <= low, end >= high
+    if at_low and at_high:
+        return "across the swept range"
+    if at_low:
+        return f"below {number(end)}"
+    return f"above {number(start)}" if at_high else f"from {number(start)} to {number(end)}"
+
+
+def sweep_findings(sweep: Mapping) -> list[str]:
+    """Where each challenger of a sweep wins, as stretches of the swept range (``wins from 4,294 tokens to 4,455 tokens``,
+    ``below``, ``above``, ``across the swept range``), where the baseline misses a latency target marked (windows that
+    meet end to end read as one stretch, the part where the baseline misses named: ``from 4,385 tokens to 4,412 tokens
+    (the baseline misses a latency target from 4,397 tokens to 4,412 tokens)``); one line per challenger that crosses
+    the baseline, or one saying that none does.
+
+    Parameters
+    ----------
+    sweep : Mapping
+        The sweep's results (``param``, ``low``, ``high``, ``breakevens``, ``windows``).
+
+    Returns
+    -------
+    list[str]
+        The sentences.
+    """
+    crossing = list(dict.fromkeys(b["option"] for b in sweep.get("breakevens", [])))
+    if not crossing:
+        return [f"No challenger crosses the baseline across the swept range of {param_label(sweep['param'])}."]
+    out = []
+    for option in crossing:
+        stretches: list[list[Mapping]] = []
+        for w in (w for w in sweep.get("windows", []) if w["option"] == option):
+            if stretches and stretches[-1][-1]["to"] == w["from"]:
+                stretches[-1].append(w)
+            else:
+                stretches.append([w])
+        spans = []
+        for stretch in stretches:
+            unit = stretch[0].get("unit", "")
+            low, high = sweep.get("low", stretch[0]["from"]), sweep.get("high", stretch[-1]["to"])
+
+            def words(start, end, low=low, high=high, unit=unit):
+                return stretch_words(start, end, low, high, lambda v: quantity(v, unit, 4))
+
+            missed = [w for w in stretch if w["baseline_misses_targets"]]
+            where = words(stretch[0]["from"], stretch[-1]["to"])
+            if len(missed) == len(stretch):
+                where += " (the baseline misses a latency target there)"
+            elif missed:
+                where += " (the baseline misses a latency target " + \
+                         " and ".join(words(w["from"], w["to"]) for w in missed) + ")"
+            spans.append(where)
+        label = param_label(sweep["param"])
+        out.append(f"{option} wins at {label} {' and '.join(spans)}." if spans else
+                   f"{option} crosses the baseline along {label} but wins in no stretch of it.")
+    return out

@@ -1,0 +1,192 @@
+"""The training run as the user sees it: ``tco compare`` on a ``kind: training`` scenario.
+
+    >>> import tco
+    >>> s = tco.load_scenario("training-run")
+    >>> result = tco.present.training_comparison.compare_training(s)
+    >>> result.options[["time_to_train_days", "cost_per_run_usd"]]
+
+Besides the per-option table, the comparison carries the verdict with its flip
+conditions (:mod:`tco.analysis.flips`), the siting of training and serving (one combined facility
+against facilities split by purpose, :mod:`tco.core.fleet.siting`) and the second life of the
+cluster's devices in serving (:mod:`tco.core.training.cascade`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from tco.analysis.flips import Flip, flip_conditions
+from tco.core.training.run import TRAINING_OUTPUTS, training_comparison
+from tco.core.training.step import TRAINING_BOUNDS
+from tco.foundation.plain_values import json_safe, scalar
+from tco.inputs.training_scenario import TrainingScenario
+from tco.present.flip_text import describe_flip
+
+if TYPE_CHECKING:
+    pass
+from tco.analysis.training import cheapest_option, cost_gap, evaluate_training_scenario, second_life, training_siting
+
+#: grid points per parameter of the training verdict's flip search: each point evaluates every option's 960 candidate
+#: shapes, so 33 points (a stretch wider than 1/32 of a range is always found) take 0.8 s where the inference verdict's
+#: 257 would take 9.5 s (training-run, measured 2026-12-01)
+TRAINING_FLIP_POINTS = 33
+
+
+#: rows of the options table of a training comparison (``tco compare`` and the app): (key, title with unit, format, scale)
+OPTION_ROWS = [
+    ("placement", "cluster", None, 1.0),
+    ("time_to_train_days", "time to train, days", ",.3g", 1.0),
+    ("cost_per_run_usd", "cost per run, M USD", ",.3g", 1e-6),
+    ("usd_per_mtok_trained", "cost, USD per million training tokens", ",.3g", 1.0),
+    ("mfu", "model FLOPs utilization (16-bit peak), %", ".1f", 100.0),
+    ("goodput", "goodput after failures and checkpoints, %", ".1f", 100.0),
+    ("mtbi_s", "mean time between interruptions, h", ",.3g", 1 / 3600),
+    ("tokens_per_s_per_device", "training tokens/s per device", ",.0f", 1.0),
+    ("tokens_per_joule", "training tokens per joule (IT power)", ",.3g", 1.0),
+    ("energy_mwh", "IT energy of the run, MWh", ",.0f", 1.0),
+    ("shape", "parallel shape", None, 1.0),
+    ("bound", "bound by", None, 1.0),
+    ("memory_bytes_per_device", "memory per device, GB", ",.1f", 1e-9),
+    ("feasible", "trains within its limits", None, 1.0),
+]
+
+
+#: rows of each challenger against the baseline
+CHALLENGER_ROWS = [("cost_ratio", "cost ratio to the baseline (wins below 1)", ".3f", 1.0),
+                   ("time_ratio", "time ratio to the baseline", ".3f", 1.0),
+                   ("usd_saved_per_run", "saved per run, M USD", ",.3g", 1e-6)]
+
+
+#: columns of the siting table: one row per site
+SITE_COLUMNS = [
+    ("site", "site", None, 1.0), ("data hall, USD per kW-month (built)", "facility_usd_per_kw_month", ",.1f", 1.0),
+    ("training cluster, M USD/yr (site-dependent)", "training_usd_per_year", ",.3g", 1e-6),
+    ("serving fleet, M USD/yr (site-dependent)", "serving_usd_per_year", ",.3g", 1e-6),
+    ("user TTFT incl. round trip, ms", "user_ttft_s", ",.0f", 1e3),
+    ("meets the serving TTFT target", "serving_meets_ttft", None, 1.0)]
+
+
+#: columns of the second-life table: one row per training device
+SECOND_LIFE_COLUMNS = [
+    ("device", "device", None, 1.0), ("best use at retirement", "best", None, 1.0),
+    ("cascade to serving, USD per device (PV)", "cascade_usd", ",.0f", 1.0), ("sell, USD per device", "sell_usd", ",.0f", 1.0),
+    ("cascade premium over the better of sell and scrap, USD", "cascade_premium_usd", ",.0f", 1.0),
+    ("output tokens served per device-year, M", "tokens_per_year_per_device", ",.0f", 1e-6),
+    ("running cost in serving, USD per device-year", "running_usd_per_year", ",.0f", 1.0)]
+
+
+@dataclass
+class TrainingComparison:
+    """What ``tco compare`` reports for a training scenario."""
+
+    scenario: TrainingScenario
+    options: pd.DataFrame
+    challengers: pd.DataFrame
+    verdict: str
+    flips: list[Flip] = field(default_factory=list)
+    siting: dict = field(default_factory=dict)
+    second_life: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        """The JSON contract of ``tco compare --format json`` for a training scenario (docs/outputs.md)."""
+        s = self.scenario
+        return {
+            "scenario": {"name": s.name, "kind": "training", "title": s.title, "question": s.question,
+                         "baseline": s.structure.baseline, "model": s.structure.model, "site": s.structure.site,
+                         "objective": "cost per training run (USD), time to train (days)"},
+            "options": [{"name": name, **{k: json_safe(v) for k, v in row.items()}} for name, row in self.options.iterrows()],
+            "comparison": {name: {k: json_safe(v) for k, v in row.items()} for name, row in self.challengers.iterrows()},
+            "verdict": self.verdict,
+            "flip_conditions": self.flips,
+            "siting": self.siting,
+            "second_life": self.second_life,
+        }
+
+
+def compare_training(scenario: TrainingScenario, with_flips: bool = True) -> TrainingComparison:
+    """Evaluate every cluster option at the base values and explain the result.
+
+    Parameters
+    ----------
+    scenario : tco.inputs.training_scenario.TrainingScenario
+        The training scenario.
+    with_flips : bool
+        Search the inputs that flip the cheapest option (:func:`tco.analysis.flips.flip_conditions`).
+
+    Returns
+    -------
+    TrainingComparison
+        The options table (cost per run [USD], time to train [days], shape, bound, ...), the
+        challengers against the baseline, the verdict, the flips, the siting and the second life.
+    """
+    results, values = evaluate_training_scenario(scenario)
+    rows = []
+    for option in scenario.structure.options:
+        r = results[option.name]
+        row = {k: scalar(r[k]) for k in TRAINING_OUTPUTS}
+        row["feasible"] = row["feasible"] > 0
+        row["placement"] = f"{row['devices']:.0f} x {option.device}"
+        shape = (f"TP{row['tensor_parallel']:.0f} PP{row['pipeline_parallel']:.0f} DP{row['data_parallel']:.0f}"
+                 + (f" EP{row['expert_parallel']:.0f}" if row["expert_parallel"] > 1 else "")
+                 + (f" recompute {row['recompute']:.2g}" if row["recompute"] > 0 else "")
+                 + (" FSDP" if row["fsdp"] > 0 else ""))
+        row["shape"] = shape if row["feasible"] else "none fits"
+        row["bound"] = TRAINING_BOUNDS[int(row["bound"])] if row["feasible"] else "memory"
+        rows.append({"option": option.name, **row})
+    table = pd.DataFrame(rows).set_index("option")
+    comp = training_comparison(scenario.structure, results)
+    challengers = pd.DataFrame([{"option": n, **{k: scalar(v) for k, v in c.items()}} for n, c in comp.items()])
+    challengers = challengers.set_index("option") if len(challengers) else pd.DataFrame()
+    winner = cheapest_option(results)
+    flips = []
+    if with_flips and winner is not None and len(results) > 1:
+        flips = flip_conditions(scenario.params, lambda updates: cost_gap(evaluate_training_scenario(scenario, updates)[0],
+                                                                          winner), points=TRAINING_FLIP_POINTS)
+    result = TrainingComparison(scenario, table, challengers, "", flips)
+    result.siting = training_siting(scenario, results, values)
+    result.second_life = second_life(scenario, values)
+    result.verdict = training_verdict(result, winner)
+    return result
+
+
+def training_verdict(result: TrainingComparison, winner: str | None) -> str:
+    """One paragraph: the cheapest and the fastest cluster, by how much, and what would flip it.
+
+    Parameters
+    ----------
+    result : TrainingComparison
+        The comparison (its options table and flips).
+    winner : str or None
+        The cheapest feasible option.
+
+    Returns
+    -------
+    str
+        The verdict (costs in USD millions per run, times in days).
+    """
+    table = result.options
+    if winner is None:
+        return "No option can train the model: no parallel shape fits memory, or failures outpace restarts."
+    base = result.scenario.structure.baseline
+    cost = table.loc[winner, "cost_per_run_usd"]
+    days = table.loc[winner, "time_to_train_days"]
+    feasible = table[table["feasible"]]
+    fastest = str(feasible["time_to_train_days"].idxmin())
+    text = f"{winner} trains cheapest at ${cost / 1e6:.3g}M per run in {days:.3g} days"
+    base_cost = table.loc[base, "cost_per_run_usd"]
+    if winner != base and table.loc[base, "feasible"]:
+        text += f" ({cost / base_cost:.2f}x the baseline {base}'s ${base_cost / 1e6:.3g}M)"
+    elif winner == base and len(feasible) > 1:
+        runner = str(feasible.drop(index=winner)["cost_per_run_usd"].idxmin())
+        text += f"; the next cheapest, {runner}, costs {feasible.loc[runner, 'cost_per_run_usd'] / cost:.2f}x as much"
+    text += "."
+    if fastest != winner:
+        text += f" {fastest} is fastest: {feasible.loc[fastest, 'time_to_train_days']:.3g} days."
+    if result.flips:
+        text += " It stops being cheapest if " + "; or ".join(describe_flip(f) for f in result.flips[:3]) + "."
+    elif len(feasible) > 1:
+        text += " No single input moved across its range changes the winner."
+    return text
