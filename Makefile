@@ -38,11 +38,13 @@ run: install
 ## install everything and run the whole test suite (what CI runs)
 test: install-test
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(PYTEST)
 
 ## the quick loop: no browser, no LibreOffice, no dask cluster (under a minute)
 test-fast: $(PY)
 	$(PY) -m ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(PYTEST) -m "not slow and not libreoffice" --ignore=tests/web -p no:playwright
 
 ## every speed target of the issues, printed as figures and ratios (a few minutes: the engine table of issue 16 with

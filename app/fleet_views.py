@@ -19,6 +19,7 @@ from tco.foundation.formatting import quantity
 from tco.foundation.user_numbers import read_number
 from tco.inputs.fleet_settings import NAMED_SETTINGS, POLICIES, fleet_config, setting_name
 from tco.inputs.variants import scenario_link
+from tco.present import fleet_figures as figures
 from tco.present.fleet_summary import ANALYSES, NEEDS_SPLIT, TITLES, kv_sentences, reconciliation
 from tco.present.fleet_summary import run as run_analysis
 
@@ -91,7 +92,6 @@ def _table(analysis, ident: str):
 
 def _kv(scenario, _training, bandwidth_gbps=None):
     """KV transfer wall at the scenario's link bandwidth (or ``bandwidth_gbps`` [GB/s])."""
-    from tco.present import fleet_figures as figures
 
     link = scenario_link(scenario)
     if bandwidth_gbps not in (None, ""):
@@ -106,7 +106,6 @@ def _kv(scenario, _training, bandwidth_gbps=None):
 
 def _stranded(scenario, _training, policy: str, settings: dict):
     """Quarter simulation of every policy beside the homogeneous GPU fleet; the hourly backlog of ``policy``."""
-    from tco.present import fleet_figures as figures
 
     named = {setting_name("stranded", k): v for k, v in settings.items() if k in NAMED_SETTINGS["stranded"]}
     run = {k: v for k, v in settings.items() if k not in NAMED_SETTINGS["stranded"]}

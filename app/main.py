@@ -23,6 +23,7 @@ from . import controller, plotlyjs
 from .charts import TITLE_FROM_META, figure_html
 from .context import AppContext
 from .pages import page_modules
+from .pages.compare import compare_view
 from .state import MAX_QUERY_CHARS, scenario_choices, state_from_query
 from .tables import csv_download
 
@@ -77,8 +78,6 @@ def _referrer_query() -> str:
 def initial_compare(ctx: AppContext, query: str):
     """The Compare view of the state a page's address encodes, computed with the layout, so the verdict is on screen
     as soon as the page is (the callbacks then confirm it); None when it cannot be computed (they fill it in)."""
-    from .pages.compare import compare_view
-
     try:
         state, _errors = state_from_query(query, ctx.choices, ctx.default)
         return compare_view(ctx.scenario(state))

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dash import dcc, html
 
 from tco.foundation.files import slug
+from tco.foundation.safe_csv import to_csv
 from tco.present.tables import Column, cell
 
 __all__ = ["Column", "cell", "csv_text", "number", "pairs_table", "records_table", "table_block", "versus_table"]
@@ -65,8 +66,6 @@ def table_block(ident: str, header: Sequence[str], rows: Sequence[Sequence], row
 def csv_text(data: Mapping) -> str:
     """The CSV of a table block's data, escaped (:func:`tco.foundation.safe_csv.to_csv`)."""
     import pandas as pd
-
-    from tco.foundation.safe_csv import to_csv
 
     header = [str(h) for h in data.get("header", [])]
     rows = [[str(c) for c in r] for r in data.get("rows", [])][:10_000]

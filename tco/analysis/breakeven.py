@@ -9,6 +9,7 @@ import numpy as np
 
 from tco.analysis.evaluation import cost_figures
 from tco.analysis.solvers import BREAKEVEN_METRICS, scan
+from tco.analysis.training import training_cost_figures
 from tco.core.comparison import gap_from_results
 from tco.foundation.errors import InputError
 from tco.foundation.formatting import quantity, sig
@@ -146,9 +147,8 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
     if option is not None and option not in names:
         raise InputError.one("option", option, f"must be a non-baseline option: {', '.join(names)}")
     chosen = [option] if option else names
-    figures = cost_figures
-    if getattr(scenario, "kind", "inference") == "training":  # cost per run instead of cost per token
-        from tco.analysis.training import training_cost_figures as figures
+    # a training scenario: the cost per run instead of the cost per token
+    figures = training_cost_figures if getattr(scenario, "kind", "inference") == "training" else cost_figures
     base = scenario.structure.baseline
 
     def evaluate(track, x):

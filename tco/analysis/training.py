@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tco.analysis.evaluation import CostFigures, evaluate_scenario
 from tco.analysis.flips import winner_gap
 from tco.core.fleet import siting
 from tco.core.serving import power
@@ -16,8 +17,11 @@ from tco.core.training import cascade
 from tco.core.training.run import device_usd_per_year, evaluate_training
 from tco.foundation.errors import FieldError, InputError
 from tco.foundation.plain_values import json_safe, scalar
+from tco.inputs.catalog import load_catalog
+from tco.inputs.loading import load_scenario
 from tco.inputs.parameters import unknown_name_rule
 from tco.inputs.training_scenario import TrainingScenario, site_param
+from tco.inputs.variants import placement_spec, replica_minimums, with_options
 
 if TYPE_CHECKING:
     pass
@@ -103,7 +107,6 @@ def training_cost_figures(scenario: TrainingScenario, updates: Mapping[str, obje
     dict[str, tco.analysis.evaluation.CostFigures]
         Per option: cost per run [USD] in both cost fields, and feasibility.
     """
-    from tco.analysis.evaluation import CostFigures
 
     results, _ = evaluate_training_scenario(scenario, updates)
     return {name: CostFigures(r["cost_per_run_usd"], r["cost_per_run_usd"], r["feasible"]) for name, r in results.items()}
@@ -123,7 +126,6 @@ def serving_scenario(scenario: TrainingScenario):
         The serving scenario; an :class:`~tco.foundation.errors.InputError` names ``serving.scenario``
         when it is a training scenario.
     """
-    from tco.inputs.loading import load_scenario
 
     serving = load_scenario(scenario.spec.serving.scenario)
     if getattr(serving, "kind", "inference") == "training":
@@ -156,8 +158,6 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
         ``split_saves_usd_per_year`` [USD/yr] with the chosen sites. Empty without sites or a
         feasible serving option.
     """
-    from tco.analysis.evaluation import evaluate_scenario
-    from tco.inputs.catalog import load_catalog
 
     catalog = load_catalog()
     sites = catalog.sites.get("sites", {})
@@ -247,8 +247,6 @@ def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
     new_option : str
         That option at the base values.
     """
-    from tco.analysis.evaluation import evaluate_scenario
-    from tco.inputs.variants import placement_spec, replica_minimums, with_options
 
     serving = serving_scenario(scenario)
     devices = sorted({o.device for o in scenario.structure.options})

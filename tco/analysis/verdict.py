@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from tco.analysis.evaluation import evaluate_scenario
 from tco.analysis.flips import Flip, flip_conditions, past_flips, winner_gap
 from tco.core.evaluate import CONTEXT_TOO_LONG, NO_FIT, TPOT_MISSED, TTFT_MISSED
 from tco.core.outputs import OptionResult
@@ -86,7 +87,6 @@ def flip_causes(scenario, results: Mapping[str, OptionResult], winner: str, flip
     """
     if not flips:
         return []
-    from tco.analysis.evaluation import evaluate_scenario
 
     moved, _ = evaluate_scenario(scenario, past_flips(flips, scenario.params.values()))
     count = len(flips)
@@ -143,7 +143,6 @@ def decide(scenario, results: Mapping[str, OptionResult], tolerance: float = DEF
         verdict.kind = "tie" if margin <= tolerance else "win"
         verdict.runner_up, verdict.runner_up_cost, verdict.margin = runner, costs[runner], margin
     if with_flips and len(results) > 1:
-        from tco.analysis.evaluation import evaluate_scenario
 
         def gap(updates):
             moved, _ = evaluate_scenario(scenario, updates)

@@ -24,10 +24,12 @@ import numpy as np
 import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
+from tco.analysis.training import evaluate_training_scenario
 from tco.core.money.finance import levelized_cost_usd_per_mtok
 from tco.dynamics.pareto import _check_device
 from tco.foundation.errors import InputError
 from tco.inputs.fleet_settings import Tree
+from tco.inputs.loading import load_scenario
 from tco.inputs.variants import placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
 
 LEAVES = ("interactive batch-one", "throughput batch", "prefill only", "decode only")
@@ -57,8 +59,6 @@ def training_leaf_rows(training) -> list[dict]:
         ``{view, leaf, device, usd_per_mtok [USD per M training tokens], token_basis, feasible,
         batch, spilled_bytes}`` per cluster and view.
     """
-    from tco.analysis.training import evaluate_training_scenario
-    from tco.inputs.loading import load_scenario
 
     scenario = load_scenario(training) if isinstance(training, str) else training
     if getattr(scenario, "kind", "inference") != "training":

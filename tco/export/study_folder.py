@@ -33,6 +33,7 @@ from tco.present.study_figures import (
     sweep_figure,
     tornado_figure,
 )
+from tco.studies.cascade import cascade_under_uncertainty
 from tco.studies.chunks import Progress
 from tco.studies.gridmap import grid_map
 from tco.studies.metrics import parse_metric
@@ -95,7 +96,6 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
                   runner: ChunkRunner) -> None:
     a = study.analyses
     if a.cascade:
-        from tco.studies.cascade import cascade_under_uncertainty
 
         started = time.perf_counter()
         frame = cascade_under_uncertainty(scenario, a.cascade.samples, seed, runner, progress)

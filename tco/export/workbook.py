@@ -23,11 +23,13 @@ from tco.export.inputs_sheet import write_inputs
 from tco.export.model_sheet import OptionRefs, write_model
 from tco.export.names import excel_names
 from tco.export.sensitivity_sheet import write_sensitivity
+from tco.export.training_sheet import training_model_values, write_training_model
 from tco.foundation.errors import InputError
 from tco.foundation.files import atomic_write, check_target
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.scenario import Scenario
 from tco.present.comparison import compare
+from tco.present.training_comparison import compare_training
 
 SCENARIO_SHEET = "Scenario"
 WRAP, TOP = Alignment(wrap_text=True, vertical="top"), Alignment(vertical="top")
@@ -91,8 +93,6 @@ def file_values(scenario) -> dict[str, float]:
 
 def build_training_workbook(scenario) -> Workbook:
     """The workbook of a ``kind: training`` scenario: Inputs, the Model of every cluster, Check, Scenario."""
-    from tco.export.training_sheet import training_model_values, write_training_model
-    from tco.present.training_comparison import compare_training
 
     wb, sheets, names = _workbook_with_inputs(scenario, TRAINING_SHEETS)
     refs = write_training_model(sheets["Model"], scenario, names)

@@ -12,6 +12,7 @@ from tco.inputs.catalog import Catalog, load_catalog
 from tco.inputs.scenario import Scenario
 from tco.inputs.scenario_resolve import resolved_scenario
 from tco.inputs.scenario_schema import ScenarioFile
+from tco.inputs.training_scenario import training_scenario_from_dict
 from tco.inputs.yaml_files import bundled_or_path, pydantic_errors, read_yaml
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
@@ -105,7 +106,6 @@ def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str |
     if not isinstance(data, dict):
         raise InputError.one(path or "<scenario>", type(data).__name__, "a scenario must be a YAML mapping")
     if data.get("kind") == "training":
-        from tco.inputs.training_scenario import training_scenario_from_dict
 
         return training_scenario_from_dict(data, catalog, path)
     try:

@@ -25,6 +25,7 @@ from tco.inputs.catalog import (
     validated,
 )
 from tco.inputs.catalog_entries import lookup_entry
+from tco.inputs.fleet_settings import NAMED_SETTINGS, setting_name
 from tco.inputs.parameters import Param, ParamSet, Quantity, param_from_quantity
 from tco.inputs.scenario_schema import WORKLOAD_DEFAULTS, Program, ScenarioFile, Workload
 
@@ -55,7 +56,6 @@ def fleet_setting_parameters(block: dict | None, catalog: Catalog,
     warnings : list of FieldWarning
         Edited values outside their sourced ranges.
     """
-    from tco.inputs.fleet_settings import NAMED_SETTINGS, setting_name
 
     block = block if isinstance(block, dict) else {}
     collector, edits = ParamCollector(), {}

@@ -18,10 +18,11 @@ from tco.core.structure import device_param, model_param, tier_param
 from tco.core.training.run import TrainingOption, TrainingStructure, cluster_param
 from tco.foundation.errors import FieldError, InputError
 from tco.inputs.catalog import LLM, Catalog, Device, Economics, Strict, load_catalog, optional_quantities, validated
+from tco.inputs.catalog_entries import model_and_devices
 from tco.inputs.parameters import ParamSet, Q, Quantity
 from tco.inputs.scenario import ScenarioEdits
 from tco.inputs.scenario_flatten import ParamCollector
-from tco.inputs.scenario_resolve import option_name_errors
+from tco.inputs.scenario_resolve import option_name_errors, resolved_params
 from tco.inputs.scenario_schema import ScenarioHeader
 from tco.inputs.yaml_files import pydantic_errors
 
@@ -131,8 +132,6 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
     except ValidationError as exc:
         raise pydantic_errors(exc) from None
     catalog = catalog or load_catalog()
-    from tco.inputs.catalog_entries import model_and_devices
-    from tco.inputs.scenario_resolve import resolved_params
 
     errors = option_name_errors([o.name for o in spec.options], spec.baseline)
     classes = catalog.training.get("classes", {})

@@ -14,8 +14,18 @@ from functools import cached_property
 
 import pandas as pd
 
+from tco.analysis.evaluation import evaluate_scenario
+from tco.analysis.program_views import other_generations_held
+from tco.dynamics.coordination import coordination
+from tco.dynamics.kv_wall import kv_wall
+from tco.dynamics.pareto import pareto
+from tco.dynamics.roadmap import roadmap
+from tco.dynamics.routing import routing
+from tco.dynamics.stranded import simulate
+from tco.dynamics.tree import tree
 from tco.foundation.formatting import quantity, sig
 from tco.foundation.plain_values import scalar
+from tco.inputs.variants import disaggregated_option
 from tco.present.tables import Column
 
 #: the analyses, in the order the CLI and the app list them
@@ -375,21 +385,15 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
     FleetAnalysis
         The JSON payload, the full and the compact table, the figure and the headline.
     """
-    from tco.dynamics.coordination import coordination
-    from tco.dynamics.kv_wall import kv_wall
-    from tco.dynamics.pareto import pareto
-    from tco.dynamics.roadmap import roadmap
-    from tco.dynamics.routing import routing
-    from tco.dynamics.stranded import simulate
-    from tco.dynamics.tree import tree
-    from tco.present import fleet_figures as figures
+    # lazy: figures are drawn on demand (the lambdas below), so plotly loads with one, not with a table-only `tco fleet`
+    from tco.present import fleet_figures
 
     if name == "kv-wall":
         r = kv_wall(scenario, cfg.kv_wall)
         table = r.table
         return FleetAnalysis(name, {"option": r.option, "counterparts": r.counterparts, "breakevens": r.breakevens,
                                     "rows": table.to_dict(orient="records")}, table, table.to_dict(orient="records"),
-                             KV_COLUMNS, lambda: figures.kv_wall_figure(r), kv_headline(r), extra={"result": r})
+                             KV_COLUMNS, lambda: fleet_figures.kv_wall_figure(r), kv_headline(r), extra={"result": r})
     if name == "stranded":
         r = simulate(scenario, cfg.stranded)
         headline = with_roadmap_note(stranded_headline(r), scenario, "the GPU fleet simulated here is the baseline on "
@@ -397,7 +401,7 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
         return FleetAnalysis(name, {"option": r.option, "baseline": r.baseline, "stranded_share": r.stranded_share(),
                                     "settings": cfg.stranded.model_dump(), "policies": r.summary.to_dict(orient="records")},
                              r.summary.set_index(["policy", "fleet"]), r.summary.to_dict(orient="records"),
-                             STRANDED_COLUMNS, lambda: figures.stranded_figure(r), headline, extra={"result": r})
+                             STRANDED_COLUMNS, lambda: fleet_figures.stranded_figure(r), headline, extra={"result": r})
     if name == "coordination":
         r = coordination(scenario, cfg.coordination)
         record = {**r.summary, "pool": f"{r.summary['specialized_pool']} ({r.summary['device']})"}
@@ -405,29 +409,29 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
                                      "its output tokens per joule {device}'s")
         return FleetAnalysis(name, {"summary": r.summary, "curve": r.curve.to_dict(orient="records")},
                              pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), [record], COORDINATION_ROWS,
-                             lambda: figures.coordination_figure(r), headline, pairs=True)
+                             lambda: fleet_figures.coordination_figure(r), headline, pairs=True)
     if name == "pareto":
         t = pareto(scenario, cfg.pareto)
         front = t[t[f"on_frontier_{latency[:4]}"]].sort_values(latency)
         return FleetAnalysis(name, {"points": t.to_dict(orient="records")},
                              t[t["on_frontier_tpot"] | t["on_frontier_ttft"]].set_index("placement"),
-                             front.to_dict(orient="records"), FRONTIER_COLUMNS, lambda: figures.pareto_figure(t, latency),
+                             front.to_dict(orient="records"), FRONTIER_COLUMNS, lambda: fleet_figures.pareto_figure(t, latency),
                              pareto_headline(t, latency))
     if name == "tree":
         costs, winners = tree(scenario, cfg.tree, training)
         return FleetAnalysis(name, {"winners": winners.to_dict(orient="records"), "costs": costs.to_dict(orient="records")},
                              winners.set_index(["view", "leaf"]), winners.to_dict(orient="records"), TREE_COLUMNS,
-                             lambda: figures.tree_figure(costs), tree_headline(winners))
+                             lambda: fleet_figures.tree_figure(costs), tree_headline(winners))
     if name == "routing":
         r = routing(scenario, cfg.routing)
         return FleetAnalysis(name, {"summary": r.summary, "curve": r.curve.to_dict(orient="records")},
                              pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), [r.summary], ROUTING_ROWS,
-                             lambda: figures.routing_figure(r), routing_headline(r), pairs=True)
+                             lambda: fleet_figures.routing_figure(r), routing_headline(r), pairs=True)
     t = roadmap(scenario, cfg.roadmap, cfg.routing)
     target = cfg.roadmap.target_tokens_per_watt_gain
     return FleetAnalysis(name, {"target_tokens_per_watt_gain": target, "levers": t.to_dict(orient="records")},
                          t.set_index("lever"), t.to_dict(orient="records"), ROADMAP_COLUMNS,
-                         lambda: figures.roadmap_figure(t, target), roadmap_headline(t, target))
+                         lambda: fleet_figures.roadmap_figure(t, target), roadmap_headline(t, target))
 
 
 def with_roadmap_note(headline: Headline, scenario, what: str) -> Headline:
@@ -449,8 +453,6 @@ def with_roadmap_note(headline: Headline, scenario, what: str) -> Headline:
     Headline
         ``headline``, its sentence extended where the baseline runs other generations.
     """
-    from tco.analysis.evaluation import evaluate_scenario
-    from tco.analysis.program_views import other_generations_held
 
     if not scenario.structure.generations:
         return headline
@@ -479,9 +481,6 @@ def reconciliation(scenario, cfg) -> list[dict]:
         ``{where, usd_per_mtok [USD/Mtok], why}`` for Compare, the KV wall, coordination and
         each stranded-capacity policy; empty when the scenario has no disaggregated option.
     """
-    from tco.analysis.evaluation import evaluate_scenario
-    from tco.dynamics.coordination import coordination
-    from tco.inputs.variants import disaggregated_option
 
     if not any(o.disaggregated for o in scenario.structure.options):
         return []
@@ -498,7 +497,6 @@ def reconciliation(scenario, cfg) -> list[dict]:
     rows.append({"where": "Coordination", "usd_per_mtok": c["split_usd_per_mtok"],
                  "why": f"Compare plus {sig(100 * c['scheduling_overhead'], 2)}% scheduling overhead per token and "
                         f"{sig(100 * c['slack'], 2)}% of the {c['specialized_pool']} pool held idle as slack"})
-    from tco.dynamics.stranded import simulate
 
     stranded = simulate(scenario, cfg.stranded)
     split = stranded.summary[stranded.summary["fleet"] == stranded.option]

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from tco.analysis.evaluation import evaluate_scenario
 from tco.analysis.program_views import other_generations_held
 from tco.analysis.verdict import Verdict, missed_targets
 from tco.core.outputs import COST_LINES, OptionResult
@@ -121,7 +122,6 @@ def rests_on(scenario, results: Mapping[str, OptionResult], verdict: Verdict) ->
 def own_fleet_volume(scenario, winner: str, own: float, volume: float) -> str:
     """The built chip's program volume against the units this fleet buys, and what the winner would
     cost on its own fleet's units alone (no external sales)."""
-    from tco.analysis.evaluation import evaluate_scenario
 
     alone, _ = evaluate_scenario(scenario, {"program.external_units": 0.0})
     costs = {n: scalar(r.lcot_usd_per_mtok) for n, r in alone.items() if scalar(r.feasible) > 0}

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from tco.studies.chunks import Cancel, Progress
     from tco.studies.parallel import ChunkRunner
 from tco.analysis.training import second_life_arrays, serving_scenario
+from tco.studies.montecarlo import MonteCarloCell, run_cells
+from tco.studies.parallel import ChunkRunner
+from tco.studies.sampling import SamplingPlan, is_sampled
 
 
 @dataclass(frozen=True)
@@ -72,9 +75,6 @@ def cascade_under_uncertainty(scenario: TrainingScenario, samples: int, seed: in
         the premium's mean and P5/P50/P95 [USD per device] (from the aggregates' histogram) and
         the median value of the serving tokens [USD/Mtok].
     """
-    from tco.studies.montecarlo import MonteCarloCell, run_cells
-    from tco.studies.parallel import ChunkRunner
-    from tco.studies.sampling import SamplingPlan, is_sampled
 
     serving = serving_scenario(scenario)
     train_params = [p for p in scenario.params.values_list() if is_sampled(p)]

@@ -114,6 +114,7 @@ def parse_metric(scenario: Scenario, text: str, path: str = "metric") -> Metric:
     if kind != "breakeven":
         return Metric(kind, option, None, OUTPUTS[kind].unit)
     if param not in scenario.values():
+        # lazy: a worker computing one-evaluation metrics imports numpy and the core only (no pydantic)
         from tco.inputs.parameters import unknown_name_rule
 
         raise InputError.one(path, text, f"parameter {param} " + unknown_name_rule(param, scenario.params))
@@ -238,6 +239,7 @@ def breakeven_values(scenario: Scenario, metric: Metric, updates: Mapping[str, o
     numpy.ndarray [unit of metric.param]
         The break-even per point, in the broadcast shape of ``updates``.
     """
+    # lazy: a worker computing one-evaluation metrics imports numpy and the core only (no pydantic)
     from tco.analysis.evaluation import evaluate_scenario
 
     if metric.param in updates:
@@ -278,6 +280,7 @@ def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping
     dict[str, numpy.ndarray] [unit of each metric]
         ``{metric name: values}``.
     """
+    # lazy: a worker computing one-evaluation metrics imports numpy and the core only (no pydantic)
     from tco.analysis.evaluation import evaluate_scenario, scenario_values
 
     values = scenario_values(scenario, updates)

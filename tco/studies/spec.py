@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
+from tco.analysis.training import serving_scenario
 from tco.foundation.errors import FieldError, InputError
 from tco.foundation.limits import MAX_CHUNK_SIZE
 from tco.inputs.catalog import Strict
@@ -339,7 +340,6 @@ def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner)
 
     a = study.analyses
     if a.cascade:
-        from tco.analysis.training import serving_scenario
 
         # one evaluation of the serving scenario with a retired option per training device, per draw
         options = len(serving_scenario(scenario).structure.options) + len({o.device for o in scenario.structure.options})

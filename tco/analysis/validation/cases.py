@@ -37,6 +37,7 @@ from tco.analysis.validation.measurements import (
 )
 from tco.foundation.errors import FieldError, InputError
 from tco.foundation.files import read_bounded
+from tco.inputs.catalog import load_catalog
 from tco.inputs.yaml_files import pydantic_errors, read_yaml
 
 SUITE_PATH = Path(__file__).resolve().parents[3] / "validation" / "cases.yaml"
@@ -374,7 +375,6 @@ def resolve_case(raw: dict, m: Measurements, index: int = 0) -> dict:
 
 def _check_class_members(suite: Suite, path: str) -> list[FieldError]:
     """Every class lists catalog devices of that calibration class, and every case's class is its device's."""
-    from tco.inputs.catalog import load_catalog
 
     classes = {ident: data.get("calibration_class") for ident, data in load_catalog().devices.items()}
     errors = []

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from tco.analysis.validation.cases import Case, Conditions, Suite
 from tco.core.evaluate import serving_pools
 from tco.core.serving import pools as serving
+from tco.inputs.catalog import load_catalog
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.scenario import Scenario
 
@@ -26,7 +27,6 @@ NEUTRAL_DEVICE_FIELDS = {"cycle_overhead_s": 0.0, "collective_efficiency": 1.0, 
 def _neutral_fields(device: str) -> dict:
     """The optional fields ``device`` lacks in the catalog, at their neutral values, as quantities: a fit can
     then move them (a parameter must exist to be updated), and predictions at the catalog's values are unchanged."""
-    from tco.inputs.catalog import load_catalog
 
     entry = load_catalog().devices.get(device, {})
     return {name: {"value": value, "low": value, "high": value, "grade": "C", "date": "2026",

@@ -17,8 +17,13 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from tco.analysis.validation.calibrate import calibrate_class
 from tco.analysis.validation.cases import DeviceClass, Source, Tolerance, check_names_and_classes, load_suite
 from tco.analysis.validation.measurements import Strict, Text, validated_file
+from tco.analysis.validation.suite import CaseResult
+from tco.core.training.run import evaluate_training
+from tco.inputs.catalog import load_catalog
+from tco.inputs.training_scenario import training_scenario_from_dict
 from tco.inputs.yaml_files import read_yaml
 
 TRAINING_SUITE_PATH = Path(__file__).resolve().parents[3] / "validation" / "training.yaml"
@@ -85,8 +90,6 @@ def load_training_suite(path: str | Path | None = None) -> TrainingSuite:
 
 def training_scenario_for(case: TrainingCase, suite: TrainingSuite):
     """Inline training scenario mirroring a case's measured set-up."""
-    from tco.inputs.catalog import load_catalog
-    from tco.inputs.training_scenario import training_scenario_from_dict
 
     c = case.conditions
     models = {**load_suite().models, **suite.models}
@@ -115,7 +118,6 @@ class TrainingPredictor:
 
     def predict(self, case: TrainingCase, updates: Mapping[str, object] | None = None):
         """The case's predicted figure in its unit; ``updates`` of parameters the case lacks are ignored."""
-        from tco.core.training.run import evaluate_training
 
         if case.name not in self._scenarios:
             self._scenarios[case.name] = training_scenario_for(case, self.suite)
@@ -129,7 +131,6 @@ class TrainingPredictor:
 def run_training_suite(suite: TrainingSuite, updates: Mapping[str, float] | None = None):
     """Predict every training case (plus ``updates``, e.g. a fresh fit); a
     :class:`~tco.analysis.validation.suite.CaseResult` each."""
-    from tco.analysis.validation.suite import CaseResult
 
     predictor = TrainingPredictor(suite)
     return [CaseResult(c, float(predictor.predict(c, updates))) for c in suite.cases]
@@ -137,7 +138,6 @@ def run_training_suite(suite: TrainingSuite, updates: Mapping[str, float] | None
 
 def calibrate_training(suite: TrainingSuite):
     """One fit per calibration class over its ``fit: true`` cases (:func:`tco.analysis.validation.calibrate.calibrate_class`)."""
-    from tco.analysis.validation.calibrate import calibrate_class
 
     predictor = TrainingPredictor(suite)
     fits = []
