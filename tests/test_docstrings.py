@@ -27,9 +27,9 @@ DOCUMENTED = sorted({*CORE, *(ROOT / "tco" / layer / f"{name}.py" for layer, nam
     ("studies", [p.stem for p in (ROOT / "tco" / "studies").glob("*.py")]),
     ("inputs", ("parameters", "catalog", "catalog_entries", "scenario", "scenario_schema", "scenario_resolve",
                 "scenario_flatten", "loading", "training_scenario", "fleet_settings", "variants")),
-    ("analysis", ("evaluation", "breakeven", "solvers", "flips", "training")),
+    ("analysis", ("evaluation", "breakeven", "solvers", "flips", "training", "verdict", "program_views")),
     ("present", ("comparison", "parameter_table", "training_comparison", "flip_text", "study_figures", "study_findings",
-                 "fleet_figures", "fleet_summary")),
+                 "fleet_figures", "fleet_summary", "verdict_text", "tables", "program_text")),
     ("export", ("study_folder",)),
     ("", ("api",))) for name in names)})
 SECTION = re.compile(r"^(\s*)(Parameters|Returns|Yields|References|Raises|Notes|See Also|Examples)\n\1-{3,}$", re.MULTILINE)

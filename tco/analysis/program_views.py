@@ -16,7 +16,18 @@ from tco.foundation.plain_values import json_safe, scalar
 
 def held_generations(result: OptionResult) -> list[str]:
     """The roadmap devices a baseline that follows the general-purpose roadmap holds within the horizon, in order
-    (empty for any other option)."""
+    (empty for any other option).
+
+    Parameters
+    ----------
+    result : OptionResult
+        An option's result; only a roadmap baseline's has generations.
+
+    Returns
+    -------
+    list of str
+        Device ids of the generations held before the horizon, first draw, each once.
+    """
     if result.roadmap is None:
         return []
     horizon = scalar(result.money.horizon_years)
@@ -26,7 +37,18 @@ def held_generations(result: OptionResult) -> list[str]:
 
 def other_generations_held(result: OptionResult | None) -> list[str]:
     """:func:`held_generations` where the fleet runs a device other than its own (the scenario device, generation 0),
-    else empty: then its costs are those generations', not its own device's."""
+    else empty: then its costs are those generations', not its own device's.
+
+    Parameters
+    ----------
+    result : OptionResult or None
+        The baseline's result (None: an option the scenario does not have).
+
+    Returns
+    -------
+    list of str
+        The generations held, or empty when the fleet stays on the scenario's own device.
+    """
     held = held_generations(result) if result is not None else []
     return held if held and held != [result.roadmap.devices[0]] else []
 
@@ -38,7 +60,19 @@ PROGRAM_FIELDS = ("fleet_units", "program_volume_units", "needs_external_sales",
 
 
 def program_view(analysis: Analysis) -> dict[str, dict]:
-    """Per option on the built chip: the program outputs (first draw) plus the external units assumed."""
+    """Per option on the built chip: the program outputs (first draw) plus the external units assumed.
+
+    Parameters
+    ----------
+    analysis : Analysis
+        The scenario's results, values and challengers (:func:`tco.core.comparison.analyse`).
+
+    Returns
+    -------
+    dict[str, dict]
+        ``{option: {external_units [units], deployment_year [yr], fleet_units [units], program_volume_units [units],
+        needs_external_sales [bool], npv_own_use_usd [USD], breakeven_* , vendor_unit_price_usd [USD], nre_usd [USD]}}``.
+    """
     structure = analysis.structure
     external = scalar(analysis.values.get("program.external_units", 0.0))
     out = {}
@@ -54,7 +88,20 @@ def program_view(analysis: Analysis) -> dict[str, dict]:
 def baseline_generations(analysis: Analysis) -> dict:
     """The general-purpose generation the baseline fleet buys each year and when the fleet moves, and the baseline's
     levelized cost under each refresh policy (:data:`tco.core.money.generations.POLICIES`; the scenario's own beside the
-    others, which the same inputs give: docs/model.md, "The refresh rule against the book-value credit")."""
+    others, which the same inputs give: docs/model.md, "The refresh rule against the book-value credit").
+
+    Parameters
+    ----------
+    analysis : Analysis
+        The scenario's results and values; the baseline's roadmap costs and cash flows are read.
+
+    Returns
+    -------
+    dict
+        Empty without a roadmap; else ``policy``, ``start_year`` [calendar year], ``releases`` [calendar year by device],
+        ``by_year`` (device held each year), ``steady_state_usd_per_mtok`` [USD/Mtok by device] and
+        ``lcot_usd_per_mtok_by_policy`` [USD/Mtok by refresh policy].
+    """
     base = analysis.baseline
     if base.roadmap is None:
         return {}

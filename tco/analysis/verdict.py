@@ -55,11 +55,34 @@ MISSES = {
 
 
 def misses(code: int) -> str:
-    """What an option with infeasibility code ``code`` misses, in words after its name (``misses its ...``)."""
+    """What an option with infeasibility code ``code`` misses, in words after its name (``misses its ...``).
+
+    Parameters
+    ----------
+    code : int [bitmask]
+        Sum of the bits of :data:`tco.core.evaluate.INFEASIBLE_REASONS` the option misses.
+
+    Returns
+    -------
+    str
+        Each missed target in words, joined by "and".
+    """
     return " and ".join(text for bit, text in MISSES.items() if code & bit) or "misses a latency target"
 
 
 def missed_targets(result: OptionResult) -> str:
+    """What an option misses, in words after its name (:func:`misses` of its first draw's infeasibility code).
+
+    Parameters
+    ----------
+    result : OptionResult
+        The option's result.
+
+    Returns
+    -------
+    str
+        ``misses its time-per-output-token target even at batch 1`` and the like.
+    """
     return misses(int(scalar(result.infeasible_code)))
 
 

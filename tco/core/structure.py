@@ -31,16 +31,6 @@ class Pool:
     #: general-purpose, micro-batches)
     streamed_prefill: bool = False
 
-    @property
-    def serves_prefill(self) -> bool:
-        """Whether the pool runs prefill (``colocated`` or ``prefill``)."""
-        return self.role in ("colocated", "prefill")
-
-    @property
-    def serves_decode(self) -> bool:
-        """Whether the pool runs decode (``colocated`` or ``decode``)."""
-        return self.role in ("colocated", "decode")
-
 
 @dataclass(frozen=True)
 class Option:

@@ -60,11 +60,6 @@ def memory_read_time_s(bytes_read: str, caps: Sequence[str], bws: Sequence[str])
     return "+".join(parts)
 
 
-def bound_code(memory: str, compute: str, sync: str) -> str:
-    """:func:`tco.core.evaluate.bound_code`: first maximum of (memory, compute, sync) as 0/1/2."""
-    return f"IF(AND({memory}>={compute},{memory}>={sync}),0,IF({compute}>={sync},1,2))"
-
-
 def annuity_factor(rate: str, years: str) -> str:
     """:func:`tco.core.money.finance.annuity_factor`: ``(1 - (1+r)^-Y) / r``, ``Y`` at ``r = 0``."""
     return f"IF(ABS({rate})<1E-12,{years},(1-(1+{rate})^(-({years})))/{rate})"

@@ -63,7 +63,7 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
     m = structure.model
     values = training_model_values(scenario)
     sheet.note("Live formulas over the Inputs sheet's defined names; they mirror tco/core/training/step.py, goodput.py and "
-               "training_run.py line by line.")
+               "run.py line by line.")
     sheet.note("The parallel shape of each option is structure, chosen by tco at the written values (rerun `tco export` "
                "after edits that should change it); constants in formulas are units or rounding guards.")
     sheet.heading(f"Model and run ({m})")

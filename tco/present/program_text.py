@@ -26,7 +26,20 @@ def _units(value: float) -> str:
 
 
 def program_sentences(program: Mapping[str, dict], wins: Mapping[str, bool]) -> list[str]:
-    """One sentence per built option: own units against the volume assumed, and what the win rests on."""
+    """One sentence per built option: own units against the volume assumed, and what the win rests on.
+
+    Parameters
+    ----------
+    program : Mapping[str, dict]
+        :func:`tco.analysis.program_views.program_view` of the comparison.
+    wins : Mapping[str, bool]
+        Whether each option beats the baseline at the base values (NPV above 0).
+
+    Returns
+    -------
+    list of str
+        One sentence per option on the built chip.
+    """
     sentences = []
     for name, p in program.items():
         own, volume, external = p["fleet_units"], p["program_volume_units"], p["external_units"]
@@ -54,7 +67,18 @@ def program_sentences(program: Mapping[str, dict], wins: Mapping[str, bool]) -> 
 
 def advantage_sentences(analysis: Analysis) -> list[str]:
     """Years of advantage of each specialized option over the best general generation; without a roadmap, where a
-    specialized option wins, that how long the win lasts is not measured."""
+    specialized option wins, that how long the win lasts is not measured.
+
+    Parameters
+    ----------
+    analysis : Analysis
+        The comparison; the challengers' years of advantage [yr] are read.
+
+    Returns
+    -------
+    list of str
+        One sentence per specialized option with a roadmap, or one saying it is not measured.
+    """
     spec = COMPARISON_OUTPUTS["years_of_advantage"]
     if analysis.baseline.roadmap is None:
         winners = [o.name for o in analysis.structure.challengers
@@ -82,7 +106,19 @@ def advantage_sentences(analysis: Analysis) -> list[str]:
 
 
 def roadmap_sentence(generations: Mapping) -> str:
-    """The baseline's generations over the horizon, in words."""
+    """The baseline's generations over the horizon, in words.
+
+    Parameters
+    ----------
+    generations : Mapping
+        :func:`tco.analysis.program_views.baseline_generations` (empty without a roadmap).
+
+    Returns
+    -------
+    str
+        The generations by year and, where another refresh policy costs less beyond a tie, what it would cost
+        [USD/Mtok]; empty without a roadmap.
+    """
     if not generations:
         return ""
     by_year = generations["by_year"]

@@ -33,7 +33,22 @@ class Row(NamedTuple):
 
 def cell(value, fmt: str | None, scale: float = 1.0) -> str:
     """A table cell: ``value * scale`` in ``fmt`` (a ``g`` format keeps its significant figures without
-    an exponent), text as is, yes/no for a flag, the em dash for none or non-finite."""
+    an exponent), text as is, yes/no for a flag, the em dash for none or non-finite.
+
+    Parameters
+    ----------
+    value : object
+        A number [unit of its row], text, a flag or None.
+    fmt : str or None
+        Python format spec for a number (None: shown as text).
+    scale : float [-]
+        Factor to the row's display unit.
+
+    Returns
+    -------
+    str
+        The cell as printed.
+    """
     if value is None:
         return NONE
     if isinstance(value, (bool, np.bool_)):
@@ -49,12 +64,34 @@ def cell(value, fmt: str | None, scale: float = 1.0) -> str:
 
 
 def placement(result: OptionResult) -> str:
-    """Which phase runs on which device, in words."""
+    """Which phase runs on which device, in words.
+
+    Parameters
+    ----------
+    result : OptionResult
+        The option's result (its pools).
+
+    Returns
+    -------
+    str
+        ``prefill+decode on h100-sxm`` or ``prefill on h100-sxm; decode on groq-lpu``.
+    """
     return "; ".join(f"{'prefill+decode' if role == 'colocated' else role} on {p.device}" for role, p in result.pools.items())
 
 
 def bounds(result: OptionResult) -> dict[str, str]:
-    """What limits each phase: ``{"prefill": "compute", "decode": "bandwidth"}`` (first draw)."""
+    """What limits each phase: ``{"prefill": "compute", "decode": "bandwidth"}`` (first draw).
+
+    Parameters
+    ----------
+    result : OptionResult
+        The option's result (each pool's bound codes).
+
+    Returns
+    -------
+    dict[str, str]
+        ``bandwidth``, ``compute`` or ``interconnect`` by phase.
+    """
     bound = {}
     for pool in result.pools.values():
         if pool.performance.prefill_bound is not None:
@@ -65,20 +102,53 @@ def bounds(result: OptionResult) -> dict[str, str]:
 
 
 def shape_label(performance) -> str:
-    """A pool's chosen replica shape in words (first draw): ``TP4``, ``TP8 x PP62``, ``TP8 EP``."""
+    """A pool's chosen replica shape in words (first draw): ``TP4``, ``TP8 x PP62``, ``TP8 EP``.
+
+    Parameters
+    ----------
+    performance : PoolPerformance
+        The pool's chosen tensor, pipeline and expert parallel degrees.
+
+    Returns
+    -------
+    str
+        The shape as the tables print it.
+    """
     t, p = int(scalar(performance.tensor_parallel)), int(scalar(performance.pipeline_stages))
     return f"TP{t}" + (f" x PP{p}" if p > 1 else "") + (" EP" if scalar(performance.expert_parallel) > 0.5 else "")
 
 
 def shapes(result: OptionResult) -> str:
-    """The option's chosen replica shapes: ``TP4`` colocated, ``prefill TP1, decode TP2`` split."""
+    """The option's chosen replica shapes: ``TP4`` colocated, ``prefill TP1, decode TP2`` split.
+
+    Parameters
+    ----------
+    result : OptionResult
+        The option's result (its pools' performance).
+
+    Returns
+    -------
+    str
+        One shape, or one per pool prefixed by its role.
+    """
     if "colocated" in result.pools:
         return shape_label(result.pool("colocated").performance)
     return ", ".join(f"{role} {shape_label(p.performance)}" for role, p in result.pools.items())
 
 
 def interference(result: OptionResult) -> str:
-    """The share of a colocated replica's time taken by prefill; none for a disaggregated option."""
+    """The share of a colocated replica's time taken by prefill; none for a disaggregated option.
+
+    Parameters
+    ----------
+    result : OptionResult
+        The option's result.
+
+    Returns
+    -------
+    str
+        A percentage of replica time [%], or ``none (disaggregated)``.
+    """
     spec = POOL_OUTPUTS["interference_share"]
     values = [p.performance.interference_share for p in result.pools.values()
               if p.performance.interference_share is not None]
@@ -87,7 +157,18 @@ def interference(result: OptionResult) -> str:
 
 def held_batch(result: OptionResult) -> str:
     """Where a colocated replica holds its slot cap below what the TPOT target allows (the TTFT target needs it),
-    both caps in words: ``slot cap 2 of 37, held for the TTFT target``; empty elsewhere (first draw)."""
+    both caps in words: ``slot cap 2 of 37, held for the TTFT target``; empty elsewhere (first draw).
+
+    Parameters
+    ----------
+    result : OptionResult
+        The option's result (the colocated pool's slot cap and the cap the TPOT target allows [sequences]).
+
+    Returns
+    -------
+    str
+        Both caps in words, or empty.
+    """
     for pool in result.pools.values():
         slots, allowed = pool.performance.slots, pool.performance.slots_allowed
         if slots is not None and allowed is not None and scalar(slots) < scalar(allowed):
@@ -97,13 +178,35 @@ def held_batch(result: OptionResult) -> str:
 
 def decode_batch(result: OptionResult) -> str:
     """The mean decode batch at peak, with :func:`held_batch` where the slot cap is held: ``1 (slot cap 2 of 37, held
-    for the TTFT target)``."""
+    for the TTFT target)``.
+
+    Parameters
+    ----------
+    result : OptionResult
+        The option's result (its decode batch [sequences]).
+
+    Returns
+    -------
+    str
+        The batch, with the held cap where there is one.
+    """
     held = held_batch(result)
     return OPTION_OUTPUTS["batch"].format(scalar(result.batch)) + (f" ({held})" if held else "")
 
 
 def infeasible_reasons(result: OptionResult) -> list[str]:
-    """The latency targets (or limits) an option misses, in words; empty when it meets them all."""
+    """The latency targets (or limits) an option misses, in words; empty when it meets them all.
+
+    Parameters
+    ----------
+    result : OptionResult
+        The option's result (its infeasibility code, first draw).
+
+    Returns
+    -------
+    list of str
+        One reason per missed target or limit (:data:`tco.core.evaluate.INFEASIBLE_REASONS`).
+    """
     code = int(scalar(result.infeasible_code))
     return [text for bit, text in INFEASIBLE_REASONS.items() if code & bit]
 
@@ -129,7 +232,20 @@ def _per_pool(name: str, title: str | None = None) -> tuple[str, str, Callable[[
 
 def other_generations(result: OptionResult, figures: str = "the costs above are theirs, the other figures") -> str:
     """Where a roadmap baseline's fleet runs generations other than its own device, the words that say so and whose
-    ``figures`` the serving and energy figures are (the scenario device's, generation 0); empty otherwise."""
+    ``figures`` the serving and energy figures are (the scenario device's, generation 0); empty otherwise.
+
+    Parameters
+    ----------
+    result : OptionResult
+        The baseline's result.
+    figures : str
+        What the sentence calls the figures that stay the scenario device's.
+
+    Returns
+    -------
+    str
+        ``on the roadmap: b200, then rubin (... h100-sxm's)``, or empty.
+    """
     held = other_generations_held(result)
     return f"the fleet runs {', '.join(held)}; {figures} {result.roadmap.devices[0]}'s" if held else ""
 
@@ -170,7 +286,20 @@ CHALLENGER_OUTPUTS = ("npv_usd", "cost_ratio", "life_over_half_life", "years_of_
 
 def option_rows(results: Mapping[str, OptionResult], wide: bool = False) -> list[Row]:
     """The comparison's rows for the options in ``results`` (in their order); ``wide``: every output the
-    model computes (option, link and per-pool outputs), each under its title from the output table."""
+    model computes (option, link and per-pool outputs), each under its title from the output table.
+
+    Parameters
+    ----------
+    results : Mapping[str, OptionResult]
+        The options' results at the base values.
+    wide : bool
+        Every output instead of the headline rows.
+
+    Returns
+    -------
+    list of Row
+        Title (with unit) and one printed cell per option.
+    """
     rows = [Row(key, title, [cell(r) for r in results.values()]) for key, title, cell in OPTION_ROWS]
     if not wide:
         return rows
@@ -191,7 +320,20 @@ def option_rows(results: Mapping[str, OptionResult], wide: bool = False) -> list
 
 def challenger_rows(challengers: Mapping[str, Mapping[str, object]], wide: bool = False) -> list[Row]:
     """Each challenger against the baseline: one row per comparison output (``challengers`` maps each
-    challenger to its flat comparison outputs); rows no challenger has are left out."""
+    challenger to its flat comparison outputs); rows no challenger has are left out.
+
+    Parameters
+    ----------
+    challengers : Mapping[str, Mapping[str, object]]
+        ``{challenger: {comparison output: value}}`` in their units.
+    wide : bool
+        Every comparison output instead of the headline rows.
+
+    Returns
+    -------
+    list of Row
+        Title (with unit) and one printed cell per challenger.
+    """
     names = CHALLENGER_OUTPUTS if not wide else tuple(COMPARISON_OUTPUTS)
     rows = []
     for name in names:

@@ -43,7 +43,20 @@ def main_driver(option: OptionResult, other: OptionResult) -> str:
     """Why ``option`` costs more than ``other``, in words: the cost line that adds most to its present value,
     ``higher hardware capex (PV +$52M)``, and a line that saves more than that one adds, ``higher NRE share
     (PV +$105M), despite lower hardware capex (PV -$127M)`` (a built chip: cheaper devices, dearer program).
-    Where no line adds (it serves fewer tokens for its money), the line that differs most."""
+    Where no line adds (it serves fewer tokens for its money), the line that differs most.
+
+    Parameters
+    ----------
+    option : OptionResult
+        The dearer option (the runner-up).
+    other : OptionResult
+        The cheaper one (the winner); the present value of each cost line [USD] is compared.
+
+    Returns
+    -------
+    str
+        The driver in words, with the difference in present value [USD].
+    """
     diffs = {line: scalar(getattr(option, line.name)) - scalar(getattr(other, line.name)) for line in COST_LINES}
 
     def worded(line):
@@ -98,7 +111,22 @@ def explained(verdict: Verdict, scenario, results: Mapping[str, OptionResult]) -
 
 
 def rests_on(scenario, results: Mapping[str, OptionResult], verdict: Verdict) -> list[str]:
-    """What the winner's lead depends on, in words (empty when nothing stands out)."""
+    """What the winner's lead depends on, in words (empty when nothing stands out).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario compared (its program volume and structure).
+    results : Mapping[str, OptionResult]
+        Its results at the base values.
+    verdict : Verdict
+        The decision (:func:`tco.analysis.verdict.decide`): winner, kind and flips.
+
+    Returns
+    -------
+    list of str
+        Clauses: the chip program's external sales, rivals that miss a latency target, flips that move an estimate.
+    """
     out = []
     winner = verdict.winner
     option = scenario.structure.option(winner)
@@ -121,7 +149,24 @@ def rests_on(scenario, results: Mapping[str, OptionResult], verdict: Verdict) ->
 
 def own_fleet_volume(scenario, winner: str, own: float, volume: float) -> str:
     """The built chip's program volume against the units this fleet buys, and what the winner would
-    cost on its own fleet's units alone (no external sales)."""
+    cost on its own fleet's units alone (no external sales).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario, evaluated again with no units sold to others.
+    winner : str
+        The option on the built chip that wins.
+    own : float [units]
+        Units this fleet buys over the horizon.
+    volume : float [units]
+        The program's volume, own units plus those sold to others.
+
+    Returns
+    -------
+    str
+        The clause, with the winner's cost on its own units [USD/Mtok] and whether it still wins.
+    """
 
     alone, _ = evaluate_scenario(scenario, {"program.external_units": 0.0})
     costs = {n: scalar(r.lcot_usd_per_mtok) for n, r in alone.items() if scalar(r.feasible) > 0}
@@ -134,7 +179,20 @@ def own_fleet_volume(scenario, winner: str, own: float, volume: float) -> str:
 
 def headline(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
     """Who wins, by how much and why, in one or two sentences. A baseline that follows the general-purpose roadmap is
-    named with the generations it runs at its first mention (:func:`on_the_roadmap`)."""
+    named with the generations it runs at its first mention (:func:`on_the_roadmap`).
+
+    Parameters
+    ----------
+    verdict : Verdict
+        The decision: kind, winner, runner-up, costs [USD/Mtok], margin [-] and driver.
+    results : Mapping[str, OptionResult]
+        The options' results (the baseline's roadmap generations).
+
+    Returns
+    -------
+    str
+        The headline.
+    """
     v = verdict
     role = "the baseline " if v.winner == v.baseline else ""
     per = "per million output tokens"
@@ -158,13 +216,39 @@ def headline(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
 
 def on_the_roadmap(name: str, results: Mapping[str, OptionResult]) -> str:
     """``name``, followed by the generations its fleet runs where it follows the general-purpose roadmap onto devices
-    other than its own (``h100 (on the roadmap: b200, then rubin)``): its cost is theirs, not its own device's."""
+    other than its own (``h100 (on the roadmap: b200, then rubin)``): its cost is theirs, not its own device's.
+
+    Parameters
+    ----------
+    name : str
+        An option's name.
+    results : Mapping[str, OptionResult]
+        The options' results (None-safe for a name not among them).
+
+    Returns
+    -------
+    str
+        The name, with the generations held where they are other than its own device.
+    """
     held = other_generations_held(results.get(name))
     return f"{name} (on the roadmap: {', then '.join(held)})" if held else name
 
 
 def sentence(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
-    """The verdict in words: who wins, by how much, why, what flips it and what it rests on."""
+    """The verdict in words: who wins, by how much, why, what flips it and what it rests on.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        The decision with its headline, flips and what it rests on.
+    results : Mapping[str, OptionResult]
+        The options' results.
+
+    Returns
+    -------
+    str
+        The verdict paragraph that ``tco compare``, the app and the workbook print.
+    """
     v = verdict
     text = v.headline or headline(v, results)
     if v.flips:

@@ -23,7 +23,6 @@ import numpy as np
 
 from tco.core.money.finance import capital_recovery_usd_per_year
 from tco.core.serving.power import HOURS_PER_YEAR, device_power_w, energy_cost_usd_per_year
-from tco.core.serving.sizing import replicas_needed
 
 HOURS_PER_DAY = 24
 HOURS_PER_WEEK = 168
@@ -296,29 +295,6 @@ def flexible_split(prefill_capacity, decode_capacity, buffer_prefill_capacity, b
     """
     total = np.maximum(buffer_prefill_capacity + buffer_decode_capacity, 1e-300)
     return np.clip((decode_capacity + buffer_decode_capacity - prefill_capacity) / total, 0.0, 1.0)
-
-
-def replicas_for_load(load, capacity_per_replica, whole=True):
-    """Replicas to carry the largest hourly load: ``max(ceil(max_t load / capacity), 1)``.
-
-    Same rule as :func:`.sizing.replicas_needed`; ``load`` and ``capacity_per_replica``
-    share a unit and may vary by hour (last axis).
-
-    Parameters
-    ----------
-    load : ndarray [req/h]
-        Hourly load (any unit shared with the capacity).
-    capacity_per_replica : float or ndarray [req/h]
-        Load one replica carries, same unit.
-    whole : bool or ndarray of bool [-]
-        Whole-device sizing or continuous.
-
-    Returns
-    -------
-    ndarray [replicas]
-        Replicas needed.
-    """
-    return replicas_needed(np.max(np.asarray(load, float) / capacity_per_replica, axis=-1), 1.0, whole)
 
 
 def fixed_cost_usd_per_device_hour(unit_capex_usd, rate, life_years, residual_value_fraction, fixed_usd_per_device_year):

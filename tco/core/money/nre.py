@@ -6,8 +6,6 @@ the scenario builds its own chip (DESIGN.md section 5).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 WAFER_DIAMETER_MM = 300.0
@@ -80,22 +78,6 @@ def good_die_cost_usd(die_area_mm2, wafer_price_usd, defect_density_per_cm2):
     [hennessy-patterson] section 1.6, cost of a die.
     """
     return wafer_price_usd / (dies_per_wafer(die_area_mm2) * die_yield(die_area_mm2, defect_density_per_cm2))
-
-
-def program_nre_usd(values: Mapping[str, object]):
-    """Total NRE of the scenario's chip program: the sum of its ``program.nre.*`` parts.
-
-    Parameters
-    ----------
-    values : Mapping[str, object]
-        The named parameter values; every ``program.nre.*`` entry [USD] is summed.
-
-    Returns
-    -------
-    ndarray [USD]
-        Undiscounted program NRE (0 when the scenario builds no chip).
-    """
-    return sum(np.asarray(v, float) for k, v in values.items() if k.startswith("program.nre."))
 
 
 def breakeven_volume_units(nre_pv_usd, own_units, pv_cost_without_nre_usd, pv_cost_target_usd):

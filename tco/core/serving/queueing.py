@@ -145,41 +145,6 @@ def decay_per_server(service_s, slack_s, service_scv):
     return tail_decay_factor(service_scv) * np.maximum(slack_s, 0.0) / np.maximum(service_s, SERVICE_FLOOR_S)
 
 
-def staffing_margin(offered_erlangs, service_s, slack_s, service_scv, exceed_probability):
-    """Spare servers in Poisson spreads, ``beta``, that keep ``P(W > slack) <= epsilon``.
-
-    Solves ``beta^2/2 + K beta = ln(1 / (2 epsilon))`` with ``K = k slack sqrt(a) / S``:
-    ``beta = sqrt(K^2 + 2L) - K``, ``L = ln(1/(2 epsilon))`` (zero when ``epsilon >= 1/2``).
-
-    Parameters
-    ----------
-    offered_erlangs : float or ndarray [Erlangs]
-        Offered load ``a`` (arrival rate x service time).
-    service_s : float or ndarray [s]
-        Mean service time ``S``.
-    slack_s : float or ndarray [s]
-        Wait allowed ``slack``.
-    service_scv : float or ndarray [-]
-        Squared coefficient of variation of the service time.
-    exceed_probability : float or ndarray [-]
-        Allowed probability ``epsilon`` of waiting longer than the slack.
-
-    Returns
-    -------
-    ndarray [-]
-        The staffing margin ``beta``.
-
-    References
-    ----------
-    [halfin-whitt-1981] square-root staffing.
-    [borst-2004] staffing against a waiting-time target.
-    """
-    a = np.maximum(np.asarray(offered_erlangs, float), 1e-300)
-    big_k = decay_per_server(service_s, slack_s, service_scv) * np.sqrt(a)
-    log_term = np.maximum(np.log(0.5 / np.asarray(exceed_probability, float)), 0.0)
-    return np.sqrt(big_k * big_k + 2.0 * log_term) - big_k
-
-
 def small_pool_margin(service_s, slack_s, service_scv):
     """Servers added for small pools, ``delta = 1 / (1 + u)``, ``u = k slack / S``.
 
@@ -235,12 +200,18 @@ def servers_within_wait(offered_erlangs, service_s, slack_s, service_scv, exceed
                         kingman=False, dispatched=False):
     """Servers (continuous) so that ``P(W > slack) <= epsilon``: ``c = a + beta sqrt(a) + delta``.
 
+    The staffing margin ``beta``, spare servers in Poisson spreads, solves ``beta^2/2 + K beta = L``:
+    ``beta = sqrt(K^2 + 2L) - K`` with ``K = k slack sqrt(a) / S`` (:func:`decay_per_server`) and
+    ``L = ln(1/(2 epsilon))`` (:func:`wait_log_term`, zero when ``epsilon >= 1/2``); ``delta`` is
+    :func:`small_pool_margin`.
+
     Parameters
     ----------
     offered_erlangs : float or ndarray [Erlangs]
-        Offered load ``a``.
+        Offered load ``a`` (arrival rate x service time).
     service_s, slack_s, service_scv, exceed_probability : float or ndarray [s, s, -, -]
-        As in :func:`staffing_margin`.
+        Mean service time ``S``, wait allowed ``slack``, squared coefficient of variation of the service
+        time, and the allowed probability ``epsilon`` of waiting longer than the slack.
     log_term : float or ndarray or None [-]
         :func:`wait_log_term` of ``exceed_probability`` when the caller has it.
     kingman : bool
@@ -300,7 +271,7 @@ def servers_at_decay(offered_erlangs, root_erlangs, decay, log_term, dispatched=
     [borst-2004] staffing against a waiting-time target.
     """
     big_k = decay * root_erlangs
-    beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # staffing_margin
+    beta = np.sqrt(big_k * big_k + 2.0 * log_term) - big_k  # the staffing margin (servers_within_wait)
     if dispatched:
         beta = np.maximum(beta, dispatched_margin(decay, log_term))
     return offered_erlangs + beta * root_erlangs + 1.0 / (1.0 + decay)
@@ -351,7 +322,7 @@ def offered_load_within_wait(servers, service_s, slack_s, service_scv, exceed_pr
         Servers ``c``.
     service_s, slack_s, service_scv, exceed_probability : float or ndarray [s, s, -, -]
         Service time ``S``, wait allowed, service-time variability and ``epsilon``, as in
-        :func:`staffing_margin`.
+        :func:`servers_within_wait`.
 
     kingman : bool
         Also take Kingman's per-server bound, as in :func:`servers_within_wait`.

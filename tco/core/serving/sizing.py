@@ -17,31 +17,6 @@ WHOLE_COUNT_GUARD = 1e-9
 TARGET_TOLERANCE = 1e-12
 
 
-def colocated_requests_per_s(prompt_tokens, output_tokens, prefill_tokens_per_s, decode_tokens_per_s):
-    """Requests/s one replica serves doing both phases in turn.
-
-    ``1 / (P / prefill_tps + O / decode_tps)``: the replica's time is shared between
-    prefill and decode (DESIGN.md section 4).
-
-    Parameters
-    ----------
-    prompt_tokens : float or ndarray [tokens]
-        Prompt tokens per request ``P``.
-    output_tokens : float or ndarray [tokens]
-        Output tokens per request ``O``.
-    prefill_tokens_per_s : float or ndarray [tokens/s]
-        The replica's prefill rate.
-    decode_tokens_per_s : float or ndarray [tokens/s]
-        The replica's decode rate.
-
-    Returns
-    -------
-    ndarray [req/s]
-        Requests per second of one replica.
-    """
-    return 1.0 / (prompt_tokens / prefill_tokens_per_s + output_tokens / decode_tokens_per_s)
-
-
 def whole_count(exact, whole=True):
     """A count of devices, replicas or ports: ``ceil(exact - 1e-9)`` when ``whole``, else ``exact``.
 
