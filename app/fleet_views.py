@@ -13,7 +13,7 @@ from __future__ import annotations
 from dash import html
 
 from tco.analysis.training import serving_scenario
-from tco.core.structure import link_param
+from tco.core.names import link_param
 from tco.foundation.errors import InputError
 from tco.foundation.formatting import quantity
 from tco.foundation.user_numbers import read_number

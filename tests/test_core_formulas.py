@@ -216,9 +216,9 @@ def test_dally_single_gpu_gain_decomposition():
 
 def test_parameter_name_builders_refuse_a_wrong_number_of_parts():
     """``str.format`` drops an extra part without a word: ``"devices.{}.{}".format("h100", "memory", "tdp_w")`` is
-    ``"devices.h100.memory"``, a wrong name. The builders of :mod:`tco.core.structure` take exactly one part per
+    ``"devices.h100.memory"``, a wrong name. The builders of :mod:`tco.core.names` take exactly one part per
     ``{}``: the planted wrong calls (a part too many, one too few, a keyword) raise; right calls build the name."""
-    from tco.core import structure
+    from tco.core import names as structure
 
     assert structure.device_param("h100", "tdp_w") == "devices.h100.tdp_w"
     assert structure.tier_param("h100", "hbm", "capacity_bytes") == "devices.h100.memory.hbm.capacity_bytes"

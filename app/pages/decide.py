@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dash import Output, html
 
+from tco.core import names as named
 from tco.foundation.errors import InputError
 from tco.foundation.formatting import quantity, sig
 from tco.foundation.labels import param_label
@@ -80,20 +81,21 @@ def layout(ctx_: AppContext):
 
 def workload_answer(scenario) -> list:
     v = scenario.values()
-    per_user = 1.0 / v["workload.tpot_target_s"]
-    kind = "interactive (batch-one-like)" if v["workload.tpot_target_s"] <= 0.02 else \
-        "interactive chat" if v["workload.tpot_target_s"] <= 0.1 else "throughput (batch) serving"
-    return [html.P(f"{scenario.structure.model}: {sig(v['workload.requests_per_s'], 3)} requests/s on average (peak "
-                   f"{sig(v['workload.peak_to_mean'], 3)}x), prompts of {sig(v['workload.prompt_tokens'], 3)} tokens, "
-                   f"answers of {sig(v['workload.output_tokens'], 3)} tokens."),
-            html.P(f"Targets: first token within {quantity(v['workload.ttft_target_s'], 's')}, then a token every "
-                   f"{quantity(v['workload.tpot_target_s'], 's')} ({sig(per_user, 3)} tokens/s per user): {kind}.")]
+    per_user = 1.0 / v[named.workload.tpot_target_s]
+    kind = "interactive (batch-one-like)" if v[named.workload.tpot_target_s] <= 0.02 else \
+        "interactive chat" if v[named.workload.tpot_target_s] <= 0.1 else "throughput (batch) serving"
+    return [html.P(f"{scenario.structure.model}: {sig(v[named.workload.requests_per_s], 3)} requests/s on average (peak "
+                   f"{sig(v[named.workload.peak_to_mean], 3)}x), prompts of {sig(v[named.workload.prompt_tokens], 3)} tokens, "
+                   f"answers of {sig(v[named.workload.output_tokens], 3)} tokens."),
+            html.P(f"Targets: first token within {quantity(v[named.workload.ttft_target_s], 's')}, then a token every "
+                   f"{quantity(v[named.workload.tpot_target_s], 's')} ({sig(per_user, 3)} tokens/s per user): {kind}.")]
 
 
 def objective_answer(scenario, result) -> list:
     v = scenario.values()
     return [html.P(f"The cheapest cost per million output tokens that meets these targets, levelized over "
-                   f"{sig(v['economics.horizon_years'], 2)} years at a {quantity(v['economics.discount_rate'], 'fraction')} "
+                   f"{sig(v[named.economics.horizon_years], 2)} years at a "
+                   f"{quantity(v[named.economics.discount_rate], 'fraction')} "
                    f"cost of capital, against the baseline {scenario.structure.baseline}."),
             html.P(result.decision.headline, className="verdict-inline")]
 
@@ -109,7 +111,7 @@ def bottleneck_answer(scenario, result) -> list:
         held = held_batch(r)
         generations = other_generations(r, "these figures are")
         items.append(html.Li(f"{name}: {where}; batch {sig(scalar(r.batch), 3)} at TPOT {quantity(scalar(r.tpot_s), 's')} "
-                             f"(target {quantity(v['workload.tpot_target_s'], 's')}), TTFT {quantity(scalar(r.ttft_s), 's')}"
+                             f"(target {quantity(v[named.workload.tpot_target_s], 's')}), TTFT {quantity(scalar(r.ttft_s), 's')}"
                              + (f" ({held})" if held else "")
                              + (f"; {quantity(spill, 'B')} per step spill below the fastest memory" if spill > 0 else "")
                              + f"; {status}" + (f" ({generations})" if generations else "") + "."))
@@ -122,10 +124,10 @@ def distribution_answer(scenario, result) -> list:
     v = scenario.values()
     params = scenario.params
     spread = (f"The model prices the mean request; the sourced ranges: prompts "
-              f"{sig(params['workload.prompt_tokens'].low, 3)}–{sig(params['workload.prompt_tokens'].high, 3)} tokens, "
-              f"answers {sig(params['workload.output_tokens'].low, 3)}–{sig(params['workload.output_tokens'].high, 3)} "
-              f"tokens, peak-to-mean {sig(params['workload.peak_to_mean'].low, 3)}–"
-              f"{sig(params['workload.peak_to_mean'].high, 3)} (now {sig(v['workload.peak_to_mean'], 3)}).")
+              f"{sig(params[named.workload.prompt_tokens].low, 3)}–{sig(params[named.workload.prompt_tokens].high, 3)} tokens, "
+              f"answers {sig(params[named.workload.output_tokens].low, 3)}–{sig(params[named.workload.output_tokens].high, 3)} "
+              f"tokens, peak-to-mean {sig(params[named.workload.peak_to_mean].low, 3)}–"
+              f"{sig(params[named.workload.peak_to_mean].high, 3)} (now {sig(v[named.workload.peak_to_mean], 3)}).")
     out = [html.P(spread)]
     if challenger and challenger != scenario.structure.baseline:
         metric = parse_metric(scenario, f"ratio:{challenger}")

@@ -10,9 +10,10 @@ from dash import Input, Output, State, html
 
 from tco.analysis import program_views
 from tco.analysis.evaluation import analyse_scenario
+from tco.core import names as named
 from tco.core.money import lifecycle
+from tco.core.names import device_param
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES
-from tco.core.structure import device_param
 from tco.foundation.plain_values import scalar
 
 from ..charts import COST_LINE_COLOURS, PALETTE, chart, chart_id, message_figure, styled
@@ -94,8 +95,8 @@ def timeline_figure(analysis):
 def half_life_figure(scenario) -> go.Figure:
     """Share of demand still served at designed efficiency, ``2^(-t/H)``, with each specialized life L."""
     values = scenario.values()
-    h = float(values["workload.half_life_years"])
-    horizon = float(values["economics.horizon_years"])
+    h = float(values[named.workload.half_life_years])
+    horizon = float(values[named.economics.horizon_years])
     t = np.linspace(0.0, max(horizon, 2 * h), 200)
     fig = go.Figure(go.Scatter(x=t, y=lifecycle.designed_share_at(t, h), mode="lines", name="2^(-t/H)",
                                line={"color": PALETTE[0]},

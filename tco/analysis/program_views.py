@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from tco.core import names as named
 from tco.core.comparison import Analysis
 from tco.core.evaluate import evaluate
 from tco.core.money.generations import POLICIES
@@ -74,7 +75,7 @@ def program_view(analysis: Analysis) -> dict[str, dict]:
         needs_external_sales [bool], npv_own_use_usd [USD], breakeven_* , vendor_unit_price_usd [USD], nre_usd [USD]}}``.
     """
     structure = analysis.structure
-    external = scalar(analysis.values.get("program.external_units", 0.0))
+    external = scalar(analysis.values.get(named.program.external_units, 0.0))
     out = {}
     for option in structure.challengers:
         if not any(p.built for p in option.pools):
@@ -109,7 +110,7 @@ def baseline_generations(analysis: Analysis) -> dict:
     flows = analysis.flows[structure.baseline]
     index = [round(scalar(g)) for g in np.moveaxis(np.asarray(flows.generation), -1, 0)]
     devices = list(base.roadmap.devices)
-    start = scalar(analysis.values["roadmap.start_year"])
+    start = scalar(analysis.values[named.roadmap.start_year])
     alone = replace(structure, options=(structure.option(structure.baseline),))  # the baseline is evaluated on its own
     by_policy = {policy: scalar((base if policy == structure.refresh_policy else
                                  evaluate(replace(alone, refresh_policy=policy), analysis.values)[structure.baseline])

@@ -11,8 +11,8 @@ import numpy as np
 from tco.analysis.evaluation import CostFigures, evaluate_scenario
 from tco.analysis.flips import winner_gap
 from tco.core.fleet import siting
+from tco.core.names import device_param
 from tco.core.serving import power
-from tco.core.structure import device_param
 from tco.core.training import cascade
 from tco.core.training.run import device_usd_per_year, evaluate_training
 from tco.foundation.errors import FieldError, InputError

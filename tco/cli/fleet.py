@@ -88,21 +88,25 @@ def _overrides(args) -> dict:
     }
 
 
-#: options that edit a named setting (like ``--set fleet_dynamics.<section>.<setting>=VALUE``): option -> parameter
+#: options that edit a named setting (like ``--set fleet_dynamics.<section>.<setting>=VALUE``): option -> (section,
+#: setting) of :data:`tco.inputs.fleet_settings.NAMED_SETTINGS`
 SETTING_OPTIONS = {
-    "demand_growth": "fleet_dynamics.stranded.demand_growth_per_year",
-    "prompt_growth": "fleet_dynamics.stranded.prompt_growth_per_year",
-    "output_growth": "fleet_dynamics.stranded.output_growth_per_year",
-    "buffer_share": "fleet_dynamics.stranded.flex_buffer_share",
-    "scheduling_overhead": "fleet_dynamics.coordination.scheduling_overhead",
-    "slack": "fleet_dynamics.coordination.slack",
-    "hard_share": "fleet_dynamics.routing.hard_share",
-    "router_skill": "fleet_dynamics.routing.router_skill",
+    "demand_growth": ("stranded", "demand_growth_per_year"),
+    "prompt_growth": ("stranded", "prompt_growth_per_year"),
+    "output_growth": ("stranded", "output_growth_per_year"),
+    "buffer_share": ("stranded", "flex_buffer_share"),
+    "scheduling_overhead": ("coordination", "scheduling_overhead"),
+    "slack": ("coordination", "slack"),
+    "hard_share": ("routing", "hard_share"),
+    "router_skill": ("routing", "router_skill"),
 }
 
 
 def _setting_edits(args) -> dict[str, float]:
-    return {name: value for option, name in SETTING_OPTIONS.items() if (value := getattr(args, option)) is not None}
+    from tco.inputs.fleet_settings import setting_name
+
+    return {setting_name(*setting): value for option, setting in SETTING_OPTIONS.items()
+            if (value := getattr(args, option)) is not None}
 
 
 def run_analysis(name: str, scenario, cfg, training=None) -> tuple[dict, object, object]:
@@ -158,7 +162,7 @@ def run(args) -> int:
         print(compact_text(analysis))
     print()
     if args.analysis == "kv-wall":
-        from tco.core.structure import link_param
+        from tco.core.names import link_param
         from tco.inputs.variants import scenario_link
 
         bandwidth = scenario.values()[link_param(scenario_link(scenario), "bandwidth_bytes_per_s")] / 1e9

@@ -12,13 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tco.core import names as named
 from tco.core.evaluate import evaluate, work_share
 from tco.core.money import cashflow, finance, generations, lifecycle, nre
 from tco.core.money import plan as money
 from tco.core.money.purchases import pick
+from tco.core.names import device_param
 from tco.core.outputs import CashFlows, ChallengerResult, OptionResult
 from tco.core.serving.sizing import SECONDS_PER_YEAR
-from tco.core.structure import Option, Structure, device_param
+from tco.core.structure import Option, Structure
 
 
 def npv_usd(baseline: OptionResult, option: OptionResult):
@@ -127,7 +129,7 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
     def get(name):
         return np.asarray(values[name], float)
 
-    half_life = get("workload.half_life_years")
+    half_life = get(named.workload.half_life_years)
     row = {"npv_usd": npv_usd(base, result), "cost_ratio": cost_ratio(base, result)}
     specialized = [p for p in option.pools if p.specialized]
     if specialized:  # the half-life applies to specialized devices only
@@ -207,7 +209,7 @@ def years_of_advantage(option: Option, result: OptionResult, base: OptionResult,
                    for p in option.pools if p.specialized)
     return generations.years_of_advantage(result.eac_usd_per_mtok * tokens / 1e6, base.roadmap,
                                           result.deployment_year, exposure,
-                                          np.asarray(values["workload.half_life_years"], float))
+                                          np.asarray(values[named.workload.half_life_years], float))
 
 
 def _software_investment_usd(option: Option, result: OptionResult, values):
@@ -215,7 +217,7 @@ def _software_investment_usd(option: Option, result: OptionResult, values):
     software NRE [USD]; None when it needs none (it runs on the baseline's devices)."""
     parts = [amount for _, amount in result.money.porting]
     if any(p.built for p in option.pools):
-        parts.append(np.asarray(values["program.nre.software_usd"], float))
+        parts.append(np.asarray(values[named.program_nre.software_usd], float))
     return sum(parts) if parts else None
 
 
@@ -226,7 +228,7 @@ def _program_view(result: OptionResult, base: OptionResult, values) -> dict:
 
     plan = result.money
     own = plan.own_units({role: result.pool(role).present_values.units_bought for role in plan.built_roles})
-    external = get("program.external_units")
+    external = get(named.program.external_units)
     volume = own + external
     total = plan.program.total_usd
     nre_pv = plan.program.present_value_usd(plan.rate)
@@ -238,7 +240,7 @@ def _program_view(result: OptionResult, base: OptionResult, values) -> dict:
     # the bridge and the shifted work are bought at the baseline's levelized cost, which carries its fixed costs
     fixed = nre_pv + result.pv_reauthoring_usd + result.pv_porting_usd \
         + base_fixed * (result.pv_bridge_usd + result.pv_workload_shift_usd) / target
-    demand = nre.breakeven_demand(get("workload.requests_per_s"), fixed, without + nre_pv, base_fixed, target)
+    demand = nre.breakeven_demand(get(named.workload.requests_per_s), fixed, without + nre_pv, base_fixed, target)
     built = next(iter(plan.built_roles))
     improvement = target / without
     annual = target / finance.annuity_factor(plan.rate, plan.horizon_years)
@@ -250,9 +252,9 @@ def _program_view(result: OptionResult, base: OptionResult, values) -> dict:
         "breakeven_volume_units": breakeven_volume,
         "breakeven_nre_usd": nre.breakeven_nre_usd(own, nre_pv / total, without, target, volume),
         "breakeven_demand_rps": demand,
-        "breakeven_tokens_per_year": demand * get("workload.output_tokens") * SECONDS_PER_YEAR,
+        "breakeven_tokens_per_year": demand * get(named.workload.output_tokens) * SECONDS_PER_YEAR,
         "vendor_unit_price_usd": nre.vendor_unit_price_usd(result.pool(built).costs.unit_price_usd, total, volume,
-                                                           get("program.vendor_gross_margin")),
+                                                           get(named.program.vendor_gross_margin)),
         "two_for_two_holds": rule.astype(float), "baseline_tco_over_nre": tco_over_nre, "tco_improvement": improvement,
     }
 

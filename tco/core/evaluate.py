@@ -29,6 +29,7 @@ from tco.core.money.generations import RoadmapCosts, generation_path
 from tco.core.money.plan import MoneyPlan, ShiftExposure
 from tco.core.money.purchases import GenerationPath, PoolPlan, pick
 from tco.core.money.timeline import DemandPath, ProgramSchedule
+from tco.core.names import demand_year_param, device_param, link_param, model_param, pool_param, roadmap_param, tier_param
 from tco.core.outputs import (
     CASH_FLOW_LINES,
     YEARLY_COSTS,
@@ -42,18 +43,7 @@ from tco.core.outputs import (
 )
 from tco.core.serving import llm, power, sizing
 from tco.core.serving import pools as serving
-from tco.core.structure import (
-    Option,
-    Pool,
-    Structure,
-    demand_year_param,
-    device_param,
-    link_param,
-    model_param,
-    pool_param,
-    roadmap_param,
-    tier_param,
-)
+from tco.core.structure import Option, Pool, Structure
 
 #: infeasibility bits, combined in ``infeasible_code``
 TPOT_MISSED = 1

@@ -8,7 +8,6 @@ address a quantity by the same string.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from tco.core.serving.parallelism import Shape
@@ -160,51 +159,3 @@ class Structure:
         return tuple(Option(base.name, tuple(Pool(p.role, g.device, g.tiers, False, False, p.has_min_devices,
                                                   *(g.shapes[i:i + 1] if g.shapes else ()))
                                              for i, p in enumerate(base.pools)), base.link) for g in self.generations)
-
-
-def name_builder(template: str) -> Callable[..., str]:
-    """A builder of dotted parameter names: each positional part fills one ``{}`` of ``template``, in order.
-
-    ``str.format`` ignores extra arguments, so a call with a part too many would build a wrong
-    name without a word; the builder takes exactly as many parts as the template has slots.
-
-    Parameters
-    ----------
-    template : str
-        The name with a ``{}`` per part (``"devices.{}.{}"``).
-
-    Returns
-    -------
-    Callable[..., str]
-        ``build(*parts)``; raises ``TypeError`` on another number of parts or on a keyword.
-    """
-    slots = template.count("{}")
-    # names of text parts, formatted once (an evaluation builds ~130 names, most of them again); only text parts are
-    # kept, so a number never finds another type's name (1, 1.0 and True are equal keys)
-    built: dict[tuple, str] = {}
-
-    def build(*parts: object) -> str:
-        name = built.get(parts)
-        if name is None:
-            if len(parts) != slots:
-                raise TypeError(f"parameter name {template!r} takes {slots} part(s), got {len(parts)}: {parts!r}")
-            name = template.format(*parts)
-            if all(type(part) is str for part in parts):
-                built[parts] = name
-        return name
-
-    build.__doc__ = f"The parameter name {template!r} with its {slots} part(s) filled in order."
-    return build
-
-
-#: The dotted names of the parameters, by what they belong to: each fills its template's ``{}`` in order,
-#: ``device_param(device, field)``, ``tier_param(device, tier, field)``, ``model_param(model, field)``,
-#: ``link_param(link, field)``, ``pool_param(option, role, field)``, ``roadmap_param(device, field)``,
-#: ``demand_year_param(year)`` (``device_param("h100-sxm", "tdp_w") == "devices.h100-sxm.tdp_w"``).
-device_param = name_builder("devices.{}.{}")
-tier_param = name_builder("devices.{}.memory.{}.{}")
-model_param = name_builder("models.{}.{}")
-link_param = name_builder("links.{}.{}")
-pool_param = name_builder("options.{}.{}.{}")
-roadmap_param = name_builder("roadmap.{}.{}")
-demand_year_param = name_builder("workload.year_{}.demand_multiplier")

@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
+from tco.core import names as named
 from tco.core.fleet import coordination as core
 from tco.core.fleet.stranded import fixed_cost_usd_per_device_hour
+from tco.core.names import device_param
 from tco.core.serving.power import energy_price_usd_per_joule
-from tco.core.structure import device_param
 from tco.foundation.plain_values import scalar
 from tco.inputs.fleet_settings import Coordination
 from tco.inputs.variants import disaggregated_option
@@ -75,10 +76,10 @@ def coordination(scenario, cfg: Coordination) -> CoordinationResult:
     rate0 = scalar(r.tokens_per_s) / (devices * u0)  # full-load output tokens/s per device
     rate = float(core.effective_tokens_per_device_s(rate0, cfg.scheduling_overhead))
     idle, tdp, host = (values[device_param(device, k)] for k in ("idle_power_w", "tdp_w", "host_power_w"))
-    usd_per_j = energy_price_usd_per_joule(values["economics.pue"], values["economics.electricity_usd_per_kwh"])
+    usd_per_j = energy_price_usd_per_joule(values[named.economics.pue], values[named.economics.electricity_usd_per_kwh])
     per_device_year = (scalar(costs.facility_usd_per_year) + scalar(costs.maintenance_usd_per_year)) / devices
     fixed_usd_s = float(fixed_cost_usd_per_device_hour(scalar(costs.unit_hardware_usd) + scalar(costs.unit_nre_usd),
-                                                       values["economics.discount_rate"], scalar(costs.life_years),
+                                                       values[named.economics.discount_rate], scalar(costs.life_years),
                                                        scalar(costs.residual_value_fraction), per_device_year)) / 3600.0
     terms = {"energy": (idle + host, tdp - idle), "cost": (fixed_usd_s + usd_per_j * (idle + host), usd_per_j * (tdp - idle))}
     split_now = {"energy": 1.0 / scalar(r.tokens_per_joule), "cost": scalar(r.lcot_usd_per_mtok) / 1e6}

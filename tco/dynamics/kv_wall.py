@@ -18,12 +18,13 @@ import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
 from tco.analysis.solvers import scan
-from tco.core.structure import link_param
+from tco.core import names as named
+from tco.core.names import link_param
 from tco.foundation.plain_values import scalar
 from tco.inputs.fleet_settings import KVWall
 from tco.inputs.variants import colocated_counterparts, disaggregated_option
 
-PROMPT = "workload.prompt_tokens"
+PROMPT = named.workload.prompt_tokens
 
 
 @dataclass

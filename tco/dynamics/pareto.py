@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
+from tco.core import names as named
 from tco.core.fleet.pareto import pareto_mask
 from tco.foundation.errors import InputError
 from tco.inputs.catalog import load_catalog
@@ -92,7 +93,7 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
     derived = with_options(scenario, specs)
     tpot = np.asarray(cfg.tpot_targets_s, float)[:, None]
     caps = np.asarray(cfg.batch_caps, float)[None, :]
-    results, _ = evaluate_arrays(derived, {"workload.tpot_target_s": tpot, "workload.max_batch": caps})
+    results, _ = evaluate_arrays(derived, {named.workload.tpot_target_s: tpot, named.workload.max_batch: caps})
     frames = []
     for spec in specs:
         r = results[spec["name"]]

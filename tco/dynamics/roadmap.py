@@ -19,8 +19,9 @@ from __future__ import annotations
 import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
+from tco.core import names as named
 from tco.core.fleet import routing as routing_core
-from tco.core.structure import device_param
+from tco.core.names import device_param
 from tco.dynamics.routing import routing
 from tco.foundation.plain_values import scalar
 from tco.inputs.fleet_settings import Roadmap, Routing, setting_name
@@ -82,7 +83,8 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
     record("process node",
            f"device power / {node_gain:.3g} ({cfg.process_gain_per_decade:g}x per decade, {cfg.horizon_years:g} yr)",
            _tpj(scenario, updates, base)[0], scenario.dynamics[setting_name("roadmap", "process_gain_per_decade")].source)
-    bits = {k: min(v[k], cfg.target_bits) for k in ("workload.weight_bits", "workload.kv_bits", "workload.compute_bits")}
+    widths = (named.workload.weight_bits, named.workload.kv_bits, named.workload.compute_bits)
+    bits = {k: min(v[k], cfg.target_bits) for k in widths}
     updates.update(bits)
     record("number format", f"weights, KV and arithmetic at {cfg.target_bits:g} bits", _tpj(scenario, updates, base)[0],
            "engine: fewer bytes per weight and KV element, 4-bit peak FLOP/s where the device has them")
@@ -91,7 +93,7 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
     best = max(feasible or [base], key=lambda n: scalar(results[n].tokens_per_joule))
     record("architecture", f"best option by tokens/J: {best}", _tpj(scenario, updates, best)[0],
            "engine: the scenario's options (SRAM, disaggregation)")
-    updates["workload.peak_to_mean"] = 1.0
+    updates[named.workload.peak_to_mean] = 1.0
     large_tpj, _ = _tpj(scenario, updates, best)
     record("utilization", "demand smoothed to its mean (peak-to-mean 1)", large_tpj, "engine: sizing at peak demand")
     small = with_model(scenario, routing_cfg.small_model)
@@ -101,7 +103,7 @@ def roadmap(scenario, cfg: Roadmap, routing_cfg: Routing) -> pd.DataFrame:
     misrouted = float(routing_core.misrouted_share(share, routing_cfg.hard_share, routing_cfg.router_skill))
     retry = misrouted if routing_cfg.penalty == "retry" else 0.0
     # energy per answer in large-model output tokens' worth: share r on the small model, retries on the large one
-    out_large, out_small = v["workload.output_tokens"], small.values()["workload.output_tokens"]
+    out_large, out_small = v[named.workload.output_tokens], small.values()[named.workload.output_tokens]
     joules = (1.0 - share + retry) * out_large / large_tpj + share * out_small / small_tpj
     record("orchestration", f"route {share:.0%} to {routing_cfg.small_model} (misrouted {misrouted:.1%})",
            out_large / joules, "engine: small-model scenario; routing closed form (tco.core.fleet.routing)")

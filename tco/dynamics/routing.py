@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
+from tco.core import names as named
 from tco.core.fleet import routing as core
 from tco.foundation.errors import InputError
 from tco.foundation.plain_values import scalar
@@ -47,7 +48,7 @@ def cost_per_request_usd(scenario, option: str) -> tuple[float, bool]:
     """
     results, values = evaluate_arrays(scenario)
     r = results[option]
-    usd = scalar(r.lcot_usd_per_mtok) / 1e6 * values["workload.output_tokens"]
+    usd = scalar(r.lcot_usd_per_mtok) / 1e6 * values[named.workload.output_tokens]
     return usd, bool(scalar(r.feasible) > 0)
 
 

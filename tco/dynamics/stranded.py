@@ -22,14 +22,15 @@ import numpy as np
 import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
+from tco.core import names as named
 from tco.core.evaluate import serving_pools
 from tco.core.fleet import stranded as core
 from tco.core.money.finance import capital_recovery_usd_per_year
+from tco.core.names import device_param, link_param
 from tco.core.outputs import OptionResult
 from tco.core.serving import pools as serving
 from tco.core.serving.power import running_cost_usd_per_year
 from tco.core.serving.sizing import link_ports_needed, whole_count
-from tco.core.structure import device_param, link_param
 from tco.foundation.errors import InputError
 from tco.foundation.plain_values import scalar
 from tco.inputs.fleet_settings import Stranded
@@ -76,10 +77,10 @@ def quarter_demand(scenario: Scenario, cfg: Stranded) -> dict[str, np.ndarray]:
     """
     v = scenario.values()
     hours = core.hours_of_quarter(cfg.weeks * core.HOURS_PER_WEEK)
-    arrivals = core.demand_requests_per_hour(hours, v["workload.requests_per_s"], v["workload.peak_to_mean"],
+    arrivals = core.demand_requests_per_hour(hours, v[named.workload.requests_per_s], v[named.workload.peak_to_mean],
                                              cfg.weekend_ratio, cfg.demand_growth_per_year, cfg.peak_hour)
-    prompt = v["workload.prompt_tokens"] * core.growth_factor(hours, cfg.prompt_growth_per_year)
-    output = v["workload.output_tokens"] * core.growth_factor(hours, cfg.output_growth_per_year)
+    prompt = v[named.workload.prompt_tokens] * core.growth_factor(hours, cfg.prompt_growth_per_year)
+    output = v[named.workload.output_tokens] * core.growth_factor(hours, cfg.output_growth_per_year)
     return {"hour": hours, "arrivals": arrivals, "prompt": prompt, "output": output}
 
 
@@ -89,7 +90,7 @@ def _pool_hour_costs(r: OptionResult, role: str, values: dict) -> dict[str, floa
     c, devices = pool.costs, scalar(pool.sizing.devices)
     per_device_year = (scalar(c.facility_usd_per_year) + scalar(c.maintenance_usd_per_year)) / devices
     fixed = core.fixed_cost_usd_per_device_hour(scalar(c.unit_hardware_usd) + scalar(c.unit_nre_usd),
-                                                values["economics.discount_rate"], scalar(c.life_years),
+                                                values[named.economics.discount_rate], scalar(c.life_years),
                                                 scalar(c.residual_value_fraction), per_device_year)
     return {"fixed": float(fixed), "pool_usd_per_hour": scalar(c.reauthoring_usd_per_year) / core.HOURS_PER_YEAR,
             "idle": values[device_param(pool.device, "idle_power_w")], "tdp": values[device_param(pool.device, "tdp_w")],
@@ -98,7 +99,7 @@ def _pool_hour_costs(r: OptionResult, role: str, values: dict) -> dict[str, floa
 
 def _energy(pool: dict, busy, values: dict):
     return core.energy_cost_usd_per_device_hour(pool["idle"], pool["tdp"], pool["host"], busy,
-                                                values["economics.pue"], values["economics.electricity_usd_per_kwh"])
+                                                values[named.economics.pue], values[named.economics.electricity_usd_per_kwh])
 
 
 def _link_usd_per_hour(link: str, split: OptionResult, arrivals, values: dict, life_years: float, whole) -> float:
@@ -107,10 +108,11 @@ def _link_usd_per_hour(link: str, split: OptionResult, arrivals, values: dict, l
     bw = values[link_param(link, "bandwidth_bytes_per_s")]
     kv_bytes = (split.kv_transfer_s - values[link_param(link, "latency_s")]) * bw
     ports = np.max(link_ports_needed(arrivals / SECONDS_PER_HOUR, kv_bytes, bw, whole))
-    per_port_year = capital_recovery_usd_per_year(values[link_param(link, "port_cost_usd")], values["economics.discount_rate"],
-                                                  life_years) \
-        + running_cost_usd_per_year(values[link_param(link, "port_power_w")], values["economics.pue"],
-                                    values["economics.electricity_usd_per_kwh"], values["economics.facility_usd_per_kw_month"])
+    per_port_year = capital_recovery_usd_per_year(values[link_param(link, "port_cost_usd")],
+                                                  values[named.economics.discount_rate], life_years) \
+        + running_cost_usd_per_year(values[link_param(link, "port_power_w")], values[named.economics.pue],
+                                    values[named.economics.electricity_usd_per_kwh],
+                                    values[named.economics.facility_usd_per_kw_month])
     return ports * per_port_year / core.HOURS_PER_YEAR
 
 
@@ -148,11 +150,11 @@ def _hourly_pools(scenario: Scenario, option_name: str, d: dict[str, np.ndarray]
     structure = scenario.structure
     base = scenario.values()
     peak = float(np.max(d["arrivals"])) / SECONDS_PER_HOUR
-    design = {**base, "workload.requests_per_s": peak, "workload.peak_to_mean": 1.0,
-              "workload.prompt_tokens": float(d["prompt"][0]), "workload.output_tokens": float(d["output"][0])}
+    design = {**base, named.workload.requests_per_s: peak, named.workload.peak_to_mean: 1.0,
+              named.workload.prompt_tokens: float(d["prompt"][0]), named.workload.output_tokens: float(d["output"][0])}
     chosen, _, _ = serving_pools(structure, design, option_name)
-    hourly = {**base, "workload.requests_per_s": d["arrivals"] / SECONDS_PER_HOUR, "workload.peak_to_mean": 1.0,
-              "workload.prompt_tokens": d["prompt"], "workload.output_tokens": d["output"]}
+    hourly = {**base, named.workload.requests_per_s: d["arrivals"] / SECONDS_PER_HOUR, named.workload.peak_to_mean: 1.0,
+              named.workload.prompt_tokens: d["prompt"], named.workload.output_tokens: d["output"]}
     pools, demand, transfer = serving_pools(structure, hourly, option_name)
     out = {}
     for role, pool in pools.items():
@@ -198,7 +200,7 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
         raise InputError.one("baseline", structure.baseline, "the stranded-capacity study needs a colocated baseline")
     d = quarter_demand(scenario, cfg)
     arrivals, prompt, output = d["arrivals"], d["prompt"], d["output"]
-    results, values = evaluate_arrays(scenario, {"workload.prompt_tokens": prompt, "workload.output_tokens": output})
+    results, values = evaluate_arrays(scenario, {named.workload.prompt_tokens: prompt, named.workload.output_tokens: output})
     split, base = results[option.name], results[structure.baseline]
     pools = _hourly_pools(scenario, option.name, d)
     colo_pool = _hourly_pools(scenario, structure.baseline, d)["colocated"]

@@ -10,16 +10,17 @@ price, the "two-for-two" rule, ``L/H``, the effective life and the software amor
 from __future__ import annotations
 
 from tco.analysis.breakeven import breakeven
+from tco.core import names as named
+from tco.core.names import device_param
 from tco.core.outputs import COMPARISON_OUTPUTS
 from tco.core.serving.sizing import SECONDS_PER_YEAR
-from tco.core.structure import device_param
 from tco.export.cells import SNAPSHOT_FILL, QuantitySheet, put_text
 from tco.export.model_sheet import ModelRefs, OptionRefs
 from tco.inputs.scenario import Scenario
 
 #: parameters the snapshot solves for, when the scenario gives them a range (each search costs
 #: ~0.13 s, and export must stay under 2 s; `tco breakeven` solves for any other parameter)
-SOLVER_PARAMS = ("workload.half_life_years", "workload.requests_per_s", "program.external_units")
+SOLVER_PARAMS = (named.workload.half_life_years, named.workload.requests_per_s, named.program.external_units)
 
 
 def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelRefs,
@@ -29,7 +30,7 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
     q = sheet.quantity
     structure = scenario.structure
     base = cash[structure.baseline].option
-    half_life = names["workload.half_life_years"]
+    half_life = names[named.workload.half_life_years]
     out: dict[str, OptionRefs] = {}
 
     def baseline_steady_state(year: str) -> str:
@@ -39,7 +40,7 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
         held = cash[structure.baseline].sizing.get("held_full_usd_per_year")
         if held is None:
             return f"{base['eac_usd_per_mtok']}*{model.shared['tokens_per_year']}/1E6"
-        return f"INDEX({held},1,MIN({year},INT({names['economics.horizon_years']})-1)+1)"
+        return f"INDEX({held},1,MIN({year},INT({names[named.economics.horizon_years]})-1)+1)"
 
     def output(name: str, formula: str) -> str:
         """A row for comparison output ``name`` (label and unit from the output table)."""
@@ -61,7 +62,7 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
         software = [names[device_param(d, "software_port_usd")] for d in structure.adopted_devices(option)]
         built = [p for p in option.pools if p.built]
         if built:
-            software.append(names["program.nre.software_usd"])
+            software.append(names[named.program_nre.software_usd])
         if software:
             saving = q("yearly saving of the option's hardware over the baseline (steady state, from its deployment)",
                        f"{baseline_steady_state(c.option['deployment_year'])}-{c.sizing['hardware_usd_per_year']}"
@@ -87,12 +88,12 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
         variable = q("baseline's demand-driven PV minus the option's", f"({base['pv_cost_usd']}-{base_fixed})"
                      f"-({without}+{nre_pv}-{fixed})", "USD")
         gap = f"({fixed}-{base_fixed})"
-        demand = output("breakeven_demand_rps", f'IF({variable}>0,MAX({names["workload.requests_per_s"]}*{gap}/{variable},0),'
+        demand = output("breakeven_demand_rps", f'IF({variable}>0,MAX({names[named.workload.requests_per_s]}*{gap}/{variable},0),'
                                                 f'IF({gap}<0,0,"never"))')
-        output("breakeven_tokens_per_year", f'IF(ISNUMBER({demand}),{demand}*{names["workload.output_tokens"]}'
+        output("breakeven_tokens_per_year", f'IF(ISNUMBER({demand}),{demand}*{names[named.workload.output_tokens]}'
                                             f'*{SECONDS_PER_YEAR / 3600:g}*3600,"never")')
         price = model.options[option.name].pool(built[0].role)["unit_price_usd"]
-        output("vendor_unit_price_usd", f'({price}+{nre}/MAX({volume},1))/(1-{names["program.vendor_gross_margin"]})')
+        output("vendor_unit_price_usd", f'({price}+{nre}/MAX({volume},1))/(1-{names[named.program.vendor_gross_margin]})')
         yearly = q("baseline TCO per year (PV cost / annuity factor)", f"{base['pv_cost_usd']}/{model.shared['annuity']}",
                    "USD/yr")
         ratio = output("baseline_tco_over_nre", f"{yearly}/{nre}")

@@ -17,12 +17,14 @@ from dataclasses import dataclass
 
 from openpyxl.utils import get_column_letter, quote_sheetname
 
+from tco.core import names as named
 from tco.core.evaluate import INFEASIBLE_REASONS, NOT_PER_DEVICE
 from tco.core.money.timeline import DESIGN_PARTS, TAPEOUT_PARTS
+from tco.core.names import demand_year_param, device_param, link_param, roadmap_param
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
 from tco.core.serving.power import HOURS_PER_YEAR
 from tco.core.serving.sizing import SECONDS_PER_YEAR
-from tco.core.structure import Option, demand_year_param, device_param, link_param, roadmap_param
+from tco.core.structure import Option
 from tco.export import formulas as fx
 from tco.export.cells import BOLD, HEADING_FONT, absolute, put_formula, put_text
 from tco.export.model_sheet import ModelRefs, OptionRefs
@@ -56,8 +58,8 @@ class CashFlowSheet:
         self.ws = ws
         self.names = names
         self.row = 1
-        self.horizon = names["economics.horizon_years"]
-        self.rate = names["economics.discount_rate"]
+        self.horizon = names[named.economics.horizon_years]
+        self.rate = names[named.economics.discount_rate]
         ws.column_dimensions["A"].width = 52
         ws.column_dimensions["B"].width = 12
         ws.column_dimensions["C"].width = 18
@@ -80,7 +82,7 @@ class CashFlowSheet:
 
     def _demand(self, y: int) -> str:
         """:class:`tco.core.money.timeline.DemandPath`: a yearly series, continued (or replaced) by a growth rate."""
-        growth = self.names["workload.demand_growth_per_year"]
+        growth = self.names[named.workload.demand_growth_per_year]
         series = [self.names[k] for k in (demand_year_param(i) for i in range(1, LAST_YEAR + 1)) if k in self.names]
         if y == 0:
             return "0"
@@ -198,7 +200,7 @@ def write_cash_flows(ws, scenario: Scenario, names: dict[str, str], model: Model
 def _pool_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], role: str) -> dict[str, list[str]]:
     """One pool's purchase plan per generation (:func:`tco.core.evaluate._pool_plan`): a small table."""
     n = sheet.names
-    energy_w_year = f"{n['economics.pue']}*{HOURS_PER_YEAR:g}/1000*{n['economics.electricity_usd_per_kwh']}"
+    energy_w_year = f"{n[named.economics.pue]}*{HOURS_PER_YEAR:g}/1000*{n[named.economics.electricity_usd_per_kwh]}"
     per_device = {name: line for name, line in YEARLY_COSTS.items() if name not in NOT_PER_DEVICE}
     keys = ("z", "x", "n", "unit", "life", "rv", "energy", "busy", *per_device.values())
     rows: dict[str, list[str]] = {k: [] for k in keys}
@@ -230,8 +232,8 @@ def _link_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], option: Option) 
     """The KV-link ports as a pool (:func:`tco.core.evaluate._link_plan`)."""
     n, link = sheet.names, option.link
     port_w = n[link_param(link, "port_power_w")]
-    running = (f"{port_w}*{n['economics.pue']}*{HOURS_PER_YEAR:g}/1000*{n['economics.electricity_usd_per_kwh']}"
-               f"+{port_w}/1000*{n['economics.facility_usd_per_kw_month']}*12")
+    running = (f"{port_w}*{n[named.economics.pue]}*{HOURS_PER_YEAR:g}/1000*{n[named.economics.electricity_usd_per_kwh]}"
+               f"+{port_w}/1000*{n[named.economics.facility_usd_per_kw_month]}*12")
     count = len(fleets)
     return {"z": sheet.table("KV-link ports for year 1's peak, unrounded", "ports",
                              [fleets[0].sizing["link_ports_exact"]] * count),
@@ -364,7 +366,7 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
     lives = [fleet.pool(next(iter(fleet.devices)))["life_years"] for fleet in fleets]
     tables = {
         "release": sheet.table("released, years after t = 0 (the scenario's device: always)", "yr",
-                               ["-1E9", *(f"{n[roadmap_param(gen.device, 'release_year')]}-{n['roadmap.start_year']}"
+                               ["-1E9", *(f"{n[roadmap_param(gen.device, 'release_year')]}-{n[named.roadmap.start_year]}"
                                           for gen in structure.generations)]),
         "running": sheet.table("running cost per year (steady state, year 1's demand)", "USD/yr", running),
         "port": sheet.table("software port to the generation", "USD", ports),
@@ -472,7 +474,7 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
     sheet.heading(f"Option {option.name}" + (" (baseline)" if is_base else ""))
     refs = OptionRefs()
     built = [p for p in option.pools if p.built]
-    deploy = fx.ceil(f"{n['program.time_to_market_years']}-{fx.CEIL_GUARD_FLEET}") if built else "0"
+    deploy = fx.ceil(f"{n[named.program.time_to_market_years]}-{fx.CEIL_GUARD_FLEET}") if built else "0"
     t_d = refs.option["deployment_year"] = sheet.output(OPTION_OUTPUTS["deployment_year"], deploy)
     live = sheet.years("the fleet serves next year (deployed and within the horizon)", "",
                        lambda y: f"IF(AND({sheet.year(y)}+1>{t_d},{sheet.year(y)}<{sheet.horizon}),1,0)", pv=False)
@@ -516,7 +518,7 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
     refs.option["pv_cost_usd"], refs.option["pv_tokens"] = total.pv, tokens.pv
     refs.option["units_bought"] = sheet.output(OPTION_OUTPUTS["units_bought"],
                                                fx.total([refs.pool(p.role)["units_bought"] for p in option.pools]))
-    prompt, output = n["workload.prompt_tokens"], n["workload.output_tokens"]
+    prompt, output = n[named.workload.prompt_tokens], n[named.workload.output_tokens]
     refs.option["lcot_usd_per_mtok"] = sheet.output(OPTION_OUTPUTS["lcot_usd_per_mtok"], f"{total.pv}/{tokens.pv}*1E6")
     refs.option["lcot_usd_per_mtok_all_tokens"] = sheet.output(
         OPTION_OUTPUTS["lcot_usd_per_mtok_all_tokens"], f"{total.pv}/({tokens.pv}*({prompt}+{output})/{output})*1E6")
@@ -569,10 +571,10 @@ def _program_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: 
         return {}
     n = sheet.names
     sheet.heading("chip program: NRE during design, shared over the program's volume", level=2)
-    ttm = n["program.time_to_market_years"]
+    ttm = n[named.program.time_to_market_years]
     tapeout = sheet.scalar("tape-out: time to market minus tape-out to deployment, at least 0", "yr",
-                           f"MAX({ttm}-{n['program.tapeout_to_deployment_years']},0)")
-    parts = {k.removeprefix("program.nre."): v for k, v in n.items() if k.startswith("program.nre.")}
+                           f"MAX({ttm}-{n[named.program.tapeout_to_deployment_years]},0)")
+    parts = {part: n[k] for part, k in zip(named.program_nre.fields, named.program_nre, strict=True) if k in n}
 
     def share(part: str, y: int) -> str:
         t = sheet.year(y)
@@ -586,7 +588,7 @@ def _program_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: 
     own = refs.option["fleet_units"] = sheet.scalar("built chips this fleet buys over the horizon", "units",
                                                     fx.total([refs.pool(p.role)["units_bought"] for p in built]))
     volume = refs.option["program_volume_units"] = sheet.scalar(
-        "the program's volume: own units + units sold to others", "units", f"{own}+{n['program.external_units']}")
+        "the program's volume: own units + units sold to others", "units", f"{own}+{n[named.program.external_units]}")
     refs.sizing["nre_total"] = sheet.scalar("the program's NRE (sum of its parts)", "USD", fx.total(list(parts.values())))
     refs.sizing["nre_pv"] = program.pv
     fraction = sheet.scalar("share of the NRE this fleet carries: own / volume (all of it when nothing is built)", "fraction",
@@ -641,7 +643,7 @@ def _service_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: 
             exposure = sheet.scalar(spec.meaning + " (general pool or baseline: none)", spec.unit, "0")
         refs.pool(pool.role)["shift_exposure_usd_per_year"] = exposure
     if exposures:
-        half_life = n["workload.half_life_years"]
+        half_life = n[named.workload.half_life_years]
 
         def shift(y):
             lost = fx.total([f"(1-{fx.served_efficiency_in_year(sheet.year(y), half_life, eta)})*{e}" for e, eta in exposures])

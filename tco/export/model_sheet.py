@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tco.core import names as named
 from tco.core.money.nodes import PEAK_FIELDS as NODE_PEAKS
 from tco.core.money.nre import WAFER_DIAMETER_MM
+from tco.core.names import device_param, link_param, model_param, tier_param
 from tco.core.outputs import LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS, dotted_name, flatten
 from tco.core.serving import pools as serving
 from tco.core.serving.power import HOURS_PER_YEAR
 from tco.core.serving.sizing import SECONDS_PER_YEAR
-from tco.core.structure import Option, Pool, device_param, link_param, model_param, tier_param
+from tco.core.structure import Option, Pool
 from tco.export import formulas as fx
 from tco.export import serving_sheet
 from tco.export.cells import QuantitySheet
@@ -121,9 +123,9 @@ def _write_node_scaling(sheet: QuantitySheet, scenario: Scenario, n: _Names) -> 
     q, d = sheet.quantity, structure.program_device
     sheet.heading(f"The built chip {d} at its build node (figures given at another node)")
     compute = q("compute scale: MIN(logic density ratio, energy-per-operation ratio)",
-                f"MIN({n('program.logic_density_mtr_per_mm2')}/{n('program.specs.logic_density_mtr_per_mm2')},"
-                f"{n('program.specs.relative_energy_per_op')}/{n('program.relative_energy_per_op')})", "ratio")
-    sram = q("SRAM scale: bit-cell area ratio", f"{n('program.specs.sram_bitcell_um2')}/{n('program.sram_bitcell_um2')}",
+                f"MIN({n(named.program.logic_density_mtr_per_mm2)}/{n(named.program_specs.logic_density_mtr_per_mm2)},"
+                f"{n(named.program_specs.relative_energy_per_op)}/{n(named.program.relative_energy_per_op)})", "ratio")
+    sram = q("SRAM scale: bit-cell area ratio", f"{n(named.program_specs.sram_bitcell_um2)}/{n(named.program.sram_bitcell_um2)}",
              "ratio")
     mapping = dict(n.mapping)
     for name in NODE_PEAKS:
@@ -140,29 +142,29 @@ def _write_shared(sheet: QuantitySheet, scenario: Scenario, n: _Names, shared: d
     m = scenario.structure.model
     q = sheet.quantity
     sheet.heading(f"Workload and model ({m})")
-    shared["peak_rps"] = q("peak demand", f"{n('workload.requests_per_s')}*{n('workload.peak_to_mean')}", "req/s")
-    shared["wbpp"] = q("weight bytes per parameter", f"{n('workload.weight_bits')}/8", "B/param")
+    shared["peak_rps"] = q("peak demand", f"{n(named.workload.requests_per_s)}*{n(named.workload.peak_to_mean)}", "req/s")
+    shared["wbpp"] = q("weight bytes per parameter", f"{n(named.workload.weight_bits)}/8", "B/param")
     latent = model_param(m, "kv_elements_per_token")
     if latent in n:
-        kv = f"{n(latent)}*{n('workload.kv_bits')}/8"
+        kv = f"{n(latent)}*{n(named.workload.kv_bits)}/8"
     else:
         kv = (f"2*{n(model_param(m, 'layers'))}*{n(model_param(m, 'kv_heads'))}*{n(model_param(m, 'head_dim'))}"
-              f"*{n('workload.kv_bits')}/8")
+              f"*{n(named.workload.kv_bits)}/8")
     shared["kv"] = q("KV-cache bytes per token", kv, "B/token", "kv_bytes_per_token")
-    shared["stored"] = q("stored weight bytes", f"{n(model_param(m, 'params_total'))}*{n('workload.weight_bits')}/8", "B")
+    shared["stored"] = q("stored weight bytes", f"{n(model_param(m, 'params_total'))}*{n(named.workload.weight_bits)}/8", "B")
     experts, per_token = n(model_param(m, "experts_routed")), n(model_param(m, "experts_per_token"))
     spare = f"({experts}-{per_token})"
     shared["slot"] = q("parameters of one routed expert (0: dense)",
                        f"IF({spare}>0,({n(model_param(m, 'params_total'))}-{n(model_param(m, 'params_active'))})/{spare},0)",
                        "params")
     shared["tokens_per_year"] = q("output tokens per year",
-                                  f"{n('workload.requests_per_s')}*{n('workload.output_tokens')}*{SECONDS_PER_YEAR:.0f}",
+                                  f"{n(named.workload.requests_per_s)}*{n(named.workload.output_tokens)}*{SECONDS_PER_YEAR:.0f}",
                                   "tokens/yr")
-    rate, horizon = n("economics.discount_rate"), n("economics.horizon_years")
+    rate, horizon = n(named.economics.discount_rate), n(named.economics.horizon_years)
     shared["annuity"] = q("annuity factor (PV of 1 USD/yr over the horizon)",
                           f"IF(ABS({rate})<1E-12,{horizon},(1-(1+{rate})^(-{horizon}))/{rate})", "yr")
     if scenario.structure.program_device is not None:
-        parts = [n(k) for k in n.mapping if k.startswith("program.nre.")]
+        parts = [n(k) for k in named.program_nre if k in n.mapping]
         shared["nre"] = q("NRE of the chip program (sum of its parts)", fx.total(parts), "USD", "nre_usd")
 
 
@@ -197,35 +199,36 @@ def _model_terms(scenario: Scenario, n: _Names, shared: dict[str, str], q) -> di
         "routed_flops": q("routed-expert FLOPs per token (2 k E)", f"2*{per_token}*{shared['slot']}", "FLOP") if moe else "0",
         "kv": shared["kv"], "layers": n(model_param(m, "layers")), "attention_dim": n(model_param(m, "attention_dim")),
         "hidden": n(model_param(m, "hidden_size")), "experts_per_token": per_token,
-        "collective_element": q("bytes per element a collective moves", f"{n('serving.collective_bits')}/8", "B"),
+        "collective_element": q("bytes per element a collective moves", f"{n(named.serving.collective_bits)}/8", "B"),
         "kv_heads": "1" if latent in n else n(model_param(m, "kv_heads")), "moe": "1" if moe else "0",
     }
 
 
 def _demand(scenario: Scenario, n: _Names, shared: dict[str, str]) -> serving_sheet.Demand:
-    q = n("serving.percentile")
+    q = n(named.serving.percentile)
     return serving_sheet.Demand(
-        n("workload.prompt_tokens"), n("workload.output_tokens"), shared["peak_rps"], n("workload.ttft_target_s"),
-        n("workload.tpot_target_s"), q, f"(1-{q})", n("workload.max_batch"), n("serving.token_budget_tokens"),
-        n("serving.memory_compute_overlap"), n("serving.phase_overlap"), n("serving.comm_overlap"),
-        scenario.structure.policy, n("workload.prompt_tokens_scv"), scenario.structure.prefill_queue)
+        n(named.workload.prompt_tokens), n(named.workload.output_tokens), shared["peak_rps"], n(named.workload.ttft_target_s),
+        n(named.workload.tpot_target_s), q, f"(1-{q})", n(named.workload.max_batch), n(named.serving.token_budget_tokens),
+        n(named.serving.memory_compute_overlap), n(named.serving.phase_overlap), n(named.serving.comm_overlap),
+        scenario.structure.policy, n(named.workload.prompt_tokens_scv), scenario.structure.prefill_queue)
 
 
 def _unit_price(sheet, pool: Pool, n: _Names) -> str:
     """:func:`tco.core.evaluate.unit_price_usd`: the catalog's price, or a built chip's unit cost from its die."""
-    if not (pool.built and "program.die_area_mm2" in n):
+    if not (pool.built and named.program.die_area_mm2 in n):
         return n(device_param(pool.device, "price_usd"))
-    area = n("program.die_area_mm2")
+    area = n(named.program.die_area_mm2)
     dies = f"MAX(PI()*({WAFER_DIAMETER_MM:g}/2)^2/{area}-PI()*{WAFER_DIAMETER_MM:g}/SQRT(2*{area}),1)"
-    die_yield = f"EXP(-{area}/100*{n('program.defect_density_per_cm2')})"
+    die_yield = f"EXP(-{area}/100*{n(named.program.defect_density_per_cm2)})"
     return sheet.quantity(f"{pool.device} unit cost built up from silicon (good die + package, memory, board)",
-                          f"{n('program.wafer_price_usd')}/({dies}*{die_yield})+{n('program.package_memory_board_usd')}", "USD")
+                          f"{n(named.program.wafer_price_usd)}/({dies}*{die_yield})"
+                          f"+{n(named.program.package_memory_board_usd)}", "USD")
 
 
 def _device_hour(sheet, pool: Pool, n: _Names, price: str) -> str:
     """:func:`tco.core.evaluate.device_hour_usd`: capital recovery plus running cost at TDP + host, per hour."""
     d = pool.device
-    rate, life = n("economics.discount_rate"), n(device_param(d, "useful_life_years"))
+    rate, life = n(named.economics.discount_rate), n(device_param(d, "useful_life_years"))
     capex = f"({price}+{n(device_param(d, 'system_overhead_usd'))})"
     annuity = f"IF(ABS({rate})<1E-12,{life},(1-(1+{rate})^(-{life}))/{rate})"
     watts = f"({n(device_param(d, 'tdp_w'))}+{n(device_param(d, 'host_power_w'))})"
@@ -240,7 +243,7 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
     q, whole = sheet.quantity, scenario.structure.whole_devices
     model = _model_terms(scenario, n, shared, q)
     demand = _demand(scenario, n, shared)
-    prompt, peak_rps = n("workload.prompt_tokens"), shared["peak_rps"]
+    prompt, peak_rps = n(named.workload.prompt_tokens), shared["peak_rps"]
     extra = "0"
     if option.disaggregated:
         link = option.link
@@ -258,7 +261,7 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
         served[pool.role] = serving_sheet.write_pool(sheet, option, pool, n, model, demand, hour,
                                                      extra if pool.role == "prefill" else "0", whole)
     sheet.heading("pools at peak and at mean load", level=2)
-    mean = n("workload.requests_per_s")
+    mean = n(named.workload.requests_per_s)
     for role, v in served.items():
         for name in serving.PERFORMANCE_FIELDS[role]:
             write_pool_output(sheet, out, role, name, v[name])
@@ -307,26 +310,26 @@ def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs, pri
     power = row("power_w", f"{devices}*({idle}+({tdp}-{idle})*{refs['utilization']}+{host})")
     row("energy_usd_per_year", _energy(power, n))
     row("facility_usd_per_year", _facility(f"{devices}*({tdp}+{host})", n))
-    row("maintenance_usd_per_year", f"{n('economics.maintenance_fraction_per_year')}*{devices}*{hardware}")
+    row("maintenance_usd_per_year", f"{n(named.economics.maintenance_fraction_per_year)}*{devices}*{hardware}")
     shift_cost = n(device_param(d, "reauthoring_usd_per_shift"))
-    row("reauthoring_usd_per_year", f"{shift_cost}/{n('workload.half_life_years')}" if pool.specialized else "0")
+    row("reauthoring_usd_per_year", f"{shift_cost}/{n(named.workload.half_life_years)}" if pool.specialized else "0")
     row("residual_efficiency", n(device_param(d, "residual_efficiency")) if pool.specialized else "1")
 
 
 def _energy(power: str, n: _Names) -> str:
     """:func:`tco.core.serving.power.energy_cost_usd_per_year`: ``W x PUE x 8760 / 1000 x USD/kWh``."""
-    return f"{power}*{n('economics.pue')}*{HOURS_PER_YEAR:g}/1000*{n('economics.electricity_usd_per_kwh')}"
+    return f"{power}*{n(named.economics.pue)}*{HOURS_PER_YEAR:g}/1000*{n(named.economics.electricity_usd_per_kwh)}"
 
 
 def _facility(provisioned: str, n: _Names) -> str:
     """:func:`tco.core.serving.power.facility_cost_usd_per_year`: ``kW x USD/kW-month x 12``."""
-    return f"{provisioned}/1000*{n('economics.facility_usd_per_kw_month')}*12"
+    return f"{provisioned}/1000*{n(named.economics.facility_usd_per_kw_month)}*12"
 
 
 def _write_option_totals(sheet, scenario: Scenario, option: Option, n: _Names, out: OptionRefs) -> None:
     q = sheet.quantity
     sheet.heading("option totals", level=2)
-    prompt, output = n("workload.prompt_tokens"), n("workload.output_tokens")
+    prompt, output = n(named.workload.prompt_tokens), n(named.workload.output_tokens)
     power = [out.pool(pool.role)["power_w"] for pool in option.pools]
     if option.disaggregated:
         link = option.link
@@ -336,7 +339,7 @@ def _write_option_totals(sheet, scenario: Scenario, option: Option, n: _Names, o
         write_link_output(sheet, out, "usd_per_year", f"{_energy(port_w, n)}+{_facility(port_w, n)}")
         power.append(port_w)
     write_option_output(sheet, out, "devices", fx.total([out.pool(p.role)["devices"] for p in option.pools]))
-    tokens = write_option_output(sheet, out, "tokens_per_s", f"{n('workload.requests_per_s')}*{output}")
+    tokens = write_option_output(sheet, out, "tokens_per_s", f"{n(named.workload.requests_per_s)}*{output}")
     total_power = write_option_output(sheet, out, "power_w", fx.total(power))
     write_option_output(sheet, out, "tokens_per_joule", f"{tokens}/{total_power}")
     fits = out.sizing["fits"]

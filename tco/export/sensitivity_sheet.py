@@ -11,11 +11,12 @@ from openpyxl.chart import BarChart, LineChart, Reference
 
 from tco.analysis.evaluation import evaluate_scenario
 from tco.analysis.solvers import grid
+from tco.core import names as named
 from tco.core.comparison import npv_usd
 from tco.export.cells import SNAPSHOT_FILL, put_text
 from tco.inputs.scenario import Scenario
 
-SWEEP_PARAM = "workload.requests_per_s"
+SWEEP_PARAM = named.workload.requests_per_s
 SWEEP_POINTS = 21
 TORNADO_BARS = 15
 

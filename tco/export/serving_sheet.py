@@ -14,10 +14,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tco.core import names as named
+from tco.core.names import device_param, pool_param, tier_param
 from tco.core.serving import pools as serving
 from tco.core.serving.parallelism import Shape, micro_batch_overshoot
 from tco.core.serving.sizing import WHOLE_COUNT_GUARD
-from tco.core.structure import Option, Pool, device_param, pool_param, tier_param
+from tco.core.structure import Option, Pool
 from tco.export import formulas as fx
 from tco.export import sojourn_sheet
 from tco.export.queue_formulas import normal_quantile, servers_within_wait, wait_quantile
@@ -249,7 +251,7 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     bw_eff = n(device_param(d, "bandwidth_efficiency"))
     bws = [q(f"achievable bandwidth of tier {t} per device", f"{n(tier_param(d, t, 'bandwidth_bytes_per_s'))}*{bw_eff}", "B/s")
            for t in pool.tiers]
-    bits = n("workload.compute_bits")
+    bits = n(named.workload.compute_bits)
     flops = q("achieved FLOP/s per device at the compute width",
               f"IF({bits}<=4,{n(device_param(d, 'peak_flops_4bit'))},IF({bits}<=8,{n(device_param(d, 'peak_flops_8bit'))},"
               f"{n(device_param(d, 'peak_flops_16bit'))}))*{n(device_param(d, 'compute_efficiency'))}", "FLOP/s")

@@ -10,9 +10,9 @@ written (rerun ``tco export`` after edits that should change it). Every other nu
 
 from __future__ import annotations
 
+from tco.core.names import device_param, model_param
 from tco.core.serving.power import HOURS_PER_YEAR
 from tco.core.serving.sizing import SECONDS_PER_YEAR
-from tco.core.structure import device_param, model_param
 from tco.core.training.goodput import SECONDS_PER_DAY
 from tco.core.training.run import cluster_param, evaluate_training, training_comparison
 from tco.core.training.step import ACTIVATION_BYTES_PER_HIDDEN, CHECKPOINTED_INPUT_BYTES_PER_HIDDEN, WIRE_BYTES

@@ -193,9 +193,6 @@ class Serving(Strict):
     collective_bits: Q
 
 
-NRE_PARTS = ("design_usd", "verification_usd", "masks_usd", "ip_usd", "software_usd")
-
-
 class NodeCosts(Strict):
     """NRE parts, wafer economics and scaling figures of one process node."""
 

@@ -50,8 +50,10 @@ def setting_name(section: str, key: str) -> str:
     Returns
     -------
     str
-        ``fleet_dynamics.<section>.<key>``.
+        ``fleet_dynamics.<section>.<key>``; ``KeyError`` for a setting :data:`NAMED_SETTINGS` does not declare.
     """
+    if key not in NAMED_SETTINGS.get(section, ()):
+        raise KeyError(f"{section}.{key} is not a named setting of the fleet analyses ({PREFIX}{section}.*)")
     return f"{PREFIX}{section}.{key}"
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tco.core import structure as naming
-from tco.core.money.nodes import NODE_FIELDS
+from tco.core import names as named
+from tco.core.names import NODE_FIELDS, NRE_PARTS
 from tco.core.structure import Structure
 from tco.foundation.errors import FieldError, FieldWarning, InputError
 from tco.inputs.catalog import (
     LLM,
-    NRE_PARTS,
     Catalog,
     Device,
     Economics,
@@ -165,25 +164,25 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
     workload = spec.workload
     for key in Workload.model_fields:
         if key != "demand_by_year":
-            add(f"workload.{key}", getattr(workload, key) or WORKLOAD_DEFAULTS.get(key))
+            add(named.workload.name(key), getattr(workload, key) or WORKLOAD_DEFAULTS.get(key))
     for year, multiple in enumerate(workload.demand_by_year or (), start=1):
-        add(naming.demand_year_param(year), multiple)
+        add(named.demand_year_param(year), multiple)
     economics = validated(Economics, {**catalog.economics, **spec.economics}, "economics")
     for key in Economics.model_fields:
-        add(f"economics.{key}", getattr(economics, key))
+        add(named.economics.name(key), getattr(economics, key))
     overrides = {k: v.model_dump() for k in Serving.model_fields if (v := getattr(spec.serving, k)) is not None}
     serving = validated(Serving, {**catalog.serving, **overrides}, "serving")
     for key in Serving.model_fields:
-        add(f"serving.{key}", getattr(serving, key))
+        add(named.serving.name(key), getattr(serving, key))
     for key in ("params_total", "params_active", "layers", "kv_heads", "head_dim", "attention_dim", "hidden_size",
                 "experts_routed", "experts_per_token", "kv_elements_per_token", "context_max_tokens"):
         if key in ("kv_heads", "head_dim") and model.kv_elements_per_token is not None:
             continue
-        add(naming.model_param(model.id, key), getattr(model, key))
+        add(named.model_param(model.id, key), getattr(model, key))
     for device in devices.values():
         for tier in device.memory_tiers:
-            add(naming.tier_param(device.id, tier.name, "capacity_bytes"), tier.capacity_bytes)
-            add(naming.tier_param(device.id, tier.name, "bandwidth_bytes_per_s"), tier.bandwidth_bytes_per_s)
+            add(named.tier_param(device.id, tier.name, "capacity_bytes"), tier.capacity_bytes)
+            add(named.tier_param(device.id, tier.name, "bandwidth_bytes_per_s"), tier.bandwidth_bytes_per_s)
         for key in Device.model_fields:
             value = getattr(device, key)
             if key == "peak_flops_4bit" and value is None:
@@ -191,25 +190,25 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
             if key == "software_port_usd":
                 value = _software_port(device, catalog, structure)
             if isinstance(value, Quantity):
-                add(naming.device_param(device.id, key), value)
+                add(named.device_param(device.id, key), value)
     links_used = sorted({o.kv_link for o in spec.options if o.kv_link})
     for link_id in links_used:
         link = lookup_entry("link", link_id, catalog.links, spec.links, Link, "kv_link", edits)
         for key in ("bandwidth_bytes_per_s", "latency_s", "port_cost_usd", "port_power_w"):
-            add(naming.link_param(link_id, key), getattr(link, key))
+            add(named.link_param(link_id, key), getattr(link, key))
     for option in spec.options:
         for role, pool in option.pools().items():
-            add(naming.pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
+            add(named.pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
     if spec.program is not None:
         _program_parameters(spec.program, catalog, add, errors, structure)
     if structure.generations:
         roadmap = validated(Roadmap, catalog.roadmap, "roadmap")
-        add("roadmap.start_year", roadmap.start_year)
-        add("roadmap.cost_halving_years", roadmap.cost_halving_years)
+        add(named.roadmap.start_year, roadmap.start_year)
+        add(named.roadmap.cost_halving_years, roadmap.cost_halving_years)
         base = structure.option(structure.baseline)
         listed = [base.pools[0].device] if len(base.pools) == 1 and base.pools[0].device in roadmap.generations else []
         for device in (*listed, *(g.device for g in structure.generations)):
-            add(naming.roadmap_param(device, "release_year"), roadmap.generations[device].release_year)
+            add(named.roadmap_param(device, "release_year"), roadmap.generations[device].release_year)
     return collector.param_set()
 
 
@@ -231,17 +230,17 @@ def _program_parameters(program: Program, catalog: Catalog, add, errors: list[Fi
         if key not in NRE_PARTS:
             errors.append(FieldError(f"program.nre.{key}", key, f"must be one of {', '.join(NRE_PARTS)}"))
     for key in ProgramDefaults.model_fields:
-        add(f"program.{key}", getattr(program, key) or getattr(defaults, key))
-    add("program.time_to_market_years", program.time_to_market_years or node.time_to_market_years)
+        add(named.program.name(key), getattr(program, key) or getattr(defaults, key))
+    add(named.program.time_to_market_years, program.time_to_market_years or node.time_to_market_years)
     for part in NRE_PARTS:
-        add(f"program.nre.{part}", program.nre.get(part) or getattr(node, part))
+        add(named.program_nre.name(part), program.nre.get(part) or getattr(node, part))
     if structure.node_scaled_tiers is not None:
         specs = validated(NodeCosts, catalog.nodes[program.specs_node], f"nodes.{program.specs_node}")
         for key in NODE_FIELDS:
-            add(f"program.{key}", getattr(node, key))
-            add(f"program.specs.{key}", getattr(specs, key))
+            add(named.program.name(key), getattr(node, key))
+            add(named.program_specs.name(key), getattr(specs, key))
     if program.die is not None:
-        add("program.die_area_mm2", program.die.die_area_mm2)
-        add("program.package_memory_board_usd", program.die.package_memory_board_usd)
-        add("program.wafer_price_usd", program.die.wafer_price_usd or node.wafer_price_usd)
-        add("program.defect_density_per_cm2", program.die.defect_density_per_cm2 or node.defect_density_per_cm2)
+        add(named.program.die_area_mm2, program.die.die_area_mm2)
+        add(named.program.package_memory_board_usd, program.die.package_memory_board_usd)
+        add(named.program.wafer_price_usd, program.die.wafer_price_usd or node.wafer_price_usd)
+        add(named.program.defect_density_per_cm2, program.die.defect_density_per_cm2 or node.defect_density_per_cm2)

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from tco.core import structure as naming
+from tco.core import names as named
 from tco.core.serving.parallelism import Shape, candidate_shapes
 from tco.core.structure import Generation, Option, Pool, Structure
 from tco.foundation.errors import FieldError, FieldWarning, InputError
@@ -157,7 +157,7 @@ def _economics_warnings(spec, catalog: Catalog, params: ParamSet) -> list[FieldW
     sourced = validated(Economics, catalog.economics, "economics")
     warnings = []
     for key in bare:
-        name = f"economics.{key}"
+        name = named.economics.name(key)
         if name in params and hasattr(sourced, key):
             source = param_from_quantity(name, getattr(sourced, key))
             if not source.low <= params[name].value <= source.high:
@@ -190,24 +190,25 @@ def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: Param
     if pool.tensor_parallel is not None:
         return (Shape(pool.tensor_parallel, pool.pipeline_stages or 1, bool(pool.expert_parallel)),)
     m, d = model.id, device.id
-    weights = [params[naming.model_param(m, "params_total")].low * params["workload.weight_bits"].low / 8.0,
-               params[naming.model_param(m, "params_total")].high * params["workload.weight_bits"].high / 8.0]
-    tiers = [params[naming.tier_param(d, t.name, "capacity_bytes")] for t in device.memory_tiers]
-    usable = params[naming.device_param(d, "memory_usable_fraction")]
+    weights = [params[named.model_param(m, "params_total")].low * params[named.workload.weight_bits].low / 8.0,
+               params[named.model_param(m, "params_total")].high * params[named.workload.weight_bits].high / 8.0]
+    tiers = [params[named.tier_param(d, t.name, "capacity_bytes")] for t in device.memory_tiers]
+    usable = params[named.device_param(d, "memory_usable_fraction")]
     room = [sum(t.high for t in tiers) * usable.high, sum(t.low for t in tiers) * usable.low]
-    tokens = params["workload.prompt_tokens"].value + (params["workload.output_tokens"].value if role != "prefill" else 0.0)
-    layers = params[naming.model_param(m, "layers")].value
-    kv_heads = params[naming.model_param(m, "kv_heads")].value if model.kv_elements_per_token is None else 1.0
+    output = params[named.workload.output_tokens].value if role != "prefill" else 0.0
+    tokens = params[named.workload.prompt_tokens].value + output
+    layers = params[named.model_param(m, "layers")].value
+    kv_heads = params[named.model_param(m, "kv_heads")].value if model.kv_elements_per_token is None else 1.0
     if model.kv_elements_per_token is None:
-        kv = 2.0 * layers * kv_heads * params[naming.model_param(m, "head_dim")].value
+        kv = 2.0 * layers * kv_heads * params[named.model_param(m, "head_dim")].value
     else:
-        kv = params[naming.model_param(m, "kv_elements_per_token")].value
-    kv *= params["workload.kv_bits"].value / 8.0 * tokens
+        kv = params[named.model_param(m, "kv_elements_per_token")].value
+    kv *= params[named.workload.kv_bits].value / 8.0 * tokens
     low, high = (max(math.ceil((w + kv) / r - 1e-12), 1) for w, r in zip(weights, room, strict=True))
-    minimum_name = naming.pool_param(option, role, "devices_per_replica")
+    minimum_name = named.pool_param(option, role, "devices_per_replica")
     if minimum_name in params:
         low, high = max(low, int(params[minimum_name].low)), max(high, int(params[minimum_name].high))
-    domain = params[naming.device_param(d, "scale_up_domain_devices")]
+    domain = params[named.device_param(d, "scale_up_domain_devices")]
     return candidate_shapes((int(domain.low), int(domain.high)), int(layers), int(kv_heads), low, high,
                             moe=model.experts_routed.value > 1, streamed=device.pipeline_prefill == "streamed",
                             latent=model.kv_elements_per_token is not None)

@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from tco.core.structure import device_param, model_param, tier_param
+from tco.core import names as named
+from tco.core.names import device_param, model_param, tier_param
 from tco.core.training.run import TrainingOption, TrainingStructure, cluster_param
 from tco.foundation.errors import FieldError, InputError
 from tco.inputs.catalog import LLM, Catalog, Device, Economics, Strict, load_catalog, optional_quantities, validated
@@ -168,13 +169,13 @@ def _parameters(spec: TrainingScenarioFile, catalog: Catalog, model: LLM, device
 
     run = catalog.training.get("run", {})
     for key in ("tokens", "seq_len_tokens", "global_batch_tokens", "compute_bits"):
-        add(f"training.{key}", getattr(spec.training, key))
+        add(named.training.name(key), getattr(spec.training, key))
     for key in RUN_FIELDS:
-        add(f"training.{key}", getattr(spec.training, key) or run.get(key), "assumptions/training.yaml")
+        add(named.training.name(key), getattr(spec.training, key) or run.get(key), "assumptions/training.yaml")
     economics = validated(Economics, {**catalog.economics, **{k: v.model_dump() for k, v in spec.economics.items()}},
                           "economics")
     for key in Economics.model_fields:
-        add(f"economics.{key}", getattr(economics, key))
+        add(named.economics.name(key), getattr(economics, key))
     for key in ("params_total", "params_active", "layers", "attention_dim", "hidden_size", "experts_routed",
                 "experts_per_token"):
         add(model_param(model.id, key), getattr(model, key))
@@ -199,5 +200,5 @@ def _parameters(spec: TrainingScenarioFile, catalog: Catalog, model: LLM, device
     for site in all_sites:
         for key in SITE_FIELDS:
             add(site_param(site, key), catalog.sites["sites"][site].get(key), "assumptions/sites.yaml")
-    add("second_life.retire_after_years", spec.second_life.retire_after_years)
+    add(named.second_life.retire_after_years, spec.second_life.retire_after_years)
     return collector.param_set()

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tco.core import names as named
+from tco.core.names import device_param, model_param, tier_param
 from tco.core.serving import llm
-from tco.core.structure import Option, device_param, model_param, tier_param
+from tco.core.structure import Option
 from tco.foundation.errors import InputError
 from tco.inputs.catalog import load_catalog
 from tco.inputs.loading import scenario_from_dict
@@ -279,7 +281,7 @@ def check_replica_holds_model(scenario: Scenario, device: str, devices_per_repli
     usable = values[device_param(device, "memory_usable_fraction")]
     capacity = devices_per_replica * usable * sum(values[tier_param(device, t.name, "capacity_bytes")] for t in tiers)
     m = scenario.structure.model
-    weight_bytes = float(llm.weight_bytes(values[model_param(m, "params_total")], values["workload.weight_bits"]))
+    weight_bytes = float(llm.weight_bytes(values[model_param(m, "params_total")], values[named.workload.weight_bits]))
     if capacity < weight_bytes:
         raise InputError.one(path, f"{device} x {devices_per_replica:g}",
                              f"cannot hold the model: {capacity / 1e9:.3g} GB usable < {weight_bytes / 1e9:.3g} GB of weights")

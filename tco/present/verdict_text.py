@@ -26,6 +26,7 @@ import numpy as np
 from tco.analysis.evaluation import evaluate_scenario
 from tco.analysis.program_views import other_generations_held
 from tco.analysis.verdict import Verdict, missed_targets
+from tco.core import names as named
 from tco.core.outputs import COST_LINES, OptionResult
 from tco.foundation.formatting import quantity, sig
 from tco.foundation.plain_values import scalar
@@ -132,9 +133,9 @@ def rests_on(scenario, results: Mapping[str, OptionResult], verdict: Verdict) ->
     option = scenario.structure.option(winner)
     built = [p for p in option.pools if p.built]
     values = scenario.values()
-    if built and "program.external_units" in values:
+    if built and named.program.external_units in values:
         own = sum(scalar(results[winner].pool(p.role).present_values.units_bought) for p in built)
-        external = float(values["program.external_units"])
+        external = float(values[named.program.external_units])
         if external > 0:
             out.append(own_fleet_volume(scenario, winner, own, own + external))
     rivals = [n for n, r in results.items() if n != winner and scalar(r.feasible) <= 0]
@@ -168,7 +169,7 @@ def own_fleet_volume(scenario, winner: str, own: float, volume: float) -> str:
         The clause, with the winner's cost on its own units [USD/Mtok] and whether it still wins.
     """
 
-    alone, _ = evaluate_scenario(scenario, {"program.external_units": 0.0})
+    alone, _ = evaluate_scenario(scenario, {named.program.external_units: 0.0})
     costs = {n: scalar(r.lcot_usd_per_mtok) for n, r in alone.items() if scalar(r.feasible) > 0}
     best = min(costs, key=costs.get) if costs else None
     outcome = "still wins" if best == winner else (f"loses to {best}" if best else "and no option meets the targets")

@@ -31,7 +31,7 @@ from scipy.optimize import least_squares
 
 from tco.analysis.validation.cases import Case, DeviceClass, Suite
 from tco.analysis.validation.predict import Predictor
-from tco.core.structure import device_param
+from tco.core.names import device_param
 from tco.foundation.errors import InputError
 
 #: bounds of each fitted field (the field's own domain, kept finite for the solver)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from tco.core import names as named
 from tco.core.money import finance
 from tco.core.money.plan import yearly_lines
 from tco.core.outputs import CASH_FLOW_LINES, CashFlows, OptionResult
@@ -45,7 +46,7 @@ def yearly_cash_flows(option: Option, result: OptionResult, values: Mapping[str,
     lines = {name: flows.lines.get(name, np.zeros((*shape, years))) for name in CASH_FLOW_LINES}
     total = sum(lines.values())
     y = np.arange(years, dtype=float)
-    rate = np.asarray(values["economics.discount_rate"], float)[..., None]
+    rate = np.asarray(values[named.economics.discount_rate], float)[..., None]
     return CashFlows(lines=lines, total_usd=total, output_tokens=flows.tokens,
                      discount_factor=np.broadcast_to(finance.discount_factor(rate, y), total.shape),
                      bought=flows.bought, held=flows.held, generation=flows.generation)

@@ -22,11 +22,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from tco.core.structure import Structure, device_param, tier_param
+from tco.core import names as named
+from tco.core.names import device_param, tier_param
+from tco.core.structure import Structure
 
-#: the node table's figures, as parameters of the build node (``program.<field>``) and of the
-#: node the device's figures were given at (``program.specs.<field>``)
-NODE_FIELDS = ("logic_density_mtr_per_mm2", "sram_bitcell_um2", "relative_energy_per_op")
 PEAK_FIELDS = ("peak_flops_16bit", "peak_flops_8bit", "peak_flops_4bit")
 
 
@@ -48,8 +47,8 @@ def compute_scale(values: Mapping[str, object]):
     def get(name):
         return np.asarray(values[name], float)
 
-    density = get("program.logic_density_mtr_per_mm2") / get("program.specs.logic_density_mtr_per_mm2")
-    energy = get("program.specs.relative_energy_per_op") / get("program.relative_energy_per_op")
+    density = get(named.program.logic_density_mtr_per_mm2) / get(named.program_specs.logic_density_mtr_per_mm2)
+    energy = get(named.program_specs.relative_energy_per_op) / get(named.program.relative_energy_per_op)
     return np.minimum(density, energy)
 
 
@@ -67,7 +66,8 @@ def sram_scale(values: Mapping[str, object]):
     ndarray [-]
         SRAM scale factor.
     """
-    return np.asarray(values["program.specs.sram_bitcell_um2"], float) / np.asarray(values["program.sram_bitcell_um2"], float)
+    given, built = (np.asarray(values[s.sram_bitcell_um2], float) for s in (named.program_specs, named.program))
+    return given / built
 
 
 def node_scaled_values(structure: Structure, values: Mapping[str, object]) -> Mapping[str, object]:

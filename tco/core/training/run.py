@@ -19,9 +19,9 @@ import numpy as np
 
 from tco.core.fleet import siting
 from tco.core.money import finance
+from tco.core.names import device_param, model_param, tier_param
 from tco.core.serving import power
 from tco.core.serving.sizing import SECONDS_PER_YEAR
-from tco.core.structure import device_param, model_param, tier_param
 from tco.core.training import goodput
 from tco.core.training import step as training
 

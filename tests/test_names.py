@@ -1,0 +1,50 @@
+"""Dotted parameter names are declared once (tco.core.names): the sections and builders give exactly the names the
+scenarios resolve to, and a field a section does not have fails where it is asked for."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tco.core import names as named
+from tco.inputs.loading import bundled_scenarios, load_scenario
+
+#: names built from a template (by whom they belong to), not declared in a section
+BUILT = re.compile(r"^(devices|models|links|options|sites)\.|^roadmap\.[^.]+\.release_year$|^workload\.year_\d+\.")
+
+
+def resolved_names() -> set[str]:
+    """Every named input of every bundled scenario, inference and training (not the fleet-analysis settings,
+    declared in tco.inputs.fleet_settings)."""
+    out = set()
+    for kind in ("inference", "training"):
+        for name in bundled_scenarios(kind):
+            out |= set(load_scenario(name).params)
+    return out
+
+
+def test_every_fixed_name_a_scenario_resolves_to_is_declared():
+    declared = {name for section in named.SECTIONS for name in section}
+    fixed = {n for n in resolved_names() if not BUILT.match(n)}
+    assert fixed - declared == set()
+
+
+def test_every_declared_name_is_one_a_scenario_can_have():
+    """No stale or misspelt declaration: each declared name is resolved by a bundled scenario, or belongs to a part
+    of the model no bundled scenario switches on (a built chip's die and its build node's figures)."""
+    only_when_asked = {*named.program_specs, *(named.program.name(f) for f in named.NODE_FIELDS),
+                       named.program.die_area_mm2, named.program.package_memory_board_usd, named.program.wafer_price_usd,
+                       named.program.defect_density_per_cm2}
+    declared = {name for section in named.SECTIONS for name in section}
+    assert declared - resolved_names() - only_when_asked == set()
+
+
+def test_a_field_a_section_does_not_have_fails_where_it_is_asked_for():
+    assert named.workload.prompt_tokens == "workload.prompt_tokens"
+    assert named.program_nre.name("masks_usd") == "program.nre.masks_usd"
+    assert list(named.roadmap) == ["roadmap.start_year", "roadmap.cost_halving_years"]
+    with pytest.raises(AttributeError, match="workload has no parameter 'prompt_token'"):
+        _ = named.workload.prompt_token
+    with pytest.raises(AttributeError, match="fixed"):
+        named.workload.prompt_tokens = "x"
