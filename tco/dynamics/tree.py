@@ -69,8 +69,8 @@ def training_leaf_rows(training) -> list[dict]:
         for option in scenario.structure.options:
             r = results[option.name]
             rows.append({"view": view, "leaf": TRAINING_LEAF, "device": option.device,
-                         "usd_per_mtok": float(r["usd_per_mtok_trained"]), "token_basis": "training tokens",
-                         "feasible": bool(r["feasible"] > 0), "batch": float("nan"), "spilled_bytes": 0.0})
+                         "usd_per_mtok": float(r.usd_per_mtok_trained), "token_basis": "training tokens",
+                         "feasible": bool(r.feasible > 0), "batch": float("nan"), "spilled_bytes": 0.0})
     return rows
 
 

@@ -10,30 +10,45 @@ written (rerun ``tco export`` after edits that should change it). Every other nu
 
 from __future__ import annotations
 
+import dataclasses
+
 from tco.core.serving.power import HOURS_PER_YEAR
 from tco.core.serving.sizing import SECONDS_PER_YEAR
 from tco.core.structure import device_param, model_param
 from tco.core.training.goodput import SECONDS_PER_DAY
+from tco.core.training.results import TRAINING_COST_LINES, TRAINING_OUTPUTS
 from tco.core.training.run import cluster_param, evaluate_training, training_comparison
-from tco.core.training.step import ACTIVATION_BYTES_PER_HIDDEN, CHECKPOINTED_INPUT_BYTES_PER_HIDDEN, WIRE_BYTES
+from tco.core.training.step import ACTIVATION_BYTES_PER_HIDDEN, CHECKPOINTED_INPUT_BYTES_PER_HIDDEN, WIRE_BYTES, ChosenShape
 from tco.export import formulas as fx
 from tco.export.cells import QuantitySheet
 from tco.export.check_sheet import NEVER, finite_or
+from tco.foundation.plain_values import scalar
 
-#: shape outputs written as constants (the structure of the option)
-SHAPE_KEYS = ("tensor_parallel", "pipeline_parallel", "virtual_stages", "expert_parallel", "recompute", "fsdp", "shape_index")
+#: the quantities of an option the Check sheet compares, in its order: the cost lines, the chosen shape's terms in the
+#: step model's order (its step time goes with the run's figures), then the other outputs of the training output table
+CHECKED = tuple(dict.fromkeys((*(o.name for o in TRAINING_COST_LINES),
+                               *(f.name for f in dataclasses.fields(ChosenShape) if f.name != "step_s"), *TRAINING_OUTPUTS)))
 
 
 def training_model_values(scenario) -> dict[str, dict[str, float | str]]:
-    """Every quantity the training workbook computes, from the Python model: ``{option: {key: value}}``."""
+    """Every quantity the training workbook computes, from the Python model: ``{option: {key: value}}`` (:data:`CHECKED`,
+    then a challenger's comparison outputs)."""
     results = evaluate_training(scenario.structure, scenario.values())
     comp = training_comparison(scenario.structure, results)
     out = {}
     for option in scenario.structure.options:
-        row = {k: finite_or(v, NEVER) for k, v in results[option.name].items()}
-        row.update({k: finite_or(v, NEVER) for k, v in comp.get(option.name, {}).items()})
+        r = results[option.name]
+        row = {k: finite_or(getattr(r, k), NEVER) for k in CHECKED}
+        if option.name in comp:
+            row.update({k: finite_or(v, NEVER) for k, v in comp[option.name].flat().items()})
         out[option.name] = row
     return out
+
+
+def _constant(value) -> str:
+    """A degree of the chosen shape written into a formula: its value, or -1 where no shape fits."""
+    value = finite_or(value, NEVER)
+    return f"{value!r}" if value != NEVER else "-1"
 
 
 def _link(span: str, domain: str, c2c: str, out: str) -> str:
@@ -61,7 +76,7 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
 
     structure = scenario.structure
     m = structure.model
-    values = training_model_values(scenario)
+    results = evaluate_training(structure, scenario.values())
     sheet.note("Live formulas over the Inputs sheet's defined names; they mirror tco/core/training/step.py, goodput.py and "
                "training_run.py line by line.")
     sheet.note("The parallel shape of each option is structure, chosen by tco at the written values (rerun `tco export` "
@@ -83,12 +98,13 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
     refs: dict[str, dict[str, str]] = {}
     for option in structure.options:
         d = option.device
-        row = values[option.name]
+        model = results[option.name]
         sheet.heading(f"Option {option.name}: {d}")
         r: dict[str, str] = {}
-        for key in SHAPE_KEYS:
-            r[key] = q(f"{key.replace('_', ' ')} (chosen shape: structure)", f"{row[key]!r}" if row[key] != NEVER else "-1",
-                       "", key)
+        for key, value in (("tensor_parallel", model.tensor_parallel), ("pipeline_parallel", model.pipeline_parallel),
+                           ("virtual_stages", model.virtual_stages), ("expert_parallel", model.expert_parallel),
+                           ("recompute", model.recompute), ("fsdp", model.fsdp), ("shape_index", model.shape_index)):
+            r[key] = q(f"{key.replace('_', ' ')} (chosen shape: structure)", _constant(value), "", key)
         t, p, v, e, rc, f = (r[x] for x in ("tensor_parallel", "pipeline_parallel", "virtual_stages", "expert_parallel",
                                             "recompute", "fsdp"))
         D = n(cluster_param(option.name))
@@ -146,7 +162,7 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
         r["mfu"] = q("model FLOPs utilization (16-bit peak)", f"{per_device_flops}/{n(device_param(d, 'peak_flops_16bit'))}",
                      "0-1", "mfu")
         wg, opt = n("training.weight_grad_bytes_per_param"), n("training.optimizer_bytes_per_param")
-        if row["fsdp"] == 1.0:
+        if scalar(model.fsdp) == 1.0:
             state = f"({wg}+{opt})*{T}/({t}*MAX({dp},1))+4*{T}/({L}*{t})"
         else:
             state = (f"(({T}-{shared['experts']})/({t}*{p})+{shared['experts']}/({t}*{p}*{e}))*{wg}"
