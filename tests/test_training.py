@@ -132,6 +132,50 @@ def test_training_run_scenario_outputs_add_up(run):
         assert r.memory_bytes_per_device <= v[f"devices.{run.structure.option(name).device}.memory.hbm.capacity_bytes"]
 
 
+#: a unit of the training output tables and the word a field name in it carries
+UNIT_IN_NAME = {"s": "_s", "d": "_days", "USD": "usd", "USD/Mtok": "usd_per_mtok", "USD/yr": "usd_per_year", "W": "_w",
+                "B": "bytes", "MWh": "mwh", "yr": "years"}
+
+
+def test_training_results_are_typed_with_units(run):
+    """Every output of a training option, a challenger and a retired device is a field of its dataclass with a row of
+    the output table (unit, meaning, label), its unit in its name where it has one; the JSON shows exactly those
+    outputs; the few other fields of a training result are terms of the chosen shape (which the workbook checks),
+    and every field of a result broadcasts to one shape."""
+    from dataclasses import fields
+
+    from tco.core.training.results import (
+        SECOND_LIFE_OUTPUTS,
+        TRAINING_COMPARISON_OUTPUTS,
+        TRAINING_OUTPUTS,
+        SecondLife,
+        TrainingChallenger,
+        TrainingResult,
+    )
+
+    for cls, table in ((TrainingResult, TRAINING_OUTPUTS), (TrainingChallenger, TRAINING_COMPARISON_OUTPUTS),
+                       (SecondLife, SECOND_LIFE_OUTPUTS)):
+        assert table and set(table) <= {f.name for f in fields(cls)}, cls
+        for spec in table.values():
+            assert spec.unit and spec.meaning and spec.label, (cls, spec.name)
+            assert UNIT_IN_NAME.get(spec.unit, "") in spec.name, (cls, spec.name, spec.unit)
+    assert set(TRAINING_COMPARISON_OUTPUTS) == {f.name for f in fields(TrainingChallenger)}
+    assert set(SECOND_LIFE_OUTPUTS) == {f.name for f in fields(SecondLife)}
+    assert {f.name for f in fields(TrainingResult)} - set(TRAINING_OUTPUTS) < {f.name for f in fields(training.ChosenShape)}
+    draws = {"devices.h100-sxm.price_usd": np.array([20e3, 30e3])}
+    results = evaluate_training(run.structure, run.values() | draws)
+    for name, r in results.items():
+        assert list(r.flat()) == list(TRAINING_OUTPUTS)
+        assert {np.shape(getattr(r, f.name)) for f in fields(r)} == {(2,) if name == "h100" else ()}, name
+    data = compare_training(run, with_flips=False).to_dict()
+    for option in data["options"]:
+        assert set(option) == {"name", "placement", "shape", *TRAINING_OUTPUTS}, option["name"]
+    for name, challenger in data["comparison"].items():
+        assert set(challenger) == set(TRAINING_COMPARISON_OUTPUTS), name
+    for device, life in data["second_life"]["devices"].items():
+        assert set(life) == set(SECOND_LIFE_OUTPUTS) - {"choice"} | {"scrap_usd", "best"}, device
+
+
 @pytest.mark.filterwarnings("error::RuntimeWarning")
 def test_a_run_that_never_ends_costs_infinity_without_a_nan(run):
     """Three draws: the scenario as is, a restart of 1e9 s (longer than the time between interruptions, so goodput

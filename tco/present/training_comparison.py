@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from tco.analysis.flips import Flip, flip_conditions
-from tco.core.training.results import TrainingChallenger, TrainingResult
+from tco.core.outputs import OutputSpec
+from tco.core.training.results import (
+    SECOND_LIFE_OUTPUTS,
+    TRAINING_COMPARISON_OUTPUTS,
+    TRAINING_OUTPUTS,
+    TrainingChallenger,
+    TrainingResult,
+)
 from tco.core.training.run import training_comparison
 from tco.core.training.step import TRAINING_BOUNDS
 from tco.foundation.plain_values import json_safe, scalar
@@ -36,29 +43,27 @@ from tco.analysis.training import cheapest_option, cost_gap, evaluate_training_s
 TRAINING_FLIP_POINTS = 33
 
 
-#: rows of the options table of a training comparison (``tco compare`` and the app): (key, title with unit, format, scale)
+def _row(spec: OutputSpec, text: bool = False) -> tuple[str, str, str | None, float]:
+    """``(key, title with unit, format, scale)`` of a table row showing an output (``text``: shown as words)."""
+    return spec.name, spec.title, None if text else spec.fmt, 1.0 if text else spec.scale
+
+
+#: rows of the options table of a training comparison (``tco compare`` and the app): (key, title with unit, format, scale);
+#: titles, formats and scales from the training output table
 OPTION_ROWS = [
     ("placement", "cluster", None, 1.0),
-    ("time_to_train_days", "time to train, days", ",.3g", 1.0),
-    ("cost_per_run_usd", "cost per run, M USD", ",.3g", 1e-6),
-    ("usd_per_mtok_trained", "cost, USD per million training tokens", ",.3g", 1.0),
-    ("mfu", "model FLOPs utilization (16-bit peak), %", ".1f", 100.0),
-    ("goodput", "goodput after failures and checkpoints, %", ".1f", 100.0),
-    ("mtbi_s", "mean time between interruptions, h", ",.3g", 1 / 3600),
-    ("tokens_per_s_per_device", "training tokens/s per device", ",.0f", 1.0),
-    ("tokens_per_joule", "training tokens per joule (IT power)", ",.3g", 1.0),
-    ("energy_mwh", "IT energy of the run, MWh", ",.0f", 1.0),
+    *(_row(TRAINING_OUTPUTS[name]) for name in ("time_to_train_days", "cost_per_run_usd", "usd_per_mtok_trained", "mfu",
+                                                "goodput", "mtbi_s", "tokens_per_s_per_device", "tokens_per_joule",
+                                                "energy_mwh")),
     ("shape", "parallel shape", None, 1.0),
-    ("bound", "bound by", None, 1.0),
-    ("memory_bytes_per_device", "memory per device, GB", ",.1f", 1e-9),
-    ("feasible", "trains within its limits", None, 1.0),
+    _row(TRAINING_OUTPUTS["bound"], text=True),
+    _row(TRAINING_OUTPUTS["memory_bytes_per_device"]),
+    _row(TRAINING_OUTPUTS["feasible"], text=True),
 ]
 
 
 #: rows of each challenger against the baseline
-CHALLENGER_ROWS = [("cost_ratio", "cost ratio to the baseline (wins below 1)", ".3f", 1.0),
-                   ("time_ratio", "time ratio to the baseline", ".3f", 1.0),
-                   ("usd_saved_per_run", "saved per run, M USD", ",.3g", 1e-6)]
+CHALLENGER_ROWS = [_row(spec) for spec in TRAINING_COMPARISON_OUTPUTS.values()]
 
 
 #: columns of the siting table: one row per site
@@ -70,13 +75,11 @@ SITE_COLUMNS = [
     ("meets the serving TTFT target", "serving_meets_ttft", None, 1.0)]
 
 
-#: columns of the second-life table: one row per training device
+#: columns of the second-life table: one row per training device (titles, formats and scales from its output table)
 SECOND_LIFE_COLUMNS = [
-    ("device", "device", None, 1.0), ("best use at retirement", "best", None, 1.0),
-    ("cascade to serving, USD per device (PV)", "cascade_usd", ",.0f", 1.0), ("sell, USD per device", "sell_usd", ",.0f", 1.0),
-    ("cascade premium over the better of sell and scrap, USD", "cascade_premium_usd", ",.0f", 1.0),
-    ("output tokens served per device-year, M", "tokens_per_year_per_device", ",.0f", 1e-6),
-    ("running cost in serving, USD per device-year", "running_usd_per_year", ",.0f", 1.0)]
+    ("device", "device", None, 1.0), (SECOND_LIFE_OUTPUTS["choice"].title, "best", None, 1.0),
+    *(SECOND_LIFE_OUTPUTS[name].as_column() for name in ("cascade_usd", "sell_usd", "cascade_premium_usd",
+                                                         "tokens_per_year_per_device", "running_usd_per_year"))]
 
 
 @dataclass
