@@ -35,10 +35,11 @@ def challengers_table(result) -> html.Table | html.P:
 def cost_figure(result) -> go.Figure:
     """Cost per run per option, stacked by line, with the time to train in the hover."""
     runs = result.results
+    days = np.array([scalar(r.time_to_train_days) for r in runs.values()])
     fig = go.Figure()
     for line in TRAINING_COST_LINES:
-        fig.add_bar(x=list(runs), y=[scalar(r.flat()[line.name]) / 1e6 for r in runs.values()], name=line.label,
-                    marker_color=COST_LINE_COLOURS[line.name], customdata=[scalar(r.time_to_train_days) for r in runs.values()],
+        usd = np.array([scalar(r.flat()[line.name]) for r in runs.values()])
+        fig.add_bar(x=list(runs), y=usd / 1e6, name=line.label, marker_color=COST_LINE_COLOURS[line.name], customdata=days,
                     hovertemplate=f"{line.label}<br>%{{x}}: %{{y:,.2f}} M USD (run of %{{customdata:,.1f}} days)<extra></extra>")
     fig.update_layout(barmode="stack")
     return styled(fig, "Cost per training run, by line", "cluster option", "cost per run, million USD")
@@ -46,7 +47,7 @@ def cost_figure(result) -> go.Figure:
 
 def time_figure(result) -> go.Figure:
     runs = result.results
-    days = [scalar(r.time_to_train_days) for r in runs.values()]
+    days = np.array([scalar(r.time_to_train_days) for r in runs.values()])
     colours = [PALETTE[0] if scalar(r.feasible) > 0 else "#999999" for r in runs.values()]
     fig = go.Figure(go.Bar(x=list(runs), y=days, marker_color=colours, text=[f"{d:,.1f} d" for d in days],
                            textposition="outside", hovertemplate="%{x}<br>%{y:,.2f} days to train<extra></extra>"))

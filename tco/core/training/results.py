@@ -1,10 +1,10 @@
 """The typed results of a training run: per cluster option, per challenger, per retired device.
 
-Like the inference results (:mod:`tco.core.outputs`), every number is a field whose metadata is
+Like the inference results (:mod:`tco.core.outputs`), every output is a field whose metadata is
 its row of the output table (:func:`tco.core.outputs.output`: unit, meaning, label, how to show
 it): :data:`TRAINING_OUTPUTS`, :data:`TRAINING_COMPARISON_OUTPUTS` and :data:`SECOND_LIFE_OUTPUTS`
-are built from the fields. The options table of ``tco compare``, its JSON, the app's rows and
-charts and the study columns read these tables instead of restating units or labels.
+are built from the fields. The options, challenger and second-life tables of ``tco compare`` and
+the app, the options' JSON and the app's cost chart read these tables instead of restating units or labels.
 
 Every field is a numpy array; all fields of one :class:`TrainingResult` broadcast to one shape
 (one scenario or a million draws). ``mfu``, ``goodput``, ``recompute`` and ``bubble_fraction``
@@ -30,6 +30,8 @@ class TrainingResult:
 
     A run that never ends (no shape fits, or goodput 0) takes infinite time, costs and uses
     infinitely much (every cost line and the energy), at 0 tokens per joule, and is not feasible.
+    The fields after ``feasible`` are terms of the chosen shape's step, not outputs (no table row): the
+    workbook recomputes and checks them.
     """
 
     time_to_train_s: Array = output("s", "wall-clock time to train the token budget, failures and checkpoints included",
