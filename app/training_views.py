@@ -10,7 +10,9 @@ import numpy as np
 import plotly.graph_objects as go
 from dash import html
 
+from tco.core.training.results import TRAINING_COST_LINES
 from tco.foundation.formatting import quantity
+from tco.foundation.plain_values import scalar
 from tco.present.flip_text import describe_flip
 from tco.present.tables import cell
 from tco.present.training_comparison import CHALLENGER_ROWS, OPTION_ROWS, SECOND_LIFE_COLUMNS, SITE_COLUMNS, compare_training
@@ -18,8 +20,7 @@ from tco.present.training_comparison import CHALLENGER_ROWS, OPTION_ROWS, SECOND
 from .charts import COST_LINE_COLOURS, PALETTE, styled
 from .tables import number, records_table, table_block, versus_table
 
-COST_LINES = {"capex_usd": "hardware (annual capital charge)", "energy_usd": "energy", "facility_usd": "facility",
-              "maintenance_usd": "maintenance"}
+
 def options_table(result) -> html.Div:
     table, base = result.options, result.scenario.structure.baseline
     header = ["", *(n + (" (baseline)" if n == base else "") for n in table.index)]
@@ -33,22 +34,23 @@ def challengers_table(result) -> html.Table | html.P:
 
 def cost_figure(result) -> go.Figure:
     """Cost per run per option, stacked by line, with the time to train in the hover."""
-    table = result.options
+    runs = result.results
+    days = np.array([scalar(r.time_to_train_days) for r in runs.values()])
     fig = go.Figure()
-    for key, label in COST_LINES.items():
-        fig.add_bar(x=list(table.index), y=table[key] / 1e6, name=label, marker_color=COST_LINE_COLOURS[key],
-                    customdata=table["time_to_train_days"],
-                    hovertemplate=f"{label}<br>%{{x}}: %{{y:,.2f}} M USD (run of %{{customdata:,.1f}} days)<extra></extra>")
+    for line in TRAINING_COST_LINES:
+        usd = np.array([scalar(r.flat()[line.name]) for r in runs.values()])
+        fig.add_bar(x=list(runs), y=usd / 1e6, name=line.label, marker_color=COST_LINE_COLOURS[line.name], customdata=days,
+                    hovertemplate=f"{line.label}<br>%{{x}}: %{{y:,.2f}} M USD (run of %{{customdata:,.1f}} days)<extra></extra>")
     fig.update_layout(barmode="stack")
     return styled(fig, "Cost per training run, by line", "cluster option", "cost per run, million USD")
 
 
 def time_figure(result) -> go.Figure:
-    table = result.options
-    colours = [PALETTE[0] if f else "#999999" for f in table["feasible"]]
-    fig = go.Figure(go.Bar(x=list(table.index), y=table["time_to_train_days"], marker_color=colours,
-                           text=[f"{d:,.1f} d" for d in table["time_to_train_days"]], textposition="outside",
-                           hovertemplate="%{x}<br>%{y:,.2f} days to train<extra></extra>"))
+    runs = result.results
+    days = np.array([scalar(r.time_to_train_days) for r in runs.values()])
+    colours = [PALETTE[0] if scalar(r.feasible) > 0 else "#999999" for r in runs.values()]
+    fig = go.Figure(go.Bar(x=list(runs), y=days, marker_color=colours, text=[f"{d:,.1f} d" for d in days],
+                           textposition="outside", hovertemplate="%{x}<br>%{y:,.2f} days to train<extra></extra>"))
     return styled(fig, "Time to train the token budget (failures and checkpoints included)", "cluster option",
                   "time to train, days")
 
@@ -94,9 +96,10 @@ def training_compare_view(scenario):
 def run_cost_figure(result) -> go.Figure:
     """Cumulative cost of each cluster over the run, million USD (linear: devices are held for the run)."""
     fig = go.Figure()
-    for i, (name, row) in enumerate(result.options.iterrows()):
-        days = np.linspace(0.0, row["time_to_train_days"], 50) if row["feasible"] else np.array([0.0])
-        fig.add_scatter(x=days, y=row["cost_per_run_usd"] / 1e6 * days / max(row["time_to_train_days"], 1e-12),
+    for i, (name, r) in enumerate(result.results.items()):
+        run_days = scalar(r.time_to_train_days)
+        days = np.linspace(0.0, run_days, 50) if scalar(r.feasible) > 0 else np.array([0.0])
+        fig.add_scatter(x=days, y=scalar(r.cost_per_run_usd) / 1e6 * days / max(run_days, 1e-12),
                         mode="lines", name=name, line={"color": PALETTE[i % len(PALETTE)]},
                         hovertemplate=f"{name}<br>day %{{x:,.1f}}: %{{y:,.2f}} M USD<extra></extra>")
     return styled(fig, "Cost accumulated over the run", "days since the run started", "cumulative cost, million USD")

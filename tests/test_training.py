@@ -124,12 +124,56 @@ def test_training_run_scenario_outputs_add_up(run):
     results = evaluate_training(run.structure, run.values())
     v = run.values()
     for name, r in results.items():
-        assert r["feasible"] == 1.0, name
-        parts = r["capex_usd"] + r["energy_usd"] + r["facility_usd"] + r["maintenance_usd"]
-        assert r["cost_per_run_usd"] == pytest.approx(parts)
-        assert r["time_to_train_s"] == pytest.approx(v["training.tokens"] / (r["tokens_per_s"] * r["goodput"]))
-        assert 0.2 < r["mfu"] < 0.7, name
-        assert r["memory_bytes_per_device"] <= v[f"devices.{run.structure.option(name).device}.memory.hbm.capacity_bytes"]
+        assert r.feasible == 1.0, name
+        parts = r.capex_usd + r.energy_usd + r.facility_usd + r.maintenance_usd
+        assert r.cost_per_run_usd == pytest.approx(parts)
+        assert r.time_to_train_s == pytest.approx(v["training.tokens"] / (r.tokens_per_s * r.goodput))
+        assert 0.2 < r.mfu < 0.7, name
+        assert r.memory_bytes_per_device <= v[f"devices.{run.structure.option(name).device}.memory.hbm.capacity_bytes"]
+
+
+#: a unit of the training output tables and the word a field name in it carries
+UNIT_IN_NAME = {"s": "_s", "d": "_days", "USD": "usd", "USD/Mtok": "usd_per_mtok", "USD/yr": "usd_per_year", "W": "_w",
+                "B": "bytes", "MWh": "mwh", "yr": "years"}
+
+
+def test_training_results_are_typed_with_units(run):
+    """Every output of a training option, a challenger and a retired device is a field of its dataclass with a row of
+    the output table (unit, meaning, label), its unit in its name where it has one; the JSON shows exactly those
+    outputs; the few other fields of a training result are terms of the chosen shape (which the workbook checks),
+    and every field of a result broadcasts to one shape."""
+    from dataclasses import fields
+
+    from tco.core.training.results import (
+        SECOND_LIFE_OUTPUTS,
+        TRAINING_COMPARISON_OUTPUTS,
+        TRAINING_OUTPUTS,
+        SecondLife,
+        TrainingChallenger,
+        TrainingResult,
+    )
+
+    for cls, table in ((TrainingResult, TRAINING_OUTPUTS), (TrainingChallenger, TRAINING_COMPARISON_OUTPUTS),
+                       (SecondLife, SECOND_LIFE_OUTPUTS)):
+        assert table and set(table) <= {f.name for f in fields(cls)}, cls
+        for spec in table.values():
+            assert spec.unit and spec.meaning and spec.label, (cls, spec.name)
+            assert UNIT_IN_NAME.get(spec.unit, "") in spec.name, (cls, spec.name, spec.unit)
+    assert set(TRAINING_COMPARISON_OUTPUTS) == {f.name for f in fields(TrainingChallenger)}
+    assert set(SECOND_LIFE_OUTPUTS) == {f.name for f in fields(SecondLife)}
+    assert {f.name for f in fields(TrainingResult)} - set(TRAINING_OUTPUTS) < {f.name for f in fields(training.ChosenShape)}
+    draws = {"devices.h100-sxm.price_usd": np.array([20e3, 30e3])}
+    results = evaluate_training(run.structure, run.values() | draws)
+    for name, r in results.items():
+        assert list(r.flat()) == list(TRAINING_OUTPUTS)
+        assert {np.shape(getattr(r, f.name)) for f in fields(r)} == {(2,) if name == "h100" else ()}, name
+    data = compare_training(run, with_flips=False).to_dict()
+    for option in data["options"]:
+        assert set(option) == {"name", "placement", "shape", *TRAINING_OUTPUTS}, option["name"]
+    for name, challenger in data["comparison"].items():
+        assert set(challenger) == set(TRAINING_COMPARISON_OUTPUTS), name
+    for device, life in data["second_life"]["devices"].items():
+        assert set(life) == set(SECOND_LIFE_OUTPUTS) - {"choice"} | {"scrap_usd", "best"}, device
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
@@ -145,12 +189,12 @@ def test_a_run_that_never_ends_costs_infinity_without_a_nan(run):
              "economics.electricity_usd_per_kwh": 0.0, "sites.metro.electricity_usd_per_kwh": 0.0,
              "sites.remote.electricity_usd_per_kwh": 0.0}
     r = evaluate_training(run.structure, run.values() | draws)["h100"]
-    assert r["feasible"].tolist() == [1.0, 0.0, 0.0] and r["goodput"][1] == 0.0 and r["tokens_per_s"][2] == 0.0
-    assert np.isfinite(r["time_to_train_s"][0]) and r["energy_usd"][0] == 0.0
+    assert r.feasible.tolist() == [1.0, 0.0, 0.0] and r.goodput[1] == 0.0 and r.tokens_per_s[2] == 0.0
+    assert np.isfinite(r.time_to_train_s[0]) and r.energy_usd[0] == 0.0
     for key in ("time_to_train_s", "time_to_train_days", "capex_usd", "energy_usd", "facility_usd", "maintenance_usd",
                 "cost_per_run_usd", "usd_per_mtok_trained", "energy_mwh"):
-        assert np.isposinf(r[key][1:]).all(), key
-    assert r["tokens_per_joule"][1:].tolist() == [0.0, 0.0]
+        assert np.isposinf(r.flat()[key][1:]).all(), key
+    assert r.tokens_per_joule[1:].tolist() == [0.0, 0.0]
 
 
 def test_training_evaluation_is_vectorized(run):
@@ -161,8 +205,8 @@ def test_training_evaluation_is_vectorized(run):
     batch = evaluate_training(run.structure, values)["h100"]
     for i in range(5):
         one = evaluate_training(run.structure, run.values() | {k: v[i] for k, v in draws.items()})["h100"]
-        assert batch["cost_per_run_usd"][i] == pytest.approx(float(one["cost_per_run_usd"]))
-        assert batch["time_to_train_s"][i] == pytest.approx(float(one["time_to_train_s"]))
+        assert batch.cost_per_run_usd[i] == pytest.approx(float(one.cost_per_run_usd))
+        assert batch.time_to_train_s[i] == pytest.approx(float(one.time_to_train_s))
 
 
 def test_compare_training_verdict_and_flips(run):
@@ -360,7 +404,7 @@ def test_breakeven_on_a_training_scenario_is_a_cost_per_run_crossing(run):
     [result] = breakeven(run, "devices.tpu-v6e.price_usd", 5000.0, 200000.0, option="tpu-v6e")
     assert result.status == "crosses" and result.wins_above is False
     tied = evaluate_training(run.structure, run.values() | {"devices.tpu-v6e.price_usd": result.value})
-    assert tied["tpu-v6e"]["cost_per_run_usd"] == pytest.approx(float(tied["h100"]["cost_per_run_usd"]), rel=1e-6)
+    assert tied["tpu-v6e"].cost_per_run_usd == pytest.approx(float(tied["h100"].cost_per_run_usd), rel=1e-6)
 
 
 def test_fleet_analyses_on_a_training_scenario_use_its_serving_fleet(capsys):

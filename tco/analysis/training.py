@@ -4,16 +4,17 @@ search reads, the siting of training and serving, and the second life of its dev
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tco.analysis.evaluation import CostFigures, evaluate_scenario
 from tco.analysis.flips import winner_gap
+from tco.core import names as named
 from tco.core.fleet import siting
 from tco.core.names import device_param
 from tco.core.serving import power
 from tco.core.training import cascade
+from tco.core.training.results import SecondLife, TrainingResult
 from tco.core.training.run import device_usd_per_year, evaluate_training
 from tco.foundation.errors import FieldError, InputError
 from tco.foundation.plain_values import json_safe, scalar
@@ -22,9 +23,6 @@ from tco.inputs.loading import load_scenario
 from tco.inputs.parameters import unknown_name_rule
 from tco.inputs.training_scenario import TrainingScenario, site_param
 from tco.inputs.variants import placement_spec, replica_minimums, with_options
-
-if TYPE_CHECKING:
-    pass
 
 
 def evaluate_training_scenario(scenario: TrainingScenario, updates: Mapping[str, object] | None = None):
@@ -40,8 +38,8 @@ def evaluate_training_scenario(scenario: TrainingScenario, updates: Mapping[str,
 
     Returns
     -------
-    results : dict[str, dict[str, numpy.ndarray]] [each output's unit]
-        ``{option: {output: array}}`` (:func:`tco.core.training.run.evaluate_training`).
+    results : dict[str, tco.core.training.results.TrainingResult] [each output's unit]
+        Each option's result (:func:`tco.core.training.run.evaluate_training`).
     values : dict[str, object]
         The parameter values evaluated.
     """
@@ -54,30 +52,30 @@ def evaluate_training_scenario(scenario: TrainingScenario, updates: Mapping[str,
     return evaluate_training(scenario.structure, values), values
 
 
-def cheapest_option(results: Mapping[str, dict]) -> str | None:
+def cheapest_option(results: Mapping[str, TrainingResult]) -> str | None:
     """The feasible option with the lowest cost per run (None when none finishes).
 
     Parameters
     ----------
-    results : Mapping[str, dict]
-        ``{option: outputs}`` of :func:`evaluate_training_scenario` at one point.
+    results : Mapping[str, tco.core.training.results.TrainingResult]
+        Each option's result (:func:`evaluate_training_scenario`) at one point.
 
     Returns
     -------
     str or None
         The option name.
     """
-    costs = {n: scalar(r["cost_per_run_usd"]) for n, r in results.items() if scalar(r["feasible"]) > 0}
+    costs = {n: scalar(r.cost_per_run_usd) for n, r in results.items() if scalar(r.feasible) > 0}
     return min(costs, key=costs.get) if costs else None
 
 
-def cost_gap(results: Mapping[str, dict], winner: str):
+def cost_gap(results: Mapping[str, TrainingResult], winner: str):
     """Signed gap of ``winner`` against the cheapest other option: negative while it stays cheapest.
 
     Parameters
     ----------
-    results : Mapping[str, dict]
-        ``{option: outputs}`` (arrays broadcast).
+    results : Mapping[str, tco.core.training.results.TrainingResult]
+        Each option's result (arrays broadcast).
     winner : str
         The option whose lead is measured.
 
@@ -86,8 +84,8 @@ def cost_gap(results: Mapping[str, dict], winner: str):
     numpy.ndarray [USD per run]
         :func:`tco.analysis.flips.winner_gap` of the costs per run.
     """
-    return winner_gap({n: r["cost_per_run_usd"] for n, r in results.items()},
-                      {n: r["feasible"] for n, r in results.items()}, winner)
+    return winner_gap({n: r.cost_per_run_usd for n, r in results.items()},
+                      {n: r.feasible for n, r in results.items()}, winner)
 
 
 def training_cost_figures(scenario: TrainingScenario, updates: Mapping[str, object]):
@@ -109,7 +107,7 @@ def training_cost_figures(scenario: TrainingScenario, updates: Mapping[str, obje
     """
 
     results, _ = evaluate_training_scenario(scenario, updates)
-    return {name: CostFigures(r["cost_per_run_usd"], r["cost_per_run_usd"], r["feasible"]) for name, r in results.items()}
+    return {name: CostFigures(r.cost_per_run_usd, r.cost_per_run_usd, r.feasible) for name, r in results.items()}
 
 
 def serving_scenario(scenario: TrainingScenario):
@@ -133,7 +131,7 @@ def serving_scenario(scenario: TrainingScenario):
     return serving
 
 
-def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], values: Mapping[str, object]) -> dict:
+def training_siting(scenario: TrainingScenario, results: Mapping[str, TrainingResult], values: Mapping[str, object]) -> dict:
     """Site-dependent yearly cost of the training cluster and of the serving fleet, per site,
     and one combined facility against facilities split by purpose.
 
@@ -145,7 +143,7 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
     ----------
     scenario : tco.inputs.training_scenario.TrainingScenario
         The training scenario (its serving scenario is evaluated too).
-    results : Mapping[str, dict]
+    results : Mapping[str, tco.core.training.results.TrainingResult]
         Its results at the base values.
     values : Mapping[str, object]
         Its parameter values (sites, economics, devices).
@@ -172,15 +170,15 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
     sr = serve_results[serve_option]
     winner = cheapest_option(results) or scenario.structure.baseline
     option = scenario.structure.option(winner)
-    rate = values["economics.discount_rate"]
+    rate = values[named.economics.discount_rate]
 
     def quantity(site: str, key: str) -> float:
         return values[site_param(site, key)]
 
     life = values["sites.facility_life_years"]
     bytes_per_token = values["sites.bytes_per_token"]
-    devices = scalar(results[winner]["devices"])
-    train_it_w = scalar(results[winner]["power_w"])
+    devices = scalar(results[winner].devices)
+    train_it_w = scalar(results[winner].power_w)
     provisioned_train_w = devices * (values[device_param(option.device, "tdp_w")]
                                      + values[device_param(option.device, "host_power_w")])
     serve_it_w = scalar(sr.power_w)
@@ -199,7 +197,7 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
         s = (power.energy_cost_usd_per_year(serve_it_w, pue, price)
              + power.facility_cost_usd_per_year(serve_provisioned_w, facility) + egress)
         ttft = float(siting.user_ttft_s(scalar(sr.ttft_s), quantity(site, "rtt_to_users_s")))
-        ok = ttft <= serve_values["workload.ttft_target_s"]
+        ok = ttft <= serve_values[named.workload.ttft_target_s]
         rows.append({"site": site, "name": sites[site].get("name", site), "facility_usd_per_kw_month": float(facility),
                      "training_usd_per_year": float(t), "serving_usd_per_year": float(s), "user_ttft_s": ttft,
                      "serving_meets_ttft": bool(ok)})
@@ -220,7 +218,7 @@ def training_siting(scenario: TrainingScenario, results: Mapping[str, dict], val
 
 
 def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
-                       serving_updates: Mapping[str, object] | None = None) -> tuple[dict, np.ndarray, str]:
+                       serving_updates: Mapping[str, object] | None = None) -> tuple[dict[str, SecondLife], np.ndarray, str]:
     """Cascade, sell and premium per training device, vectorized over the arrays in ``values``
     (training parameters) and ``serving_updates`` (serving-scenario parameters), which broadcast.
 
@@ -238,7 +236,7 @@ def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
 
     Returns
     -------
-    rows : dict[str, dict[str, numpy.ndarray]] [USD, tokens/yr, USD/yr, yr]
+    rows : dict[str, tco.core.training.results.SecondLife] [USD, tokens/yr, USD/yr, yr]
         Per device (:mod:`tco.core.training.cascade`): ``cascade_usd``, ``sell_usd``,
         ``cascade_premium_usd`` [USD per device], ``tokens_per_year_per_device`` [tokens/yr],
         ``running_usd_per_year`` [USD/yr], ``remaining_years`` [yr], ``feasible``, ``choice``.
@@ -257,8 +255,8 @@ def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
     lcot = np.stack([np.where(results[n].feasible > 0, results[n].lcot_usd_per_mtok, np.inf) for n in new])
     value_per_mtok = np.min(lcot, axis=0)
     base_option = new[int(np.argmin(lcot.reshape(len(new), -1)[:, 0]))]
-    age = np.asarray(values["second_life.retire_after_years"], float)
-    rate = np.asarray(values["economics.discount_rate"], float)
+    age = np.asarray(values[named.second_life.retire_after_years], float)
+    rate = np.asarray(values[named.economics.discount_rate], float)
     site = scenario.spec.serving.site
     merged = {**serve_values, **{k: v for k, v in values.items() if k.startswith(("sites.", "economics.", "devices."))}}
 
@@ -270,16 +268,16 @@ def second_life_arrays(scenario: TrainingScenario, values: Mapping[str, object],
         r = results[f"retired:{d}"]
         tokens_per_year = r.tokens_per_s / r.devices * 8760.0 * 3600.0
         yearly = device_usd_per_year(get, d, r.power_w / r.devices, site)
-        running = yearly["energy"] + yearly["facility"] + yearly["maintenance"]
+        running = yearly.running_usd_per_year
         unit = get(device_param(d, "price_usd")) + get(device_param(d, "system_overhead_usd"))
         life, rv = get(device_param(d, "useful_life_years")), get(device_param(d, "residual_value_fraction"))
         sell = unit * cascade.market_value_fraction(age, life, rv)
         keep = cascade.cascade_value_usd(tokens_per_year, value_per_mtok, running, life - age, rate, unit * rv)
         ok = r.feasible > 0
         choice, premium = cascade.second_life_choice(np.where(ok, keep, -np.inf), sell, 0.0)
-        out[d] = {"feasible": ok.astype(float), "tokens_per_year_per_device": tokens_per_year, "running_usd_per_year": running,
-                  "remaining_years": life - age, "cascade_usd": keep, "sell_usd": sell, "choice": choice,
-                  "cascade_premium_usd": np.where(ok, premium, -sell)}
+        out[d] = SecondLife(feasible=ok.astype(float), tokens_per_year_per_device=tokens_per_year,
+                            running_usd_per_year=running, remaining_years=life - age, cascade_usd=keep, sell_usd=sell,
+                            choice=choice, cascade_premium_usd=np.where(ok, premium, -sell))
     return out, value_per_mtok, base_option
 
 
@@ -305,11 +303,12 @@ def second_life(scenario: TrainingScenario, values: Mapping[str, object]) -> dic
     rows, value_per_mtok, new_option = second_life_arrays(scenario, values)
     if not np.isfinite(scalar(value_per_mtok)):
         return {}
-    devices = {d: {"feasible": bool(scalar(r["feasible"]) > 0),
-                   **{k: scalar(r[k]) for k in ("tokens_per_year_per_device", "running_usd_per_year", "remaining_years",
-                                                 "cascade_usd", "sell_usd", "cascade_premium_usd")},
-                   "scrap_usd": 0.0, "best": ("cascade", "sell", "scrap")[int(scalar(r["choice"]))]}
+    devices = {d: {"feasible": bool(scalar(r.feasible) > 0), "tokens_per_year_per_device": scalar(r.tokens_per_year_per_device),
+                   "running_usd_per_year": scalar(r.running_usd_per_year), "remaining_years": scalar(r.remaining_years),
+                   "cascade_usd": scalar(r.cascade_usd), "sell_usd": scalar(r.sell_usd),
+                   "cascade_premium_usd": scalar(r.cascade_premium_usd), "scrap_usd": 0.0,
+                   "best": ("cascade", "sell", "scrap")[int(scalar(r.choice))]}
                for d, r in rows.items()}
     return {"serving_scenario": scenario.spec.serving.scenario, "value_usd_per_mtok": scalar(value_per_mtok),
-            "priced_against": new_option, "retire_after_years": float(values["second_life.retire_after_years"]),
+            "priced_against": new_option, "retire_after_years": float(values[named.second_life.retire_after_years]),
             "devices": devices}

@@ -169,6 +169,25 @@ def _table(*classes) -> dict[str, OutputSpec]:
             if _SPEC in f.metadata}
 
 
+def output_table(*classes) -> dict[str, OutputSpec]:
+    """The output table of result classes: a row per field declared with :func:`output`, in field order.
+
+    The tables of this module are built with it; so are those of result families kept beside their
+    model (the training outputs, :mod:`tco.core.training.results`).
+
+    Parameters
+    ----------
+    *classes : type
+        Dataclasses whose fields carry :func:`output` rows.
+
+    Returns
+    -------
+    dict[str, OutputSpec]
+        The rows by field name.
+    """
+    return _table(*classes)
+
+
 def dotted_name(prefix: str | None, name: str) -> str:
     """The flat output name: ``"<role>.<name>"`` for a pool output, ``"links.<name>"``, or ``name``.
 

@@ -25,6 +25,7 @@ import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
 from tco.analysis.training import evaluate_training_scenario
+from tco.core import names as named
 from tco.core.money.finance import levelized_cost_usd_per_mtok
 from tco.dynamics.pareto import _check_device
 from tco.foundation.errors import InputError
@@ -69,8 +70,8 @@ def training_leaf_rows(training) -> list[dict]:
         for option in scenario.structure.options:
             r = results[option.name]
             rows.append({"view": view, "leaf": TRAINING_LEAF, "device": option.device,
-                         "usd_per_mtok": float(r["usd_per_mtok_trained"]), "token_basis": "training tokens",
-                         "feasible": bool(r["feasible"] > 0), "batch": float("nan"), "spilled_bytes": 0.0})
+                         "usd_per_mtok": float(r.usd_per_mtok_trained), "token_basis": "training tokens",
+                         "feasible": bool(r.feasible > 0), "batch": float("nan"), "spilled_bytes": 0.0})
     return rows
 
 
@@ -109,17 +110,15 @@ def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame
     derived = with_options(scenario, [placement_spec(d, d, link, minimums) | {"name": f"leaf:{d}"} for d in devices])
     v = derived.values()
     # leaf axis: interactive, throughput, and the scenario's own workload twice (prefill / decode shares)
+    batch, tpot, ttft = named.workload.max_batch, named.workload.tpot_target_s, named.workload.ttft_target_s
     updates = {
-        "workload.max_batch": np.array([1.0, cfg.throughput_max_batch, v["workload.max_batch"], v["workload.max_batch"]]),
-        "workload.tpot_target_s": np.array([cfg.interactive_tpot_target_s or v["workload.tpot_target_s"],
-                                            cfg.throughput_tpot_target_s, v["workload.tpot_target_s"],
-                                            v["workload.tpot_target_s"]]),
-        "workload.ttft_target_s": np.array([v["workload.ttft_target_s"], cfg.throughput_ttft_target_s,
-                                            v["workload.ttft_target_s"], v["workload.ttft_target_s"]]),
+        batch: np.array([1.0, cfg.throughput_max_batch, v[batch], v[batch]]),
+        tpot: np.array([cfg.interactive_tpot_target_s or v[tpot], cfg.throughput_tpot_target_s, v[tpot], v[tpot]]),
+        ttft: np.array([v[ttft], cfg.throughput_ttft_target_s, v[ttft], v[ttft]]),
     }
-    prompt_per_output = v["workload.prompt_tokens"] / v["workload.output_tokens"]
+    prompt_per_output = v[named.workload.prompt_tokens] / v[named.workload.output_tokens]
     rows = []
-    for view, extra, drop_nre in (("datasheet", {"workload.half_life_years": NEVER_SHIFTS_YEARS}, True),
+    for view, extra, drop_nre in (("datasheet", {named.workload.half_life_years: NEVER_SHIFTS_YEARS}, True),
                                   ("with NRE and half-life", {}, False)):
         results, _ = evaluate_arrays(derived, updates | extra)
         for d in devices:

@@ -10,30 +10,46 @@ written (rerun ``tco export`` after edits that should change it). Every other nu
 
 from __future__ import annotations
 
+import dataclasses
+
+from tco.core import names as named
 from tco.core.names import device_param, model_param
 from tco.core.serving.power import HOURS_PER_YEAR
 from tco.core.serving.sizing import SECONDS_PER_YEAR
 from tco.core.training.goodput import SECONDS_PER_DAY
+from tco.core.training.results import TRAINING_COST_LINES, TRAINING_OUTPUTS
 from tco.core.training.run import cluster_param, evaluate_training, training_comparison
-from tco.core.training.step import ACTIVATION_BYTES_PER_HIDDEN, CHECKPOINTED_INPUT_BYTES_PER_HIDDEN, WIRE_BYTES
+from tco.core.training.step import ACTIVATION_BYTES_PER_HIDDEN, CHECKPOINTED_INPUT_BYTES_PER_HIDDEN, WIRE_BYTES, ChosenShape
 from tco.export import formulas as fx
 from tco.export.cells import QuantitySheet
 from tco.export.check_sheet import NEVER, finite_or
+from tco.foundation.plain_values import scalar
 
-#: shape outputs written as constants (the structure of the option)
-SHAPE_KEYS = ("tensor_parallel", "pipeline_parallel", "virtual_stages", "expert_parallel", "recompute", "fsdp", "shape_index")
+#: the quantities of an option the Check sheet compares, in its order: the cost lines, the chosen shape's terms in the
+#: step model's order (its step time goes with the run's figures), then the other outputs of the training output table
+CHECKED = tuple(dict.fromkeys((*(o.name for o in TRAINING_COST_LINES),
+                               *(f.name for f in dataclasses.fields(ChosenShape) if f.name != "step_s"), *TRAINING_OUTPUTS)))
 
 
 def training_model_values(scenario) -> dict[str, dict[str, float | str]]:
-    """Every quantity the training workbook computes, from the Python model: ``{option: {key: value}}``."""
+    """Every quantity the training workbook computes, from the Python model: ``{option: {key: value}}`` (:data:`CHECKED`,
+    then a challenger's comparison outputs)."""
     results = evaluate_training(scenario.structure, scenario.values())
     comp = training_comparison(scenario.structure, results)
     out = {}
     for option in scenario.structure.options:
-        row = {k: finite_or(v, NEVER) for k, v in results[option.name].items()}
-        row.update({k: finite_or(v, NEVER) for k, v in comp.get(option.name, {}).items()})
+        r = results[option.name]
+        row = {k: finite_or(getattr(r, k), NEVER) for k in CHECKED}
+        if option.name in comp:
+            row.update({k: finite_or(v, NEVER) for k, v in comp[option.name].flat().items()})
         out[option.name] = row
     return out
+
+
+def _constant(value) -> str:
+    """A degree of the chosen shape written into a formula: its value, or -1 where no shape fits."""
+    value = finite_or(value, NEVER)
+    return f"{value!r}" if value != NEVER else "-1"
 
 
 def _link(span: str, domain: str, c2c: str, out: str) -> str:
@@ -61,7 +77,7 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
 
     structure = scenario.structure
     m = structure.model
-    values = training_model_values(scenario)
+    results = evaluate_training(structure, scenario.values())
     sheet.note("Live formulas over the Inputs sheet's defined names; they mirror tco/core/training/step.py, goodput.py and "
                "run.py line by line.")
     sheet.note("The parallel shape of each option is structure, chosen by tco at the written values (rerun `tco export` "
@@ -70,25 +86,27 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
     T, A = n(model_param(m, "params_total")), n(model_param(m, "params_active"))
     L, h, a = n(model_param(m, "layers")), n(model_param(m, "hidden_size")), n(model_param(m, "attention_dim"))
     E, k = n(model_param(m, "experts_routed")), n(model_param(m, "experts_per_token"))
-    seq, gbt, mbs = n("training.seq_len_tokens"), n("training.global_batch_tokens"), n("training.micro_batch_sequences")
+    seq, gbt, mbs = (n(name) for name in (named.training.seq_len_tokens, named.training.global_batch_tokens,
+                                          named.training.micro_batch_sequences))
     shared = {
         "model_flops": q("model FLOPs per token (6A + 6 L a s)", f"6*{A}+6*{L}*{a}*{seq}", "FLOP/token"),
         "forward": q("one more forward pass per token (2A + 2 L a s)", f"2*{A}+2*{L}*{a}*{seq}", "FLOP/token"),
         "experts": q("routed expert parameters", f"IF(({E}-{k})>0,({T}-{A})/({E}-{k}),0)*{E}", "params"),
-        "checkpoint": q("checkpoint write time", f"{T}*{n('training.checkpoint_bytes_per_param')}/"
-                        f"{n('training.storage_write_bytes_per_s')}", "s"),
+        "checkpoint": q("checkpoint write time", f"{T}*{n(named.training.checkpoint_bytes_per_param)}/"
+                        f"{n(named.training.storage_write_bytes_per_s)}", "s"),
         "msg": q("activation message per micro-batch (s b h x 2 B)", f"{seq}*{mbs}*{h}*{WIRE_BYTES:g}", "B"),
     }
-    rate = n("economics.discount_rate")
+    rate = n(named.economics.discount_rate)
     refs: dict[str, dict[str, str]] = {}
     for option in structure.options:
         d = option.device
-        row = values[option.name]
+        model = results[option.name]
         sheet.heading(f"Option {option.name}: {d}")
         r: dict[str, str] = {}
-        for key in SHAPE_KEYS:
-            r[key] = q(f"{key.replace('_', ' ')} (chosen shape: structure)", f"{row[key]!r}" if row[key] != NEVER else "-1",
-                       "", key)
+        for key, value in (("tensor_parallel", model.tensor_parallel), ("pipeline_parallel", model.pipeline_parallel),
+                           ("virtual_stages", model.virtual_stages), ("expert_parallel", model.expert_parallel),
+                           ("recompute", model.recompute), ("fsdp", model.fsdp), ("shape_index", model.shape_index)):
+            r[key] = q(f"{key.replace('_', ' ')} (chosen shape: structure)", _constant(value), "", key)
         t, p, v, e, rc, f = (r[x] for x in ("tensor_parallel", "pipeline_parallel", "virtual_stages", "expert_parallel",
                                             "recompute", "fsdp"))
         D = n(cluster_param(option.name))
@@ -98,11 +116,11 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
         r["devices_used"] = q("devices used by the shape", f"{dp}*{t}*{p}", "devices", "devices_used")
         r["microbatches"] = q("micro-batches per pipeline", f"{gbt}/{seq}/MAX({dp},1)/{mbs}", "", "microbatches")
         mb = r["microbatches"]
-        bits = n("training.compute_bits")
+        bits = n(named.training.compute_bits)
         peak = q("achievable FLOP/s per device",
                  f"{n(device_param(d, 'peak_flops_16bit'))}*{n(device_param(d, 'training_compute_efficiency'))}"
                  f"*IF({bits}<=8,{n(device_param(d, 'fp8_training_speedup'))},1)"
-                 f"*IF({E}>1,{n('training.moe_compute_efficiency')},1)", "FLOP/s")
+                 f"*IF({E}>1,{n(named.training.moe_compute_efficiency)},1)", "FLOP/s")
         r["compute_s"] = q("compute time per step", f"{gbt}*({shared['model_flops']}+{rc}*{shared['forward']})/"
                            f"(MAX({r['devices_used']},1)*{peak})", "s", "compute_s")
         domain = n(device_param(d, "scale_up_domain_devices"))
@@ -118,7 +136,7 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
         r["pipeline_s"] = q("pipeline traffic per step", f"IF({p}>1,2*{v}*{mb}*{shared['msg']}/{t}/"
                             f"{_link(f'{t}*{dp}*2', domain, c2c, out)}+2*{v}*{mb}*{lat},0)", "s", "pipeline_s")
         shard = f"(({T}-{shared['experts']})/({t}*{p})+{shared['experts']}/({t}*{p}*{e}))"
-        gradient = f"{shard}*{n('training.gradient_bytes_per_param')}"
+        gradient = f"{shard}*{n(named.training.gradient_bytes_per_param)}"
         r["data_parallel_s"] = q("data-parallel traffic per step", _collective(
             f"(1+0.5*{f})*{_ring(gradient, dp)}",
             _link(f"{t}*{dp}", domain, c2c, out), lat, dp, f"(2+{f})"), "s", "data_parallel_s")
@@ -145,8 +163,8 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
                                          "model_tflops_per_device")
         r["mfu"] = q("model FLOPs utilization (16-bit peak)", f"{per_device_flops}/{n(device_param(d, 'peak_flops_16bit'))}",
                      "0-1", "mfu")
-        wg, opt = n("training.weight_grad_bytes_per_param"), n("training.optimizer_bytes_per_param")
-        if row["fsdp"] == 1.0:
+        wg, opt = n(named.training.weight_grad_bytes_per_param), n(named.training.optimizer_bytes_per_param)
+        if scalar(model.fsdp) == 1.0:
             state = f"({wg}+{opt})*{T}/({t}*MAX({dp},1))+4*{T}/({L}*{t})"
         else:
             state = (f"(({T}-{shared['experts']})/({t}*{p})+{shared['experts']}/({t}*{p}*{e}))*{wg}"
@@ -156,21 +174,21 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
                f"+{rebuilt})/{t}")
         r["memory_bytes_per_device"] = q("memory per device (state + activations)", f"{state}+{act}", "B",
                                          "memory_bytes_per_device")
-        r["mtbi_s"] = q("mean time between interruptions", f"{SECONDS_PER_DAY:g}/({n('training.failure_rate_per_device_day')}"
+        r["mtbi_s"] = q("mean time between interruptions", f"{SECONDS_PER_DAY:g}/({n(named.training.failure_rate_per_device_day)}"
                         f"*{D})", "s", "mtbi_s")
         tau = q("checkpoint interval (Young)", f"SQRT(2*{shared['checkpoint']}*{r['mtbi_s']})", "s")
-        r["goodput"] = q("goodput", f"MAX(1-({n('training.restart_s')}+0.5*{tau})/{r['mtbi_s']},0)/"
+        r["goodput"] = q("goodput", f"MAX(1-({n(named.training.restart_s)}+0.5*{tau})/{r['mtbi_s']},0)/"
                          f"(1+{shared['checkpoint']}/{tau})", "0-1", "goodput")
-        r["time_to_train_s"] = q("time to train", f"IF({r['goodput']}>0,{n('training.tokens')}/({r['tokens_per_s']}*"
+        r["time_to_train_s"] = q("time to train", f"IF({r['goodput']}>0,{n(named.training.tokens)}/({r['tokens_per_s']}*"
                                  f"{r['goodput']}),\"{NEVER}\")", "s", "time_to_train_s")
         wall = r["time_to_train_s"]
         r["time_to_train_days"] = q("time to train, days", f"IF(ISNUMBER({wall}),{wall}/{SECONDS_PER_DAY:g},\"{NEVER}\")",
                                     "d", "time_to_train_days")
         idle, tdp, host = (n(device_param(d, x)) for x in ("idle_power_w", "tdp_w", "host_power_w"))
-        device_w = q("power per device while training", f"{idle}+({tdp}-{idle})*{n('training.power_utilization')}+{host}",
+        device_w = q("power per device while training", f"{idle}+({tdp}-{idle})*{n(named.training.power_utilization)}+{host}",
                      "W")
         if structure.site is None:
-            price, pue, facility = (n(f"economics.{x}") for x in ("electricity_usd_per_kwh", "pue",
+            price, pue, facility = (n(named.economics.name(x)) for x in ("electricity_usd_per_kwh", "pue",
                                                                   "facility_usd_per_kw_month"))
         else:
             s = structure.site
@@ -184,7 +202,7 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
             "capex": fx.capital_recovery(unit, rate, life, n(device_param(d, "residual_value_fraction"))),
             "energy": f"{device_w}*{pue}*{HOURS_PER_YEAR:g}/1000*{price}",
             "facility": f"({tdp}+{host})/1000*{facility}*12",
-            "maintenance": f"{n('economics.maintenance_fraction_per_year')}*{unit}",
+            "maintenance": f"{n(named.economics.maintenance_fraction_per_year)}*{unit}",
         }
         years = f"{wall}/{SECONDS_PER_YEAR:g}"
         for key, formula in yearly.items():
@@ -194,11 +212,11 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
         r["cost_per_run_usd"] = q("cost per run", f"IF(ISNUMBER({wall}),{'+'.join(r[f'{x}_usd'] for x in yearly)},"
                                   f"\"{NEVER}\")", "USD", "cost_per_run_usd")
         r["usd_per_mtok_trained"] = q("cost per million training tokens", f"IF(ISNUMBER({wall}),{r['cost_per_run_usd']}/"
-                                      f"{n('training.tokens')}*1E6,\"{NEVER}\")", "USD/Mtok", "usd_per_mtok_trained")
+                                      f"{n(named.training.tokens)}*1E6,\"{NEVER}\")", "USD/Mtok", "usd_per_mtok_trained")
         r["power_w"] = q("IT power of the cluster", f"{D}*{device_w}", "W", "power_w")
         r["energy_mwh"] = q("IT energy of the run", f"IF(ISNUMBER({wall}),{D}*{device_w}*{wall}/3.6E9,\"{NEVER}\")", "MWh",
                             "energy_mwh")
-        r["tokens_per_joule"] = q("training tokens per joule", f"IF(ISNUMBER({wall}),{n('training.tokens')}/({D}*{device_w}"
+        r["tokens_per_joule"] = q("training tokens per joule", f"IF(ISNUMBER({wall}),{n(named.training.tokens)}/({D}*{device_w}"
                                   f"*{wall}),0)", "tokens/J", "tokens_per_joule")
         r["feasible"] = q("feasible (1: a shape fits and the run finishes)", f"IF(AND(ISNUMBER({wall}),{r['shape_index']}>=0),"
                           f"1,0)", "bool", "feasible")

@@ -37,8 +37,8 @@ class SecondLifeColumns:
         rows, value_per_mtok, _ = second_life_arrays(self.scenario, values, {k: draws[k] for k in self.serving})
         out = {"value_usd_per_mtok": value_per_mtok}
         for d, r in rows.items():
-            out[f"premium:{d}"] = r["cascade_premium_usd"]
-            out |= {f"{name}:{d}": r["choice"] == i for i, name in enumerate(("cascade", "sell", "scrap"))}
+            out[f"premium:{d}"] = r.cascade_premium_usd
+            out |= {f"{name}:{d}": r.choice == i for i, name in enumerate(("cascade", "sell", "scrap"))}
         return out
 
     @property

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import tco
 from tco.core.comparison import cost_ratio, npv_usd
 from tco.core.evaluate import evaluate
-from tco.core.training.run import TRAINING_OUTPUTS, evaluate_training
+from tco.core.training.run import evaluate_training
 from tco.foundation.errors import InputError
 from tco.inputs.loading import bundled_scenarios
 
@@ -302,10 +302,10 @@ def test_scenario_files_with_hostile_values(slot, value):
 def assert_training_finite(scenario, values: dict) -> None:
     """Every training output finite wherever the option can train (a shape fits and the run ends); where it
     cannot, ``feasible`` is 0, which the verdict names."""
-    for option, outputs in evaluate_training(scenario.structure, values).items():
-        feasible = np.asarray(outputs["feasible"]) > 0
-        for key in TRAINING_OUTPUTS:
-            bad = ~np.isfinite(outputs[key]) & feasible
+    for option, result in evaluate_training(scenario.structure, values).items():
+        feasible = np.asarray(result.feasible) > 0
+        for key, value in result.flat().items():
+            bad = ~np.isfinite(value) & feasible
             assert not bad.any(), (option, key)
 
 

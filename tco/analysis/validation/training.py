@@ -10,7 +10,7 @@ as the inference suite, :func:`tco.analysis.validation.calibrate.calibrate_class
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +21,7 @@ from tco.analysis.validation.calibrate import calibrate_class
 from tco.analysis.validation.cases import DeviceClass, Source, Tolerance, check_names_and_classes, load_suite
 from tco.analysis.validation.measurements import Strict, Text, validated_file
 from tco.analysis.validation.suite import CaseResult
+from tco.core.training.results import TrainingResult
 from tco.core.training.run import evaluate_training
 from tco.inputs.catalog import load_catalog
 from tco.inputs.training_scenario import training_scenario_from_dict
@@ -29,11 +30,11 @@ from tco.inputs.yaml_files import read_yaml
 TRAINING_SUITE_PATH = Path(__file__).resolve().parents[3] / "validation" / "training.yaml"
 OPTION = "measured"
 
-#: what a training case reads from the evaluation
-METRICS = {
-    "tokens_per_s_per_device": "tokens_per_s_per_device",
-    "model_tflops_per_device": "model_tflops_per_device",
-    "goodput": "goodput",
+#: what a training case reads from the evaluation: the output of its name, in its unit of the training output table
+METRICS: dict[str, Callable[[TrainingResult], np.ndarray]] = {
+    "tokens_per_s_per_device": lambda r: r.tokens_per_s_per_device,
+    "model_tflops_per_device": lambda r: r.model_tflops_per_device,
+    "goodput": lambda r: r.goodput,
 }
 
 
@@ -118,14 +119,13 @@ class TrainingPredictor:
 
     def predict(self, case: TrainingCase, updates: Mapping[str, object] | None = None):
         """The case's predicted figure in its unit; ``updates`` of parameters the case lacks are ignored."""
-
         if case.name not in self._scenarios:
             self._scenarios[case.name] = training_scenario_for(case, self.suite)
         scenario = self._scenarios[case.name]
         values = scenario.values()
         values.update({k: v for k, v in (updates or {}).items() if k in values})
         result = evaluate_training(scenario.structure, values)[OPTION]
-        return np.asarray(result[METRICS[case.metric]], float)
+        return np.asarray(METRICS[case.metric](result), float)
 
 
 def run_training_suite(suite: TrainingSuite, updates: Mapping[str, float] | None = None):

@@ -412,7 +412,68 @@ class StepInputs:
     gradient_bytes_per_param: object
 
 
-def step_terms(x: StepInputs, c: Candidates = CANDIDATES) -> dict[str, np.ndarray]:
+@dataclass(frozen=True, kw_only=True)
+class StepTerms:
+    """The step of every candidate shape (candidates on the last axis; :func:`step_terms`).
+
+    ``step_s`` [s] the step time with the overlappable traffic hidden; ``feasible`` whether the
+    candidate is a valid shape and fits memory; ``memory_bytes_per_device`` [B] model state plus
+    activations; ``devices_used`` [devices] ``data_parallel x t x p``; ``data_parallel``
+    [replicas]; ``microbatches`` [-] per pipeline; ``bubble_fraction`` [-] pipeline fill and
+    drain over ideal compute; ``compute_s`` [s] compute at the achievable FLOP/s; the traffic of
+    each kind of parallelism before overlap, ``tensor_parallel_s``, ``expert_parallel_s``,
+    ``data_parallel_s``, ``pipeline_s`` [s]; ``bound`` [-] what limits the step (index into
+    :data:`TRAINING_BOUNDS`).
+    """
+
+    step_s: np.ndarray
+    feasible: np.ndarray
+    memory_bytes_per_device: np.ndarray
+    devices_used: np.ndarray
+    data_parallel: np.ndarray
+    microbatches: np.ndarray
+    bubble_fraction: np.ndarray
+    compute_s: np.ndarray
+    tensor_parallel_s: np.ndarray
+    expert_parallel_s: np.ndarray
+    data_parallel_s: np.ndarray
+    pipeline_s: np.ndarray
+    bound: np.ndarray
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChosenShape:
+    """The fastest candidate that fits, per scenario (:func:`best_shape`; the candidate axis gone).
+
+    The terms of :class:`StepTerms` at that candidate (without ``feasible``), its ``shape_index``
+    [-] in the candidate list and its degrees: ``tensor_parallel``, ``pipeline_parallel``,
+    ``virtual_stages``, ``expert_parallel`` [devices, stages], ``recompute`` [-] (share of layers
+    recomputed) and ``fsdp`` [-] (1: fully sharded). Where no candidate fits, ``step_s`` is
+    infinite, ``shape_index`` -1 and the degrees NaN (the other terms are candidate 0's).
+    """
+
+    step_s: np.ndarray
+    memory_bytes_per_device: np.ndarray
+    devices_used: np.ndarray
+    data_parallel: np.ndarray
+    microbatches: np.ndarray
+    bubble_fraction: np.ndarray
+    compute_s: np.ndarray
+    tensor_parallel_s: np.ndarray
+    expert_parallel_s: np.ndarray
+    data_parallel_s: np.ndarray
+    pipeline_s: np.ndarray
+    bound: np.ndarray
+    shape_index: np.ndarray
+    tensor_parallel: np.ndarray
+    pipeline_parallel: np.ndarray
+    virtual_stages: np.ndarray
+    expert_parallel: np.ndarray
+    recompute: np.ndarray
+    fsdp: np.ndarray
+
+
+def step_terms(x: StepInputs, c: Candidates = CANDIDATES) -> StepTerms:
     """Every term of the step time for every candidate shape (candidates on a new last axis).
 
     Per candidate (tensor t, pipeline p, virtual v, expert e, recomputation, FSDP): whether it
@@ -431,10 +492,8 @@ def step_terms(x: StepInputs, c: Candidates = CANDIDATES) -> dict[str, np.ndarra
 
     Returns
     -------
-    dict[str, numpy.ndarray] [s, B, devices, -]
-        ``step_s`` [s], ``feasible``, ``memory_bytes_per_device`` [B], ``devices_used`` and
-        ``data_parallel`` [devices], ``microbatches`` [-], ``bubble_fraction`` [-], the time of
-        each part [s] and ``bound`` (index into :data:`TRAINING_BOUNDS`), candidates last.
+    StepTerms
+        Step time, fit, memory, degrees, the time of each part [s] and the bound, candidates last.
 
     References
     ----------
@@ -501,38 +560,44 @@ def step_terms(x: StepInputs, c: Candidates = CANDIDATES) -> dict[str, np.ndarra
     step_s = in_stage * (1.0 + bubble) + pp_exposed + dp_exposed
     parts = np.stack(np.broadcast_arrays(compute_s, in_stage * bubble, (1.0 - overlap) * tp_s * (1.0 + bubble),
                                          (1.0 - overlap) * ep_s * (1.0 + bubble), dp_exposed, pp_exposed))
-    return {"step_s": step_s, "feasible": valid & fits, "memory_bytes_per_device": memory_need,
-            "devices_used": used, "data_parallel": data, "microbatches": microbatches, "bubble_fraction": bubble,
-            "compute_s": compute_s, "tensor_parallel_s": tp_s, "expert_parallel_s": ep_s, "data_parallel_s": dp_s,
-            "pipeline_s": pp_s, "bound": np.argmax(parts, axis=0).astype(float)}
+    return StepTerms(step_s=step_s, feasible=valid & fits, memory_bytes_per_device=memory_need, devices_used=used,
+                     data_parallel=data, microbatches=microbatches, bubble_fraction=bubble, compute_s=compute_s,
+                     tensor_parallel_s=tp_s, expert_parallel_s=ep_s, data_parallel_s=dp_s, pipeline_s=pp_s,
+                     bound=np.argmax(parts, axis=0).astype(float))
 
 
-def best_shape(terms: dict[str, np.ndarray], c: Candidates = CANDIDATES) -> dict[str, np.ndarray]:
-    """The fastest feasible candidate per scenario; outputs lose the candidate axis.
+def best_shape(terms: StepTerms, c: Candidates = CANDIDATES) -> ChosenShape:
+    """The fastest feasible candidate per scenario; its terms lose the candidate axis.
 
     Parameters
     ----------
-    terms : dict[str, numpy.ndarray] [each term's unit]
+    terms : StepTerms
         :func:`step_terms`' output.
     c : Candidates
         The candidate shapes (to name the chosen one).
 
     Returns
     -------
-    dict[str, numpy.ndarray] [each term's unit]
-        The chosen candidate's terms, ``shape_index`` [-] (-1 and ``step_s`` infinite where no
-        candidate fits) and its ``tensor_parallel``, ``pipeline_parallel``, ``virtual_stages``,
-        ``expert_parallel``, ``recompute`` and ``fsdp``.
+    ChosenShape
+        The chosen candidate's terms [each term's unit], ``shape_index`` [-] (-1 and ``step_s``
+        infinite where no candidate fits) and its degrees.
     """
-    step = np.where(terms["feasible"], terms["step_s"], np.inf)
+    step = np.where(terms.feasible, terms.step_s, np.inf)
     index = np.argmin(step, axis=-1)
-    pick = index[..., None]
-    out = {name: np.take_along_axis(np.broadcast_to(value, step.shape), pick, axis=-1)[..., 0]
-           for name, value in terms.items() if name != "feasible"}
     any_fit = np.isfinite(np.min(step, axis=-1))
-    out["step_s"] = np.where(any_fit, out["step_s"], np.inf)
-    out["shape_index"] = np.where(any_fit, index, -1).astype(float)
-    for name, column in (("tensor_parallel", c.tensor), ("pipeline_parallel", c.pipeline), ("virtual_stages", c.virtual),
-                         ("expert_parallel", c.expert), ("recompute", c.recompute), ("fsdp", c.fsdp)):
-        out[name] = np.where(any_fit, column[index], np.nan)
-    return out
+
+    def pick(value):
+        return np.take_along_axis(np.broadcast_to(value, step.shape), index[..., None], axis=-1)[..., 0]
+
+    def degree(column):
+        return np.where(any_fit, column[index], np.nan)
+
+    return ChosenShape(
+        step_s=np.where(any_fit, pick(terms.step_s), np.inf), memory_bytes_per_device=pick(terms.memory_bytes_per_device),
+        devices_used=pick(terms.devices_used), data_parallel=pick(terms.data_parallel),
+        microbatches=pick(terms.microbatches), bubble_fraction=pick(terms.bubble_fraction), compute_s=pick(terms.compute_s),
+        tensor_parallel_s=pick(terms.tensor_parallel_s), expert_parallel_s=pick(terms.expert_parallel_s),
+        data_parallel_s=pick(terms.data_parallel_s), pipeline_s=pick(terms.pipeline_s), bound=pick(terms.bound),
+        shape_index=np.where(any_fit, index, -1).astype(float), tensor_parallel=degree(c.tensor),
+        pipeline_parallel=degree(c.pipeline), virtual_stages=degree(c.virtual), expert_parallel=degree(c.expert),
+        recompute=degree(c.recompute), fsdp=degree(c.fsdp))
