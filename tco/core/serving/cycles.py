@@ -1,25 +1,14 @@
-"""A replica's cycles under a pool's demand: its cycle model, the prefill that rides in it, and a prompt's prefill.
-
-**Continuous batching.** A replica runs cycles (:mod:`tco.core.serving.steps`); the serving stack caps the number of
-sequences in flight (``max_num_seqs``) at the **slot cap** ``c_s`` (:mod:`tco.core.serving.candidates`). Every
-request's TPOT is then at most the cycle time at the cap, whatever the load; load fluctuations show up as waiting for a
-slot, which counts in TTFT.
+"""A replica's cycles under a pool's demand: its cycle model, the prefill that rides in it, a prompt's prefill.
 
 **Prefill interference (colocated).** By Little's law a replica whose mean decode occupancy is ``B`` admits ``B / O``
-requests per cycle, i.e. ``B P / O`` prefill tokens per cycle on average. Each prefill token costs ``chi`` seconds of
-replica time (:func:`prefill_token_cost_s`):
-
-* ``chunked`` (Sarathi-Serve, Agrawal et al., OSDI 2024; vLLM V1 default; SGLang, TensorRT-LLM in-flight batching):
-  decode tokens first, then prefill chunks up to the token budget ``tau`` per micro-batch
-  (``max_num_batched_tokens``); a prefill token rides in a decode cycle at the marginal cost
-  ``chi = (t(0, p tau) - t(0, 0)) / (p tau)``;
-* ``prefill_first`` (vLLM V0, Orca-style): waiting prompts run as separate passes of up to ``tau`` tokens that stall
-  decoding; ``chi = t(0, N_f) / N_f`` with ``N_f = p k_b P`` (:func:`prefill_pass_prompts`).
-
-The user-seen mean cycle is ``t(B) = t_d(B) + (P/O) chi B`` -- still a maximum of lines (:func:`interference_lines`,
-:func:`seen_cycles`). A request's TPOT is the mean of its cycles, whose prefill comes from the ``~B`` prompts admitted
-meanwhile: at the percentile it exceeds the mean cycle by :func:`interference_spread_s` (the prompts' length spread).
-A prompt holds one of the replica's ``p`` prefill lanes for its lane time ``S_work`` (:func:`prefill_service`).
+requests per cycle, ``B P / O`` prefill tokens per cycle on average, each at ``chi`` seconds of replica time
+(:func:`prefill_token_cost_s`): ``chunked`` (Sarathi-Serve, OSDI 2024; vLLM V1, SGLang, TensorRT-LLM in-flight
+batching) rides prefill chunks of up to the token budget ``tau`` per micro-batch in the decode cycles,
+``chi = (t(0, p tau) - t(0, 0)) / (p tau)``; ``prefill_first`` (vLLM V0, Orca-style) runs whole-prompt passes that
+stall decoding, ``chi = t(0, N_f) / N_f``, ``N_f = p k_b P`` (:func:`prefill_pass_prompts`). The mean cycle a request
+sees is ``t(B) = t_d(B) + (P/O) chi B``, still a maximum of lines (:func:`interference_lines`, :func:`seen_cycles`);
+at the percentile a request's TPOT exceeds it by :func:`interference_spread_s` (the prompts' length spread). A prompt
+holds one of the replica's ``p`` prefill lanes for its lane time ``S_work`` (:func:`prefill_service`).
 """
 
 from __future__ import annotations
