@@ -6,7 +6,7 @@ this checks the model's own figures: Llama 2 70B on one-GPU H200 replicas (tests
 prompts of 150-3,000 tokens (all at the mean, or gamma with a squared CV of 0.2 or 0.58), 100-500 output tokens, token
 budgets of 256-8,192, 5-25 requests/s, TTFT targets 0.1-1 s and TPOT 30-80 ms, drawn until ``N`` fleets meet their
 targets in the model (held batches included: tight TTFT targets hold many of them down). Each fleet is sized by
-:func:`tco.core.serving.pools.size_pool` and simulated (tests/simulation.py); the script prints every fleet's figures and the
+:func:`tco.core.serving.search.size_pool` and simulated (tests/simulation.py); the script prints every fleet's figures and the
 median and largest ratio of the simulated p99 to the model's and to the target. Exit status 1 if a simulated p99 exceeds
 the model's by more than the simulation tests' tolerance. Measured figures: docs/model.md, "Checked against a
 simulation".
@@ -25,7 +25,8 @@ from test_serving import H200, MODEL, demand
 from test_serving_simulation import TOLERANCE
 
 from tco.core.serving import parallelism
-from tco.core.serving import pools as serving
+from tco.core.serving.cycles import cycle_model, prefill_pass_prompts
+from tco.core.serving.search import size_pool
 
 SHAPE = parallelism.Shape(1)
 
@@ -40,7 +41,7 @@ def random_fleets(count: int, seed: int):
                    budget=float(rng.choice([256, 512, 1024, 2048, 8192])), prompt=float(rng.integers(150, 3000)),
                    output=float(rng.integers(100, 500))),
             prompt_scv=float(rng.choice([0.0, 0.0, 0.2, 0.58])))
-        sized = serving.size_pool("colocated", [SHAPE], MODEL, H200, d, whole=True)
+        sized = size_pool("colocated", [SHAPE], MODEL, H200, d, whole=True)
         if bool(sized["feasible"]):
             found += 1
             yield found, d, sized
@@ -48,10 +49,10 @@ def random_fleets(count: int, seed: int):
 
 def simulated_over_model(d, sized, seed: int, requests: int) -> tuple[float, float]:
     """The simulated p99 TTFT and TPOT of the sized fleet over the model's [-]."""
-    cm = serving.cycle_model(SHAPE, MODEL, H200, d, "colocated")
+    cm = cycle_model(SHAPE, MODEL, H200, d, "colocated")
     outcome = simulate_colocated(cm, int(sized["replicas"]), int(sized["slots"]), int(d.prompt_tokens),
-                                 int(d.output_tokens), float(d.peak_requests_per_s), float(d.token_budget), d.policy,
-                                 int(serving.prefill_pass_prompts(cm, d)), requests=requests,
+                                 int(d.output_tokens), float(d.peak_requests_per_s), float(d.token_budget_tokens), d.policy,
+                                 int(prefill_pass_prompts(cm, d)), requests=requests,
                                  lengths=Lengths(float(d.prompt_tokens), float(d.prompt_scv), seed=seed),
                                  streamed=H200.streamed_prefill)
     ttft, tpot = outcome.quantile(0.99)
@@ -72,7 +73,7 @@ def sweep(fleets: int, seed: int, requests: int, echo=print) -> dict:
             ratios[key].append(value)
         if max(ttft, tpot) > 1 + TOLERANCE:
             over.append(i)
-        echo(f"{i}: P {d.prompt_tokens:.0f} (scv {d.prompt_scv}), O {d.output_tokens:.0f}, budget {d.token_budget:.0f}, "
+        echo(f"{i}: P {d.prompt_tokens:.0f} (scv {d.prompt_scv}), O {d.output_tokens:.0f}, budget {d.token_budget_tokens:.0f}, "
              f"{d.peak_requests_per_s:.1f} req/s, targets {d.ttft_target_s:.3f} / {d.tpot_target_s:.3f} s: "
              f"{float(sized['replicas']):.0f} replicas x {float(sized['slots']):.0f} slots; simulated / model p99 TTFT "
              f"{ttft:.3f}, TPOT {tpot:.3f}; / target {to_target[0]:.3f}, {to_target[1]:.3f}")

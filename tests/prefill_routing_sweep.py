@@ -21,7 +21,7 @@ from test_serving_simulation import TOLERANCE, _capped, _draws, _feasible, _simu
 
 import tco
 from tco.core.evaluate import evaluate
-from tco.core.serving.pools import PREFILL_QUEUES
+from tco.core.serving.shapes import PREFILL_QUEUES
 
 SCENARIOS = ("default", "fleet-split", "custom-asic", "specialization-over-time")
 

@@ -1,6 +1,6 @@
 """Discrete-event simulation of a serving fleet, cycle by cycle (simpy), to check the closed forms.
 
-The closed-form model (:mod:`tco.core.serving.pools`) replaces the fleet by averages: a fluid
+The closed-form model (:mod:`tco.core.serving.search`) replaces the fleet by averages: a fluid
 prefill share per cycle, square-root staffing for the waits, a percentile occupancy.
 This simulation runs the fleet the model sized, request by request and cycle by cycle,
 with the same hardware cost of a cycle (:meth:`tco.core.serving.steps.CycleModel.cycle_s` at the

@@ -78,7 +78,7 @@ def test_collective_bytes_follow_the_collective_width_not_the_arithmetic_width()
         values = {**scenario.values(), "workload.compute_bits": compute_bits, "serving.collective_bits": collective_bits}
         pools, _, _ = serving_pools(scenario.structure, values, scenario.structure.baseline)
         pool = pools["colocated"]
-        by_tensor = {c["tensor_parallel"]: float(np.ravel(c["_cm"].sync_per_token_s)[0])
+        by_tensor = {c.tensor_parallel: float(np.ravel(c.cycle_model.sync_per_token_s)[0])
                      for c in (pool.candidate(k) for k in range(len(pool.shapes)))}
         assert by_tensor[1.0] == 0.0
         efficiency = values["devices.h100-sxm.collective_efficiency"]

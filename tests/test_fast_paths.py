@@ -260,22 +260,22 @@ def test_kingman_exponent_stays_below_its_start_where_the_wait_skip_relies_on_it
        work=st.sampled_from([0.01, 0.2, 2.0]))
 @FAST
 def test_the_split_search_skips_kingman_only_where_the_lanes_cannot_bind(n, seed, lanes, work):
-    """:func:`tco.core.serving.pools._split_replicas` skips Kingman's lane bound at a probe where the square-root lane need is
+    """:func:`tco.core.serving.split.split_replicas` skips Kingman's lane bound at a probe where the square-root lane need is
     already below the slots' in every draw; replicas and the share chosen are those of the full rule, bit for bit
     (the skip test forced off), from prompt-heavy loads where the lanes bind to decode-heavy ones where they do not."""
-    import tco.core.serving.pools as serving
+    import tco.core.serving.split as split
 
     rng = np.random.default_rng(seed)
     peak = rng.uniform(0.1, 40.0, n)
     residence, slots = rng.uniform(1.0, 60.0, n), rng.choice([8.0, 64.0, 512.0], n)
     work_s, slack = work * rng.uniform(0.5, 2.0, n), rng.uniform(0.05, 5.0, n)
     args = (peak, residence, slots, work_s, lanes, slack, 0.01)
-    fast = serving._split_replicas(*args)
-    skip, serving._lanes_cannot_bind = serving._lanes_cannot_bind, lambda *_: False
+    fast = split.split_replicas(*args)
+    skip, split._lanes_cannot_bind = split._lanes_cannot_bind, lambda *_: False
     try:
-        full = serving._split_replicas(*args)
+        full = split.split_replicas(*args)
     finally:
-        serving._lanes_cannot_bind = skip
+        split._lanes_cannot_bind = skip
     assert same_bits(fast[0], full[0]) and same_bits(fast[1], full[1])
 
 
@@ -284,13 +284,13 @@ def test_the_split_search_skips_kingman_only_where_the_lanes_cannot_bind(n, seed
 @FAST
 def test_the_two_lane_rules_run_on_their_own_draws_with_the_bits_of_both_at_every_draw(n, seed, share_ok, number,
                                                                                         share_wanted):
-    """:func:`tco.core.serving.pools._split_replicas_where` runs the rule with the length spread where ``ttft_ok`` holds and the
+    """:func:`tco.core.serving.split.split_replicas_where` runs the rule with the length spread where ``ttft_ok`` holds and the
     one at mean lengths elsewhere, each gathered to its own draws when they are few; replicas and shares are those of
     ``np.where(ttft_ok, spread rule, mean-length rule)`` with both rules at every draw, bit for bit, whatever the
     share of the draws that miss (none, few, half, most, all) and with a number among the inputs. Where the replicas
     are not wanted they are the floor given, or the figure of the rule that ran at every draw (either is at least the
     queues' load)."""
-    import tco.core.serving.pools as serving
+    import tco.core.serving.split as split
 
     rng = np.random.default_rng(seed)
     peak = rng.uniform(0.1, 40.0, n)
@@ -300,12 +300,12 @@ def test_the_two_lane_rules_run_on_their_own_draws_with_the_bits_of_both_at_ever
     queues = (peak, residence, slots, work_s, 2.0 if number else rng.choice([1.0, 2.0], n), slack, 0.01)
     lengths = (own, 0.58)
     ok = rng.random(n) < share_ok
-    spread, mean = serving._split_replicas(*queues, *lengths), serving._split_replicas(*queues)
+    spread, mean = split.split_replicas(*queues, *lengths), split.split_replicas(*queues)
     exact = np.where(ok, spread[0], mean[0]), np.where(ok, spread[1], mean[1])
-    replicas, share = serving._split_replicas_where(ok, queues, lengths)
+    replicas, share = split.split_replicas_where(ok, queues, lengths)
     assert same_bits(replicas, exact[0]) and same_bits(share, exact[1])
     wanted, floor = rng.random(n) < share_wanted, np.full(n, -1.0)
-    replicas, share = serving._split_replicas_where(ok, queues, lengths, wanted, floor)
+    replicas, share = split.split_replicas_where(ok, queues, lengths, wanted, floor)
     assert same_bits(replicas[wanted], exact[0][wanted]) and same_bits(share[wanted], exact[1][wanted])
     spared = ~wanted & (replicas == -1.0)
     ran = ~wanted & ~spared  # a rule that ran at every draw left its own figure there
@@ -322,7 +322,7 @@ def test_both_kingman_skips_are_taken_and_left_as_derived():
     with slack 40 s: Kingman's wait is the shorter (taken). Sizing: decode-heavy slots (residence 60 s, 8 slots)
     against one lane of 0.01 s: skipped; a 2 s lane against 512 slots of 1 s: not."""
     from tco.core.serving import queueing
-    from tco.core.serving.pools import _lanes_cannot_bind
+    from tco.core.serving.split import _lanes_cannot_bind
 
     square_root = queueing.wait_quantile_s(4.0, 9.5, 1.0, 0.0, 0.01, 1.0)
     assert float(square_root) == pytest.approx((np.log(50.0) - 0.5 * (31 / 12) ** 2) / (4.0 * 31 / 12), rel=1e-12)

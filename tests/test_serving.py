@@ -1,4 +1,4 @@
-"""Serving under load: cycle lines, queueing closed forms, slot caps, shape search (tco.core.serving.steps/queueing/serving).
+"""Serving under load: cycle lines, queueing closed forms, slot caps, shape search (tco.core.serving).
 
 Hand derivations in the docstrings; the closed forms are also checked against brute force
 (exact Erlang C, a fine grid) and against a discrete-event simulation of the same fleet
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,21 +18,40 @@ from hypothesis import strategies as st
 
 import tco
 from tco.core.serving import parallelism, queueing
-from tco.core.serving import pools as serving
-from tco.core.serving.pools import Demand, DeviceShape, ModelShape
+from tco.core.serving.candidates import _candidate_at_cap
+from tco.core.serving.capacity import fleet_capacity_rps
+from tco.core.serving.cycles import (
+    cycle_model,
+    effective_weight_flops_per_token,
+    interference_lines,
+    interference_spread_s,
+    prefill_pass_prompts,
+    prefill_token_cost_s,
+)
+from tco.core.serving.floors import _largest_within_floor, cost_floor, lowest_floor_first, queue_floor
+from tco.core.serving.search import size_pool
+from tco.core.serving.shapes import PREFILL_QUEUES, Demand, DeviceShape, ModelShape, pool_terms
+from tco.core.serving.split import split_replicas_where
 from tco.core.serving.steps import Lines, branch_min, largest_within, least_fixed_point
 from tco.present.tables import decode_batch
 
 # Llama 2 70B at FP8 on one H200 (the MLPerf interactive set-up): numbers used across tests
 W = 6.8976648192e10
 KV = 2 * 80 * 8 * 128 * 1.0
-MODEL = ModelShape(W, W, 0.0, 2 * 6.8976648192e10, KV, 80.0, 8192.0, 8192.0, 1.0, 1.0, 8, False)
-H200 = DeviceShape((1.41e11,), (4.8e12,), 0.9, 0.8, 1.9789e15 * 0.48, 2e-6, 4.5e11, 5e10, 8.0)
+MODEL = ModelShape(weight_bytes=W, read_fixed_bytes=W, read_per_token_bytes=0.0, weight_flops_per_token=2 * 6.8976648192e10,
+                   kv_bytes_per_token=KV, layers=80.0, attention_dim=8192.0, hidden_size=8192.0, experts_per_token=1.0,
+                   collective_element_bytes=1.0, kv_heads=8, moe=False)
+H200 = DeviceShape(tier_capacity_bytes=(1.41e11,), tier_bandwidth_bytes_per_s=(4.8e12,), usable_fraction=0.9,
+                   bandwidth_efficiency=0.8, flops_per_s=1.9789e15 * 0.48, sync_latency_s=2e-6, scale_up_bytes_per_s=4.5e11,
+                   scale_out_bytes_per_s=5e10, domain_devices=8.0)
 
 
 def demand(rate=67.0, ttft=0.45, tpot=0.04, budget=256.0, policy="chunked", overlaps=(0.0, 0.0, 0.0), percentile=0.99,
            prompt=294.0, output=291.0, max_batch=4096.0):
-    return Demand(prompt, output, rate, rate, ttft, tpot, percentile, max_batch, budget, *overlaps, policy)
+    return Demand(prompt_tokens=prompt, output_tokens=output, peak_requests_per_s=rate, mean_requests_per_s=rate,
+                  ttft_target_s=ttft, tpot_target_s=tpot, percentile=percentile, max_batch_sequences=max_batch,
+                  token_budget_tokens=budget, memory_compute_overlap=overlaps[0], phase_overlap=overlaps[1],
+                  comm_overlap=overlaps[2], policy=policy)
 
 
 def erlang_c(c: int, a: float) -> float:
@@ -289,36 +309,36 @@ def test_interference_of_a_micro_batch_pipeline_by_hand():
     * B = 2,730.67 = p tau / (1 + P/O): the falling line chi (8,192 - B) = 0.54613 s meets the even share
       2e-4 x 2,730.67 (the budget full: every micro-batch alike, no overshoot), below 0.546 + 0.05.
     One stage, or a streamed pipeline, has the even share alone (one line)."""
-    lines = serving.interference_lines(1e-4, 2.0, 2, 1000.0, True, 4096.0, 0.0)
+    lines = interference_lines(1e-4, 2.0, 2, 1000.0, True, 4096.0, 0.0)
     assert float(lines(1.0)) == pytest.approx(4e-4)
     assert float(lines(1000.0)) == pytest.approx(0.25)
     full = 2 * 4096.0 / 3.0
     assert float(lines(full)) == pytest.approx(2e-4 * full)
     assert lines.rising == (True, True, False)
-    even = serving.interference_lines(1e-4, 2.0, 2, 1000.0, False)
+    even = interference_lines(1e-4, 2.0, 2, 1000.0, False)
     assert even.slopes == (2e-4,) and float(even(1000.0)) == pytest.approx(0.2)
 
 
 def test_a_lone_prompt_on_a_micro_batch_pipeline_holds_every_stage():
     """A prompt shorter than the budget rides in one micro-batch, which holds each of the ``p`` stages as it passes:
-    alone it takes ``t_d(c_s) + p P chi`` (:func:`tco.core.serving.pools._prefill_service`), where a streamed pipeline takes
+    alone it takes ``t_d(c_s) + p P chi`` (:func:`tco.core.serving.cycles.prefill_service`), where a streamed pipeline takes
     ``t_d(c_s) + P chi``; Llama 2 70B on four H200 stages, 2,000-token prompts, budget 8,192: the difference is
     ``3 P chi`` to rounding, and the lane time at load, ``p P chi + m t_d``, is the same for both."""
     d = demand(rate=4.0, ttft=5.0, tpot=0.06, budget=8192.0, prompt=2000.0, output=400.0)
     shape = parallelism.Shape(1, 4)
-    micro = serving.size_pool("colocated", [shape], MODEL, H200, d, whole=True)
-    streamed = serving.size_pool("colocated", [shape], MODEL, dataclasses.replace(H200, streamed_prefill=True), d,
-                                 whole=True)
-    cm = serving.cycle_model(shape, MODEL, H200, d, "colocated")
+    micro = size_pool("colocated", [shape], MODEL, H200, d, whole=True)
+    streamed = size_pool("colocated", [shape], MODEL, dataclasses.replace(H200, streamed_prefill=True), d,
+                         whole=True)
+    cm = cycle_model(shape, MODEL, H200, d, "colocated")
     for pool in (micro, streamed):
-        slots, chi = float(pool["slots"]), float(pool["chi"])
+        slots, chi = float(pool["slots"]), float(pool["prefill_per_token_s"])
         decode = float(cm.cycle_s(slots, 0.0))
         m = 2000.0 / (8192.0 - slots / 4)
         assert float(pool["prefill_work_s"]) == pytest.approx(4 * 2000.0 * chi + m * decode, rel=1e-9)
-    assert float(micro["prefill_s"]) - float(micro["decode_cap_s"]) == pytest.approx(4 * 2000.0 * float(micro["chi"]),
-                                                                                     rel=1e-9)
-    assert float(streamed["prefill_s"]) - float(streamed["decode_cap_s"]) == pytest.approx(2000.0 * float(streamed["chi"]),
-                                                                                           rel=1e-9)
+    assert float(micro["prefill_s"]) - float(micro["decode_cap_s"]) == pytest.approx(
+        4 * 2000.0 * float(micro["prefill_per_token_s"]), rel=1e-9)
+    assert float(streamed["prefill_s"]) - float(streamed["decode_cap_s"]) == pytest.approx(
+        2000.0 * float(streamed["prefill_per_token_s"]), rel=1e-9)
     assert float(micro["slots"]) < float(streamed["slots"])  # four times the interference while prompts are few
 
 
@@ -326,7 +346,7 @@ def test_a_lone_prompt_on_a_micro_batch_pipeline_holds_every_stage():
 @pytest.mark.parametrize("shape", [parallelism.Shape(1), parallelism.Shape(4), parallelism.Shape(2, 4)])
 def test_decode_lines_equal_the_exact_cycle(overlaps, shape):
     """The lines of ``t_d(B)`` reproduce :meth:`CycleModel.cycle_s` (B decode tokens, no prefill)."""
-    cm = serving.cycle_model(shape, MODEL, H200, demand(overlaps=overlaps), "colocated")
+    cm = cycle_model(shape, MODEL, H200, demand(overlaps=overlaps), "colocated")
     (lines,) = cm.decode_lines()
     batch = np.array([0.0, 1.0, 7.0, 64.0, 300.0, 2000.0])
     np.testing.assert_allclose(lines(batch), cm.cycle_s(batch, 0.0), rtol=1e-12)
@@ -335,13 +355,17 @@ def test_decode_lines_equal_the_exact_cycle(overlaps, shape):
 def test_two_tier_and_moe_lines_equal_the_exact_cycle():
     """An SRAM + HBM device (KV spills past the SRAM) and an MoE model (sparse and dense
     branches): ``min_branch max_lines`` equals the exact cycle for ``B >= p``."""
-    device = DeviceShape((5.12e8, 9.6e10), (1.0e14, 8.0e12), 0.9, 0.8, 1.0e15, 1e-6, 4.5e11, 5e10, 64.0)
+    device = DeviceShape(tier_capacity_bytes=(5.12e8, 9.6e10), tier_bandwidth_bytes_per_s=(1.0e14, 8.0e12),
+                         usable_fraction=0.9, bandwidth_efficiency=0.8, flops_per_s=1.0e15, sync_latency_s=1e-6,
+                         scale_up_bytes_per_s=4.5e11, scale_out_bytes_per_s=5e10, domain_devices=64.0)
     experts, k, total, active = 8.0, 2.0, 4.67e10, 1.29e10
     slot = (total - active) / (experts - k)
-    moe = ModelShape(total, active - k * slot, k * slot, 2 * active, 2 * 32 * 8 * 128.0, 32.0, 4096.0, 4096.0, k, 1.0, 8,
-                     True)
+    moe = ModelShape(weight_bytes=total, read_fixed_bytes=active - k * slot, read_per_token_bytes=k * slot,
+                     weight_flops_per_token=2 * active, kv_bytes_per_token=2 * 32 * 8 * 128.0, layers=32.0,
+                     attention_dim=4096.0, hidden_size=4096.0, experts_per_token=k, collective_element_bytes=1.0,
+                     kv_heads=8, moe=True)
     for model in (MODEL, moe):
-        cm = serving.cycle_model(parallelism.Shape(2, 2), model, device, demand(overlaps=(0.2, 0.6, 0.0)), "decode")
+        cm = cycle_model(parallelism.Shape(2, 2), model, device, demand(overlaps=(0.2, 0.6, 0.0)), "decode")
         batch = np.array([2.0, 9.0, 40.0, 300.0, 3000.0])
         np.testing.assert_allclose(branch_min([lines(batch) for lines in cm.decode_lines()]), cm.cycle_s(batch, 0.0),
                                    rtol=1e-12)
@@ -351,7 +375,7 @@ def test_overlap_bounds_the_cycle():
     """``o = 1`` is the roofline maximum and ``o = 0`` the sum: the cycle with overlaps in between
     lies between those two."""
     shape = parallelism.Shape(1)
-    times = [float(serving.cycle_model(shape, MODEL, H200, demand(overlaps=(o, o, 0.0)), "colocated").cycle_s(200.0, 100.0))
+    times = [float(cycle_model(shape, MODEL, H200, demand(overlaps=(o, o, 0.0)), "colocated").cycle_s(200.0, 100.0))
              for o in (1.0, 0.5, 0.0)]
     assert times[0] < times[1] < times[2]
 
@@ -367,7 +391,7 @@ def test_serial_cycle_by_hand():
     * collectives: ``2 x 80 x 2 us = 0.32 ms`` (one latency per layer boundary, no bandwidth at TP1).
     Total 28.855 ms.
     """
-    cm = serving.cycle_model(parallelism.Shape(1), MODEL, H200, demand(), "colocated")
+    cm = cycle_model(parallelism.Shape(1), MODEL, H200, demand(), "colocated")
     flops = 1.9789e15 * 0.48
     expected = (W / 3.84e12 + 64 * 2 * 6.8976648192e10 / flops + 64 * 439.5 * KV / 3.84e12
                 + 64 * 4 * 80 * 8192 * 439.5 / flops + 2 * 80 * 2e-6)
@@ -385,11 +409,11 @@ def test_slot_cap_meets_the_tpot_target_by_hand():
     token, so ``B = floor((T - a) / (b + (P/O) chi))``.
     """
     d = demand()
-    sized = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d, whole=True)
-    cm = serving.cycle_model(parallelism.Shape(1), MODEL, H200, d, "colocated")
+    sized = size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d, whole=True)
+    cm = cycle_model(parallelism.Shape(1), MODEL, H200, d, "colocated")
     a = float(cm.cycle_s(0.0, 0.0))
     b = float(cm.cycle_s(1.0, 0.0)) - a
-    chi = float(serving.prefill_token_cost_s(cm, d))
+    chi = float(prefill_token_cost_s(cm, d))
     assert chi == pytest.approx((float(cm.cycle_s(0.0, 256.0)) - a) / 256.0)
     assert float(sized["slots"]) == math.floor((0.04 - a) / (b + 294.0 / 291.0 * chi))
     assert float(sized["tpot_s"]) <= 0.04
@@ -409,22 +433,22 @@ def test_slot_cap_keeps_the_tpot_percentile_with_the_prompts_length_spread_by_ha
     """
     v = 0.79
     d = dataclasses.replace(demand(), prompt_scv=v)
-    sized = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d, whole=True)
-    cm = serving.cycle_model(parallelism.Shape(1), MODEL, H200, d, "colocated")
+    sized = size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d, whole=True)
+    cm = cycle_model(parallelism.Shape(1), MODEL, H200, d, "colocated")
     a = float(cm.cycle_s(0.0, 0.0))
     b = float(cm.cycle_s(1.0, 0.0)) - a
-    r_chi = 294.0 / 291.0 * float(serving.prefill_token_cost_s(cm, d))
+    r_chi = 294.0 / 291.0 * float(prefill_token_cost_s(cm, d))
     b0 = (0.04 - a) / (b + r_chi)
     assert 1.0 < b0 < 256.0 / (1.0 + 294.0 / 291.0)
     s = v / b0 / 9.0
     z = float(queueing.normal_quantile(0.99))
     assert z == pytest.approx(2.326348, abs=4.5e-4)
     excess = r_chi * b0 * ((1.0 - s + z * math.sqrt(s)) ** 3 - 1.0)
-    even = serving.interference_lines(float(serving.prefill_token_cost_s(cm, d)), 294.0 / 291.0, 1, 0.0, False)
-    assert float(serving.interference_spread_s(even, b0, v, 0.01)) == pytest.approx(excess, rel=1e-5)
+    even = interference_lines(float(prefill_token_cost_s(cm, d)), 294.0 / 291.0, 1, 0.0, False)
+    assert float(interference_spread_s(even, b0, v, 0.01)) == pytest.approx(excess, rel=1e-5)
     assert float(sized["slots"]) == math.floor((0.04 - a - excess) / (b + r_chi)) < math.floor(b0)
     assert float(sized["tpot_s"]) <= 0.04
-    assert float(serving.interference_spread_s(even, b0, 0.0, 0.01)) == 0.0  # every prompt at the mean: no excess
+    assert float(interference_spread_s(even, b0, 0.0, 0.01)) == 0.0  # every prompt at the mean: no excess
 
 
 @settings(max_examples=25, deadline=None)
@@ -432,11 +456,11 @@ def test_slot_cap_keeps_the_tpot_percentile_with_the_prompts_length_spread_by_ha
 def test_more_prompt_length_spread_never_raises_the_slot_cap(low, extra, rate):
     """Invariant: a wider spread of prompt lengths (same mean) never lets a colocated replica hold more sequences
     (the TPOT excess grows with ``v``; the lanes' own sizing does not touch the cap). At a TTFT target that does not
-    bind (30 s): where it binds, a replica that misses it holds its batch down (serving.HELD_STEPS), and a wide
-    spread that no held cap rescues reports its full cap, above the narrow spread's held one."""
+    bind (30 s): where it binds, a replica that misses it holds its batch down (``candidates.HELD_SEARCH_STEPS``), and a
+    wide spread that no held cap rescues reports its full cap, above the narrow spread's held one."""
     def pool(v):
-        return serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200,
-                                 dataclasses.replace(demand(rate=rate, ttft=30.0), prompt_scv=v), whole=True)
+        return size_pool("colocated", [parallelism.Shape(1)], MODEL, H200,
+                         dataclasses.replace(demand(rate=rate, ttft=30.0), prompt_scv=v), whole=True)
     narrow, wide = pool(low), pool(low + extra)
     assert float(wide["slots"]) <= float(narrow["slots"])
 
@@ -444,8 +468,8 @@ def test_more_prompt_length_spread_never_raises_the_slot_cap(low, extra, rate):
 def test_prefill_first_interferes_more_than_chunked():
     """Whole-prompt passes re-read the weights for prefill (no piggybacking on decode): at the
     same targets the prefill-first replica holds fewer slots than the chunked one (Sarathi-Serve)."""
-    chunked = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, demand(budget=2048.0))
-    first = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, demand(budget=2048.0, policy="prefill_first"))
+    chunked = size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, demand(budget=2048.0))
+    first = size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, demand(budget=2048.0, policy="prefill_first"))
     assert float(first["slots"]) < float(chunked["slots"])
 
 
@@ -488,9 +512,9 @@ def test_chunked_lane_time_counts_the_decode_share_and_shares_the_replica(pipeli
     """
     shape = parallelism.Shape(1, pipeline)
     d = demand(rate=1.0, ttft=100.0, tpot=1.0, budget=512.0, prompt=4000.0, output=400.0)
-    pool = serving.size_pool("colocated", [shape], MODEL, H200, d, whole=True)
-    cm = serving.cycle_model(shape, MODEL, H200, d, "colocated")
-    slots, chi = float(pool["slots"]), float(pool["chi"])
+    pool = size_pool("colocated", [shape], MODEL, H200, d, whole=True)
+    cm = cycle_model(shape, MODEL, H200, d, "colocated")
+    slots, chi = float(pool["slots"]), float(pool["prefill_per_token_s"])
     free = 512.0 - slots / pipeline
     decode = float(cm.cycle_s(slots, 0.0))
     assert float(pool["prefill_work_s"]) == pytest.approx(4000.0 * (pipeline * chi + decode / free), rel=1e-9)
@@ -514,8 +538,8 @@ def test_a_prompt_alone_prefills_in_whole_cycles(budget, prompt, cycles):
     """
     shape = parallelism.Shape(1)
     d = demand(rate=1.0, ttft=100.0, tpot=0.04, budget=budget, prompt=prompt)
-    pool = serving.size_pool("colocated", [shape], MODEL, H200, d, whole=True)
-    cm = serving.cycle_model(shape, MODEL, H200, d, "colocated")
+    pool = size_pool("colocated", [shape], MODEL, H200, d, whole=True)
+    cm = cycle_model(shape, MODEL, H200, d, "colocated")
     slots = float(pool["slots"])
     free = budget - slots
     assert math.ceil(prompt / free) == cycles
@@ -526,8 +550,8 @@ def test_a_prompt_alone_prefills_in_whole_cycles(budget, prompt, cycles):
 
 def test_tighter_percentile_needs_more_replicas():
     """p50 -> p99 -> p99.9: the same fleet must hold more headroom, never less."""
-    replicas = [float(serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, demand(percentile=q),
-                                        whole=False)["replicas"]) for q in (0.5, 0.99, 0.999)]
+    replicas = [float(size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, demand(percentile=q),
+                                whole=False)["replicas"]) for q in (0.5, 0.99, 0.999)]
     assert replicas[0] < replicas[1] < replicas[2]
 
 
@@ -536,8 +560,8 @@ def test_shape_search_picks_the_cheapest_feasible():
     targets; pinning that shape alone gives the same fleet."""
     shapes = [parallelism.Shape(t) for t in (1, 2, 4, 8)]
     d = demand(rate=100.0)
-    best = serving.size_pool("colocated", shapes, MODEL, H200, d, whole=False)
-    devices = [float(serving.size_pool("colocated", [s], MODEL, H200, d, whole=False)["replicas"]) * s.devices
+    best = size_pool("colocated", shapes, MODEL, H200, d, whole=False)
+    devices = [float(size_pool("colocated", [s], MODEL, H200, d, whole=False)["replicas"]) * s.devices
                for s in shapes]
     chosen = int(best["shape_index"])
     assert devices[chosen] == pytest.approx(min(devices))
@@ -549,9 +573,9 @@ def test_vectorized_equals_scalar():
     rates = np.array([5.0, 40.0, 300.0])
     ttft = np.array([0.3, 0.45, 2.0])
     shapes = [parallelism.Shape(t) for t in (1, 2, 4)]
-    many = serving.size_pool("colocated", shapes, MODEL, H200, demand(rate=rates, ttft=ttft))
+    many = size_pool("colocated", shapes, MODEL, H200, demand(rate=rates, ttft=ttft))
     for i in range(3):
-        one = serving.size_pool("colocated", shapes, MODEL, H200, demand(rate=rates[i], ttft=ttft[i]))
+        one = size_pool("colocated", shapes, MODEL, H200, demand(rate=rates[i], ttft=ttft[i]))
         for key in ("replicas", "slots", "tpot_s", "ttft_s", "queue_wait_s", "shape_index"):
             assert float(many[key][i]) == pytest.approx(float(one[key]), rel=1e-12)
 
@@ -560,8 +584,8 @@ def test_vectorized_equals_scalar():
 def _one_lane_pool(work_s=2.0, residence_s=120.0, slots=50.0, cycle_s=0.16):
     """A colocated replica like the Llama 3.1 405B server one on 8 H200s: one prefill lane holding each prompt 2 s,
     50 slots held 120 s each, a 0.16 s cycle at the cap."""
-    values = dict(slots=slots, lanes=1.0, residence_s=residence_s, prefill_work_s=work_s, prefill_s=work_s, cycle_cap_s=cycle_s)
-    return serving.PoolServing(values, role="colocated")
+    return SimpleNamespace(slots=slots, lanes=1.0, residence_s=residence_s, prefill_work_s=work_s, prefill_s=work_s,
+                           cycle_cap_s=cycle_s)
 
 
 def test_one_lane_capacity_at_the_best_split_by_hand():
@@ -576,7 +600,7 @@ def test_one_lane_capacity_at_the_best_split_by_hand():
     ``x = 2 ln(1/0.0098) / 3.7632 = 2.45820``, ``rho = x / (e^x - 1) = 2.45820 / 10.6848 = 0.230065``:
     0.115033 req/s, while the slots at 2 % of the slack and budget still carry 0.234. A factor of 4.338."""
     d = demand(ttft=6.0, tpot=0.2)
-    carried = float(serving.fleet_capacity_rps("colocated", _one_lane_pool(), 1.0, d))
+    carried = float(fleet_capacity_rps("colocated", _one_lane_pool(), 1.0, d))
     assert carried == pytest.approx(0.115033, rel=1e-4)
     even = float(queueing.offered_load_within_wait(1.0, 2.0, 1.92, 0.0, 0.005)) / 2.0
     assert even == pytest.approx(0.026520, rel=1e-4)
@@ -590,7 +614,7 @@ def test_capacity_never_falls_when_the_ttft_target_rises(ttft, more, work, repli
     """The rate a colocated fleet carries within its targets (best split, both tail rules) never falls as the TTFT
     target rises: every share's capacity rises with its slack, and the search finds the best share."""
     pool = _one_lane_pool(work_s=work, residence_s=60.0, slots=slots, cycle_s=0.1)
-    low, high = (float(serving.fleet_capacity_rps("colocated", pool, replicas, demand(ttft=t, percentile=percentile)))
+    low, high = (float(fleet_capacity_rps("colocated", pool, replicas, demand(ttft=t, percentile=percentile)))
                  for t in (ttft, ttft + more))
     assert high >= low * (1 - 1e-12)
 
@@ -602,7 +626,7 @@ def test_sized_replicas_meet_the_ttft_at_the_split_chosen():
     rates = np.array([2.0, 20.0, 60.0, 200.0])
     for budget, prompt in ((256.0, 294.0), (8192.0, 4000.0), (8192.0, 16000.0)):
         d = demand(rate=rates, ttft=6.0, tpot=0.2, budget=budget, prompt=prompt)
-        pool = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d, whole=False)
+        pool = size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d, whole=False)
         ttft = np.asarray(pool["ttft_s"], float)
         assert np.all(ttft <= 6.0 * (1 + 1e-9)), (budget, prompt, ttft)
         assert np.all(np.asarray(pool["replicas"]) > 0.0)
@@ -614,14 +638,14 @@ def test_disaggregated_pools_by_hand():
     pass); its TTFT is the pass plus the wait plus the KV transfer. Decode pool: no prefill
     interference, so its slot cap is the largest B with ``t_d(B) <= T``."""
     d = demand(rate=50.0, budget=1024.0)
-    pre = serving.size_pool("prefill", [parallelism.Shape(1)], MODEL, H200, d, ttft_extra_s=0.02)
-    cm = serving.cycle_model(parallelism.Shape(1), MODEL, H200, d, "prefill")
-    assert float(serving.prefill_pass_prompts(cm, d)) == 1.0
+    pre = size_pool("prefill", [parallelism.Shape(1)], MODEL, H200, d, ttft_extra_s=0.02)
+    cm = cycle_model(parallelism.Shape(1), MODEL, H200, d, "prefill")
+    assert float(prefill_pass_prompts(cm, d)) == 1.0
     assert float(pre["lanes"]) == 1.0
     assert float(pre["prefill_s"]) == pytest.approx(float(cm.cycle_s(0.0, 294.0)))
     assert float(pre["ttft_s"]) == pytest.approx(float(pre["prefill_s"]) + float(pre["queue_wait_s"]) + 0.02)
-    dec = serving.size_pool("decode", [parallelism.Shape(1)], MODEL, H200, d)
-    (lines,) = serving.cycle_model(parallelism.Shape(1), MODEL, H200, d, "decode").decode_lines()
+    dec = size_pool("decode", [parallelism.Shape(1)], MODEL, H200, d)
+    (lines,) = cycle_model(parallelism.Shape(1), MODEL, H200, d, "decode").decode_lines()
     assert float(dec["slots"]) == math.floor(float(largest_within(lines, 0.04)))
 
 
@@ -739,27 +763,28 @@ def test_a_prefill_pool_of_dispatched_prompts_is_staffed_by_the_dispatched_rule(
     shape = [parallelism.Shape(1)]
     shared, dispatched = demand(rate=37.0, ttft=0.12), dataclasses.replace(demand(rate=37.0, ttft=0.12),
                                                                            prefill_queue="dispatched")
-    pool = serving.size_pool("prefill", shape, MODEL, H200, shared, whole=False)
+    pool = size_pool("prefill", shape, MODEL, H200, shared, whole=False)
     assert float(pool["prefill_s"]) == pytest.approx(0.0611132, rel=1e-6)
     assert float(pool["replicas"]) == pytest.approx(4.301636, rel=1e-6)
-    pool = serving.size_pool("prefill", shape, MODEL, H200, dispatched, whole=False)
+    pool = size_pool("prefill", shape, MODEL, H200, dispatched, whole=False)
     assert float(pool["replicas"]) == pytest.approx(5.598877, rel=1e-6)
     assert float(pool["ttft_s"]) == pytest.approx(0.12, rel=1e-9)
-    assert float(serving.fleet_capacity_rps("prefill", pool, pool["replicas"], dispatched)) == pytest.approx(37.0, rel=1e-9)
-    loose = [serving.size_pool("prefill", shape, MODEL, H200, dataclasses.replace(demand(rate=37.0, ttft=0.2),
-                                                                                   prefill_queue=q), whole=False)["replicas"]
-             for q in serving.PREFILL_QUEUES]
+    carried = fleet_capacity_rps("prefill", pool.figures, pool["replicas"], dispatched)
+    assert float(carried) == pytest.approx(37.0, rel=1e-9)
+    loose = [size_pool("prefill", shape, MODEL, H200, dataclasses.replace(demand(rate=37.0, ttft=0.2),
+                                                                           prefill_queue=q), whole=False)["replicas"]
+             for q in PREFILL_QUEUES]
     assert float(loose[0]) == float(loose[1])
     with pytest.raises(ValueError, match="prefill_queue"):
-        serving.size_pool("prefill", shape, MODEL, H200, dataclasses.replace(shared, prefill_queue="random"))
+        size_pool("prefill", shape, MODEL, H200, dataclasses.replace(shared, prefill_queue="random"))
 
 
 def test_fleet_capacity_inverts_the_sizing():
     """Continuous sizing of a pool for ``lambda`` and the capacity of that many replicas agree."""
     for role in ("colocated", "decode", "prefill"):
         d = demand(rate=37.0)
-        pool = serving.size_pool(role, [parallelism.Shape(1)], MODEL, H200, d, whole=False)
-        assert float(serving.fleet_capacity_rps(role, pool, pool["replicas"], d)) == pytest.approx(37.0, rel=1e-6)
+        pool = size_pool(role, [parallelism.Shape(1)], MODEL, H200, d, whole=False)
+        assert float(fleet_capacity_rps(role, pool.figures, pool["replicas"], d)) == pytest.approx(37.0, rel=1e-6)
 
 
 # ---------------------------------------------------------------- GPU/GPU disaggregation (DistServe, Splitwise)
@@ -807,14 +832,14 @@ def test_collective_efficiency_scales_the_bandwidth_part_of_the_collectives():
     tokens spends 28.7 ms in the all-reduces instead of 4.4 ms. ``s0 = 2 x 80 x max(log2 2, 1) x 2e-6 = 3.2e-4 s`` either way.
     """
     shape = parallelism.Shape(2)
-    full = serving.cycle_model(shape, MODEL, H200, demand(), "colocated")
-    slow = serving.cycle_model(shape, MODEL, dataclasses.replace(H200, collective_efficiency=0.152), demand(), "colocated")
+    full = cycle_model(shape, MODEL, H200, demand(), "colocated")
+    slow = cycle_model(shape, MODEL, dataclasses.replace(H200, collective_efficiency=0.152), demand(), "colocated")
     assert full.sync_per_token_s == pytest.approx(80 * 4 * 0.5 * 8192 / 4.5e11, rel=1e-12)
     assert slow.sync_per_token_s == pytest.approx(full.sync_per_token_s / 0.152, rel=1e-12)
     assert slow.sync_fixed_s == pytest.approx(full.sync_fixed_s, rel=1e-12) == pytest.approx(3.2e-4, rel=1e-12)
     assert 1500 * slow.sync_per_token_s == pytest.approx(0.02874, rel=1e-3)
-    one = serving.cycle_model(parallelism.Shape(1), MODEL, dataclasses.replace(H200, collective_efficiency=0.152), demand(),
-                              "colocated")
+    one = cycle_model(parallelism.Shape(1), MODEL, dataclasses.replace(H200, collective_efficiency=0.152), demand(),
+                      "colocated")
     assert one.sync_per_token_s == 0.0  # one device: no all-reduce to slow down
 
 
@@ -826,19 +851,19 @@ def test_cycle_overhead_adds_to_every_cycle_and_shrinks_the_slot_cap_by_hand():
     H200 fixture at ``T = 40 ms``, ``delta = 5 ms``: ``a``, ``b`` and ``chi`` read from the overhead-free cycle.
     """
     d = demand()
-    plain = serving.cycle_model(parallelism.Shape(1), MODEL, H200, d, "colocated")
+    plain = cycle_model(parallelism.Shape(1), MODEL, H200, d, "colocated")
     slow_device = dataclasses.replace(H200, cycle_overhead_s=0.005)
-    slow = serving.cycle_model(parallelism.Shape(1), MODEL, slow_device, d, "colocated")
+    slow = cycle_model(parallelism.Shape(1), MODEL, slow_device, d, "colocated")
     for batch, prefill in ((0.0, 0.0), (37.0, 0.0), (37.0, 120.0), (300.0, 256.0)):
         assert float(slow.cycle_s(batch, prefill)) == pytest.approx(float(plain.cycle_s(batch, prefill)) + 0.005, rel=1e-12)
     a = float(plain.cycle_s(0.0, 0.0))
     b = float(plain.cycle_s(1.0, 0.0)) - a
-    chi = float(serving.prefill_token_cost_s(plain, d))
-    assert float(serving.prefill_token_cost_s(slow, d)) == pytest.approx(chi, rel=1e-9)
-    sized = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, slow_device, d, whole=True)
+    chi = float(prefill_token_cost_s(plain, d))
+    assert float(prefill_token_cost_s(slow, d)) == pytest.approx(chi, rel=1e-9)
+    sized = size_pool("colocated", [parallelism.Shape(1)], MODEL, slow_device, d, whole=True)
     assert float(sized["slots"]) == math.floor((0.04 - a - 0.005) / (b + 294.0 / 291.0 * chi))
-    assert float(sized["slots"]) < float(serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d)["slots"])
-    pool = serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, slow_device, d, whole=False)
+    assert float(sized["slots"]) < float(size_pool("colocated", [parallelism.Shape(1)], MODEL, H200, d)["slots"])
+    pool = size_pool("colocated", [parallelism.Shape(1)], MODEL, slow_device, d, whole=False)
     assert float(pool.seen_cycle_s(50.0)) == pytest.approx(a + 0.005 + 50.0 * (b + 294.0 / 291.0 * chi), rel=1e-9)
 
 
@@ -848,7 +873,7 @@ def test_cycle_overhead_adds_to_every_cycle_and_shrinks_the_slot_cap_by_hand():
 def test_more_cycle_overhead_never_raises_throughput_at_a_fixed_tpot_target(overheads, tpot, budget, policy):
     """At the same TPOT and TTFT targets a replica with a longer fixed time per cycle holds no more slots, and at
     the same slot cap eight such replicas carry no more requests within the p99 targets
-    (tco.core.serving.pools.fleet_capacity_rps).
+    (tco.core.serving.capacity.fleet_capacity_rps).
 
     The same slot cap: the batch limit set to the slower replica's cap, which the faster one also reaches. Without
     it the faster replica runs more sequences (the slot cap is the largest occupancy within the targets), which
@@ -859,21 +884,21 @@ def test_more_cycle_overhead_never_raises_throughput_at_a_fixed_tpot_target(over
     is the model's (docs/model.md); this test checks the cycle cost, not the policy."""
     low, high = sorted(overheads)
     d = demand(tpot=tpot, budget=budget, policy=policy)
-    pools = [serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, dataclasses.replace(H200, cycle_overhead_s=o), d,
-                               whole=False) for o in (low, high)]
+    pools = [size_pool("colocated", [parallelism.Shape(1)], MODEL, dataclasses.replace(H200, cycle_overhead_s=o), d,
+                       whole=False) for o in (low, high)]
     assert float(pools[1]["slots"]) <= float(pools[0]["slots"]) + 1e-9
-    same = dataclasses.replace(d, max_batch=float(pools[1]["slots"]))
-    pools = [serving.size_pool("colocated", [parallelism.Shape(1)], MODEL, dataclasses.replace(H200, cycle_overhead_s=o),
-                               same, whole=False) for o in (low, high)]
+    same = dataclasses.replace(d, max_batch_sequences=float(pools[1]["slots"]))
+    pools = [size_pool("colocated", [parallelism.Shape(1)], MODEL, dataclasses.replace(H200, cycle_overhead_s=o),
+                       same, whole=False) for o in (low, high)]
     assert float(pools[0]["slots"]) == pytest.approx(float(pools[1]["slots"]), rel=1e-12)
-    fast, slow = (float(serving.fleet_capacity_rps("colocated", p, 8.0, same)) for p in pools)
+    fast, slow = (float(fleet_capacity_rps("colocated", p.figures, 8.0, same)) for p in pools)
     assert slow <= fast * (1.0 + 1e-9) + 1e-12
 
 
 def test_a_shape_that_fits_in_no_draw_is_skipped_only_where_it_cannot_win(default_scenario):
     """size_pool skips a candidate shape that holds the model in no draw when another shape meets the targets
     in every draw: its score (1e250 or more) then never wins; and one whose cost floor lies above a feasible
-    shape's cost in every draw (``serving._cost_floor``). On the default scenario's Groq pool at the
+    shape's cost in every draw (``floors.cost_floor``). On the default scenario's Groq pool at the
     catalog's memory figures, the 41-stage pipeline (41 x 8 chips of 230 MB SRAM) does not hold the 70B
     model's 8-bit weights plus KV cache; 2,000 draws of the load and the discount rate (which decide the
     cost, not the fit) leave it out. Evaluated on demand, it fits nowhere, and the choice over every
@@ -888,23 +913,23 @@ def test_a_shape_that_fits_in_no_draw_is_skipped_only_where_it_cannot_win(defaul
     skipped = [k for k, c in enumerate(pool.candidates) if c is None]
     assert 0 in skipped
     candidates = [pool.candidate(k) for k in range(len(pool.shapes))]
-    assert not np.any(candidates[0]["fits"])
-    scores = np.broadcast_arrays(*(c["cost"] + (1.0 - c["feasible"]) * 1e250 * (1.0 + c["cycle_cap_s"]) for c in candidates))
-    assert np.array_equal(np.argmin(scores, axis=0), np.broadcast_to(pool.values["shape_index"], (2000,)))
+    assert not np.any(candidates[0].fits)
+    scores = np.broadcast_arrays(*(c.cost_usd_per_h + (1.0 - c.feasible) * 1e250 * (1.0 + c.cycle_cap_s) for c in candidates))
+    assert np.array_equal(np.argmin(scores, axis=0), np.broadcast_to(pool.figures.shape_index, (2000,)))
 
 
 def test_candidates_run_lowest_floor_first():
-    """``serving._lowest_floor_first``: shapes without a floor (they fit in no draw) keep their own order and come
+    """``floors.lowest_floor_first``: shapes without a floor (they fit in no draw) keep their own order and come
     first; the others follow by the mean of their floor over the draws, lowest first, ties in their own order, a
     NaN mean last. By hand: floors [None, [3, 5] (mean 4), 2.0, None, [1, 9] (mean 5), [NaN], 4.0 (a tie with the
     second)] give 0, 3, then 2 (2), 1 (4), 6 (4), 4 (5), 5 (NaN)."""
     floors = [None, np.array([3.0, 5.0]), 2.0, None, np.array([1.0, 9.0]), np.array([np.nan]), np.array(4.0)]
-    assert serving._lowest_floor_first(floors) == [0, 3, 2, 1, 6, 4, 5]
+    assert lowest_floor_first(floors) == [0, 3, 2, 1, 6, 4, 5]
 
 
 @pytest.mark.parametrize("name", ["default", "voice-agent", "specialization-over-time", "fleet-split"])
 def test_the_cost_floor_is_below_every_candidate_cost_and_skipping_by_it_changes_nothing(name, monkeypatch):
-    """``serving._cost_floor`` bounds a candidate's cost from below (cycle at least the weight phase's roofline over
+    """``floors.cost_floor`` bounds a candidate's cost from below (cycle at least the weight phase's roofline over
     the shared weights plus the collectives, slots at most what memory, the batch limit and the budget allow, replicas
     at least the slots' offered load): at 2,000 draws of every uncertain parameter of the scenario it never exceeds the
     cost of a feasible candidate, and every output is, bit for bit, the one of evaluating the candidates it skips."""
@@ -914,9 +939,9 @@ def test_the_cost_floor_is_below_every_candidate_cost_and_skipping_by_it_changes
 
     scenario = tco.load_scenario(name)
     values = scenario.values() | draw_chunk(sampling_plan(scenario), 3, 0, 2000)
-    floor = serving._cost_floor
+    floor = cost_floor
     fast = evaluate(scenario.structure, values)
-    monkeypatch.setattr(serving, "_cost_floor", lambda *args: None)  # no candidate skipped by its floor
+    monkeypatch.setattr("tco.core.serving.search.cost_floor", lambda *args: None)  # no candidate skipped by its floor
     for option in scenario.structure.options:
         for role, pool in serving_pools(scenario.structure, values, option.name)[0].items():
             model, device, d, _, price, terms = pool.evaluate_candidate.__defaults__[1]
@@ -924,7 +949,7 @@ def test_the_cost_floor_is_below_every_candidate_cost_and_skipping_by_it_changes
                 bound = floor(role, shape, model, device, d, terms, True, price)
                 c = pool.candidate(k)
                 if bound is not None:
-                    assert not np.any((bound > c["cost"]) & (c["feasible"] > 0.5)), (name, option.name, role, shape.label)
+                    assert not np.any((bound > c.cost_usd_per_h) & (c.feasible > 0.5)), (name, option.name, role, shape.label)
     everywhere = evaluate(scenario.structure, values)
     for option, result in everywhere.items():
         for key, value in result.flat().items():
@@ -932,7 +957,7 @@ def test_the_cost_floor_is_below_every_candidate_cost_and_skipping_by_it_changes
 
 
 def test_the_largest_batch_within_the_floor_cycle_by_hand():
-    """``serving._largest_within_floor``: the floor cycle ``max(R, a B) + s + c B`` meets ``T`` up to
+    """``floors._largest_within_floor``: the floor cycle ``max(R, a B) + s + c B`` meets ``T`` up to
     ``min((T - R - s) / c, (T - s) / (a + c))``. By hand, T = 40 ms, R = 10 ms, s = 2 ms, a = 100 us, c = 50 us:
     min(28 / 0.05, 38 / 0.15) = min(560, 253.33) = 253.33 (the arithmetic binds); a = 10 us: min(560, 38 / 0.06 =
     633.3) = 560 (the read binds). Without collectives (c = 0) the read leaves any batch within the target, so
@@ -940,7 +965,7 @@ def test_the_largest_batch_within_the_floor_cycle_by_hand():
     (T = 1/2, R = s = 1/4, a = 2^-10): only the arithmetic binds, 0.25 / 2^-10 = 256. Numbers and arrays give the same
     figures."""
     def f(target, read, fixed, phase, riding):  # in the order the docstring names them
-        return serving._largest_within_floor(target, read, phase, fixed, riding)
+        return _largest_within_floor(target, read, phase, fixed, riding)
 
     assert f(0.04, 0.01, 0.002, 1e-4, 5e-5) == pytest.approx(38.0 / 0.15)
     assert f(0.04, 0.01, 0.002, 1e-5, 5e-5) == pytest.approx(560.0)
@@ -970,16 +995,16 @@ def test_the_cost_floor_of_the_default_h100_shapes_is_tight():
     ratios = {}
     for k, shape in enumerate(pool.shapes):
         c = pool.candidate(k)
-        feasible = np.asarray(c["feasible"]) > 0.5
+        feasible = np.asarray(c.feasible) > 0.5
         if shape.tensor >= 2 and feasible.any():
-            bound = serving._cost_floor("colocated", shape, model, device, demand, terms, True, price)
-            ratios[shape.label] = float(np.median((np.asarray(bound) / np.asarray(c["cost"]))[feasible]))
+            bound = cost_floor("colocated", shape, model, device, demand, terms, True, price)
+            ratios[shape.label] = float(np.median((np.asarray(bound) / np.asarray(c.cost_usd_per_h))[feasible]))
     assert set(ratios) == {"TP2", "TP4", "TP8"} and min(ratios.values()) >= 0.5, ratios
 
 
 @pytest.mark.parametrize("name", ["default", "voice-agent", "fleet-split"])
 def test_the_queue_floor_is_below_every_colocated_cost_and_sizing_queues_by_it_changes_nothing(name, monkeypatch):
-    """``serving._queue_floor`` bounds a colocated candidate's cost from below (replicas at least the slots' and
+    """``floors.queue_floor`` bounds a colocated candidate's cost from below (replicas at least the slots' and
     the lanes' offered load per replica, ``max(lambda D / c_s, lambda S / x)``): at 2,000 draws of every uncertain
     parameter it never exceeds the cost of a feasible candidate evaluated in full. A candidate evaluated after a
     cheaper one sizes its queues only where that floor does not lie above the cheapest cost so far (it is not vacuous:
@@ -991,17 +1016,18 @@ def test_the_queue_floor_is_below_every_colocated_cost_and_sizing_queues_by_it_c
 
     scenario = tco.load_scenario(name)
     values = scenario.values() | draw_chunk(sampling_plan(scenario), 5, 0, 2000)
-    where, skipped = serving._split_replicas_where, []
+    where, skipped = split_replicas_where, []
 
     def watched(ttft_ok, queues, lengths, wanted=True, floor=None):
         skipped.append(not np.all(wanted))
         return where(ttft_ok, queues, lengths, wanted, floor)
 
-    monkeypatch.setattr(serving, "_split_replicas_where", watched)
+    monkeypatch.setattr("tco.core.serving.candidates.split_replicas_where", watched)
     fast = evaluate(scenario.structure, values)
     assert any(skipped)
-    floor = serving._queue_floor
-    monkeypatch.setattr(serving, "_queue_floor", lambda *args: (0.0, -np.inf))  # every candidate's queues everywhere
+    floor = queue_floor
+    # every candidate's queues everywhere
+    monkeypatch.setattr("tco.core.serving.candidates.queue_floor", lambda *args: (0.0, -np.inf))
     for option in scenario.structure.options:
         for role, pool in serving_pools(scenario.structure, values, option.name)[0].items():
             if role != "colocated":
@@ -1010,9 +1036,8 @@ def test_the_queue_floor_is_below_every_colocated_cost_and_sizing_queues_by_it_c
             peak = demand.peak_requests_per_s
             for k, shape in enumerate(pool.shapes):
                 c = pool.candidate(k)
-                _, bound = floor(peak, c["residence_s"], c["slots"], c["prefill_work_s"], c["lanes"], float(shape.devices),
-                                 True, price)
-                assert not np.any((bound > c["cost"]) & (c["feasible"] > 0.5)), (name, option.name, shape.label)
+                _, bound = floor(peak, c.residence_s, c.slots, c.prefill_work_s, c.lanes, float(shape.devices), True, price)
+                assert not np.any((bound > c.cost_usd_per_h) & (c.feasible > 0.5)), (name, option.name, shape.label)
     everywhere = evaluate(scenario.structure, values)
     for option, result in everywhere.items():
         for key, value in result.flat().items():
@@ -1037,12 +1062,13 @@ def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_re
     structure = default_scenario.structure
     pool = serving_pools(structure, values, "groq")[0]["colocated"]
     assert pool.candidates[0] is None and any(c is not None for c in pool.candidates[1:])
-    chosen = np.asarray(pool.values["shape_index"]) == 0
+    chosen = np.asarray(pool.figures.shape_index) == 0
     assert chosen.any() and not np.any(chosen & (bits == 8.0))
-    assert np.array_equal(pool.candidate(0)["fits"] > 0, bits == 4.0)
+    assert np.array_equal(pool.candidate(0).fits > 0, bits == 4.0)
     fast = evaluate(structure, values)
-    monkeypatch.setattr(serving, "FEW_DRAWS_SHARE", -1.0)  # every candidate evaluated at every draw,
-    monkeypatch.setattr(serving, "_queue_floor", lambda *args: (0.0, -np.inf))  # its queues sized at every draw
+    monkeypatch.setattr("tco.core.serving.search.FEW_DRAWS_SHARE", -1.0)  # every candidate evaluated at every draw,
+    monkeypatch.setattr("tco.core.serving.split.FEW_DRAWS_SHARE", -1.0)  # its lanes' rules too,
+    monkeypatch.setattr("tco.core.serving.candidates.queue_floor", lambda *args: (0.0, -np.inf))  # its queues sized at every draw
     assert serving_pools(structure, values, "groq")[0]["colocated"].candidates[0] is not None
     everywhere = evaluate(structure, values)
     for name, result in everywhere.items():
@@ -1063,7 +1089,8 @@ def test_few_draws_candidates_leave_every_output_as_evaluating_them_everywhere(n
     scenario = tco.load_scenario(name)
     values = scenario.values() | draw_chunk(sampling_plan(scenario), 3, 300, 300)
     fast = evaluate(scenario.structure, values)
-    monkeypatch.setattr(serving, "FEW_DRAWS_SHARE", -1.0)
+    monkeypatch.setattr("tco.core.serving.search.FEW_DRAWS_SHARE", -1.0)
+    monkeypatch.setattr("tco.core.serving.split.FEW_DRAWS_SHARE", -1.0)
     everywhere = evaluate(scenario.structure, values)
     for option, result in everywhere.items():
         for key, value in result.flat().items():
@@ -1093,14 +1120,16 @@ def test_routed_expert_gemms_are_charged_at_their_share_of_the_dense_efficiency(
     keeps 2 A; the cycle's compute term follows it."""
     experts, k, total, active = 8.0, 2.0, 4.67e10, 1.29e10
     slot = (total - active) / (experts - k)
-    moe = ModelShape(total, active - k * slot, k * slot, 2 * active, 2 * 32 * 8 * 128.0, 32.0, 4096.0, 4096.0, k, 1.0, 8,
-                     True, routed_flops_per_token=2 * k * slot)
+    moe = ModelShape(weight_bytes=total, read_fixed_bytes=active - k * slot, read_per_token_bytes=k * slot,
+                     weight_flops_per_token=2 * active, kv_bytes_per_token=2 * 32 * 8 * 128.0, layers=32.0,
+                     attention_dim=4096.0, hidden_size=4096.0, experts_per_token=k, collective_element_bytes=1.0,
+                     kv_heads=8, moe=True, routed_flops_per_token=2 * k * slot)
     hopper = dataclasses.replace(H200, expert_compute_efficiency=0.822)
-    assert serving.effective_weight_flops_per_token(moe, hopper) == pytest.approx(3.068e10, rel=1e-3)
-    assert serving.effective_weight_flops_per_token(moe, H200) == 2 * active
-    assert serving.effective_weight_flops_per_token(MODEL, hopper) == MODEL.weight_flops_per_token
-    cm = serving.cycle_model(parallelism.Shape(1), moe, hopper, demand(), "colocated")
-    assert cm.weight_flops_per_token == serving.effective_weight_flops_per_token(moe, hopper)
+    assert effective_weight_flops_per_token(moe, hopper) == pytest.approx(3.068e10, rel=1e-3)
+    assert effective_weight_flops_per_token(moe, H200) == 2 * active
+    assert effective_weight_flops_per_token(MODEL, hopper) == MODEL.weight_flops_per_token
+    cm = cycle_model(parallelism.Shape(1), moe, hopper, demand(), "colocated")
+    assert cm.weight_flops_per_token == effective_weight_flops_per_token(moe, hopper)
 
 
 def test_a_replica_that_misses_the_ttft_target_holds_its_batch_down(monkeypatch):
@@ -1117,23 +1146,23 @@ def test_a_replica_that_misses_the_ttft_target_holds_its_batch_down(monkeypatch)
 
     def pinned(ttft, cap):  # the candidate at its full cap, the batch limit pinning that cap
         d = demand(ttft=ttft, max_batch=cap)
-        return serving._candidate_at_cap("colocated", shapes[0], MODEL, H200, d, True, 0.0, 1.0,
-                                         terms.setdefault(cap, serving._pool_terms(MODEL, H200, d, "colocated")))
+        return _candidate_at_cap("colocated", shapes[0], MODEL, H200, d, True, 0.0, 1.0,
+                                 terms.setdefault(cap, pool_terms(MODEL, H200, d, "colocated")))
 
     for ttft, slots, replicas in ((0.13, 50, 15), (0.12, 34, 19), (0.11, 19, 29), (0.10, 3, 146)):
-        held = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=ttft))
+        held = size_pool("colocated", shapes, MODEL, H200, demand(ttft=ttft))
         assert (float(held["slots"]), float(held["replicas"])) == (slots, replicas) and bool(held["feasible"]), ttft
         assert float(held["slots_allowed"]) == 69.0  # the cap the TPOT target allows, reported beside the held one
         assert float(held["ttft_s"]) <= ttft and float(held["tpot_s"]) <= 0.04
         at, above = pinned(ttft, float(slots)), pinned(ttft, slots + 1.0)
-        assert float(at["slots"]) == slots and float(at["ttft_ok"]) == 1.0 and float(at["replicas"]) == replicas
-        assert float(above["slots"]) == slots + 1 and float(above["ttft_ok"]) == 0.0
-        looser = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=ttft, tpot=0.06))
+        assert float(at.slots) == slots and float(at.ttft_ok) == 1.0 and float(at.replicas) == replicas
+        assert float(above.slots) == slots + 1 and float(above.ttft_ok) == 0.0
+        looser = size_pool("colocated", shapes, MODEL, H200, demand(ttft=ttft, tpot=0.06))
         assert (float(looser["slots"]), float(looser["replicas"])) == (slots, replicas)
-    assert float(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.15))["slots"]) == 69.0
-    assert not bool(serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.09))["feasible"])
-    monkeypatch.setattr(serving, "HELD_SEARCH_STEPS", 0)
-    full = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.12))
+    assert float(size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.15))["slots"]) == 69.0
+    assert not bool(size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.09))["feasible"])
+    monkeypatch.setattr("tco.core.serving.candidates.HELD_SEARCH_STEPS", 0)
+    full = size_pool("colocated", shapes, MODEL, H200, demand(ttft=0.12))
     assert float(full["slots"]) == 69.0 and not bool(full["feasible"]) and float(full["replicas"]) == 14.0
 
 
@@ -1154,9 +1183,9 @@ def test_the_held_batch_steps_back_where_the_largest_cap_needs_a_replica_more(mo
     assert decode_batch(tco.evaluate_scenario(scenario, edits)[0]["h100"]).endswith(
         "(slot cap 82 of 113, held for the TTFT target)")
     assert "held" not in decode_batch(tco.evaluate_scenario(scenario)[0]["h100"])  # the default's cap: 33 of 33
-    monkeypatch.setattr(serving, "HELD_CAPS", (1.0,))
+    monkeypatch.setattr("tco.core.serving.candidates.HELD_CAPS", (1.0,))
     assert h100() == (8.0, 92.0, 31.0)
-    monkeypatch.setattr(serving, "HELD_SEARCH_STEPS", 0)
+    monkeypatch.setattr("tco.core.serving.candidates.HELD_SEARCH_STEPS", 0)
     assert float(tco.evaluate_scenario(scenario, edits)[0]["h100"].feasible) == 0.0
 
 
@@ -1166,8 +1195,8 @@ def test_held_batches_in_a_vector_of_draws_are_those_of_each_draw_alone():
     every cap; two shapes)."""
     shapes = [parallelism.Shape(1), parallelism.Shape(2)]
     targets = np.array([0.12, 0.15, 0.10, 0.12, 0.2, 0.09])
-    pool = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=targets))
+    pool = size_pool("colocated", shapes, MODEL, H200, demand(ttft=targets))
     for i, target in enumerate(targets):
-        alone = serving.size_pool("colocated", shapes, MODEL, H200, demand(ttft=float(target)))
+        alone = size_pool("colocated", shapes, MODEL, H200, demand(ttft=float(target)))
         for key in ("slots", "replicas", "feasible", "ttft_s", "tpot_s", "shape_index", "queue_wait_s"):
             assert float(np.asarray(pool[key])[i]) == float(alone[key]), (key, target)

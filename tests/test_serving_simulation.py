@@ -1,6 +1,6 @@
 """The closed-form serving model against a discrete-event simulation of the fleet it sized.
 
-For each set-up the model sizes a pool at peak (:func:`tco.core.serving.pools.size_pool`); the
+For each set-up the model sizes a pool at peak (:func:`tco.core.serving.search.size_pool`); the
 simulation (tests/simulation.py) then runs that fleet -- same replicas, slot cap, token
 budget, and the same hardware cost per cycle -- request by request with Poisson arrivals.
 
@@ -18,7 +18,7 @@ this project's reference machine: simulated p99 TTFT 10-100 % of the model's (th
 are sized with a split of the slack and the percentile budget, a union bound: safe whichever
 split). Simulated p99 TPOT (2026-12-01, base values, gamma lengths): at most the model's -- the colocated
 H100 chat fleets 90-96 %, the colocated ASIC 81-83 %, the SRAM systems 86-96 % (the model counts the
-spread of the prefill sharing a request's cycles at the slot cap, serving.interference_spread_s; with
+spread of the prefill sharing a request's cycles at the slot cap, tco.core.serving.cycles.interference_spread_s; with
 the mean interference alone the H100 fleets ran up to 109 %) -- and far below it for decode pools
 sized with slack (the split's LPU pool: 10 %).
 """
@@ -36,14 +36,21 @@ from validation_data import data_rows
 from tco.analysis.program_views import held_generations
 from tco.core.evaluate import chosen_cycle_models, evaluate, serving_pools
 from tco.core.serving import parallelism
-from tco.core.serving import pools as serving
-from tco.core.serving.pools import DeviceShape, ModelShape
+from tco.core.serving.capacity import fleet_capacity_rps
+from tco.core.serving.cycles import cycle_model, prefill_pass_prompts
+from tco.core.serving.search import size_pool
+from tco.core.serving.shapes import PREFILL_QUEUES, DeviceShape, ModelShape
 
 #: simulated p99 over the model's p99 (see the module docstring)
 TOLERANCE = 0.10
 
-LLAMA8B = ModelShape(1.606e10, 1.606e10, 0.0, 2 * 8.03e9, 2 * 32 * 8 * 128 * 2.0, 32.0, 4096.0, 4096.0, 1.0, 2.0, 8, False)
-H100 = DeviceShape((8.0e10,), (3.35e12,), 0.9, 0.8, 9.894e14 * 0.48, 2e-6, 4.5e11, 5e10, 8.0)
+LLAMA8B = ModelShape(weight_bytes=1.606e10, read_fixed_bytes=1.606e10, read_per_token_bytes=0.0,
+                     weight_flops_per_token=2 * 8.03e9, kv_bytes_per_token=2 * 32 * 8 * 128 * 2.0, layers=32.0,
+                     attention_dim=4096.0, hidden_size=4096.0, experts_per_token=1.0, collective_element_bytes=2.0,
+                     kv_heads=8, moe=False)
+H100 = DeviceShape(tier_capacity_bytes=(8.0e10,), tier_bandwidth_bytes_per_s=(3.35e12,), usable_fraction=0.9,
+                   bandwidth_efficiency=0.8, flops_per_s=9.894e14 * 0.48, sync_latency_s=2e-6, scale_up_bytes_per_s=4.5e11,
+                   scale_out_bytes_per_s=5e10, domain_devices=8.0)
 
 SETUPS = {
     # name: (model, device, shape, demand kwargs)
@@ -54,7 +61,7 @@ SETUPS = {
     "voice-h100": (LLAMA8B, H100, parallelism.Shape(1), dict(rate=40.0, ttft=0.3, tpot=0.01, budget=8192.0,
                                                              prompt=1500.0, output=150.0)),
     "prefill-first-h200": (MODEL, H200, parallelism.Shape(1), dict(rate=30.0, budget=2048.0, policy="prefill_first")),
-    # batches held down for the TTFT target (serving._held_batch; tests/test_serving.py): the largest cap whose longest
+    # batches held down for the TTFT target (candidates._held_batch; tests/test_serving.py): the largest cap whose longest
     # prompts can meet it, 50 of 69 slots at 130 ms (simulated p99 TTFT 0.90-0.92x the model's), 34 at 120 ms (0.93x),
     # 19 at 110 ms (0.95-0.96x) and 3 at 100 ms (146 replicas; 0.99x). With the prompt's chunks counted as a fractional
     # number of cycles the model was 1.03-1.13x optimistic at such caps (docs/model.md "A batch held down")
@@ -68,7 +75,7 @@ SETUPS = {
     # (tests/fleet_sweep.py, seed 5); dispatched, 15 replicas and 0.88x
     "dispatched-lanes-h200": (MODEL, H200, parallelism.Shape(1), dict(rate=19.7, ttft=0.551, tpot=0.065, budget=2048.0,
                                                                       prompt=2137.0, output=265.0)),
-    # GPU pipelines whose micro-batches carry whole chunks (serving.interference_lines): a chat's few prompts per
+    # GPU pipelines whose micro-batches carry whole chunks (tco.core.serving.cycles.interference_lines): a chat's few prompts per
     # cycle (each holds every stage), and MLPerf server-like traffic with the dataset's length spread (many prompts
     # per cycle: the heaviest micro-batch's overshoot)
     "chat-h200-pp4": (MODEL, H200, parallelism.Shape(1, 4), dict(rate=12.0, ttft=1.0, tpot=0.04, budget=8192.0,
@@ -98,19 +105,19 @@ def test_colocated_pool_meets_its_percentiles_in_simulation(name):
     kwargs = dict(kwargs)
     scv = kwargs.pop("scv", 0.0)
     d = dataclasses.replace(demand(**kwargs), prompt_scv=scv)
-    sized = serving.size_pool("colocated", [shape], model, device, d, whole=True)
+    sized = size_pool("colocated", [shape], model, device, d, whole=True)
     assert bool(sized["feasible"]), name
-    cm = serving.cycle_model(shape, model, device, d, "colocated")
+    cm = cycle_model(shape, model, device, d, "colocated")
     outcome = simulate_colocated(cm, int(sized["replicas"]), int(sized["slots"]), int(d.prompt_tokens), int(d.output_tokens),
-                                 float(d.peak_requests_per_s), float(d.token_budget), d.policy,
-                                 int(serving.prefill_pass_prompts(cm, d)), requests=3000,
+                                 float(d.peak_requests_per_s), float(d.token_budget_tokens), d.policy,
+                                 int(prefill_pass_prompts(cm, d)), requests=3000,
                                  lengths=Lengths(float(d.prompt_tokens), scv, seed=3), streamed=device.streamed_prefill)
     _check(name, float(sized["ttft_s"]), float(sized["tpot_s"]), outcome, d)
 
 
 @pytest.mark.slow
 def test_a_pipeline_sized_as_if_balanced_misses_its_targets_when_micro_batches_carry_whole_chunks():
-    """Why GPU pipelines pay their micro-batch imbalance (serving.interference_lines): sized as if a prompt's prefill
+    """Why GPU pipelines pay their micro-batch imbalance (cycles.interference_lines): sized as if a prompt's prefill
     spread evenly over the stages (``streamed_prefill``, the dataflow parts' rule), the chat fleet of four-stage H200
     replicas gets 3 replicas and a 0.14 s p99 TTFT; run with its micro-batches carrying whole chunks (GPU serving stacks)
     the same fleet takes tens of seconds to a first token (measured 66 s) and ~76 ms per output token, against 1 s and
@@ -118,15 +125,15 @@ def test_a_pipeline_sized_as_if_balanced_misses_its_targets_when_micro_batches_c
     model, device, shape, kwargs = SETUPS["chat-h200-pp4"]
     d = demand(**kwargs)
     balanced = dataclasses.replace(device, streamed_prefill=True)
-    sized = serving.size_pool("colocated", [shape], model, balanced, d, whole=True)
+    sized = size_pool("colocated", [shape], model, balanced, d, whole=True)
     assert bool(sized["feasible"]) and float(sized["ttft_s"]) < 0.2
-    cm = serving.cycle_model(shape, model, balanced, d, "colocated")
+    cm = cycle_model(shape, model, balanced, d, "colocated")
     outcome = simulate_colocated(cm, int(sized["replicas"]), int(sized["slots"]), int(d.prompt_tokens), int(d.output_tokens),
-                                 float(d.peak_requests_per_s), float(d.token_budget), d.policy, 1, requests=1500,
+                                 float(d.peak_requests_per_s), float(d.token_budget_tokens), d.policy, 1, requests=1500,
                                  streamed=False)
     ttft, tpot = outcome.quantile(0.99)
     assert ttft > 5.0 * float(d.ttft_target_s) and tpot > 1.5 * float(d.tpot_target_s), (ttft, tpot)
-    micro = serving.size_pool("colocated", [shape], model, device, d, whole=True)
+    micro = size_pool("colocated", [shape], model, device, d, whole=True)
     assert float(micro["replicas"]) > 2.0 * float(sized["replicas"])
 
 
@@ -136,13 +143,13 @@ def test_disaggregated_pools_meet_their_percentiles_in_simulation():
     d = demand(rate=20.0, ttft=1.0, tpot=0.04, budget=8192.0, prompt=2000.0, output=400.0)
     transfer = 2000.0 * 163840.0 / 5.0e10 + 5e-6
     shape = parallelism.Shape(1)
-    pre = serving.size_pool("prefill", [shape], MODEL, H200, d, ttft_extra_s=transfer)
-    dec = serving.size_pool("decode", [shape], MODEL, H200, d)
+    pre = size_pool("prefill", [shape], MODEL, H200, d, ttft_extra_s=transfer)
+    dec = size_pool("decode", [shape], MODEL, H200, d)
     assert bool(pre["feasible"]) and bool(dec["feasible"])
     outcome = simulate_disaggregated(
-        serving.cycle_model(shape, MODEL, H200, d, "prefill"), serving.cycle_model(shape, MODEL, H200, d, "decode"),
+        cycle_model(shape, MODEL, H200, d, "prefill"), cycle_model(shape, MODEL, H200, d, "decode"),
         int(pre["replicas"]), int(dec["replicas"]), int(dec["slots"]), 2000, 400, 20.0,
-        int(serving.prefill_pass_prompts(serving.cycle_model(shape, MODEL, H200, d, "prefill"), d)), transfer, requests=3000)
+        int(prefill_pass_prompts(cycle_model(shape, MODEL, H200, d, "prefill"), d)), transfer, requests=3000)
     _check("disaggregated", float(pre["ttft_s"]), float(dec["tpot_s"]), outcome, d)
 
 
@@ -163,22 +170,23 @@ def _simulate_option(structure, values, option, requests, sample=None, routing=N
     prefill prompts routed as its ``serving.prefill_queue`` says, or as ``routing`` (``shared``, ``dispatched``)."""
     pools, demand, transfer = serving_pools(structure, values, option.name)
     models = chosen_cycle_models(structure, values, option.name)
-    one = {role: {k: float(np.asarray(v).reshape(-1)[0]) for k, v in p.values.items()} for role, p in pools.items()}
+    one = {role: {f.name: float(np.asarray(getattr(p.figures, f.name)).reshape(-1)[0]) for f in dataclasses.fields(p.figures)}
+           for role, p in pools.items()}
     prompt, output = round(float(demand.prompt_tokens)), round(float(demand.output_tokens))
     rate = float(demand.peak_requests_per_s)
-    budget = float(demand.token_budget)
+    budget = float(demand.token_budget_tokens)
     lengths = (Lengths(prompt, float(values["workload.prompt_tokens_scv"])) if sample is None  # gamma, own spread
                else Lengths(prompt, sample=sample))
     if option.disaggregated:
         outcome = simulate_disaggregated(
             models["prefill"], models["decode"], int(one["prefill"]["replicas"]), int(one["decode"]["replicas"]),
             int(one["decode"]["slots"]), prompt, output, rate,
-            int(serving.prefill_pass_prompts(models["prefill"], demand)), float(np.asarray(transfer).reshape(-1)[0]),
+            int(prefill_pass_prompts(models["prefill"], demand)), float(np.asarray(transfer).reshape(-1)[0]),
             requests=requests, lengths=lengths, prefill_routing=routing or demand.prefill_queue)
         return outcome
     cm = models["colocated"]
     outcome = simulate_colocated(cm, int(one["colocated"]["replicas"]), int(one["colocated"]["slots"]), prompt, output,
-                                 rate, budget, demand.policy, int(serving.prefill_pass_prompts(cm, demand)),
+                                 rate, budget, demand.policy, int(prefill_pass_prompts(cm, demand)),
                                  requests=requests, lengths=lengths, streamed=option.pools[0].streamed_prefill)
     return outcome
 
@@ -209,7 +217,7 @@ def _feasible(results, option) -> bool:
 
 def _largest_pool(scenario, values, results) -> float:
     """Replicas of the largest pool of any option the model reports feasible at ``values``."""
-    return max((float(np.asarray(p.values["replicas"]).reshape(-1)[0])
+    return max((float(np.asarray(p.figures.replicas).reshape(-1)[0])
                 for option in scenario.structure.options if _feasible(results, option)
                 for p in serving_pools(scenario.structure, values, option.name)[0].values()), default=0.0)
 
@@ -287,7 +295,7 @@ def test_prompts_dispatched_to_one_prefill_replica_meet_the_ttft_target(name):
     for structure in (scenario.structure, dispatched):
         assert _feasible(evaluate(structure, values), split)
         pools = serving_pools(structure, values, split.name)[0]
-        replicas = float(np.asarray(pools["prefill"].values["replicas"]).reshape(-1)[0])
+        replicas = float(np.asarray(pools["prefill"].figures.replicas).reshape(-1)[0])
         outcome = _simulate_option(structure, values, split, requests=3000, routing="dispatched")
         ttft[structure.prefill_queue] = (replicas, outcome.quantile(q)[0])
         assert outcome.unfinished == 0
@@ -305,7 +313,7 @@ def test_chat_fleets_meet_their_targets_on_the_trace_their_spread_comes_from(nam
     themselves (resampled, rescaled to the scenario's mean), every option the model reports feasible at the base
     values still meets its percentiles within the module's sampling tolerance, and a colocated option's p99 TPOT stays
     within the one the model reports (2 % for sampling; before the model counted the spread of the prefill sharing a
-    request's cycles, serving.interference_spread_s, the H100 fleets ran up to 109 % of it). Measured (2026-12-01,
+    request's cycles, tco.core.serving.cycles.interference_spread_s, the H100 fleets ran up to 109 % of it). Measured (2026-12-01,
     1,500 requests, the colocated options): the trace's p99 TTFT is 1.0-1.15x the one simulated with gamma lengths of
     the same spread, and up to 1.043x the TTFT the model reports (the colocated ASIC of fleet-split and custom-asic:
     0.976 s on the trace, 0.90-0.92 s on gamma lengths, the model 0.936-0.938 s, the target 1 s); the p99 TPOT is
@@ -358,18 +366,18 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     pool = pools["colocated"]
     replicas = case.conditions.system_devices / float(pool["devices_per_replica"])
     assert replicas == 1.0 and float(pool["lanes"]) == 1.0
-    rate = float(serving.fleet_capacity_rps("colocated", pool, replicas, d))
+    rate = float(fleet_capacity_rps("colocated", pool.figures, replicas, d))
     reported = pool.at_load(dataclasses.replace(d, peak_requests_per_s=rate), replicas)
     cm = chosen_cycle_models(scenario.structure, values, OPTION)["colocated"]
     sample = [float(r["input_tokens"]) for r in data_rows("llama3.1-405b-lengths.csv")]
     outcome = simulate_colocated(cm, 1, int(float(pool["slots"])), round(float(d.prompt_tokens)), round(float(d.output_tokens)),
-                                 rate, float(d.token_budget), d.policy, 1, requests=1500,
+                                 rate, float(d.token_budget_tokens), d.policy, 1, requests=1500,
                                  lengths=Lengths(float(d.prompt_tokens), sample=sample))
     ttft, tpot = outcome.quantile(0.99)
     ttft_target, tpot_target = float(d.ttft_target_s), float(d.tpot_target_s)
     assert outcome.unfinished == 0
-    assert float(reported["ttft_s"]) <= ttft_target * (1 + 1e-9)
-    assert ttft <= float(reported["ttft_s"]) * (1 + TOLERANCE), (case_name, rate, ttft, float(reported["ttft_s"]))
+    assert float(reported.ttft_s) <= ttft_target * (1 + 1e-9)
+    assert ttft <= float(reported.ttft_s) * (1 + TOLERANCE), (case_name, rate, ttft, float(reported.ttft_s))
     assert ttft <= ttft_target * (1 + TOLERANCE) and tpot <= tpot_target * (1 + TOLERANCE), (case_name, rate, ttft, tpot)
 
 
@@ -411,7 +419,7 @@ def test_the_prefill_routing_sweep_simulates_both_sizings_under_both_routings():
     from prefill_routing_sweep import sweep
 
     found = sweep("default", 0, 303, 1500)
-    assert {key: len(v) for key, v in found.items()} == {(s, r): 1 for s in serving.PREFILL_QUEUES
-                                                         for r in serving.PREFILL_QUEUES}
+    assert {key: len(v) for key, v in found.items()} == {(s, r): 1 for s in PREFILL_QUEUES
+                                                         for r in PREFILL_QUEUES}
     assert all(0.0 < v[0] <= 1 + TOLERANCE for v in found.values())
     assert found["dispatched", "dispatched"][0] <= found["shared", "dispatched"][0]

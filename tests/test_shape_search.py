@@ -121,7 +121,7 @@ def test_a_device_that_holds_the_model_alone_still_gets_the_whole_board():
 
 
 def test_where_no_shape_meets_the_targets_the_report_is_the_cheapest_that_misses_only_the_ttft_target():
-    """``tco.core.serving.pools.infeasible_rank``. The default scenario with a 0.3 s TTFT target, which no H100 shape meets
+    """``tco.core.serving.search.infeasible_rank``. The default scenario with a 0.3 s TTFT target, which no H100 shape meets
     with 2,000-token prompts (the one-GPU prefill of Llama 3.1 70B alone takes ~0.25 s): every shape that fits meets
     the TPOT target, so the H100 is reported at the cheapest of those, code 2 (TTFT missed), and a looser TPOT target
     (more slots per replica) never raises its devices or its cost, nor the LPU option's cost, whose workload-shift

@@ -105,7 +105,7 @@ def test_one_lane_fed_the_azure_trace_meets_its_p99_at_the_capacity_the_model_re
 def test_a_wider_length_spread_never_raises_what_the_lanes_carry(scv, wider, slack, own, lanes, eps):
     """Capacity falls (weakly) with the spread of prompt lengths, from the deterministic lane at ``v = 0`` on, over the
     parameter's range (``v`` up to 1.5) and lanes whose work is mostly the prompt's own prefill (``L >= S / 2``, as
-    :func:`tco.core.serving.pools._own_prefill_s` gives). Outside it the asymptotic is not monotone: with no own prefill
+    :func:`tco.core.serving.cycles.own_prefill_s` gives). Outside it the asymptotic is not monotone: with no own prefill
     (``L = 0``) at ``v`` 1 -> 2 and a slack of one service time it carries 0.032 -> 0.047 (the Cramer-Lundberg
     constant falls faster than the exponent at loads of a few per cent, where the asymptotic is coarse). Within it,
     near the edge where the longest prompts alone just fit (slack twice the own prefill, epsilon 0.05) the asymptotic
@@ -137,7 +137,7 @@ def test_vectorized_over_draws():
 
 def test_parts_the_caller_has_give_the_same_bits():
     """The shortened slack and Kingman's mean-length utilization passed in (as the lane-share search computes them
-    once per probe, tco.core.serving.pools._split_replicas) give the bits the functions compute themselves, including draws
+    once per probe, tco.core.serving.split.split_replicas) give the bits the functions compute themselves, including draws
     where the own prefill alone misses the target (slack 1 s < own 0.9 s (X_q - 1) at v = 1.5) and no load."""
     rng = np.random.default_rng(7)
     n = 4000

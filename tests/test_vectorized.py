@@ -161,7 +161,7 @@ def test_vectorized_equals_scalar_calls(name, request):
     chosen, classes = stratified_points(vector, vector_cmp, vector_gaps, scenario.structure.baseline, n)
     # the draws reach every infeasibility bit (1 TPOT, 2 TTFT, 4 context, 8 no replica shape fits) and every bound code;
     # bit 8 only with the MoE model (DeepSeek-V3's 671 B weights): where no shape meets the targets a shape that fits is
-    # reported (tco.core.serving.pools.infeasible_rank), and some H100 and LPU shape holds Llama 3.1 70B in every draw of
+    # reported (tco.core.serving.search.infeasible_rank), and some H100 and LPU shape holds Llama 3.1 70B in every draw of
     # default; in custom-asic the baseline is judged by the B200s it runs from year 0 (180 GB each), which hold the model
     # wherever an H100 shape does not, and the ASIC's replicas always fit
     flat = {option: r.flat() for option, r in vector.items()}

@@ -322,11 +322,11 @@ EDITED = [
 
 def test_the_held_batch_case_holds_its_batch(monkeypatch):
     """The edited case HELD_EDITS exercises the held caps: the H100 meets its targets there only with its batch held."""
-    from tco.core.serving import pools as serving
+    from tco.core.serving import candidates
 
     scenario = tco.load_scenario("default")
     assert float(tco.evaluate_scenario(scenario, HELD_EDITS)[0]["h100"].feasible) == 1.0
-    monkeypatch.setattr(serving, "HELD_SEARCH_STEPS", 0)
+    monkeypatch.setattr(candidates, "HELD_SEARCH_STEPS", 0)
     assert float(tco.evaluate_scenario(scenario, HELD_EDITS)[0]["h100"].feasible) == 0.0
 
 

@@ -4,7 +4,7 @@ A value may be a Python number or bool, a numpy scalar, or an array over draws. 
 answer for every draw at once and cost one method call on an array, none on a number (``np.any``
 goes through numpy's dispatch and costs 1-4 us a call: at one draw, a few percent of an evaluation).
 :func:`at_draws` gathers the inputs of an elementwise part of the model at some draws, to evaluate it there
-only (the shape search's candidates that fit in few draws, :func:`tco.core.serving.pools.size_pool`);
+only (the shape search's candidates that fit in few draws, :func:`tco.core.serving.search.size_pool`);
 :func:`select_bits` picks between two values per draw exactly and without a branch per element;
 :func:`where_mixed` is ``np.where`` that skips its array pass where the mask is the same in every draw;
 :func:`maximum` and :func:`minimum` are ``np.maximum`` and ``np.minimum`` that compare two numbers in Python;

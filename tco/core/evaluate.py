@@ -42,7 +42,10 @@ from tco.core.outputs import (
     PoolSizing,
 )
 from tco.core.serving import llm, power, sizing
-from tco.core.serving import pools as serving
+from tco.core.serving.capacity import PERFORMANCE_FIELDS
+from tco.core.serving.cycles import cycle_model
+from tco.core.serving.search import size_pool
+from tco.core.serving.shapes import Demand, DeviceShape, ModelShape
 from tco.core.structure import Option, Pool, Structure
 
 #: infeasibility bits, combined in ``infeasible_code``
@@ -105,7 +108,7 @@ class _Workload:
         self.stored_weight_bytes = llm.weight_bytes(params_total, weight_bits)
         slot_params = llm.expert_params_per_routed_slot(params_total, params_active, experts, per_token)
         slot_bytes = slot_params * self.weight_bytes_per_param
-        self.model = serving.ModelShape(
+        self.model = ModelShape(
             weight_bytes=self.stored_weight_bytes,
             # dense: the active weights every step; MoE: shared weights + k routed experts per token
             read_fixed_bytes=(maximum(params_active * self.weight_bytes_per_param - per_token * slot_bytes, 0.0)
@@ -116,11 +119,14 @@ class _Workload:
             kv_bytes_per_token=self.kv_per_token, layers=layers, attention_dim=get(model_param(m, "attention_dim")),
             hidden_size=get(model_param(m, "hidden_size")), experts_per_token=per_token,
             collective_element_bytes=get("serving.collective_bits") / 8.0, kv_heads=kv_heads, moe=structure.moe)
-        self.demand = serving.Demand(
-            self.prompt, self.output, self.peak_rps, self.mean_rps, self.ttft_target, self.tpot_target,
-            get("serving.percentile"), get("workload.max_batch"), get("serving.token_budget_tokens"),
-            get("serving.memory_compute_overlap"), get("serving.phase_overlap"), get("serving.comm_overlap"),
-            structure.policy, get("workload.prompt_tokens_scv"), structure.prefill_queue)
+        self.demand = Demand(
+            prompt_tokens=self.prompt, output_tokens=self.output, peak_requests_per_s=self.peak_rps,
+            mean_requests_per_s=self.mean_rps, ttft_target_s=self.ttft_target, tpot_target_s=self.tpot_target,
+            percentile=get("serving.percentile"), max_batch_sequences=get("workload.max_batch"),
+            token_budget_tokens=get("serving.token_budget_tokens"),
+            memory_compute_overlap=get("serving.memory_compute_overlap"), phase_overlap=get("serving.phase_overlap"),
+            comm_overlap=get("serving.comm_overlap"), policy=structure.policy,
+            prompt_scv=get("workload.prompt_tokens_scv"), prefill_queue=structure.prefill_queue)
         self.rate = get("economics.discount_rate")
         self.horizon = get("economics.horizon_years")
         self.output_tokens_per_year = self.mean_rps * self.output * sizing.SECONDS_PER_YEAR
@@ -146,7 +152,7 @@ def _peak_flops(get, device, compute_bits):
     return where_mixed(compute_bits <= 4, f4, where_mixed(compute_bits <= 8, f8, f16))
 
 
-def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShape:
+def device_shape(option: Option, pool: Pool, w: _Workload) -> DeviceShape:
     """The pool's device as the serving model needs it.
 
     Parameters
@@ -165,7 +171,7 @@ def device_shape(option: Option, pool: Pool, w: _Workload) -> serving.DeviceShap
         achievable FLOP/s [FLOP/s], link bandwidths [B/s] and latencies [s] of the device.
     """
     get, d = w.get, pool.device
-    return serving.DeviceShape(
+    return DeviceShape(
         tier_capacity_bytes=tuple(get(tier_param(d, t, "capacity_bytes")) for t in pool.tiers),
         tier_bandwidth_bytes_per_s=tuple(get(tier_param(d, t, "bandwidth_bytes_per_s")) for t in pool.tiers),
         usable_fraction=get(device_param(d, "memory_usable_fraction")),
@@ -261,7 +267,7 @@ class OptionSizing:
 
 
 def _serve(option: Option, w: _Workload):
-    """The option's pools sized by :func:`tco.core.serving.pools.size_pool`, plus the KV transfer time and link ports."""
+    """The option's pools sized by :func:`tco.core.serving.search.size_pool`, plus the KV transfer time and link ports."""
     kv_transfer_s = link_ports = None
     extra = 0.0
     if option.disaggregated:
@@ -270,8 +276,8 @@ def _serve(option: Option, w: _Workload):
         kv_transfer_s = sizing.kv_transfer_time_s(bytes_per_request, link_bw, w.get(link_param(option.link, "latency_s")))
         link_ports = sizing.link_ports_needed(w.peak_rps, bytes_per_request, link_bw, w.whole)
         extra = kv_transfer_s
-    served = {pool.role: serving.size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), w.demand,
-                                           w.whole, extra if pool.role == "prefill" else 0.0, w.device_hour_usd(pool))
+    served = {pool.role: size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), w.demand,
+                                   w.whole, extra if pool.role == "prefill" else 0.0, w.device_hour_usd(pool))
               for pool in option.pools}
     return served, kv_transfer_s, link_ports
 
@@ -327,15 +333,15 @@ def chosen_cycle_models(structure: Structure, values: Mapping[str, object], opti
     w = _Workload(structure, values)
     option = structure.option(option_name)
     served, _, _ = _serve(option, w)
-    return {pool.role: serving.cycle_model(pool.shapes[int(np.asarray(served[pool.role]["shape_index"]).reshape(-1)[0])],
-                                           w.model, device_shape(option, pool, w), w.demand, pool.role)
+    return {pool.role: cycle_model(pool.shapes[int(np.asarray(served[pool.role].figures.shape_index).reshape(-1)[0])],
+                                   w.model, device_shape(option, pool, w), w.demand, pool.role)
             for pool in option.pools}
 
 
 def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:
     """Each pool sized at peak under load with its replica shape searched, utilization at mean load, and the KV link.
 
-    :func:`tco.core.serving.pools.size_pool` (DESIGN.md sections 4 and 8). A disaggregated option's
+    :func:`tco.core.serving.search.size_pool` (DESIGN.md sections 4 and 8). A disaggregated option's
     prefill pool carries the KV transfer in its TTFT budget.
 
     Parameters
@@ -357,25 +363,25 @@ def serve_option(option: Option, w: _Workload) -> tuple[dict[str, PoolPerformanc
     served, kv_transfer_s, link_ports = _serve(option, w)
     perf, sizes = {}, {}
     for role, pool in served.items():
-        v = pool.values
-        perf[role] = PoolPerformance(**{name: v[name] for name in serving.PERFORMANCE_FIELDS[role]})
-        replicas = v["replicas"]
+        v = pool.figures
+        perf[role] = PoolPerformance(**{name: getattr(v, name) for name in PERFORMANCE_FIELDS[role]})
+        replicas = v.replicas
         sizes[role] = PoolSizing(replicas=replicas, peak_replicas=replicas,
-                                 utilization=sizing.utilization(w.mean_rps, replicas, v["capacity_rps"]),
-                                 devices=replicas * v["devices_per_replica"])
-    out = served["decode"] if option.disaggregated else served["colocated"]
-    first = served["prefill"] if option.disaggregated else out
-    zero = 0.0 * out["tpot_s"]
-    fits = sum(p["fits"] for p in served.values()) >= len(served) - 0.5
-    tpot_met = (out["tpot_ok"] > 0.5) & fits
-    ttft_met = (first["ttft_ok"] > 0.5) & fits
-    wait = first["queue_wait_s"] + (out["queue_wait_s"] if option.disaggregated else 0.0)
+                                 utilization=sizing.utilization(w.mean_rps, replicas, v.capacity_rps),
+                                 devices=replicas * v.devices_per_replica)
+    out = (served["decode"] if option.disaggregated else served["colocated"]).figures
+    first = served["prefill"].figures if option.disaggregated else out
+    zero = 0.0 * out.tpot_s
+    fits = sum(p.figures.fits for p in served.values()) >= len(served) - 0.5
+    tpot_met = (out.tpot_ok > 0.5) & fits
+    ttft_met = (first.ttft_ok > 0.5) & fits
+    wait = first.queue_wait_s + (out.queue_wait_s if option.disaggregated else 0.0)
     return perf, sizes, OptionSizing(
-        ttft_s=first["ttft_s"], tpot_s=out["tpot_s"], queue_wait_s=wait, batch=out["batch"],
-        spilled_bytes=out["spilled_bytes"], tpot_met=tpot_met, ttft_met=ttft_met, fits=fits,
+        ttft_s=first.ttft_s, tpot_s=out.tpot_s, queue_wait_s=wait, batch=out.batch,
+        spilled_bytes=out.spilled_bytes, tpot_met=tpot_met, ttft_met=ttft_met, fits=fits,
         kv_transfer_s=zero if kv_transfer_s is None else kv_transfer_s + zero,
         link_ports=zero if link_ports is None else link_ports + zero,
-        prefill_time_share=None if option.disaggregated else out["interference_share"])
+        prefill_time_share=None if option.disaggregated else out.interference_share)
 
 
 def pool_costs(pool: Pool, size: PoolSizing, w: _Workload) -> PoolCosts:

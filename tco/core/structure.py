@@ -80,7 +80,7 @@ class Structure:
 
     ``generations`` the roadmap devices the baseline may move to, under ``refresh_policy``
     (:mod:`tco.core.money.generations`); ``policy`` the replicas' prefill scheduling and ``prefill_queue`` how prompts
-    reach a disaggregated prefill pool (:data:`tco.core.serving.pools.POLICIES`, :data:`tco.core.serving.pools.PREFILL_QUEUES`);
+    reach a disaggregated prefill pool (:data:`tco.core.serving.shapes.POLICIES`, :data:`tco.core.serving.shapes.PREFILL_QUEUES`);
     ``demand_series_years`` the length of a yearly demand
     series (0: a growth rate); ``node_scaled_tiers`` the built device's SRAM tiers when its
     figures are scaled from the node they were given at to the node it is built at (None:

@@ -16,7 +16,7 @@ The homogeneous fleet is the scenario's baseline option sized by the same rule (
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -28,8 +28,10 @@ from tco.core.fleet import stranded as core
 from tco.core.money.finance import capital_recovery_usd_per_year
 from tco.core.names import device_param, link_param
 from tco.core.outputs import OptionResult
-from tco.core.serving import pools as serving
+from tco.core.serving.candidates import ReplicaTerms
+from tco.core.serving.capacity import fleet_capacity_rps
 from tco.core.serving.power import running_cost_usd_per_year
+from tco.core.serving.shapes import Demand
 from tco.core.serving.sizing import link_ports_needed, whole_count
 from tco.foundation.errors import InputError
 from tco.foundation.plain_values import scalar
@@ -121,9 +123,9 @@ class _HourlyPool:
     the rate a given fleet carries within them (the serving model's queues inside each hour), and
     the rate it carries flat out (every slot and lane busy) [req/s]."""
 
-    def __init__(self, role: str, terms: dict, demand: serving.Demand, extra_s):
+    def __init__(self, role: str, terms: dict, demand: Demand, extra_s):
         self.role, self.terms, self.demand, self.extra_s = role, terms, demand, extra_s
-        self.pool = serving.PoolServing(terms, role=role)
+        self.figures = ReplicaTerms(**{f.name: terms[f.name] for f in fields(ReplicaTerms)})
 
     @property
     def replicas_needed(self):
@@ -134,7 +136,7 @@ class _HourlyPool:
         return float(np.max(self.terms["devices_per_replica"]))
 
     def within_targets_rps(self, replicas):
-        return serving.fleet_capacity_rps(self.role, self.pool, replicas, self.demand, self.extra_s)
+        return fleet_capacity_rps(self.role, self.figures, replicas, self.demand, self.extra_s)
 
     def flat_out_rps(self, replicas):
         t = self.terms
@@ -146,7 +148,7 @@ class _HourlyPool:
 
 def _hourly_pools(scenario: Scenario, option_name: str, d: dict[str, np.ndarray]) -> dict[str, _HourlyPool]:
     """The option's pools at the shapes chosen for the quarter's peak rate at today's mix, evaluated at
-    every hour's rate and mix (the core's :func:`tco.core.serving.pools.size_pool` terms of that shape)."""
+    every hour's rate and mix (the core's :func:`tco.core.serving.search.size_pool` terms of that shape)."""
     structure = scenario.structure
     base = scenario.values()
     peak = float(np.max(d["arrivals"])) / SECONDS_PER_HOUR
@@ -158,10 +160,11 @@ def _hourly_pools(scenario: Scenario, option_name: str, d: dict[str, np.ndarray]
     pools, demand, transfer = serving_pools(structure, hourly, option_name)
     out = {}
     for role, pool in pools.items():
-        k = int(np.asarray(chosen[role]["shape_index"]).reshape(-1)[0])
-        terms = {key: np.broadcast_to(np.asarray(v, float), d["arrivals"].shape) for key, v in pool.candidate(k).items()
-                 if not key.startswith("_") or key == "_slack"}
-        terms["today_replicas"] = float(np.asarray(chosen[role]["replicas"]).reshape(-1)[0])
+        k = int(np.asarray(chosen[role].figures.shape_index).reshape(-1)[0])
+        candidate = pool.candidate(k)
+        terms = {f.name: np.broadcast_to(np.asarray(getattr(candidate, f.name), float), d["arrivals"].shape)
+                 for f in fields(ReplicaTerms)}
+        terms["today_replicas"] = float(np.asarray(chosen[role].figures.replicas).reshape(-1)[0])
         out[role] = _HourlyPool(role, terms, demand, transfer if role == "prefill" and transfer is not None else 0.0)
     return out
 
@@ -169,7 +172,7 @@ def _hourly_pools(scenario: Scenario, option_name: str, d: dict[str, np.ndarray]
 def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
     """Run every policy of ``cfg`` for the split option and the homogeneous baseline fleet.
 
-    Within each hour the serving model's queues decide (:func:`tco.core.serving.pools.fleet_capacity_rps`):
+    Within each hour the serving model's queues decide (:func:`tco.core.serving.capacity.fleet_capacity_rps`):
     an hour whose arrivals exceed the rate a pool carries within the percentile targets is late;
     arrivals beyond what it carries flat out queue into the next hour (a fluid backlog, Lindley's
     recursion in closed form, :mod:`tco.core.fleet.stranded`).

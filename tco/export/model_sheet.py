@@ -15,7 +15,7 @@ from tco.core.money.nodes import PEAK_FIELDS as NODE_PEAKS
 from tco.core.money.nre import WAFER_DIAMETER_MM
 from tco.core.names import device_param, link_param, model_param, tier_param
 from tco.core.outputs import LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS, dotted_name, flatten
-from tco.core.serving import pools as serving
+from tco.core.serving.capacity import PERFORMANCE_FIELDS
 from tco.core.serving.power import HOURS_PER_YEAR
 from tco.core.serving.sizing import SECONDS_PER_YEAR
 from tco.core.structure import Option, Pool
@@ -263,7 +263,7 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
     sheet.heading("pools at peak and at mean load", level=2)
     mean = n(named.workload.requests_per_s)
     for role, v in served.items():
-        for name in serving.PERFORMANCE_FIELDS[role]:
+        for name in PERFORMANCE_FIELDS[role]:
             write_pool_output(sheet, out, role, name, v[name])
         replicas = write_pool_output(sheet, out, role, "replicas", v["replicas"])
         write_pool_output(sheet, out, role, "peak_replicas", replicas)

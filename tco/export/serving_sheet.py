@@ -1,6 +1,7 @@
 """The serving model on the Model sheet: every candidate replica shape of a pool, the choice, the figures at peak.
 
-Mirrors :mod:`tco.core.serving.pools` (``_candidate``, ``size_pool``, ``_at_peak``) with
+Mirrors :mod:`tco.core.serving.candidates` (``size_candidate``), :mod:`tco.core.serving.search` (``size_pool``) and
+:mod:`tco.core.serving.capacity` (``at_peak``) with
 :mod:`tco.core.serving.steps` (cycle lines, the exact cycle), :mod:`tco.core.serving.parallelism` (sync
 terms) and :mod:`tco.core.serving.queueing` (square-root staffing, the waiting percentile) as
 live formulas, term by term in the core's order of operations. Each candidate shape is a
@@ -16,9 +17,12 @@ from dataclasses import dataclass
 
 from tco.core import names as named
 from tco.core.names import device_param, pool_param, tier_param
-from tco.core.serving import pools as serving
+from tco.core.serving import candidates as core_candidates
+from tco.core.serving import search
+from tco.core.serving.cycles import CEIL_GUARD, FLOOR_GUARD, has_micro_batch_pipelines
 from tco.core.serving.parallelism import Shape, micro_batch_overshoot
 from tco.core.serving.sizing import WHOLE_COUNT_GUARD
+from tco.core.serving.split import LANE_SHARES
 from tco.core.structure import Option, Pool
 from tco.export import formulas as fx
 from tco.export import sojourn_sheet
@@ -76,12 +80,12 @@ def pairs(a: list[Line], b: list[Line], o: str) -> list[Line]:
 
 def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str, work: str, lanes: str, slack: str,
                    epsilon: str, own: str = "0", scv: str = "0", fits: str = "1") -> tuple[str, str]:
-    """:func:`tco.core.serving.pools._split_replicas`: the binary search over :data:`tco.core.serving.pools.LANE_SHARES` (the
+    """:func:`tco.core.serving.split.split_replicas`: the binary search over :data:`tco.core.serving.split.LANE_SHARES` (the
     share probed next up where the lanes bind, down elsewhere), the fewest replicas probed and the first share probed
     that needs them (cells). The lanes as :func:`tco.export.sojourn_sheet.lane_servers` (own prefill ``own``, length
     spread ``scv``, ``fits`` 0 where the longest prompts alone miss the target: mean-length lanes, as the core's
     fallback)."""
-    shares = serving.LANE_SHARES
+    shares = LANE_SHARES
     index, step = (len(shares) - 1) // 2, (len(shares) + 1) // 4
     g = f"{shares[index]!r}"
     replicas = share = None
@@ -220,7 +224,7 @@ class Demand:
 
     @property
     def prefill_dispatched(self) -> bool:
-        """:attr:`tco.core.serving.pools.Demand.prefill_dispatched`."""
+        """:attr:`tco.core.serving.shapes.Demand.prefill_dispatched`."""
         return self.prefill_queue == "dispatched"
 
 
@@ -231,7 +235,7 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     ``model`` holds the references of the model's terms (``weight``, ``read_fixed``,
     ``read_per_token``, ``flops_per_token``, ``kv``, ``layers``, ``attention_dim``,
     ``hidden``, ``experts_per_token``, ``collective_element``, ``kv_heads``, ``moe`` as text "1"/"0");
-    returns the chosen shape's references under :data:`tco.core.serving.pools.POOL_OUTPUTS` names.
+    returns the chosen shape's references under the names of :class:`tco.core.serving.capacity.PoolFigures`.
     """
     q, d, role = sheet.quantity, pool.device, pool.role
     colocated = role == "colocated"
@@ -261,7 +265,7 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     minimum = n(pool_param(option.name, role, "devices_per_replica")) if pool.has_min_devices else "1"
     epsilon = demand.epsilon
     candidates = []
-    two_lines = serving.has_micro_batch_pipelines(role, pool.streamed_prefill, pool.shapes)
+    two_lines = has_micro_batch_pipelines(role, pool.streamed_prefill, pool.shapes)
     for k, shape in enumerate(pool.shapes):
         candidates.append(_candidate(sheet, k, shape, role, model, demand, chunked, context, decode_attention,
                                      prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d,
@@ -299,7 +303,7 @@ def interference_at(lines: list[Line], batch: str) -> str:
 
 def interference_lines(chi: str, ratio: str, p: int, held: str, two_lines: bool,
                        budget: str | None) -> tuple[list[Line], list[bool]]:
-    """:func:`tco.core.serving.pools.interference_lines`: ``(P/O) chi B``, or with micro-batch pipelines
+    """:func:`tco.core.serving.cycles.interference_lines`: ``(P/O) chi B``, or with micro-batch pipelines
     ``min(p (P/O) chi B, (P/O) chi B + C_p chi u, chi (p tau - B))`` (the last chunked only; ``C_p`` the number
     :func:`tco.core.serving.parallelism.micro_batch_overshoot` gives); with whether each line rises with the batch."""
     if not two_lines:
@@ -311,7 +315,7 @@ def interference_lines(chi: str, ratio: str, p: int, held: str, two_lines: bool,
 
 
 def interference_spread(lines: list[Line], batch: str, scv: str, epsilon: str) -> str:
-    """:func:`tco.core.serving.pools.interference_spread_s`: ``I(B) (X_q(v / B) - 1)``, ``B`` at least 1."""
+    """:func:`tco.core.serving.cycles.interference_spread_s`: ``I(B) (X_q(v / B) - 1)``, ``B`` at least 1."""
     b = f"MAX({batch},1)"
     return f"{interference_at(lines, b)}*({sojourn_sheet.length_quantile(f'{scv}/{b}', epsilon)}-1)"
 
@@ -348,7 +352,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
     rbws = [q(f"replica bandwidth of tier {i}", f"{b}*{devices}", "B/s") for i, b in enumerate(bws)]
     expert_name = device_param(d, "expert_compute_efficiency")
     weight_flops = model["flops_per_token"]
-    if model["moe"] == "1" and expert_name in n:  # serving.effective_weight_flops_per_token
+    if model["moe"] == "1" and expert_name in n:  # tco.core.serving.cycles.effective_weight_flops_per_token
         weight_flops = q("weight FLOPs per token at the dense efficiency (routed experts at 1/eta_e)",
                          f"{weight_flops}+{model['routed_flops']}*(1/{n(expert_name)}-1)", "FLOP")
     cm = Cycle(p, bool(model["moe"] == "1"), model["weight"], model["read_fixed"], model["read_per_token"],
@@ -362,8 +366,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
              f"{devices}>={minimum}-1E-9),1,0)", "")
     ridge = f"{p}*{cm.t_mem(cm.full_read)}*{cm.flops}/{cm.flops_per_token}"
     pass_prompts = q("prompts per whole-prompt pass, k_b",
-                     f"MAX(MIN({fx.floor(f'{budget}/{prompt}+{serving.FLOOR_GUARD:g}')},"
-                     f"{fx.ceil(f'{ridge}/{prompt}-{serving.CEIL_GUARD:g}')}),1)", "prompts")
+                     f"MAX(MIN({fx.floor(f'{budget}/{prompt}+{FLOOR_GUARD:g}')},"
+                     f"{fx.ceil(f'{ridge}/{prompt}-{CEIL_GUARD:g}')}),1)", "prompts")
     c: dict[str, object] = {"devices_per_replica": str(devices), "tensor_parallel": str(t), "pipeline_stages": str(p),
                             "expert_parallel": "1" if shape.expert_parallel else "0", "fits": fits}
     if role == "prefill":
@@ -447,7 +451,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
             slack = q("TTFT slack of the slot and lane queues together", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
             own = q("length-proportional part of a prompt's prefill", sojourn_sheet.own_prefill(work, latency), "s")
-            widest = f"{serving.LANE_SHARES[-1]!r}"
+            widest = f"{LANE_SHARES[-1]!r}"
             ttft_ok = q("the longest prompts' own prefill fits the lanes' widest share (1/0)",
                         sojourn_sheet.own_prefill_fits(f"{widest}*{slack}", own, demand.prompt_scv, f"{widest}*{epsilon}"),
                         "")
@@ -468,7 +472,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                                f"{demand.tpot}-{excess}", "s")
                 within = _within(q, "largest batch whose cycle meets the target above", seen, rising, target, limit)
                 cap = q("slot cap before rounding", f"MIN({within},{limit})", "sequences")
-                raw = fx.floor(f"{cap}+{serving.FLOOR_GUARD:g}") if whole else cap
+                raw = fx.floor(f"{cap}+{FLOOR_GUARD:g}") if whole else cap
                 slots = q("slot cap (sequences in flight per replica)", f"MAX({raw},1)", "sequences")
                 tpot_ok = f"IF({raw}>=1,1,0)"
             else:
@@ -510,7 +514,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             return _sized(q, {**c, **r}, replicas, fits, devices, device_hour, whole, prompt)
 
         full = at_cap(q)
-        if not colocated or not serving.HELD_SEARCH_STEPS:
+        if not colocated or not core_candidates.HELD_SEARCH_STEPS:
             return full
         return _held_caps(sheet, full, at_cap, lambda q, slots: ttft_at(q, slots)["ttft_ok"], whole)
     return _sized(q, c, replicas, fits, devices, device_hour, whole, prompt)
@@ -523,11 +527,11 @@ def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whol
     c["feasible"] = q("feasible (1/0)", f"{fits}*{c['tpot_ok']}*{c['ttft_ok']}", "")
     c["cost"] = q("cost rate of the pool (ranks the shapes)", f"{c['replicas']}*{devices}*{device_hour}", "USD/h")
     cost, cycle, tpot_ok = c["cost"], c["cycle_cap_s"], c["tpot_ok"]
-    rank = q("rank where no shape meets the targets (tco.core.serving.pools.infeasible_rank)",
-             f"IF({fits}>0.5,IF({tpot_ok}>0.5,1-{serving._RANK_COST_USD_PER_H:.0E}/({cost}+"
-             f"{serving._RANK_COST_USD_PER_H:.0E}),1+{cycle}),{serving._UNFIT_RANK:.0E}+{cycle})", "")
+    rank = q("rank where no shape meets the targets (tco.core.serving.search.infeasible_rank)",
+             f"IF({fits}>0.5,IF({tpot_ok}>0.5,1-{search._RANK_COST_USD_PER_H:.0E}/({cost}+"
+             f"{search._RANK_COST_USD_PER_H:.0E}),1+{cycle}),{search._UNFIT_RANK:.0E}+{cycle})", "")
     c["score"] = q("score: cost, or a huge number when infeasible",
-                   f"{c['cost']}+(1-{c['feasible']})*{serving._INFEASIBLE_SCORE:.0E}*(1+{rank})", "")
+                   f"{c['cost']}+(1-{c['feasible']})*{search._INFEASIBLE_SCORE:.0E}*(1+{rank})", "")
     c["prefill_tokens_per_s"] = f"{c['lanes']}*{prompt}/MAX({c['prefill_work_s']},1E-300)"
     c["decode_tokens_per_s"] = f"{c['slots']}/{c['cycle_cap_s']}"
     return c
@@ -539,10 +543,10 @@ HELD_OUT_SCORE = "1E290"
 
 
 def _held_caps(sheet, full: dict, at_cap, ttft_ok_at, whole: bool) -> dict:
-    """:func:`tco.core.serving.pools._held_batch`: the largest slot cap below the full one whose longest prompts can meet the
-    TTFT target, by bisection (:func:`tco.core.serving.pools._largest_cap_within_ttft`: a block of rows per halving, all
-    :data:`tco.core.serving.pools.HELD_SEARCH_STEPS` of them; the core stops once its brackets are one slot wide, where a
-    further halving changes nothing), then the candidate again at :data:`tco.core.serving.pools.HELD_CAPS` of it, whose
+    """:func:`tco.core.serving.candidates._held_batch`: the largest slot cap below the full one whose longest prompts can meet the
+    TTFT target, by bisection (:func:`tco.core.serving.candidates._largest_cap_within_ttft`: a block of rows per halving, all
+    :data:`tco.core.serving.candidates.HELD_SEARCH_STEPS` of them; the core stops once its brackets are one slot wide, where a
+    further halving changes nothing), then the candidate again at :data:`tco.core.serving.candidates.HELD_CAPS` of it, whose
     score is its cost where the full cap misses the TTFT target (and fits, meets the TPOT target, holds more than one
     slot) and it meets the targets; elsewhere :data:`HELD_OUT_SCORE`. The candidate's values are those of the first
     lowest score among the full cap and these."""
@@ -550,7 +554,7 @@ def _held_caps(sheet, full: dict, at_cap, ttft_ok_at, whole: bool) -> dict:
     missed = q("the full slot cap misses the TTFT target, the shape fits and meets the TPOT target (1/0)",
                f"IF(AND({full['fits']}>0.5,{full['tpot_ok']}>0.5,{full['ttft_ok']}<0.5,{full['slots']}>1),1,0)", "")
     low, high = "0", full["slots"]
-    for step in range(1, serving.HELD_SEARCH_STEPS + 1):
+    for step in range(1, core_candidates.HELD_SEARCH_STEPS + 1):
         sheet.heading(f"held batch, halving {step} of the caps below the full one", level=3)
 
         def qb(label, formula, unit="", key="", step=step):
@@ -562,14 +566,14 @@ def _held_caps(sheet, full: dict, at_cap, ttft_ok_at, whole: bool) -> dict:
         low = qb("largest cap known to meet the TTFT target", f"IF({ok}>0.5,{tried},{low})", "sequences")
         high = qb("smallest cap known to miss it", f"IF({ok}>0.5,{high},{tried})", "sequences")
     held = []
-    for step, fraction in enumerate(serving.HELD_CAPS, start=1):
+    for step, fraction in enumerate(core_candidates.HELD_CAPS, start=1):
         sheet.heading(f"held cap {step}: {fraction:g} of the largest that can meet the TTFT target", level=3)
 
         def qh(label, formula, unit="", key="", step=step):
             return q(f"{label} (held, cap {step})", formula, unit, key)
 
         cap = f"{fraction!r}*{low}"
-        h = at_cap(qh, qh("slot cap, held", f"MAX({fx.floor(f'{cap}+{serving.FLOOR_GUARD:g}') if whole else cap},1)",
+        h = at_cap(qh, qh("slot cap, held", f"MAX({fx.floor(f'{cap}+{FLOOR_GUARD:g}') if whole else cap},1)",
                           "sequences"))
         h["slots_allowed"] = full["slots_allowed"]
         h["score"] = qh("score: its cost where it counts, else out of the choice",

@@ -113,8 +113,8 @@ def sojourn_wait(q, label: str, load: str, servers: str, service: str, own: str,
 def lane_servers(q, label: str, load: str, service: str, own: str, slack: str, scv: str, epsilon: str,
                  fits: str, dispatched: bool = False) -> str:
     """:func:`tco.core.serving.sojourn.lane_servers`, the deterministic lane where the spread is 0 or the longest prompts
-    alone miss the target (``fits`` 0: the core's fallback in :func:`tco.core.serving.pools._candidate`; ``dispatched``: the
-    colocated lanes' square-root rule, :mod:`tco.core.serving.queueing`)."""
+    alone miss the target (``fits`` 0: the core's fallback in :func:`tco.core.serving.candidates.size_candidate`;
+    ``dispatched``: the colocated lanes' square-root rule, :mod:`tco.core.serving.queueing`)."""
     deterministic = qf.servers_within_wait(load, service, slack, epsilon, kingman=True, dispatched=dispatched)
     shortened = q(f"{label}: slack less the own prefill's excess at the percentile",
                   shortened_slack(slack, own, scv, epsilon), "s")
@@ -140,10 +140,10 @@ def lane_wait(q, label: str, load: str, servers: str, service: str, own: str, sc
 
 
 def own_prefill(work: str, latency: str) -> str:
-    """:func:`tco.core.serving.pools._own_prefill_s`: ``min(latency, work)``."""
+    """:func:`tco.core.serving.cycles.own_prefill_s`: ``min(latency, work)``."""
     return f"MIN({latency},{work})"
 
 
 def own_prefill_fits(slack: str, own: str, scv: str, epsilon: str) -> str:
-    """:func:`tco.core.serving.pools._own_prefill_fits` (1/0)."""
+    """:func:`tco.core.serving.cycles.own_prefill_fits` (1/0)."""
     return f"IF(AND({slack}>0,{slack}>{own}*({length_quantile(scv, epsilon)}-1)),1,0)"

@@ -4,7 +4,7 @@
 load_scenario``, ``import tco.util``) gives a module that reads each name from the modules it went to, with a
 ``DeprecationWarning`` naming them. The objects are the same (``tco.scenario.Scenario is tco.inputs.scenario.Scenario``).
 The three old core modules whose names are now packages (``tco.core.serving``, ``tco.core.money``,
-``tco.core.training``) cannot be kept this way: their contents are in ``tco.core.serving.pools``,
+``tco.core.training``) cannot be kept this way: their contents are in ``tco.core.serving.search`` (and its siblings),
 ``tco.core.money.plan`` and ``tco.core.training.step``. README "Upgrading" lists the map; the old paths go in 0.3.
 Nothing inside tco imports an old path (``tests/test_architecture.py``).
 """

@@ -89,7 +89,7 @@ class Device(Strict):
     sync_latency_s: Q
     cycle_overhead_s: Q | None = None  # fixed time per scheduler iteration (absent: 0)
     #: how a pipelined replica carries a prompt through its stages: as whole chunks in micro-batches (GPU serving
-    #: stacks), or streamed token by token through a layer pipeline (dataflow parts); tco.core.serving.pools.interference_lines
+    #: stacks), or streamed token by token through a layer pipeline (dataflow parts); tco.core.serving.cycles.interference_lines
     pipeline_prefill: Literal["micro_batch", "streamed"] = "micro_batch"
     collective_efficiency: Q | None = None  # share of the link bandwidth the collectives reach (absent: 1)
     expert_compute_efficiency: Q | None = None  # the routed-expert GEMMs' share of the dense efficiency (absent: 1)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 from tco.analysis.validation.cases import Case, Conditions, Suite
 from tco.core.evaluate import serving_pools
-from tco.core.serving import pools as serving
+from tco.core.serving.capacity import AtPeak, fleet_capacity_rps
 from tco.inputs.catalog import load_catalog
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.scenario import Scenario
@@ -66,26 +66,26 @@ def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) 
 
 
 def _replicas(c: Conditions, pool) -> object:
-    return c.system_devices / pool["devices_per_replica"]
+    return c.system_devices / pool.figures.devices_per_replica
 
 
 def system_output_tokens_per_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
     """Output tokens/s a measured system carries within its latency targets [tokens/s].
 
     The system's replicas (``system_devices / devices_per_replica``) carry at most
-    :func:`tco.core.serving.pools.fleet_capacity_rps` requests/s with the TTFT and TPOT percentiles
+    :func:`tco.core.serving.capacity.fleet_capacity_rps` requests/s with the TTFT and TPOT percentiles
     met (MLPerf Server and Interactive report the highest load that passes them; Offline
     has no latency bound, modelled as targets of minutes); times the output tokens.
     """
     pools, demand, _ = serving_pools(scenario.structure, values, OPTION)
     pool = pools["colocated"]
-    return serving.fleet_capacity_rps("colocated", pool, _replicas(c, pool), demand) * c.output_tokens
+    return fleet_capacity_rps("colocated", pool.figures, _replicas(c, pool), demand) * c.output_tokens
 
 
 def per_user_decode_tokens_per_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
     """Output tokens/s one user sees: ``1 / t_d(c_s)``, the decode cycle at the slot cap (1 at batch 1) [tokens/s]."""
     pools, _, _ = serving_pools(scenario.structure, values, OPTION)
-    return 1.0 / pools["colocated"]["decode_cap_s"]
+    return 1.0 / pools["colocated"].figures.decode_cap_s
 
 
 def per_user_tokens_per_s_under_load(scenario: Scenario, values: Mapping[str, object], c: Conditions):
@@ -95,10 +95,10 @@ def per_user_tokens_per_s_under_load(scenario: Scenario, values: Mapping[str, ob
     prefill of the other users' next prompts riding in it (``(P/O) chi B``).
     """
     pools, _, _ = serving_pools(scenario.structure, values, OPTION)
-    return 1.0 / pools["colocated"]["cycle_cap_s"]
+    return 1.0 / pools["colocated"].figures.cycle_cap_s
 
 
-def _at_capacity(scenario: Scenario, values: Mapping[str, object], c: Conditions) -> dict:
+def _at_capacity(scenario: Scenario, values: Mapping[str, object], c: Conditions) -> AtPeak:
     """Percentile TTFT and TPOT of the measured system run at the most it carries within its targets.
 
     MLPerf Server and Interactive runs report the highest load that passes the p99 bounds,
@@ -107,18 +107,18 @@ def _at_capacity(scenario: Scenario, values: Mapping[str, object], c: Conditions
     pools, demand, _ = serving_pools(scenario.structure, values, OPTION)
     pool = pools["colocated"]
     replicas = _replicas(c, pool)
-    load = serving.fleet_capacity_rps("colocated", pool, replicas, demand)
+    load = fleet_capacity_rps("colocated", pool.figures, replicas, demand)
     return pool.at_load(dataclasses.replace(demand, peak_requests_per_s=load), replicas)
 
 
 def ttft_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
     """Time to first token at the percentile, the measured system at its capacity [s]."""
-    return _at_capacity(scenario, values, c)["ttft_s"]
+    return _at_capacity(scenario, values, c).ttft_s
 
 
 def tpot_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
     """Time per output token at the percentile, the measured system at its capacity [s]."""
-    return _at_capacity(scenario, values, c)["tpot_s"]
+    return _at_capacity(scenario, values, c).tpot_s
 
 
 def tpot_mean_at_logged_load_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):

@@ -11,7 +11,7 @@ all-reduce.
 
 The candidate list of a pool is static -- fixed when the scenario is read, from the
 device's scale-up domain and the model's shape -- so the search over shapes is a fixed
-number of vectorized evaluations (:mod:`tco.core.serving.pools` picks the cheapest shape that
+number of vectorized evaluations (:mod:`tco.core.serving.search` picks the cheapest shape that
 meets the targets in every draw).
 """
 
@@ -91,7 +91,7 @@ def candidate_shapes(domains, layers: int, kv_heads: int, devices_low: int, devi
         replica of that width has: the default's Groq option, whose ladder at width 8 stopped at 62 of 80 layers,
         landed at 1.19x the best stage count instead of 1.35x with it, and at 1.10x with the quarter steps);
       - where micro-batches carry whole chunks (GPU stacks: each stage adds a micro-batch's imbalance,
-        :func:`tco.core.serving.pools.interference_lines`): across domains at the domain's width, where the model needs
+        :func:`tco.core.serving.cycles.interference_lines`): across domains at the domain's width, where the model needs
         more than one domain or fills more than half of one (the KV cache then has room), ``p = p0, 1.5 p0, 2 p0,
         3 p0``; and within a domain of one board (at most 8 devices), where the model needs several of its devices: the
         smallest power of two of devices that holds it, and twice that, in ``p = 2, 4, ...`` stages of ``n / p``. Such
@@ -185,7 +185,7 @@ def micro_batch_overshoot(pipeline: int) -> float:
     its largest value over ``a`` (here on a grid of ``a`` in ``(0, 3p + 10]`` refined around the maximum): 0.5
     (``p = 2``, the limit), 1.038, 1.688, 3.224, 4.923, 56.87 (``p = 3, 4, 6, 8, 62``), close to
     ``max((p - 1)/2, p - 1 - ln p)`` (the overshoot of ``p (1 - e^{-a}) - a`` at ``a = ln p``; equal from ``p = 8``).
-    :func:`tco.core.serving.pools.interference_lines` bounds the mean overshoot by ``min((p - 1) a, C_p)`` chunks.
+    :func:`tco.core.serving.cycles.interference_lines` bounds the mean overshoot by ``min((p - 1) a, C_p)`` chunks.
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """A prefill lane fed prompts of varying length: the wait plus the prompt's own prefill at the percentile.
 
-A lane (:mod:`tco.core.serving.pools`) serves one prompt at a time; a prompt of ``X`` times the mean length holds it
+A lane (:mod:`tco.core.serving.cycles`) serves one prompt at a time; a prompt of ``X`` times the mean length holds it
 ``S X`` [s] and takes ``L X`` [s] to prefill once started (``L <= S``: the rest of the prompt's prefill latency,
 ``L_total - L``, does not scale with the length and stays a fixed term). Its time to first token counts the wait
 ``W`` for the lane and its **own** prefill, so the percentile is the one of ``W + L X``: long prompts wait behind

@@ -156,7 +156,7 @@ class Lines:
 @dataclass(frozen=True)
 class ConcaveLines:
     """A concave piecewise-linear function ``g(B) = min_i (c0_i + c1_i B)``, ``B >= 0`` (the prefill riding in a
-    cycle, :func:`tco.core.serving.pools.interference_lines`): added to the convex cycle lines line by line, it makes one
+    cycle, :func:`tco.core.serving.cycles.interference_lines`): added to the convex cycle lines line by line, it makes one
     branch per line, and branches combine by their minimum (:func:`branch_min`, :func:`branch_max`). ``rising``
     (static): whether each line's slope is non-negative (default: all)."""
 
@@ -252,7 +252,7 @@ def largest_within(lines: Lines, target, upper=np.inf):
     zero (no KV bytes and no attention FLOPs per token) the flat line gives ``+inf`` (it never
     limits) or ``-inf`` (it is over the target at any batch), without numpy's divide warning.
     A branch with a falling line (not ``rising``: the budget-filled bound of a micro-batch pipeline's
-    prefill, :func:`tco.core.serving.pools.interference_lines`) meets the target on an interval: a line of
+    prefill, :func:`tco.core.serving.cycles.interference_lines`) meets the target on an interval: a line of
     negative slope bounds ``B`` from below, so the largest batch is ``min(upper, min over rising lines)``
     where that is at least ``max over falling lines``, else ``-inf`` (callers cap the result at ``upper``).
 
