@@ -157,3 +157,9 @@ def test_a_function_local_import_of_our_own_modules_says_why_it_is_lazy():
                    for line, module, above in local_imports(p) if not above.startswith("# lazy:")]
     assert unexplained == []
 
+
+
+def test_no_source_module_is_longer_than_800_lines():
+    """A module over 800 lines holds more than one topic (issue 46: serving.py had 1,798, evaluate.py 853)."""
+    long = {p.relative_to(ROOT).as_posix(): n for p in SOURCES if (n := len(p.read_text().splitlines())) > 800}
+    assert long == {}

@@ -3,7 +3,9 @@ scenarios resolve to, and a field a section does not have fails where it is aske
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +50,29 @@ def test_a_field_a_section_does_not_have_fails_where_it_is_asked_for():
         _ = named.workload.prompt_token
     with pytest.raises(AttributeError, match="fixed"):
         named.workload.prompt_tokens = "x"
+
+
+def literal_names(path) -> list[tuple[int, str]]:
+    """``(line, text)`` of each string literal that is a declared parameter name, docstrings aside (a quoted name
+    inside an f-string's braces is a literal too: Python parses it as one)."""
+    declared = {name for section in named.SECTIONS for name in section}
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in declared
+            and id(node) not in docstrings]
+
+
+def test_no_module_writes_a_declared_name_as_a_string(tmp_path):
+    """A typo in a literal name surfaces only as a run-time KeyError (or, under ``in values``, as nothing at all):
+    every module reads the names from tco.core.names. The scan itself finds a planted literal, plain or inside an
+    f-string."""
+    root = Path(__file__).resolve().parents[1]
+    sources = [p for p in [*(root / "tco").rglob("*.py"), *(root / "app").rglob("*.py")] if p.name != "names.py"]
+    offenders = [(p.relative_to(root).as_posix(), line, name) for p in sources for line, name in literal_names(p)]
+    assert offenders == []
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""workload.prompt_tokens"""\nx = values["workload.prompt_tokens"]\ny = f"{n(\'economics.pue\')}"\n')
+    assert [name for _, name in literal_names(probe)] == ["workload.prompt_tokens", "economics.pue"]

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from tco.core import names as named
-from tco.core.evaluate import evaluate, work_share
+from tco.core.evaluate import evaluate
 from tco.core.money import cashflow, finance, generations, lifecycle, nre
 from tco.core.money import plan as money
+from tco.core.money.costs import work_share
 from tco.core.money.purchases import pick
 from tco.core.names import device_param
 from tco.core.outputs import CashFlows, ChallengerResult, OptionResult

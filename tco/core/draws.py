@@ -304,3 +304,25 @@ def _walk(x, function):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return dataclasses.replace(x, **{f.name: function(getattr(x, f.name)) for f in dataclasses.fields(x) if f.init})
     return x
+
+
+def total(terms):
+    """``t1 + t2 + ...`` left to right, skipping terms that are the number 0 (absent lines).
+
+    Parameters
+    ----------
+    terms : Sequence
+        Numbers or arrays over draws [unit of the terms]; the float ``0.0`` stands for a line that is absent.
+
+    Returns
+    -------
+    float or ndarray [unit of the terms]
+        Their sum, in order (so the floating-point result is that of writing the sum out), or 0.0 with no term.
+    """
+    present = [t for t in terms if not (isinstance(t, float) and t == 0.0)]
+    if not present:
+        return 0.0
+    total = present[0]
+    for term in present[1:]:
+        total = total + term
+    return total

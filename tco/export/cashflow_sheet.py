@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from openpyxl.utils import get_column_letter, quote_sheetname
 
 from tco.core import names as named
-from tco.core.evaluate import INFEASIBLE_REASONS, NOT_PER_DEVICE
+from tco.core.evaluate import INFEASIBLE_REASONS
+from tco.core.money.costs import NOT_PER_DEVICE
 from tco.core.money.timeline import DESIGN_PARTS, TAPEOUT_PARTS
 from tco.core.names import demand_year_param, device_param, link_param, roadmap_param
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
@@ -198,7 +199,7 @@ def write_cash_flows(ws, scenario: Scenario, names: dict[str, str], model: Model
 
 
 def _pool_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], role: str) -> dict[str, list[str]]:
-    """One pool's purchase plan per generation (:func:`tco.core.evaluate._pool_plan`): a small table."""
+    """One pool's purchase plan per generation (:func:`tco.core.money.costs.pool_plan`): a small table."""
     n = sheet.names
     energy_w_year = f"{n[named.economics.pue]}*{HOURS_PER_YEAR:g}/1000*{n[named.economics.electricity_usd_per_kwh]}"
     per_device = {name: line for name, line in YEARLY_COSTS.items() if name not in NOT_PER_DEVICE}
@@ -229,7 +230,7 @@ def _pool_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], role: str) -> di
 
 
 def _link_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], option: Option) -> dict[str, list[str]]:
-    """The KV-link ports as a pool (:func:`tco.core.evaluate._link_plan`)."""
+    """The KV-link ports as a pool (:func:`tco.core.money.costs.link_plan`)."""
     n, link = sheet.names, option.link
     port_w = n[link_param(link, "port_power_w")]
     running = (f"{port_w}*{n[named.economics.pue]}*{HOURS_PER_YEAR:g}/1000*{n[named.economics.electricity_usd_per_kwh]}"

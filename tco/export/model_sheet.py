@@ -226,7 +226,7 @@ def _unit_price(sheet, pool: Pool, n: _Names) -> str:
 
 
 def _device_hour(sheet, pool: Pool, n: _Names, price: str) -> str:
-    """:func:`tco.core.evaluate.device_hour_usd`: capital recovery plus running cost at TDP + host, per hour."""
+    """:func:`tco.core.money.costs.device_hour_usd`: capital recovery plus running cost at TDP + host, per hour."""
     d = pool.device
     rate, life = n(named.economics.discount_rate), n(device_param(d, "useful_life_years"))
     capex = f"({price}+{n(device_param(d, 'system_overhead_usd'))})"
