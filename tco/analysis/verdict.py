@@ -76,7 +76,7 @@ def missed_targets(result: OptionResult) -> str:
     Parameters
     ----------
     result : OptionResult
-        The option's result.
+        The option, whose infeasibility code (first draw) is read.
 
     Returns
     -------

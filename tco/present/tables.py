@@ -142,7 +142,7 @@ def interference(result: OptionResult) -> str:
     Parameters
     ----------
     result : OptionResult
-        The option's result.
+        The option, whose colocated pool's interference share is read.
 
     Returns
     -------

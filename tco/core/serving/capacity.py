@@ -57,22 +57,11 @@ class AtPeak:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PoolFigures(ReplicaTerms):
-    """What :func:`tco.core.serving.search.size_pool` reports per pool, for the chosen shape (arrays over draws); the
-    fields of :data:`PERFORMANCE_FIELDS` are the pool's :class:`tco.core.outputs.PoolPerformance`."""
+class PoolFigures(AtPeak, ReplicaTerms):
+    """What :func:`tco.core.serving.search.size_pool` reports per pool, for the chosen shape (arrays over draws): its
+    :class:`ReplicaTerms` and the :class:`AtPeak` figures at peak load; the fields of :data:`PERFORMANCE_FIELDS` are
+    the pool's :class:`tco.core.outputs.PoolPerformance`."""
 
-    batch: object
-    """Mean decode occupancy per replica at peak (prefill pool: 0) [sequences]."""
-    tpot_s: object
-    """Time per output token at the percentile, at peak (prefill pool: 0) [s]."""
-    ttft_s: object
-    """Time to first token at the percentile, at peak, this pool's part (decode pool: 0) [s]."""
-    queue_wait_s: object
-    """Wait for a slot and for prefill at the percentile, at peak [s]."""
-    step_s: object
-    """Mean cycle time at peak, prefill chunks included [s]."""
-    interference_share: object
-    """Share of a colocated replica's mean cycle spent on prefill (else 0) [-]."""
     capacity_rps: object
     """Requests one replica carries per second with every slot (a prefill pool: lane) busy [req/s]."""
     feasible: object

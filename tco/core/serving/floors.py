@@ -132,9 +132,9 @@ def cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     terms : PoolTerms
         The pool's shape-independent terms (tiers per device [B, B/s], KV bytes [B], ``P/O`` and overlaps [-]).
     whole : bool or ndarray of bool [-]
-        Whole-device sizing.
+        Whether the floor's replicas are rounded up to whole ones.
     device_hour_usd : float or ndarray [USD/device-h]
-        The price that ranks the candidates.
+        Prices the floor's device-hours.
 
     Returns
     -------

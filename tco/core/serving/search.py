@@ -94,11 +94,11 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     demand : Demand
         Rates [req/s], lengths [tokens], targets [s], percentile and settings.
     whole : bool or ndarray of bool [-]
-        Whole-device sizing or continuous.
+        Every candidate sized in whole replicas (else continuously, for smooth curves).
     ttft_extra_s : float or ndarray [s]
-        Time taken out of the TTFT budget before this pool (the KV transfer).
+        Passed to each candidate: the KV transfer before this pool, out of its TTFT budget.
     device_hour_usd : float or ndarray [USD/device-h]
-        Price of a device-hour that ranks the candidates.
+        Ranks the candidates: the cheapest feasible one in device-hours at this price is chosen.
 
     Returns
     -------

@@ -189,9 +189,9 @@ def select_cycle_model(picks: Picks, candidates: Sequence[Candidate], model: Mod
     Parameters
     ----------
     picks : Picks
-        The chosen candidate per draw.
+        Which candidate each draw chose: its shape's devices, stages and tensor ranks are looked up by it.
     candidates : Sequence of Candidate
-        The pool's candidates (``picks.candidates``).
+        The pool's candidates, whose cycle models are gathered (``picks.candidates``).
     model : ModelShape
         KV bytes per token [B/token] and KV heads [-].
     device : DeviceShape

@@ -21,6 +21,7 @@ Every function broadcasts over numpy arrays; candidate shapes sit on the last ax
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -413,21 +414,19 @@ class StepInputs:
 
 
 @dataclass(frozen=True, kw_only=True)
-class StepTerms:
-    """The step of every candidate shape (candidates on the last axis; :func:`step_terms`).
+class StepParts:
+    """The parts of a training step, of every candidate shape (:class:`StepTerms`) or of the one chosen
+    (:class:`ChosenShape`).
 
-    ``step_s`` [s] the step time with the overlappable traffic hidden; ``feasible`` whether the
-    candidate is a valid shape and fits memory; ``memory_bytes_per_device`` [B] model state plus
-    activations; ``devices_used`` [devices] ``data_parallel x t x p``; ``data_parallel``
-    [replicas]; ``microbatches`` [-] per pipeline; ``bubble_fraction`` [-] pipeline fill and
-    drain over ideal compute; ``compute_s`` [s] compute at the achievable FLOP/s; the traffic of
-    each kind of parallelism before overlap, ``tensor_parallel_s``, ``expert_parallel_s``,
-    ``data_parallel_s``, ``pipeline_s`` [s]; ``bound`` [-] what limits the step (index into
-    :data:`TRAINING_BOUNDS`).
+    ``step_s`` [s] the step time with the overlappable traffic hidden; ``memory_bytes_per_device`` [B] model state
+    plus activations; ``devices_used`` [devices] ``data_parallel x t x p``; ``data_parallel`` [replicas];
+    ``microbatches`` [-] per pipeline; ``bubble_fraction`` [-] pipeline fill and drain over ideal compute;
+    ``compute_s`` [s] compute at the achievable FLOP/s; the traffic of each kind of parallelism before overlap,
+    ``tensor_parallel_s``, ``expert_parallel_s``, ``data_parallel_s``, ``pipeline_s`` [s]; ``bound`` [-] what limits
+    the step (index into :data:`TRAINING_BOUNDS`).
     """
 
     step_s: np.ndarray
-    feasible: np.ndarray
     memory_bytes_per_device: np.ndarray
     devices_used: np.ndarray
     data_parallel: np.ndarray
@@ -442,28 +441,23 @@ class StepTerms:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ChosenShape:
+class StepTerms(StepParts):
+    """The step of every candidate shape (candidates on the last axis; :func:`step_terms`): its
+    :class:`StepParts` and ``feasible``, whether the candidate is a valid shape and fits memory."""
+
+    feasible: np.ndarray
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChosenShape(StepParts):
     """The fastest candidate that fits, per scenario (:func:`best_shape`; the candidate axis gone).
 
-    The terms of :class:`StepTerms` at that candidate (without ``feasible``), its ``shape_index``
-    [-] in the candidate list and its degrees: ``tensor_parallel``, ``pipeline_parallel``,
-    ``virtual_stages``, ``expert_parallel`` [devices, stages], ``recompute`` [-] (share of layers
-    recomputed) and ``fsdp`` [-] (1: fully sharded). Where no candidate fits, ``step_s`` is
-    infinite, ``shape_index`` -1 and the degrees NaN (the other terms are candidate 0's).
+    The :class:`StepParts` of that candidate, its ``shape_index`` [-] in the candidate list and its degrees:
+    ``tensor_parallel``, ``pipeline_parallel``, ``virtual_stages``, ``expert_parallel`` [devices, stages],
+    ``recompute`` [-] (share of layers recomputed) and ``fsdp`` [-] (1: fully sharded). Where no candidate fits,
+    ``step_s`` is infinite, ``shape_index`` -1 and the degrees NaN (the other parts are candidate 0's).
     """
 
-    step_s: np.ndarray
-    memory_bytes_per_device: np.ndarray
-    devices_used: np.ndarray
-    data_parallel: np.ndarray
-    microbatches: np.ndarray
-    bubble_fraction: np.ndarray
-    compute_s: np.ndarray
-    tensor_parallel_s: np.ndarray
-    expert_parallel_s: np.ndarray
-    data_parallel_s: np.ndarray
-    pipeline_s: np.ndarray
-    bound: np.ndarray
     shape_index: np.ndarray
     tensor_parallel: np.ndarray
     pipeline_parallel: np.ndarray
@@ -592,12 +586,9 @@ def best_shape(terms: StepTerms, c: Candidates = CANDIDATES) -> ChosenShape:
     def degree(column):
         return np.where(any_fit, column[index], np.nan)
 
+    parts = {f.name: pick(getattr(terms, f.name)) for f in dataclasses.fields(StepParts) if f.name != "step_s"}
     return ChosenShape(
-        step_s=np.where(any_fit, pick(terms.step_s), np.inf), memory_bytes_per_device=pick(terms.memory_bytes_per_device),
-        devices_used=pick(terms.devices_used), data_parallel=pick(terms.data_parallel),
-        microbatches=pick(terms.microbatches), bubble_fraction=pick(terms.bubble_fraction), compute_s=pick(terms.compute_s),
-        tensor_parallel_s=pick(terms.tensor_parallel_s), expert_parallel_s=pick(terms.expert_parallel_s),
-        data_parallel_s=pick(terms.data_parallel_s), pipeline_s=pick(terms.pipeline_s), bound=pick(terms.bound),
+        step_s=np.where(any_fit, pick(terms.step_s), np.inf), **parts,
         shape_index=np.where(any_fit, index, -1).astype(float), tensor_parallel=degree(c.tensor),
         pipeline_parallel=degree(c.pipeline), virtual_stages=degree(c.virtual), expert_parallel=degree(c.expert),
         recompute=degree(c.recompute), fsdp=degree(c.fsdp))
