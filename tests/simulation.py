@@ -41,8 +41,9 @@ tokens at the model's cost per token).
 The event loop (:class:`_Environment`) is simpy's, cut to what these processes use: a process is a generator that
 yields a delay (``env.timeout``) or a one-shot event (``env.event``), and events run in simpy's order (time, process
 starts before other events at the same time, then the order they were scheduled in), so a simulation gives the
-same numbers as it did on simpy 4.1 (every simulation of tests/test_serving_simulation.py compared, 2026-12-06) in
-less than half the time: simpy's general events, callbacks and checks cost more than the replicas' own work.
+same numbers as on simpy 4.1 (every simulation of tests/test_serving_simulation.py compared, 2026-12-06; a test runs
+a few on both) in less than half the time: simpy's general events, callbacks and checks cost more than the replicas'
+own work.
 """
 
 from __future__ import annotations
@@ -491,10 +492,11 @@ def _run(env, log: list[Request], warmup: float, horizon: float, lifetime: float
 
 def simulate_colocated(cycle_model, replicas: int, slots: int, prompt: int, output: int, rate: float, budget: float,
                        policy: str = "chunked", prefill_batch: int = 1, requests: int = 4000, seed: int = 0,
-                       lengths: Lengths | None = None, streamed: bool = False) -> Outcome:
+                       lengths: Lengths | None = None, streamed: bool = False, environment=_Environment) -> Outcome:
     """A colocated fleet at ``rate`` req/s (replicas of ``cycle_model.pipeline`` stages); prompts of ``prompt`` tokens or
-    drawn by ``lengths``; ``streamed``: the stages stream a prompt's tokens (module docstring)."""
-    env = _Environment()
+    drawn by ``lengths``; ``streamed``: the stages stream a prompt's tokens (module docstring). ``environment``: the
+    event loop's class (``simpy.Environment`` runs the same processes)."""
+    env = environment()
     rng = np.random.default_rng(seed)
     cycle = _Cycle(cycle_model)
     lifetime = output * cycle(float(slots), 0.0) + cycle(0.0, float(prompt))
@@ -513,10 +515,10 @@ def simulate_colocated(cycle_model, replicas: int, slots: int, prompt: int, outp
 def simulate_disaggregated(prefill_model, decode_model, prefill_replicas: int, decode_replicas: int, slots: int,
                            prompt: int, output: int, rate: float, prefill_batch: int, transfer_s: float,
                            requests: int = 4000, seed: int = 0, lengths: Lengths | None = None,
-                           prefill_routing: str = "shared") -> Outcome:
+                           prefill_routing: str = "shared", environment=_Environment) -> Outcome:
     """A prefill pool feeding a decode pool through the KV link (prompts as in :func:`simulate_colocated`; the prefill
     pool's prompts in one shared queue or dispatched at arrival, ``prefill_routing``: the module docstring)."""
-    env = _Environment()
+    env = environment()
     rng = np.random.default_rng(seed)
     pre, dec = _Cycle(prefill_model), _Cycle(decode_model)
     lifetime = output * dec(float(slots), 0.0) + pre(0.0, float(prompt)) + transfer_s
