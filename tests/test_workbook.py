@@ -122,7 +122,15 @@ def keep_built(request) -> bool:
     return any("recalculated" in item.fixturenames for item in request.session.items)
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+#: the workbooks the formula check builds in more than a second (measured 2026-12-06): checked in `make test`, where
+#: LibreOffice then recalculates the same builds, not in `make test-fast`
+SLOW_BUILDS = {"specialization-over-time", "custom-asic", "voice-agent", "batch-offline", "fleet-split",
+               str(DATA / "workbook-branches.yaml"), str(DATA / "workbook-pipelines.yaml"),
+               str(DATA / "workbook-pipelines-overlapped.yaml")}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW_BUILDS else name
+                                  for name in SCENARIOS])
 def test_formulas_use_only_allowed_functions_within_excels_length(name, keep_built):
     """Only the allowed functions, and every formula within Excel's 8,192 characters ("Length of formula contents",
     [excel-limits] in docs/sources.md), which LibreOffice does not enforce. The functions are read by
@@ -250,6 +258,7 @@ EDITS = {"economics.discount_rate": 0.12, "economics.horizon_years": 7, "workloa
          "devices.groq-lpu.price_usd": 9000.0, "workload.half_life_years": 3.5, "workload.prompt_tokens": 3000}
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_import_round_trip_returns_the_edits(default_xlsx, tmp_path, capsys):
     path = _copy_of(default_xlsx, tmp_path)
     _edit_inputs(path, EDITS)
@@ -265,6 +274,7 @@ def test_import_round_trip_returns_the_edits(default_xlsx, tmp_path, capsys):
     assert tco.load_scenario(out).values() == values
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_import_reports_a_bad_cell_by_sheet_cell_and_name(default_xlsx, tmp_path, capsys):
     path = _copy_of(default_xlsx, tmp_path)
     _edit_inputs(path, {"economics.pue": "abc", "economics.discount_rate": -0.5})
@@ -490,6 +500,7 @@ def test_model_values_cover_the_core_outputs():
         np.testing.assert_allclose(values[option]["pv_cost_usd"], float(r.pv_cost_usd))
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_import_reports_a_corrupted_scenario_sheet(default_xlsx, tmp_path, capsys):
     import openpyxl
 
@@ -502,6 +513,7 @@ def test_import_reports_a_corrupted_scenario_sheet(default_xlsx, tmp_path, capsy
     assert "Scenario" in err and "not valid YAML" in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_edited_inputs_are_marked_with_the_file_value(tmp_path):
     """An edit (--set, the app) is orange on Inputs with the scenario file's value beside it; the Cover carries the
     verdict sentence of `tco compare`; the import reads the edited value back."""
