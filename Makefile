@@ -18,7 +18,7 @@ PY := $(VENV)/bin/python
 JOBS ?= $(shell $(PYTHON) -c "import os; n = os.cpu_count() or 1; print(2 if n >= 2 and os.getloadavg()[0] < n + 1 else 0)")
 PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
-.PHONY: install install-test run test test-fast bench bench-scale
+.PHONY: install install-test install-python-test-deps run test test-fast bench bench-scale
 
 # the venv, with pip able to install (Debian's python3 needs python3-venv for ensurepip)
 $(PY):
@@ -27,9 +27,16 @@ $(PY):
 install: $(PY)
 	$(PY) -m pip install -q -e .
 
-install-test: $(PY)
+install-test: install-python-test-deps
 	bash scripts/install-system-deps.sh
+
+# the package and its test extras (pytest, xdist, ruff, ...) in the venv, no system packages; reinstalled when
+# pyproject.toml changes (the stamp file), so the test targets do not pay pip's ~6 s each time
+install-python-test-deps: $(VENV)/.test-deps
+
+$(VENV)/.test-deps: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e ".[test]"
+	touch $@
 
 ## install and start the app on the bundled default scenario (http://127.0.0.1:8050)
 run: install
@@ -42,7 +49,7 @@ test: install-test
 	$(PYTEST)
 
 ## the quick loop: no browser, no LibreOffice, no dask cluster (under a minute)
-test-fast: $(PY)
+test-fast: install-python-test-deps
 	$(PY) -m ruff check .
 	$(VENV)/bin/lint-imports --no-cache
 	$(PYTEST) -m "not slow and not libreoffice" --ignore=tests/web -p no:playwright

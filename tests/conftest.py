@@ -44,13 +44,27 @@ def toy_scenario():
     return tco.load_scenario(DATA / "toy.yaml")
 
 
-# --- the order `make test` hands the modules to its processes (pytest-xdist --dist loadfile --no-loadscope-reorder) --
+# --- how `make test` hands the tests to its processes (pytest-xdist --dist loadfile --no-loadscope-reorder) ----------
 
-#: started first, longest first (measured, see the Makefile), so no long module starts when the others are done
-#: (xdist's default order, most tests first, started the 4 browser layout audits last)
-FIRST = ("tests/web/test_layout.py", "tests/web/test_browser.py", "tests/test_serving_simulation.py",
-         "tests/security/test_fuzz.py", "tests/web/test_app_state.py", "tests/test_scale.py", "tests/test_workbook.py",
-         "tests/test_vectorized.py", "tests/test_training.py", "tests/test_catalog.py")
+#: modules handed to one process whole: their tests share a module fixture that costs seconds (one LibreOffice run
+#: of 23 workbooks, a dask cluster, the calibration fit, a flip search, the training suite, an exported workbook).
+#: Every other module's tests are handed out one by one (:func:`pytest_xdist_make_scheduler`), so a long module
+#: (the serving simulations: 150 s on one process) no longer sets the suite's length, and the last tests of the run
+#: are short ones on both processes
+WHOLE = ("tests/test_workbook.py", "tests/test_scale.py", "tests/test_validation.py", "tests/test_verdict.py",
+         "tests/test_training.py", "tests/security/test_workbook_import.py")
+
+#: started first, longest first (measured 2026-12-06, seconds on one process: the LibreOffice parity 75 of its
+#: module's 80, the layout audits 4 x 25, the browser tests 100 in all, the simulations' longest ~15 each, the flip
+#: search on every device 25), so no long test starts when the others are done
+FIRST = ("tests/test_workbook.py", "tests/web/test_layout.py", "tests/web/test_browser.py",
+         "tests/test_serving_simulation.py", "tests/test_catalog.py", "tests/test_vectorized.py",
+         "tests/security/test_fuzz.py", "tests/test_training.py", "tests/test_validation.py", "tests/test_verdict.py",
+         "tests/web/test_app_state.py", "tests/test_scale.py")
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
 
 
 def _module_rank(item) -> int:
@@ -61,3 +75,19 @@ def _module_rank(item) -> int:
 def pytest_collection_modifyitems(items):
     """The modules of :data:`FIRST` first, in that order (a stable sort: the order inside a module is kept)."""
     items.sort(key=_module_rank)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent under -p no:xdist
+def pytest_xdist_make_scheduler(config, log):
+    """With ``--dist loadfile``: the modules of :data:`WHOLE` to one process each, every other test on its own, in
+    the order of collection (``--no-loadscope-reorder``), to whichever process has at most two tests left to run
+    (xdist's scope scheduling with a scope per test outside :data:`WHOLE`). Other ``--dist`` modes are xdist's."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WholeOrOneByOne(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _module(nodeid) if _module(nodeid) in WHOLE else nodeid
+
+    return WholeOrOneByOne(config, log)

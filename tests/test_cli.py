@@ -41,6 +41,7 @@ def test_compare_json_contract(capsys):
     assert data["verdict"]
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_compare_reports_the_chip_program(capsys):
     """The fleet's own units next to the program's volume, whether the win needs external sales, the
     break-even external sales and demand, in the JSON and in the text (issue 13)."""

@@ -333,6 +333,7 @@ def test_no_years_of_advantage_without_a_roadmap():
     assert float(rows["asic"].years_of_advantage) < 0.0
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @FAST
 @given(st.floats(1.5, 4.0), st.floats(1.01, 3.0))
 def test_a_faster_roadmap_never_lengthens_an_advantage(halving, factor):
@@ -575,6 +576,7 @@ def test_some_bundled_challenger_has_an_irr_and_it_is_numpy_financials():
 
 # --- vectorized -----------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_a_million_draws_of_the_time_model_in_one_call():
     """Years are a structural axis: one call evaluates every draw (growth, roadmap moves, programs)."""
     scenario = tco.load_scenario("specialization-over-time")

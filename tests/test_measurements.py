@@ -225,6 +225,7 @@ def test_an_out_of_sample_round_cannot_be_marked_in_sample(tmp_path):
     assert "out_of_sample" in _broken(tmp_path, mutate)
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_bad_references_are_named(tmp_path):
     assert "is not a record id" in _broken(tmp_path, lambda d: d["rankings"][0].update(numerator="no-such-row"))
     assert "ids must be unique" in _broken(tmp_path, lambda d: d["mlperf"][1].update(id=d["mlperf"][0]["id"]))

@@ -36,6 +36,7 @@ NEVER_OR_NONE = {"breakeven_volume_units", "breakeven_external_units", "breakeve
                  "breakeven_tokens_per_year", "software_payback_years", "vendor_unit_price_usd", "payback_year", "irr"}
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @FAST
 @given(scenario_draw())
 def test_random_valid_scenarios_give_finite_outputs(draw):
@@ -58,6 +59,7 @@ def test_more_nre_never_lowers_breakeven_volume(nre_usd, factor, units, other_co
     assert high >= low
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @FAST
 @given(scenario_draw(), st.floats(1.01, 3.0))
 def test_higher_utilization_never_raises_cost_per_token(draw, factor):
@@ -76,6 +78,7 @@ def test_higher_utilization_never_raises_cost_per_token(draw, factor):
         assert np.all(b[option].lcot_usd_per_mtok <= a[option].lcot_usd_per_mtok * (1 + 1e-12))
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @FAST
 @given(scenario_draw())
 def test_prompts_dispatched_to_a_prefill_replica_never_need_fewer_prefill_devices(draw):
@@ -99,6 +102,7 @@ def test_prompts_dispatched_to_a_prefill_replica_never_need_fewer_prefill_device
         assert np.all(~met | more), option.name
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @FAST
 @given(scenario_draw(), st.floats(1.01, 5.0))
 def test_longer_half_life_never_hurts_the_specialized_option(draw, factor):
@@ -125,6 +129,7 @@ def test_more_nre_never_lowers_the_model_breakeven_volume(asic_can_win):
         assert not np.isnan(v).any() and (v[1:] >= v[:-1]).all()
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @FAST
 @given(scenario_draw(), st.floats(1.01, 3.0))
 def test_cheaper_electricity_never_raises_cost(draw, factor):
@@ -155,6 +160,7 @@ def loosened(draw, target: str, factor: float) -> tuple:
     return evaluate(scenario.structure, values), evaluate(scenario.structure, looser)
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @FAST
 @given(scenario_draw(), st.floats(1.0, 2.0))
 def test_a_looser_ttft_target_never_loses_a_target_nor_adds_devices(draw, factor):

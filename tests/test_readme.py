@@ -112,6 +112,7 @@ def test_the_fleet_split_figures_with_the_catalog_roadmap():
     quoted(f"the ASIC costs {ratio['asic']:.2f}x it, the split {ratio['h100-prefill+asic-decode']:.2f}x")
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_the_specialization_over_time_figures():
     """"Specialization over time": custom-asic at base values, with a million units sold and a 6-year half-life (at the
     catalog's base and high share of peak FLOP/s), and where it can win (tests/what_ifs.py ASIC_CAN_WIN: the high share

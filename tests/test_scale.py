@@ -107,6 +107,7 @@ def test_chunk_seed_is_the_spawned_child():
 
 # --- Monte Carlo against numpy on every draw; Sobol and Morris against SALib -----------------------
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_monte_carlo_summary_equals_numpy_on_every_draw(default_scenario):
     """Three chunks of 2000, 2000 and 1000 draws, the draws rebuilt chunk by chunk and summarized by numpy."""
     result = monte_carlo(default_scenario, METRICS, samples=5000, seed=9, chunk_size=2000, keep=100)

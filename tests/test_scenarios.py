@@ -7,7 +7,8 @@ import pytest
 import tco
 
 
-@pytest.mark.parametrize("name", tco.bundled_scenarios())
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name == "specialization-over-time" else name
+                                  for name in tco.bundled_scenarios()])  # its flip search: over a second, make test only
 def test_bundled_scenario_compares(name):
     result = tco.compare(tco.load_scenario(name))
     assert result.options["feasible"].any()

@@ -58,6 +58,7 @@ def test_scenario_with_study_section(tmp_path):
 
 # --- tornado -----------------------------------------------------------------------------------
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_tornado_swings_equal_scalar_low_high_evaluations(default_scenario):
     option = "h100-prefill+groq-decode"
     names = ["devices.groq-lpu.price_usd", "economics.discount_rate", "devices.h100-sxm.useful_life_years"]
@@ -186,6 +187,7 @@ def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(defa
     assert last["baseline_misses_targets"]
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic_can_win):
     asic_scenario = asic_can_win
     x, y = "workload.half_life_years", "program.external_units"

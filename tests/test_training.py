@@ -255,6 +255,7 @@ def training_suite():
     return load_training_suite()
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_training_validation_cases_within_tolerance(training_suite):
     """Every training case, fitted and out of sample, is within its tolerance at the catalog's
     (calibrated) values; the throughput cases' tolerance is +-20 %."""
@@ -267,6 +268,7 @@ def test_training_validation_cases_within_tolerance(training_suite):
     assert all(r.case.tolerance.high <= 0.2 and r.case.tolerance.low >= -0.2 for r in results)
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_catalog_training_efficiencies_are_the_fit(training_suite):
     """assumptions/training.yaml holds the calibrated value of each fitted class (to 1 %)."""
     from tco.analysis.validation.training import calibrate_training
@@ -305,6 +307,7 @@ def test_inference_analyses_refuse_a_training_scenario():
     assert err.value.errors[0].path == "analyses.tornado"
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_cli_validate_and_calibrate_training(capsys):
     from tco.cli import main
 
@@ -316,6 +319,7 @@ def test_cli_validate_and_calibrate_training(capsys):
     assert main(["calibrate", "--training", "--cases", "x.csv"]) == 2
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_cli_compare_training_run(capsys):
     from tco.cli import main
 
@@ -325,6 +329,7 @@ def test_cli_compare_training_run(capsys):
     assert main(["compare", "training-run", "--set", "options.h100.cluster_devices=0"]) == 2
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_app_views_on_a_training_scenario(run):
     """Compare, Lifecycle and Fleet show the training objective (time to train, cost per run) instead of failing."""
     from tco_app.fleet_views import kv_view, tree_view

@@ -84,6 +84,7 @@ def test_the_loader_refuses_an_out_of_sample_row_in_the_fit(tmp_path):
     assert "v5.0" in str(info.value) and "out of sample" in str(info.value)
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_rows_fix_what_they_publish(tmp_path):
     def published(d):
         d["cases"][0]["published"] = 1.0
@@ -110,6 +111,7 @@ def fits():
     return {f.device_class: f for f in calibrate(SUITE)}
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_the_fit_does_not_move_when_out_of_sample_rows_change(tmp_path, fits):
     """Every out-of-sample MLPerf row's figure is halved (and its logs dropped): the suite's out-of-sample cases
     change, the fit does not, to the last digit."""
@@ -322,6 +324,7 @@ def test_validate_table_reports_both_samples(capsys):
     assert "by scenario" in out and "by device class" in out and "device rankings" in out
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_calibrate_cli_table(capsys):
     assert main(["calibrate"]) == 0
     out = capsys.readouterr().out

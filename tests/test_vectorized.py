@@ -141,6 +141,7 @@ def moe_scenario():
     return scenario_from_dict({**data, "model": "deepseek-v3", "name": "default-moe"})
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @pytest.mark.parametrize("name", ["default", "custom-asic", "moe"])
 def test_vectorized_equals_scalar_calls(name, request):
     """One vectorized call over ~6000 draws equals one scalar call per chosen draw, for every output of

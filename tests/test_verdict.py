@@ -79,6 +79,7 @@ def test_scan_finds_every_simple_root(roots):
     assert [c.value for c in result.changes] == pytest.approx(roots, abs=1e-9)
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @settings(max_examples=40, deadline=None)
 @given(roots=st.lists(st.floats(0.5, 2000.0), min_size=1, max_size=4), teeth=st.integers(1, 9),
        edge=st.floats(0.5, 2000.0), tracks=st.integers(1, 3), log=st.booleans())
@@ -351,6 +352,7 @@ def test_winner_gap_treats_a_missed_target_as_infinitely_dear():
 ASIC_WINS = {**ASIC_CAN_WIN, "program.external_units": 1e6, "workload.half_life_years": 6.0}
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_a_near_tie_is_called_a_tie(default_scenario):
     """custom-asic where the ASIC wins (:data:`ASIC_WINS`): at the package, memory and board cost where it ties
     the baseline (the solver's break-even; the unit cost is built from the die) the costs are within 2 %, so
@@ -365,6 +367,7 @@ def test_a_near_tie_is_called_a_tie(default_scenario):
     assert "and h100 (on the roadmap: b200) at $0.81 per million output tokens" in verdict.text
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_the_headline_names_the_generations_a_roadmap_baseline_runs(default_scenario, asic_scenario, asic_can_win):
     """custom-asic's baseline is called h100 but buys B200s, then Rubins (docs/model.md "The refresh rule against the
     book-value credit"): its cost is theirs, so the headline says so at the baseline's first mention, as winner and as

@@ -8,6 +8,7 @@ compare every Check-sheet result with the Python model to a relative 1e-9; they 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +17,17 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from openpyxl.formula import Tokenizer
 from what_ifs import ASIC_CAN_WIN
-from workbook_helpers import agrees, check_rows, error_cells, recalculate_all
+from workbook_helpers import (
+    agrees,
+    check_rows,
+    error_cells,
+    formulas,
+    functions_called,
+    recalculate_all,
+    recalculate_to_xlsx,
+    tokenizer_functions,
+)
 
 import tco
 from tco.cli import main
@@ -41,6 +50,17 @@ NAME_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 @pytest.fixture(scope="module")
 def default_book():
     return build_workbook(tco.load_scenario("default"))
+
+
+@pytest.fixture(scope="module")
+def default_xlsx(tmp_path_factory) -> Path:
+    """The default scenario's workbook as `tco export` writes it, once per module (3 s to build and save): a test that
+    edits it works on its own copy (:func:`_copy_of`)."""
+    return write_workbook(tco.load_scenario("default"), tmp_path_factory.mktemp("default") / "book.xlsx")
+
+
+def _copy_of(book: Path, folder: Path) -> Path:
+    return Path(shutil.copy(book, folder / "book.xlsx"))
 
 
 # --- names -------------------------------------------------------------------------------------------
@@ -91,26 +111,41 @@ def test_validation_formula_admits_exactly_the_field_domain(field_name):
 # --- formulas: only functions Excel and LibreOffice 7.4 both have; nothing typed in -------------------
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
-def test_formulas_use_only_allowed_functions_within_excels_length(name):
+#: the plain workbooks the formula checks built, kept for ``recalculated`` to save when the LibreOffice tests run in
+#: this process (building one takes 0.1-5 s, specialization-over-time the longest; each is built once then)
+_BUILT: dict[str, openpyxl.Workbook] = {}
+
+
+@pytest.fixture(scope="module")
+def keep_built(request) -> bool:
+    """Whether ``recalculated`` will run in this session (a test that uses it is selected)."""
+    return any("recalculated" in item.fixturenames for item in request.session.items)
+
+
+#: the workbooks the formula check builds in more than a second (measured 2026-12-06): checked in `make test`, where
+#: LibreOffice then recalculates the same builds, not in `make test-fast`
+SLOW_BUILDS = {"specialization-over-time", "custom-asic", "voice-agent", "batch-offline", "fleet-split",
+               str(DATA / "workbook-branches.yaml"), str(DATA / "workbook-pipelines.yaml"),
+               str(DATA / "workbook-pipelines-overlapped.yaml")}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW_BUILDS else name
+                                  for name in SCENARIOS])
+def test_formulas_use_only_allowed_functions_within_excels_length(name, keep_built):
     """Only the allowed functions, and every formula within Excel's 8,192 characters ("Length of formula contents",
-    [excel-limits] in docs/sources.md), which LibreOffice does not enforce."""
+    [excel-limits] in docs/sources.md), which LibreOffice does not enforce. The functions are read by
+    :func:`workbook_helpers.functions_called` (17x faster than openpyxl's tokenizer, which took 10.7 s for the 48,356
+    formulas of specialization-over-time); the two agree on every 50th formula and on the 10 longest."""
     wb = build_workbook(tco.load_scenario(name))
-    used = set()
-    count = 0
-    longest = 0
-    for ws in wb:
-        for row in ws.iter_rows():
-            for cell in row:
-                if cell.data_type == "f":
-                    count += 1
-                    longest = max(longest, len(cell.value))
-                    for token in Tokenizer(cell.value).items:
-                        if token.type == "FUNC" and token.subtype == "OPEN":
-                            used.add(token.value.rstrip("(").upper())
-    assert count > 500
+    found = formulas(wb)
+    used = set().union(*map(functions_called, found))
+    sample = found[::50] + sorted(found, key=len)[-10:]
+    assert [functions_called(f) for f in sample] == [tokenizer_functions(f) for f in sample]
+    assert len(found) > 500
     assert used <= ALLOWED_FUNCTIONS, used - ALLOWED_FUNCTIONS
-    assert longest <= 8192
+    assert max(map(len, found)) <= 8192
+    if keep_built:
+        _BUILT[name] = wb
 
 
 def test_model_and_cash_flow_values_are_formulas_not_typed_numbers(default_book):
@@ -204,12 +239,18 @@ def test_bad_export_path_is_an_input_error(tmp_path, capsys):
 # --- import round trip ---------------------------------------------------------------------------------
 
 
-def _edit_inputs(path: Path, edits: dict[str, object]) -> None:
-    wb = openpyxl.load_workbook(path)
+def _edit_book(wb, edits: dict[str, object]) -> None:
+    """Type ``edits`` (parameter name -> value) into the value cells of the Inputs sheet, as a user would."""
     ws = wb["Inputs"]
     rows = {ws.cell(row=r, column=1).value: r for r in range(FIRST_ROW, ws.max_row + 1)}
     for name, value in edits.items():
         ws.cell(row=rows[name], column=2).value = value
+
+
+def _edit_inputs(path: Path, edits: dict[str, object]) -> None:
+    """:func:`_edit_book` on a workbook file (read and written back by openpyxl, as the import tests need)."""
+    wb = openpyxl.load_workbook(path)
+    _edit_book(wb, edits)
     wb.save(path)
 
 
@@ -217,8 +258,9 @@ EDITS = {"economics.discount_rate": 0.12, "economics.horizon_years": 7, "workloa
          "devices.groq-lpu.price_usd": 9000.0, "workload.half_life_years": 3.5, "workload.prompt_tokens": 3000}
 
 
-def test_import_round_trip_returns_the_edits(tmp_path, capsys):
-    path = write_workbook(tco.load_scenario("default"), tmp_path / "book.xlsx")
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
+def test_import_round_trip_returns_the_edits(default_xlsx, tmp_path, capsys):
+    path = _copy_of(default_xlsx, tmp_path)
     _edit_inputs(path, EDITS)
     scenario, data = import_workbook(path)
     assert data["set"] == {k: float(v) for k, v in EDITS.items()}
@@ -232,8 +274,9 @@ def test_import_round_trip_returns_the_edits(tmp_path, capsys):
     assert tco.load_scenario(out).values() == values
 
 
-def test_import_reports_a_bad_cell_by_sheet_cell_and_name(tmp_path, capsys):
-    path = write_workbook(tco.load_scenario("default"), tmp_path / "book.xlsx")
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
+def test_import_reports_a_bad_cell_by_sheet_cell_and_name(default_xlsx, tmp_path, capsys):
+    path = _copy_of(default_xlsx, tmp_path)
     _edit_inputs(path, {"economics.pue": "abc", "economics.discount_rate": -0.5})
     with pytest.raises(InputError) as excinfo:
         import_workbook(path)
@@ -333,15 +376,22 @@ def test_the_held_batch_case_holds_its_batch(monkeypatch):
 @pytest.fixture(scope="module")
 def recalculated(tmp_path_factory):
     """Every workbook the LibreOffice tests read, recalculated in one LibreOffice run (one start-up):
-    ``("plain", name)``, ``("edited", index into EDITED)``, ``("roadmap", policy)`` and ``"hostile"`` -> the
-    converted copy."""
+    ``("plain", name)``, ``("edited", index into EDITED)``, ``("roadmap", policy)`` ... -> its cells' values
+    (:class:`workbook_helpers.Recalculated`); ``"hostile"``, whose cell types the test reads, in a second run to xlsx.
+
+    The plain workbooks are those the formula checks built (:data:`_BUILT`, else built here), saved as
+    :func:`tco.export.write_workbook` saves them; the edited ones are typed into in memory (:func:`_edit_book`) rather
+    than read back from a file and written again (2.6 s a workbook)."""
     folder = tmp_path_factory.mktemp("books")
-    books = {("plain", name): write_workbook(tco.load_scenario(name), folder / f"plain-{i}.xlsx")
-             for i, name in enumerate(SCENARIOS)}
+    books = {}
+    for i, name in enumerate(SCENARIOS):
+        books["plain", name] = folder / f"plain-{i}.xlsx"
+        (_BUILT.pop(name, None) or build_workbook(tco.load_scenario(name))).save(books["plain", name])
     for i, (name, edits) in enumerate(EDITED):
-        books["edited", i] = write_workbook(tco.load_scenario(name), folder / f"edited-{i}.xlsx")
-        _edit_inputs(books["edited", i], edits)
-    books["hostile"] = write_workbook(tco.load_scenario(_hostile(folder)), folder / "hostile.xlsx")
+        wb = build_workbook(tco.load_scenario(name))
+        _edit_book(wb, edits)
+        books["edited", i] = folder / f"edited-{i}.xlsx"
+        wb.save(books["edited", i])
     for policy in ROADMAP_POLICIES:
         scenario = tco.inputs.loading.scenario_from_dict(_roadmap_variant(policy))
         books["roadmap", policy] = write_workbook(scenario, folder / f"roadmap-{policy}.xlsx")
@@ -350,7 +400,10 @@ def recalculated(tmp_path_factory):
     for key, (generations, prompt, ttft, _) in ROADMAP_FEASIBILITY.items():
         scenario = tco.inputs.loading.scenario_from_dict(_feasibility_variant(generations, prompt, ttft))
         books["feasibility", key] = write_workbook(scenario, folder / f"feasibility-{key}.xlsx")
-    return dict(zip(books, recalculate_all(list(books.values()), folder), strict=True))
+    converted = dict(zip(books, recalculate_all(list(books.values()), folder), strict=True))
+    hostile = write_workbook(tco.load_scenario(_hostile(folder)), folder / "hostile.xlsx")
+    converted["hostile"] = recalculate_to_xlsx([hostile], folder)[0]
+    return converted
 
 
 @pytest.mark.libreoffice
@@ -447,10 +500,11 @@ def test_model_values_cover_the_core_outputs():
         np.testing.assert_allclose(values[option]["pv_cost_usd"], float(r.pv_cost_usd))
 
 
-def test_import_reports_a_corrupted_scenario_sheet(tmp_path, capsys):
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
+def test_import_reports_a_corrupted_scenario_sheet(default_xlsx, tmp_path, capsys):
     import openpyxl
 
-    path = write_workbook(tco.load_scenario("default"), tmp_path / "book.xlsx")
+    path = _copy_of(default_xlsx, tmp_path)
     book = openpyxl.load_workbook(path)
     book["Scenario"]["A1"] = "foo: [1"
     book.save(path)
@@ -459,6 +513,7 @@ def test_import_reports_a_corrupted_scenario_sheet(tmp_path, capsys):
     assert "Scenario" in err and "not valid YAML" in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_edited_inputs_are_marked_with_the_file_value(tmp_path):
     """An edit (--set, the app) is orange on Inputs with the scenario file's value beside it; the Cover carries the
     verdict sentence of `tco compare`; the import reads the edited value back."""

@@ -100,6 +100,7 @@ def test_tiny_demand_gives_a_fleet_of_one_replica_and_a_finite_cost():
     assert "overflow" not in result["verdict"] and "undefined" not in result["verdict"]
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_a_workbook_cell_is_read_like_any_other_edit(tmp_path):
     """A value typed as text in the Inputs sheet ("9%") is read by the same reader as --set."""
     import openpyxl

@@ -34,6 +34,7 @@ def mode(path: Path) -> int:
 # --- path traversal -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 @pytest.mark.parametrize("name", ["../../escape", "/etc/passwd", "x\x00y/../.."])
 def test_a_scenario_name_never_leaves_the_download_folder(tmp_path, name):
     answer = contained(run("attacks:workbook_download", name, str(tmp_path))).result
@@ -80,6 +81,7 @@ def test_a_study_into_the_current_folder_is_refused_without_leftovers(tmp_path, 
 # --- permissions ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_written_files_follow_the_umask(tmp_path):
     """0600 under umask 077 (0644 under the usual 022: the study test); mkstemp gave 0600 whatever the umask."""
     umask = 0o077
@@ -92,6 +94,7 @@ def test_written_files_follow_the_umask(tmp_path):
     assert mode(tmp_path / "k.html") == expected
 
 
+@pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_force_keeps_the_mode_of_the_file_it_replaces(tmp_path):
     path = tmp_path / "b.xlsx"
     path.write_bytes(b"old")

@@ -191,9 +191,11 @@ def assert_values_finite(scenario, values: dict) -> None:
             assert not bad.any(), (option, key, {k: np.ravel(v)[np.flatnonzero(bad)[:1]] for k, v in values.items()})
 
 
-def check_batch(scenario, sets: list[dict], counts: Counter) -> None:
-    """Each edit set through ``scenario.with_values`` against the oracle; then the accepted ones through the core."""
-    accepted = []
+def check_batch(scenario, sets: list[dict], counts: Counter, accepted: list | None = None) -> None:
+    """Each edit set through ``scenario.with_values`` against the oracle; then the accepted ones through the core, or,
+    given ``accepted``, onto that list for the caller to send through the core with others (:func:`assert_finite`)."""
+    deferred = accepted is not None
+    accepted = accepted if deferred else []
     for edits in sets:
         meant, refuse = meant_outcome(scenario, edits)
         raw = {k: raw_value for k, (raw_value, _) in edits.items()}
@@ -214,9 +216,9 @@ def check_batch(scenario, sets: list[dict], counts: Counter) -> None:
         assert {w.path for w in edited.warnings} == outside, (raw, edited.warnings)
         counts["warned"] += bool(outside)
         accepted.append(meant)
-    if accepted:
+    if accepted and not deferred:
         assert_finite(scenario, accepted)
-        counts["accepted"] += len(accepted)
+    counts["accepted"] += len(accepted) if not deferred else 0
 
 
 def fuzz_settings(examples: int) -> settings:
@@ -226,15 +228,24 @@ def fuzz_settings(examples: int) -> settings:
 
 @pytest.mark.slow  # the big fuzz batches run in `make test`; `make test-fast` keeps the hostile-file and whole-domain ones
 def test_ten_thousand_edited_scenarios_through_the_front_door():
-    """500 hypothesis examples, each a bundled scenario and a seed that draws 20 edit sets: 10,000 scenarios."""
+    """500 hypothesis examples, each a bundled scenario and a seed that draws 20 edit sets: 10,000 scenarios. The
+    edit sets the front door accepts go through the core together, one vectorized call per bundled scenario at the end
+    (~2,000 draws each) rather than one per example (~5 draws): the same outputs checked, 20 s less (the core's
+    cost hardly grows with the draws); a failure names the draw's values, as before."""
     counts = Counter()
+    accepted = {name: [] for name in SCENARIOS}
 
     @fuzz_settings(EXAMPLES)
     @given(name=st.sampled_from(sorted(SCENARIOS)), seed=st.integers(0, 2**32 - 1))
     def one_batch(name, seed):
-        check_batch(SCENARIOS[name], edit_sets(SCENARIOS[name], Chooser(rng=np.random.default_rng(seed))), counts)
+        check_batch(SCENARIOS[name], edit_sets(SCENARIOS[name], Chooser(rng=np.random.default_rng(seed))), counts,
+                    accepted[name])
 
     one_batch()
+    for name, sets in accepted.items():
+        if sets:
+            assert_finite(SCENARIOS[name], sets)
+            counts["accepted"] += len(sets)
     print(f"\nfuzz: {dict(counts)}")
     assert counts["scenarios"] >= 10_000, counts
     assert counts["accepted"] > 2_000 and counts["refused"] > 2_000 and counts["warned"] > 500, counts
