@@ -150,17 +150,17 @@ def test_the_event_loop_gives_the_numbers_simpy_gives():
         kwargs = dict(kwargs)
         scv = kwargs.pop("scv", 0.0)
         d = dataclasses.replace(demand(**kwargs), prompt_scv=scv)
-        sized = serving.size_pool("colocated", [shape], model, device, d, whole=True)
-        cm = serving.cycle_model(shape, model, device, d, "colocated")
+        sized = size_pool("colocated", [shape], model, device, d, whole=True)
+        cm = cycle_model(shape, model, device, d, "colocated")
         return simulate_colocated(cm, int(sized["replicas"]), int(sized["slots"]), int(d.prompt_tokens),
-                                  int(d.output_tokens), float(d.peak_requests_per_s), float(d.token_budget), d.policy,
-                                  int(serving.prefill_pass_prompts(cm, d)), requests=requests,
+                                  int(d.output_tokens), float(d.peak_requests_per_s), float(d.token_budget_tokens), d.policy,
+                                  int(prefill_pass_prompts(cm, d)), requests=requests,
                                   lengths=Lengths(float(d.prompt_tokens), scv, seed=3), environment=environment)
 
     def split(environment):
         d = demand(rate=20.0, ttft=1.0, tpot=0.04, budget=8192.0, prompt=2000.0, output=400.0)
         shape = parallelism.Shape(1)
-        pre, dec = (serving.cycle_model(shape, MODEL, H200, d, role) for role in ("prefill", "decode"))
+        pre, dec = (cycle_model(shape, MODEL, H200, d, role) for role in ("prefill", "decode"))
         return simulate_disaggregated(pre, dec, 3, 2, 64, 2000, 400, 20.0, 1, 0.007, requests=200,
                                       lengths=Lengths(2000.0, 0.79, seed=5), prefill_routing="dispatched",
                                       environment=environment)
