@@ -173,6 +173,7 @@ def test_bad_scenario_files(capsys, tmp_path, edit, path, fragment):
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_python_dash_m_works_the_same():
     proc = subprocess.run([sys.executable, "-m", "tco", "compare", "--set", "economics.pue=0.5"],
                           capture_output=True, text=True, check=False)
@@ -227,6 +228,7 @@ def test_wide_shows_everything_unwrapped(capsys):
     assert "decode: decode step time, ms" in wide  # a pool output only --wide shows
 
 
+@pytest.mark.slow
 def test_compare_verdict_and_its_json_detail(capsys):
     code, out, _ = run(capsys, "compare", "custom-asic", "--format", "json", "--set", "program.external_units=1000000",
                        "--set", "workload.half_life_years=6", *ASIC_CAN_WIN)  # the ASIC wins

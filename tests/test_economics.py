@@ -204,6 +204,7 @@ def test_breakeven_formulas_by_hand():
     assert nre.nre_per_unit_usd(1e8, 0.0) == 1e8  # nothing built: carried on one unit
 
 
+@pytest.mark.slow
 def test_breakeven_demand_ties_the_option_with_continuous_sizing():
     """The closed form takes every cost but NRE, porting and re-authoring as proportional to demand. With
     continuous sizing that holds but for square-root staffing (slots grow a little slower than the load), so at

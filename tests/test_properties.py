@@ -177,6 +177,7 @@ def test_a_looser_ttft_target_never_loses_a_target_nor_adds_devices(draw, factor
         assert np.all(~met | (np.asarray(b[option].devices) <= np.asarray(a[option].devices))), option
 
 
+@pytest.mark.slow
 @FAST
 @given(scenario_draw(), st.floats(1.0, 2.0))
 def test_a_looser_tpot_target_never_loses_a_target(draw, factor):
@@ -215,6 +216,7 @@ def test_draws_that_lost_their_targets_under_a_looser_tpot_target_keep_them(name
         assert np.all(~met | (np.asarray(b[option].feasible) > 0.5)), option
 
 
+@pytest.mark.slow
 def test_closed_form_breakeven_external_sales_equal_the_solver(asic_can_win):
     """With a 6-year half-life the ASIC at its best share of peak FLOP/s wins once enough units are sold to others:
     the solver's external units and the closed form (V* - own units) agree; the split option never crosses."""
@@ -279,6 +281,7 @@ def memory_twins():
 @FAST
 @given(prompt=st.floats(200.0, 16000.0), output=st.floats(100.0, 2000.0), ttft=st.floats(0.3, 4.0),
        tpot=st.floats(0.01, 0.08), seed=st.integers(0, 2**16))
+@pytest.mark.slow
 def test_more_memory_never_loses_a_target(prompt, output, ttft, tpot, seed):
     """An H200 given every figure of an H100 but its memory capacity (141 against 80 GB): wherever the H100 fleet meets
     its targets the twin does. The shape search once capped a device's tensor groups at four times its memory-fit

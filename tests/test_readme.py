@@ -74,6 +74,7 @@ def test_the_breakeven_example_is_what_tco_breakeven_prints(capsys):
     assert normalized(block_after("Every crossing in a range")) == normalized(printed(capsys, *argv))
 
 
+@pytest.mark.slow
 def test_the_training_example_is_an_excerpt_of_what_tco_compare_prints(capsys):
     """The README shows the training comparison's table and verdict, leaving out the ratios, sites and second life
     between them: each of its lines is a line of the output, in order."""
@@ -88,6 +89,7 @@ def _costs(name: str):
     return result, result.options["lcot_usd_per_mtok"], result.challengers["cost_ratio"]
 
 
+@pytest.mark.slow
 def test_the_bundled_scenarios_figures():
     """"What it says on the bundled scenarios": costs per million output tokens (2 decimals), ratios to the baseline
     (1 decimal), fleet sizes."""

@@ -20,6 +20,7 @@ def test_required_scenarios_are_bundled():
     assert {"default", "custom-asic", "batch-offline", "voice-agent"} <= set(tco.bundled_scenarios())
 
 
+@pytest.mark.slow
 def test_voice_agent_latency_targets_bind():
     # 300 ms TTFT: a Llama 3.1 8B prefill of 1,500 tokens on one H100 takes tens of ms, well inside it
     scenario = tco.load_scenario("voice-agent")

@@ -179,6 +179,7 @@ def test_newton_root_by_hand_for_exponential_lengths():
     assert below[0] <= x[0]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(scv=st.floats(1e-4, 10.0), own=st.floats(0.0, 1.0), slack=st.floats(1e-3, 1e4), eps=st.floats(1e-4, 0.5))
 def test_newton_equals_the_bisection_where_certified_and_the_bound_holds(scv, own, slack, eps):

@@ -84,6 +84,7 @@ def test_tornado_flags_a_parameter_that_flips_the_winner(asic_can_win):
 
 # --- sweep and map -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_sweep_breakeven_equals_tco_breakeven(asic_can_win):
     asic_scenario = asic_can_win.with_values({"workload.half_life_years": 6.0})  # the ASIC wins with enough external sales
     param = "program.external_units"
@@ -229,6 +230,7 @@ def test_map_marks_where_a_latency_target_decides_the_winner(default_scenario):
     assert grid.frame()["latency_target_missed"].sum() == grid.missed.sum()
 
 
+@pytest.mark.slow
 def test_breakeven_metric_matches_solver_per_point(asic_can_win):
     asic_scenario = asic_can_win
     half_lives = np.array([4.0, 6.0])

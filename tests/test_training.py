@@ -209,6 +209,7 @@ def test_training_evaluation_is_vectorized(run):
         assert batch.time_to_train_s[i] == pytest.approx(float(one.time_to_train_s))
 
 
+@pytest.mark.slow
 def test_compare_training_verdict_and_flips(run):
     result = compare_training(run)
     cheapest = result.options[result.options["feasible"]]["cost_per_run_usd"].idxmin()
@@ -221,6 +222,7 @@ def test_compare_training_verdict_and_flips(run):
     assert set(data["second_life"]["devices"]) == {"h100-sxm", "b200", "tpu-v6e", "mi300x"}
 
 
+@pytest.mark.slow
 def test_flip_is_a_real_flip(run):
     """Moving the nearest flip parameter just past its flip value changes the cheapest option."""
     result = compare_training(run)

@@ -475,6 +475,7 @@ def test_the_dearer_option_is_explained_by_the_line_that_adds_most():
         **lines | {"pv_residual_usd": -108.4e6})) == "smaller residual value (credit) (PV +$32.7M)"
 
 
+@pytest.mark.slow
 def test_program_volume_beyond_the_own_fleet_is_named():
     """The ASIC wins on a million units sold to others; on this fleet's units alone it loses to the baseline,
     and the verdict says so (with no units sold to others there is nothing to name)."""

@@ -59,6 +59,7 @@ def test_slugs():
 # --- file-system mistakes: one line, exit 2, nothing left behind ------------------------------------------
 
 
+@pytest.mark.slow
 def test_file_system_mistakes(tmp_path):
     refused(tco("export", "--xlsx", str(tmp_path)), "--xlsx")  # a folder (and not .xlsx)
     (tmp_path / "dir.xlsx").mkdir()

