@@ -67,14 +67,17 @@ class MonteCarloSpec(Strict):
     samples: PositiveInt = 10_000
     metrics: list[str] | None = None
     correlations: list[CorrelationSpec] = []
-    #: first draws written to montecarlo_samples.csv and drawn in the figure (the summary uses every draw)
+    #: first draws written to montecarlo_samples.csv and drawn in the figure (the summary uses every draw); by default
+    #: :data:`KEEP_SAMPLES`, or the whole first chunk when ``chunk_size`` is smaller
     keep_samples: Annotated[int, Field(ge=0, le=CHUNK_SIZE, strict=True)] = KEEP_SAMPLES
     #: draws per chunk: what one process holds at a time (~0.1 GB per 100k draws for three options)
     chunk_size: Annotated[int, Field(gt=0, le=MAX_CHUNK_SIZE, strict=True)] = CHUNK_SIZE
 
     @model_validator(mode="after")
     def _keep_within_first_chunk(self):
-        if self.keep_samples > self.chunk_size:
+        if "keep_samples" not in self.model_fields_set:  # the default follows a smaller chunk (the user set neither)
+            self.keep_samples = min(self.keep_samples, self.chunk_size)
+        elif self.keep_samples > self.chunk_size:
             raise ValueError(f"keep_samples ({self.keep_samples}) must not exceed chunk_size ({self.chunk_size})")
         return self
 
