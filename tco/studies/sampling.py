@@ -287,7 +287,14 @@ def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None
         return SamplingPlan(params)
     index = {p.name: i for i, p in enumerate(params)}
     names = []
+    pairs: dict[frozenset, int] = {}
     for k, (a, b, rho) in enumerate(correlations):
+        pair = frozenset((a, b))
+        if pair in pairs:  # (A, B, 0.5) then (B, A, -0.5): the second would replace the first without a word
+            first = correlations[pairs[pair]]
+            raise InputError.one(f"correlations[{k}]", [a, b, rho], f"correlates the pair of correlations[{pairs[pair]}] "
+                                 f"({first[0]}, {first[1]}, rho {float(first[2]):g}) again: give each pair once")
+        pairs[pair] = k
         for side, name in (("a", a), ("b", b)):
             if name not in index:
                 raise InputError.one(f"correlations[{k}].{side}", name, "must name a sampled parameter "

@@ -278,8 +278,21 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
         if ax.log and low <= 0:
             errors.append(FieldError(f"{path}.low", low, "a log axis needs low > 0"))
 
+    def once(path: str, items: list[str] | None):
+        """A list that names a parameter or a metric twice would give a second row or column without a word."""
+        first: dict[str, int] = {}
+        for i, item in enumerate(items or []):
+            if item in first:
+                errors.append(FieldError(f"{path}[{i}]", item, f"repeats {path.rsplit('.', 1)[-1]}[{first[item]}]: "
+                                                                "name each once"))
+            first.setdefault(item, i)
+
     main = metric("metric", study.metric)
     a = study.analyses
+    for path, spec, attr in (("analyses.tornado.params", a.tornado, "params"), ("analyses.sobol.params", a.sobol, "params"),
+                             ("analyses.morris.params", a.morris, "params"), ("analyses.sweep.metrics", a.sweep, "metrics"),
+                             ("analyses.monte_carlo.metrics", a.monte_carlo, "metrics")):
+        once(path, getattr(spec, attr) if spec is not None else None)
     if a.tornado and a.tornado.params:
         for i, name in enumerate(a.tornado.params):
             param(f"analyses.tornado.params[{i}]", name, needs_range=True)
