@@ -17,7 +17,7 @@ from tco.cli.common import (
     scenario_from_args,
 )
 from tco.cli.text import WIDTH, paragraph, table
-from tco.foundation.errors import InputError
+from tco.foundation.errors import FieldError, InputError
 from tco.foundation.files import atomic_write, check_target
 from tco.foundation.user_numbers import read_number
 
@@ -102,6 +102,26 @@ SETTING_OPTIONS = {
 }
 
 
+#: the analyses that read each option (``tco fleet roadmap --option nope`` ran and ignored it): any other refuses it
+READ_BY = {
+    "option": ("kv-wall", "stranded", "coordination", "routing"),
+    **dict.fromkeys(("policy", "weeks", "demand_growth", "prompt_growth", "output_growth", "buffer_share"), ("stranded",)),
+    **dict.fromkeys(("scheduling_overhead", "slack"), ("coordination",)),
+    **dict.fromkeys(("small_model", "hard_share", "router_skill", "penalty"), ("routing", "roadmap")),
+    "devices": ("pareto", "tree"),
+    "placement": ("pareto",),
+}
+
+
+def check_flags(args) -> None:
+    """Refuse every option given that ``args.analysis`` does not read (:data:`READ_BY`), naming the ones that do."""
+    errors = [FieldError(f"--{flag.replace('_', '-')}", getattr(args, flag),
+                         f"the {args.analysis} analysis does not read it (it applies to {' and '.join(analyses)})")
+              for flag, analyses in READ_BY.items() if getattr(args, flag) is not None and args.analysis not in analyses]
+    if errors:
+        raise InputError(errors)
+
+
 def _setting_edits(args) -> dict[str, float]:
     from tco.inputs.fleet_settings import setting_name
 
@@ -135,6 +155,7 @@ def run(args) -> int:
     from tco.present.fleet_summary import kv_sentences
     from tco.present.fleet_summary import run as run_one
 
+    check_flags(args)
     if args.html:
         check_target(args.html, True, "--html")
     scenario, training = scenario_from_args(args), None

@@ -3,6 +3,7 @@ the training resolution."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -81,7 +82,8 @@ def load_scenario(name_or_path: str | Path | None = None, catalog: Catalog | Non
     return scenario_from_dict(data, catalog, path=str(path))
 
 
-def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str | None = None) -> Scenario:
+def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str | None = None,
+                       derived: Collection[str] = ()) -> Scenario:
     """Validate and resolve scenario data (as read from YAML).
 
     Parameters
@@ -92,6 +94,8 @@ def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str |
         The catalog to resolve against; None: ``assumptions/``.
     path : str or None
         Where the data came from, kept on the scenario.
+    derived : Collection of str
+        Names of options tco derived itself (:func:`tco.inputs.scenario_resolve.option_name_errors`); never a user's.
 
     Returns
     -------
@@ -112,4 +116,4 @@ def scenario_from_dict(data: object, catalog: Catalog | None = None, path: str |
         spec = ScenarioFile.model_validate(data)
     except ValidationError as exc:
         raise pydantic_errors(exc) from None
-    return resolved_scenario(spec, catalog or load_catalog(), path)
+    return resolved_scenario(spec, catalog or load_catalog(), path, derived)
