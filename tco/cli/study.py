@@ -30,7 +30,7 @@ def add_parser(sub):
 def run(args) -> int:
     from tco.export.study_folder import check_output_dir, run_study
     from tco.studies.parallel import ChunkRunner, StudyInterrupted, check_scheduler_address
-    from tco.studies.spec import check_study_sizes, load_study
+    from tco.studies.spec import check_study_sizes, load_study, study_warnings
 
     for flag, value, minimum in (("--samples", args.samples, 1), ("--seed", args.seed, 0), ("--workers", args.workers, 1)):
         if value is not None and value < minimum:
@@ -42,6 +42,8 @@ def run(args) -> int:
         check_scheduler_address(args.scheduler, "--scheduler")
     study, scenario = load_study(args.file)
     print_warnings(scenario)
+    for warning in study_warnings(study, scenario):
+        print(f"tco: warning: {warning}", file=sys.stderr)
     if args.samples is not None:
         if study.analyses.monte_carlo is None:
             raise InputError.one("--samples", args.samples, f"study {study.name} has no monte_carlo analysis")

@@ -40,8 +40,8 @@ from tco.studies.metrics import parse_metric
 from tco.studies.montecarlo import MonteCarloResult, monte_carlo
 from tco.studies.parallel import ChunkRunner, StudyInterrupted
 from tco.studies.portfolio import portfolio
-from tco.studies.sensitivity import morris, sobol
-from tco.studies.spec import StudySpec, axis_range, check_study_sizes, study_portfolio_cells
+from tco.studies.sensitivity import morris, sobol, unconverged_indices
+from tco.studies.spec import StudySpec, axis_range, check_study_sizes, outside_sourced, study_portfolio_cells
 from tco.studies.sweep import sweep
 from tco.studies.tornado import tornado
 
@@ -121,6 +121,8 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         run.results["sweep"] = {"param": a.sweep.param, "low": float(frame[a.sweep.param].iloc[0]),
                                 "high": float(frame[a.sweep.param].iloc[-1]), "breakevens": breakevens,
                                 "windows": frame.attrs["windows"]}
+        if outside_sourced(scenario, a.sweep):  # swept as given; said only where it applies
+            run.results["sweep"]["outside_sourced_range"] = outside_sourced(scenario, a.sweep)
         run.seconds["sweep"] = time.perf_counter() - started
     if a.map:
         started = time.perf_counter()
@@ -131,6 +133,9 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         run.figures["map"] = map_figure(grid)
         run.results["map"] = {"share_of_map_where_option_wins": float(grid.wins.mean()), "option": map_metric.option,
                               "share_of_map_where_a_latency_target_is_missed": float(grid.missed.mean())}
+        outside = {side: o for side, ax in (("x", a.map.x), ("y", a.map.y)) if (o := outside_sourced(scenario, ax))}
+        if outside:
+            run.results["map"]["outside_sourced_range"] = outside
         run.seconds["map"] = time.perf_counter() - started
     if a.monte_carlo:
         started = time.perf_counter()
@@ -151,6 +156,9 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         frame = sobol(scenario, metric, a.sobol.n, seed, a.sobol.params, runner=runner, progress=progress)
         run.tables["sobol"], run.figures["sobol"] = frame, sobol_figure(frame, title=f"Sobol indices of {metric.name}")
         run.results["sobol"] = {"n": a.sobol.n, "top": frame.head(5).to_dict(orient="records")}
+        unconverged = unconverged_indices(frame)
+        if unconverged:  # shares of variance outside [0, 1] beyond their interval: no finding (present only then)
+            run.results["sobol"]["unconverged"] = unconverged
         run.seconds["sobol"] = time.perf_counter() - started
     if a.morris:
         started = time.perf_counter()
