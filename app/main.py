@@ -8,6 +8,8 @@ messages of a broken link or upload) and the named cases saved in the browser se
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -16,7 +18,7 @@ from urllib.parse import urlsplit
 import diskcache
 from dash import MATCH, ClientsideFunction, Dash, DiskcacheManager, Input, Output, State, dcc, html
 
-from tco.foundation.files import slug
+from tco.foundation.files import new_folder, slug
 from tco.inputs.loading import DEFAULT_SCENARIO
 
 from . import controller, plotlyjs
@@ -36,12 +38,12 @@ MAX_REQUEST_BYTES = 16_000_000
 def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None = None) -> Dash:
     """A new Dash app on the bundled scenarios (plus ``scenario``, a file, shown first).
 
-    ``cache_dir`` holds the background-callback jobs (Monte Carlo, Sobol); a fresh
-    temporary directory by default.
+    ``cache_dir`` holds the background-callback jobs (Monte Carlo, Sobol); by default a fresh
+    temporary folder the app removes at exit (:func:`own_cache_folder`).
     """
     choices = scenario_choices(scenario)
     default = next(reversed(choices)) if scenario is not None else DEFAULT_SCENARIO
-    cache = diskcache.Cache(str(cache_dir or tempfile.mkdtemp(prefix="tco-app-")))
+    cache = diskcache.Cache(str(cache_dir or own_cache_folder()))
     ctx = AppContext(choices, default, DiskcacheManager(cache))
     app = Dash(__name__, title="tco: cost per token, general vs specialized hardware", serve_locally=True,
                assets_folder=str(ASSETS), suppress_callback_exceptions=True, update_title=None,
@@ -64,6 +66,18 @@ def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None 
         page.register(app, ctx)
     register_shared(app)
     return app
+
+
+#: the app's own background-job caches in the temporary folder: ``tco-app-<pid>.<hex>``
+CACHE_PREFIX = "tco-app-"
+
+
+def own_cache_folder() -> Path:
+    """A fresh background-job cache (0700) in the temporary folder, removed when the server exits; those of servers
+    that were killed (their process gone) are removed first (:func:`tco.foundation.files.new_folder`)."""
+    folder = new_folder(Path(tempfile.gettempdir()), CACHE_PREFIX, mode=0o700)
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 def _referrer_query() -> str:

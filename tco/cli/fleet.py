@@ -49,6 +49,7 @@ def add_parser(sub):
     parser.add_argument("--placement", action="append", metavar="PREFILL:DECODE[:N_PREFILL:N_DECODE]",
                         help="pareto: a placement (repeatable); devices per replica optional")
     parser.add_argument("--html", metavar="PATH", help="also write the analysis' plotly figure to an HTML file")
+    parser.add_argument("--force", action="store_true", help="overwrite the --html file if it exists")
     return parser
 
 
@@ -156,8 +157,10 @@ def run(args) -> int:
     from tco.present.fleet_summary import run as run_one
 
     check_flags(args)
+    if args.force and not args.html:
+        raise InputError.one("--force", True, "applies to --html PATH only")
     if args.html:
-        check_target(args.html, True, "--html")
+        check_target(args.html, args.force, "--html")
     scenario, training = scenario_from_args(args), None
     if getattr(scenario, "kind", "inference") == "training":  # the analyses run on the fleet serving its model
         from tco.analysis.training import serving_scenario
@@ -168,7 +171,7 @@ def run(args) -> int:
     analysis = run_one(args.analysis, scenario, cfg, training)
     if args.html:  # plotly.js inlined: the file opens offline, like every HTML tco writes
         atomic_write(args.html, lambda temp: analysis.figure.write_html(temp, include_plotlyjs=True, full_html=True),
-                     force=True, field="--html")
+                     force=args.force, field="--html")
     if args.format == "json":
         print_json({"analysis": args.analysis, "scenario": scenario.name, "headline": analysis.headline.sentence,
                     **analysis.payload})

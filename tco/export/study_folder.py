@@ -18,7 +18,7 @@ import pandas as pd
 
 from tco import __version__
 from tco.foundation.errors import InputError
-from tco.foundation.files import new_folder
+from tco.foundation.files import new_folder, process_alive, release_quietly, remove_stale, write_failure
 from tco.foundation.plain_values import json_safe
 from tco.foundation.safe_csv import to_csv
 from tco.inputs.scenario import Scenario
@@ -262,9 +262,10 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
     seed = study.seed if seed is None else int(seed)
     started = time.perf_counter()
     run = run_analyses(study, scenario, seed, progress, runner)
-    tmp = None
+    tmp, failure = None, None
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
+        _recover_interrupted_swap(out_dir)
         tmp = new_folder(out_dir.parent, f".{out_dir.name}.")
         for stem, frame in run.tables.items():
             to_csv(frame, tmp / f"{stem}.csv", index=False)
@@ -275,11 +276,28 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
         (tmp / "summary.json").write_text(json.dumps(json_safe(data), indent=2, default=str) + "\n", encoding="utf-8")
         _replace_dir(tmp, out_dir)
     except OSError as exc:
-        raise InputError.one("--out", str(out_dir), f"cannot be written: {exc.strerror or exc}") from None
+        failure = write_failure(exc)
+        release_quietly(exc)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+    if failure:
+        raise InputError.one("--out", str(out_dir), failure)
     return out_dir
+
+
+def _recover_interrupted_swap(target: Path) -> None:
+    """Undo what a run killed between moving the previous output aside and moving the new one in left behind: the
+    previous output goes back to ``target`` (when it is missing), and the killed run's folders are removed
+    (:func:`tco.foundation.files.remove_stale`)."""
+    pattern = f".{target.name}.old."
+    for entry in sorted(target.parent.glob(f"{pattern}*")):
+        previous = entry / target.name
+        pid = entry.name[len(pattern):].split(".")[0]
+        if not target.exists() and previous.is_dir() and pid.isdigit() and not process_alive(int(pid)):
+            previous.rename(target)
+    remove_stale(target.parent, pattern)
+    remove_stale(target.parent, f".{target.name}.")
 
 
 #: file that marks a folder as a study's output, so a rerun may replace it (and nothing else)
