@@ -81,7 +81,9 @@ class QuantileMetric:
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
         updates = values_at_quantiles(self.params, u)
-        return blockwise(lambda block: metric_table(self.scenario, [self.metric], block), updates)[self.metric.name]
+        value = blockwise(lambda block: metric_table(self.scenario, [self.metric], block), updates)[self.metric.name]
+        # one value per row even where none of the parameters moves the metric (the core then answers a scalar)
+        return np.array(np.broadcast_to(np.asarray(value, float), (np.shape(u)[0],)))
 
 
 def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] | None) -> tuple[UnitFunction, list[str]]:

@@ -96,3 +96,22 @@ def test_a_morris_screening_of_one_trajectory_is_refused(tmp_path):
     outcome, summary = run_study(tmp_path, {"morris": {"trajectories": 1}})
     refused(outcome, "analyses.morris.trajectories", "greater than or equal to 2")
     assert summary is None
+
+
+@pytest.mark.parametrize("analyses", [
+    {"tornado": {"params": ["devices.mi300x.collective_efficiency", "devices.h100-sxm.price_usd"]}},
+    {"sobol": {"n": 16, "params": ["devices.mi300x.collective_efficiency", "devices.tpu-v6e.price_usd"]}},
+    {"morris": {"trajectories": 3, "params": ["devices.mi300x.collective_efficiency", "devices.tpu-v6e.price_usd"]}},
+])
+def test_parameters_the_metric_does_not_depend_on_answer_zero_effects(tmp_path, analyses):
+    """Found by the study fuzz: when none of the parameters moves the metric the core answers a scalar, and the
+    tornado ("too many indices for array"), Sobol and Morris ("cannot reshape array") stopped with an error."""
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump({"name": "s", "question": "q", "scenario": "batch-offline", "metric": "lcot:b200",
+                                    "analyses": analyses}))
+    outcome = contained(tco("study", str(path), "--out", str(tmp_path / "out"), cwd=tmp_path, timeout=120))
+    assert outcome.code == 0, outcome.stderr
+    kind = next(iter(analyses))
+    frame = pd.read_csv(tmp_path / "out" / f"{kind}.csv")
+    effect = {"tornado": "swing", "sobol": "ST", "morris": "mu_star"}[kind]
+    assert (frame[effect] == 0).all() and np.isfinite(frame.select_dtypes("number").to_numpy(float)).all()

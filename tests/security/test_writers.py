@@ -131,7 +131,7 @@ def test_the_app_removes_its_cache_folder_at_exit_and_a_killed_apps_at_start(tmp
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "TMPDIR": str(tmp_path)}, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    during = eval(done.stdout.strip().splitlines()[-1])  # noqa: S307 - the list the child printed
+    during = eval(done.stdout.strip().splitlines()[-1])  # the list of names the child printed
     assert len([n for n in during if n.startswith("tco-app-")]) == 1 and stale.name not in during
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("tco-app-")] == []
 
