@@ -55,7 +55,7 @@ from tco.studies.aggregates import Moments
 from tco.studies.chunks import CHUNK_SIZE, Cancel, Progress, blockwise
 from tco.studies.metrics import Metric, metric_table, parse_metric
 from tco.studies.parallel import ChunkRunner, chunk_seed
-from tco.studies.sampling import is_sampled, values_at_quantiles
+from tco.studies.sampling import check_drawable, is_sampled, values_at_quantiles
 
 UnitFunction = Callable[[np.ndarray], np.ndarray]
 
@@ -110,6 +110,7 @@ def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] 
     if not specs:
         raise InputError.one("params", [] if params is None else list(params),
                              "needs at least one sampled parameter (a range and a distribution other than fixed)")
+    check_drawable(specs)
     return QuantileMetric(scenario, metric, tuple(specs)), [p.name for p in specs]
 
 

@@ -115,3 +115,21 @@ def test_parameters_the_metric_does_not_depend_on_answer_zero_effects(tmp_path, 
     frame = pd.read_csv(tmp_path / "out" / f"{kind}.csv")
     effect = {"tornado": "swing", "sobol": "ST", "morris": "mu_star"}[kind]
     assert (frame[effect] == 0).all() and np.isfinite(frame.select_dtypes("number").to_numpy(float)).all()
+
+
+def test_a_lognormal_parameter_edited_to_zero_is_refused_for_draws_not_crashed(tmp_path):
+    """Found by the study fuzz: ``devices.rubin.sync_latency_s`` edited to 0 (inside its domain) widens its range
+    to [0, 5e-6]; the Monte Carlo's lognormal draw then divided by zero inside a chunk ("monte carlo: stopped after 0
+    of 1 chunks"). The scenario stays valid (compare runs); its draws are refused by name before anything runs."""
+    from tco.foundation.errors import InputError
+    from tco.inputs.loading import load_scenario
+    from tco.studies import monte_carlo, sobol
+
+    scenario = load_scenario("custom-asic")
+    name = next(p.name for p in scenario.params.values_list() if p.distribution == "lognormal" and p.field.minimum == 0
+                and p.uncertain)
+    edited = scenario.with_values({name: 0.0})
+    assert edited.params[name].low == 0.0
+    for run in (lambda: monte_carlo(edited, ["ratio"], 100, 1), lambda: sobol(edited, "ratio", 16, 1, [name])):
+        with pytest.raises(InputError, match="lognormal"):
+            run()
