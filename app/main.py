@@ -8,15 +8,20 @@ messages of a broken link or upload) and the named cases saved in the browser se
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import diskcache
 from dash import MATCH, ClientsideFunction, Dash, DiskcacheManager, Input, Output, State, dcc, html
+from flask import Response, has_request_context, request
 
-from tco.foundation.files import slug
+from tco.foundation.errors import InputError
+from tco.foundation.files import new_folder, slug
 from tco.inputs.loading import DEFAULT_SCENARIO
 
 from . import controller, plotlyjs
@@ -33,19 +38,49 @@ ASSETS = Path(__file__).with_name("assets")
 MAX_REQUEST_BYTES = 16_000_000
 
 
-def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None = None) -> Dash:
+#: the Host names the server answers by default: this machine's own (a page of another site that resolves its own
+#: name to 127.0.0.1, "DNS rebinding", sends that name and is refused); ``tco app --allowed-host NAME`` adds one
+DEFAULT_ALLOWED_HOSTS = ("127.0.0.1", "localhost")
+
+
+def host_name(host: str) -> str:
+    """The name of a ``Host`` header without its port, lower case, without a trailing dot (``[::1]:8050`` -> ``::1``)."""
+    host = (host or "").strip().lower()
+    if host.startswith("["):
+        host = host[1:].split("]", 1)[0]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host.rstrip(".")
+
+
+def answer_allowed_hosts(server, allowed_hosts: Iterable[str]) -> None:
+    """Refuse (400, before any route or callback runs) a request whose ``Host`` is not one of ``allowed_hosts``."""
+    allowed = frozenset(host_name(h) for h in allowed_hosts)
+
+    @server.before_request
+    def _host_allowed():
+        name = host_name(request.host)
+        if name not in allowed:
+            return Response(f"tco app answers for {', '.join(sorted(allowed))} only, not {name[:100]!r}; to serve this "
+                            f"name start it with --allowed-host {name[:100] or 'NAME'}\n", status=400, mimetype="text/plain")
+        return None
+
+
+def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None = None,
+               allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS) -> Dash:
     """A new Dash app on the bundled scenarios (plus ``scenario``, a file, shown first).
 
-    ``cache_dir`` holds the background-callback jobs (Monte Carlo, Sobol); a fresh
-    temporary directory by default.
+    ``cache_dir`` holds the background-callback jobs (Monte Carlo, Sobol); by default a fresh
+    temporary folder the app removes at exit (:func:`own_cache_folder`). The server answers
+    requests whose ``Host`` is one of ``allowed_hosts`` only (:func:`answer_allowed_hosts`).
     """
     choices = scenario_choices(scenario)
     default = next(reversed(choices)) if scenario is not None else DEFAULT_SCENARIO
-    cache = diskcache.Cache(str(cache_dir or tempfile.mkdtemp(prefix="tco-app-")))
+    cache = diskcache.Cache(str(cache_dir or own_cache_folder()))
     ctx = AppContext(choices, default, DiskcacheManager(cache))
     app = Dash(__name__, title="tco: cost per token, general vs specialized hardware", serve_locally=True,
                assets_folder=str(ASSETS), suppress_callback_exceptions=True, update_title=None,
-               background_callback_manager=ctx.background_manager)
+               background_callback_manager=ctx.background_manager, on_error=keep_view_on_input_error)
     pages = page_modules()
 
     @lru_cache(maxsize=32)
@@ -58,6 +93,7 @@ def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None 
     app.layout = layout
     first_view("")  # the default scenario's Compare view, computed at start-up: the first visitor does not wait for it
     app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    answer_allowed_hosts(app.server, allowed_hosts)
     plotlyjs.serve_cartesian_bundle(app)
     controller.register(app, ctx)
     for page in pages:
@@ -66,10 +102,29 @@ def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None 
     return app
 
 
+def keep_view_on_input_error(error: Exception):
+    """A view sent a state it refuses (a crafted request, the controller never saw it): the view stays as it was,
+    answered with 200 rather than a bare 500 (the controller names the broken rule under the header when it next runs);
+    any other exception is a bug and still fails the request."""
+    if isinstance(error, InputError):
+        return None
+    raise error
+
+
+#: the app's own background-job caches in the temporary folder: ``tco-app-<pid>.<hex>``
+CACHE_PREFIX = "tco-app-"
+
+
+def own_cache_folder() -> Path:
+    """A fresh background-job cache (0700) in the temporary folder, removed when the server exits; those of servers
+    that were killed (their process gone) are removed first (:func:`tco.foundation.files.new_folder`)."""
+    folder = new_folder(Path(tempfile.gettempdir()), CACHE_PREFIX, mode=0o700)
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def _referrer_query() -> str:
     """The query string of the page that asks for the layout (``/_dash-layout`` is fetched by the page itself)."""
-    from flask import has_request_context, request
-
     if not has_request_context() or not request.referrer:
         return ""
     return urlsplit(request.referrer).query[: MAX_QUERY_CHARS]

@@ -21,6 +21,7 @@ import yaml
 from tco.foundation.errors import FieldError, FieldWarning, InputError
 from tco.inputs.loading import bundled_scenarios, load_scenario, scenario_from_dict, scenario_path
 from tco.inputs.parameters import checked_edits
+from tco.inputs.references import APP_REFERENCES
 from tco.inputs.scenario import Scenario
 from tco.inputs.yaml_files import parse_yaml
 
@@ -45,7 +46,9 @@ def _load_file(path: str) -> Scenario:
 
 @lru_cache(maxsize=32)
 def _load_upload(text: str) -> Scenario:
-    return scenario_from_dict(parse_yaml(text, "uploaded file"), path="uploaded file")
+    """An uploaded (or crafted) scenario, read under the app's policy: what it names is a bundled scenario, never a
+    file on the server (:data:`tco.inputs.references.APP_REFERENCES`)."""
+    return scenario_from_dict(parse_yaml(text, "uploaded file"), path="uploaded file", references=APP_REFERENCES)
 
 
 def base_scenario(state: Mapping, choices: Mapping[str, str]) -> Scenario:

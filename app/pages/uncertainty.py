@@ -14,6 +14,7 @@ from tco import studies
 from tco.foundation.errors import InputError, shown_lines
 from tco.foundation.formatting import sig
 from tco.present import study_figures as figures
+from tco.studies.sensitivity import unconverged_indices
 
 from ..callbacks import background_run, refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure
@@ -126,4 +127,7 @@ def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text
                               progress=progress_reporter(set_progress, "model runs"))
     except InputError as exc:
         return message_figure("; ".join(shown_lines(exc.errors)))
-    return for_app(figures.sobol_figure(frame, title=f"Sobol indices of the {label}"))
+    title = f"Sobol indices of the {label}"
+    if unconverged_indices(frame):  # shares of variance outside [0, 1] beyond their interval: not findings yet
+        title += f" (not converged at N = {n:,}: indices outside [0, 1] beyond their interval; run a larger N)"
+    return for_app(figures.sobol_figure(frame, title=title))

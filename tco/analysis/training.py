@@ -19,7 +19,7 @@ from tco.core.training.run import device_usd_per_year, evaluate_training
 from tco.foundation.errors import FieldError, InputError
 from tco.foundation.plain_values import json_safe, scalar
 from tco.inputs.catalog import load_catalog
-from tco.inputs.loading import load_scenario
+from tco.inputs.loading import load_reference
 from tco.inputs.parameters import unknown_name_rule
 from tco.inputs.training_scenario import TrainingScenario, site_param
 from tco.inputs.variants import placement_spec, replica_minimums, with_options
@@ -125,7 +125,8 @@ def serving_scenario(scenario: TrainingScenario):
         when it is a training scenario.
     """
 
-    serving = load_scenario(scenario.spec.serving.scenario)
+    # read under the scenario's own policy: an upload to the app names a bundled scenario, never a server file
+    serving = load_reference(scenario.references, scenario.spec.serving.scenario, "serving.scenario")
     if getattr(serving, "kind", "inference") == "training":
         raise InputError.one("serving.scenario", scenario.spec.serving.scenario, "must name an inference scenario")
     return serving

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
 from tco.foundation.errors import InputError, shown_lines
@@ -47,5 +48,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _exit_on_signal(signum, _frame) -> None:
+    raise SystemExit(128 + signum)
+
+
 def run() -> None:
+    # a kill (SIGTERM) or a closed terminal (SIGHUP) ends the command as an exit does: its temporary files and the
+    # app's cache folder are removed on the way out (a kill -9 cannot be caught: the next run removes them)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _exit_on_signal)
     sys.exit(main())

@@ -17,7 +17,7 @@ from tco.cli.common import (
     scenario_from_args,
 )
 from tco.cli.text import WIDTH, paragraph, table
-from tco.foundation.errors import InputError
+from tco.foundation.errors import FieldError, InputError
 from tco.foundation.files import atomic_write, check_target
 from tco.foundation.user_numbers import read_number
 
@@ -49,6 +49,7 @@ def add_parser(sub):
     parser.add_argument("--placement", action="append", metavar="PREFILL:DECODE[:N_PREFILL:N_DECODE]",
                         help="pareto: a placement (repeatable); devices per replica optional")
     parser.add_argument("--html", metavar="PATH", help="also write the analysis' plotly figure to an HTML file")
+    parser.add_argument("--force", action="store_true", help="overwrite the --html file if it exists")
     return parser
 
 
@@ -102,6 +103,26 @@ SETTING_OPTIONS = {
 }
 
 
+#: the analyses that read each option (``tco fleet roadmap --option nope`` ran and ignored it): any other refuses it
+READ_BY = {
+    "option": ("kv-wall", "stranded", "coordination", "routing"),
+    **dict.fromkeys(("policy", "weeks", "demand_growth", "prompt_growth", "output_growth", "buffer_share"), ("stranded",)),
+    **dict.fromkeys(("scheduling_overhead", "slack"), ("coordination",)),
+    **dict.fromkeys(("small_model", "hard_share", "router_skill", "penalty"), ("routing", "roadmap")),
+    "devices": ("pareto", "tree"),
+    "placement": ("pareto",),
+}
+
+
+def check_flags(args) -> None:
+    """Refuse every option given that ``args.analysis`` does not read (:data:`READ_BY`), naming the ones that do."""
+    errors = [FieldError(f"--{flag.replace('_', '-')}", getattr(args, flag),
+                         f"the {args.analysis} analysis does not read it (it applies to {' and '.join(analyses)})")
+              for flag, analyses in READ_BY.items() if getattr(args, flag) is not None and args.analysis not in analyses]
+    if errors:
+        raise InputError(errors)
+
+
 def _setting_edits(args) -> dict[str, float]:
     from tco.inputs.fleet_settings import setting_name
 
@@ -135,8 +156,11 @@ def run(args) -> int:
     from tco.present.fleet_summary import kv_sentences
     from tco.present.fleet_summary import run as run_one
 
+    check_flags(args)
+    if args.force and not args.html:
+        raise InputError.one("--force", True, "applies to --html PATH only")
     if args.html:
-        check_target(args.html, True, "--html")
+        check_target(args.html, args.force, "--html")
     scenario, training = scenario_from_args(args), None
     if getattr(scenario, "kind", "inference") == "training":  # the analyses run on the fleet serving its model
         from tco.analysis.training import serving_scenario
@@ -147,7 +171,7 @@ def run(args) -> int:
     analysis = run_one(args.analysis, scenario, cfg, training)
     if args.html:  # plotly.js inlined: the file opens offline, like every HTML tco writes
         atomic_write(args.html, lambda temp: analysis.figure.write_html(temp, include_plotlyjs=True, full_html=True),
-                     force=True, field="--html")
+                     force=args.force, field="--html")
     if args.format == "json":
         print_json({"analysis": args.analysis, "scenario": scenario.name, "headline": analysis.headline.sentence,
                     **analysis.payload})

@@ -29,8 +29,8 @@ def add_parser(sub):
 
 def run(args) -> int:
     from tco.export.study_folder import check_output_dir, run_study
-    from tco.studies.parallel import ChunkRunner, StudyInterrupted
-    from tco.studies.spec import check_study_sizes, load_study
+    from tco.studies.parallel import ChunkRunner, StudyInterrupted, check_scheduler_address
+    from tco.studies.spec import check_study_sizes, load_study, study_warnings
 
     for flag, value, minimum in (("--samples", args.samples, 1), ("--seed", args.seed, 0), ("--workers", args.workers, 1)):
         if value is not None and value < minimum:
@@ -38,8 +38,12 @@ def run(args) -> int:
     if args.workers is not None and args.workers > MAX_WORKERS:
         raise InputError.one("--workers", args.workers, f"must be at most {MAX_WORKERS}, the cores of this machine "
                                                          "(each worker is a process; use --scheduler for a cluster)")
+    if args.scheduler is not None:
+        check_scheduler_address(args.scheduler, "--scheduler")
     study, scenario = load_study(args.file)
     print_warnings(scenario)
+    for warning in study_warnings(study, scenario):
+        print(f"tco: warning: {warning}", file=sys.stderr)
     if args.samples is not None:
         if study.analyses.monte_carlo is None:
             raise InputError.one("--samples", args.samples, f"study {study.name} has no monte_carlo analysis")

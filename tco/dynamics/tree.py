@@ -30,7 +30,8 @@ from tco.core.money.finance import levelized_cost_usd_per_mtok
 from tco.dynamics.pareto import _check_device
 from tco.foundation.errors import InputError
 from tco.inputs.fleet_settings import Tree
-from tco.inputs.loading import load_scenario
+from tco.inputs.loading import load_reference
+from tco.inputs.references import FILES, References
 from tco.inputs.variants import placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
 
 LEAVES = ("interactive batch-one", "throughput batch", "prefill only", "decode only")
@@ -46,13 +47,15 @@ PRECIOUS_RESOURCE = {
 }
 
 
-def training_leaf_rows(training) -> list[dict]:
+def training_leaf_rows(training, references: References = FILES) -> list[dict]:
     """Cost per million training tokens of each cluster of a training scenario, as tree rows (both views).
 
     Parameters
     ----------
     training : str or tco.inputs.training_scenario.TrainingScenario
         A training scenario: bundled name, path or loaded.
+    references : tco.inputs.references.References
+        What a name may name (the serving scenario's policy: an app upload names a bundled scenario only).
 
     Returns
     -------
@@ -61,7 +64,8 @@ def training_leaf_rows(training) -> list[dict]:
         batch, spilled_bytes}`` per cluster and view.
     """
 
-    scenario = load_scenario(training) if isinstance(training, str) else training
+    field = "fleet_dynamics.tree.training_scenario"
+    scenario = load_reference(references, training, field) if isinstance(training, str) else training
     if getattr(scenario, "kind", "inference") != "training":
         raise InputError.one("fleet_dynamics.tree.training_scenario", scenario.name, "must name a kind: training scenario")
     results, _ = evaluate_training_scenario(scenario)
@@ -133,7 +137,7 @@ def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame
                              "feasible": bool(r.feasible[i] > 0), "batch": float(r.batch[i]),
                              "spilled_bytes": float(r.spilled_bytes[i])})
     if training is not None or cfg.training_scenario:
-        rows = training_leaf_rows(training if training is not None else cfg.training_scenario) + rows
+        rows = training_leaf_rows(training if training is not None else cfg.training_scenario, scenario.references) + rows
     costs = pd.DataFrame(rows)
     winners = []
     for (view, leaf), group in costs.groupby(["view", "leaf"], sort=False):

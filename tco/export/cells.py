@@ -43,7 +43,7 @@ def absolute(ws, row: int, column: int) -> str:
 
 
 def lock_formulas(ws) -> None:
-    """Protect a sheet of formulas (no password: the point is to prevent accidental typing)."""
+    """Protect a sheet (no password: the point is to prevent accidental typing); its unlocked cells stay editable."""
     ws.protection.sheet = True
 
 

@@ -2,7 +2,9 @@
 
 Columns: name (dotted, as ``tco params`` prints it), value, unit, low, high, distribution,
 source, date, note, the value cell's defined name, and for an edited value the scenario
-file's value (the edited cell is orange). Each value cell carries a
+file's value (the edited cell is orange). The sheet is protected (no password) but for the value
+cells, the only cells ``tco import`` reads besides the names (:mod:`tco.export.reader` refuses an
+edit of the unit, low, high or distribution columns). Each value cell carries a
 workbook-scoped defined name (:mod:`tco.export.names`), input styling and a data
 validation built from its field's domain (:mod:`tco.foundation.fields`).
 """
@@ -47,7 +49,9 @@ def write_inputs(wb, ws, params: list[Param], names: dict[str, str], originals: 
     """
     originals = originals or {}
     edited = sum(1 for p in params if p.name in originals and originals[p.name] != p.value)
-    put_text(ws, 1, 1, "Inputs: the only cells to edit (shaded). Every other sheet computes from these by defined name."
+    put_text(ws, 1, 1, "Inputs: the only cells to edit (shaded; the sheet is protected, without a password, around them). "
+             "Every other sheet computes from these by defined name. `tco import` reads the name and value columns only: "
+             "change a unit, range or distribution in the scenario file."
              + (f" {edited} value(s) edited from the scenario file: orange, the file's value in the last column."
                 if edited else ""), bold=True)
     for i, (title, width) in enumerate(zip(COLUMNS, WIDTHS, strict=True), start=1):

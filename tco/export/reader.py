@@ -14,6 +14,11 @@ or DTD/entity part. Then only literal cells are read: a formula in an Inputs or 
 cell (``=WEBSERVICE(...)``, ``=HYPERLINK(...)``, DDE ``=cmd|'/C calc'!A0``) is refused, never
 its cached value; a sheet tco does not write is refused; rows beyond the scenario's
 parameters are refused before they are parsed.
+
+Only the names and values of Inputs are read; an edit of the unit, low, high or distribution
+columns (which the protected sheet locks) is refused, as is a hidden Scenario sheet whose text
+no longer matches the digest ``tco export`` stored with it (an edit there, ``policy: chunked`` to
+``prefill_first``, would change the result without showing on Inputs).
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ import re
 import zipfile
 from pathlib import Path
 
-from tco.export.inputs_sheet import FIRST_ROW, NAME_COLUMN, SHEET, VALUE_COLUMN
-from tco.export.workbook import SCENARIO_SHEET, SHEETS
+from tco.export.inputs_sheet import FIRST_ROW, NAME_COLUMN, SHEET
+from tco.export.workbook import SCENARIO_DIGEST, SCENARIO_SHEET, SHEETS, scenario_digest
 from tco.foundation.errors import FieldError, InputError
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.parameters import checked_edits, unknown_name_rule
@@ -118,6 +123,31 @@ def _literal(cell, where: str, errors: list[FieldError]):
     return cell.value
 
 
+#: the Inputs columns the import compares with the scenario (locked on the protected sheet): column -> (label, attribute)
+CHECKED_COLUMNS = {3: ("unit", "unit"), 4: ("low", "low"), 5: ("high", "high"), 6: ("distribution", "distribution")}
+
+
+def _unchanged(cell_value, expected) -> bool:
+    if isinstance(expected, str):
+        return ("" if cell_value is None else cell_value) == expected
+    return isinstance(cell_value, (int, float)) and not isinstance(cell_value, bool) and float(cell_value) == float(expected)
+
+
+def _check_digest(wb, text: str, path: Path) -> None:
+    """Refuse a hidden Scenario sheet whose text is not what ``tco export`` wrote (:data:`SCENARIO_DIGEST`)."""
+    stored = next((p.value for p in getattr(wb, "custom_doc_props", None) or [] if p.name == SCENARIO_DIGEST), None)
+    where = f"{path}:{SCENARIO_SHEET}"
+    if stored is None:
+        raise InputError.one(where, None, "carries no digest of the hidden Scenario sheet (the workbook was written by an "
+                                          "older tco, or a program dropped its document properties), so an edit there "
+                                          "cannot be told apart: export the scenario again")
+    if stored != scenario_digest(text.split("\n")):
+        raise InputError.one(where, None, "the hidden Scenario sheet was edited since `tco export` wrote it (its text no "
+                                          "longer matches the digest stored with it); an edit there would change the result "
+                                          "without showing on Inputs: edit the scenario file and export again, or edit the "
+                                          "values on Inputs")
+
+
 def _scenario_text(ws, path: Path) -> str:
     """The YAML held by the hidden Scenario sheet, one line per row of column A (bounded, literal text only)."""
     if (ws.max_row or 0) > MAX_SCENARIO_ROWS:
@@ -167,7 +197,9 @@ def _read_sheets(wb, path: Path) -> tuple[dict, dict[str, float]]:
     for sheet in (SHEET, SCENARIO_SHEET):
         if sheet not in wb.sheetnames:
             raise InputError.one("WORKBOOK", str(path), f"has no {sheet!r} sheet; was it written by `tco export`?")
-    data = parse_yaml(_scenario_text(wb[SCENARIO_SHEET], path), f"{path}:{SCENARIO_SHEET}")
+    text = _scenario_text(wb[SCENARIO_SHEET], path)
+    data = parse_yaml(text, f"{path}:{SCENARIO_SHEET}")
+    _check_digest(wb, text, path)
     base = scenario_from_dict(data, path=f"{path}:{SCENARIO_SHEET}")
     known = base.params.values()
     last_row = FIRST_ROW + len(known) + EXTRA_ROWS
@@ -176,7 +208,7 @@ def _read_sheets(wb, path: Path) -> tuple[dict, dict[str, float]]:
         raise InputError.one(f"{SHEET}", f"{ws.max_row:,} rows", f"has more rows than the scenario's {len(known)} "
                                                                 f"parameters (at most {last_row:,})")
     raw, cells, errors = {}, {}, []
-    rows = ws.iter_rows(min_row=FIRST_ROW, max_row=last_row, min_col=NAME_COLUMN, max_col=VALUE_COLUMN)
+    rows = ws.iter_rows(min_row=FIRST_ROW, max_row=last_row, min_col=NAME_COLUMN, max_col=max(CHECKED_COLUMNS))
     for row, pair in enumerate(rows, start=FIRST_ROW):
         name = _literal(pair[0], f"{SHEET}!A{row}", errors)
         value = _literal(pair[1], f"{SHEET}!B{row}", errors) if len(pair) > 1 else None
@@ -189,11 +221,26 @@ def _read_sheets(wb, path: Path) -> tuple[dict, dict[str, float]]:
             errors.append(FieldError(where, name, f"is listed twice (first at {cells[name]})"))
         else:
             raw[name], cells[name] = value, where
+            errors += _changed_columns(pair, row, base.params[name])
     accepted, broken, _warnings = checked_edits(base.params, raw)
     errors += [FieldError(cells.get(e.path, e.path), e.value, e.rule) for e in broken]
     if errors:
         raise InputError(errors)
     return data, {name: value for name, value in accepted.items() if value != known[name]}
+
+
+def _changed_columns(cells, row: int, param) -> list[FieldError]:
+    """An edit of a column the import does not read (unit, low, high, distribution): refused, never ignored."""
+    errors = []
+    for column, (label, attr) in CHECKED_COLUMNS.items():
+        cell = cells[column - 1] if len(cells) >= column else None
+        value = None if cell is None else cell.value
+        expected = getattr(param, attr)
+        if (cell is not None and cell.data_type == "f") or not _unchanged(value, expected):
+            errors.append(FieldError(f"{SHEET}!{'ABCDEF'[column - 1]}{row} ({param.name})", value,
+                                     f"the {label} was {expected!r} when tco exported it; tco import reads the value column "
+                                     f"only: change a {label} in the scenario file and export again"))
+    return errors
 
 
 def import_workbook(path: str | Path) -> tuple[Scenario, dict]:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from tco import __version__
 from tco.foundation.errors import InputError
-from tco.foundation.files import new_folder
+from tco.foundation.files import new_folder, process_alive, release_quietly, remove_stale, write_failure
 from tco.foundation.plain_values import json_safe
 from tco.foundation.safe_csv import to_csv
 from tco.inputs.scenario import Scenario
@@ -40,8 +40,8 @@ from tco.studies.metrics import parse_metric
 from tco.studies.montecarlo import MonteCarloResult, monte_carlo
 from tco.studies.parallel import ChunkRunner, StudyInterrupted
 from tco.studies.portfolio import portfolio
-from tco.studies.sensitivity import morris, sobol
-from tco.studies.spec import StudySpec, axis_range, check_study_sizes, study_portfolio_cells
+from tco.studies.sensitivity import morris, sobol, unconverged_indices
+from tco.studies.spec import StudySpec, axis_range, check_study_sizes, outside_sourced, study_portfolio_cells
 from tco.studies.sweep import sweep
 from tco.studies.tornado import tornado
 
@@ -121,6 +121,8 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         run.results["sweep"] = {"param": a.sweep.param, "low": float(frame[a.sweep.param].iloc[0]),
                                 "high": float(frame[a.sweep.param].iloc[-1]), "breakevens": breakevens,
                                 "windows": frame.attrs["windows"]}
+        if outside_sourced(scenario, a.sweep):  # swept as given; said only where it applies
+            run.results["sweep"]["outside_sourced_range"] = outside_sourced(scenario, a.sweep)
         run.seconds["sweep"] = time.perf_counter() - started
     if a.map:
         started = time.perf_counter()
@@ -131,6 +133,9 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         run.figures["map"] = map_figure(grid)
         run.results["map"] = {"share_of_map_where_option_wins": float(grid.wins.mean()), "option": map_metric.option,
                               "share_of_map_where_a_latency_target_is_missed": float(grid.missed.mean())}
+        outside = {side: o for side, ax in (("x", a.map.x), ("y", a.map.y)) if (o := outside_sourced(scenario, ax))}
+        if outside:
+            run.results["map"]["outside_sourced_range"] = outside
         run.seconds["map"] = time.perf_counter() - started
     if a.monte_carlo:
         started = time.perf_counter()
@@ -151,6 +156,9 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         frame = sobol(scenario, metric, a.sobol.n, seed, a.sobol.params, runner=runner, progress=progress)
         run.tables["sobol"], run.figures["sobol"] = frame, sobol_figure(frame, title=f"Sobol indices of {metric.name}")
         run.results["sobol"] = {"n": a.sobol.n, "top": frame.head(5).to_dict(orient="records")}
+        unconverged = unconverged_indices(frame)
+        if unconverged:  # shares of variance outside [0, 1] beyond their interval: no finding (present only then)
+            run.results["sobol"]["unconverged"] = unconverged
         run.seconds["sobol"] = time.perf_counter() - started
     if a.morris:
         started = time.perf_counter()
@@ -254,9 +262,10 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
     seed = study.seed if seed is None else int(seed)
     started = time.perf_counter()
     run = run_analyses(study, scenario, seed, progress, runner)
-    tmp = None
+    tmp, failure = None, None
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
+        _recover_interrupted_swap(out_dir)
         tmp = new_folder(out_dir.parent, f".{out_dir.name}.")
         for stem, frame in run.tables.items():
             to_csv(frame, tmp / f"{stem}.csv", index=False)
@@ -267,11 +276,28 @@ def run_study(study: StudySpec, scenario: Scenario, out_dir: Path | str, seed: i
         (tmp / "summary.json").write_text(json.dumps(json_safe(data), indent=2, default=str) + "\n", encoding="utf-8")
         _replace_dir(tmp, out_dir)
     except OSError as exc:
-        raise InputError.one("--out", str(out_dir), f"cannot be written: {exc.strerror or exc}") from None
+        failure = write_failure(exc)
+        release_quietly(exc)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+    if failure:
+        raise InputError.one("--out", str(out_dir), failure)
     return out_dir
+
+
+def _recover_interrupted_swap(target: Path) -> None:
+    """Undo what a run killed between moving the previous output aside and moving the new one in left behind: the
+    previous output goes back to ``target`` (when it is missing), and the killed run's folders are removed
+    (:func:`tco.foundation.files.remove_stale`)."""
+    pattern = f".{target.name}.old."
+    for entry in sorted(target.parent.glob(f"{pattern}*")):
+        previous = entry / target.name
+        pid = entry.name[len(pattern):].split(".")[0]
+        if not target.exists() and previous.is_dir() and pid.isdigit() and not process_alive(int(pid)):
+            previous.rename(target)
+    remove_stale(target.parent, pattern)
+    remove_stale(target.parent, f".{target.name}.")
 
 
 #: file that marks a folder as a study's output, so a rerun may replace it (and nothing else)

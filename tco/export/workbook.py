@@ -7,11 +7,13 @@ Scenario sheet holding the scenario file (what ``tco import`` rebuilds the scena
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
 from pathlib import Path
 
 import yaml
 from openpyxl import Workbook
+from openpyxl.packaging.custom import StringProperty
 from openpyxl.styles import Alignment
 
 from tco import __version__
@@ -32,6 +34,9 @@ from tco.present.comparison import compare
 from tco.present.training_comparison import compare_training
 
 SCENARIO_SHEET = "Scenario"
+#: the workbook's custom document property holding the SHA-256 of the hidden Scenario sheet's text (``tco import``
+#: refuses a sheet that no longer matches it: an edit there would change the result without showing on Inputs)
+SCENARIO_DIGEST = "tco scenario sheet sha256"
 WRAP, TOP = Alignment(wrap_text=True, vertical="top"), Alignment(vertical="top")
 SHEETS = ("Cover", "Inputs", "Model", "Cash flows", "Break-even", "Sensitivity", "Check", SCENARIO_SHEET)
 
@@ -58,8 +63,8 @@ def build_workbook(scenario: Scenario) -> Workbook:
             merged.update(part)
     write_check(sheets["Check"], scenario, {name: r.flat() for name, r in refs.items()})
     _write_cover(sheets["Cover"], scenario, comparison.verdict)
-    _write_scenario(sheets[SCENARIO_SHEET], scenario)
-    for title in ("Model", "Cash flows", "Break-even", "Check"):
+    _write_scenario(wb, sheets[SCENARIO_SHEET], scenario)
+    for title in ("Inputs", "Model", "Cash flows", "Break-even", "Check"):
         lock_formulas(sheets[title])
     return wb
 
@@ -99,8 +104,8 @@ def build_training_workbook(scenario) -> Workbook:
     write_check(sheets["Check"], scenario, refs, training_model_values(scenario))
     _write_cover(sheets["Cover"], scenario, compare_training(scenario, with_flips=False).verdict,
                  "cost per training run (USD) and time to train (days); costs per million TRAINING tokens")
-    _write_scenario(sheets[SCENARIO_SHEET], scenario)
-    for title in ("Model", "Check"):
+    _write_scenario(wb, sheets[SCENARIO_SHEET], scenario)
+    for title in ("Inputs", "Model", "Check"):
         lock_formulas(sheets[title])
     return wb
 
@@ -127,12 +132,28 @@ def _write_cover(ws, scenario: Scenario, verdict: str,
         put_text(ws, i, 2, text).alignment = WRAP  # the verdict runs to a paragraph
 
 
-def _write_scenario(ws, scenario: Scenario) -> None:
-    """The scenario file, one YAML line per row (as text), for ``tco import``."""
+def _write_scenario(wb: Workbook, ws, scenario: Scenario) -> None:
+    """The scenario file, one YAML line per row (as text), for ``tco import``, and the digest of what the sheet holds."""
     text = yaml.safe_dump(scenario.to_dict(), sort_keys=False, allow_unicode=True)
-    for i, line in enumerate(text.splitlines(), start=1):
-        put_text(ws, i, 1, line)
+    lines = [put_text(ws, i, 1, line).value for i, line in enumerate(text.splitlines(), start=1)]
     ws.sheet_state = "hidden"
+    wb.custom_doc_props.append(StringProperty(name=SCENARIO_DIGEST, value=scenario_digest(lines)))
+
+
+def scenario_digest(lines: list[str]) -> str:
+    """The SHA-256 (hex) of the hidden Scenario sheet's text: its rows of column A, joined by newlines.
+
+    Parameters
+    ----------
+    lines : list of str
+        The rows' text, in order (an empty row is ``""``).
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
 def write_workbook(scenario: Scenario, path: str | Path, force: bool = False) -> Path:

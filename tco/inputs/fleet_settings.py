@@ -8,16 +8,19 @@ leaf, the roadmap's target and horizon) are **named parameters**
 dynamics`), edited like any parameter (``set:``, ``--set``, the app) and listed by ``tco params``.
 The rest say what to run (options, policies, weeks, axes and grids, the small model, the
 penalty kind) and default here. :func:`fleet_config` joins them; errors name the field path
-under ``fleet_dynamics``.
+under ``fleet_dynamics``. Every scenario's block is validated when it is read (:func:`fleet_settings`,
+:func:`option_reference_errors`, called by :mod:`tco.inputs.scenario_resolve`), so every command refuses
+what ``tco fleet`` would.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from tco.foundation.errors import InputError
+from tco.foundation.errors import FieldError, InputError
 from tco.inputs.catalog import Strict
 from tco.inputs.yaml_files import pydantic_errors
 
@@ -144,6 +147,70 @@ class FleetDynamics(Strict):
     roadmap: Roadmap
 
 
+def fleet_settings(block, dynamics: Mapping[str, float], overrides: dict[str, dict[str, Any]] | None = None) -> FleetDynamics:
+    """The settings of every fleet analysis from a ``fleet_dynamics:`` block and the named settings' values.
+
+    Parameters
+    ----------
+    block : dict or None
+        The scenario file's ``fleet_dynamics:`` block (the settings that say what to run).
+    dynamics : Mapping[str, float] [each setting's unit]
+        The named settings ``fleet_dynamics.<analysis>.<setting>`` (edits applied).
+    overrides : dict, optional
+        ``{section: {setting: value}}`` that replace the block's (None values are ignored).
+
+    Returns
+    -------
+    FleetDynamics
+        The validated settings; an :class:`~tco.foundation.errors.InputError` names the field path.
+    """
+    block = block or {}
+    if not isinstance(block, dict):
+        raise InputError.one("fleet_dynamics", block, "must be a mapping of analysis sections")
+    data = {k: {key: v for key, v in value.items() if key not in NAMED_SETTINGS.get(k, ())} if isinstance(value, dict) else value
+            for k, value in block.items()}
+    for section, values in (overrides or {}).items():
+        if isinstance(data.setdefault(section, {}), dict):
+            data[section].update({k: v for k, v in values.items() if v is not None})
+    for name, value in dynamics.items():
+        section, key = name[len(PREFIX):].split(".")
+        if isinstance(data.setdefault(section, {}), dict):
+            data[section][key] = value
+    try:
+        return FleetDynamics.model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_errors(exc, "fleet_dynamics") from None
+
+
+def option_reference_errors(cfg: FleetDynamics, options: Mapping[str, bool]) -> list[FieldError]:
+    """What a ``fleet_dynamics:`` block names that the scenario does not have, checked when the scenario is read
+    (every command then refuses it, not only ``tco fleet``).
+
+    Parameters
+    ----------
+    cfg : FleetDynamics
+        The validated settings.
+    options : Mapping[str, bool]
+        The scenario's option names -> whether the option is disaggregated (prefill and decode pools).
+
+    Returns
+    -------
+    list of FieldError
+        An option that is not the scenario's (or not disaggregated where the analysis splits prefill from decode).
+    """
+    errors = []
+    split = [name for name, disaggregated in options.items() if disaggregated]
+    for section in ("kv_wall", "stranded", "coordination"):
+        option = getattr(cfg, section).option
+        if option is not None and option not in split:
+            errors.append(FieldError(f"{PREFIX}{section}.option", option,
+                                     f"must name a disaggregated option of the scenario: {', '.join(split) or 'none'}"))
+    if cfg.routing.option is not None and cfg.routing.option not in options:
+        errors.append(FieldError(f"{PREFIX}routing.option", cfg.routing.option,
+                                 f"must name an option of the scenario: {', '.join(options)}"))
+    return errors
+
+
 def fleet_config(scenario, overrides: dict[str, dict[str, Any]] | None = None) -> FleetDynamics:
     """The settings of every fleet analysis for ``scenario``.
 
@@ -162,19 +229,4 @@ def fleet_config(scenario, overrides: dict[str, dict[str, Any]] | None = None) -
     FleetDynamics
         The validated settings; an :class:`~tco.foundation.errors.InputError` names the field path.
     """
-    block = scenario.spec.fleet_dynamics or {}
-    if not isinstance(block, dict):
-        raise InputError.one("fleet_dynamics", block, "must be a mapping of analysis sections")
-    data = {k: {key: v for key, v in value.items() if key not in NAMED_SETTINGS.get(k, ())} if isinstance(value, dict) else value
-            for k, value in block.items()}
-    for section, values in (overrides or {}).items():
-        if isinstance(data.setdefault(section, {}), dict):
-            data[section].update({k: v for k, v in values.items() if v is not None})
-    for name, value in scenario.dynamics.values().items():
-        section, key = name[len(PREFIX):].split(".")
-        if isinstance(data.setdefault(section, {}), dict):
-            data[section][key] = value
-    try:
-        return FleetDynamics.model_validate(data)
-    except ValidationError as exc:
-        raise pydantic_errors(exc, "fleet_dynamics") from None
+    return fleet_settings(scenario.spec.fleet_dynamics, scenario.dynamics.values(), overrides)

@@ -9,6 +9,7 @@ from tco.core.structure import Structure
 from tco.foundation.errors import FieldWarning
 from tco.inputs.catalog import Device
 from tco.inputs.parameters import ParamSet
+from tco.inputs.references import FILES, References
 from tco.inputs.scenario_schema import ScenarioFile
 
 #: names of the fleet-analysis settings start with it (tco.inputs.fleet_settings.PREFIX)
@@ -30,6 +31,9 @@ class ScenarioEdits:
     devices: dict[str, Device] = field(default_factory=dict)
     #: inputs accepted but worth a look: values outside their sourced range
     warnings: tuple[FieldWarning, ...] = ()
+    #: what the scenario's references to other scenarios may name (:mod:`tco.inputs.references`): the policy it was
+    #: read under, kept by every edit and variant
+    references: References = FILES
 
     def values(self) -> dict[str, float]:
         return self.params.values()

@@ -37,7 +37,7 @@ def fleet_setting_parameters(block: dict | None, catalog: Catalog,
     A bare number in the block edits the catalog's base value (its sourced range stays; outside
     it, a warning), a mapping replaces the quantity (a value with its own range and source),
     like a device or model override (:func:`tco.inputs.catalog_entries.lookup_entry`). The block's other settings (options,
-    policies, grids) are validated when an analysis runs (:func:`tco.inputs.fleet_settings.fleet_config`).
+    policies, grids) are validated with the scenario (:func:`tco.inputs.fleet_settings.fleet_settings`).
 
     Parameters
     ----------

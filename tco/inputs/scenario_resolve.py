@@ -4,7 +4,8 @@ roadmap generations, candidate replica shapes, cross-field rules, edits and warn
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from tco.core import names as named
@@ -13,6 +14,7 @@ from tco.core.structure import Generation, Option, Pool, Structure
 from tco.foundation.errors import FieldError, FieldWarning, InputError
 from tco.inputs.catalog import LLM, Catalog, Device, Economics, Roadmap, validated
 from tco.inputs.catalog_entries import lookup_entry, model_and_devices
+from tco.inputs.fleet_settings import fleet_settings, option_reference_errors
 from tco.inputs.parameters import ParamSet, cross_field_errors, outside_range_message, param_from_quantity
 from tco.inputs.scenario import Scenario, split_settings
 from tco.inputs.scenario_flatten import fleet_setting_parameters, reference_parameters, scenario_parameters
@@ -51,8 +53,15 @@ def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping
     return params.edited({**edits, **set_})
 
 
-def option_name_errors(names: list[str], baseline: str) -> list[FieldError]:
-    """Broken rules of a scenario's option names: each unique, and the baseline one of them.
+#: characters no option name holds: a study metric names an option after ``:`` (``ratio:<option>``,
+#: ``breakeven:<option>:<param>``) and an app link separates ``name:value`` edits (whose names may hold an option's:
+#: ``options.<option>.cluster_devices``) with ``,``; so every command takes every name
+OPTION_NAME_SEPARATORS = ":,"
+
+
+def option_name_errors(names: list[str], baseline: str, derived: Collection[str] = ()) -> list[FieldError]:
+    """Broken rules of a scenario's option names: each unique, none holding :data:`OPTION_NAME_SEPARATORS`, and the
+    baseline one of them.
 
     Parameters
     ----------
@@ -60,6 +69,9 @@ def option_name_errors(names: list[str], baseline: str) -> list[FieldError]:
         The options' names, in order.
     baseline : str
         The baseline's name.
+    derived : Collection of str
+        Names tco gave options it derived (``leaf:h100-sxm``, ``retired:b200``): they hold a ``:`` so that they never
+        meet a user's option.
 
     Returns
     -------
@@ -68,12 +80,15 @@ def option_name_errors(names: list[str], baseline: str) -> list[FieldError]:
     """
     errors = [FieldError(f"options[{i}].name", name, "option names must be unique")
               for i, name in enumerate(names) if names.index(name) != i]
+    errors += [FieldError(f"options[{i}].name", name, "must not hold ':' or ',' (a study metric is ratio:<option>, an app "
+                                                      "link separates edits with ','): e.g. " + re.sub("[:,]", "-", name))
+               for i, name in enumerate(names) if name not in derived and any(c in name for c in OPTION_NAME_SEPARATORS)]
     if baseline not in names:
         errors.append(FieldError("baseline", baseline, f"must name one of the options: {', '.join(names)}"))
     return errors
 
 
-def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None) -> Scenario:
+def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, derived: Collection[str] = ()) -> Scenario:
     """A validated scenario file resolved against the catalog into a :class:`Scenario`.
 
     Parameters
@@ -84,6 +99,8 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None) ->
         The catalog to resolve against.
     path : str or None
         Where the file came from, kept on the scenario.
+    derived : Collection of str
+        Option names tco derived (:func:`option_name_errors`).
 
     Returns
     -------
@@ -91,7 +108,7 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None) ->
         Its structure with candidate shapes, named parameters with edits applied, settings and warnings;
         an :class:`InputError` lists every broken rule.
     """
-    errors = option_name_errors([o.name for o in spec.options], spec.baseline)
+    errors = option_name_errors([o.name for o in spec.options], spec.baseline, derived)
     if errors:
         raise InputError(errors)
 
@@ -141,6 +158,11 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None) ->
     params, warnings = resolved_params(scenario_parameters(spec, catalog, model, devices, edits, structure), edits, set_)
     dynamics, dynamics_warnings = fleet_setting_parameters(spec.fleet_dynamics, catalog, settings)
     warnings += dynamics_warnings
+    # the block's other settings, checked here so every command refuses what `tco fleet` would (not only it)
+    errors = option_reference_errors(fleet_settings(spec.fleet_dynamics, dynamics.values()),
+                                     {o.name: o.disaggregated for o in structure.options})
+    if errors:
+        raise InputError(errors)
     warnings += _economics_warnings(spec, catalog, params)
     structure = _with_shapes(structure, spec, model, devices, params)
     spec = spec.model_copy(update={"set": {name: (dynamics if name in settings else params)[name].value for name in spec.set}})

@@ -162,7 +162,9 @@ def with_options(scenario: Scenario, options: list[dict], baseline: str | None =
     data["options"] = [o for o in data["options"] if o["name"] not in names] + options
     if baseline is not None:
         data["baseline"] = baseline
-    return scenario_from_dict(data, path=scenario.path)
+    # the scenario's own names passed the rules when it was read; the added ones are tco's
+    return scenario_from_dict(data, path=scenario.path, derived=[o["name"] for o in data["options"]],
+                              references=scenario.references)
 
 
 def with_model(scenario: Scenario, model: str, path: str = "fleet_dynamics.routing.small_model") -> Scenario:
@@ -188,7 +190,8 @@ def with_model(scenario: Scenario, model: str, path: str = "fleet_dynamics.routi
     data["model"] = model
     data["set"] = {k: v for k, v in data.get("set", {}).items() if not k.startswith("models.")}
     try:
-        return scenario_from_dict(data, path=scenario.path)
+        return scenario_from_dict(data, path=scenario.path, derived=[o["name"] for o in data["options"]],
+                                  references=scenario.references)
     except InputError as exc:
         raise InputError.one(path, model, exc.errors[0].rule) from None
 

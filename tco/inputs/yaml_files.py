@@ -8,7 +8,10 @@ hidden Scenario sheet of a workbook) goes through :func:`parse_yaml`, which refu
 - more than :data:`MAX_YAML_NODES` nodes counted with every alias expanded, so a
   "billion laughs" alias bomb of a few hundred bytes is refused before anything walks
   it (anchors and ``<<`` merge keys of ordinary size stay usable);
-- a recursive alias (a node that contains itself).
+- a recursive alias (a node that contains itself);
+- an integer of more than :data:`MAX_INT_DIGITS` digits (Python refuses to convert it), named by its
+  key path like any value out of its field's domain;
+- a key given twice in one mapping (the last would win silently).
 
 Only plain YAML types are built (``yaml.SafeLoader``): no Python object tags; plain scalars
 follow YAML 1.2's core schema (see ``_Loader``).
@@ -29,6 +32,10 @@ MAX_YAML_BYTES = 256_000
 MAX_YAML_DEPTH = 40
 #: most nodes, every alias expanded (the default scenario has ~130, the validation suite ~1,100)
 MAX_YAML_NODES = 100_000
+
+#: most digits of an integer read (Python's own bound on converting decimal text, ``sys.int_info.default_max_str_digits``)
+MAX_INT_DIGITS = 4300
+_LONG_DIGITS = re.compile(rf"[0-9]{{{MAX_INT_DIGITS + 1}}}")
 
 #: libyaml's composer when PyYAML was built with it (10x faster), else the pure-Python one
 _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -100,11 +107,86 @@ def check_node_graph(root) -> tuple[int, int]:
     return sizes[id(root)]
 
 
+def _key_path(path: str, key) -> str:
+    text = key.value if isinstance(key, yaml.ScalarNode) else "<key>"
+    return f"{path}.{text}" if path else str(text)
+
+
+def long_integer_errors(root) -> list[FieldError]:
+    """Each integer of more than :data:`MAX_INT_DIGITS` digits in a composed YAML document, named by its key path
+    (``set.workload.prompt_tokens``, ``options[0].name``).
+
+    Parameters
+    ----------
+    root : yaml.Node
+        The composed document.
+
+    Returns
+    -------
+    list of FieldError
+        One per such integer (each distinct node once).
+    """
+    errors, seen, stack = [], set(), [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            digits = len(node.value.lstrip("+-"))
+            if node.tag == _INT and digits > MAX_INT_DIGITS:
+                errors.append(FieldError(path or "<document>", None, f"is an integer of {digits:,} digits: too large for any "
+                                         "field (a number tco reads is at most ~1.8e308)"))
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack += [(key, _key_path(path, key)), (value, _key_path(path, key))]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
+    return errors
+
+
+def duplicate_key_errors(root) -> list[FieldError]:
+    """Each key given twice in one mapping of a composed YAML document (``name: default`` then ``name: other``:
+    the last would win without a word), named by its key path with both lines.
+
+    Parameters
+    ----------
+    root : yaml.Node
+        The composed document.
+
+    Returns
+    -------
+    list of FieldError
+        One per repeated key (``<<`` merge keys are YAML's own and may repeat).
+    """
+    errors, seen, stack = [], set(), [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple, int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    ident = (key.tag, key.value)
+                    if ident in first:
+                        errors.append(FieldError(_key_path(path, key), None, f"is given twice (lines {first[ident]} and "
+                                                 f"{key.start_mark.line + 1}); give each key once"))
+                    else:
+                        first[ident] = key.start_mark.line + 1
+                stack.append((value, _key_path(path, key)))
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
+    return errors
+
+
 def parse_yaml(text: str | bytes, where: str) -> object:
     """Plain data from YAML ``text``; ``where`` names it in errors (a path, ``uploaded file``).
 
     Raises :class:`InputError` naming ``where`` (with line and column) for a text that is
-    too long, not UTF-8, not YAML, or beyond the bounds above.
+    too long, not UTF-8, not YAML, or beyond the bounds above; a repeated key or an integer
+    too long to convert is named by its key path.
     """
     if len(text) > MAX_YAML_BYTES:
         raise InputError.one(where, f"{len(text):,} bytes",
@@ -120,6 +202,9 @@ def parse_yaml(text: str | bytes, where: str) -> object:
         if node is None:
             return None
         check_node_graph(node)
+        errors = duplicate_key_errors(node) + (long_integer_errors(node) if _LONG_DIGITS.search(text) else [])
+        if errors:
+            raise InputError(errors)
         return loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -169,6 +254,11 @@ def pydantic_errors(exc, prefix: str = "") -> InputError:
         raised = (err.get("ctx") or {}).get("error")
         if isinstance(raised, InputError):  # a validator of ours: its paths are relative to the field
             errors.extend(FieldError(f"{path}.{e.path}", e.value, e.rule) for e in raised.errors)
+        elif err["type"] == "missing":  # the input is the mapping that lacks the field: never echo it
+            errors.append(FieldError(path, None, "is required (missing)"))
+        elif err["type"] == "value_error" and isinstance(err.get("input"), (dict, list)):
+            # a rule over several fields of a section: the rule names the values, the section is not echoed
+            errors.append(FieldError(path, None, err["msg"].removeprefix("Value error, ")))
         else:
-            errors.append(FieldError(path, err.get("input"), err["msg"]))
+            errors.append(FieldError(path, err.get("input"), err["msg"].removeprefix("Value error, ")))
     return InputError(errors)

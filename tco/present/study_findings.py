@@ -86,7 +86,14 @@ def findings(summary: Mapping) -> list[str]:
                    "Inputs that flip the winner within their range: " + ", ".join(param_label(p) for p in flips[:6])
                    + (f" and {len(flips) - 6} more" if len(flips) > 6 else "") + ".")
     sobol = results.get("sobol")
-    if sobol and sobol.get("top"):
+    if sobol and sobol.get("unconverged"):  # no driver is named from indices that cannot be shares of variance
+        shown = "; ".join(f"{u['index']} of {param_label(u['param'])} = {sig(u['value'], 3)} ± {sig(u['conf'], 2)}"
+                          for u in sobol["unconverged"][:3])
+        more = len(sobol["unconverged"]) - 3
+        out.append(f"Sobol: {len(sobol['unconverged'])} indices lie outside [0, 1] beyond their interval ({shown}"
+                   f"{f' and {more} more' if more > 0 else ''}): the estimate has not converged at n = {sobol.get('n')}, "
+                   "so no driver is named; run a larger n.")
+    elif sobol and sobol.get("top"):
         out.append("Sobol, top drivers by total effect: " + _drivers(sobol["top"], "ST") + ".")
     morris = results.get("morris")
     if morris and morris.get("top"):
@@ -94,12 +101,21 @@ def findings(summary: Mapping) -> list[str]:
     sweep = results.get("sweep")
     if sweep:
         out += sweep_findings(sweep)
+        beyond = sweep.get("outside_sourced_range")
+        if beyond:
+            out.append(f"The sweep of {param_label(sweep['param'])} ({sig(sweep['low'], 3)} to {sig(sweep['high'], 3)}) "
+                       f"leaves its sourced range ({sig(beyond['sourced_low'], 3)} to {sig(beyond['sourced_high'], 3)}): "
+                       "the points outside it rest on no source.")
     grid = results.get("map")
     if grid:
         missed = grid.get("share_of_map_where_a_latency_target_is_missed", 0.0)
         decided = (f" (the option or the baseline misses a latency target in {sig(100 * missed, 3)}% of it: there the "
                    "targets decide)") if missed else ""
-        out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)}% of the map{decided}.")
+        beyond = " and ".join(f"its {side} axis beyond the sourced range ({sig(o['sourced_low'], 3)} to "
+                              f"{sig(o['sourced_high'], 3)})" for side, o in (grid.get("outside_sourced_range") or {}).items())
+        beyond = f"; the map takes {beyond}, where the points rest on no source" if beyond else ""
+        out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)}% of the map{decided}"
+                   f"{beyond}.")
     portfolio = results.get("portfolio")
     if portfolio and portfolio.get("p_win"):
         best = max(portfolio["p_win"], key=lambda r: r["p_win"])

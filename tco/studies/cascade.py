@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 from tco.analysis.training import second_life_arrays, serving_scenario
 from tco.studies.montecarlo import MonteCarloCell, run_cells
 from tco.studies.parallel import ChunkRunner
-from tco.studies.sampling import SamplingPlan, is_sampled
+from tco.studies.sampling import SamplingPlan, check_drawable, is_sampled
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,7 @@ def cascade_under_uncertainty(scenario: TrainingScenario, samples: int, seed: in
     training = {p.name for p in train_params}
     serve_params = [p for p in serving.params.values_list() if is_sampled(p)]
     plan = SamplingPlan(tuple(train_params + [p for p in serve_params if p.name not in training]))
+    check_drawable(plan.params)
     columns = SecondLifeColumns(scenario, tuple(sorted(training)), tuple(p.name for p in serve_params))
     cell = MonteCarloCell(columns, columns.aggregated, plan, int(samples))
     (result,) = run_cells([cell], seed, runner or ChunkRunner(), keep=0, label="cascade", progress=progress, cancel=cancel)

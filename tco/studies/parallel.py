@@ -17,10 +17,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
 from tco.foundation import limits
+from tco.foundation.errors import InputError
 from tco.studies.chunks import Cancel, Progress, progress_bar
 
 #: environment of LocalCluster workers. Dask's default sets MALLOC_TRIM_THRESHOLD_=65536, which
@@ -30,6 +32,40 @@ WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THRE
 
 #: seconds to wait for an existing scheduler before giving up
 SCHEDULER_TIMEOUT_S = 20
+
+
+#: the network schemes of a dask.distributed scheduler address (``inproc`` is this process only)
+SCHEDULER_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss")
+
+
+def check_scheduler_address(address: str, field: str = "scheduler") -> str:
+    """``address`` if it names a dask.distributed scheduler: ``[SCHEME://]HOST:PORT`` with a network scheme
+    (:data:`SCHEDULER_SCHEMES`, default ``tcp``), a host and a port in 1-65535, and nothing else.
+
+    Parameters
+    ----------
+    address : str
+        What the user gave (``tcp://10.0.0.5:8786``, ``10.0.0.5:8786``).
+    field : str
+        The flag or field an error names.
+
+    Returns
+    -------
+    str
+        The address; an :class:`~tco.foundation.errors.InputError` names ``field`` otherwise
+        (``file:///etc/passwd`` reached dask's own ValueError before).
+    """
+    rule = f"must be a scheduler address tcp://HOST:PORT (schemes: {', '.join(SCHEDULER_SCHEMES)})"
+    text = str(address)
+    try:
+        parts = urlsplit(text if "://" in text else f"tcp://{text}")
+        port = parts.port
+    except ValueError:
+        raise InputError.one(field, address, rule) from None
+    if parts.scheme not in SCHEDULER_SCHEMES or not parts.hostname or port is None or not 0 < port < 65536 \
+            or parts.path not in ("", "/") or parts.query or parts.fragment or parts.username or parts.password:
+        raise InputError.one(field, address, rule)
+    return text
 
 
 class StudyCancelled(Exception):
@@ -85,6 +121,8 @@ class ChunkRunner:
     """
 
     def __init__(self, workers: int | None = None, scheduler: str | None = None, progress: Progress = None):
+        if scheduler is not None:
+            check_scheduler_address(scheduler)
         self.workers, self.scheduler, self.progress = workers, scheduler, progress
         self.client = None
         self._cluster = None

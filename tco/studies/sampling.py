@@ -32,7 +32,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from tco.core.draws import mask_bits, select_bits
-from tco.foundation.errors import InputError
+from tco.foundation.errors import FieldError, InputError
 from tco.studies.parallel import chunk_seed
 
 if TYPE_CHECKING:  # a worker drawing a chunk imports numpy and scipy.special only (SamplingPlan.numbers_only)
@@ -75,6 +75,23 @@ def _triangular_ppf(u: np.ndarray, low: float, mode: float, high: float) -> np.n
     left = low + np.sqrt(u * width * (mode - low))
     right = high - np.sqrt((1.0 - u) * width * (high - mode))
     return select_bits(mask_bits(u < split), left, right, np.shape(u))  # np.where, without its branch on random draws
+
+
+def check_drawable(params: Sequence[Param]) -> None:
+    """Refuse to draw a parameter its distribution cannot draw: a lognormal one whose range reaches 0 (an edit of
+    the value to 0 widens the range to it; the scenario is valid, its draws are not: ``log(high / low)`` divides by
+    zero), each named with its range.
+
+    Parameters
+    ----------
+    params : Sequence[tco.inputs.parameters.Param]
+        The parameters to be drawn.
+    """
+    errors = [FieldError(p.name, [p.low, p.high], "is drawn lognormal, which needs a range above 0 (low > 0); give it a "
+                                                  "low above 0, or a uniform distribution")
+              for p in params if is_sampled(p) and p.distribution == "lognormal" and not p.low > 0]
+    if errors:
+        raise InputError(errors)
 
 
 def inverse_cdf(param: Param, u: np.ndarray) -> np.ndarray:
@@ -283,11 +300,19 @@ def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None
         positive definite).
     """
     params = tuple(p for p in scenario.params.values_list() if is_sampled(p) and p.name not in exclude)
+    check_drawable(params)
     if not correlations:
         return SamplingPlan(params)
     index = {p.name: i for i, p in enumerate(params)}
     names = []
+    pairs: dict[frozenset, int] = {}
     for k, (a, b, rho) in enumerate(correlations):
+        pair = frozenset((a, b))
+        if pair in pairs:  # (A, B, 0.5) then (B, A, -0.5): the second would replace the first without a word
+            first = correlations[pairs[pair]]
+            raise InputError.one(f"correlations[{k}]", [a, b, rho], f"correlates the pair of correlations[{pairs[pair]}] "
+                                 f"({first[0]}, {first[1]}, rho {float(first[2]):g}) again: give each pair once")
+        pairs[pair] = k
         for side, name in (("a", a), ("b", b)):
             if name not in index:
                 raise InputError.one(f"correlations[{k}].{side}", name, "must name a sampled parameter "

@@ -55,12 +55,18 @@ from tco.studies.aggregates import Moments
 from tco.studies.chunks import CHUNK_SIZE, Cancel, Progress, blockwise
 from tco.studies.metrics import Metric, metric_table, parse_metric
 from tco.studies.parallel import ChunkRunner, chunk_seed
-from tco.studies.sampling import is_sampled, values_at_quantiles
+from tco.studies.sampling import check_drawable, is_sampled, values_at_quantiles
 
 UnitFunction = Callable[[np.ndarray], np.ndarray]
 
 #: two-sided 95 % normal quantile, scipy.stats.norm.ppf(0.975)
 Z975 = 1.959963984540054
+#: fewest Sobol base rows: SALib's Saltelli sampler draws at least 16 points of the sequence (its ``skip_values``
+#: default: a power of 2 >= N, or 16, whichever is greater) and asks for N a power of 2 not above them; below, the
+#: half-widths (a normal approximation over N rows) are meaningless: n = 1 gave S1 = 5.24 +- 3e-7
+MIN_SOBOL_N = 16
+#: fewest Morris trajectories: sigma and the interval of mu* are spreads over each parameter's elementary effects
+MIN_MORRIS_TRAJECTORIES = 2
 
 
 # --- the metric as a function of quantiles ---------------------------------------------------------
@@ -75,7 +81,9 @@ class QuantileMetric:
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
         updates = values_at_quantiles(self.params, u)
-        return blockwise(lambda block: metric_table(self.scenario, [self.metric], block), updates)[self.metric.name]
+        value = blockwise(lambda block: metric_table(self.scenario, [self.metric], block), updates)[self.metric.name]
+        # one value per row even where none of the parameters moves the metric (the core then answers a scalar)
+        return np.array(np.broadcast_to(np.asarray(value, float), (np.shape(u)[0],)))
 
 
 def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] | None) -> tuple[UnitFunction, list[str]]:
@@ -102,6 +110,7 @@ def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] 
     if not specs:
         raise InputError.one("params", [] if params is None else list(params),
                              "needs at least one sampled parameter (a range and a distribution other than fixed)")
+    check_drawable(specs)
     return QuantileMetric(scenario, metric, tuple(specs)), [p.name for p in specs]
 
 
@@ -236,6 +245,52 @@ def rows_per_chunk(n: int, dims: int, chunk_size: int = CHUNK_SIZE) -> int:
     return max(1, min(rows, n))
 
 
+def check_sobol_n(n: int) -> int:
+    """Refuse a number of Sobol base rows the estimator cannot use: a power of 2 of at least :data:`MIN_SOBOL_N`.
+
+    Parameters
+    ----------
+    n : int [-]
+        Base rows asked for.
+
+    Returns
+    -------
+    int [-]
+        ``n``; an :class:`~tco.foundation.errors.InputError` names ``n`` otherwise.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, float, np.integer)) or int(n) != n or n < 1 or int(n) & (int(n) - 1):
+        raise InputError.one("n", n, "must be a power of 2 (the Sobol' sequence's balance), "
+                                     f"e.g. {1 << int(max(n, 1) if isinstance(n, (int, float)) else 1).bit_length()}")
+    if n < MIN_SOBOL_N:
+        raise InputError.one("n", n, f"must be at least {MIN_SOBOL_N} (SALib's Saltelli sampler draws at least "
+                                     f"{MIN_SOBOL_N} points; fewer base rows give indices outside [0, 1] with intervals "
+                                     "that do not show it), e.g. 1024")
+    return int(n)
+
+
+def unconverged_indices(frame: pd.DataFrame) -> list[dict]:
+    """The Sobol indices that lie outside [0, 1] by more than their 95 % half-width: shares of variance cannot, so
+    the estimate has not converged (more base rows are needed) and the index is no finding.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        ``param``, ``S1``, ``S1_conf``, ``ST``, ``ST_conf`` [-] (:func:`sobol_analysis`).
+
+    Returns
+    -------
+    list[dict]
+        ``{param, index ("S1" or "ST"), value [-], conf [-]}`` per such index, in the frame's order.
+    """
+    out = []
+    for row in frame.to_dict(orient="records"):
+        for index in ("S1", "ST"):
+            value, conf = float(row[index]), float(row[f"{index}_conf"])
+            if value < -conf or value > 1.0 + conf:
+                out.append({"param": row["param"], "index": index, "value": value, "conf": conf})
+    return out
+
+
 def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: int = 0, *, chunk_size: int = CHUNK_SIZE,
                    runner: ChunkRunner | None = None, progress: Progress = None, cancel: Cancel = None) -> pd.DataFrame:
     """S1 and ST of ``function(u)`` over the unit hypercube from ``n`` base rows (``n (D + 2)`` evaluations).
@@ -269,9 +324,7 @@ def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: i
     [saltelli-2010] the design and the first-order estimator.
     [jansen-1999] the total-order estimator.
     """
-    if isinstance(n, bool) or int(n) != n or n < 1 or int(n) & (int(n) - 1):
-        raise InputError.one("n", n, "must be a power of 2 (the Sobol' sequence's balance), "
-                                     f"e.g. {1 << int(max(n, 1)).bit_length()}")
+    check_sobol_n(n)
     n, dims = int(n), len(names)
     step = rows_per_chunk(n, dims, chunk_size)
     tasks = [(start, min(start + step, n)) for start in range(0, n, step)]
@@ -453,8 +506,10 @@ def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: 
     [morris-1991] the design.
     [campolongo-2007] mu*.
     """
-    if isinstance(trajectories, bool) or int(trajectories) != trajectories or trajectories < 1:
-        raise InputError.one("trajectories", trajectories, "must be a positive integer")
+    if isinstance(trajectories, bool) or int(trajectories) != trajectories or trajectories < MIN_MORRIS_TRAJECTORIES:
+        raise InputError.one("trajectories", trajectories, f"must be a whole number of at least {MIN_MORRIS_TRAJECTORIES} "
+                                                           "(sigma and the interval of mu* are spreads of the elementary "
+                                                           "effects: one trajectory gives NaN)")
     if isinstance(levels, bool) or int(levels) != levels or levels < 2 or levels % 2:
         raise InputError.one("levels", levels, "must be an even integer >= 2 (every level then equally likely; Morris 1991)")
     dims = len(names)

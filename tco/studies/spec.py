@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tco.analysis.training import serving_scenario
-from tco.foundation.errors import FieldError, InputError
+from tco.foundation.errors import FieldError, FieldWarning, InputError
 from tco.foundation.limits import MAX_CHUNK_SIZE
 from tco.inputs.catalog import Strict
 from tco.inputs.loading import SCENARIOS_DIR, load_scenario, scenario_from_dict
@@ -25,7 +25,13 @@ from tco.studies.montecarlo import KEEP_SAMPLES, check_samples
 from tco.studies.parallel import ChunkRunner
 from tco.studies.portfolio import check_portfolio_samples, portfolio_cells
 from tco.studies.sampling import sampling_plan
-from tco.studies.sensitivity import check_base_samples, check_morris_trajectories, scenario_function
+from tco.studies.sensitivity import (
+    MIN_MORRIS_TRAJECTORIES,
+    check_base_samples,
+    check_morris_trajectories,
+    check_sobol_n,
+    scenario_function,
+)
 from tco.studies.sweep import check_points
 
 STUDIES_DIR = SCENARIOS_DIR / "studies"
@@ -67,14 +73,17 @@ class MonteCarloSpec(Strict):
     samples: PositiveInt = 10_000
     metrics: list[str] | None = None
     correlations: list[CorrelationSpec] = []
-    #: first draws written to montecarlo_samples.csv and drawn in the figure (the summary uses every draw)
+    #: first draws written to montecarlo_samples.csv and drawn in the figure (the summary uses every draw); by default
+    #: :data:`KEEP_SAMPLES`, or the whole first chunk when ``chunk_size`` is smaller
     keep_samples: Annotated[int, Field(ge=0, le=CHUNK_SIZE, strict=True)] = KEEP_SAMPLES
     #: draws per chunk: what one process holds at a time (~0.1 GB per 100k draws for three options)
     chunk_size: Annotated[int, Field(gt=0, le=MAX_CHUNK_SIZE, strict=True)] = CHUNK_SIZE
 
     @model_validator(mode="after")
     def _keep_within_first_chunk(self):
-        if self.keep_samples > self.chunk_size:
+        if "keep_samples" not in self.model_fields_set:  # the default follows a smaller chunk (the user set neither)
+            self.keep_samples = min(self.keep_samples, self.chunk_size)
+        elif self.keep_samples > self.chunk_size:
             raise ValueError(f"keep_samples ({self.keep_samples}) must not exceed chunk_size ({self.chunk_size})")
         return self
 
@@ -96,15 +105,17 @@ class SobolSpec(Strict):
     n: PositiveInt = 1024
     params: list[str] | None = None
 
-    @model_validator(mode="after")
-    def _power_of_two(self):
-        if self.n & (self.n - 1):
-            raise ValueError(f"n must be a power of 2 (Sobol sequence balance), e.g. {1 << self.n.bit_length()}")
-        return self
+    @field_validator("n")
+    @classmethod
+    def _estimable(cls, n: int) -> int:
+        try:
+            return check_sobol_n(n)
+        except InputError as exc:
+            raise ValueError(exc.errors[0].rule) from None
 
 
 class MorrisSpec(Strict):
-    trajectories: PositiveInt = 50
+    trajectories: Annotated[int, Field(ge=MIN_MORRIS_TRAJECTORIES, strict=True)] = 50
     levels: Annotated[int, Field(ge=2, strict=True)] = 4
     params: list[str] | None = None
 
@@ -275,8 +286,21 @@ def check_study(study: StudySpec, scenario: Scenario) -> None:
         if ax.log and low <= 0:
             errors.append(FieldError(f"{path}.low", low, "a log axis needs low > 0"))
 
+    def once(path: str, items: list[str] | None):
+        """A list that names a parameter or a metric twice would give a second row or column without a word."""
+        first: dict[str, int] = {}
+        for i, item in enumerate(items or []):
+            if item in first:
+                errors.append(FieldError(f"{path}[{i}]", item, f"repeats {path.rsplit('.', 1)[-1]}[{first[item]}]: "
+                                                                "name each once"))
+            first.setdefault(item, i)
+
     main = metric("metric", study.metric)
     a = study.analyses
+    for path, spec, attr in (("analyses.tornado.params", a.tornado, "params"), ("analyses.sobol.params", a.sobol, "params"),
+                             ("analyses.morris.params", a.morris, "params"), ("analyses.sweep.metrics", a.sweep, "metrics"),
+                             ("analyses.monte_carlo.metrics", a.monte_carlo, "metrics")):
+        once(path, getattr(spec, attr) if spec is not None else None)
     if a.tornado and a.tornado.params:
         for i, name in enumerate(a.tornado.params):
             param(f"analyses.tornado.params[{i}]", name, needs_range=True)
@@ -362,6 +386,61 @@ def check_study_sizes(study: StudySpec, scenario: Scenario, runner: ChunkRunner)
               a.portfolio.samples, CHUNK_SIZE, runner)
     if errors:
         raise InputError(errors)
+
+
+def outside_sourced(scenario: Scenario, ax: Axis) -> dict | None:
+    """Where an axis' range leaves its parameter's sourced low..high: the sourced ends, or None when it stays inside.
+
+    The range is swept as given (a study never narrows it); the points beyond the sourced range rest on no source,
+    which the study's warnings and ``summary.json`` say.
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        Its parameter gives the sourced range.
+    ax : Axis
+        The study's axis.
+
+    Returns
+    -------
+    dict or None
+        ``{sourced_low, sourced_high}`` [unit of the parameter], or None.
+    """
+    spec = scenario.params[ax.param]
+    low, high = axis_range(scenario, ax)
+    if spec.low <= low and high <= spec.high:
+        return None
+    return {"sourced_low": float(spec.low), "sourced_high": float(spec.high)}
+
+
+def study_warnings(study: StudySpec, scenario: Scenario) -> list[FieldWarning]:
+    """What a valid study asks for that deserves a word: a swept or mapped range beyond the parameter's sourced range.
+
+    Parameters
+    ----------
+    study : StudySpec
+        The checked study (:func:`check_study`).
+    scenario : tco.inputs.scenario.Scenario
+        Its scenario.
+
+    Returns
+    -------
+    list of FieldWarning
+        One per axis outside its sourced range (``analyses.sweep``, ``analyses.map.x``).
+    """
+    a = study.analyses
+    axes = [("analyses.sweep", a.sweep)] if a.sweep else []
+    axes += [("analyses.map.x", a.map.x), ("analyses.map.y", a.map.y)] if a.map else []
+    warnings = []
+    for path, ax in axes:
+        outside = outside_sourced(scenario, ax)
+        if outside:
+            spec = scenario.params[ax.param]
+            low, high = axis_range(scenario, ax)
+            warnings.append(FieldWarning(path, [low, high], f"sweeps {ax.param} beyond its sourced range "
+                                         f"[{spec.low:g}, {spec.high:g}] {spec.unit}: swept as given; the points outside "
+                                         "it rest on no source"))
+    return warnings
 
 
 def axis_range(scenario: Scenario, ax: Axis) -> tuple[float, float]:

@@ -13,7 +13,6 @@ from tco.analysis.solvers import CROSSES, STATUS_NAMES, grid
 from tco.foundation import limits
 from tco.inputs.scenario import Scenario
 from tco.studies.metrics import Metric, contour_option, metric_table, parse_metric
-from tco.studies.sampling import round_integers
 
 
 def check_points(points: int) -> None:
@@ -28,7 +27,8 @@ def check_points(points: int) -> None:
 
 
 def sweep_points(scenario: Scenario, param: str, low: float, high: float, points: int, log: bool) -> np.ndarray:
-    """The swept values: linear or geometric; whole numbers for integer fields.
+    """The swept values: linear or geometric; whole numbers for integer fields, within ``[low, high]`` as given (never
+    narrowed to the parameter's sourced range: a study marks points beyond it, :func:`tco.studies.spec.outside_sourced`).
 
     Parameters
     ----------
@@ -46,12 +46,14 @@ def sweep_points(scenario: Scenario, param: str, low: float, high: float, points
     Returns
     -------
     numpy.ndarray [unit of the parameter]
-        The values, increasing.
+        The values, increasing (an integer field keeps each whole number of ``[low, high]`` once).
     """
     spec = scenario.params[param]
     check_points(points)
     xs = grid(float(low), float(high), int(points), bool(log))
-    return np.unique(round_integers(spec, xs)) if spec.field.integer else xs
+    if not spec.field.integer:
+        return xs
+    return np.unique(np.clip(np.round(xs), np.ceil(float(low)), np.floor(float(high))))
 
 
 def sweep(scenario: Scenario, param: str, low: float, high: float, points: int = 50, log: bool = False,

@@ -67,8 +67,9 @@ def tornado(scenario: Scenario, metric: Metric | str, params: Sequence[str] | No
         column[2 * i + 1], column[2 * i + 2] = round_integers(p, np.array([p.low, p.high]))
         updates[p.name] = column
     results, _ = evaluate_scenario(scenario, updates)
-    values = metric_table(scenario, [metric], updates, results)[metric.name]
-    wins = gap_values(scenario, metric, results) < 0
+    # one value per grid row even where no parameter moves the metric (the core then answers a scalar)
+    values = np.broadcast_to(metric_table(scenario, [metric], updates, results)[metric.name], (points,))
+    wins = np.broadcast_to(gap_values(scenario, metric, results) < 0, (points,))
     rows = []
     for i, p in enumerate(specs):
         lo, hi = 2 * i + 1, 2 * i + 2

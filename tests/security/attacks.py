@@ -40,8 +40,8 @@ def dash_post(output: str, inputs: dict, state: dict, changed: str) -> dict:
                 for item in spec[kind]]
 
     if output.startswith(".."):
-        outputs = [{"id": part.rsplit(".", 1)[0], "property": part.rsplit(".", 1)[1]}
-                   for part in output.strip(".").split("...")]
+        outputs = [{"id": json.loads(ident) if ident.startswith("{") else ident, "property": prop}
+                   for ident, prop in (part.rsplit(".", 1) for part in output.strip(".").split("..."))]
     else:
         ident, prop = output.rsplit(".", 1)
         outputs = {"id": json.loads(ident) if ident.startswith("{") else ident, "property": prop}

@@ -5,8 +5,12 @@ Children only call its Flask test client and plain callbacks, never its backgrou
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 
 from tco_app import create_app
 
-APP = create_app(cache_dir=tempfile.mkdtemp(prefix="tco-security-"))
+CACHE = tempfile.mkdtemp(prefix="tco-security-")
+atexit.register(shutil.rmtree, CACHE, True)  # the fork server's: its children exit without running it
+APP = create_app(cache_dir=CACHE)

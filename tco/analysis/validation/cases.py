@@ -427,7 +427,8 @@ def cases_from_csv(path: str | Path) -> list[Case]:
     path = Path(path)
     data = read_bounded(path, MAX_CSV_BYTES, "--cases")
     try:
-        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
+        # utf-8-sig: the byte order mark spreadsheets write is no part of the first column's name
+        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline="")))
     except UnicodeDecodeError as exc:
         raise InputError.one("--cases", str(path), f"is not UTF-8 text (byte {exc.start}): is it a binary file?") from None
     except csv.Error as exc:

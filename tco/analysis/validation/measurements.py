@@ -38,9 +38,9 @@ Split = Literal["in_sample", "out_of_sample"]
 
 class Strict(BaseModel):
     """A record of a validation file (measurements, cases, training cases): an unknown key is an error;
-    an aliased field (``class``) loads by its alias or its name."""
+    an aliased field (``class``) loads by its alias or its name; a number must be finite."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)  # every figure is finite
 
 
 #: a required string that may not be empty
