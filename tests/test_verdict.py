@@ -501,6 +501,17 @@ def test_labels_and_quantities():
     assert [sig(v) for v in (30.7674, 0.0098595, 9.996, -1.45435e8)] == ["30.8", "0.00986", "10", "-145,000,000"]
 
 
+def test_whole_numbers_and_calendar_years_print_exactly():
+    """Issue 49 item 5: ``tco params`` printed a token budget of 8,192 as "8,190", max_batch's high of 1,024 as "1,020"
+    and a release year of 2023 as "2,023" (3 significant figures and a thousands separator): a whole number below a
+    million keeps every digit, a calendar year (unit yr, 1000 or later) is written as a year, a fraction keeps 3
+    significant figures."""
+    assert quantity(8192, "tokens") == "8,192 tokens" and quantity(1024, "sequences", 3) == "1,024 sequences"
+    assert quantity(2023, "yr") == "2023 yr" and quantity(2026.5, "yr") == "2026.5 yr" and quantity(5, "yr") == "5 yr"
+    assert quantity(12934, "USD") == "$12,934" and quantity(12934.4, "USD") == "$12,930"
+    assert quantity(4390.7, "tokens") == "4,390 tokens" and quantity(2.5e7, "tokens") == "25M tokens"
+
+
 def test_settled_scan_merges_chattering_crossings_into_the_net_change():
     """A gap that alternates in sign over a narrow band (whole-device rounding) and then stays negative:
     sign(-sin) of 200 oscillations between 1000 and 1010, positive below 1000, negative above 1010.
