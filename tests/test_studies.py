@@ -18,7 +18,16 @@ from tco.cli import main
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.parameters import Param
 from tco.studies import grid_map, metric_values, monte_carlo, sobol_analysis, sweep, tornado, win_threshold
-from tco.studies.sampling import Z95, draw_chunk, iman_conover, inverse_cdf, sampling_plan
+from tco.studies.sampling import (
+    Z95,
+    _Drawn,
+    draw_chunk,
+    iman_conover,
+    inverse_cdf,
+    ordered_pairs,
+    sampling_plan,
+    values_at_quantiles,
+)
 from tco.studies.spec import STUDIES_DIR, StudySpec, load_study
 
 DATA = Path(__file__).parent / "data"
@@ -298,6 +307,45 @@ def test_inverse_cdf_stays_in_bounds_and_is_monotone(dist, low, width, where, u)
     x = inverse_cdf(p, u)
     assert np.all(x >= low - 1e-9 * width) and np.all(x <= low + width + 1e-9 * width)
     assert np.all(np.diff(x) >= -1e-9 * width)
+
+
+@settings(max_examples=60, deadline=None)
+@given(dist=st.sampled_from(["uniform", "triangular", "normal", "lognormal"]),
+       low=st.floats(1.0, 50.0), width=st.floats(0.5, 100.0), where=st.floats(0.0, 1.0), u=st.floats(0.0, 1.0))
+def test_cdf_inverts_the_inverse_cdf(dist, low, width, where, u):
+    """The CDF a conditioned draw reads (``_Drawn.cdf``) is the inverse of the draw's inverse CDF."""
+    p = uncertain(dist, value=low + where * width, low=low, high=low + width)
+    assert _Drawn.of(p).cdf(inverse_cdf(p, np.array([u])))[0] == pytest.approx(u, abs=1e-7)
+
+
+def test_draws_obey_idle_power_at_most_tdp():
+    """Issue 49 item 8: independent draws put groq-3-lpx's idle power (60-240 W) above its TDP (200-800 W), a scenario
+    the CLI refuses, in ~1 % of Monte Carlo draws of specialization-over-time; Sobol and Morris designs too. Now the
+    TDP is drawn first and the idle power from its distribution conditioned on not exceeding it.
+
+    Hand-derived (both uniform): TDP at u = 0 is 200 W (its floor, the idle power's 60 W low, is below its own low);
+    idle power at u = 0.5 is the median of the uniform on [60, 200] = 130 W (u mapped to 0.5 x F(200) = 0.5 x 140/180);
+    at u = 1 it is the TDP drawn; with the TDP at 800 W the idle power draws as before, 60 + 0.5 x 180 = 150 W."""
+    idle = uncertain("uniform", 120.0, 60.0, 240.0, "devices.groq-3-lpx.idle_power_w")
+    tdp = uncertain("uniform", 400.0, 200.0, 800.0, "devices.groq-3-lpx.tdp_w")
+    values = {idle.name: 120.0, tdp.name: 400.0}
+    pairs = ordered_pairs([idle, tdp], values)
+    u = np.array([[0.5, 0.0], [1.0, 0.0], [0.5, 1.0]])
+    drawn = values_at_quantiles([idle, tdp], u, pairs)
+    assert drawn[tdp.name].tolist() == pytest.approx([200.0, 200.0, 800.0])
+    assert drawn[idle.name].tolist() == pytest.approx([130.0, 200.0, 150.0])
+    # the TDP alone drawn, the idle power fixed at 250 W: every TDP draw at or above it, uniform on [250, 800]
+    fixed = ordered_pairs([tdp], {idle.name: 250.0, tdp.name: 400.0})
+    assert values_at_quantiles([tdp], np.array([[0.0], [0.5]]), fixed)[tdp.name].tolist() == pytest.approx([250.0, 525.0])
+    # the bundled scenario that holds the part: no Monte Carlo draw breaks the rule the CLI enforces
+    scenario = tco.load_scenario("specialization-over-time")
+    plan = sampling_plan(scenario)
+    draws = draw_chunk(plan, seed=5, index=0, size=20_000)
+    assert np.all(draws[idle.name] <= draws[tdp.name])
+    for pair in plan.pairs:
+        lower = draws[plan.params[pair.lower].name] if pair.lower >= 0 else pair.lower_value
+        upper = draws[plan.params[pair.upper].name] if pair.upper >= 0 else pair.upper_value
+        assert np.all(np.asarray(lower) <= np.asarray(upper))
 
 
 def test_integer_parameters_are_rounded(default_scenario):
