@@ -17,6 +17,7 @@ import tco
 from tco.cli import main
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.parameters import Param
+from tco.present.study_findings import tornado_findings
 from tco.studies import grid_map, metric_values, monte_carlo, sobol_analysis, sweep, tornado, win_threshold
 from tco.studies.sampling import (
     Z95,
@@ -94,6 +95,28 @@ def test_tornado_flags_a_parameter_that_flips_the_winner(asic_can_win):
 # --- sweep and map -----------------------------------------------------------------------------
 
 @pytest.mark.slow
+def test_tornado_marks_the_ends_where_an_option_misses_its_targets_and_names_its_question(default_scenario):
+    """Issue 49 item 1: ``tco study tornado-default`` printed a cost ratio of 2.69 for the split against H100 at 8,000
+    prompt tokens, where ``tco breakeven`` says neither meets the latency targets, and said "no single input within
+    its range flips the winner" beside ``tco compare``'s flip at 4,385 tokens: it asks about one pair. Now that end has
+    no ratio, names who misses, and the findings say which question the tornado answers."""
+    frame = tornado(default_scenario, "ratio:h100-prefill+groq-decode").set_index("param")
+    row = frame.loc["workload.prompt_tokens"]
+    assert row["misses_high"] == "h100-prefill+groq-decode, h100" and np.isnan(row["metric_high"]) and row["misses_low"] == ""
+    assert np.isfinite(row["metric_low"]) and frame.index[0] == "workload.prompt_tokens"  # an end that misses sorts first
+    assert (frame.drop(index="workload.prompt_tokens")["misses_high"] == "").all()
+    lines = tornado_findings({"metric": "ratio:h100-prefill+groq-decode", "baseline": "h100", "flips_winner": [],
+                              "largest_swing": [{"param": "workload.requests_per_s", "swing": 5.6}],
+                              "misses_targets": [{"param": "workload.prompt_tokens", "low": 500.0, "high": 8000.0,
+                                                  "unit": "tokens", "misses_low": "",
+                                                  "misses_high": "h100-prefill+groq-decode, h100"}]})
+    assert lines[1] == ("Mean prompt length: at its high (8,000 tokens) both h100-prefill+groq-decode and h100 miss a "
+                        "latency target (no cost comparison there; the tornado leaves that end out).")
+    assert lines[2] == ("No single input within its range changes whether h100-prefill+groq-decode beats h100. This "
+                        "tornado compares h100-prefill+groq-decode against h100 only; `tco compare` names the inputs "
+                        "that change which of all the options is cheapest.")
+
+
 def test_sweep_breakeven_equals_tco_breakeven(asic_can_win):
     asic_scenario = asic_can_win.with_values({"workload.half_life_years": 6.0})  # the ASIC wins with enough external sales
     param = "program.external_units"
@@ -186,9 +209,9 @@ def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(defa
     assert results["h100"].feasible.tolist() == [1.0, 0.0]
     lines = sweep_findings({"param": param, "low": 3000.0, "high": 6000.0, "breakevens": frame.attrs["breakevens"],
                             "windows": frame.attrs["windows"]})
-    assert lines == ["h100-prefill+groq-decode wins at prompt tokens per request from 4,385 tokens to 4,412 tokens (the "
+    assert lines == ["h100-prefill+groq-decode wins at mean prompt length from 4,385 tokens to 4,412 tokens (the "
                      "baseline misses a latency target from 4,397 tokens to 4,412 tokens).",
-                     "groq wins at prompt tokens per request above 4,385 tokens (the baseline misses a latency target "
+                     "groq wins at mean prompt length above 4,385 tokens (the baseline misses a latency target "
                      "above 4,397 tokens)."]
     split = {"from": cost["from"], "to": targets["to"]}
     coarse = sweep(default_scenario, param, 250, 64000, points=10, log=True, metrics=["ratio:h100-prefill+groq-decode"])

@@ -4,6 +4,7 @@ batch sizes) and calendar years exactly (8,192 tokens, 2026)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 #: readable scalings of SI units: unit -> ((threshold, factor, shown unit), ...), largest first
@@ -71,6 +72,36 @@ def _number(value: float, digits: int) -> str:
     if value == round(value) and abs(value) < EXACT_BELOW:
         return f"{int(value):,}"
     return sig(value, digits)
+
+
+#: significant figures of a value where something changes (a break-even, a flip, a window's end): the break-even
+#: table, its sentence and the verdict print one crossing alike
+CROSSING_DIGITS = 4
+
+
+def distinct(values, unit: str, digits: int = CROSSING_DIGITS) -> list[str]:
+    """``values`` in readable units (:func:`quantity`), with as many significant figures as it takes (from ``digits``, up
+    to 8) for neighbours that differ to read differently: ``[4385.2, 4397.1] -> 4,385 tokens, 4,397 tokens``.
+
+    Parameters
+    ----------
+    values : Sequence[float] [unit]
+        The values, in order.
+    unit : str
+        Their unit.
+    digits : int [-]
+        Significant figures at least.
+
+    Returns
+    -------
+    list[str]
+        One text per value.
+    """
+    values = [float(v) for v in values]
+    while digits < 8 and any(quantity(a, unit, digits) == quantity(b, unit, digits)
+                             for a, b in itertools.pairwise(values) if a != b):
+        digits += 1
+    return [quantity(v, unit, digits) for v in values]
 
 
 #: what a missing or non-finite value shows

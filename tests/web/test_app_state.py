@@ -178,10 +178,10 @@ def test_the_app_keeps_the_maps_dark_legend_where_its_white_keys_show(default_sc
 
 
 def test_decide_names_the_inputs_that_flip_the_winner_in_good_english(default_scenario):
-    """The default has one flip (the prompt length): '1 input flips the winner within its sourced range', not
-    '1 input flip the winner within their sourced range'."""
+    """The default has one flip (the prompt length): '1 input changes which option is cheapest within its sourced
+    range', not '1 input flip the winner within their sourced range'."""
     said = " ".join(str(part) for part in change_answer(default_scenario, tco.compare(default_scenario))[:2])
-    assert "1 input flips the winner within its sourced range:" in said and "prompt tokens per request" in said
+    assert "1 input changes which option is cheapest within its sourced range:" in said and "mean prompt length" in said
 
 
 def test_compare_view_shows_the_chip_program(asic_scenario):
