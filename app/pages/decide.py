@@ -109,7 +109,7 @@ def bottleneck_answer(scenario, result) -> list:
         status = "meets the targets" if not reasons else "misses: " + "; ".join(reasons)
         spill = scalar(r.spilled_bytes)
         held = held_batch(r)
-        generations = other_generations(r, "these figures are")
+        generations = other_generations(r)
         items.append(html.Li(f"{name}: {where}; batch {sig(scalar(r.batch), 3)} at TPOT {quantity(scalar(r.tpot_s), 's')} "
                              f"(target {quantity(v[named.workload.tpot_target_s], 's')}), TTFT {quantity(scalar(r.ttft_s), 's')}"
                              + (f" ({held})" if held else "")
