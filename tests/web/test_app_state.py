@@ -197,21 +197,24 @@ def test_compare_view_shows_the_chip_program(asic_scenario):
     said = f"asic builds its own chip: this fleet buys {asic['fleet_units']:,.0f} units over the horizon"
     assert said in challengers and said in result.verdict  # the same words as the CLI and the JSON verdict
     # the baseline's refresh plan (docs/model.md "The refresh rule against the book-value credit"), as in the verdict
-    plan = "The baseline follows the general-purpose roadmap (when cheaper): b200 from year 0, rubin from year 1."
+    plan = "The baseline follows the general-purpose roadmap (when cheaper): b200 from year 0 (976 devices, time to first"
     assert "roadmap-note" in challengers and plan in challengers and plan in result.verdict
-    # the baseline's column: its costs are those of the generations it runs, its serving and energy figures its H100's
-    assert "(the fleet runs b200, rubin; the costs above are theirs, the other figures h100-sxm's)" in str(
-        compare_view(asic_scenario)[3])
+    assert "rubin from year 1 (238 devices" in challengers
+    # the baseline's column is one fleet (issue 49 item 3): the serving figures of b200, the generation of year 0
+    assert ("(the fleet runs b200, then rubin: serving figures of b200, the generation of year 0; costs over every "
+            "generation)") in str(compare_view(asic_scenario)[3])
 
 
 def test_decide_says_whose_serving_figures_a_roadmap_baseline_shows(default_scenario, asic_scenario):
-    """Decide step 3 on custom-asic: the baseline's shape and latency figures are its own H100's while its fleet runs
-    B200s, then Rubins; the step says so, as Compare's feasibility row does. Not for the challengers, nor on the
-    default, whose baseline has no roadmap."""
+    """Decide step 3 on custom-asic: the baseline's fleet runs B200s, then Rubins, and its shape and latency figures are
+    the B200 fleet's (the generation of year 0, issue 49 item 3: TTFT 732 ms, not the H100's 959 ms); the step says
+    so, as Compare's feasibility row does. Not for the challengers, nor on the default, whose baseline has no
+    roadmap."""
     [steps] = bottleneck_answer(asic_scenario, tco.compare(asic_scenario))
     said = [str(item.children) for item in steps.children]
-    assert said[0].startswith("h100: ") and said[0].endswith(
-        "meets the targets (the fleet runs b200, rubin; these figures are h100-sxm's).")
+    assert said[0].startswith("h100: ") and "TTFT 732 ms" in said[0] and said[0].endswith(
+        "meets the targets (the fleet runs b200, then rubin: serving figures of b200, the generation of year 0; costs "
+        "over every generation).")
     assert not any("fleet runs" in s for s in said[1:])
     [steps] = bottleneck_answer(default_scenario, tco.compare(default_scenario))
     assert not any("fleet runs" in str(item.children) for item in steps.children)
