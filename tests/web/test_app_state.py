@@ -18,7 +18,7 @@ from tco_app.controller import update_state
 from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap_view, routing_view, stranded_view, tree_view
 from tco_app.pages.assumptions import cell, table_rows, workbook_download
 from tco_app.pages.cases import saved_case
-from tco_app.pages.compare import compare_view
+from tco_app.pages.compare import compare_view, verdict_card
 from tco_app.pages.decide import bottleneck_answer, change_answer
 from tco_app.pages.lifecycle import TIMELINE_GROUPS, half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
@@ -403,3 +403,12 @@ def test_downloads_wait_for_the_page_state(tmp_path):
     (key,) = [k for k in app.callback_map if "download-xlsx-button.disabled" in k]
     assert "download-yaml-button.disabled" in key
     assert [i["id"] + "." + i["property"] for i in app.callback_map[key]["inputs"]] == ["state.data"]
+
+
+def test_compare_lists_the_near_ties_apart_from_the_flips():
+    """Issue 49 item 1: batch-offline's demand windows (MI300X within 2 % of B200 in windows narrower than the flip
+    search's step) are near-ties: the Compare card lists them under their own heading, not among the flips."""
+    card = str(verdict_card(tco.compare(tco.load_scenario("batch-offline")).decision))
+    flips, _, ties = card.partition("Near-ties, not flips")
+    assert "mi300x comes within 2% of b200 where mean demand is between" in ties
+    assert "mean demand" not in flips.split("flip-list")[1]
