@@ -94,16 +94,14 @@ def narrower_than_step(window: Sequence[float], low: float, high: float, points:
     Parameters
     ----------
     window : Sequence[float] [unit of the parameter]
-        ``[from, to]``, ``from <= to``.
-    low, high : float [unit of the parameter]
-        The parameter's range.
-    points : int [-]
-        Grid points of the search.
+        ``[from, to]``, ``from <= to``: its width (its ratio on a geometric grid) is compared.
+    low, high, points : float, float, int [unit of the parameter, -]
+        What :func:`search_step` takes the step from.
 
     Returns
     -------
     bool
-        The window's width (its ratio on a geometric grid) below one step.
+        Narrower than one step.
     """
     step, log = search_step(low, high, points)
     a, b = float(window[0]), float(window[1])
