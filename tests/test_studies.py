@@ -362,8 +362,8 @@ def test_draws_obey_idle_power_at_most_tdp():
     assert values_at_quantiles([tdp], np.array([[0.0], [0.5]]), fixed)[tdp.name].tolist() == pytest.approx([250.0, 525.0])
     # the bundled scenario that holds the part: no Monte Carlo draw breaks the rule the CLI enforces
     scenario = tco.load_scenario("specialization-over-time")
-    plan = sampling_plan(scenario)
-    draws = draw_chunk(plan, seed=5, index=0, size=20_000)
+    plan = sampling_plan(scenario, [("economics.electricity_usd_per_kwh", "economics.facility_usd_per_kw_month", 0.5)])
+    draws = draw_chunk(plan, seed=5, index=0, size=20_000)  # with a correlation too (the plan's rules survive it)
     assert np.all(draws[idle.name] <= draws[tdp.name])
     for pair in plan.pairs:
         lower = draws[plan.params[pair.lower].name] if pair.lower >= 0 else pair.lower_value

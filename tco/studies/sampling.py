@@ -399,9 +399,9 @@ def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None
     """
     params = tuple(p for p in scenario.params.values_list() if is_sampled(p) and p.name not in exclude)
     check_drawable(params)
-    pairs = ordered_pairs(params, scenario.params.values())
+    rules = ordered_pairs(params, scenario.params.values())
     if not correlations:
-        return SamplingPlan(params, pairs=pairs)
+        return SamplingPlan(params, pairs=rules)
     index = {p.name: i for i, p in enumerate(params)}
     names = []
     pairs: dict[frozenset, int] = {}
@@ -428,7 +428,7 @@ def sampling_plan(scenario: Scenario, correlations: Sequence[Correlation] | None
     except np.linalg.LinAlgError:
         raise InputError.one("correlations", [list(c) for c in correlations],
                              "the correlation matrix must be positive definite") from None
-    return SamplingPlan(params, tuple(index[n] for n in names), matrix, pairs)
+    return SamplingPlan(params, tuple(index[n] for n in names), matrix, rules)
 
 
 def draw_chunk(plan: SamplingPlan, seed: int, index: int, size: int) -> dict[str, np.ndarray]:
