@@ -64,7 +64,8 @@ def test_compare_reports_the_chip_program(capsys):
     assert by_policy["when_cheaper"] == pytest.approx(data["options"][0]["lcot_usd_per_mtok"], rel=1e-12)
     assert by_policy["when_cheaper"] == pytest.approx(0.434, abs=5e-4) == min(by_policy.values())
     assert by_policy["keep"] > 3 * by_policy["when_cheaper"] and "instead (roadmap policy" not in data["verdict"]
-    assert "b200 from year 0, rubin from year 1." in data["verdict"]
+    assert "b200 from year 0 (976 devices, time to first token 732 ms" in data["verdict"]  # one fleet a generation
+    assert "rubin from year 1 (238 devices" in data["verdict"]
     assert data["verdict"].startswith("The baseline h100 (on the roadmap: b200, then rubin) is cheapest at $0.434")
     code, out, _ = run(capsys, "compare", "custom-asic", "--set", "program.external_units=1000000",
                        "--set", "workload.half_life_years=6", *ASIC_CAN_WIN)
