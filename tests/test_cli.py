@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -63,7 +64,8 @@ def test_compare_reports_the_chip_program(capsys):
     assert by_policy["when_cheaper"] == pytest.approx(data["options"][0]["lcot_usd_per_mtok"], rel=1e-12)
     assert by_policy["when_cheaper"] == pytest.approx(0.434, abs=5e-4) == min(by_policy.values())
     assert by_policy["keep"] > 3 * by_policy["when_cheaper"] and "instead (roadmap policy" not in data["verdict"]
-    assert "b200 from year 0, rubin from year 1." in data["verdict"]
+    assert "b200 from year 0 (976 devices, time to first token 732 ms" in data["verdict"]  # one fleet a generation
+    assert "rubin from year 1 (238 devices" in data["verdict"]
     assert data["verdict"].startswith("The baseline h100 (on the roadmap: b200, then rubin) is cheapest at $0.434")
     code, out, _ = run(capsys, "compare", "custom-asic", "--set", "program.external_units=1000000",
                        "--set", "workload.half_life_years=6", *ASIC_CAN_WIN)
@@ -219,6 +221,24 @@ def test_tables_fit_100_columns(capsys, argv):
     assert code == 0
     assert max(len(line) for line in out.splitlines()) <= 100
     assert "NaN" not in out and "nan" not in out.split() and "e+0" not in out
+
+
+def test_params_print_years_counts_and_integers_exactly(capsys):
+    """Issue 49 item 5: the release year 2023 of a roadmap generation read "2,023", its range "2,020", max_batch's
+    high "1,020" (it is 1,024) and a token budget "8,190" (it is 8,192)."""
+    _, out, _ = run(capsys, "params", "custom-asic")
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ") and len(line.split()) > 1}
+    assert "64 – 1,024" in rows["max_batch"] and "8,192 tokens" in rows["token_budget_tokens"]
+    assert re.search(r"release_year +2022\.75 yr +2022\.5 – 2023 ", out) and not re.search(r"2,0[23]\d", out)
+
+
+@pytest.mark.slow
+def test_study_findings_fit_100_columns(capsys, tmp_path):
+    """Issue 49 item 5: ``tco study monte-carlo-default`` printed findings of 101-102 columns (a bullet's continuation
+    indented past the wrap width) and its question on one 198-column line."""
+    code, out, err = run(capsys, "study", "monte-carlo-default", "--samples", "4000", "--out", str(tmp_path / "mc"))
+    assert code == 0 and "findings:" in out
+    assert max(len(line) for line in (out + err).splitlines()) <= 100
 
 
 def test_wide_shows_everything_unwrapped(capsys):

@@ -19,11 +19,15 @@ from hypothesis import strategies as st
 from what_ifs import ASIC_CAN_WIN
 
 import tco
+import tco.analysis.evaluation
+import tco.analysis.program_views
 from tco.core.comparison import analyse
 from tco.core.evaluate import evaluate
 from tco.core.money import cashflow, generations, nodes, nre, timeline
 from tco.core.money.purchases import Choice, GenerationPath, PoolPlan, pick, pool_present_values, pool_yearly_flows
 from tco.foundation.errors import InputError
+from tco.foundation.formatting import sig
+from tco.foundation.plain_values import scalar
 from tco.inputs.loading import SCENARIOS_DIR, scenario_from_dict
 from tco.studies.sampling import draw_chunk, sampling_plan
 
@@ -611,3 +615,24 @@ def test_large_and_small_batches_of_the_roadmap_agree():
     for option, result in small.items():
         for name in ("pv_cost_usd", "pv_capex_usd", "pv_residual_usd", "units_bought", "pv_energy_usd"):
             np.testing.assert_allclose(getattr(result, name), getattr(large[option], name)[:50], rtol=1e-12)
+
+
+def test_a_roadmap_baseline_column_is_one_fleet(asic_scenario):
+    """Issue 49 item 3: custom-asic's "h100 (baseline)" column showed the cost of the B200/Rubin roadmap beside 2,656
+    H100s, 959 ms TTFT and 39.1 ms TPOT (the scenario device's fleet, which never serves). Now its serving and energy
+    figures are the B200 fleet's, the generation it runs from year 0 (the generation whose fleet the core's accounting
+    cost already reads: the two agree to the dollar), and the roadmap sentence names each generation's fleet by year."""
+    comparison = tco.compare(asic_scenario, with_flips=False)
+    shown = comparison.results["h100"]
+    [b200, rubin] = [comparison.baseline_roadmap["fleets"][d] for d in ("b200", "rubin")]
+    assert scalar(shown.devices) == b200["devices"] and scalar(shown.ttft_s) == pytest.approx(b200["ttft_s"])
+    assert all(p.device == "b200" for p in shown.pools.values()) and b200["devices"] != 2656
+    analysis = tco.analysis.evaluation.analyse_scenario(asic_scenario)
+    fleets = tco.analysis.program_views.generation_fleets(analysis)
+    assert scalar(fleets["b200"].accounting_cost_usd_per_year) == pytest.approx(
+        scalar(analysis.baseline.accounting_cost_usd_per_year), rel=1e-12)
+    assert scalar(shown.lcot_usd_per_mtok) == scalar(analysis.baseline.lcot_usd_per_mtok)  # the roadmap's cost
+    assert (b200["from_year"], rubin["from_year"]) == (0, 1) and rubin["devices"] < b200["devices"]
+    row = comparison.options.loc["h100"]
+    assert row["devices"] == b200["devices"] and row["placement"] == "prefill+decode on b200"
+    assert f"b200 from year 0 ({sig(b200['devices'], 4)} devices, time to first token" in comparison.verdict

@@ -25,6 +25,7 @@ from tco.dynamics.routing import routing as routing_analysis
 from tco.dynamics.stranded import simulate
 from tco.dynamics.tree import tree
 from tco.inputs.fleet_settings import fleet_config
+from tco.present.fleet_summary import run as fleet_run
 
 TOY_SPLIT = Path(__file__).parent / "data" / "toy-split.yaml"
 
@@ -392,3 +393,51 @@ def test_a_fleet_analysis_says_what_its_gpu_fleet_is_where_the_baseline_follows_
                                  "h100-sxm's.")
     split = tco.load_scenario("fleet-split")
     assert "general-purpose roadmap" not in run("stranded", split, fleet_config(split)).headline.sentence
+
+
+# --- issue 49 item 4: fleet views that do not contradict themselves ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def default_fleet():
+    scenario = tco.load_scenario("default")
+    return scenario, fleet_config(scenario)
+
+
+def test_routing_that_pays_at_any_share_names_no_share_where_it_stops(default_fleet):
+    """The routing table said "router share at which routing stops paying 100.0 %" beside "it pays at any share": the
+    default's small model pays at every share, so the table shows no such share (—) and the sentence says why."""
+    analysis = fleet_run("routing", *default_fleet)
+    assert analysis.payload["summary"]["breakeven_router_share"] >= 1.0  # the core caps it at the whole range
+    assert math.isnan(analysis.records[0]["breakeven_router_share"])
+    assert analysis.headline.sentence.endswith("it pays at any share, all requests included.")
+
+
+def test_stranded_reports_its_backlog_beside_its_violation_hours(default_fleet):
+    """The stranded table gave the split fleet 221 SLO-violation hours and the GPU fleet a 357,010-request backlog with
+    "0.0 M output tokens not served" and no backlog line. The two figures measure different things: an hour violates
+    the targets when its load exceeds what the fleet serves within them; a backlog forms above flat-out capacity and
+    is served in later hours. Now each row carries its largest backlog and what is queued at the end (0 here: the
+    tokens not served are that end backlog x the last hour's output length = 0), and the sentence says so."""
+    analysis = fleet_run("stranded", *default_fleet)
+    rows = {(r["policy"], r["fleet"]): r for r in analysis.records}
+    split = rows["today", "h100-prefill+groq-decode"]
+    assert split["violation_hours"] == 221 and split["peak_backlog_req"] > 0 and split["backlog_at_end_req"] == 0
+    assert split["output_tokens_not_served"] == 0
+    gpu = rows["flex", "h100"]
+    hourly = analysis.extra["result"].hourly
+    assert gpu["peak_backlog_req"] == pytest.approx(hourly[hourly["policy"] == "flex"]["gpu_fleet_backlog_req"].max())
+    assert "misses the latency targets in 221 hours" in analysis.headline.sentence
+    assert "all of it is served within the quarter" in analysis.headline.sentence
+    assert {"largest backlog, requests", "queued at the end, requests"} <= {c[0] for c in analysis.columns}
+
+
+def test_kv_wall_decode_gain_only_where_both_fleets_meet_their_targets(default_fleet):
+    """The KV wall's decode gain jumped to +16.3 USD/M at 30,929 tokens and back: there neither the split nor the H100
+    fleet meets its targets, so the difference compared costs that buy no service. It is now given only where both
+    meet them."""
+    scenario, cfg = default_fleet
+    table = kv_wall(scenario, cfg.kv_wall).table
+    both = table["split_feasible"] & table["h100_feasible"]
+    assert not both.all() and both.any()
+    assert table.loc[~both, "decode_gain_usd_per_mtok"].isna().all()
+    assert np.isfinite(table.loc[both, "decode_gain_usd_per_mtok"]).all()

@@ -17,8 +17,18 @@ import tco
 from tco.cli import main
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.parameters import Param
+from tco.present.study_findings import tornado_findings
 from tco.studies import grid_map, metric_values, monte_carlo, sobol_analysis, sweep, tornado, win_threshold
-from tco.studies.sampling import Z95, draw_chunk, iman_conover, inverse_cdf, sampling_plan
+from tco.studies.sampling import (
+    Z95,
+    _Drawn,
+    draw_chunk,
+    iman_conover,
+    inverse_cdf,
+    ordered_pairs,
+    sampling_plan,
+    values_at_quantiles,
+)
 from tco.studies.spec import STUDIES_DIR, StudySpec, load_study
 
 DATA = Path(__file__).parent / "data"
@@ -85,6 +95,28 @@ def test_tornado_flags_a_parameter_that_flips_the_winner(asic_can_win):
 # --- sweep and map -----------------------------------------------------------------------------
 
 @pytest.mark.slow
+def test_tornado_marks_the_ends_where_an_option_misses_its_targets_and_names_its_question(default_scenario):
+    """Issue 49 item 1: ``tco study tornado-default`` printed a cost ratio of 2.69 for the split against H100 at 8,000
+    prompt tokens, where ``tco breakeven`` says neither meets the latency targets, and said "no single input within
+    its range flips the winner" beside ``tco compare``'s flip at 4,385 tokens: it asks about one pair. Now that end has
+    no ratio, names who misses, and the findings say which question the tornado answers."""
+    frame = tornado(default_scenario, "ratio:h100-prefill+groq-decode").set_index("param")
+    row = frame.loc["workload.prompt_tokens"]
+    assert row["misses_high"] == "h100-prefill+groq-decode, h100" and np.isnan(row["metric_high"]) and row["misses_low"] == ""
+    assert np.isfinite(row["metric_low"]) and frame.index[0] == "workload.prompt_tokens"  # an end that misses sorts first
+    assert (frame.drop(index="workload.prompt_tokens")["misses_high"] == "").all()
+    lines = tornado_findings({"metric": "ratio:h100-prefill+groq-decode", "baseline": "h100", "flips_winner": [],
+                              "largest_swing": [{"param": "workload.requests_per_s", "swing": 5.6}],
+                              "misses_targets": [{"param": "workload.prompt_tokens", "low": 500.0, "high": 8000.0,
+                                                  "unit": "tokens", "misses_low": "",
+                                                  "misses_high": "h100-prefill+groq-decode, h100"}]})
+    assert lines[1] == ("Mean prompt length: at its high (8,000 tokens) both h100-prefill+groq-decode and h100 miss a "
+                        "latency target (no cost comparison there; the tornado leaves that end out).")
+    assert lines[2] == ("No single input within its range changes whether h100-prefill+groq-decode beats h100. This "
+                        "tornado compares h100-prefill+groq-decode against h100 only; `tco compare` names the inputs "
+                        "that change which of all the options is cheapest.")
+
+
 def test_sweep_breakeven_equals_tco_breakeven(asic_can_win):
     asic_scenario = asic_can_win.with_values({"workload.half_life_years": 6.0})  # the ASIC wins with enough external sales
     param = "program.external_units"
@@ -177,9 +209,9 @@ def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(defa
     assert results["h100"].feasible.tolist() == [1.0, 0.0]
     lines = sweep_findings({"param": param, "low": 3000.0, "high": 6000.0, "breakevens": frame.attrs["breakevens"],
                             "windows": frame.attrs["windows"]})
-    assert lines == ["h100-prefill+groq-decode wins at prompt tokens per request from 4,385 tokens to 4,412 tokens (the "
+    assert lines == ["h100-prefill+groq-decode wins at mean prompt length from 4,385 tokens to 4,412 tokens (the "
                      "baseline misses a latency target from 4,397 tokens to 4,412 tokens).",
-                     "groq wins at prompt tokens per request above 4,385 tokens (the baseline misses a latency target "
+                     "groq wins at mean prompt length above 4,385 tokens (the baseline misses a latency target "
                      "above 4,397 tokens)."]
     split = {"from": cost["from"], "to": targets["to"]}
     coarse = sweep(default_scenario, param, 250, 64000, points=10, log=True, metrics=["ratio:h100-prefill+groq-decode"])
@@ -298,6 +330,45 @@ def test_inverse_cdf_stays_in_bounds_and_is_monotone(dist, low, width, where, u)
     x = inverse_cdf(p, u)
     assert np.all(x >= low - 1e-9 * width) and np.all(x <= low + width + 1e-9 * width)
     assert np.all(np.diff(x) >= -1e-9 * width)
+
+
+@settings(max_examples=60, deadline=None)
+@given(dist=st.sampled_from(["uniform", "triangular", "normal", "lognormal"]),
+       low=st.floats(1.0, 50.0), width=st.floats(0.5, 100.0), where=st.floats(0.0, 1.0), u=st.floats(0.0, 1.0))
+def test_cdf_inverts_the_inverse_cdf(dist, low, width, where, u):
+    """The CDF a conditioned draw reads (``_Drawn.cdf``) is the inverse of the draw's inverse CDF."""
+    p = uncertain(dist, value=low + where * width, low=low, high=low + width)
+    assert _Drawn.of(p).cdf(inverse_cdf(p, np.array([u])))[0] == pytest.approx(u, abs=1e-7)
+
+
+def test_draws_obey_idle_power_at_most_tdp():
+    """Issue 49 item 8: independent draws put groq-3-lpx's idle power (60-240 W) above its TDP (200-800 W), a scenario
+    the CLI refuses, in ~1 % of Monte Carlo draws of specialization-over-time; Sobol and Morris designs too. Now the
+    TDP is drawn first and the idle power from its distribution conditioned on not exceeding it.
+
+    Hand-derived (both uniform): TDP at u = 0 is 200 W (its floor, the idle power's 60 W low, is below its own low);
+    idle power at u = 0.5 is the median of the uniform on [60, 200] = 130 W (u mapped to 0.5 x F(200) = 0.5 x 140/180);
+    at u = 1 it is the TDP drawn; with the TDP at 800 W the idle power draws as before, 60 + 0.5 x 180 = 150 W."""
+    idle = uncertain("uniform", 120.0, 60.0, 240.0, "devices.groq-3-lpx.idle_power_w")
+    tdp = uncertain("uniform", 400.0, 200.0, 800.0, "devices.groq-3-lpx.tdp_w")
+    values = {idle.name: 120.0, tdp.name: 400.0}
+    pairs = ordered_pairs([idle, tdp], values)
+    u = np.array([[0.5, 0.0], [1.0, 0.0], [0.5, 1.0]])
+    drawn = values_at_quantiles([idle, tdp], u, pairs)
+    assert drawn[tdp.name].tolist() == pytest.approx([200.0, 200.0, 800.0])
+    assert drawn[idle.name].tolist() == pytest.approx([130.0, 200.0, 150.0])
+    # the TDP alone drawn, the idle power fixed at 250 W: every TDP draw at or above it, uniform on [250, 800]
+    fixed = ordered_pairs([tdp], {idle.name: 250.0, tdp.name: 400.0})
+    assert values_at_quantiles([tdp], np.array([[0.0], [0.5]]), fixed)[tdp.name].tolist() == pytest.approx([250.0, 525.0])
+    # the bundled scenario that holds the part: no Monte Carlo draw breaks the rule the CLI enforces
+    scenario = tco.load_scenario("specialization-over-time")
+    plan = sampling_plan(scenario, [("economics.electricity_usd_per_kwh", "economics.facility_usd_per_kw_month", 0.5)])
+    draws = draw_chunk(plan, seed=5, index=0, size=20_000)  # with a correlation too (the plan's rules survive it)
+    assert np.all(draws[idle.name] <= draws[tdp.name])
+    for pair in plan.pairs:
+        lower = draws[plan.params[pair.lower].name] if pair.lower >= 0 else pair.lower_value
+        upper = draws[plan.params[pair.upper].name] if pair.upper >= 0 else pair.upper_value
+        assert np.all(np.asarray(lower) <= np.asarray(upper))
 
 
 def test_integer_parameters_are_rounded(default_scenario):

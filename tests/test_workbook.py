@@ -30,6 +30,7 @@ from workbook_helpers import (
 )
 
 import tco
+import tco.analysis.evaluation
 from tco.cli import main
 from tco.export import build_workbook, write_workbook
 from tco.export.check_sheet import model_values
@@ -184,6 +185,36 @@ def _literal_cells(wb, texts):
     return found
 
 
+def test_a_finance_reviewer_gets_a_summary_first_formats_frozen_headers_and_print_areas(default_book):
+    """Issue 49 item 7: the workbook opened on the Cover, its numbers in General format, nothing frozen, no print area,
+    and the Cash flows sheet showed 1E9 as the epoch start of a fleet that is gone. Now the Summary comes first (per
+    option: LCOT, NPV, IRR, payback, capex, opex, accounting cost per year; live references), currency, percentage
+    and thousands formats, every visible sheet frozen at its header and printable, and the markers read as words."""
+    book = default_book
+    assert book.sheetnames[0] == "Summary" and book.active.title == "Summary"
+    summary = book["Summary"]
+    labels = [summary.cell(row=r, column=1).value for r in range(4, summary.max_row + 1)]
+    assert labels[:4] == ["cost per million output tokens (LCOT)", "NPV of choosing it over the baseline h100",
+                          "IRR of choosing it over the baseline h100", "discounted payback year"]
+    assert {"PV of hardware capex", "accounting cost per year (straight-line depreciation + opex)"} <= set(labels)
+    row = {label: 4 + i for i, label in enumerate(labels)}
+    lcot, npv, irr = (summary.cell(row=row[label], column=4) for label in labels[:3])
+    assert lcot.value.startswith("='Cash flows'!") and lcot.number_format == '"$"#,##0.0000'
+    assert npv.number_format == '"$"#,##0' and irr.number_format == "0.0%" and irr.value.startswith("='Cash flows'!")
+    assert summary.cell(row=row[labels[1]], column=3).value == "baseline"
+    for ws in book.worksheets:
+        if ws.sheet_state == "visible":
+            assert ws.print_area and ws.freeze_panes, ws.title
+    assert book["Cash flows"].freeze_panes == "D4" and book["Summary"].freeze_panes == "C4"
+    cash = book["Cash flows"]
+    epoch = next(r for r in range(1, cash.max_row + 1) if str(cash.cell(row=r, column=1).value).startswith(
+        "start of the current epoch"))
+    assert all(cash.cell(row=epoch, column=c).number_format == '[>=1E9]"gone";[<0]"none yet";0'
+               for c in range(4, 4 + 31))
+    counts = [c for ws in (book["Model"],) for r in ws.iter_rows() for c in r if c.data_type == "f"]
+    assert any(c.number_format == "#,##0" for c in counts)  # devices and units with thousands separators
+
+
 def test_user_text_is_written_as_text_never_as_a_formula(tmp_path):
     scenario = tco.load_scenario(_hostile(tmp_path))
     path = write_workbook(scenario, tmp_path / "hostile.xlsx")
@@ -203,7 +234,7 @@ def test_existing_file_is_not_overwritten_without_force(tmp_path, capsys):
     assert "exists already; pass --force" in capsys.readouterr().err
     assert target.read_bytes() == b"keep me"
     assert main(["export", str(DATA / "toy.yaml"), "--xlsx", str(target), "--force"]) == 0
-    assert openpyxl.load_workbook(target).sheetnames[:3] == ["Cover", "Inputs", "Model"]
+    assert openpyxl.load_workbook(target).sheetnames[:3] == ["Summary", "Cover", "Inputs"]
 
 
 def test_export_without_a_path_writes_exports_scenario_name(tmp_path, monkeypatch, capsys):
@@ -214,7 +245,7 @@ def test_export_without_a_path_writes_exports_scenario_name(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     assert main(["export", str(DATA / "toy.yaml")]) == 0
     assert capsys.readouterr().out.startswith("wrote exports/toy.xlsx (toy, ")
-    assert openpyxl.load_workbook(tmp_path / "exports" / "toy.xlsx").sheetnames[:3] == ["Cover", "Inputs", "Model"]
+    assert openpyxl.load_workbook(tmp_path / "exports" / "toy.xlsx").sheetnames[:3] == ["Summary", "Cover", "Inputs"]
     assert main(["export", str(DATA / "toy.yaml")]) == 2 and "exists already; pass --force" in capsys.readouterr().err
     assert default_path("H100 vs Groq / 2026") == Path("exports/H100-vs-Groq-2026.xlsx")
     assert default_path("..") == Path("exports/scenario.xlsx")
@@ -420,6 +451,33 @@ def test_recalculated_workbook_agrees_with_the_python_model(name, recalculated):
     bad = [row for row in rows if not agrees(row[2], row[3])]
     assert not bad, bad[:10]
     assert all(row[4] is not None and row[4] <= 1e-9 for row in rows)
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("name", ["custom-asic", "default"])
+def test_the_summary_recalculates_like_the_python_model(name, recalculated):
+    """The Summary's LCOT, NPV and IRR after LibreOffice recalculates the workbook: the Python model's to 1e-9 (IRR: the
+    core's ``irr``; custom-asic's challengers have one, -49.5 % and -96.0 %, default's none: there the reason)."""
+    scenario = tco.load_scenario(name)
+    rows = recalculated["plain", name].rows("Summary")
+    names = [o.name for o in scenario.structure.options]
+    header = rows[2][2:2 + len(names)]
+    assert header[0] == f"{scenario.structure.baseline} (baseline)"
+    by_label = {r[0]: r[2:2 + len(names)] for r in rows[3:]}
+    analysis = tco.analysis.evaluation.analyse_scenario(scenario)
+    for j, option in enumerate(names):
+        assert agrees(float(by_label["cost per million output tokens (LCOT)"][j]),
+                      float(analysis.options[option].lcot_usd_per_mtok))
+        if option == scenario.structure.baseline:
+            continue
+        challenger = analysis.challengers[option]
+        assert agrees(float(by_label[f"NPV of choosing it over the baseline {scenario.structure.baseline}"][j]),
+                      float(challenger.npv_usd))
+        irr = by_label[f"IRR of choosing it over the baseline {scenario.structure.baseline}"][j]
+        if np.isfinite(float(challenger.irr)):  # the CSV writes the cell as formatted, a percentage
+            assert abs(float(irr.rstrip("%")) / 100 - float(challenger.irr)) <= 1e-9, (option, irr)
+        else:
+            assert irr.startswith("none: "), (option, irr)
 
 
 @pytest.mark.libreoffice

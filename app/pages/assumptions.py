@@ -27,9 +27,13 @@ from ..state import scenario_yaml
 ID = "assumptions"
 LABEL = "Assumptions"
 
-COLUMNS = [("label", "input"), ("value", "value (edit, SI unit)"), ("unit", "unit"), ("reads", "reads as"),
-           ("original", "scenario file's value"), ("range", "sourced range"), ("grade", "grade"), ("date", "date"),
-           ("source", "source (select a row for all of it)"), ("check", "check"), ("name", "parameter name")]
+#: the table's columns, what a reader needs first leftmost: at 1024 px the input, its value, range, grade and source
+#: fit the window; the rest follow
+COLUMNS = [("label", "input"), ("value", "value (edit, SI unit)"), ("reads", "reads as"), ("range", "sourced range"),
+           ("grade", "grade"), ("source", "source (select a row for all of it)"), ("date", "date"),
+           ("original", "scenario file's value"), ("unit", "unit"), ("check", "check"), ("name", "parameter name")]
+#: rows a page of the table shows (filter and sort work across every page; no scroll box inside the page)
+PAGE_ROWS = 50
 GRADES = {"A": "A: measured, list price or vendor specification", "B": "B: analyst or press estimate",
           "C": "C: our estimate (see the note)", "": "no grade given (a scenario assumption)"}
 
@@ -108,18 +112,19 @@ def layout(ctx: AppContext):
         html.Div(className="assumptions-grid", children=[
             dash_table.DataTable(
                 id="params-table", columns=[{"name": label, "id": key, "editable": key == "value"} for key, label in COLUMNS],
-                data=[], page_action="none", filter_action="native", sort_action="native", fixed_rows={"headers": True},
+                data=[], page_action="native", page_size=PAGE_ROWS, filter_action="native", sort_action="native",
                 row_selectable=False, tooltip_delay=300, tooltip_duration=None,
-                style_table={"height": "62vh", "overflowY": "auto", "overflowX": "auto"},
+                style_table={"overflowX": "auto"},
                 style_header={"fontWeight": "600", "backgroundColor": "#f0f3f7", "whiteSpace": "normal", "height": "auto"},
                 style_cell={"fontFamily": "system-ui, sans-serif", "fontSize": 13, "textAlign": "left", "padding": "4px 8px",
                             "maxWidth": 320, "overflow": "hidden", "textOverflow": "ellipsis", "whiteSpace": "nowrap"},
                 style_cell_conditional=[
-                    {"if": {"column_id": "value"}, "backgroundColor": "#eef5fb", "minWidth": 110, "width": 110},
-                    {"if": {"column_id": "label"}, "minWidth": 220, "width": 260},
-                    {"if": {"column_id": "source"}, "minWidth": 200, "width": 240},
+                    {"if": {"column_id": "value"}, "backgroundColor": "#eef5fb", "minWidth": 96, "width": 96, "maxWidth": 96},
+                    {"if": {"column_id": "label"}, "minWidth": 200, "width": 220, "maxWidth": 220},
+                    {"if": {"column_id": "reads"}, "minWidth": 90, "width": 100, "maxWidth": 110},
+                    {"if": {"column_id": "source"}, "minWidth": 180, "width": 200, "maxWidth": 200},
                     {"if": {"column_id": "original"}, "minWidth": 110, "width": 110},
-                    {"if": {"column_id": "range"}, "minWidth": 170},
+                    {"if": {"column_id": "range"}, "minWidth": 150, "whiteSpace": "normal", "textOverflow": "clip"},
                     {"if": {"column_id": "name"}, "color": "#5a6b7d", "fontSize": 12},
                     {"if": {"column_id": "grade"}, "width": 50, "textAlign": "center"}],
                 style_data_conditional=[
@@ -127,7 +132,7 @@ def layout(ctx: AppContext):
                     {"if": {"filter_query": '{original} != ""', "column_id": "value"}, "backgroundColor": "#ffe08a",
                      "fontWeight": "600"},
                     {"if": {"filter_query": '{check} != ""'}, "backgroundColor": "#fde8e0", "color": "#8a2a0a"}],
-                css=[{"selector": ".dash-spreadsheet td div", "rule": "max-height: 22px;"},
+                css=[{"selector": ".dash-spreadsheet td:not([data-dash-column='range']) div", "rule": "max-height: 22px;"},
                      {"selector": ".dash-table-tooltip", "rule": "max-width: 520px; white-space: pre-wrap; font-size: 12px;"}]),
             html.Div(id="provenance-box", children=provenance(None)),
         ]),

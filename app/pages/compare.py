@@ -20,6 +20,7 @@ from tco.present import program_text
 from tco.present.comparison import compare
 from tco.present.flip_text import describe_flip
 from tco.present.tables import challenger_rows, option_rows
+from tco.present.verdict_text import near_tie
 
 from ..charts import COST_LINE_COLOURS, PALETTE, chart, chart_id, styled
 from ..context import AppContext, view_state
@@ -44,6 +45,9 @@ def verdict_card(decision) -> list:
             parts.append(html.P(f"and {more} more (Decide tab, or tco compare --format json)", className="hint"))
     elif decision.kind in ("win", "only", "tie"):
         parts.append(html.P("No single input moved within its sourced range changes the winner.", id="flip-list"))
+    if decision.ties:
+        parts += [html.H4("Near-ties, not flips (windows narrower than the search resolves)"),
+                  html.Ul([html.Li(near_tie(t, decision)) for t in decision.ties[:LISTED_FLIPS]], id="near-ties")]
     if decision.rests_on:
         parts += [html.H4("The win rests on" if decision.kind != "tie" else "The lead rests on"),
                   html.Ul([html.Li(r) for r in decision.rests_on], id="rests-on")]

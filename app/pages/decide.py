@@ -109,7 +109,7 @@ def bottleneck_answer(scenario, result) -> list:
         status = "meets the targets" if not reasons else "misses: " + "; ".join(reasons)
         spill = scalar(r.spilled_bytes)
         held = held_batch(r)
-        generations = other_generations(r, "these figures are")
+        generations = other_generations(r)
         items.append(html.Li(f"{name}: {where}; batch {sig(scalar(r.batch), 3)} at TPOT {quantity(scalar(r.tpot_s), 's')} "
                              f"(target {quantity(v[named.workload.tpot_target_s], 's')}), TTFT {quantity(scalar(r.ttft_s), 's')}"
                              + (f" ({held})" if held else "")
@@ -132,11 +132,16 @@ def distribution_answer(scenario, result) -> list:
     if challenger and challenger != scenario.structure.baseline:
         metric = parse_metric(scenario, f"ratio:{challenger}")
         frame = tornado(scenario, metric).head(3)
-        drivers = "; ".join(f"{param_label(r.param)} (cost ratio {sig(r.metric_low, 3)} at low, {sig(r.metric_high, 3)} at high)"
-                            for r in frame.itertuples())
+        drivers = "; ".join(f"{param_label(r.param)} (cost ratio {tornado_end(r.metric_low, r.misses_low)} at low, "
+                            f"{tornado_end(r.metric_high, r.misses_high)} at high)" for r in frame.itertuples())
         out.append(html.P(f"Largest swings of {challenger}'s cost ratio to {scenario.structure.baseline}: {drivers}. "
                           "The Uncertainty tab draws every input at once (Monte Carlo: P(win), exceedance)."))
     return out
+
+
+def tornado_end(ratio: float, misses: str) -> str:
+    """One end of a tornado bar in words: the cost ratio [-], or who misses a latency target there (no ratio)."""
+    return f"— ({misses} {'miss' if ',' in misses else 'misses'} a latency target)" if misses else sig(ratio, 3)
 
 
 def split_answer(scenario) -> list:
@@ -156,10 +161,11 @@ def change_answer(scenario, result) -> list:
     if decision.flips:
         flips = [html.Li(describe_flip(f)) for f in decision.flips]
         one = len(decision.flips) == 1
-        head = html.P("1 input flips the winner within its sourced range:" if one else
-                      f"{len(decision.flips)} inputs flip the winner within their sourced range, nearest first:")
+        head = html.P("1 input changes which option is cheapest within its sourced range:" if one else
+                      f"{len(decision.flips)} inputs change which option is cheapest within their sourced range, "
+                      "nearest first:")
     else:
-        flips, head = [], html.P("No single input within its sourced range flips the winner.")
+        flips, head = [], html.P("No single input within its sourced range changes which option is cheapest.")
     lh = [(n, row["life_over_half_life"]) for n, row in result.challengers.iterrows()
           if "life_over_half_life" in row and row["life_over_half_life"] == row["life_over_half_life"]]
     life = ([html.P("L/H (useful life over workload half-life): " + ", ".join(f"{n} {sig(x, 3)}" for n, x in lh)

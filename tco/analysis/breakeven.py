@@ -8,15 +8,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tco.analysis.evaluation import cost_figures
-from tco.analysis.solvers import BREAKEVEN_METRICS, scan
+from tco.analysis.solvers import BREAKEVEN_METRICS, narrower_than_step, scan
 from tco.analysis.training import training_cost_figures
 from tco.core.comparison import gap_from_results
 from tco.foundation.errors import InputError
-from tco.foundation.formatting import quantity, sig
+from tco.foundation.formatting import distinct, quantity, sig
 from tco.foundation.labels import param_label
 from tco.foundation.plain_values import json_safe
 from tco.foundation.user_numbers import read_number
 from tco.inputs.scenario import Scenario
+
+#: grid points of the break-even search (:func:`tco.analysis.solvers.scan`); a window narrower than one step of it is
+#: below what it resolves and reads as a cliff or a near-tie (:func:`reading`)
+POINTS = 129
 
 
 @dataclass
@@ -75,30 +79,84 @@ class Breakeven:
         yes, no = self._criterion()
         return f"{self.option} {yes if wins else no}"
 
-    def _span(self, i: int, window: dict) -> str:
+    def _span(self, i: int, lo: str, hi: str) -> str:
+        """Window ``i`` in words, from ``lo`` to ``hi`` (a whole-number parameter's up to one below the next change)."""
         last = len(self.windows) - 1
-        lo, hi = window["from"], window["to"]
         if last == 0:
-            return f"across {quantity(self.low, self.unit)} to {quantity(self.high, self.unit)}"
-        if self.integer:  # whole numbers: a piece holds from its start up to one below the next change
-            hi -= 1
-            if i == 0:
-                return f"up to {quantity(hi, self.unit)}"
-            if i == last:
-                return f"from {quantity(lo, self.unit)}"
-            return f"at {quantity(lo, self.unit)}" if lo == hi else f"from {quantity(lo, self.unit)} to {quantity(hi, self.unit)}"
+            return f"across {lo} to {hi}"
         if i == 0:
-            return f"below {quantity(hi, self.unit)}"
+            return f"up to {hi}" if self.integer else f"below {hi}"
         if i == last:
-            return f"above {quantity(lo, self.unit)}"
-        return f"from {quantity(lo, self.unit)} to {quantity(hi, self.unit)}"
+            return f"from {lo}" if self.integer else f"above {lo}"
+        if self.integer and lo == hi:
+            return f"at {lo}"
+        return f"from {lo} to {hi}"
+
+    def _ends(self) -> list[tuple[str, str]]:
+        """Each window's ends in readable units, with :data:`tco.foundation.formatting.CROSSING_DIGITS` significant
+        figures or as many as tell neighbouring values apart; a whole-number parameter's window holds whole numbers up
+        to one below the next change."""
+        last = len(self.windows) - 1
+        values = [v for i, w in enumerate(self.windows)
+                  for v in (w["from"], w["to"] - 1.0 if self.integer and i < last else w["to"])]
+        shown = distinct(values, self.unit)
+        return list(zip(shown[::2], shown[1::2], strict=True))
 
     def sentence(self) -> str:
         """The windows in words: ``groq vs h100, time-per-output-token target: below 3.94 ms, neither meets the
-        latency targets; from 3.94 ms to 4.3 ms, only groq meets the latency targets; above 4.3 ms, h100 is cheaper.``"""
-        parts = [f"{self._span(i, w)}, {self._regime(w['option_wins'], w['option_feasible'], w['baseline_feasible'])}"
-                 for i, w in enumerate(self.windows)]
+        latency targets; from 3.94 ms to 4.3 ms, only groq meets the latency targets; above 4.3 ms, h100 is cheaper.``;
+        a window narrower than one step of the search says what it is (:func:`reading`): ``from 4,385 tokens to
+        4,397 tokens, groq is cheaper (a cliff: within one step of the search h100 stops meeting its latency
+        targets)``."""
+        parts = []
+        for i, (w, (lo, hi)) in enumerate(zip(self.windows, self._ends(), strict=True)):
+            part = f"{self._span(i, lo, hi)}, {self._regime(w['option_wins'], w['option_feasible'], w['baseline_feasible'])}"
+            if w.get("reads_as") == "cliff":
+                after = self.windows[i + 1] if i + 1 < len(self.windows) else self.windows[i - 1]
+                who = self.baseline if w["baseline_feasible"] and not after["baseline_feasible"] else self.option
+                part += f" (a cliff: within one step of the search {who} stops meeting its latency targets)"
+            elif w.get("reads_as") == "near-tie":
+                part += " (a near-tie: the two cross and cross back within one step of the search)"
+            parts.append(part)
         return f"{self.option} vs {self.baseline}, {param_label(self.param)}: " + "; ".join(parts) + "."
+
+
+def reading(windows: list[dict], low: float, high: float, points: int = POINTS) -> list[str]:
+    """What each window of a break-even is when it is narrower than one step of the search
+    (:func:`tco.analysis.solvers.narrower_than_step`), below what the search resolves: a ``cliff`` (a neighbouring window
+    has another feasibility: one option's cost climbs to its latency wall within the window) or a ``near-tie`` (the
+    windows on both sides agree with each other and differ from it: the costs cross and cross back); ``""`` otherwise.
+
+    Parameters
+    ----------
+    windows : list[dict]
+        The break-even's windows in order (``from``, ``to`` [unit of the parameter], ``option_wins``,
+        ``option_feasible``, ``baseline_feasible``).
+    low, high : float [unit of the parameter]
+        The searched range.
+    points : int [-]
+        Grid points of the search.
+
+    Returns
+    -------
+    list[str]
+        One reading per window.
+    """
+    def state(w):
+        return w["option_feasible"], w["baseline_feasible"]
+
+    out = []
+    for i, w in enumerate(windows):
+        before, after = (windows[i - 1] if i else None), (windows[i + 1] if i + 1 < len(windows) else None)
+        kind = ""
+        if narrower_than_step([w["from"], w["to"]], low, high, points):
+            if state(w) == (True, True) and any(n is not None and state(n) != state(w) for n in (before, after)):
+                kind = "cliff"
+            elif before and after and before["option_wins"] == after["option_wins"] != w["option_wins"] and \
+                    state(before) == state(after) == state(w):
+                kind = "near-tie"
+        out.append(kind)
+    return out
 
 
 def breakeven(scenario: Scenario, param: str, low: float | None = None, high: float | None = None,
@@ -160,7 +218,7 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
         return gaps[pick], feasible[pick] + 2 * np.broadcast_to(np.asarray(results[base].feasible) > 0, x.shape)
 
     integer = spec.field.integer
-    scans = scan(evaluate, [low] * len(chosen), [high] * len(chosen), integer=integer)
+    scans = scan(evaluate, [low] * len(chosen), [high] * len(chosen), integer=integer, points=POINTS)
     out = []
     for name, result in zip(chosen, scans, strict=True):
         flips = [c for c in result.changes if c.flips]
@@ -172,6 +230,8 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
                       "baseline_feasible_above": bool(c.state_above & 2)} for c in result.changes]
         windows = [{"from": a, "to": b, "option_wins": w, "option_feasible": bool(st & 1), "baseline_feasible": bool(st & 2)}
                    for a, b, w, st in result.segments()]
+        for window, kind in zip(windows, reading(windows, result.low, result.high), strict=True):
+            window["reads_as"] = kind
         out.append(Breakeven(name, param, metric, target, result.low, result.high, flips[0].value if flips else None,
                              status, flips[0].wins_above if flips else None, spec.value, spec.unit, base, integer,
                              crossings, windows))

@@ -12,7 +12,9 @@ flips at a whole number.
 
 :func:`winner_gap` is the gap of "the current winner stays cheapest" for any cost figure
 (cost per output token, cost per training run); :func:`describe_flip` words one condition
-with the parameter's label and a readable unit (:mod:`tco.present.flip_text`).
+with the parameter's label and a readable unit (:mod:`tco.present.flip_text`). A window narrower than one
+step of the search (:func:`tco.analysis.solvers.search_step`) is below what it resolves: the verdict reads it as a tie (the costs
+within the tie tolerance there) or a cliff (the winner's cost climbing to a latency wall), not as a flip.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import NotRequired, TypedDict
 
 import numpy as np
 
-from tco.analysis.solvers import Scan, scan
+from tco.analysis.solvers import Scan, scan, search_step
 from tco.foundation.fields import FIELDS
 from tco.foundation.labels import param_label
 from tco.inputs.parameters import Param, ParamSet
@@ -98,6 +100,12 @@ class Flip(TypedDict):
     #: why the winner loses just past ``value`` when a latency target decides it (the caller's words, e.g.
     #: ``h100 misses its time-to-first-token target``); absent or empty where the costs alone cross
     cause: NotRequired[str]
+    #: the option cheapest just past ``value`` (among those that meet their targets there; empty: none does)
+    becomes: NotRequired[str]
+    #: where the winner, still meeting its targets just past ``value``, stops meeting them within one step of the
+    #: search (:func:`tco.analysis.solvers.search_step`) beyond it: its cost climbs to a wall there (a cliff); NaN
+    #: where it does not
+    misses_from: NotRequired[float]
 
 
 def losing_windows(scan_result: Scan, base: float, direction: str, whole: bool) -> list[list[float]]:
@@ -253,9 +261,36 @@ def just_past(flip: Mapping) -> float:
     return min(max(x, min(near, far)), max(near, far))  # exp(log(near)) may round an ulp outside
 
 
-def past_flips(flips: Sequence[Mapping], base: Mapping[str, float]) -> dict[str, np.ndarray]:
-    """Updates where point ``k`` moves flip ``k``'s parameter :func:`just_past` its value and holds the others at
-    ``base`` (one evaluation of every flip at once).
+def beyond(flip: Mapping, count: int) -> np.ndarray:
+    """``count`` values from :func:`just_past` the flip to one search step (:func:`tco.analysis.solvers.search_step`)
+    beyond it, inside the flip's nearest window: where a winner whose cost climbs to a latency wall stops meeting its
+    targets.
+
+    Parameters
+    ----------
+    flip : Mapping
+        A :class:`Flip` (``value``, ``windows``, ``direction``, ``integer``, ``low``, ``high``).
+    count : int [-]
+        Values wanted.
+
+    Returns
+    -------
+    numpy.ndarray [unit of the parameter]
+        Ordered outward from the flip's value, clipped to its nearest window.
+    """
+    start = just_past(flip)
+    step, log = search_step(float(flip["low"]), float(flip["high"]), GRID_POINTS)
+    sign = 1.0 if flip["direction"] == "above" else -1.0
+    share = np.linspace(0.0, 1.0, count)
+    xs = start * step ** (sign * share) if log else start + sign * step * share
+    window = flip["windows"][0]
+    xs = np.clip(xs, min(window), max(window))
+    return np.round(xs) if flip.get("integer") else xs
+
+
+def probe_updates(flips: Sequence[Mapping], base: Mapping[str, float],
+                  values: Sequence[np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Updates that move each flip's parameter, alone, to each of its ``values`` (one evaluation of all at once).
 
     Parameters
     ----------
@@ -263,15 +298,20 @@ def past_flips(flips: Sequence[Mapping], base: Mapping[str, float]) -> dict[str,
         :class:`Flip` conditions.
     base : Mapping[str, float] [unit of each parameter]
         The base values of (at least) the flips' parameters.
+    values : Sequence[numpy.ndarray] [unit of each flip's parameter]
+        The values of flip ``k``'s parameter to evaluate.
 
     Returns
     -------
-    dict[str, numpy.ndarray] [unit of each parameter]
-        One array of ``len(flips)`` values per parameter named by a flip.
+    updates : dict[str, numpy.ndarray] [unit of each parameter]
+        One array of ``sum(len(v))`` points per parameter named by a flip.
+    owner : numpy.ndarray [-]
+        The flip each point belongs to.
     """
     names = list(dict.fromkeys(f["name"] for f in flips))
-    track = np.array([names.index(f["name"]) for f in flips])
-    return _moved(names, base, track, np.array([just_past(f) for f in flips]))
+    owner = np.concatenate([np.full(len(v), k) for k, v in enumerate(values)]).astype(int)
+    track = np.array([names.index(flips[k]["name"]) for k in owner], int)
+    return _moved(names, base, track, np.concatenate([np.asarray(v, float) for v in values])), owner
 
 
 def range_end(flip: Mapping) -> float:

@@ -3,6 +3,7 @@ general-purpose generations the baseline runs, and which of them its fleet holds
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -54,6 +55,63 @@ def other_generations_held(result: OptionResult | None) -> list[str]:
     return held if held and held != [result.roadmap.devices[0]] else []
 
 
+#: the outputs of an option's fleet as it serves (shape, speed, size, power), which a roadmap baseline takes from the
+#: generation it runs (:func:`baseline_as_run`); its costs, units bought and feasibility stay the roadmap's
+SERVING_FIELDS = ("pools", "links", "devices", "ttft_s", "tpot_s", "queue_wait_s", "batch", "spilled_bytes",
+                  "tokens_per_joule", "tokens_per_s", "power_w", "kv_transfer_s", "link_ports", "prefill_cost_share")
+
+
+def generation_fleets(analysis: Analysis) -> dict[str, OptionResult]:
+    """A roadmap baseline on each generation its fleet holds within the horizon, each evaluated alone on that device
+    (its fleet at year 1's demand, as the roadmap sizes it, :func:`tco.core.evaluate.roadmap_fleets`); empty when the
+    baseline stays on its own device.
+
+    Parameters
+    ----------
+    analysis : Analysis
+        The scenario's results and values.
+
+    Returns
+    -------
+    dict[str, OptionResult]
+        By device held, in order: the baseline's result on that generation (read its serving and energy outputs; its
+        costs are of a fleet that never moves).
+    """
+    base = analysis.baseline
+    held = other_generations_held(base)
+    if not held:
+        return {}
+    structure = analysis.structure
+    own = structure.option(structure.baseline)
+    on = {base.roadmap.devices[0]: own, **dict(zip(base.roadmap.devices[1:], structure.generation_options(), strict=True))}
+    return {device: evaluate(replace(structure, options=(on[device],), generations=()), analysis.values)[structure.baseline]
+            for device in held}
+
+
+def baseline_as_run(analysis: Analysis, fleets: Mapping[str, OptionResult]) -> OptionResult:
+    """The baseline as a table shows it: a roadmap baseline's serving and energy outputs (:data:`SERVING_FIELDS`) those of
+    the generation its fleet runs at t = 0 (the generation its steady-state and accounting costs are of), so that one
+    column is one fleet; its costs over the horizon stay the roadmap's. Unchanged without a roadmap.
+
+    Parameters
+    ----------
+    analysis : Analysis
+        The scenario's results.
+    fleets : Mapping[str, OptionResult]
+        :func:`generation_fleets` of the analysis.
+
+    Returns
+    -------
+    OptionResult
+        The baseline's result.
+    """
+    base = analysis.baseline
+    if not fleets:
+        return base
+    first = fleets[next(iter(fleets))]
+    return replace(base, **{name: getattr(first, name) for name in SERVING_FIELDS})
+
+
 #: comparison outputs of the program view, in the order a reader wants them
 PROGRAM_FIELDS = ("fleet_units", "program_volume_units", "needs_external_sales", "npv_own_use_usd",
                   "breakeven_external_units", "breakeven_volume_units", "breakeven_demand_rps",
@@ -86,7 +144,7 @@ def program_view(analysis: Analysis) -> dict[str, dict]:
     return out
 
 
-def baseline_generations(analysis: Analysis) -> dict:
+def baseline_generations(analysis: Analysis, fleets: Mapping[str, OptionResult] | None = None) -> dict:
     """The general-purpose generation the baseline fleet buys each year and when the fleet moves, and the baseline's
     levelized cost under each refresh policy (:data:`tco.core.money.generations.POLICIES`; the scenario's own beside the
     others, which the same inputs give: docs/model.md, "The refresh rule against the book-value credit").
@@ -95,13 +153,17 @@ def baseline_generations(analysis: Analysis) -> dict:
     ----------
     analysis : Analysis
         The scenario's results and values; the baseline's roadmap costs and cash flows are read.
+    fleets : Mapping[str, OptionResult], optional
+        :func:`generation_fleets` of the analysis (their serving figures are reported per generation held).
 
     Returns
     -------
     dict
         Empty without a roadmap; else ``policy``, ``start_year`` [calendar year], ``releases`` [calendar year by device],
-        ``by_year`` (device held each year), ``steady_state_usd_per_mtok`` [USD/Mtok by device] and
-        ``lcot_usd_per_mtok_by_policy`` [USD/Mtok by refresh policy].
+        ``by_year`` (device held each year), ``steady_state_usd_per_mtok`` [USD/Mtok by device],
+        ``lcot_usd_per_mtok_by_policy`` [USD/Mtok by refresh policy] and ``fleets`` (per generation held: its first
+        year ``from_year``, ``devices``, ``ttft_s`` [s], ``tpot_s`` [s], ``tokens_per_joule`` [tokens/J], ``power_w``
+        [W], ``utilization`` [-] by pool).
     """
     base = analysis.baseline
     if base.roadmap is None:
@@ -123,4 +185,9 @@ def baseline_generations(analysis: Analysis) -> dict:
         "steady_state_usd_per_mtok": {d: scalar(c) / scalar(base.money.tokens_per_year) * 1e6
                                       for d, c in zip(devices, base.roadmap.full_usd_per_year, strict=True)},
         "lcot_usd_per_mtok_by_policy": by_policy,
+        "fleets": {device: {"from_year": [devices[i] for i in index].index(device), "devices": scalar(r.devices),
+                            "ttft_s": scalar(r.ttft_s), "tpot_s": scalar(r.tpot_s),
+                            "tokens_per_joule": scalar(r.tokens_per_joule), "power_w": scalar(r.power_w),
+                            "utilization": {role: scalar(p.sizing.utilization) for role, p in r.pools.items()}}
+                   for device, r in (fleets or {}).items()},
     }

@@ -24,7 +24,7 @@ halving is one call over all of them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +62,50 @@ def spans_decades(low: float, high: float) -> bool:
         ``low > 0 and high / low > 100``.
     """
     return low > 0 and high / low > 100.0
+
+
+def search_step(low: float, high: float, points: int) -> tuple[float, bool]:
+    """One step of a search's grid of ``points`` over ``[low, high]`` (:func:`scan`): the width below which a window
+    can be missed.
+
+    Parameters
+    ----------
+    low, high : float [unit of the parameter]
+        The parameter's range.
+    points : int [-]
+        Grid points of the search.
+
+    Returns
+    -------
+    step : float [unit of the parameter, or - for a geometric grid]
+        ``(high - low) / (points - 1)``, or the ratio ``(high / low) ** (1 / (points - 1))`` on a geometric grid.
+    log : bool
+        Whether the grid is geometric (:func:`spans_decades`).
+    """
+    log = spans_decades(low, high)
+    return ((high / low) ** (1.0 / (points - 1)), True) if log else ((high - low) / (points - 1), False)
+
+
+def narrower_than_step(window: Sequence[float], low: float, high: float, points: int) -> bool:
+    """Whether a window ``[from, to]`` is narrower than one step of the search over ``[low, high]``
+    (:func:`search_step`): below what the search resolves, so a window of the winner reads as a tie or a cliff, not as
+    a flip.
+
+    Parameters
+    ----------
+    window : Sequence[float] [unit of the parameter]
+        ``[from, to]``, ``from <= to``: its width (its ratio on a geometric grid) is compared.
+    low, high, points : float, float, int [unit of the parameter, -]
+        What :func:`search_step` takes the step from.
+
+    Returns
+    -------
+    bool
+        Narrower than one step.
+    """
+    step, log = search_step(low, high, points)
+    a, b = float(window[0]), float(window[1])
+    return b / a < step if log else b - a < step
 
 
 def grid(low: float, high: float, points: int, log: bool | None = None) -> np.ndarray:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from tco.cli.common import print_warnings
-from tco.cli.text import paragraph
+from tco.cli.text import WIDTH, paragraph
 from tco.foundation.errors import InputError
 from tco.foundation.limits import MAX_WORKERS
 
@@ -64,7 +64,7 @@ def run(args) -> int:
         if args.scheduler is None:
             raise
         raise InputError.one("--scheduler", args.scheduler, f"cannot reach a dask.distributed scheduler there ({exc})") from None
-    print(f"{study.name}: {study.question.strip()}", file=sys.stderr)
+    print(paragraph(f"{study.name}: {' '.join(study.question.split())}"), file=sys.stderr)
     print(out)
     print_findings(out)
     return 0
@@ -80,4 +80,4 @@ def print_findings(out: Path) -> None:
     if lines:
         print("\nfindings:")
         for line in lines:
-            print(paragraph(f"- {line}").replace("\n", "\n  "))
+            print(paragraph(f"- {line}", WIDTH - 2).replace("\n", "\n  "))  # the indent stays within WIDTH

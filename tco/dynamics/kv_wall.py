@@ -81,7 +81,8 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
     -------
     KVWallResult
         ``table`` (one row per prompt length: ``kv_bytes_per_request`` [B], ``kv_transfer_s``
-        [s], ``link_usd_per_mtok`` and the options' costs [USD/Mtok], ``decode_spilled_bytes``
+        [s], ``link_usd_per_mtok`` and the options' costs [USD/Mtok], ``decode_gain_usd_per_mtok`` [USD/Mtok] (NaN
+        where the split or the prefill device's colocated fleet misses its latency targets), ``decode_spilled_bytes``
         [B], ...), ``counterparts`` ({role: option}) and ``breakevens`` (``prompt_tokens``
         [tokens], ``link_bandwidth_bytes_per_s`` [B/s], ``spill_onset_prompt_tokens``
         [tokens]: value, status, every crossing; for the first two also ``split_wins``, every ``[from, to]`` where
@@ -113,7 +114,10 @@ def kv_wall(scenario, cfg: KVWall) -> KVWallResult:
         "link_power_w": r.link_ports * values[link_param(link, "port_power_w")],
         "link_usd_per_mtok": link_usd,
         "split_usd_per_mtok": r.lcot_usd_per_mtok,
-        "decode_gain_usd_per_mtok": results[names["prefill"]].lcot_usd_per_mtok - (r.lcot_usd_per_mtok - link_usd),
+        # a cost difference only where both fleets meet their targets (else it compares a cost that buys no service)
+        "decode_gain_usd_per_mtok": np.where((r.feasible > 0) & (results[names["prefill"]].feasible > 0),
+                                             results[names["prefill"]].lcot_usd_per_mtok - (r.lcot_usd_per_mtok - link_usd),
+                                             np.nan),
         f"{names['prefill']}_usd_per_mtok": results[names["prefill"]].lcot_usd_per_mtok,
         f"{names['decode']}_usd_per_mtok": results[names["decode"]].lcot_usd_per_mtok,
         "split_feasible": r.feasible > 0,

@@ -266,12 +266,13 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
     # tokens: the decode pool of the split fleet, the whole colocated GPU fleet
     rows = []
     for i, policy in enumerate(policies):
-        for fleet, left, late, cost, devices, util, strands in (
-                (option.name, q1[i, -1] + q2[i, -1], late_split[i], cost_split[i],
+        for fleet, queued, late, cost, devices, util, strands in (
+                (option.name, q1[i] + q2[i], late_split[i], cost_split[i],
                  {"prefill": r_pre[i, 0] * n_pre, "decode": r_dec[i, 0] * n_dec, "buffer": r_buf[i, 0] * n_colo},
                  float(np.mean(busy2[i])), (headline[i], strand_pre[i], strand_dec[i])),
-                (structure.baseline, q[i, -1], late_base[i], cost_base[i], {"colocated": r_colo[i, 0] * n_colo},
+                (structure.baseline, q[i], late_base[i], cost_base[i], {"colocated": r_colo[i, 0] * n_colo},
                  float(np.mean(busy[i])), (0.0, 0.0, 0.0))):
+            left = queued[-1]
             not_served = float(left * output[-1])  # requests still queued at the end, at the last hour's length
             tokens = float(demanded) - not_served
             rows.append({
@@ -280,6 +281,7 @@ def simulate(scenario: Scenario, cfg: Stranded) -> StrandedResult:
                 "stranded_share": float(strands[0]), "stranded_share_prefill": float(strands[1]),
                 "stranded_share_decode": float(strands[2]), "decode_busy_share": util,
                 "violation_hours": int(np.sum(late)), "violation_share": float(np.mean(late)),
+                "peak_backlog_req": float(np.max(queued)), "backlog_at_end_req": float(left),
                 "output_tokens_demanded": float(demanded), "output_tokens_not_served": not_served,
                 "not_served_share": float(1.0 - tokens / demanded), "cost_usd": float(np.sum(cost)),
                 "usd_per_mtok": float(np.sum(cost) / tokens * 1e6) if tokens > 0 else float("nan"),

@@ -39,6 +39,13 @@ PV_COLUMN = 3  # C
 NOT_RELEASED = "1E300"
 #: the epoch start of a fleet that is gone (the numpy walk's ``inf``)
 GONE = "1E9"
+#: starting guesses of the workbook's IRR, tried in turn (Excel's and LibreOffice's iteration from the default 10 %
+#: does not reach an IRR of -50 % or -96 %, which custom-asic's challengers have)
+IRR_GUESSES = ("0.1", "-0.5", "-0.9", "-0.99")
+#: how the rows that hold these markers show them: in words, never as 1E9 or 1E300 (the value stays a number)
+EPOCH_FORMAT = f'[>={GONE}]"gone";[<0]"none yet";0'
+OFFERED_FORMAT = '[>=1E+15]"not released";"$"#,##0'
+RELEASE_FORMAT = '[<=-1E+9]"always";0.00'
 
 #: label of each cash-flow line, from the output table
 LINE_LABELS = {line.line: line.label for line in COST_LINES}
@@ -122,13 +129,14 @@ class CashFlowSheet:
         put_text(self.ws, self.row, 1, text).font = HEADING_FONT if level == 1 else BOLD
         self.row += 1
 
-    def years(self, label: str, unit: str, formula, pv: bool = True) -> YearRow:
-        """A row with one formula per year (``formula(y)``) and its PV in column C."""
+    def years(self, label: str, unit: str, formula, pv: bool = True, number_format: str | None = None) -> YearRow:
+        """A row with one formula per year (``formula(y)``) and its PV in column C (``number_format``: how its years
+        show, default the unit's)."""
         r = self.row
         put_text(self.ws, r, 1, label)
         put_text(self.ws, r, 2, unit)
         for y in range(LAST_YEAR + 1):
-            put_formula(self.ws, r, FIRST_YEAR_COLUMN + y, formula(y), unit)
+            put_formula(self.ws, r, FIRST_YEAR_COLUMN + y, formula(y), unit, number_format)
         if pv:
             put_formula(self.ws, r, PV_COLUMN, f"SUMPRODUCT({self.span(r)},{self.span(self.discount.row, True)})", unit)
         self.row += 1
@@ -142,14 +150,14 @@ class CashFlowSheet:
         self.row += 1
         return absolute(self.ws, self.row - 1, PV_COLUMN)
 
-    def table(self, label: str, unit: str, formulas: list[str]) -> list[str]:
+    def table(self, label: str, unit: str, formulas: list[str], number_format: str | None = None) -> list[str]:
         """One value per generation in the year columns (generation ``g`` in column ``D + g``); their references."""
         r = self.row
         put_text(self.ws, r, 1, label)
         put_text(self.ws, r, 2, unit)
         refs = []
         for g, formula in enumerate(formulas):
-            put_formula(self.ws, r, FIRST_YEAR_COLUMN + g, formula, unit)
+            put_formula(self.ws, r, FIRST_YEAR_COLUMN + g, formula, unit, number_format)
             refs.append(absolute(self.ws, r, FIRST_YEAR_COLUMN + g))
         self.row += 1
         return refs
@@ -272,9 +280,9 @@ def _walk(sheet: CashFlowSheet, terms: dict[str, list[str]], path: Path, t_d: st
     sheet.years("every device held is credited now (the epoch ends: a move or the horizon)", "",
                 lambda y: f"IF(AND(OR({sheet.cell(new, y)}=1,{sheet.year(y)}={horizon}),{prev('start', y, '-1')}>=0,"
                           f"{prev('start', y, '-1')}<{GONE}),1,0)", pv=False)
-    sheet.years(f"start of the current epoch (-1: none yet, {GONE}: the fleet is gone)", "yr",
+    sheet.years("start of the current epoch (none yet, or gone: the fleet is retired)", "yr",
                 lambda y: f"IF({sheet.cell(new, y)}=1,{sheet.year(y)},IF({sheet.cell(rows['closing'].row, y)}=1,{GONE},"
-                          f"{prev('start', y, '-1')}))", pv=False)
+                          f"{prev('start', y, '-1')}))", pv=False, number_format=EPOCH_FORMAT)
     sheet.years("generation of the fleet in service", "",
                 lambda y: f"IF(OR({sheet.cell(new, y)}=1,{prev('start', y, '-1')}<0),{g(y)},{prev('generation', y, g(0))})",
                 pv=False)
@@ -368,7 +376,7 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
     tables = {
         "release": sheet.table("released, years after t = 0 (the scenario's device: always)", "yr",
                                ["-1E9", *(f"{n[roadmap_param(gen.device, 'release_year')]}-{n[named.roadmap.start_year]}"
-                                          for gen in structure.generations)]),
+                                          for gen in structure.generations)], RELEASE_FORMAT),
         "running": sheet.table("running cost per year (steady state, year 1's demand)", "USD/yr", running),
         "port": sheet.table("software port to the generation", "USD", ports),
         "life": sheet.table("useful life", "yr", lives),
@@ -388,7 +396,7 @@ def _generations(sheet: CashFlowSheet, scenario: Scenario, model: ModelRefs, fle
     offered = [sheet.years(f"cost of generation {g} if released by t (and meeting the targets where one does)", "USD/yr",
                            lambda y, g=g: f"IF(AND({released(g, y)},OR({codes[g]}=0,{sheet.cell(meeting.row, y)}=0)),"
                                           f"{tables['full'][g]},{NOT_RELEASED})",
-                           pv=False) for g in range(len(fleets))]
+                           pv=False, number_format=OFFERED_FORMAT) for g in range(len(fleets))]
     first, last = offered[0].row, offered[-1].row
 
     def column(y):
@@ -560,7 +568,7 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
         refs.option["npv_usd"] = sheet.output(COMPARISON_OUTPUTS["npv_usd"], f"{base_refs.option['pv_cost_usd']}-{total.pv}")
         refs.option["cost_ratio"] = sheet.output(
             COMPARISON_OUTPUTS["cost_ratio"], f"{refs.option['lcot_usd_per_mtok']}/{base_refs.option['lcot_usd_per_mtok']}")
-        refs.option["payback_year"] = _write_payback(sheet, base_total, total)
+        refs.option["payback_year"], refs.sizing["irr"] = _write_payback(sheet, base_total, total)
     return refs, total
 
 
@@ -654,9 +662,11 @@ def _service_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: 
     return out
 
 
-def _write_payback(sheet: CashFlowSheet, base_total: YearRow, total: YearRow) -> str:
+def _write_payback(sheet: CashFlowSheet, base_total: YearRow, total: YearRow) -> tuple[str, str]:
     """Discounted payback year (:func:`tco.core.money.finance.payback_year`): start of the final run of
-    non-negative cumulative discounted savings; "none" when the last year is still negative."""
+    non-negative cumulative discounted savings; "none" when the last year is still negative. Then the IRR of the savings
+    (:func:`tco.core.money.cashflow.payback_and_irr`: only for an outlay in year 0; otherwise, or where the savings
+    never repay it, "none" with the reason). Their references."""
     saved = sheet.years("saved vs the baseline", "USD",
                         lambda y: f"{sheet.cell(base_total.row, y)}-{sheet.cell(total.row, y)}", pv=False)
     discount = sheet.discount.row
@@ -672,8 +682,14 @@ def _write_payback(sheet: CashFlowSheet, base_total: YearRow, total: YearRow) ->
         return f"IF({here},1,0)" if y == LAST_YEAR else f"IF(AND({here},{sheet.cell(sheet.row, y + 1)}=1),1,0)"
 
     run = sheet.years("paid back from this year on (1 yes)", "", paid_back, pv=False)
-    return sheet.scalar("discounted payback year", "year",
-                        f'IF({sheet.cell(run.row, LAST_YEAR)}=1,MATCH(1,{sheet.span(run.row)},0)-1,"none")')
+    payback = sheet.scalar("discounted payback year", "year",
+                           f'IF({sheet.cell(run.row, LAST_YEAR)}=1,MATCH(1,{sheet.span(run.row)},0)-1,"none")')
+    span = sheet.span(saved.row)
+    tries = "".join(f"IFERROR(IRR({span},{guess})," for guess in IRR_GUESSES)
+    irr = sheet.scalar("IRR of the savings (an outlay in year 0 repaid by later savings)", "1/yr",
+                       f'IF({sheet.cell(saved.row, 0)}<0,{tries}"none: the savings never repay the outlay"'
+                       f'{")" * len(IRR_GUESSES)},"none: no outlay in year 0, cheaper from the start")')
+    return payback, irr
 
 
 def _write_accounting(sheet: CashFlowSheet, option: Option, fleets: list[OptionRefs], cash: OptionRefs) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter, quote_sheetname
+from openpyxl.worksheet.properties import PageSetupProperties
 
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
 SNAPSHOT_FILL = PatternFill("solid", fgColor="EDEDED")
@@ -13,8 +14,33 @@ EDITED_FILL = PatternFill("solid", fgColor="F4B183")
 HEADING_FONT = Font(bold=True, size=12)
 BOLD = Font(bold=True)
 
-#: number formats by unit (anything else: general with thousands separators)
-FORMATS = {"USD": '"$"#,##0', "USD/yr": '"$"#,##0', "USD/device": '"$"#,##0', "fraction": "0.00%"}
+#: number formats by unit (anything else: general): currency, percentages, thousands separators for counts
+FORMATS = {"USD": '"$"#,##0', "USD/yr": '"$"#,##0', "USD/device": '"$"#,##0', "USD/unit": '"$"#,##0',
+           "fraction": "0.00%", "1/yr": "0.0%", "USD per million output tokens": '"$"#,##0.0000',
+           "USD per million input+output tokens": '"$"#,##0.0000', "devices": "#,##0", "units": "#,##0",
+           "output tokens": "#,##0", "output tokens/yr": "#,##0", "year": "0"}
+
+
+def finish_sheet(ws, header_rows: int, label_columns: int = 1) -> None:
+    """What a finance reviewer expects of a printed sheet: the header rows and label columns frozen, the used range as
+    the print area, the header rows repeated on each printed page, landscape and one page wide.
+
+    Parameters
+    ----------
+    ws : openpyxl.worksheet.worksheet.Worksheet
+        The filled sheet.
+    header_rows : int [-]
+        Rows at the top that name the columns (0: none frozen).
+    label_columns : int [-]
+        Columns at the left that name the rows.
+    """
+    ws.freeze_panes = ws.cell(row=header_rows + 1, column=label_columns + 1)
+    ws.print_area = ws.dimensions
+    if header_rows:
+        ws.print_title_rows = f"1:{header_rows}"
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
+    ws.sheet_properties.pageSetUpPr = PageSetupProperties(fitToPage=True)
 
 
 def put_text(ws, row: int, column: int, text: object, bold: bool = False):
@@ -29,11 +55,12 @@ def put_text(ws, row: int, column: int, text: object, bold: bool = False):
     return cell
 
 
-def put_formula(ws, row: int, column: int, formula: str, unit: str = ""):
+def put_formula(ws, row: int, column: int, formula: str, unit: str = "", number_format: str | None = None):
     """Write a live formula (``formula`` without the leading ``=``); references to the sheet's own cells lose their
-    sheet name (``'Model'!$B$7`` -> ``$B$7``: the same cell, a shorter formula to store and parse)."""
+    sheet name (``'Model'!$B$7`` -> ``$B$7``: the same cell, a shorter formula to store and parse). Its number format is
+    the unit's (:data:`FORMATS`) unless ``number_format`` is given."""
     cell = ws.cell(row=row, column=column, value="=" + formula.replace(f"{quote_sheetname(ws.title)}!", ""))
-    cell.number_format = FORMATS.get(unit, "General")
+    cell.number_format = number_format or FORMATS.get(unit, "General")
     return cell
 
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 #: spreadsheet functions the workbook may use: present in Excel 2010+ and LibreOffice 7.4
 ALLOWED_FUNCTIONS = frozenset({
-    "ABS", "AND", "CHOOSE", "EXP", "IF", "INDEX", "INT", "ISNUMBER", "ISTEXT", "LN", "LOG", "MATCH", "MAX", "MIN", "MOD",
-    "OR", "PI", "SQRT", "SUM", "SUMPRODUCT",
+    "ABS", "AND", "CHOOSE", "EXP", "IF", "IFERROR", "INDEX", "INT", "IRR", "ISNUMBER", "ISTEXT", "LN", "LOG", "MATCH",
+    "MAX", "MIN", "MOD", "OR", "PI", "SQRT", "SUM", "SUMPRODUCT",
 })
 
 #: tolerance guards copied from the core (not assumptions: they keep ceil/floor off rounding noise)

@@ -108,8 +108,13 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         started = time.perf_counter()
         frame = tornado(scenario, metric, a.tornado.params)
         run.tables["tornado"], run.figures["tornado"] = frame, tornado_figure(frame, metric)
-        run.results["tornado"] = {"flips_winner": frame.loc[frame["crosses_breakeven"], "param"].tolist(),
-                                  "largest_swing": frame.head(5)[["param", "swing"]].to_dict(orient="records")}
+        swings = frame[frame["swing"].notna()]
+        misses = frame[(frame["misses_low"] != "") | (frame["misses_high"] != "")]
+        run.results["tornado"] = {"metric": metric.name, "baseline": scenario.structure.baseline,
+                                  "flips_winner": frame.loc[frame["crosses_breakeven"], "param"].tolist(),
+                                  "largest_swing": swings.head(5)[["param", "swing"]].to_dict(orient="records"),
+                                  "misses_targets": misses[["param", "low", "high", "unit", "misses_low",
+                                                            "misses_high"]].to_dict(orient="records")}
         run.seconds["tornado"] = time.perf_counter() - started
     if a.sweep:
         started = time.perf_counter()
@@ -155,7 +160,7 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         started = time.perf_counter()
         frame = sobol(scenario, metric, a.sobol.n, seed, a.sobol.params, runner=runner, progress=progress)
         run.tables["sobol"], run.figures["sobol"] = frame, sobol_figure(frame, title=f"Sobol indices of {metric.name}")
-        run.results["sobol"] = {"n": a.sobol.n, "top": frame.head(5).to_dict(orient="records")}
+        run.results["sobol"] = {"n": a.sobol.n, "metric": metric.name, "top": frame.head(5).to_dict(orient="records")}
         unconverged = unconverged_indices(frame)
         if unconverged:  # shares of variance outside [0, 1] beyond their interval: no finding (present only then)
             run.results["sobol"]["unconverged"] = unconverged
@@ -165,7 +170,7 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         frame = morris(scenario, metric, a.morris.trajectories, a.morris.levels, seed, a.morris.params, runner=runner,
                        progress=progress)
         run.tables["morris"], run.figures["morris"] = frame, morris_figure(frame, metric)
-        run.results["morris"] = {"top": frame.head(5).to_dict(orient="records")}
+        run.results["morris"] = {"metric": metric.name, "top": frame.head(5).to_dict(orient="records")}
         run.seconds["morris"] = time.perf_counter() - started
     if a.portfolio:
         started = time.perf_counter()

@@ -1,7 +1,8 @@
 """``write_workbook``: the finance workbook of a scenario, live formulas only, written atomically.
 
-Sheets: Cover, Inputs, Model, Cash flows, Break-even, Sensitivity, Check, and a hidden
-Scenario sheet holding the scenario file (what ``tco import`` rebuilds the scenario from).
+Sheets: Summary (per option: LCOT, NPV, IRR, payback, capex, opex), Cover, Inputs, Model, Cash flows, Break-even,
+Sensitivity, Check, and a hidden Scenario sheet holding the scenario file (what ``tco import`` rebuilds the scenario
+from). Every visible sheet has its header frozen, a print area and print titles.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from openpyxl.styles import Alignment
 from tco import __version__
 from tco.export.breakeven_sheet import write_breakeven
 from tco.export.cashflow_sheet import write_cash_flows
-from tco.export.cells import lock_formulas, put_text
+from tco.export.cells import finish_sheet, lock_formulas, put_text
 from tco.export.check_sheet import write_check
 from tco.export.inputs_sheet import write_inputs
 from tco.export.model_sheet import OptionRefs, write_model
 from tco.export.names import excel_names
 from tco.export.sensitivity_sheet import write_sensitivity
+from tco.export.summary_sheet import write_summary
 from tco.export.training_sheet import training_model_values, write_training_model
 from tco.foundation.errors import InputError
 from tco.foundation.files import atomic_write, check_target
@@ -38,7 +40,10 @@ SCENARIO_SHEET = "Scenario"
 #: refuses a sheet that no longer matches it: an edit there would change the result without showing on Inputs)
 SCENARIO_DIGEST = "tco scenario sheet sha256"
 WRAP, TOP = Alignment(wrap_text=True, vertical="top"), Alignment(vertical="top")
-SHEETS = ("Cover", "Inputs", "Model", "Cash flows", "Break-even", "Sensitivity", "Check", SCENARIO_SHEET)
+SHEETS = ("Summary", "Cover", "Inputs", "Model", "Cash flows", "Break-even", "Sensitivity", "Check", SCENARIO_SHEET)
+#: header rows and label columns of each sheet the Summary does not finish itself (:func:`tco.export.cells.finish_sheet`)
+LAYOUT = {"Cover": (0, 1), "Inputs": (None, None), "Model": (0, 1), "Cash flows": (3, 3), "Break-even": (0, 1),
+          "Sensitivity": (0, 1), "Check": (5, 1)}
 
 
 def currency_year(scenario: Scenario) -> str:
@@ -63,10 +68,24 @@ def build_workbook(scenario: Scenario) -> Workbook:
             merged.update(part)
     write_check(sheets["Check"], scenario, {name: r.flat() for name, r in refs.items()})
     _write_cover(sheets["Cover"], scenario, comparison.verdict)
+    write_summary(sheets["Summary"], scenario, refs, {name: c.sizing["irr"] for name, c in cash.items() if "irr" in c.sizing},
+                  currency_year(scenario))
     _write_scenario(wb, sheets[SCENARIO_SHEET], scenario)
-    for title in ("Inputs", "Model", "Cash flows", "Break-even", "Check"):
+    _finish(sheets)
+    for title in ("Summary", "Inputs", "Model", "Cash flows", "Break-even", "Check"):
         lock_formulas(sheets[title])
     return wb
+
+
+def _finish(sheets: dict) -> None:
+    """Frozen headers, print areas and titles on every visible sheet but the Summary (:data:`LAYOUT`); the Inputs sheet
+    keeps the panes it froze."""
+    for title, (header_rows, label_columns) in LAYOUT.items():
+        if title in sheets:
+            if header_rows is None:
+                sheets[title].print_area = sheets[title].dimensions
+            else:
+                finish_sheet(sheets[title], header_rows, label_columns)
 
 
 TRAINING_SHEETS = ("Cover", "Inputs", "Model", "Check", SCENARIO_SHEET)
@@ -105,6 +124,7 @@ def build_training_workbook(scenario) -> Workbook:
     _write_cover(sheets["Cover"], scenario, compare_training(scenario, with_flips=False).verdict,
                  "cost per training run (USD) and time to train (days); costs per million TRAINING tokens")
     _write_scenario(wb, sheets[SCENARIO_SHEET], scenario)
+    _finish(sheets)
     for title in ("Inputs", "Model", "Check"):
         lock_formulas(sheets[title])
     return wb

@@ -46,6 +46,11 @@ class Field:
         return self.integer and isinstance(value, float) and math.isfinite(value) and self.admits(round(value))
 
 
+#: (lower, upper): fields of one device or model where the first must not exceed the second (idle power <= TDP);
+#: a scenario that breaks one is refused (:func:`tco.inputs.parameters.cross_field_errors`) and a study draws within
+#: them (:func:`tco.studies.sampling.values_at_quantiles`)
+ORDERED_FIELDS = (("idle_power_w", "tdp_w"), ("params_active", "params_total"), ("experts_per_token", "experts_routed"))
+
 #: One row a field: name, unit, minimum, maximum, ``int`` for a whole number (``-`` otherwise), then the
 #: description, continued on the indented lines below it; ``#`` starts a comment. A share of peak is at
 #: least 1e-4 (a 10,000x derating): the smallest a device may be said to achieve.

@@ -1,12 +1,11 @@
 """Numbers as people read them: 3-4 significant figures, a readable unit (4.3 ms, $1.2M,
-3.35 TB/s, 9 %), an em dash for a missing or non-finite value."""
+3.35 TB/s, 9 %), an em dash for a missing or non-finite value; whole numbers (counts, token budgets,
+batch sizes) and calendar years exactly (8,192 tokens, 2026)."""
 
 from __future__ import annotations
 
+import itertools
 import math
-
-pass
-
 
 #: readable scalings of SI units: unit -> ((threshold, factor, shown unit), ...), largest first
 _SCALES = {
@@ -19,19 +18,44 @@ _SCALES = {
 }
 
 
+#: whole numbers below this print every digit (``8,192 tokens``, ``$12,934``); above it, a suffix (``16.8M tokens``)
+EXACT_BELOW = 1e6
+#: a value in ``yr`` at or above this is a calendar year (``2026``, ``2026.5``), printed without a thousands separator
+CALENDAR_YEAR_FROM = 1000.0
+
+
 def quantity(value, unit: str, digits: int = 3) -> str:
     """``value`` in ``unit`` as a person reads it: ``0.0043 s -> 4.3 ms``, ``20000 USD -> $20,000``,
-    ``1.45e8 USD -> $145M``, ``0.09 fraction -> 9 %``, ``0.09 1/yr -> 9 %/yr``."""
+    ``1.45e8 USD -> $145M``, ``0.09 fraction -> 9 %``, ``0.09 1/yr -> 9 %/yr``; a whole number below
+    :data:`EXACT_BELOW` with every digit (``8192 tokens -> 8,192 tokens``, ``1024 sequences -> 1,024 sequences``)
+    and a calendar year as it is written (``2023 yr -> 2023 yr``, ``2026.5 yr -> 2026.5 yr``).
+
+    Parameters
+    ----------
+    value : float or None [unit]
+        The number.
+    unit : str
+        Its unit, as the field table writes it (``s``, ``USD``, ``fraction``, ``tokens``, ...).
+    digits : int [-]
+        Significant figures of a number that is not whole.
+
+    Returns
+    -------
+    str
+        The number and its readable unit; the em dash for None or non-finite.
+    """
     if value is None or not math.isfinite(float(value)):
         return NONE
     value = float(value)
+    if unit == "yr" and value >= CALENDAR_YEAR_FROM:
+        return f"{round(value, 2):g} yr"
     if unit == "USD":
         size = abs(value)
         sign = "-" if value < 0 else ""
         for threshold, suffix in ((1e9, "B"), (1e6, "M")):
             if size >= threshold:
                 return f"{sign}${sig(size / threshold, digits)}{suffix}"
-        return f"{sign}${sig(size, max(digits, 4) if size >= 1000 else digits)}"
+        return f"{sign}${_number(size, max(digits, 4) if size >= 1000 else digits)}"
     if unit in ("fraction", "1/yr"):
         return f"{sig(value * 100, digits)}%" + ("/yr" if unit == "1/yr" else "")
     for threshold, factor, shown in _SCALES.get(unit, ()):
@@ -40,7 +64,44 @@ def quantity(value, unit: str, digits: int = 3) -> str:
     for threshold, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):  # large counts: 16.8M tokens
         if abs(value) >= threshold:
             return f"{sig(value / threshold, digits)}{suffix} {unit}".rstrip()
-    return f"{sig(value, digits)} {unit}".rstrip()
+    return f"{_number(value, digits)} {unit}".rstrip()
+
+
+def _number(value: float, digits: int) -> str:
+    """A whole number below :data:`EXACT_BELOW` with every digit, thousands separated; another to ``digits``."""
+    if value == round(value) and abs(value) < EXACT_BELOW:
+        return f"{int(value):,}"
+    return sig(value, digits)
+
+
+#: significant figures of a value where something changes (a break-even, a flip, a window's end): the break-even
+#: table, its sentence and the verdict print one crossing alike
+CROSSING_DIGITS = 4
+
+
+def distinct(values, unit: str, digits: int = CROSSING_DIGITS) -> list[str]:
+    """``values`` in readable units (:func:`quantity`), with as many significant figures as it takes (from ``digits``, up
+    to 8) for neighbours that differ to read differently: ``[4385.2, 4397.1] -> 4,385 tokens, 4,397 tokens``.
+
+    Parameters
+    ----------
+    values : Sequence[float] [unit]
+        The values, in order.
+    unit : str
+        Their unit.
+    digits : int [-]
+        Significant figures at least.
+
+    Returns
+    -------
+    list[str]
+        One text per value.
+    """
+    values = [float(v) for v in values]
+    while digits < 8 and any(quantity(a, unit, digits) == quantity(b, unit, digits)
+                             for a, b in itertools.pairwise(values) if a != b):
+        digits += 1
+    return [quantity(v, unit, digits) for v in values]
 
 
 #: what a missing or non-finite value shows

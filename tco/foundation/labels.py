@@ -20,7 +20,8 @@ _NAMED = {"devices", "models", "links", "sites", "options"}
 
 
 #: labels where the field's description reads badly as a label
-_LABELS = {"external_units": "units sold to others"}
+_LABELS = {"external_units": "units sold to others", "prompt_tokens": "mean prompt length",
+           "output_tokens": "mean output length", "cycle_overhead_s": "fixed overhead per serving step"}
 
 
 #: fields read as "<thing> <short label>" where the description is generic (memory tiers, links)

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
 from tco.foundation.errors import FieldError, FieldWarning, InputError
-from tco.foundation.fields import FIELDS, Field, field_for
+from tco.foundation.fields import FIELDS, ORDERED_FIELDS, Field, field_for
 from tco.foundation.user_numbers import read_number
 
 Distribution = Literal["fixed", "uniform", "triangular", "normal", "lognormal"]
@@ -244,8 +244,6 @@ def outside_range_message(param: Param) -> str:
         f" ({source})" if source else "") + "; used as given"
 
 
-#: (lower, upper): fields of one device or model where the first must not exceed the second
-ORDERED_FIELDS = (("idle_power_w", "tdp_w"), ("params_active", "params_total"), ("experts_per_token", "experts_routed"))
 
 
 def cross_field_errors(values: Mapping[str, float], edited: set[str] | None = None) -> list[FieldError]:

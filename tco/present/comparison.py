@@ -31,6 +31,8 @@ class Comparison:
     verdict: str
     details: list[dict] = field(default_factory=list)
     decision: Verdict | None = None
+    #: each option's result as the table shows it: a roadmap baseline with the serving figures of the generation its
+    #: fleet runs at t = 0 (:func:`tco.analysis.program_views.baseline_as_run`)
     results: dict[str, OptionResult] = field(default_factory=dict)
     #: the chip program seen by its owner and its vendor, per option on the built chip (:mod:`tco.analysis.program_views`)
     program: dict = field(default_factory=dict)
@@ -92,9 +94,11 @@ def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, wi
         The per-option table, the challengers' metrics and the verdict, as ``tco compare`` reports them.
     """
     analysis = analyse_scenario(scenario)
+    fleets = program_views.generation_fleets(analysis)
+    shown = {**analysis.options, scenario.structure.baseline: program_views.baseline_as_run(analysis, fleets)}
     rows, details, comp_rows = [], [], []
     for option in scenario.structure.options:
-        r = analysis.options[option.name]
+        r = shown[option.name]
         bound = bounds(r)
         reasons = infeasible_reasons(r)
         where = placement(r)
@@ -126,8 +130,8 @@ def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, wi
     options = pd.DataFrame(rows).set_index("option")
     table = pd.DataFrame(comp_rows).set_index("option") if comp_rows else pd.DataFrame()
     decision = explained(decide(scenario, analysis.options, tie_tolerance, with_flips), scenario, analysis.options)
-    result = Comparison(scenario, options, table, decision.text, details, decision, analysis.options,
-                        program_views.program_view(analysis), program_views.baseline_generations(analysis))
+    result = Comparison(scenario, options, table, decision.text, details, decision, shown,
+                        program_views.program_view(analysis), program_views.baseline_generations(analysis, fleets))
     wins = {name: bool(scalar(row.npv_usd) > 0) for name, row in analysis.challengers.items()}
     result.verdict = " ".join(filter(None, [decision.text, program_text.roadmap_sentence(result.baseline_roadmap),
                                             *program_text.program_sentences(result.program, wins),

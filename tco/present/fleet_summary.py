@@ -41,13 +41,15 @@ NEEDS_SPLIT = ("kv-wall", "stranded", "coordination")
 KV_COLUMNS: list[Column] = [
     ("prompt length, tokens", "prompt_tokens", ",.0f", 1.0), ("split, USD/M output tokens", "split_usd_per_mtok", ",.4g", 1.0),
     ("KV link, USD/M output tokens", "link_usd_per_mtok", ",.3g", 1.0),
-    ("decode gain before the link, USD/M", "decode_gain_usd_per_mtok", ",.3g", 1.0),
+    ("decode gain before the link, USD/M (—: a fleet misses its targets)", "decode_gain_usd_per_mtok", ",.3g", 1.0),
     ("KV transfer, ms", "kv_transfer_s", ",.3g", 1e3), ("split meets targets", "split_feasible", None, 1.0)]
 
 STRANDED_COLUMNS: list[Column] = [
     ("policy", "policy", None, 1.0), ("fleet", "fleet", None, 1.0), ("stranded share, %", "stranded_share", ".2f", 100.0),
     ("SLO-violation hours, h", "violation_hours", ",.0f", 1.0),
-    ("output tokens not served, M", "output_tokens_not_served", ",.1f", 1e-6),
+    ("largest backlog, requests", "peak_backlog_req", ",.0f", 1.0),
+    ("queued at the end, requests", "backlog_at_end_req", ",.0f", 1.0),
+    ("output tokens not served, M", "output_tokens_not_served", ",.3g", 1e-6),
     ("cost, USD per M output tokens served", "usd_per_mtok", ",.4g", 1.0), ("devices", "devices", ",.0f", 1.0)]
 
 FRONTIER_COLUMNS: list[Column] = [
@@ -86,7 +88,7 @@ ROUTING_ROWS: list[Column] = [
     ("small model, USD per 1,000 requests", "small_usd_per_request", ",.4g", 1e3),
     ("share of requests only the large model answers", "hard_share", ".0%", 1.0),
     ("misroute penalty, USD per 1,000 wrong answers", "penalty_usd", ",.4g", 1e3),
-    ("router share at which routing stops paying", "breakeven_router_share", ".1%", 1.0),
+    ("router share beyond which routing stops paying (—: it pays at any share)", "breakeven_router_share", ".1%", 1.0),
     ("best router share", "optimal_router_share", ".1%", 1.0),
     ("cost per 1,000 useful answers at the best share, USD", "usd_per_useful_answer_at_optimum", ",.4g", 1e3),
     ("saving against the large model alone", "saving_at_optimum", ".1%", 1.0)]
@@ -241,7 +243,36 @@ def stranded_headline(result) -> Headline:
                     f"specialized device-hours stranded ('{first}' sizing)",
                     f"Sized by '{first}', the split fleet leaves {sig(100 * split.loc[first, 'stranded_share'], 2)}% of its "
                     f"specialized device-hours idle while the other pool's queue waits"
-                    + (f" ({shares})" if shares else "") + f"; {cost}.")
+                    + (f" ({shares})" if shares else "") + f"; {cost}. " + backlog_words(split.loc[first], "the split fleet"))
+
+
+def backlog_words(row, fleet: str) -> str:
+    """What a fleet's SLO-violation hours and backlog mean, so the two never read as a contradiction: an hour violates
+    the targets when its load exceeds what the fleet serves within them; a backlog forms only above flat-out capacity
+    and is served in later hours; what is still queued at the quarter's end is not served.
+
+    Parameters
+    ----------
+    row : Mapping
+        One fleet's row of the quarter's summary (``violation_hours`` [h], ``peak_backlog_req`` [requests],
+        ``backlog_at_end_req`` [requests], ``output_tokens_not_served`` [tokens]).
+    fleet : str
+        What the sentence calls the fleet.
+
+    Returns
+    -------
+    str
+        The sentence.
+    """
+    hours, peak, end = int(row["violation_hours"]), float(row["peak_backlog_req"]), float(row["backlog_at_end_req"])
+    if not hours and not peak:
+        return f"{fleet.capitalize()} meets the latency targets every hour."
+    text = f"{fleet.capitalize()} misses the latency targets in {hours:,} hours (load above what it serves within them)"
+    if peak:
+        left = (f"{sig(end, 3)} requests ({quantity(row['output_tokens_not_served'], 'tokens')}) are still queued at "
+                "the quarter's end, never served" if end else "all of it is served within the quarter")
+        text += f"; its backlog peaks at {sig(peak, 3)} requests (load above flat-out capacity), {left}"
+    return text + "."
 
 
 def coordination_headline(result) -> Headline:
@@ -424,8 +455,10 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
                              lambda: fleet_figures.tree_figure(costs), tree_headline(winners))
     if name == "routing":
         r = routing(scenario, cfg.routing)
+        shown = {**r.summary, "breakeven_router_share": r.summary["breakeven_router_share"]
+                 if r.summary["breakeven_router_share"] < 1.0 else float("nan")}  # 100 %: it never stops paying
         return FleetAnalysis(name, {"summary": r.summary, "curve": r.curve.to_dict(orient="records")},
-                             pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), [r.summary], ROUTING_ROWS,
+                             pd.DataFrame([shown]).T.rename(columns={0: "value"}), [shown], ROUTING_ROWS,
                              lambda: fleet_figures.routing_figure(r), routing_headline(r), pairs=True)
     t = roadmap(scenario, cfg.roadmap, cfg.routing)
     target = cfg.roadmap.target_tokens_per_watt_gain

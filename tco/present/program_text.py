@@ -17,7 +17,7 @@ from tco.analysis.verdict import DEFAULT_TIE_TOLERANCE
 from tco.core.comparison import Analysis
 from tco.core.money.generations import ADVANTAGE_SEARCH_YEARS
 from tco.core.outputs import COMPARISON_OUTPUTS
-from tco.foundation.formatting import sig
+from tco.foundation.formatting import quantity, sig
 from tco.foundation.plain_values import scalar
 
 
@@ -122,7 +122,17 @@ def roadmap_sentence(generations: Mapping) -> str:
     if not generations:
         return ""
     by_year = generations["by_year"]
-    steps = [f"{device} from year {year}" for year, device in enumerate(by_year) if year == 0 or by_year[year - 1] != device]
+    fleets = generations.get("fleets", {})
+
+    def step(year, device):
+        fleet = fleets.get(device)
+        if not fleet:
+            return f"{device} from year {year}"
+        return (f"{device} from year {year} ({sig(fleet['devices'], 4)} devices, time to first token "
+                f"{quantity(fleet['ttft_s'], 's')}, per output token {quantity(fleet['tpot_s'], 's')}, "
+                f"{sig(fleet['tokens_per_joule'], 3)} output tokens per joule)")
+
+    steps = [step(year, device) for year, device in enumerate(by_year) if year == 0 or by_year[year - 1] != device]
     sentence = (f"The baseline follows the general-purpose roadmap ({generations['policy'].replace('_', ' ')}): "
                 f"{', '.join(steps)}.")
     costs = generations.get("lcot_usd_per_mtok_by_policy", {})

@@ -39,8 +39,9 @@ def tornado_figure(frame: pd.DataFrame, metric: Metric, top: int = 15) -> go.Fig
     """Horizontal bars from base to the metric at each parameter's low and high; base and break-even marked.
 
     Parameters are named by their labels (``groq-lpu unit price``); a star marks one whose range
-    flips the winner. The base value is labelled at the top, the break-even at the bottom, so the
-    two never collide.
+    makes the metric's option and the baseline swap places (the pair the tornado compares), a dagger one at whose end
+    an option of the pair misses a latency target (no bar at that end). The base value is labelled at the top, the
+    break-even at the bottom, so the two never collide.
 
     Parameters
     ----------
@@ -62,7 +63,9 @@ def tornado_figure(frame: pd.DataFrame, metric: Metric, top: int = 15) -> go.Fig
     """
     rows = frame.head(top).iloc[::-1]
     base = float(rows["metric_base"].iloc[0]) if len(rows) else np.nan
-    labels = [f"{param_label(p)}{' *' if c else ''}" for p, c in zip(rows["param"], rows["crosses_breakeven"], strict=True)]
+    labels = [f"{param_label(p)}{' *' if c else ''}{' †' if lo or hi else ''}"
+              for p, c, lo, hi in zip(rows["param"], rows["crosses_breakeven"], rows["misses_low"], rows["misses_high"],
+                                      strict=True)]
     fig = go.Figure()
     sides = (("metric_low", "input at its low value", LOW_COLOUR), ("metric_high", "input at its high value", HIGH_COLOUR))
     for column, name, colour in sides:
@@ -74,7 +77,8 @@ def tornado_figure(frame: pd.DataFrame, metric: Metric, top: int = 15) -> go.Fig
                   annotation_bgcolor="rgba(255,255,255,0.85)")
     _mark_threshold(fig, metric, vertical=True, position="bottom right")
     fig.update_yaxes(automargin=True, tickfont={"size": 11})
-    return _layout(fig, f"Tornado: {metric.label} (* the winner flips within the range)", metric.label, "",
+    return _layout(fig, f"Tornado: {metric.label} (* {metric.option} and the baseline swap places within the range; "
+                        "† an option misses a latency target at an end: no bar there)", metric.label, "",
                    height=max(360, 26 * len(rows) + 140))
 
 

@@ -25,7 +25,7 @@ TOP = 3
 
 
 def _drivers(rows, score: str) -> str:
-    return ", ".join(f"{param_label(r['param'])} ({score} {sig(r[score], 2)})" for r in rows[:TOP])
+    return ", ".join(f"{param_label(r['param'])} ({sig(r[score], 2)})" for r in rows[:TOP])
 
 
 def _metric_label(metric: str) -> str:
@@ -78,13 +78,7 @@ def findings(summary: Mapping) -> list[str]:
             out.append(line + ".")
     tornado = results.get("tornado")
     if tornado:
-        swings = tornado.get("largest_swing", [])
-        if swings:
-            out.append("Tornado, largest swings: " + _drivers(swings, "swing") + ".")
-        flips = tornado.get("flips_winner", [])
-        out.append("No single input within its range flips the winner." if not flips else
-                   "Inputs that flip the winner within their range: " + ", ".join(param_label(p) for p in flips[:6])
-                   + (f" and {len(flips) - 6} more" if len(flips) > 6 else "") + ".")
+        out += tornado_findings(tornado)
     sobol = results.get("sobol")
     if sobol and sobol.get("unconverged"):  # no driver is named from indices that cannot be shares of variance
         shown = "; ".join(f"{u['index']} of {param_label(u['param'])} = {sig(u['value'], 3)} ± {sig(u['conf'], 2)}"
@@ -94,10 +88,15 @@ def findings(summary: Mapping) -> list[str]:
                    f"{f' and {more} more' if more > 0 else ''}): the estimate has not converged at n = {sobol.get('n')}, "
                    "so no driver is named; run a larger n.")
     elif sobol and sobol.get("top"):
-        out.append("Sobol, top drivers by total effect: " + _drivers(sobol["top"], "ST") + ".")
+        of = f" of {_metric_label(sobol['metric'])}" if sobol.get("metric") else ""
+        out.append(f"Sobol, the inputs that drive most of the variance{of} (total effect: the share of the variance an "
+                   "input drives, alone and with others, [0, 1]): " + _drivers(sobol["top"], "ST") + ".")
     morris = results.get("morris")
     if morris and morris.get("top"):
-        out.append("Morris screening, most influential: " + _drivers(morris["top"], "mu_star") + ".")
+        of = f" of {_metric_label(morris['metric'])}" if morris.get("metric") else ""
+        out.append(f"Morris screening, the most influential inputs (mean absolute elementary effect{of}: its change "
+                   "per full range of one input moved alone, in the metric's unit): "
+                   + _drivers(morris["top"], "mu_star") + ".")
     sweep = results.get("sweep")
     if sweep:
         out += sweep_findings(sweep)
@@ -134,6 +133,50 @@ def findings(summary: Mapping) -> list[str]:
         for d in cascade.get("devices", []):
             out.append(f"{d['device']}: cascading to serving beats selling or scrapping in {sig(100 * d['p_cascade_best'], 3)}% "
                        f"of {sig(cascade['samples'], 3)} draws (median premium {quantity(d['premium_p50_usd'], 'USD')}).")
+    return out
+
+
+def tornado_findings(tornado: Mapping) -> list[str]:
+    """What a tornado found, saying which question it answers (its metric's option against the baseline, not which of
+    all options is cheapest): the largest swings of the metric in its unit, the ends of a range where an option of the
+    pair misses a latency target (no cost comparison there), and whether any single input makes the option win or lose.
+
+    Parameters
+    ----------
+    tornado : Mapping
+        The tornado's results (``metric``, ``baseline``, ``largest_swing``, ``misses_targets``, ``flips_winner``).
+
+    Returns
+    -------
+    list[str]
+        The sentences.
+    """
+    out = []
+    metric, baseline = tornado.get("metric", ""), tornado.get("baseline", "the baseline")
+    option = str(metric).partition(":")[2]
+    swings = tornado.get("largest_swing", [])
+    if swings:
+        of = _metric_label(metric) if metric else "the metric"
+        out.append(f"Tornado, largest swings of {of} (its value at the high end of each input's range minus at the low "
+                   "end, absolute): " + _drivers(swings, "swing") + ".")
+    for row in tornado.get("misses_targets", [])[:TOP]:
+        ends = [f"at its {end} ({quantity(row[end], row['unit'], 4)}) " +
+                (f"both {row[f'misses_{end}'].replace(', ', ' and ')} miss" if "," in row[f"misses_{end}"]
+                 else f"{row[f'misses_{end}']} misses") + " a latency target"
+                for end in ("low", "high") if row[f"misses_{end}"]]
+        out.append(f"{param_label(row['param']).capitalize()}: " + " and ".join(ends) +
+                   " (no cost comparison there; the tornado leaves that end out).")
+    flips = tornado.get("flips_winner", [])
+    pair = f"{option} against {baseline}" if option else "the pair this study compares"
+    question = (f"This tornado compares {pair} only; `tco compare` names the inputs that change which of all the "
+                "options is cheapest")
+    if not flips:
+        out.append(f"No single input within its range changes whether {option or 'the option'} beats {baseline}. "
+                   f"{question}.")
+    else:
+        out.append(f"Inputs that change whether {option or 'the option'} beats {baseline} within their range: "
+                   + ", ".join(param_label(p) for p in flips[:6]) + (f" and {len(flips) - 6} more" if len(flips) > 6
+                                                                     else "") + f". {question}.")
     return out
 
 

@@ -230,24 +230,25 @@ def _per_pool(name: str, title: str | None = None) -> tuple[str, str, Callable[[
     return name, title or spec.title, cell
 
 
-def other_generations(result: OptionResult, figures: str = "the costs above are theirs, the other figures") -> str:
-    """Where a roadmap baseline's fleet runs generations other than its own device, the words that say so and whose
-    ``figures`` the serving and energy figures are (the scenario device's, generation 0); empty otherwise.
+def other_generations(result: OptionResult) -> str:
+    """Where a roadmap baseline's fleet runs generations other than its own device, the words that say which and whose
+    serving figures a table shows (the generation of year 0: :func:`tco.analysis.program_views.baseline_as_run`);
+    empty otherwise.
 
     Parameters
     ----------
     result : OptionResult
         The baseline's result.
-    figures : str
-        What the sentence calls the figures that stay the scenario device's.
 
     Returns
     -------
     str
-        ``on the roadmap: b200, then rubin (... h100-sxm's)``, or empty.
+        ``the fleet runs b200, then rubin: serving figures of b200, the generation of year 0; costs over every
+        generation``, or empty.
     """
     held = other_generations_held(result)
-    return f"the fleet runs {', '.join(held)}; {figures} {result.roadmap.devices[0]}'s" if held else ""
+    return (f"the fleet runs {', then '.join(held)}: serving figures of {held[0]}, the generation of year 0; costs over "
+            "every generation") if held else ""
 
 
 def _feasible(r: OptionResult) -> str:

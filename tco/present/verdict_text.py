@@ -24,13 +24,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from tco.analysis.evaluation import evaluate_scenario
+from tco.analysis.flips import Flip
 from tco.analysis.program_views import other_generations_held
 from tco.analysis.verdict import Verdict, missed_targets
 from tco.core import names as named
 from tco.core.outputs import COST_LINES, OptionResult
 from tco.foundation.formatting import quantity, sig
 from tco.foundation.plain_values import scalar
-from tco.present.flip_text import describe_flip
+from tco.present.flip_text import describe_flip, describe_window
 
 #: cost lines that are credits (negative present values): more cost is a smaller credit
 CREDIT_LINES = ("residual_usd",)
@@ -235,6 +236,28 @@ def on_the_roadmap(name: str, results: Mapping[str, OptionResult]) -> str:
     return f"{name} (on the roadmap: {', then '.join(held)})" if held else name
 
 
+def near_tie(tie: Flip, verdict: Verdict) -> str:
+    """One near-tie in words: ``mi300x comes within 2% of b200 where mean demand is between 108.9 req/s and 109.7 req/s
+    (or in 6 more windows)``.
+
+    Parameters
+    ----------
+    tie : Flip
+        A condition of :attr:`Verdict.ties`: its windows, its label and the rival that comes level (``becomes``).
+    verdict : Verdict
+        The decision (its winner and tie tolerance [-]).
+
+    Returns
+    -------
+    str
+        The clause.
+    """
+    more = len(tie["windows"]) - 1
+    rival = tie.get("becomes") or "a rival"
+    return (f"{rival} comes within {verdict.tolerance:.0%} of {verdict.winner} where {tie['label']} "
+            f"{describe_window(tie, tie['windows'][0])}" + (f" (or in {more} more windows)" if more else ""))
+
+
 def sentence(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
     """The verdict in words: who wins, by how much, why, what flips it and what it rests on.
 
@@ -259,6 +282,10 @@ def sentence(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
         text += f" (and {more} more)." if more > 0 else "."
     elif len(results) > 1 and v.kind != "none":
         text += " No single input moved within its range changes the winner."
+    if v.ties:
+        text += " Near-ties, not flips (windows narrower than the search resolves, whole-replica rounding): " + \
+            "; ".join(near_tie(f, v) for f in v.ties[:SHOWN_FLIPS]) + \
+            (f" (and {len(v.ties) - SHOWN_FLIPS} more)." if len(v.ties) > SHOWN_FLIPS else ".")
     if v.rests_on:
         text += f" The {'lead' if v.kind == 'tie' else 'win'} rests on " + "; and ".join(v.rests_on) + "."
     return text

@@ -55,7 +55,7 @@ from tco.studies.aggregates import Moments
 from tco.studies.chunks import CHUNK_SIZE, Cancel, Progress, blockwise
 from tco.studies.metrics import Metric, metric_table, parse_metric
 from tco.studies.parallel import ChunkRunner, chunk_seed
-from tco.studies.sampling import check_drawable, is_sampled, values_at_quantiles
+from tco.studies.sampling import check_drawable, is_sampled, ordered_pairs, values_at_quantiles
 
 UnitFunction = Callable[[np.ndarray], np.ndarray]
 
@@ -80,7 +80,7 @@ class QuantileMetric:
     params: tuple[Param, ...]
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
-        updates = values_at_quantiles(self.params, u)
+        updates = values_at_quantiles(self.params, u, ordered_pairs(self.params, self.scenario.params.values()))
         value = blockwise(lambda block: metric_table(self.scenario, [self.metric], block), updates)[self.metric.name]
         # one value per row even where none of the parameters moves the metric (the core then answers a scalar)
         return np.array(np.broadcast_to(np.asarray(value, float), (np.shape(u)[0],)))

@@ -18,7 +18,7 @@ from tco_app.controller import update_state
 from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap_view, routing_view, stranded_view, tree_view
 from tco_app.pages.assumptions import cell, table_rows, workbook_download
 from tco_app.pages.cases import saved_case
-from tco_app.pages.compare import compare_view
+from tco_app.pages.compare import compare_view, verdict_card
 from tco_app.pages.decide import bottleneck_answer, change_answer
 from tco_app.pages.lifecycle import TIMELINE_GROUPS, half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
@@ -178,10 +178,10 @@ def test_the_app_keeps_the_maps_dark_legend_where_its_white_keys_show(default_sc
 
 
 def test_decide_names_the_inputs_that_flip_the_winner_in_good_english(default_scenario):
-    """The default has one flip (the prompt length): '1 input flips the winner within its sourced range', not
-    '1 input flip the winner within their sourced range'."""
+    """The default has one flip (the prompt length): '1 input changes which option is cheapest within its sourced
+    range', not '1 input flip the winner within their sourced range'."""
     said = " ".join(str(part) for part in change_answer(default_scenario, tco.compare(default_scenario))[:2])
-    assert "1 input flips the winner within its sourced range:" in said and "prompt tokens per request" in said
+    assert "1 input changes which option is cheapest within its sourced range:" in said and "mean prompt length" in said
 
 
 def test_compare_view_shows_the_chip_program(asic_scenario):
@@ -197,21 +197,24 @@ def test_compare_view_shows_the_chip_program(asic_scenario):
     said = f"asic builds its own chip: this fleet buys {asic['fleet_units']:,.0f} units over the horizon"
     assert said in challengers and said in result.verdict  # the same words as the CLI and the JSON verdict
     # the baseline's refresh plan (docs/model.md "The refresh rule against the book-value credit"), as in the verdict
-    plan = "The baseline follows the general-purpose roadmap (when cheaper): b200 from year 0, rubin from year 1."
+    plan = "The baseline follows the general-purpose roadmap (when cheaper): b200 from year 0 (976 devices, time to first"
     assert "roadmap-note" in challengers and plan in challengers and plan in result.verdict
-    # the baseline's column: its costs are those of the generations it runs, its serving and energy figures its H100's
-    assert "(the fleet runs b200, rubin; the costs above are theirs, the other figures h100-sxm's)" in str(
-        compare_view(asic_scenario)[3])
+    assert "rubin from year 1 (238 devices" in challengers
+    # the baseline's column is one fleet (issue 49 item 3): the serving figures of b200, the generation of year 0
+    assert ("(the fleet runs b200, then rubin: serving figures of b200, the generation of year 0; costs over every "
+            "generation)") in str(compare_view(asic_scenario)[3])
 
 
 def test_decide_says_whose_serving_figures_a_roadmap_baseline_shows(default_scenario, asic_scenario):
-    """Decide step 3 on custom-asic: the baseline's shape and latency figures are its own H100's while its fleet runs
-    B200s, then Rubins; the step says so, as Compare's feasibility row does. Not for the challengers, nor on the
-    default, whose baseline has no roadmap."""
+    """Decide step 3 on custom-asic: the baseline's fleet runs B200s, then Rubins, and its shape and latency figures are
+    the B200 fleet's (the generation of year 0, issue 49 item 3: TTFT 732 ms, not the H100's 959 ms); the step says
+    so, as Compare's feasibility row does. Not for the challengers, nor on the default, whose baseline has no
+    roadmap."""
     [steps] = bottleneck_answer(asic_scenario, tco.compare(asic_scenario))
     said = [str(item.children) for item in steps.children]
-    assert said[0].startswith("h100: ") and said[0].endswith(
-        "meets the targets (the fleet runs b200, rubin; these figures are h100-sxm's).")
+    assert said[0].startswith("h100: ") and "TTFT 732 ms" in said[0] and said[0].endswith(
+        "meets the targets (the fleet runs b200, then rubin: serving figures of b200, the generation of year 0; costs "
+        "over every generation).")
     assert not any("fleet runs" in s for s in said[1:])
     [steps] = bottleneck_answer(default_scenario, tco.compare(default_scenario))
     assert not any("fleet runs" in str(item.children) for item in steps.children)
@@ -400,3 +403,12 @@ def test_downloads_wait_for_the_page_state(tmp_path):
     (key,) = [k for k in app.callback_map if "download-xlsx-button.disabled" in k]
     assert "download-yaml-button.disabled" in key
     assert [i["id"] + "." + i["property"] for i in app.callback_map[key]["inputs"]] == ["state.data"]
+
+
+def test_compare_lists_the_near_ties_apart_from_the_flips():
+    """Issue 49 item 1: batch-offline's demand windows (MI300X within 2 % of B200 in windows narrower than the flip
+    search's step) are near-ties: the Compare card lists them under their own heading, not among the flips."""
+    card = str(verdict_card(tco.compare(tco.load_scenario("batch-offline")).decision))
+    flips, _, ties = card.partition("Near-ties, not flips")
+    assert "mi300x comes within 2% of b200 where mean demand is between" in ties
+    assert "mean demand" not in flips.split("flip-list")[1]

@@ -79,3 +79,32 @@ def test_no_view_overlaps_or_clips(page, live_app, width, query, artifacts):
             page.screenshot(path=str(artifacts / f"layout-{name}-{width}.png"), full_page=True)
     assert found == {}
     assert log.records == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_assumptions_table_shows_grade_and_source_and_every_row_without_a_nested_scroll(page, live_app, width,
+                                                                                           artifacts):
+    """Issue 49 item 6: at 1024 and 1440 px the grade and source columns lay beyond the right edge of a table that
+    scrolled inside its own 62vh box (rows past the first screen reachable only in that nested scroll), and ranges
+    were cut with an ellipsis. Now the grade and source headers lie within the window, the table pages (50 rows a page,
+    with filter and sort) instead of scrolling inside itself, and no range cell is cut."""
+    url, log = live_app
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(url + "/")
+    page.click("#tab-assumptions")
+    table = page.locator("#params-table")
+    page.locator('td[data-dash-column="range"]').first.wait_for()
+    for column in ("grade", "source"):
+        box = page.locator(f'#params-table th[data-dash-column="{column}"]').first.bounding_box()
+        assert box and box["x"] + box["width"] <= width, (column, box)
+    nested = table.evaluate("""t => [...t.querySelectorAll('*')].some(e => {
+        const s = getComputedStyle(e);
+        return (s.overflowY === 'auto' || s.overflowY === 'scroll') && e.scrollHeight > e.clientHeight + 1; })""")
+    assert not nested
+    cut = page.locator('#params-table td[data-dash-column="range"] div').evaluate_all(
+        "cells => cells.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent)")
+    assert cut == []
+    assert page.locator("#params-table .previous-next-container").count() == 1  # 85 rows: two pages
+    page.screenshot(path=str(artifacts / f"assumptions-{width}.png"), full_page=True)
+    assert log.records == []

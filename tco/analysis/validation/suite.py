@@ -101,6 +101,23 @@ def sample_summary(results: Sequence[CaseResult]) -> dict[str, dict]:
     return out
 
 
+def unexpected_failures(results: Sequence[CaseResult]) -> list[CaseResult]:
+    """The cases that fail (outside their band, or a ranking in the wrong order) and are not documented known misses:
+    what makes ``tco validate`` exit 1.
+
+    Parameters
+    ----------
+    results : Sequence[CaseResult]
+        A suite's results (inference or training; a training case has no known misses).
+
+    Returns
+    -------
+    list[CaseResult]
+        The failing results, in suite order.
+    """
+    return [r for r in results if not r.passes and not getattr(r.case, "known_miss", None)]
+
+
 def ranking_summary(results: Sequence[CaseResult]) -> list[dict]:
     """Every ranking case: the published and predicted ratio and whether the model puts the devices in the same order."""
     return [{"name": r.case.name, "group": r.group, "published": r.case.published, "predicted": r.predicted,
