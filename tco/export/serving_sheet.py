@@ -369,7 +369,9 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                      f"MAX(MIN({fx.floor(f'{budget}/{prompt}+{FLOOR_GUARD:g}')},"
                      f"{fx.ceil(f'{ridge}/{prompt}-{CEIL_GUARD:g}')}),1)", "prompts")
     c: dict[str, object] = {"devices_per_replica": str(devices), "tensor_parallel": str(t), "pipeline_stages": str(p),
-                            "expert_parallel": "1" if shape.expert_parallel else "0", "fits": fits}
+                            "expert_parallel": "1" if shape.expert_parallel else "0",
+                            "data_parallel": str(shape.data_parallel), "micro_batches": str(shape.micro_batches),
+                            "fits": fits}
     if role == "prefill":
         latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
         work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
@@ -598,7 +600,8 @@ def _first_lowest(q, what: str, candidates: list[dict]) -> str:
     return index
 
 
-_CHOSEN = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
+_CHOSEN = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "data_parallel",
+           "micro_batches", "replicas", "slots",
            "slots_allowed", "prefill_s", "prefill_work_s", "lanes", "residence_s", "cycle_cap_s", "chi", "feasible",
            "tpot_ok", "ttft_ok", "fits", "capacity_rps", "decode_bound", "prefill_bound", "spilled_bytes",
            "prefill_tokens_per_s", "decode_tokens_per_s", "_slack", "_lane_share")

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from tco.core import names as named
+from tco.core.serving.expert import wide_shapes
 from tco.core.serving.parallelism import Shape, candidate_shapes
 from tco.core.structure import Generation, Option, Pool, Structure
 from tco.foundation.errors import FieldError, FieldWarning, InputError
@@ -187,6 +188,8 @@ def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: Param
     (high) parameter count and weight bits over the high (low) usable capacity, plus the
     KV cache of one sequence at base values.
     """
+    if pool.data_parallel is not None:
+        return (Shape(1, 1, True, pool.data_parallel, pool.micro_batches or 1),)
     if pool.tensor_parallel is not None:
         return (Shape(pool.tensor_parallel, pool.pipeline_stages or 1, bool(pool.expert_parallel)),)
     m, d = model.id, device.id
@@ -209,9 +212,33 @@ def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: Param
     if minimum_name in params:
         low, high = max(low, int(params[minimum_name].low)), max(high, int(params[minimum_name].high))
     domain = params[named.device_param(d, "scale_up_domain_devices")]
-    return candidate_shapes((int(domain.low), int(domain.high)), int(layers), int(kv_heads), low, high,
-                            moe=model.experts_routed.value > 1, streamed=device.pipeline_prefill == "streamed",
-                            latent=model.kv_elements_per_token is not None)
+    domains = (int(domain.low), int(domain.high))
+    shapes = candidate_shapes(domains, int(layers), int(kv_heads), low, high, moe=model.experts_routed.value > 1,
+                              streamed=device.pipeline_prefill == "streamed", latent=model.kv_elements_per_token is not None)
+    if model.experts_routed.value > 1 and device.pipeline_prefill != "streamed" and not pool.has_minimum:
+        shapes += _wide_shapes(model, params, room[0], kv, domains)
+    return shapes
+
+
+def _wide_shapes(model: LLM, params: ParamSet, room: float, kv: float, domains: tuple[int, int]) -> tuple[Shape, ...]:
+    """The wide expert-parallel candidates of a pool (:func:`tco.core.serving.expert.wide_shapes`): from the fewest
+    attention ranks whose devices hold a copy of the non-routed weights, their share of the routed experts with the
+    redundant ones and one sequence, at the parameters' most favourable values (a candidate that does not fit in a draw
+    is masked there); none where one device cannot hold the non-routed weights and a sequence."""
+    m = model.id
+    total = params[named.model_param(m, "params_total")].low
+    active = params[named.model_param(m, "params_active")].low
+    experts = params[named.model_param(m, "experts_routed")].value
+    per_token = params[named.model_param(m, "experts_per_token")].value
+    bits = params[named.workload.weight_bits].low / 8.0
+    routed = experts * (total - active) / max(experts - per_token, 1.0) * bits
+    redundant = params[named.serving.redundant_expert_share]
+    rest = total * bits - routed
+    free = room - rest - kv
+    if free <= 0.0:
+        return ()
+    ranks = max(math.ceil(routed * (1.0 + redundant.low) / free - 1e-12), 2)
+    return wide_shapes(domains, ranks, int(experts * (1.0 + redundant.value)))
 
 
 def _generations(spec: ScenarioFile, catalog: Catalog, baseline: Option, devices: dict[str, Device],

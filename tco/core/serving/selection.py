@@ -208,7 +208,19 @@ def select_cycle_model(picks: Picks, candidates: Sequence[Candidate], model: Mod
     n = picks("devices_per_replica")
     k = model.kv_bytes_per_token * parallelism.kv_replication(picks("tensor_parallel"), model.kv_heads)
     template = next(c.cycle_model for c in candidates if c.where is None)  # its shape-independent terms at every draw
-    return replace(template, pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
+    shaped = {}  # the terms a wide or expert-parallel shape has of its own (tco.core.serving.expert.replica_model)
+    for name in ("weight_bytes", "read_fixed_bytes", "weight_flops_per_token", "micro_batches", "data_parallel",
+                 "expert_fixed_s", "expert_per_token_s"):
+        values = [getattr(cm, name) for cm in cms]
+        if any(v is not values[0] for v in values[1:]):
+            shaped[name] = picks.stacked([as_floats(v) if name in ("micro_batches", "data_parallel") else v
+                                          for v in values])
+    if any(cm.expert_keep is not None for cm in cms):  # two-batch overlap in some candidate: each one's own share
+        # kept (1 where a candidate has none: its expert terms are then 0, carried in its sync terms)
+        shaped["expert_fixed_s"] = picks.stacked([cm.expert_fixed_s for cm in cms])
+        shaped["expert_per_token_s"] = picks.stacked([cm.expert_per_token_s for cm in cms])
+        shaped["expert_keep"] = picks.stacked([1.0 if cm.expert_keep is None else cm.expert_keep for cm in cms])
+    return replace(template, **shaped, pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
                    tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
                    tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
                    decode_kv_bytes_per_token=terms.context_tokens * k,
