@@ -145,3 +145,19 @@ def test_more_imbalance_never_lowers_and_more_all_to_all_bandwidth_never_raises_
     grid = np.linspace(0.3, 1.0, 8)
     costs = _cost({**values, named.device_param("h800", "all_to_all_efficiency"): grid})
     assert np.all(np.diff(costs) <= 1e-9 * costs[:-1]), costs
+
+
+@pytest.mark.slow
+def test_the_deepseek_service_check_against_the_disclosure():
+    """scenarios/deepseek-service.yaml, inputs fixed from DeepSeek's 1 Mar 2025 disclosure ([deepseek-inference-2025]),
+    nothing fitted: the searched disaggregated option against 2,224 H800s at peak (278 nodes) and $87,072 a day at
+    $2/GPU-h over 168 B output tokens = $0.518 per M. The aim of issue 47 is +-25 % on GPUs and +-30 % on cost; the
+    measured figures (docs/validation.md "The DeepSeek service") are 1,936 GPUs (-12.9 %) and $0.513 (-1.0 %): decode
+    DP144 x EP144, as DeepSeek runs it."""
+    scenario = tco.load_scenario("deepseek-service")
+    result = evaluate(scenario.structure, scenario.values())["h800-disaggregated"]
+    flat = result.flat()
+    gpus = float(flat["prefill.devices"] + flat["decode.devices"])
+    assert abs(gpus / 2224 - 1) <= 0.25
+    assert abs(float(result.lcot_usd_per_mtok) / (87072 / 168e3) - 1) <= 0.30
+    assert float(flat["decode.data_parallel"]) == 144

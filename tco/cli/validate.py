@@ -50,7 +50,8 @@ def run(args) -> int:
         results = run_training_suite(load_training_suite(args.suite))
         groups = {r.case.name: "out" if r.case.out_of_sample else ("fitted" if r.case.fit else "check") for r in results}
     else:
-        results = run_suite(load_suite(args.suite))
+        suite = load_suite(args.suite)
+        results = run_suite(suite)
         groups = {r.case.name: r.group for r in results}
     summary = category_summary(results)
     if args.format == "json":
@@ -59,7 +60,7 @@ def run(args) -> int:
         if not args.training:
             data["known_misses"] = [r.case.name for r in results if r.case.known_miss]
         if not args.training:
-            data.update(samples=sample_summary(results), rankings=ranking_summary(results))
+            data.update(samples=sample_summary(results, suite.models), rankings=ranking_summary(results))
         print_json(data)
         return 0
     frame = pd.DataFrame([{"case": r.case.name, "class": r.case.device_class or "-",
@@ -78,7 +79,7 @@ def run(args) -> int:
         print_table(_summary_table(summary), "table")
         print("\nsources and tolerance reasons: tco validate --training --format json, or validation/training.yaml")
         return 0
-    for group, stats in sample_summary(results).items():
+    for group, stats in sample_summary(results, suite.models).items():
         print(f"{_TITLES[group]}: median |error| {stats['all']['median_abs_rel_error']:.1%}, "
               f"worst {stats['all']['worst_abs_rel_error']:.1%} ({stats['all']['cases']} cases)")
         print("  by scenario:")
@@ -87,6 +88,8 @@ def run(args) -> int:
         print_table(_summary_table(stats["by_class"]), "table")
         print("  by model:")
         print_table(_summary_table(stats["by_model"]), "table")
+        print("  by architecture (mixtures of experts apart from dense models):")
+        print_table(_summary_table(stats["by_architecture"]), "table")
         print()
     rankings = pd.DataFrame(ranking_summary(results))
     if len(rankings):
