@@ -161,3 +161,27 @@ def test_the_deepseek_service_check_against_the_disclosure():
     assert abs(gpus / 2224 - 1) <= 0.25
     assert abs(float(result.lcot_usd_per_mtok) / (87072 / 168e3) - 1) <= 0.30
     assert float(flat["decode.data_parallel"]) == 144
+
+
+def test_whole_purchase_units_hand_derived():
+    """Replicas that fill whole units, ``g = lcm(n, u) / n``: TP8 x PP6 (48) in NVL72 racks of 72, lcm 144, 3
+    replicas = 2 racks; DP16 (16) in racks, lcm 144, 9 replicas; DP144 in racks, 1; an 8-GPU node's TP4, 2. Five
+    replicas of g = 3 round up to 6; g = 1 leaves the count alone."""
+    from tco.core.serving.sizing import replica_multiple, whole_units
+
+    assert [replica_multiple(n, 72) for n in (48, 16, 144, 72)] == [3, 9, 1, 1]
+    assert replica_multiple(4, 8) == 2 and replica_multiple(4, 1) == 1
+    assert float(whole_units(5.0, 3)) == 6.0 and whole_units(5.0, 1) == 5.0
+    assert np.array_equal(replica_multiple(np.array([48.0, 144.0]), 72), [3.0, 1.0])
+
+
+@pytest.mark.slow
+def test_a_rack_scale_pool_holds_whole_racks():
+    """moe-service: the GB200 NVL72 pools hold whole racks of 72 (whatever replica shape each picks), in year 1 and
+    in the units bought."""
+    scenario = tco.load_scenario("moe-service")
+    flat = evaluate(scenario.structure, scenario.values())["gb200-nvl72"].flat()
+    for role in ("prefill", "decode"):
+        devices = float(flat[f"{role}.devices"])
+        assert devices > 0 and devices % 72 == 0, (role, devices)
+        assert float(flat[f"{role}.units_bought"]) % 72 == 0

@@ -356,7 +356,7 @@ def recalculated(tmp_path_factory):
 #: scenarios whose searched shapes include wide expert-parallel ones (data-parallel attention, experts sharded:
 #: tco.core.serving.expert), which the workbook does not write as formulas yet (issue 47: the workbook carries the new
 #: terms as live formulas -- not done); its candidate rows are the tensor-parallel formulas, so its check sheet differs
-WIDE_EXPERT_PARALLEL = {"deepseek-service"}
+WIDE_EXPERT_PARALLEL = {"deepseek-service", "moe-service"}
 
 
 @pytest.mark.libreoffice

@@ -206,6 +206,8 @@ MOE_SERVING_FIELDS = ("dispatch_bits", "expert_imbalance", "redundant_expert_sha
 #: the device fields only a mixture-of-experts model reads (its expert all-to-alls; a dense model's scenario does not
 #: list them)
 MOE_DEVICE_FIELDS = ("all_to_all_efficiency", "all_to_all_latency_s")
+#: device fields that are structure, not parameters (read at resolve time: a static grain of the fleet)
+STRUCTURAL_DEVICE_FIELDS = ("purchase_unit_devices",)
 
 
 class NodeCosts(Strict):

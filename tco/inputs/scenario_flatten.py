@@ -14,6 +14,7 @@ from tco.inputs.catalog import (
     LLM,
     MOE_DEVICE_FIELDS,
     MOE_SERVING_FIELDS,
+    STRUCTURAL_DEVICE_FIELDS,
     Catalog,
     Device,
     Economics,
@@ -195,7 +196,7 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
                 value = device.peak_flops_8bit.model_copy(update={"note": "no 4-bit unit: the 8-bit figure applies"})
             if key == "software_port_usd":
                 value = _software_port(device, catalog, structure)
-            if key in MOE_DEVICE_FIELDS and not structure.moe:
+            if (key in MOE_DEVICE_FIELDS and not structure.moe) or key in STRUCTURAL_DEVICE_FIELDS:
                 continue
             if isinstance(value, Quantity):
                 add(named.device_param(device.id, key), value)

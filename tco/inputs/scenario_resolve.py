@@ -107,7 +107,8 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None) ->
             built = spec.program is not None and spec.program.device == pool.device
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
                               built, pool.devices_per_replica is not None,
-                              streamed_prefill=device.pipeline_prefill == "streamed"))
+                              streamed_prefill=device.pipeline_prefill == "streamed",
+                              purchase_unit_devices=purchase_unit(device)))
         if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
             errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
                                      f"is not a known link; known: {', '.join(sorted(catalog.links))}"))
@@ -179,6 +180,24 @@ def _with_shapes(structure: Structure, spec: ScenarioFile, model: LLM, devices: 
         _shapes(specs[base.name][p.role], p.role, model, devices[g.device], params, base.name) for p in base.pools))
         for g in structure.generations)
     return replace(structure, options=options, generations=generations)
+
+
+def purchase_unit(device: Device) -> int:
+    """Devices a pool of ``device`` is bought in (``purchase_unit_devices``: a rack-scale system's GPUs; absent: 1).
+
+    Structural, like the device's ``pipeline_prefill``: not a drawn parameter (whole units are a static grain).
+
+    Parameters
+    ----------
+    device : Device
+        The catalog device.
+
+    Returns
+    -------
+    int [devices]
+        Devices sold together.
+    """
+    return 1 if device.purchase_unit_devices is None else int(device.purchase_unit_devices.value)
 
 
 def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: ParamSet, option: str) -> tuple[Shape, ...]:
@@ -261,7 +280,8 @@ def _generations(spec: ScenarioFile, catalog: Catalog, baseline: Option, devices
             continue
         devices.setdefault(ident, device)
         if not (len(baseline.pools) == 1 and baseline.pools[0].device == ident):
-            out.append(Generation(ident, tuple(t.name for t in device.memory_tiers)))
+            out.append(Generation(ident, tuple(t.name for t in device.memory_tiers),
+                                  purchase_unit_devices=purchase_unit(device)))
     return tuple(out)
 
 

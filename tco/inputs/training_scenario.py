@@ -21,6 +21,7 @@ from tco.foundation.errors import FieldError, InputError
 from tco.inputs.catalog import (
     LLM,
     MOE_DEVICE_FIELDS,
+    STRUCTURAL_DEVICE_FIELDS,
     Catalog,
     Device,
     Economics,
@@ -195,8 +196,9 @@ def _parameters(spec: TrainingScenarioFile, catalog: Catalog, model: LLM, device
             add(tier_param(device.id, tier.name, "capacity_bytes"), tier.capacity_bytes)
         for key in Device.model_fields:
             value = getattr(device, key)
-            # a serving replica's expert all-to-alls are not a training step's terms
-            if isinstance(value, Quantity) and key != "peak_flops_4bit" and key not in MOE_DEVICE_FIELDS:
+            # a serving replica's expert all-to-alls are not a training step's terms, the purchase unit is structure
+            skipped = key == "peak_flops_4bit" or key in MOE_DEVICE_FIELDS or key in STRUCTURAL_DEVICE_FIELDS
+            if isinstance(value, Quantity) and not skipped:
                 add(device_param(device.id, key), value)
         overrides = spec.devices.get(device.id, {})
         for key in CLASS_FIELDS:

@@ -34,7 +34,7 @@ from tco.core.serving.cycles import (
 )
 from tco.core.serving.floors import queue_floor
 from tco.core.serving.shapes import Demand, DeviceShape, ModelShape, PoolTerms
-from tco.core.serving.sizing import WHOLE_COUNT_GUARD
+from tco.core.serving.sizing import WHOLE_COUNT_GUARD, replica_multiple, whole_units
 from tco.core.serving.split import LANE_SHARES, split_replicas_where
 from tco.core.serving.steps import ConcaveLines, CycleModel, branch_max, branch_min, largest_within, times
 
@@ -337,8 +337,9 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
             ttft_ok = True
             share = 0.0
         bound = (slots, ratio * slots)
-    if whole:
-        replicas = maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
+    if whole:  # whole replicas filling whole purchase units (a rack-scale system's)
+        replicas = whole_units(maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0),
+                               replica_multiple(shape.devices, device.purchase_unit_devices))
     feasible = flag_value(fits & tpot_ok & ttft_ok)
     return Candidate(
         devices_per_replica=n, tensor_parallel=float(shape.tensor), pipeline_stages=float(shape.pipeline),

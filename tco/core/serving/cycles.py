@@ -96,7 +96,7 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
     sync_fixed = parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s) + device.cycle_overhead_s
     sync_per_token = parallelism.sync_time_per_token_s(
         shape, model.layers, model.hidden_size, model.collective_element_bytes, model.experts_per_token,
-        terms.scale_up_bytes_per_s, terms.scale_out_bytes_per_s, device.domain_devices, demand.expert_imbalance)
+        terms.scale_up_bytes_per_s, terms.scale_out_bytes_per_s, device.domain_devices)
     expert_fixed, expert_per_token, expert_keep = 0.0, 0.0, None
     if shape.wide:  # the expert all-to-alls: under the other micro-batch's phases, or after the phases
         expert_fixed, expert_per_token = expert.all_to_all_s(shape, model, device, demand, role)

@@ -47,7 +47,8 @@ def replica_model(shape, model: ModelShape, demand: Demand) -> ModelShape:
     touched experts [B]. The busiest rank receives ``u`` times the mean's routed tokens (``serving.expert_imbalance``,
     after the balancer), so the routed GEMMs of a cycle take ``u`` times their balanced time: ``2 k E`` FLOPs per token
     become ``u 2 k E`` (the weight phase's ``2 A`` grows by ``2 k E (u - 1)``). Any other shape, or a dense model,
-    is the model as it is.
+    is the model as it is, an expert-parallel tensor group's too (EP over the ``t`` devices of one domain: its
+    routing costs are in the fitted ``expert_compute_efficiency`` and collectives, as calibrated).
 
     Parameters
     ----------
@@ -68,7 +69,7 @@ def replica_model(shape, model: ModelShape, demand: Demand) -> ModelShape:
     [deepseek-inference-2025] DP attention with EP32 / EP144 and 32 redundant experts.
     [eplb-2025] redundant experts for the heavy-loaded ones.
     """
-    if not (model.moe and shape.expert_parallel):
+    if not (model.moe and shape.wide):
         return model
     d = shape.data_parallel
     routed = model.routed_weight_bytes

@@ -334,7 +334,7 @@ def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
 
 
 def sync_time_per_token_s(shape: Shape, layers, hidden_size, collective_element_bytes, experts_per_token,
-                          scale_up_bytes_per_s, scale_out_bytes_per_s, domain_devices, expert_imbalance=1.0):
+                          scale_up_bytes_per_s, scale_out_bytes_per_s, domain_devices):
     """Bandwidth part of the collectives per token in a cycle.
 
     Ring all-reduce of ``m`` bytes: ``2 (t-1)/t x m`` leave each device, over one direction
@@ -372,8 +372,6 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, collective_element_
         Scale-out bandwidth per device, each direction.
     domain_devices : float or ndarray [devices]
         Devices in one scale-up domain.
-    expert_imbalance : float or ndarray [-]
-        The busiest rank's routed tokens over the mean (scales an expert-parallel layer's all-to-alls).
 
     Returns
     -------
@@ -394,8 +392,6 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, collective_element_
         tp_bw = where_mixed(t <= domain_devices, scale_up_bytes_per_s, scale_out_bytes_per_s)  # inside the domain or not
         ring = 2.0 * (t - 1.0) / t
         all_to_all = 2.0 * as_floats(experts_per_token) * (t - 1.0) / (t * t)
-        if shape.expert_parallel and not (type(expert_imbalance) in (float, int) and expert_imbalance == 1):
-            all_to_all = all_to_all * expert_imbalance
         per_layer = ring + (all_to_all if shape.expert_parallel else ring)
         total = as_floats(layers) * per_layer * token_bytes / (p * tp_bw)
     if p > 1:

@@ -109,6 +109,9 @@ FEW_CHOSEN_SHARE_INVERSE = 16
 
 #: the fields of :class:`tco.core.serving.candidates.ReplicaTerms`, which :func:`pick_terms` picks
 _TERMS = tuple(f.name for f in fields(ReplicaTerms))
+#: shape fields every candidate of most pools shares (no wide shape among them: 1): kept as the one number then, not
+#: gathered into an array over the draws
+_SHARED_SHAPE_TERMS = ("data_parallel", "micro_batches")
 
 
 def pick_terms(picks: Picks) -> dict:
@@ -125,7 +128,12 @@ def pick_terms(picks: Picks) -> dict:
     dict
         Field name -> the chosen candidate's value per draw (units of the fields).
     """
-    return {name: picks(name) for name in _TERMS}
+    out = {}
+    for name in _TERMS:
+        values = [getattr(c, name) for c in picks.candidates] if name in _SHARED_SHAPE_TERMS else ()
+        shared = values and all(type(v) is float and v == values[0] for v in values)
+        out[name] = values[0] if shared else picks(name)
+    return out
 
 
 def select_lines(picks: Picks, candidates: Sequence[Candidate]) -> list[Lines]:

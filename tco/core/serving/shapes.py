@@ -155,6 +155,9 @@ class DeviceShape:
     """Share of the link bandwidth an expert all-to-all reaches [-]."""
     all_to_all_latency_s: object = None
     """Fixed time of one expert all-to-all (dispatch or combine) beside its bytes (None: ``sync_latency_s``) [s]."""
+    purchase_unit_devices: int = 1
+    """Static: devices sold together; a whole-device pool holds whole units
+    (:func:`tco.core.serving.sizing.replica_multiple`) [devices]."""
 
 
 @dataclass(frozen=True, kw_only=True)
