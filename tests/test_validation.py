@@ -87,6 +87,28 @@ def test_the_loader_refuses_an_out_of_sample_row_in_the_fit(tmp_path):
     assert "v5.0" in str(info.value) and "out of sample" in str(info.value)
 
 
+def test_a_wide_expert_parallel_pool_case_pins_its_layout_and_stays_out_of_the_fit(tmp_path):
+    """DeepSeek's decode unit (a 2025 disclosure, `phase: decode`, `split: out_of_sample`): one pool of a
+    disaggregated deployment with DP144 x EP144 and two micro-batches pinned in both pools, read as output tokens/s
+    per GPU; the loader refuses it in the fit; by architecture the summary puts it with the mixtures of experts."""
+    from tco.core.serving.parallelism import Shape
+
+    case = next(c for c in SUITE.cases if c.name == "deepseek-h800x144-decode-ep144")
+    assert (case.sample, case.metric, case.scenario) == ("out_of_sample", "phase_tokens_per_s_per_device", "decode")
+    assert case.published == pytest.approx(266400 / 144)
+    option = Predictor(SUITE).scenario(case).structure.options[0]
+    assert {p.role: p.shapes for p in option.pools} == {"prefill": (Shape(1, 1, True, 144, 2),),
+                                                        "decode": (Shape(1, 1, True, 144, 2),)}
+    summary = sample_summary([RESULTS[case.name], RESULTS["mlperf50-h200x8-llama2-70b-offline"]])
+    assert set(summary["out_of_sample"]["by_architecture"]) == {"moe", "dense"}
+
+    def mutate(d):
+        next(c for c in d["cases"] if c["name"] == "deepseek-h800x144-decode-ep144")["fit"] = True
+    with pytest.raises(InputError) as info:
+        load_suite(_suite_file(tmp_path, mutate))
+    assert "2025-03" in str(info.value) and "out of sample" in str(info.value)
+
+
 @pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_rows_fix_what_they_publish(tmp_path):
     def published(d):

@@ -59,7 +59,8 @@ def run(args) -> int:
         results = run_training_suite(load_training_suite(args.suite))
         groups = {r.case.name: "out" if r.case.out_of_sample else ("fitted" if r.case.fit else "check") for r in results}
     else:
-        results = run_suite(load_suite(args.suite))
+        suite = load_suite(args.suite)
+        results = run_suite(suite)
         groups = {r.case.name: r.group for r in results}
     summary = category_summary(results)
     failures = unexpected_failures(results)
@@ -70,18 +71,19 @@ def run(args) -> int:
                 "unexpected_failures": [r.case.name for r in failures]}
         if not args.training:
             data.update(known_misses=[r.case.name for r in results if r.case.known_miss],
-                        samples=sample_summary(results), rankings=ranking_summary(results))
+                        samples=sample_summary(results, suite.models), rankings=ranking_summary(results))
         print_json(data)
         return code
     print(paragraph(passed_line(results, failures, groups)))
     print("\nper category (absolute relative error):")
     print_table(_summary_table(summary), "table")
     if not args.training:
-        for group, stats in sample_summary(results).items():
+        for group, stats in sample_summary(results, suite.models).items():
             print(f"\n{_TITLES[group]}: median |error| {stats['all']['median_abs_rel_error']:.1%}, "
                   f"worst {stats['all']['worst_abs_rel_error']:.1%}, {stats['all']['passes']} of "
                   f"{stats['all']['cases']} cases pass")
-            for title, key in (("by scenario", "by_scenario"), ("by device class", "by_class"), ("by model", "by_model")):
+            for title, key in (("by scenario", "by_scenario"), ("by device class", "by_class"), ("by model", "by_model"),
+                               ("by architecture (mixtures of experts apart from dense models)", "by_architecture")):
                 print(f"  {title}:")
                 print_table(_summary_table(stats[key]), "table")
         rankings = pd.DataFrame(ranking_summary(results))
@@ -102,9 +104,9 @@ def run(args) -> int:
         part = frame[frame["group"] == group].drop(columns="group")
         print(f"\n{_TITLES.get(group, group)}, every case:")
         print_table(part, "table")
-    suite = "validation/training.yaml" if args.training else "validation/cases.yaml"
+    suite_file = "validation/training.yaml" if args.training else "validation/cases.yaml"
     print(f"\nsources, tolerance reasons and known misses: tco validate{' --training' if args.training else ''} "
-          f"--format json, or {suite}")
+          f"--format json, or {suite_file}")
     return code
 
 

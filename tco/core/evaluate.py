@@ -126,6 +126,9 @@ def device_shape(option: Option, pool: Pool, w: Workload) -> DeviceShape:
         cycle_overhead_s=get(overhead) if (overhead := device_param(d, "cycle_overhead_s")) in w.parameter_names else 0.0,
         collective_efficiency=get(eff) if (eff := device_param(d, "collective_efficiency")) in w.parameter_names else 1.0,
         expert_compute_efficiency=get(x) if (x := device_param(d, "expert_compute_efficiency")) in w.parameter_names else 1.0,
+        all_to_all_efficiency=get(a) if (a := device_param(d, "all_to_all_efficiency")) in w.parameter_names else 1.0,
+        all_to_all_latency_s=get(lat) if (lat := device_param(d, "all_to_all_latency_s")) in w.parameter_names else None,
+        purchase_unit_devices=pool.purchase_unit_devices,
         streamed_prefill=pool.streamed_prefill)
 
 

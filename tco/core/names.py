@@ -72,7 +72,8 @@ workload = Section("workload", ("requests_per_s", "prompt_tokens", "output_token
 economics = Section("economics", ("discount_rate", "horizon_years", "electricity_usd_per_kwh", "pue",
                                   "facility_usd_per_kw_month", "maintenance_fraction_per_year"))
 serving = Section("serving", ("percentile", "token_budget_tokens", "memory_compute_overlap", "phase_overlap",
-                              "comm_overlap", "collective_bits"))
+                              "comm_overlap", "collective_bits", "dispatch_bits", "expert_imbalance",
+                              "redundant_expert_share", "micro_batch_overlap"))
 program = Section("program", ("external_units", "vendor_gross_margin", "time_to_market_years",
                               "tapeout_to_deployment_years", "die_area_mm2", "package_memory_board_usd",
                               "wafer_price_usd", "defect_density_per_cm2", *NODE_FIELDS))

@@ -285,8 +285,13 @@ class PoolPerformance:
     tensor_parallel: Array = output("devices", "tensor-parallel degree of the chosen replica shape", "tensor parallel", "",
                                     fmt=",.0f")
     pipeline_stages: Array = output("stages", "pipeline stages of the chosen replica shape", "pipeline stages", "", fmt=",.0f")
-    expert_parallel: Array = output("bool", "1 when the MoE layers run expert-parallel over the tensor group",
-                                    "expert parallel", "", fmt=".0f")
+    expert_parallel: Array = output("bool", "1 when the MoE layers run expert-parallel (over the tensor group, or over "
+                                    "the data-parallel attention ranks)", "expert parallel", "", fmt=".0f")
+    data_parallel: Array = output("ranks", "data-parallel attention ranks of a wide expert-parallel replica, its routed "
+                                  "experts sharded over them (EP = DP; 1: none)", "data-parallel attention", "",
+                                  fmt=",.0f")
+    micro_batches: Array = output("-", "micro-batches per step of the chosen shape (2: two-batch overlap of the expert "
+                                  "all-to-alls)", "micro-batches", "", fmt=".0f")
     capacity_rps: Array = output("req/s", "requests/s one replica carries with every slot (prefill lane) busy",
                                  "capacity per replica", "req/s", fmt=",.3g")
     queue_wait_s: Array = output("s", "wait for a slot and for prefill at the percentile, at peak", "queueing delay", "ms",

@@ -29,6 +29,9 @@ class Pool:
     #: a prompt's tokens stream through the pipeline stages (the device's ``pipeline_prefill``; roadmap devices:
     #: general-purpose, micro-batches)
     streamed_prefill: bool = False
+    #: devices sold together (a rack-scale system's GPUs, the device's ``purchase_unit_devices``): a whole-device pool
+    #: holds whole units (:func:`tco.core.serving.sizing.replica_multiple`)
+    purchase_unit_devices: int = 1
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Generation:
     device: str
     tiers: tuple[str, ...]
     shapes: tuple[tuple[Shape, ...], ...] = ()  # candidate replica shapes of each baseline pool on this device
+    purchase_unit_devices: int = 1  # devices sold together (Pool.purchase_unit_devices)
 
 
 @dataclass(frozen=True)
@@ -157,5 +161,6 @@ class Structure:
         """
         base = self.option(self.baseline)
         return tuple(Option(base.name, tuple(Pool(p.role, g.device, g.tiers, False, False, p.has_min_devices,
-                                                  *(g.shapes[i:i + 1] if g.shapes else ()))
+                                                  *(g.shapes[i:i + 1] if g.shapes else ()),
+                                                  purchase_unit_devices=g.purchase_unit_devices)
                                              for i, p in enumerate(base.pools)), base.link) for g in self.generations)

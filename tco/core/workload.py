@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from tco.core import names as named
-from tco.core.draws import maximum
+from tco.core.draws import maximum, minimum
 from tco.core.money.timeline import DemandPath
 from tco.core.names import demand_year_param, model_param
 from tco.core.serving import llm, sizing
@@ -81,7 +81,8 @@ class Workload:
             routed_flops_per_token=llm.dense_flops_per_token(per_token * slot_params) if structure.moe else 0.0,
             kv_bytes_per_token=self.kv_bytes_per_token, layers=layers, attention_dim=get(model_param(m, "attention_dim")),
             hidden_size=get(model_param(m, "hidden_size")), experts_per_token=per_token,
-            collective_element_bytes=get(named.serving.collective_bits) / 8.0, kv_heads=kv_heads, moe=structure.moe)
+            collective_element_bytes=get(named.serving.collective_bits) / 8.0, kv_heads=kv_heads, moe=structure.moe,
+            **(self._expert_terms(structure, values, experts, slot_bytes) if structure.moe else {}))
         self.demand = Demand(
             prompt_tokens=self.prompt_tokens, output_tokens=self.output_tokens, peak_requests_per_s=self.peak_requests_per_s,
             mean_requests_per_s=self.mean_requests_per_s, ttft_target_s=self.ttft_target_s, tpot_target_s=self.tpot_target_s,
@@ -89,7 +90,10 @@ class Workload:
             token_budget_tokens=get(named.serving.token_budget_tokens),
             memory_compute_overlap=get(named.serving.memory_compute_overlap), phase_overlap=get(named.serving.phase_overlap),
             comm_overlap=get(named.serving.comm_overlap), policy=structure.policy,
-            prompt_scv=get(named.workload.prompt_tokens_scv), prefill_queue=structure.prefill_queue)
+            prompt_scv=get(named.workload.prompt_tokens_scv), prefill_queue=structure.prefill_queue,
+            **({"expert_imbalance": get(named.serving.expert_imbalance),
+                "redundant_expert_share": get(named.serving.redundant_expert_share),
+                "micro_batch_overlap": get(named.serving.micro_batch_overlap)} if structure.moe else {}))
         self.discount_rate = get(named.economics.discount_rate)
         self.horizon_years = get(named.economics.horizon_years)
         self.output_tokens_per_year = self.mean_requests_per_s * self.output_tokens * sizing.SECONDS_PER_YEAR
@@ -99,3 +103,13 @@ class Workload:
         self.whole_devices = structure.whole_devices
         #: :func:`tco.core.money.costs.device_hour_usd` by (device, built), computed once per evaluation
         self.device_hour_usd_by_pool: dict[tuple[str, bool], object] = {}
+
+    def _expert_terms(self, structure: Structure, values: Mapping[str, object], experts, slot_bytes) -> dict:
+        """A mixture-of-experts model's terms of wide expert parallelism (:class:`~tco.core.serving.shapes.ModelShape`):
+        the stored routed experts ``E e`` [B] (at most the stored weights: ``E e`` is derived from the total and active
+        parameters, which inputs outside a real model's can make inconsistent), the MoE layers [-] and the dispatch's
+        bytes per element [B]."""
+        moe_layers = model_param(structure.model, "moe_layers")
+        return {"routed_weight_bytes": minimum(experts * slot_bytes, self.stored_weight_bytes),
+                "moe_layers": self.get(moe_layers) if moe_layers in values else None,
+                "dispatch_element_bytes": self.get(named.serving.dispatch_bits) / 8.0}

@@ -21,7 +21,7 @@ from tco.core.serving import candidates as core_candidates
 from tco.core.serving import search
 from tco.core.serving.cycles import CEIL_GUARD, FLOOR_GUARD, has_micro_batch_pipelines
 from tco.core.serving.parallelism import Shape, micro_batch_overshoot
-from tco.core.serving.sizing import WHOLE_COUNT_GUARD
+from tco.core.serving.sizing import WHOLE_COUNT_GUARD, replica_multiple
 from tco.core.serving.split import LANE_SHARES
 from tco.core.structure import Option, Pool
 from tco.export import formulas as fx
@@ -266,10 +266,16 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     epsilon = demand.epsilon
     candidates = []
     two_lines = has_micro_batch_pipelines(role, pool.streamed_prefill, pool.shapes)
+    # data-parallel attention with the experts sharded is not written as formulas yet (README, Known limitations): such
+    # candidates are left out beside tensor and pipeline ones (a pool pinned to a wide shape keeps it, wrongly priced)
+    narrow = any(not shape.wide for shape in pool.shapes)
     for k, shape in enumerate(pool.shapes):
+        if shape.wide and narrow:
+            continue
         candidates.append(_candidate(sheet, k, shape, role, model, demand, chunked, context, decode_attention,
                                      prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d,
-                                     device_hour, extra, whole, epsilon, two_lines, pool.streamed_prefill))
+                                     device_hour, extra, whole, epsilon, two_lines, pool.streamed_prefill,
+                                     replica_multiple(shape.devices, pool.purchase_unit_devices)))
     return _choose(sheet, role, candidates, demand, extra)
 
 
@@ -322,8 +328,9 @@ def interference_spread(lines: list[Line], batch: str, scv: str, epsilon: str) -
 
 def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, chunked: bool, context, decode_attention,
                prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d, device_hour, extra, whole,
-               epsilon, two_lines: bool, streamed: bool) -> dict:
-    """Rows of one candidate shape (``_candidate`` of the core); colocated, its held caps too (:func:`_held_caps`)."""
+               epsilon, two_lines: bool, streamed: bool, multiple: int = 1) -> dict:
+    """Rows of one candidate shape (``_candidate`` of the core); colocated, its held caps too (:func:`_held_caps`);
+    ``multiple`` the replicas that fill whole purchase units (:func:`tco.core.serving.sizing.replica_multiple`)."""
     q = sheet.quantity
     sheet.heading(f"candidate {k}: {shape.label}", level=2)
     t, p, devices = shape.tensor, shape.pipeline, shape.devices
@@ -369,7 +376,9 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                      f"MAX(MIN({fx.floor(f'{budget}/{prompt}+{FLOOR_GUARD:g}')},"
                      f"{fx.ceil(f'{ridge}/{prompt}-{CEIL_GUARD:g}')}),1)", "prompts")
     c: dict[str, object] = {"devices_per_replica": str(devices), "tensor_parallel": str(t), "pipeline_stages": str(p),
-                            "expert_parallel": "1" if shape.expert_parallel else "0", "fits": fits}
+                            "expert_parallel": "1" if shape.expert_parallel else "0",
+                            "data_parallel": str(shape.data_parallel), "micro_batches": str(shape.micro_batches),
+                            "fits": fits}
     if role == "prefill":
         latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
         work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
@@ -511,18 +520,22 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                      decode_bound=q("cycle bound code at the slot cap", cm.bound(slots, decode_tokens), ""),
                      spilled_bytes=q("bytes beyond the fastest tier at the slot cap", cm.spill(slots, decode_tokens), "B"))
             r["prefill_bound"] = r["decode_bound"] if colocated else "0"
-            return _sized(q, {**c, **r}, replicas, fits, devices, device_hour, whole, prompt)
+            return _sized(q, {**c, **r}, replicas, fits, devices, device_hour, whole, prompt, multiple)
 
         full = at_cap(q)
         if not colocated or not core_candidates.HELD_SEARCH_STEPS:
             return full
         return _held_caps(sheet, full, at_cap, lambda q, slots: ttft_at(q, slots)["ttft_ok"], whole)
-    return _sized(q, c, replicas, fits, devices, device_hour, whole, prompt)
+    return _sized(q, c, replicas, fits, devices, device_hour, whole, prompt, multiple)
 
 
-def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whole: bool, prompt: str) -> dict:
-    """A candidate's closing rows: whole replicas, feasibility, the cost rate that ranks the shapes and its score."""
+def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whole: bool, prompt: str,
+           multiple: int = 1) -> dict:
+    """A candidate's closing rows: whole replicas (in whole purchase units: ``multiple`` of them at a time),
+    feasibility, the cost rate that ranks the shapes and its score."""
     whole_replicas = f"MAX({fx.ceil(f'{replicas}-{WHOLE_COUNT_GUARD:g}')},1)" if whole else replicas
+    if whole and multiple > 1:  # tco.core.serving.sizing.whole_units
+        whole_replicas = f"{fx.ceil(f'{whole_replicas}/{multiple}-{WHOLE_COUNT_GUARD:g}')}*{multiple}"
     c["replicas"] = q("replicas", whole_replicas, "replicas")
     c["feasible"] = q("feasible (1/0)", f"{fits}*{c['tpot_ok']}*{c['ttft_ok']}", "")
     c["cost"] = q("cost rate of the pool (ranks the shapes)", f"{c['replicas']}*{devices}*{device_hour}", "USD/h")
@@ -598,7 +611,8 @@ def _first_lowest(q, what: str, candidates: list[dict]) -> str:
     return index
 
 
-_CHOSEN = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "replicas", "slots",
+_CHOSEN = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "data_parallel",
+           "micro_batches", "replicas", "slots",
            "slots_allowed", "prefill_s", "prefill_work_s", "lanes", "residence_s", "cycle_cap_s", "chi", "feasible",
            "tpot_ok", "ttft_ok", "fits", "capacity_rps", "decode_bound", "prefill_bound", "spilled_bytes",
            "prefill_tokens_per_s", "decode_tokens_per_s", "_slack", "_lane_share")

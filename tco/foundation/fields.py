@@ -75,6 +75,13 @@ expert_compute_efficiency           fraction        0.0001  1       -    share o
                                                                          routed-expert GEMMs of a mixture-of-experts model
                                                                          reach (grouped GEMMs at per-expert batches, routing);
                                                                          absent = 1
+all_to_all_efficiency               fraction        0.0001  1       -    achievable share of a link's per-direction bandwidth in
+                                                                         an expert dispatch or combine (wide expert
+                                                                         parallelism); absent = 1
+all_to_all_latency_s                s               0       1       -    fixed time of one expert dispatch or combine beside its
+                                                                         bytes; absent = sync_latency_s
+purchase_unit_devices               devices         1       1e6     int  devices sold together (a rack-scale system's GPUs): a
+                                                                         pool buys whole units; absent = 1
 tdp_w                               W               0.1     1e6     -    thermal design power per device
 idle_power_w                        W               0       1e6     -    power when idle
 host_power_w                        W               0       1e6     -    per-device share of host and server power
@@ -106,12 +113,13 @@ hidden_size                         elements        1       1e6     int  model w
 experts_routed                      experts         1       100000  int  routed experts per MoE layer (1 for dense)
 experts_per_token                   experts         1       100000  int  routed experts active per token (1 for dense)
 kv_elements_per_token               elements/token  1       1e9     -    cached elements per token (latent attention)
+moe_layers                          layers          0       10000   -    layers with routed experts (the rest are dense); their
+                                                                         expert all-to-alls; absent = every layer
 context_max_tokens                  tokens          1       1e9     int  context window
 # model architecture facts (reference only, not read by the core yet)
 vocab_size                          tokens          1       1e8     int  vocabulary size
 attention_heads                     heads           1       100000  int  query heads
 shared_experts                      experts         0       100000  -    always-active shared experts per MoE layer
-moe_layers                          layers          0       10000   -    layers with routed experts (the rest are dense)
 sliding_window_tokens               tokens          1       1e9     int  attention window of windowed (or chunked) layers
 sliding_window_layers               layers          0       10000   -    layers with windowed or chunked attention
 kv_lora_rank                        elements        1       1e6     int  latent width cached per layer (multi-head latent
@@ -209,6 +217,14 @@ phase_overlap                       fraction        0       1       -    share o
 # comm_overlap (above) also hides a serving replica's collectives under its computation
 collective_bits                     bits            4       32      -    bits per element a replica's all-reduces, stage sends and
                                                                          all-to-alls move
+dispatch_bits                       bits            4       32      -    bits per element an expert dispatch moves (the combine
+                                                                         moves collective_bits)
+expert_imbalance                    ratio           1       100     -    busiest expert-parallel rank's routed tokens over the
+                                                                         mean, after the load balancer
+redundant_expert_share              fraction        0       10      -    redundant (duplicated) routed experts over the routed
+                                                                         experts
+micro_batch_overlap                 fraction        0       1       -    share of one micro-batch's expert all-to-alls hidden
+                                                                         under the other's computation (two-batch overlap)
 # fleet analyses (assumptions/fleet_dynamics.yaml; tco.dynamics): stranded capacity
 # demand_growth_per_year (above, workload) also sets the request-rate growth over the simulated weeks
 prompt_growth_per_year              1/yr            0       100     -    prompt-length growth (context use)

@@ -93,6 +93,9 @@ class Device(Strict):
     pipeline_prefill: Literal["micro_batch", "streamed"] = "micro_batch"
     collective_efficiency: Q | None = None  # share of the link bandwidth the collectives reach (absent: 1)
     expert_compute_efficiency: Q | None = None  # the routed-expert GEMMs' share of the dense efficiency (absent: 1)
+    all_to_all_efficiency: Q | None = None  # share of a link's bandwidth an expert dispatch or combine reaches (absent: 1)
+    all_to_all_latency_s: Q | None = None  # fixed time of one expert dispatch or combine (absent: sync_latency_s)
+    purchase_unit_devices: Q | None = None  # devices sold together, a rack-scale system (absent: 1)
     tdp_w: Q
     idle_power_w: Q
     host_power_w: Q
@@ -130,7 +133,7 @@ Architecture = optional_quantities("Architecture", """Architecture facts of a mo
     later core can model them: shared experts, MoE layers interleaved with dense ones,
     sliding-window or chunked attention on some layers, latent attention ranks and the
     number format the weights are released in.
-    """, ("vocab_size", "attention_heads", "shared_experts", "moe_layers", "sliding_window_tokens", "sliding_window_layers",
+    """, ("vocab_size", "attention_heads", "shared_experts", "sliding_window_tokens", "sliding_window_layers",
           "kv_lora_rank", "qk_rope_head_dim", "native_weight_bits"))
 
 
@@ -149,6 +152,7 @@ class LLM(Strict):
     experts_routed: Q = 1
     experts_per_token: Q = 1
     kv_elements_per_token: Q | None = None
+    moe_layers: Q | None = None  # layers with routed experts (absent: every layer); their all-to-alls
     context_max_tokens: Q
     architecture: Architecture = Architecture()
     note: str = ""
@@ -191,6 +195,19 @@ class Serving(Strict):
     phase_overlap: Q
     comm_overlap: Q
     collective_bits: Q
+    dispatch_bits: Q
+    expert_imbalance: Q
+    redundant_expert_share: Q
+    micro_batch_overlap: Q
+
+
+#: the serving settings only a mixture-of-experts model reads (a dense model's scenario does not list them)
+MOE_SERVING_FIELDS = ("dispatch_bits", "expert_imbalance", "redundant_expert_share", "micro_batch_overlap")
+#: the device fields only a mixture-of-experts model reads (its expert all-to-alls; a dense model's scenario does not
+#: list them)
+MOE_DEVICE_FIELDS = ("all_to_all_efficiency", "all_to_all_latency_s")
+#: device fields that are structure, not parameters (read at resolve time: a static grain of the fleet)
+STRUCTURAL_DEVICE_FIELDS = ("purchase_unit_devices",)
 
 
 class NodeCosts(Strict):

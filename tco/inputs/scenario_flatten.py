@@ -12,6 +12,9 @@ from tco.core.structure import Structure
 from tco.foundation.errors import FieldError, FieldWarning, InputError
 from tco.inputs.catalog import (
     LLM,
+    MOE_DEVICE_FIELDS,
+    MOE_SERVING_FIELDS,
+    STRUCTURAL_DEVICE_FIELDS,
     Catalog,
     Device,
     Economics,
@@ -173,10 +176,14 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
     overrides = {k: v.model_dump() for k in Serving.model_fields if (v := getattr(spec.serving, k)) is not None}
     serving = validated(Serving, {**catalog.serving, **overrides}, "serving")
     for key in Serving.model_fields:
+        if key in MOE_SERVING_FIELDS and not structure.moe:
+            continue
         add(named.serving.name(key), getattr(serving, key))
     for key in ("params_total", "params_active", "layers", "kv_heads", "head_dim", "attention_dim", "hidden_size",
-                "experts_routed", "experts_per_token", "kv_elements_per_token", "context_max_tokens"):
+                "experts_routed", "experts_per_token", "kv_elements_per_token", "moe_layers", "context_max_tokens"):
         if key in ("kv_heads", "head_dim") and model.kv_elements_per_token is not None:
+            continue
+        if key == "moe_layers" and model.moe_layers is None:
             continue
         add(named.model_param(model.id, key), getattr(model, key))
     for device in devices.values():
@@ -189,6 +196,8 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
                 value = device.peak_flops_8bit.model_copy(update={"note": "no 4-bit unit: the 8-bit figure applies"})
             if key == "software_port_usd":
                 value = _software_port(device, catalog, structure)
+            if (key in MOE_DEVICE_FIELDS and not structure.moe) or key in STRUCTURAL_DEVICE_FIELDS:
+                continue
             if isinstance(value, Quantity):
                 add(named.device_param(device.id, key), value)
     links_used = sorted({o.kv_link for o in spec.options if o.kv_link})

@@ -9,6 +9,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from tco.core import names as named
+from tco.core.serving.expert import wide_shapes
 from tco.core.serving.parallelism import Shape, candidate_shapes
 from tco.core.structure import Generation, Option, Pool, Structure
 from tco.foundation.errors import FieldError, FieldWarning, InputError
@@ -123,7 +124,8 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
             built = spec.program is not None and spec.program.device == pool.device
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
                               built, pool.devices_per_replica is not None,
-                              streamed_prefill=device.pipeline_prefill == "streamed"))
+                              streamed_prefill=device.pipeline_prefill == "streamed",
+                              purchase_unit_devices=purchase_unit(device)))
         if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
             errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
                                      f"is not a known link; known: {', '.join(sorted(catalog.links))}"))
@@ -202,6 +204,24 @@ def _with_shapes(structure: Structure, spec: ScenarioFile, model: LLM, devices: 
     return replace(structure, options=options, generations=generations)
 
 
+def purchase_unit(device: Device) -> int:
+    """Devices a pool of ``device`` is bought in (``purchase_unit_devices``: a rack-scale system's GPUs; absent: 1).
+
+    Structural, like the device's ``pipeline_prefill``: not a drawn parameter (whole units are a static grain).
+
+    Parameters
+    ----------
+    device : Device
+        The catalog device.
+
+    Returns
+    -------
+    int [devices]
+        Devices sold together.
+    """
+    return 1 if device.purchase_unit_devices is None else int(device.purchase_unit_devices.value)
+
+
 def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: ParamSet, option: str) -> tuple[Shape, ...]:
     """The pinned shape, or the static candidate shapes of the search (:func:`tco.core.serving.parallelism.candidate_shapes`).
 
@@ -209,6 +229,8 @@ def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: Param
     (high) parameter count and weight bits over the high (low) usable capacity, plus the
     KV cache of one sequence at base values.
     """
+    if pool.data_parallel is not None:
+        return (Shape(1, 1, True, pool.data_parallel, pool.micro_batches or 1),)
     if pool.tensor_parallel is not None:
         return (Shape(pool.tensor_parallel, pool.pipeline_stages or 1, bool(pool.expert_parallel)),)
     m, d = model.id, device.id
@@ -231,9 +253,33 @@ def _shapes(pool: PoolSpec, role: str, model: LLM, device: Device, params: Param
     if minimum_name in params:
         low, high = max(low, int(params[minimum_name].low)), max(high, int(params[minimum_name].high))
     domain = params[named.device_param(d, "scale_up_domain_devices")]
-    return candidate_shapes((int(domain.low), int(domain.high)), int(layers), int(kv_heads), low, high,
-                            moe=model.experts_routed.value > 1, streamed=device.pipeline_prefill == "streamed",
-                            latent=model.kv_elements_per_token is not None)
+    domains = (int(domain.low), int(domain.high))
+    shapes = candidate_shapes(domains, int(layers), int(kv_heads), low, high, moe=model.experts_routed.value > 1,
+                              streamed=device.pipeline_prefill == "streamed", latent=model.kv_elements_per_token is not None)
+    if model.experts_routed.value > 1 and device.pipeline_prefill != "streamed" and not pool.has_minimum:
+        shapes += _wide_shapes(model, params, room[0], kv, domains)
+    return shapes
+
+
+def _wide_shapes(model: LLM, params: ParamSet, room: float, kv: float, domains: tuple[int, int]) -> tuple[Shape, ...]:
+    """The wide expert-parallel candidates of a pool (:func:`tco.core.serving.expert.wide_shapes`): from the fewest
+    attention ranks whose devices hold a copy of the non-routed weights, their share of the routed experts with the
+    redundant ones and one sequence, at the parameters' most favourable values (a candidate that does not fit in a draw
+    is masked there); none where one device cannot hold the non-routed weights and a sequence."""
+    m = model.id
+    total = params[named.model_param(m, "params_total")].low
+    active = params[named.model_param(m, "params_active")].low
+    experts = params[named.model_param(m, "experts_routed")].value
+    per_token = params[named.model_param(m, "experts_per_token")].value
+    bits = params[named.workload.weight_bits].low / 8.0
+    routed = experts * (total - active) / max(experts - per_token, 1.0) * bits
+    redundant = params[named.serving.redundant_expert_share]
+    rest = total * bits - routed
+    free = room - rest - kv
+    if free <= 0.0:
+        return ()
+    ranks = max(math.ceil(routed * (1.0 + redundant.low) / free - 1e-12), 2)
+    return wide_shapes(domains, ranks, int(experts * (1.0 + redundant.value)))
 
 
 def _generations(spec: ScenarioFile, catalog: Catalog, baseline: Option, devices: dict[str, Device],
@@ -256,7 +302,8 @@ def _generations(spec: ScenarioFile, catalog: Catalog, baseline: Option, devices
             continue
         devices.setdefault(ident, device)
         if not (len(baseline.pools) == 1 and baseline.pools[0].device == ident):
-            out.append(Generation(ident, tuple(t.name for t in device.memory_tiers)))
+            out.append(Generation(ident, tuple(t.name for t in device.memory_tiers),
+                                  purchase_unit_devices=purchase_unit(device)))
     return tuple(out)
 
 

@@ -34,12 +34,25 @@ class PoolSpec(Strict):
     tensor_parallel: int | None = Field(None, ge=1, le=100000)
     pipeline_stages: int | None = Field(None, ge=1, le=100000)
     expert_parallel: bool | None = None
+    #: a pinned wide expert-parallel shape: data-parallel attention ranks, experts sharded over them
+    #: (tco.core.serving.expert); micro_batches 2 is two-batch overlap
+    data_parallel: int | None = Field(None, ge=2, le=100000)
+    micro_batches: int | None = Field(None, ge=1, le=2)
 
     @model_validator(mode="after")
     def _pinned(self):
         if self.tensor_parallel is None and (self.pipeline_stages is not None or self.expert_parallel is not None):
             raise ValueError("pin a shape with tensor_parallel (and optionally pipeline_stages, expert_parallel)")
+        if self.data_parallel is not None and self.tensor_parallel is not None:
+            raise ValueError("pin either a tensor-parallel shape (tensor_parallel) or a wide one (data_parallel)")
+        if self.micro_batches is not None and self.data_parallel is None:
+            raise ValueError("micro_batches applies to a pinned wide shape (data_parallel) only")
         return self
+
+    @property
+    def has_minimum(self) -> bool:
+        """Whether the pool sets a minimum replica size (then only tensor and pipeline shapes are searched)."""
+        return self.devices_per_replica is not None
 
 
 class OptionSpec(Strict):

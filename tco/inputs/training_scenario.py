@@ -18,7 +18,18 @@ from tco.core import names as named
 from tco.core.names import device_param, model_param, tier_param
 from tco.core.training.run import TrainingOption, TrainingStructure, cluster_param
 from tco.foundation.errors import FieldError, InputError
-from tco.inputs.catalog import LLM, Catalog, Device, Economics, Strict, load_catalog, optional_quantities, validated
+from tco.inputs.catalog import (
+    LLM,
+    MOE_DEVICE_FIELDS,
+    STRUCTURAL_DEVICE_FIELDS,
+    Catalog,
+    Device,
+    Economics,
+    Strict,
+    load_catalog,
+    optional_quantities,
+    validated,
+)
 from tco.inputs.catalog_entries import model_and_devices
 from tco.inputs.parameters import ParamSet, Q, Quantity
 from tco.inputs.scenario import ScenarioEdits
@@ -185,7 +196,9 @@ def _parameters(spec: TrainingScenarioFile, catalog: Catalog, model: LLM, device
             add(tier_param(device.id, tier.name, "capacity_bytes"), tier.capacity_bytes)
         for key in Device.model_fields:
             value = getattr(device, key)
-            if isinstance(value, Quantity) and key != "peak_flops_4bit":
+            # a serving replica's expert all-to-alls are not a training step's terms, the purchase unit is structure
+            skipped = key == "peak_flops_4bit" or key in MOE_DEVICE_FIELDS or key in STRUCTURAL_DEVICE_FIELDS
+            if isinstance(value, Quantity) and not skipped:
                 add(device_param(device.id, key), value)
         overrides = spec.devices.get(device.id, {})
         for key in CLASS_FIELDS:

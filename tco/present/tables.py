@@ -102,7 +102,8 @@ def bounds(result: OptionResult) -> dict[str, str]:
 
 
 def shape_label(performance) -> str:
-    """A pool's chosen replica shape in words (first draw): ``TP4``, ``TP8 x PP62``, ``TP8 EP``.
+    """A pool's chosen replica shape in words (first draw): ``TP4``, ``TP8 x PP62``, ``TP8 EP``, ``DP144 x EP144``
+    (data-parallel attention, experts sharded over its ranks; ``TBO`` with two micro-batches).
 
     Parameters
     ----------
@@ -114,6 +115,9 @@ def shape_label(performance) -> str:
     str
         The shape as the tables print it.
     """
+    d = int(scalar(performance.data_parallel))
+    if d > 1:
+        return f"DP{d} x EP{d}" + (" TBO" if scalar(performance.micro_batches) > 1.5 else "")
     t, p = int(scalar(performance.tensor_parallel)), int(scalar(performance.pipeline_stages))
     return f"TP{t}" + (f" x PP{p}" if p > 1 else "") + (" EP" if scalar(performance.expert_parallel) > 0.5 else "")
 

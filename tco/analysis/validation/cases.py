@@ -44,7 +44,8 @@ SUITE_PATH = Path(__file__).resolve().parents[3] / "validation" / "cases.yaml"
 
 #: what a scenario case reads from the evaluation (see :mod:`tco.analysis.validation.predict`)
 METRICS = ("system_output_tokens_per_s", "output_tokens_per_s_per_device", "per_user_decode_tokens_per_s",
-           "per_user_tokens_per_s_under_load", "ttft_s", "tpot_s", "tpot_mean_at_logged_load_s")
+           "per_user_tokens_per_s_under_load", "ttft_s", "tpot_s", "tpot_mean_at_logged_load_s",
+           "phase_tokens_per_s_per_device")
 #: Offline has no latency bound: targets of minutes, so the slot cap is set by memory or the batch limit [s]
 OFFLINE_TPOT_TARGET_S = 600.0
 OFFLINE_TTFT_TARGET_S = 3600.0
@@ -80,8 +81,9 @@ class Conditions(Strict):
     """The measured set-up, as the core sees it: one colocated option on one device.
 
     The replica shape is pinned: ``tensor_parallel`` (default ``devices_per_replica``) x
-    ``pipeline_stages``. ``token_budget_tokens`` and ``percentile`` default to
-    assumptions/serving.yaml.
+    ``pipeline_stages``, or a wide one (``data_parallel`` ranks, ``micro_batches``). ``token_budget_tokens`` and
+    ``percentile`` default to assumptions/serving.yaml. ``role`` names the pool measured (one pool of a
+    disaggregated deployment: both pools take the pinned shape, the other is not read).
     """
 
     model: str
@@ -99,6 +101,11 @@ class Conditions(Strict):
     kv_bits: float | None = Field(default=None, gt=0, le=32)
     tensor_parallel: int | None = Field(default=None, ge=1)
     pipeline_stages: int = Field(default=1, ge=1)
+    data_parallel: int | None = Field(default=None, ge=2, description=(
+        "a wide expert-parallel replica: data-parallel attention ranks, the routed experts sharded over them"))
+    micro_batches: int | None = Field(default=None, ge=1, le=2, description="2: two-batch overlap (wide shapes)")
+    role: Literal["colocated", "prefill", "decode"] = Field(default="colocated", description=(
+        "the pool measured: colocated, or the prefill or decode pool of a disaggregated deployment"))
     token_budget_tokens: float | None = Field(default=None, ge=1)
     percentile: float | None = Field(default=None, ge=0.5, lt=1.0)
     policy: Literal["chunked", "prefill_first"] | None = None
@@ -221,6 +228,10 @@ def _rate(record: MLPerfResult | PerUserSpeed | VendorThroughput, metric: str) -
     if isinstance(record, PerUserSpeed):
         return record.tokens_per_s_per_user
     if isinstance(record, VendorThroughput):
+        if record.phase != "serve":
+            if metric != "phase_tokens_per_s_per_device":
+                raise ValueError(f"row {record.id} is one phase's throughput: metric phase_tokens_per_s_per_device reads it")
+            return record.tokens_per_s_per_accelerator
         if metric not in ("system_output_tokens_per_s", "output_tokens_per_s_per_device"):
             raise ValueError(f"row {record.id} is a maximum throughput: metric {metric} does not read it")
         return record.tokens_per_s_per_accelerator if metric == "output_tokens_per_s_per_device" else record.tokens_per_s
@@ -278,7 +289,8 @@ def _conditions_from_row(m: Measurements, record, overlay: dict, where: str) -> 
     elif isinstance(record, VendorThroughput):  # as many in flight as the system holds, no latency bound: Offline
         base.update(model=record.model, device=record.device, prompt_tokens=record.prompt_tokens,
                     output_tokens=record.output_tokens, system_devices=record.count,
-                    tpot_target_s=OFFLINE_TPOT_TARGET_S, ttft_target_s=OFFLINE_TTFT_TARGET_S)
+                    tpot_target_s=OFFLINE_TPOT_TARGET_S, ttft_target_s=OFFLINE_TTFT_TARGET_S,
+                    role="colocated" if record.phase == "serve" else record.phase)
     else:
         base.update(model=record.model, device=record.device, prompt_tokens=record.prompt_tokens,
                     output_tokens=record.output_tokens, system_devices=record.count)
@@ -296,7 +308,8 @@ def _conditions_from_row(m: Measurements, record, overlay: dict, where: str) -> 
 
 def _scenario(records) -> str:
     """Scenario label of a case: the row's scenario, ``a/b`` for a ratio across scenarios, ``per_user``."""
-    labels = ["per_user" if isinstance(r, PerUserSpeed) else "offline" if isinstance(r, VendorThroughput) else r.scenario
+    labels = ["per_user" if isinstance(r, PerUserSpeed) else
+              ("offline" if r.phase == "serve" else r.phase) if isinstance(r, VendorThroughput) else r.scenario
               for r in records]
     return labels[0] if len(set(labels)) == 1 else "/".join(labels)
 
@@ -315,7 +328,8 @@ def _category(records, metric: str) -> str:
 _UNITS = {"system_output_tokens_per_s": "output tokens/s per system", "output_tokens_per_s_per_device":
           "output tokens/s per accelerator", "per_user_decode_tokens_per_s": "output tokens/s per user",
           "per_user_tokens_per_s_under_load": "output tokens/s per user", "ttft_s": "s", "tpot_s": "s",
-          "tpot_mean_at_logged_load_s": "s"}
+          "tpot_mean_at_logged_load_s": "s", "phase_tokens_per_s_per_device":
+          "tokens/s per accelerator of the measured pool (prefill: prompt tokens, decode: output tokens)"}
 
 
 def resolve_case(raw: dict, m: Measurements, index: int = 0) -> dict:
@@ -338,16 +352,19 @@ def resolve_case(raw: dict, m: Measurements, index: int = 0) -> dict:
     if missing:
         raise ValueError(f"case {name}.rows: {', '.join(missing)} is not a row of validation/measurements.yaml")
     found = [records[r] for r in rows]
-    later = [r for r in found if isinstance(r, MLPerfResult) and r.split == "out_of_sample"]
+    later = [r for r in found if isinstance(r, MLPerfResult | VendorThroughput) and r.split == "out_of_sample"]
     sample = "out_of_sample" if later else "in_sample"
     if raw.get("fit") and later:
-        raise ValueError(f"case {name}: fit: true, but row {later[0].id} is from MLPerf round {later[0].round}, "
+        when = f"MLPerf round {later[0].round}" if isinstance(later[0], MLPerfResult) else later[0].date
+        raise ValueError(f"case {name}: fit: true, but row {later[0].id} is from {when}, "
                          f"out of sample (a fit may use rounds {', '.join(IN_SAMPLE_ROUNDS)} and vendor or paper figures)")
     basis = raw.get("basis", "per_system")
     if isinstance(found[0], PerUserSpeed):
         default = "per_user_tokens_per_s_under_load" if found[0].concurrency else "per_user_decode_tokens_per_s"
     else:
         default = "output_tokens_per_s_per_device" if basis == "per_accelerator" else "system_output_tokens_per_s"
+        if isinstance(found[0], VendorThroughput) and found[0].phase != "serve":
+            default = "phase_tokens_per_s_per_device"
     metric = raw.get("metric", default)
     published = _rate(found[0], metric)
     if len(found) == 2:

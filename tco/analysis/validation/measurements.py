@@ -170,6 +170,9 @@ class VendorThroughput(Strict):
 
     Every request has ``prompt_tokens`` in and ``output_tokens`` out and the system holds as many in flight as it
     can, with no latency bound: what an MLPerf Offline run measures, at the vendor's lengths instead of a dataset's.
+    A ``phase`` other than ``serve`` is one pool of a disaggregated deployment: ``prefill`` (``tokens_per_s`` are then
+    prompt tokens/s) or ``decode`` (output tokens/s). A row published after MLPerf v4.1 that the fit must not see
+    is marked ``split: out_of_sample`` (a check only).
     """
 
     id: Text
@@ -178,7 +181,9 @@ class VendorThroughput(Strict):
     count: int = Field(gt=0, description="accelerators in the measured system")
     model: str | None = Field(default=None, description="catalog model id, when the catalog has the model")
     model_name: Text
-    tokens_per_s: float = Field(gt=0, description="output tokens/s of the whole system")
+    tokens_per_s: float = Field(gt=0, description="output tokens/s of the whole system (prefill: prompt tokens/s)")
+    phase: Literal["serve", "prefill", "decode"] = "serve"
+    split: Split = "in_sample"
     prompt_tokens: float = Field(gt=0)
     output_tokens: float = Field(gt=0)
     precision: Text

@@ -1,6 +1,7 @@
 """The model's prediction for each validation case.
 
-A measured case becomes an inline scenario with one colocated option on the measured
+A measured case becomes an inline scenario with one colocated option (or, for one pool of a disaggregated
+deployment, a prefill and a decode pool) on the measured
 device, the measured devices per replica, prompt and output lengths, latency bound,
 batch limit and number format; the core evaluates it and a *metric* reads the quantity
 the publication reports. (Published arithmetic -- KV-cache sizes, the two-for-two rule --
@@ -56,13 +57,29 @@ def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) 
             "max_batch": c.max_batch, "weight_bits": c.bits, "kv_bits": c.kv_bits or c.bits,
             "compute_bits": c.compute_bits or min(c.bits, 16.0),
         },
-        "options": [{"name": OPTION, "colocated": {"device": c.device, "pipeline_stages": c.pipeline_stages,
-                                                   "tensor_parallel": c.tensor_parallel or int(c.devices_per_replica)}}],
+        "options": [_option(c)],
         "baseline": OPTION,
         "fleet": {"sizing": "continuous"},
         "serving": serving,
     }
     return scenario_from_dict(data, path=f"case {name}")
+
+
+#: the KV link of a measured disaggregated deployment (only the measured pool is read)
+KV_LINK = "ib-400g"
+
+
+def _option(c: Conditions) -> dict:
+    """The measured option: one colocated pool, or (``role`` prefill or decode) a disaggregated pair whose pools
+    both take the pinned shape, a wide one (``data_parallel``) or a tensor x pipeline one."""
+    if c.data_parallel is not None:
+        pool = {"device": c.device, "data_parallel": c.data_parallel, "micro_batches": c.micro_batches or 1}
+    else:
+        pool = {"device": c.device, "pipeline_stages": c.pipeline_stages,
+                "tensor_parallel": c.tensor_parallel or int(c.devices_per_replica)}
+    if c.role == "colocated":
+        return {"name": OPTION, "colocated": pool}
+    return {"name": OPTION, "prefill": pool, "decode": dict(pool), "kv_link": KV_LINK}
 
 
 def _replicas(c: Conditions, pool) -> object:
@@ -140,9 +157,23 @@ def output_tokens_per_s_per_device(scenario: Scenario, values: Mapping[str, obje
     return system_output_tokens_per_s(scenario, values, c) / c.system_devices
 
 
+def phase_tokens_per_s_per_device(scenario: Scenario, values: Mapping[str, object], c: Conditions):
+    """Tokens/s per accelerator of the measured pool of a disaggregated deployment with as many requests in flight
+    as it holds (no latency bound): prompt tokens of a prefill pool, output tokens of a decode pool [tokens/s].
+
+    :func:`tco.core.serving.capacity.fleet_capacity_rps` of the pool's ``system_devices / devices_per_replica``
+    replicas times the prompt (prefill) or output (decode) length, over ``system_devices``.
+    """
+    pools, demand, _ = serving_pools(scenario.structure, values, OPTION)
+    pool = pools[c.role]
+    tokens = c.prompt_tokens if c.role == "prefill" else c.output_tokens
+    return fleet_capacity_rps(c.role, pool.figures, _replicas(c, pool), demand) * tokens / c.system_devices
+
+
 METRIC_READERS: dict[str, Callable] = {f.__name__: f for f in (system_output_tokens_per_s, output_tokens_per_s_per_device,
                                                                 per_user_decode_tokens_per_s, per_user_tokens_per_s_under_load,
-                                                                ttft_s, tpot_s, tpot_mean_at_logged_load_s)}
+                                                                ttft_s, tpot_s, tpot_mean_at_logged_load_s,
+                                                                phase_tokens_per_s_per_device)}
 
 
 class Predictor:

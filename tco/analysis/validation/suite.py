@@ -1,6 +1,7 @@
 """Run the validation suite: prediction, published figure and relative error per case, and the
 median and worst absolute relative error per category, and in and out of sample by scenario, by
-device class and by model; the device rankings with whether the model reproduces their order."""
+device class, by model and by architecture (mixtures of experts apart from dense models); the device
+rankings with whether the model reproduces their order."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from tco.analysis.validation.cases import Case, Suite
 from tco.analysis.validation.predict import Predictor
+from tco.inputs.catalog import load_catalog
 
 #: the groups a report splits the cases into: fitted, in-sample checks, out of sample (MLPerf after v4.1)
 GROUPS = ("fitted", "in_sample_check", "out_of_sample")
@@ -87,17 +89,27 @@ def category_summary(results: Sequence[CaseResult]) -> dict[str, dict]:
     return _grouped(results, lambda r: r.case.category)
 
 
-def sample_summary(results: Sequence[CaseResult]) -> dict[str, dict]:
+def architecture(model: str, models: Mapping[str, dict] | None = None) -> str:
+    """``moe`` for a mixture-of-experts model (more than one routed expert), else ``dense``: the suite's own model
+    entries first, then the catalog's."""
+    entry = (models or {}).get(model) or load_catalog().models.get(model, {})
+    routed = entry.get("experts_routed", 1)
+    return "moe" if float(routed.get("value", 1) if isinstance(routed, Mapping) else routed) > 1 else "dense"
+
+
+def sample_summary(results: Sequence[CaseResult], models: Mapping[str, dict] | None = None) -> dict[str, dict]:
     """Per group (fitted, in-sample checks, out of sample): the errors over all its cases, by scenario, by
-    device class and by model (the benchmark's model: a ratio case counts under its numerator's). The ratio
-    cases (rankings, one system's scenarios against each other) are their own scenario."""
+    device class, by model (the benchmark's model: a ratio case counts under its numerator's) and by
+    architecture (:func:`architecture`: MoE cases apart from dense ones). The ratio cases (rankings, one system's
+    scenarios against each other) are their own scenario."""
     out: dict[str, dict] = {}
     for group in GROUPS:
         members = [r for r in results if r.group == group]
         if members:
             out[group] = {"all": _stats(members), "by_scenario": _grouped(members, lambda r: r.case.scenario),
                           "by_class": _grouped(members, lambda r: r.case.device_class or "-"),
-                          "by_model": _grouped(members, lambda r: r.case.conditions.model)}
+                          "by_model": _grouped(members, lambda r: r.case.conditions.model),
+                          "by_architecture": _grouped(members, lambda r: architecture(r.case.conditions.model, models))}
     return out
 
 

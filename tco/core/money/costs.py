@@ -258,10 +258,12 @@ def pool_plan(fleets: Sequence[Fleet], role: str, w: Workload) -> PoolPlan:
     get = w.get
     energy_w_year = power.energy_cost_usd_per_year(1.0, get(named.economics.pue), get(named.economics.electricity_usd_per_kwh))
     per_device = {line: [] for name, line in YEARLY_COSTS.items() if name not in NOT_PER_DEVICE}
-    terms, energy, busy = [], [], []
+    terms, energy, busy, multiples = [], [], [], []
     for fleet in fleets:
-        d = fleet.option.pool(role).device
+        pool = fleet.option.pool(role)
+        d = pool.device
         size, cost, n = fleet.sizes[role], fleet.costs[role], fleet.performance[role].devices_per_replica
+        multiples.append(sizing.replica_multiple(n, pool.purchase_unit_devices))
         idle, tdp, host = (get(device_param(d, k)) for k in ("idle_power_w", "tdp_w", "host_power_w"))
         terms.append((size.peak_replicas, size.utilization * size.replicas, n, cost.unit_hardware_usd, cost.life_years,
                       cost.residual_value_fraction))
@@ -271,8 +273,9 @@ def pool_plan(fleets: Sequence[Fleet], role: str, w: Workload) -> PoolPlan:
             if name not in NOT_PER_DEVICE:
                 per_device[line].append(getattr(cost, name) / size.devices)
     z, x, n, unit, life, rv = (tuple(t) for t in zip(*terms, strict=True))
+    in_units = any(not (type(g) is int and g == 1) for g in multiples)  # a pool bought in units of several devices
     return PoolPlan(z, x, n, unit, life, rv, {"energy_usd": tuple(energy), **{k: tuple(v) for k, v in per_device.items()}},
-                    {"energy_usd": tuple(busy)}, whole=w.whole_devices)
+                    {"energy_usd": tuple(busy)}, whole=w.whole_devices, replica_multiple=tuple(multiples) if in_units else ())
 
 
 def link_plan(fleets: Sequence[Fleet], w: Workload) -> PoolPlan:

@@ -28,7 +28,7 @@ import numpy as np
 
 from tco.core.draws import any_draw, as_floats, maximum, one_value, where_mixed
 from tco.core.money.timeline import DemandPath
-from tco.core.serving.sizing import at_least_one_whole, replicas_needed
+from tco.core.serving.sizing import at_least_one_whole, replicas_needed, whole_units
 from tco.core.serving.steps import times
 
 #: draws from which one gather beats a chain of np.where (below, the stacking costs more than it saves)
@@ -145,11 +145,15 @@ class PoolPlan:
     per_device_usd_per_year: dict[str, tuple]
     per_busy_replica_usd_per_year: dict[str, tuple] = field(default_factory=dict)
     whole: object = True
+    #: replicas that fill whole purchase units, ``g`` per generation (:func:`tco.core.serving.sizing.replica_multiple`;
+    #: empty: 1)
+    replica_multiple: tuple = ()
 
     def required_units(self, index, demand_multiple):
         """Units needed for a year of demand ``m``: the replicas for ``m z`` times ``n``.
 
-        Replicas by :func:`tco.core.serving.sizing.replicas_needed` (whole, at least one).
+        Replicas by :func:`tco.core.serving.sizing.replicas_needed` (whole, at least one; in whole purchase units
+        where ``replica_multiple`` is given, :func:`tco.core.serving.sizing.whole_units`).
 
         Parameters
         ----------
@@ -164,6 +168,8 @@ class PoolPlan:
             Devices needed.
         """
         replicas = replicas_needed(times(demand_multiple, pick(self.peak_replicas, index)), 1.0, self.whole)
+        if self.replica_multiple and self.whole is True:  # whole purchase units (a rack-scale system's)
+            replicas = whole_units(replicas, pick(self.replica_multiple, index))
         return replicas * pick(self.devices_per_replica, index)
 
     def steady_state_usd_per_year(self, index, demand: DemandPath):

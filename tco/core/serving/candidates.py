@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tco.core.draws import any_draw, at_draws, every_draw, flag_value, maximum, minimum
-from tco.core.serving import parallelism, queueing, sojourn
+from tco.core.serving import expert, parallelism, queueing, sojourn
 from tco.core.serving.cycles import (
     FLOOR_GUARD,
     SeenCycles,
@@ -34,7 +34,7 @@ from tco.core.serving.cycles import (
 )
 from tco.core.serving.floors import queue_floor
 from tco.core.serving.shapes import Demand, DeviceShape, ModelShape, PoolTerms
-from tco.core.serving.sizing import WHOLE_COUNT_GUARD
+from tco.core.serving.sizing import WHOLE_COUNT_GUARD, replica_multiple, whole_units
 from tco.core.serving.split import LANE_SHARES, split_replicas_where
 from tco.core.serving.steps import ConcaveLines, CycleModel, branch_max, branch_min, largest_within, times
 
@@ -61,7 +61,11 @@ class ReplicaTerms:
     pipeline_stages: object
     """Pipeline stages ``p`` [stages]."""
     expert_parallel: object
-    """1 where the MoE layers run expert-parallel over the tensor group [-]."""
+    """1 where the MoE layers run expert-parallel (over the tensor group, or over the attention ranks) [-]."""
+    data_parallel: object
+    """Data-parallel attention ranks of a wide replica, its experts sharded over them (1: none) [ranks]."""
+    micro_batches: object
+    """Micro-batches per step (2: two-batch overlap of the expert all-to-alls) [-]."""
     replicas: object
     """Replicas that meet the targets at peak (a ``partial`` candidate: its queue floor where it cannot win)
     [replicas]."""
@@ -127,7 +131,7 @@ _HELD_FIELDS = ("slack_s", "lane_share", "prefill_s", "prefill_work_s", "slots",
                 "cycle_cap_s", "replicas", "ttft_ok", "feasible", "cost_usd_per_h")
 
 
-def shape_fits(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, terms: PoolTerms):
+def shape_fits(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, terms: PoolTerms, demand: Demand):
     """Whether a replica of ``shape`` holds the weights and one sequence's KV cache in its usable memory, its tensor
     group stays in the scale-up domain and it has the pool's minimum devices.
 
@@ -141,6 +145,8 @@ def shape_fits(shape: parallelism.Shape, model: ModelShape, device: DeviceShape,
         Scale-up domain [devices] and the pool's minimum devices per replica [devices].
     terms : PoolTerms
         Usable capacity per device [B] and one sequence's KV bytes [B].
+    demand : Demand
+        The redundant experts' share [-] (a replica's stored weights, :func:`tco.core.serving.expert.replica_model`).
 
     Returns
     -------
@@ -150,7 +156,8 @@ def shape_fits(shape: parallelism.Shape, model: ModelShape, device: DeviceShape,
     n = float(shape.devices)
     capacity = tuple(times(n, c) for c in terms.device_capacity_bytes)
     rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
-    return ((model.weight_bytes + times(rep, terms.sequence_kv_bytes) <= sum(capacity[1:], capacity[0]))
+    weights = expert.replica_model(shape, model, demand).weight_bytes
+    return ((weights + times(rep, terms.sequence_kv_bytes) <= sum(capacity[1:], capacity[0]))
             & (shape.tensor <= device.domain_devices + 1e-9) & (n >= device.min_devices - 1e-9))
 
 
@@ -253,13 +260,13 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
     ``cheapest``). ``cycles``, when given, are its cycle model and lines (:func:`tco.core.serving.cycles.seen_cycles`,
     computed by the caller at these draws)."""
     cm = cycle_model(shape, model, device, demand, role, terms) if cycles is None else cycles.cycle_model
-    n, p = float(shape.devices), float(shape.pipeline)
+    n, p = float(shape.devices), float(shape.lanes)
     prompt, output = demand.prompt_tokens, demand.output_tokens
     peak = demand.peak_requests_per_s
     epsilon = 1.0 - demand.percentile
     rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
     capacity = sum(cm.tier_capacity_bytes[1:], cm.tier_capacity_bytes[0])
-    fits = shape_fits(shape, model, device, terms) if fits is None else fits
+    fits = shape_fits(shape, model, device, terms, demand) if fits is None else fits
     partial, seen, interference = False, None, None
     if role == "prefill":
         prompts = prefill_pass_prompts(cm, demand)
@@ -281,11 +288,11 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
     else:
         colocated = role == "colocated"
         ratio = terms.ratio
-        cycles = seen_cycles(role, cm, demand, terms, shape.pipeline) if cycles is None else cycles
+        cycles = seen_cycles(role, cm, demand, terms, shape.lanes) if cycles is None else cycles
         chunked, chi, interference, seen = cycles.chunked, cycles.prefill_per_token_s, cycles.interference, \
             cycles.seen_lines
-        kv_batch = (capacity - model.weight_bytes) / times(rep, terms.total_kv_bytes)
-        limit = minimum(kv_batch, demand.max_batch_sequences)
+        kv_batch = (capacity - cm.weight_bytes) / times(rep, terms.total_kv_bytes)
+        limit = minimum(kv_batch, times(shape.data_parallel, demand.max_batch_sequences))  # a batch limit per rank
         if chunked:
             limit = minimum(limit, times(p, demand.token_budget_tokens) / (1.0 + ratio))
 
@@ -330,12 +337,14 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
             ttft_ok = True
             share = 0.0
         bound = (slots, ratio * slots)
-    if whole:
-        replicas = maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0)
+    if whole:  # whole replicas filling whole purchase units (a rack-scale system's)
+        replicas = whole_units(maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0),
+                               replica_multiple(shape.devices, device.purchase_unit_devices))
     feasible = flag_value(fits & tpot_ok & ttft_ok)
     return Candidate(
-        devices_per_replica=n, tensor_parallel=float(shape.tensor), pipeline_stages=p,
-        expert_parallel=float(shape.expert_parallel), replicas=replicas, slots=slots, slots_allowed=slots_allowed,
+        devices_per_replica=n, tensor_parallel=float(shape.tensor), pipeline_stages=float(shape.pipeline),
+        expert_parallel=float(shape.expert_parallel), data_parallel=float(shape.data_parallel),
+        micro_batches=float(shape.micro_batches), replicas=replicas, slots=slots, slots_allowed=slots_allowed,
         prefill_s=latency, prefill_work_s=work, lanes=lanes, residence_s=residence, cycle_cap_s=cycle_cap,
         prefill_per_token_s=chi, fits=flag_value(fits), tpot_ok=flag_value(tpot_ok), ttft_ok=flag_value(ttft_ok),
         feasible=feasible, cost_usd_per_h=times(n, replicas) * device_hour_usd, slack_s=slack, lane_share=share,
@@ -355,7 +364,7 @@ def _largest_cap_within_ttft(shape: parallelism.Shape, model: ModelShape, device
     ``hi - lo <= 1`` everywhere, where a further halving changes nothing). The cycle lines are computed once and
     returned with it: ``(cap, cycles)`` (:func:`tco.core.serving.cycles.seen_cycles`)."""
     cycles = seen_cycles("colocated", cycle_model(shape, model, device, demand, "colocated", terms), demand, terms,
-                         shape.pipeline)
+                         shape.lanes)
     epsilon = 1.0 - demand.percentile
     lo, hi = np.zeros_like(full), np.asarray(full, float)
     for _ in range(HELD_SEARCH_STEPS):

@@ -84,7 +84,8 @@ class PoolFigures(AtPeak, ReplicaTerms):
     """The decode-only cycle at the slot cap, ``t_d(c_s)`` (prefill pool: one pass) [s]."""
 
 
-_COMMON = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "capacity_rps", "queue_wait_s")
+_COMMON = ("devices_per_replica", "tensor_parallel", "pipeline_stages", "expert_parallel", "data_parallel", "micro_batches",
+           "capacity_rps", "queue_wait_s")
 _PREFILL = ("prefill_s", "prefill_tokens_per_s", "prefill_bound", "ttft_s")
 _DECODE = ("slots", "slots_allowed", "batch", "step_s", "tpot_s", "decode_tokens_per_s", "decode_bound", "spilled_bytes",
            "tpot_met")
@@ -235,7 +236,9 @@ def at_peak(role: str, c: ChosenShape, demand: Demand, ttft_extra_s) -> AtPeak:
                 + sojourn.lane_wait_s(peak * work, replicas * lanes, work, own_prefill_s(work, service), demand.prompt_scv,
                                       g * epsilon, g * slack, dispatched=True))
         ttft = c.cycle_cap_s + service + wait + ttft_extra_s
-        interference = c.interference(occupancy) / cycle_mean
+        # a cycle of 0 s only at no occupancy (an MoE weight line whose fixed part is 0: every weight routed), where
+        # no prefill rides either
+        interference = c.interference(occupancy) / np.where(cycle_mean > 0.0, cycle_mean, 1.0)
     else:
         wait = queueing.wait_quantile_s(peak * residence, replicas * slots, residence, 0.0, epsilon, c.slack_s, log_term)
         tpot = np.maximum(tpot, cycle_mean + wait)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tco.core.draws import maximum, minimum
-from tco.core.serving import parallelism, sojourn
+from tco.core.serving import expert, parallelism, sojourn
 from tco.core.serving.roofline import memory_read_time_s
 from tco.core.serving.shapes import Demand, DeviceShape, ModelShape, PoolTerms, pool_terms
 from tco.core.serving.steps import ConcaveLines, CycleModel, branch_min, times
@@ -84,6 +84,7 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         The replica's cycle time [s] as a function of its decode and prefill tokens.
     """
     terms = terms or pool_terms(model, device, demand, role)
+    model = expert.replica_model(shape, model, demand)
     n = float(shape.devices)
     replication = parallelism.kv_replication(shape.tensor, model.kv_heads)
     if terms.decode_kv_bytes_per_token is not None and not isinstance(replication, np.ndarray) and replication == 1:
@@ -92,6 +93,18 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
     else:
         k = times(replication, model.kv_bytes_per_token)
         decode_kv, prefill_kv = terms.context_tokens * k, terms.prefill_kv_factor * k
+    sync_fixed = parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s) + device.cycle_overhead_s
+    sync_per_token = parallelism.sync_time_per_token_s(
+        shape, model.layers, model.hidden_size, model.collective_element_bytes, model.experts_per_token,
+        terms.scale_up_bytes_per_s, terms.scale_out_bytes_per_s, device.domain_devices)
+    expert_fixed, expert_per_token, expert_keep = 0.0, 0.0, None
+    if shape.wide:  # the expert all-to-alls: under the other micro-batch's phases, or after the phases
+        expert_fixed, expert_per_token = expert.all_to_all_s(shape, model, device, demand, role)
+        if shape.micro_batches > 1:
+            expert_keep = 1.0 - demand.micro_batch_overlap
+        else:
+            sync_fixed, sync_per_token = sync_fixed + expert_fixed, sync_per_token + expert_per_token
+            expert_fixed = expert_per_token = 0.0
     return CycleModel(
         pipeline=shape.pipeline,
         weight_bytes=model.weight_bytes,
@@ -106,15 +119,17 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         flops_per_s=times(n, device.flops_per_s),
         tier_capacity_bytes=tuple(times(n, c) for c in terms.device_capacity_bytes),
         tier_bandwidth_bytes_per_s=tuple(times(n, b) for b in terms.device_bandwidth_bytes_per_s),
-        sync_fixed_s=parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s)
-        + device.cycle_overhead_s,
-        sync_per_token_s=parallelism.sync_time_per_token_s(
-            shape, model.layers, model.hidden_size, model.collective_element_bytes, model.experts_per_token,
-            terms.scale_up_bytes_per_s, terms.scale_out_bytes_per_s, device.domain_devices),
+        sync_fixed_s=sync_fixed,
+        sync_per_token_s=sync_per_token,
         memory_compute_overlap=demand.memory_compute_overlap,
         phase_overlap=demand.phase_overlap,
         comm_overlap=demand.comm_overlap,
         keeps=terms.keeps,
+        micro_batches=shape.micro_batches,
+        data_parallel=shape.data_parallel,
+        expert_fixed_s=expert_fixed,
+        expert_per_token_s=expert_per_token,
+        expert_keep=expert_keep,
     )
 
 
@@ -143,6 +158,8 @@ def prefill_pass_prompts(cm: CycleModel, demand: Demand):
     """
     ridge = times(cm.pipeline, memory_read_time_s(cm.full_read_bytes, cm.tier_capacity_bytes, cm.tier_bandwidth_bytes_per_s)) \
         * cm.flops_per_s / cm.weight_flops_per_token
+    if cm.data_parallel > 1:  # a replica's ridge spread over its attention ranks, each one lane
+        ridge = ridge / cm.data_parallel
     fit = np.floor(demand.token_budget_tokens / demand.prompt_tokens + FLOOR_GUARD)
     useful = np.ceil(ridge / demand.prompt_tokens - CEIL_GUARD)
     return maximum(minimum(fit, useful), 1.0)
@@ -169,7 +186,7 @@ def prefill_token_cost_s(cm: CycleModel, demand: Demand, idle_cycle_s=None):
     ----------
     [sarathi-serve-osdi2024] chunked prefill under a token budget.
     """
-    p = cm.pipeline
+    p = cm.lanes
     if demand.policy == "chunked":
         full = times(p, demand.token_budget_tokens)
         idle = cm.cycle_s(0.0, 0.0) if idle_cycle_s is None else idle_cycle_s
@@ -196,7 +213,7 @@ def has_micro_batch_pipelines(role: str, streamed_prefill: bool, shapes: Sequenc
     bool
         Every candidate of the pool then bounds its interference with the same lines.
     """
-    return role == "colocated" and not streamed_prefill and any(shape.pipeline > 1 for shape in shapes)
+    return role == "colocated" and not streamed_prefill and any(shape.lanes > 1 for shape in shapes)
 
 
 def interference_lines(chi, ratio, pipeline, micro_batch_tokens, two_lines: bool, budget_tokens=None,
@@ -345,7 +362,7 @@ def prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_c
     ----------
     [sarathi-serve-osdi2024] chunked prefill under a token budget.
     """
-    p, prompt = float(cm.pipeline), demand.prompt_tokens
+    p, prompt = float(cm.lanes), demand.prompt_tokens
     if chunked:
         free = demand.token_budget_tokens - slots / p
         chunks = prompt / np.maximum(free, 1e-9)

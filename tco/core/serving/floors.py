@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from tco.core.draws import maximum, minimum
-from tco.core.serving import parallelism
+from tco.core.serving import expert, parallelism
 from tco.core.serving.roofline import memory_read_time_s
 from tco.core.serving.shapes import Demand, DeviceShape, ModelShape, PoolTerms
 from tco.core.serving.sizing import WHOLE_COUNT_GUARD
@@ -142,6 +142,7 @@ def cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         At most the candidate's ``cost``.
     """
     n = float(shape.devices)
+    model = expert.replica_model(shape, model, demand)
     per_token = parallelism.sync_time_per_token_s(shape, model.layers, model.hidden_size, model.collective_element_bytes,
                                                   model.experts_per_token, terms.scale_up_bytes_per_s,
                                                   terms.scale_out_bytes_per_s, device.domain_devices)
@@ -153,10 +154,10 @@ def cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     bws = tuple(times(n, b) for b in terms.device_bandwidth_bytes_per_s)
     replication = parallelism.kv_replication(shape.tensor, model.kv_heads)
     slots = minimum((sum(caps[1:], caps[0]) - model.weight_bytes) / times(replication, terms.total_kv_bytes),
-                    demand.max_batch_sequences)
+                    times(shape.data_parallel, demand.max_batch_sequences))
     if role == "colocated" and demand.policy == "chunked":
-        slots = minimum(slots, times(shape.pipeline, demand.token_budget_tokens) / (1.0 + terms.ratio))
-    read = times(shape.pipeline, memory_read_time_s(model.read_fixed_bytes, caps, bws))
+        slots = minimum(slots, times(shape.lanes, demand.token_budget_tokens) / (1.0 + terms.ratio))
+    read = times(shape.weight_passes, memory_read_time_s(model.read_fixed_bytes, caps, bws))
     flops = times(n, device.flops_per_s)
     # per decode token: the more of the weight phase's arithmetic and the attention phase's KV read (at the fastest
     # tier's bandwidth) or arithmetic; a cycle is at least the longer phase
@@ -166,9 +167,9 @@ def cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     fixed = parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s) + device.cycle_overhead_s
     riding = terms.keeps[2] * per_token * (1.0 + terms.ratio)  # per decode token: the collectives, the prefill's too
     if role == "colocated":  # and the prefill's arithmetic beyond the weight read it shares (prefill_token_cost_s)
-        idle = times(shape.pipeline, memory_read_time_s(model.weight_bytes, caps, bws))
+        idle = times(shape.weight_passes, memory_read_time_s(model.weight_bytes, caps, bws))
         riding = riding + terms.ratio * maximum(model.weight_flops_per_token / flops
-                                                - idle / times(shape.pipeline, demand.token_budget_tokens), 0.0)
+                                                - idle / times(shape.lanes, demand.token_budget_tokens), 0.0)
     slots = maximum(minimum(slots, _largest_within_floor(demand.tpot_target_s, read, phase, fixed, riding)), 1.0)
     cycle = maximum(read, slots * phase) + fixed + riding * slots
     replicas = demand.peak_requests_per_s * demand.output_tokens * cycle / slots * (1.0 - 1e-9)

@@ -28,20 +28,43 @@ from tco.core.draws import as_floats, maximum, where_mixed
 
 @dataclass(frozen=True)
 class Shape:
-    """A replica shape: ``tensor`` devices per stage, ``pipeline`` stages, expert-parallel MoE layers or not."""
+    """A replica shape: ``tensor`` devices per stage, ``pipeline`` stages, expert-parallel MoE layers or not; or a
+    data-parallel attention layout, ``data_parallel`` attention ranks of one device each whose routed experts are
+    sharded over all of them (wide expert parallelism, EP = ``data_parallel``), run as ``micro_batches`` micro-batches
+    per step (2: two-batch overlap, one micro-batch's all-to-all under the other's computation)."""
 
     tensor: int
     pipeline: int = 1
     expert_parallel: bool = False
+    data_parallel: int = 1
+    micro_batches: int = 1
 
     @property
     def devices(self) -> int:
-        """Devices of one replica, ``tensor x pipeline`` [devices]."""
-        return self.tensor * self.pipeline
+        """Devices of one replica, ``tensor x pipeline x data_parallel`` [devices]."""
+        return self.tensor * self.pipeline * self.data_parallel
+
+    @property
+    def lanes(self) -> int:
+        """Schedulers of one replica that each take whole prompt chunks, ``pipeline x data_parallel`` (a pipeline's
+        micro-batches, a data-parallel layout's attention ranks) [lanes]."""
+        return self.pipeline * self.data_parallel
+
+    @property
+    def weight_passes(self) -> int:
+        """Times a cycle reads each device's weights, ``pipeline x micro_batches`` [-]."""
+        return self.pipeline * self.micro_batches
+
+    @property
+    def wide(self) -> bool:
+        """Data-parallel attention over more than one rank, experts sharded over the ranks (wide EP)."""
+        return self.data_parallel > 1
 
     @property
     def label(self) -> str:
-        """Short label of the shape: ``TP8 x PP2 EP``."""
+        """Short label of the shape: ``TP8 x PP2 EP``, ``DP144 x EP144 TBO``."""
+        if self.wide:
+            return f"DP{self.data_parallel} x EP{self.data_parallel}" + (" TBO" if self.micro_batches > 1 else "")
         text = f"TP{self.tensor}"
         if self.pipeline > 1:
             text += f" x PP{self.pipeline}"
@@ -281,7 +304,8 @@ def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
     """Latency part of the collectives of one cycle (every micro-batch advances one pass).
 
     Per layer two all-reduces over the tensor group (three collectives with expert
-    parallelism: one all-reduce and two all-to-alls), each ``latency x max(log2 t, 1)``
+    parallelism over it: one all-reduce and two all-to-alls; a wide shape's all-to-alls are
+    :func:`tco.core.serving.expert.all_to_all_s`), each ``latency x max(log2 t, 1)`` per micro-batch
     (a tree; a single device still pays one latency at each layer boundary), plus ``p - 1`` stage-to-stage hops of
     one latency. With ``p`` micro-batches a stage runs ``L/p`` layers ``p`` times per
     cycle, so the per-layer term is ``L`` per cycle whatever ``p``.
@@ -304,8 +328,8 @@ def sync_latency_per_cycle_s(shape: Shape, layers, sync_latency_s):
     ----------
     [megatron-lm-2019] two all-reduces per transformer layer.
     """
-    collectives = 3.0 if shape.expert_parallel else 2.0
-    hops = max(math.log2(shape.tensor), 1.0)
+    collectives = 3.0 if shape.expert_parallel and not shape.wide else 2.0
+    hops = max(math.log2(shape.tensor), 1.0) * shape.micro_batches
     return (collectives * hops * as_floats(layers) + (shape.pipeline - 1)) * sync_latency_s
 
 
@@ -352,7 +376,8 @@ def sync_time_per_token_s(shape: Shape, layers, hidden_size, collective_element_
     Returns
     -------
     ndarray [s/token]
-        Collective transfer time per token in the cycle.
+        Collective transfer time per token in the cycle (a wide shape's expert all-to-alls are
+        :func:`tco.core.serving.expert.all_to_all_s`).
 
     References
     ----------

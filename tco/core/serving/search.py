@@ -131,7 +131,7 @@ def size_pool(role: str, shapes: Sequence[parallelism.Shape], model: ModelShape,
     # everywhere meets the targets (_where_it_can_win); a shape that fits everywhere and whose floor lies above a
     # feasible shape's cost cannot win there: skipped where that holds in every draw, else treated as one that fits
     # where its floor is below (cost_floor)
-    fits = [shape_fits(shape, model, device, terms) for shape in shapes]
+    fits = [shape_fits(shape, model, device, terms, demand) for shape in shapes]
     everywhere = [every_draw(f) for f in fits]
     floors = [cost_floor(role, shape, model, device, demand, terms, whole, device_hour_usd) if any_draw(f) else None
               for shape, f in zip(shapes, fits, strict=True)]

@@ -109,6 +109,9 @@ FEW_CHOSEN_SHARE_INVERSE = 16
 
 #: the fields of :class:`tco.core.serving.candidates.ReplicaTerms`, which :func:`pick_terms` picks
 _TERMS = tuple(f.name for f in fields(ReplicaTerms))
+#: shape fields every candidate of most pools shares (no wide shape among them: 1): kept as the one number then, not
+#: gathered into an array over the draws
+_SHARED_SHAPE_TERMS = ("data_parallel", "micro_batches")
 
 
 def pick_terms(picks: Picks) -> dict:
@@ -125,7 +128,12 @@ def pick_terms(picks: Picks) -> dict:
     dict
         Field name -> the chosen candidate's value per draw (units of the fields).
     """
-    return {name: picks(name) for name in _TERMS}
+    out = {}
+    for name in _TERMS:
+        values = [getattr(c, name) for c in picks.candidates] if name in _SHARED_SHAPE_TERMS else ()
+        shared = values and all(type(v) is float and v == values[0] for v in values)
+        out[name] = values[0] if shared else picks(name)
+    return out
 
 
 def select_lines(picks: Picks, candidates: Sequence[Candidate]) -> list[Lines]:
@@ -208,7 +216,19 @@ def select_cycle_model(picks: Picks, candidates: Sequence[Candidate], model: Mod
     n = picks("devices_per_replica")
     k = model.kv_bytes_per_token * parallelism.kv_replication(picks("tensor_parallel"), model.kv_heads)
     template = next(c.cycle_model for c in candidates if c.where is None)  # its shape-independent terms at every draw
-    return replace(template, pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
+    shaped = {}  # the terms a wide or expert-parallel shape has of its own (tco.core.serving.expert.replica_model)
+    for name in ("weight_bytes", "read_fixed_bytes", "weight_flops_per_token", "micro_batches", "data_parallel",
+                 "expert_fixed_s", "expert_per_token_s"):
+        values = [getattr(cm, name) for cm in cms]
+        if any(v is not values[0] for v in values[1:]):
+            shaped[name] = picks.stacked([as_floats(v) if name in ("micro_batches", "data_parallel") else v
+                                          for v in values])
+    if any(cm.expert_keep is not None for cm in cms):  # two-batch overlap in some candidate: each one's own share
+        # kept (1 where a candidate has none: its expert terms are then 0, carried in its sync terms)
+        shaped["expert_fixed_s"] = picks.stacked([cm.expert_fixed_s for cm in cms])
+        shaped["expert_per_token_s"] = picks.stacked([cm.expert_per_token_s for cm in cms])
+        shaped["expert_keep"] = picks.stacked([1.0 if cm.expert_keep is None else cm.expert_keep for cm in cms])
+    return replace(template, **shaped, pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
                    tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
                    tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
                    decode_kv_bytes_per_token=terms.context_tokens * k,

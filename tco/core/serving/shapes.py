@@ -63,6 +63,15 @@ class Demand:
     """Squared CV of the prompt length [-] (:mod:`tco.core.serving.sojourn`; 0: every prompt at the mean)."""
     prefill_queue: str = "shared"
     """A disaggregated prefill pool's queue (:data:`PREFILL_QUEUES`)."""
+    expert_imbalance: object = 1.0
+    """Expert parallel: the busiest rank's routed tokens over the mean, after the load balancer (``serving.
+    expert_imbalance``; 1: balanced) [-]."""
+    redundant_expert_share: object = 0.0
+    """Expert parallel: redundant (duplicated) routed experts over the routed experts, EPLB's (``serving.
+    redundant_expert_share``) [-]."""
+    micro_batch_overlap: object = 0.0
+    """Two-batch overlap: the share of one micro-batch's expert all-to-all hidden under the other's computation
+    (``serving.micro_batch_overlap``) [-]."""
 
     @property
     def prefill_dispatched(self) -> bool:
@@ -100,6 +109,14 @@ class ModelShape:
     """Static: a mixture-of-experts model."""
     routed_flops_per_token: object = 0.0
     """MoE: the part of ``2 A`` in the routed experts' GEMMs, ``2 k E`` (dense: 0) [FLOP/token]."""
+    routed_weight_bytes: object = 0.0
+    """MoE: the stored routed experts, ``E e`` bytes (the rest of ``weight_bytes`` is attention, dense layers, shared
+    experts and embeddings, which a data-parallel attention rank holds whole) [B]."""
+    moe_layers: object = None
+    """MoE: layers with routed experts (their all-to-alls; None: every layer) [-]."""
+    dispatch_element_bytes: object = None
+    """Bytes per element an expert dispatch moves (``serving.dispatch_bits / 8``; None: ``collective_element_bytes``)
+    [B]."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +151,13 @@ class DeviceShape:
     """The routed-expert GEMMs' share of the dense compute efficiency [-]."""
     streamed_prefill: bool = False
     """Static: a prompt's tokens stream through the pipeline stages (dataflow parts)."""
+    all_to_all_efficiency: object = 1.0
+    """Share of the link bandwidth an expert all-to-all reaches [-]."""
+    all_to_all_latency_s: object = None
+    """Fixed time of one expert all-to-all (dispatch or combine) beside its bytes (None: ``sync_latency_s``) [s]."""
+    purchase_unit_devices: int = 1
+    """Static: devices sold together; a whole-device pool holds whole units
+    (:func:`tco.core.serving.sizing.replica_multiple`) [devices]."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -60,6 +60,50 @@ def at_least_one_whole(exact):
     return np.maximum(count, 1.0, out=count)
 
 
+def replica_multiple(devices_per_replica, purchase_unit_devices: int = 1):
+    """Replicas that fill whole purchase units, ``g = lcm(n, u) / n``: a pool of ``n``-device replicas bought in units
+    of ``u`` devices (a GB200 NVL72 rack of 72) holds a multiple of ``g`` replicas, so its devices are whole units
+    and whole replicas at once (``u = 1``: 1).
+
+    Parameters
+    ----------
+    devices_per_replica : int or ndarray [devices]
+        Devices of one replica ``n`` (whole numbers).
+    purchase_unit_devices : int [devices]
+        Devices sold together ``u``.
+
+    Returns
+    -------
+    int or ndarray [replicas]
+        ``g``.
+    """
+    if purchase_unit_devices == 1:
+        return 1
+    n = np.rint(np.asarray(devices_per_replica, float)).astype(np.int64)
+    out = np.lcm(n, purchase_unit_devices) // n
+    return int(out) if out.ndim == 0 else out.astype(float)
+
+
+def whole_units(replicas, multiple):
+    """``replicas`` rounded up to a multiple of ``g`` (:func:`replica_multiple`) [replicas]: the whole-unit fleet.
+
+    Parameters
+    ----------
+    replicas : float or ndarray [replicas]
+        Whole replicas (at least one).
+    multiple : int or ndarray [replicas]
+        ``g``.
+
+    Returns
+    -------
+    float or ndarray [replicas]
+        ``g ceil(R / g - 1e-9)`` (``R`` itself where ``g = 1``).
+    """
+    if type(multiple) is int and multiple == 1:
+        return replicas
+    return np.ceil(replicas / multiple - WHOLE_COUNT_GUARD) * multiple
+
+
 def replicas_needed(peak_load, capacity_per_replica, whole=True):
     """Replicas to carry ``peak_load``: ``ceil(peak / capacity)`` when ``whole``, else continuous.
 

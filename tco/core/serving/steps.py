@@ -346,6 +346,25 @@ class CycleModel:
     comm_overlap: object
     #: ``1 - o`` of each overlap when the caller computed it once for many cycle models (None: computed here)
     keeps: tuple | None = None
+    #: micro-batches per stage that each read the weights (2: two-batch overlap) [-]
+    micro_batches: int = 1
+    #: attention ranks that each schedule their own sequences and prompt chunks (wide expert parallelism) [-]
+    data_parallel: int = 1
+    #: two-batch overlap: the expert all-to-alls' fixed time [s] and time per token [s/token], overlapped with the
+    #: phases by ``1 - expert_keep`` (None: no such overlap; a replica without it carries them in ``sync_*``)
+    expert_fixed_s: object = 0.0
+    expert_per_token_s: object = 0.0
+    expert_keep: object = None
+
+    @property
+    def weight_passes(self):
+        """Times a cycle reads the weights, ``p x micro_batches`` [-]."""
+        return times(self.micro_batches, self.pipeline)
+
+    @property
+    def lanes(self):
+        """Schedulers that take whole prompt chunks, ``p x data_parallel`` [lanes]."""
+        return times(self.data_parallel, self.pipeline)
 
     def _keeps(self):
         """``(1 - o_mc, 1 - o_p, 1 - o_c)`` [-]: the caller's (one array pass each per pool, not per shape and call) or
@@ -401,9 +420,17 @@ class CycleModel:
         ----------
         [williams-roofline-2009] memory and compute time of each phase.
         """
+        weight_memory, weight_compute, kv_memory, kv_compute, sync = self._terms(decode_tokens, prefill_tokens)
+        if self.expert_keep is not None:  # the overlapped all-to-alls, whole (the bound code counts them)
+            sync = sync + self.expert_comm_s(_add(decode_tokens, prefill_tokens))
+        return weight_memory, weight_compute, kv_memory, kv_compute, sync
+
+    def _terms(self, decode_tokens, prefill_tokens):
+        """:meth:`terms_s` without a two-batch-overlap cycle's expert all-to-alls [s]."""
         tokens = _add(decode_tokens, prefill_tokens)
         caps, bws = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s
-        weight_memory = times(self.pipeline, memory_read_time_s(self.weight_read_bytes(tokens, self.pipeline), caps, bws))
+        passes = self.weight_passes
+        weight_memory = times(passes, memory_read_time_s(self.weight_read_bytes(tokens, passes), caps, bws))
         weight_compute = self.weight_flops_per_token * tokens / self.flops_per_s
         kv = _add(_scale(decode_tokens, self.decode_kv_bytes_per_token), _scale(prefill_tokens, self.prefill_kv_bytes_per_token))
         if len(caps) == 1:  # one tier: the KV cache streams at its bandwidth
@@ -414,6 +441,24 @@ class CycleModel:
                           _scale(prefill_tokens, self.prefill_attention_flops_per_token)) / self.flops_per_s
         sync = self.sync_fixed_s + self._keeps()[2] * self.sync_per_token_s * tokens
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
+
+    def expert_comm_s(self, tokens):
+        """The expert all-to-alls a two-batch-overlap cycle of ``tokens`` tokens runs beside its phases,
+        ``expert_fixed_s + expert_per_token_s N`` (0 without two-batch overlap: then they are in the sync terms).
+
+        Parameters
+        ----------
+        tokens : float or ndarray [tokens]
+            Tokens of the cycle ``N``.
+
+        Returns
+        -------
+        float or ndarray [s]
+            Their time, before the overlap.
+        """
+        if self.expert_keep is None:
+            return 0.0
+        return self.expert_fixed_s + self.expert_per_token_s * tokens
 
     def cycle_s(self, decode_tokens, prefill_tokens):
         """Time of one cycle with ``B`` decode tokens and ``N_p`` prefill tokens (exact, not the lines).
@@ -430,11 +475,18 @@ class CycleModel:
         ndarray [s]
             Cycle time.
         """
-        weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
         keep, phase_keep, _ = self._keeps()
+        if self.expert_keep is None:
+            weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
+            a = overlapped(weight_memory, weight_compute, None, keep)
+            b = overlapped(kv_memory, kv_compute, None, keep)
+            return overlapped(a, b, None, phase_keep) + sync
+        # the terms without the overlapped all-to-alls, then those overlapped with the phases
+        weight_memory, weight_compute, kv_memory, kv_compute, sync = self._terms(decode_tokens, prefill_tokens)
         a = overlapped(weight_memory, weight_compute, None, keep)
         b = overlapped(kv_memory, kv_compute, None, keep)
-        return overlapped(a, b, None, phase_keep) + sync
+        comm = self.expert_comm_s(_add(decode_tokens, prefill_tokens))
+        return overlapped(overlapped(a, b, None, phase_keep), comm, None, self.expert_keep) + sync
 
     def bound_and_spill(self, decode_tokens, prefill_tokens):
         """What bounds a cycle and the bytes it reads from below the fastest tier.
@@ -459,10 +511,11 @@ class CycleModel:
         code = (compute > memory) * (compute >= sync) * 1.0 + (sync > maximum(memory, compute)) * 2.0
         tokens = decode_tokens + prefill_tokens
         fast = self.tier_capacity_bytes[0]
-        weights = self.weight_read_bytes(tokens, self.pipeline)
+        passes = self.weight_passes
+        weights = self.weight_read_bytes(tokens, passes)
         kv = decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
         # weights sit in the fastest tier first (re-read by each of p micro-batches), the KV cache after them
-        spilled = times(self.pipeline, maximum(weights - fast, 0.0)) + maximum(kv - maximum(fast - weights, 0.0), 0.0)
+        spilled = times(passes, maximum(weights - fast, 0.0)) + maximum(kv - maximum(fast - weights, 0.0), 0.0)
         if len(self.tier_capacity_bytes) == 1:  # one tier: nothing lives below it
             spilled = 0.0 * spilled
         return code, spilled
@@ -477,7 +530,7 @@ class CycleModel:
         list of Lines
             Intercepts [s] and slopes [s/token] per branch.
         """
-        caps, bws, p = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s, self.pipeline
+        caps, bws, p = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s, self.weight_passes
         keep, phase_keep, comm_keep = self._keeps()
         compute = Lines((0.0,), (self.weight_flops_per_token / self.flops_per_s,))
         base_s = memory_read_time_s(self.weight_bytes, caps, bws)
@@ -493,9 +546,13 @@ class CycleModel:
             sparse = tier_time_lines(self.read_fixed_bytes, self.read_per_token_bytes / p, caps, bws)
             branches.append(Lines(tuple(p * c for c in sparse.intercepts), tuple(p * c for c in sparse.slopes)))
         out = []
+        comm = None if self.expert_keep is None else Lines((self.expert_fixed_s,), (self.expert_per_token_s,))
         for weight_memory in branches:
             weights = _phase(weight_memory, compute.slopes[0], keep)
-            out.append(_pairs(weights, attention, phase_keep).shifted(sync[1], sync[0]))
+            phases = _pairs(weights, attention, phase_keep)
+            if comm is not None:  # two-batch overlap: the all-to-alls under the phases, x (+) comm
+                phases = _pairs(phases, comm, self.expert_keep)
+            out.append(phases.shifted(sync[1], sync[0]))
         return out
 
 
