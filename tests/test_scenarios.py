@@ -6,9 +6,12 @@ import pytest
 
 import tco
 
+#: their flip searches: over a second, make test only
+SLOW = ("specialization-over-time", "moe-service")
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name == "specialization-over-time" else name
-                                  for name in tco.bundled_scenarios()])  # its flip search: over a second, make test only
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name
+                                  for name in tco.bundled_scenarios()])
 def test_bundled_scenario_compares(name):
     result = tco.compare(tco.load_scenario(name))
     assert result.options["feasible"].any()

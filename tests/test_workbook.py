@@ -126,6 +126,7 @@ def keep_built(request) -> bool:
 #: the workbooks the formula check builds in more than a second (measured 2026-12-06): checked in `make test`, where
 #: LibreOffice then recalculates the same builds, not in `make test-fast`
 SLOW_BUILDS = {"specialization-over-time", "custom-asic", "voice-agent", "batch-offline", "fleet-split",
+               "deepseek-service", "moe-service",
                str(DATA / "workbook-branches.yaml"), str(DATA / "workbook-pipelines.yaml"),
                str(DATA / "workbook-pipelines-overlapped.yaml")}
 

@@ -77,6 +77,7 @@ def opened_files(target: str, *args) -> dict:
     return {"answer": answer, "opened": seen}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SERVER_FILES)
 def test_an_uploaded_training_scenario_naming_a_server_file_is_refused(path):
     answer = contained(run("attacks:upload_yaml", training_text(path), "training-run.yaml")).result

@@ -55,6 +55,7 @@ def test_the_same_tornado_parameter_twice_is_refused(tmp_path):
             "analyses.tornado.params[2]", "params[0]")
 
 
+@pytest.mark.slow
 def test_a_published_figure_no_efficiency_can_reach_is_refused(tmp_path):
     """``published: 1e300`` exited 0 with every efficiency pinned at its bound."""
     from test_messages import calibration_csv
@@ -77,6 +78,7 @@ def _row(ws, name: str) -> int:
     return next(r for r in range(FIRST_ROW, ws.max_row + 1) if ws.cell(r, 1).value == name)
 
 
+@pytest.mark.slow
 def test_the_inputs_sheet_is_protected_but_for_its_value_cells(book):
     """The import reads the name and value columns only; every other cell of Inputs is locked and the sheet says so."""
     ws = openpyxl.load_workbook(book)[SHEET]
@@ -89,6 +91,7 @@ def test_the_inputs_sheet_is_protected_but_for_its_value_cells(book):
 
 @pytest.mark.parametrize(("column", "typed", "label"), [(3, "W", "unit"), (4, 0.5, "low"), (5, 99.0, "high"),
                                                         (6, "uniform", "distribution")])
+@pytest.mark.slow
 def test_an_edit_of_a_column_the_import_does_not_read_is_refused(book, tmp_path, column, typed, label):
     """An unprotected sheet's low/high/unit/distribution edits were ignored on import without a word."""
     wb = openpyxl.load_workbook(book)
@@ -103,6 +106,7 @@ def test_an_edit_of_a_column_the_import_does_not_read_is_refused(book, tmp_path,
     assert "scenario file" in str(error.value)
 
 
+@pytest.mark.slow
 def test_an_edit_of_the_hidden_scenario_sheet_is_refused(book, tmp_path):
     """``policy: chunked`` -> ``prefill_first`` on the hidden sheet changed the result and was imported without a word."""
     wb = openpyxl.load_workbook(book)

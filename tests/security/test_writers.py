@@ -23,6 +23,8 @@ from tco.foundation.errors import InputError
 from tco.foundation.files import atomic_write
 
 TCO = [sys.executable, "-m", "tco"]
+#: each test runs tco in child processes (1.5-3.5 s each): make test only
+pytestmark = pytest.mark.slow
 
 
 def dead_pid() -> int:
