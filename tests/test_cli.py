@@ -83,6 +83,7 @@ def test_compare_set_changes_the_answer(capsys):
     assert lcot_cheap["h100"] == lcot["h100"]
 
 
+@pytest.mark.slow
 def test_compare_table_and_csv(capsys):
     code, out, _ = run(capsys, "compare", "batch-offline")
     assert code == 0 and "b200" in out and "cheapest" in out
@@ -280,6 +281,7 @@ def test_breakeven_prints_every_window(capsys):
     assert len([line for line in out.splitlines() if " ms " in line or line.endswith("ms")]) >= 3
 
 
+@pytest.mark.slow
 def test_study_prints_its_findings(capsys, tmp_path):
     code, out, _ = run(capsys, "study", "half-life-vs-volume", "--out", str(tmp_path / "study"))
     assert code == 0 and "findings:" in out

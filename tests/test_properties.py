@@ -246,6 +246,7 @@ def _moe_on_hopper():
 MOE_ON_HOPPER = _moe_on_hopper()
 
 
+@pytest.mark.slow
 @FAST
 @given(st.floats(0.3, 1.0), st.floats(1.01, 3.0), st.floats(0.3, 3.0))
 def test_faster_expert_gemms_never_raise_the_cost_of_an_moe_fleet(efficiency, factor, load):

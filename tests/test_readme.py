@@ -229,6 +229,7 @@ def test_the_stranded_capacity_figures(capsys):
         assert phrase in text, f"docs/fleet-dynamics.md does not say {phrase!r}"
 
 
+@pytest.mark.slow
 def test_the_kv_wall_figures(capsys):
     """docs/fleet-dynamics.md's KV wall on fleet-split: the windows of prompt length where the split wins, and the one
     where no colocated option meets the targets; the README's custom-asic wall, which the split never reaches."""

@@ -117,6 +117,7 @@ def test_tornado_marks_the_ends_where_an_option_misses_its_targets_and_names_its
                         "that change which of all the options is cheapest.")
 
 
+@pytest.mark.slow
 def test_sweep_breakeven_equals_tco_breakeven(asic_can_win):
     asic_scenario = asic_can_win.with_values({"workload.half_life_years": 6.0})  # the ASIC wins with enough external sales
     param = "program.external_units"
@@ -603,6 +604,7 @@ def test_progress_callback_reports_after_each_chunk():
     assert seen == [(250, 600), (500, 600), (600, 600)]
 
 
+@pytest.mark.slow
 def test_app_and_cli_give_the_same_monte_carlo_summary(tmp_path, monkeypatch):
     """The Uncertainty tab and ``tco study`` run the one Monte Carlo with the same defaults: same seed, same numbers."""
     import pandas as pd

@@ -330,6 +330,7 @@ def test_fit_recovers_known_parameters_from_synthetic_measurements(tmp_path):
     assert math.log(fit.value[0] / 0.62) == pytest.approx(-(1 - weight) * math.log(0.62 / 0.5), abs=1e-3)
 
 
+@pytest.mark.slow
 def test_validate_json_contract(capsys):
     assert main(["validate", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -342,6 +343,7 @@ def test_validate_json_contract(capsys):
     assert {r["name"] for r in data["rankings"]} == {c.name for c in SUITE.cases if c.category == "ranking"}
 
 
+@pytest.mark.slow
 def test_validate_table_reports_both_samples(capsys):
     assert main(["validate"]) == 0
     out = capsys.readouterr().out

@@ -463,6 +463,7 @@ def test_verdict_flip_values_really_flip_the_winner():
         assert moved.winner != verdict.winner, flip
 
 
+@pytest.mark.slow
 def test_a_flip_that_a_latency_target_decides_says_so(default_scenario):
     """The default's H100 wins until prompts grow past ~4,385 tokens, a flip of costs: near its TTFT wall the H100
     still meets its targets with its batch held down to a few sequences per replica (2-5 at TP8, 14-28 USD per million

@@ -228,6 +228,7 @@ def test_user_text_is_written_as_text_never_as_a_formula(tmp_path):
 # --- atomic writes and --force ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_existing_file_is_not_overwritten_without_force(tmp_path, capsys):
     target = tmp_path / "book.xlsx"
     target.write_bytes(b"keep me")

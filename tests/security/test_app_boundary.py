@@ -168,6 +168,7 @@ def test_the_app_answers_only_its_own_host_names(host, status):
     assert contained(run("test_app_boundary:host_status", host)).result == status
 
 
+@pytest.mark.slow
 def test_an_allowed_host_is_answered():
     assert contained(run("test_app_boundary:host_status", "tco.lan:8050", ("tco.lan",))).result == 200
     assert contained(run("test_app_boundary:host_status", "localhost:8050", ("tco.lan",))).result == 400

@@ -286,6 +286,7 @@ def _put(data: dict, path: tuple, value) -> None:
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
 @given(slot=st.sampled_from(FILE_SLOTS + STRUCTURE_SLOTS), value=HOSTILE_FILE_VALUES)
 def test_scenario_files_with_hostile_values(slot, value):
     """A number or structure slot of the default scenario file given anything: InputError or a scenario
