@@ -6,15 +6,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # test processes (pytest-xdist): two unless the machine is already busy (1-minute load average at or above its
 # cores plus one), else none (one process: on saturated cores a second one only adds its start-up and contention).
-# Measured here: the full suite 193 s on two processes and 289-299 s on one at a load of 1.4-2.5; the fast loop
-# 100 s on one process and 141 s on two at a load of 4-5. JOBS=N forces N (0: this process).
-# CPU time (user+sys, two processes, measured 2026-12-01 with the machine shared at a load of 5-7): test-fast 90-100 s
-# (2,126 tests; each process collects the suite, ~8 s), so ~50 s on an idle 2-core machine; test 250-290 s (2,206 tests,
-# browser, LibreOffice and dask included), so 2-2.5 min idle.
-# Whole files go to one process (--dist loadfile) so module fixtures (a dask cluster, the live app, one LibreOffice run)
-# start once; the longest files start first (tests/conftest.py FIRST; --no-loadscope-reorder keeps that order, xdist's
-# own puts the files with the most tests first). (--dist loadgroup would spread single tests, but pytest-xdist 3.8 marks
-# groups in a node id field that pytest 9 no longer reads.)
+# JOBS=N forces N (0: this process). Measured on the idle 2-core machine, two processes (2026-12-07): test-fast 57 s of
+# wall time for 91 s of CPU (2,782 tests; each process collects the suite, ~9 s), test 366 s for 534 s of CPU (3,029 tests).
+# With --dist loadfile, tests/conftest.py hands the tests out (pytest_xdist_make_scheduler): the modules of its WHOLE,
+# whose tests share a fixture that costs seconds (one LibreOffice run, a dask cluster, the calibration fit...), whole to
+# one process; every other test on its own, to whichever process is free. The longest modules
+# start first (FIRST; --no-loadscope-reorder keeps that order, xdist's own puts the modules with the most tests first).
+# (--dist loadgroup would spread single tests, but pytest-xdist 3.8 marks groups in a node id field that pytest 9 no
+# longer reads.)
 JOBS ?= $(shell $(PYTHON) -c "import os; n = os.cpu_count() or 1; print(2 if n >= 2 and os.getloadavg()[0] < n + 1 else 0)")
 PYTEST := $(PY) -m pytest -q -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
