@@ -44,6 +44,25 @@ def _spread(row: Mapping) -> str:
     return f"median {v(row['p50'])} (P10 {v(row['p10'])}, P90 {v(row['p90'])})"
 
 
+def sourced_span(outside: Mapping) -> str:
+    """The sourced range an axis left, in words: ``the sourced range (500 to 8,000)``, or ``the sourced value
+    (50,000,000,000)`` where the range is one value (a parameter the catalog fixes).
+
+    Parameters
+    ----------
+    outside : Mapping
+        An axis's ``outside_sourced_range`` entry of ``summary.json`` (``sourced_low``, ``sourced_high``, in the
+        parameter's unit).
+
+    Returns
+    -------
+    str
+        The phrase.
+    """
+    low, high = outside["sourced_low"], outside["sourced_high"]
+    return f"the sourced value ({sig(low, 3)})" if low == high else f"the sourced range ({sig(low, 3)} to {sig(high, 3)})"
+
+
 def findings(summary: Mapping) -> list[str]:
     """The study's findings as sentences, in the order its analyses ran (empty when nothing ran).
 
@@ -103,15 +122,14 @@ def findings(summary: Mapping) -> list[str]:
         beyond = sweep.get("outside_sourced_range")
         if beyond:
             out.append(f"The sweep of {param_label(sweep['param'])} ({sig(sweep['low'], 3)} to {sig(sweep['high'], 3)}) "
-                       f"leaves its sourced range ({sig(beyond['sourced_low'], 3)} to {sig(beyond['sourced_high'], 3)}): "
-                       "the points outside it rest on no source.")
+                       f"leaves {sourced_span(beyond)}: the points outside it rest on no source.")
     grid = results.get("map")
     if grid:
         missed = grid.get("share_of_map_where_a_latency_target_is_missed", 0.0)
         decided = (f" (the option or the baseline misses a latency target in {sig(100 * missed, 3)}% of it: there the "
                    "targets decide)") if missed else ""
-        beyond = " and ".join(f"its {side} axis beyond the sourced range ({sig(o['sourced_low'], 3)} to "
-                              f"{sig(o['sourced_high'], 3)})" for side, o in (grid.get("outside_sourced_range") or {}).items())
+        beyond = " and ".join(f"its {side} axis beyond {sourced_span(o)}"
+                              for side, o in (grid.get("outside_sourced_range") or {}).items())
         beyond = f"; the map takes {beyond}, where the points rest on no source" if beyond else ""
         out.append(f"{grid['option']} wins in {sig(100 * grid['share_of_map_where_option_wins'], 3)}% of the map{decided}"
                    f"{beyond}.")

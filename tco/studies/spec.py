@@ -437,9 +437,9 @@ def study_warnings(study: StudySpec, scenario: Scenario) -> list[FieldWarning]:
         if outside:
             spec = scenario.params[ax.param]
             low, high = axis_range(scenario, ax)
-            warnings.append(FieldWarning(path, [low, high], f"sweeps {ax.param} beyond its sourced range "
-                                         f"[{spec.low:g}, {spec.high:g}] {spec.unit}: swept as given; the points outside "
-                                         "it rest on no source"))
+            sourced = f"value {spec.low:g}" if spec.low == spec.high else f"range [{spec.low:g}, {spec.high:g}]"
+            warnings.append(FieldWarning(path, [low, high], f"sweeps {ax.param} beyond its sourced {sourced} {spec.unit}: "
+                                         "swept as given; the points outside it rest on no source"))
     return warnings
 
 

@@ -56,6 +56,16 @@ def test_a_map_axis_beyond_the_sourced_range_is_marked(tmp_path):
     assert "analyses.map.x" in outcome.stderr
 
 
+def test_an_axis_over_a_fixed_parameter_names_its_sourced_value_not_a_range():
+    """The kv-transfer-wall study maps links.ib-400g.bandwidth_bytes_per_s, which the catalog fixes at 5e10 B/s
+    (low = high): the findings said "beyond the sourced range (50,000,000,000 to 50,000,000,000)"; a range of one
+    value is a sourced value."""
+    from tco.present.study_findings import sourced_span
+
+    assert sourced_span({"sourced_low": 5e10, "sourced_high": 5e10}) == "the sourced value (50,000,000,000)"
+    assert sourced_span({"sourced_low": 500.0, "sourced_high": 8000.0}) == "the sourced range (500 to 8,000)"
+
+
 # --- item 3: a Sobol sample too small for its estimator ---------------------------------------------------
 
 
