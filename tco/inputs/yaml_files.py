@@ -112,6 +112,23 @@ def _key_path(path: str, key) -> str:
     return f"{path}.{text}" if path else str(text)
 
 
+def _nodes_by_path(root):
+    """Each node of a composed YAML document once (an alias's target is not visited twice), with its key path
+    (``set.workload.prompt_tokens``, ``options[0].name``; a mapping's key carries the path of its value)."""
+    seen, stack = set(), [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield node, path
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack += [(key, _key_path(path, key)), (value, _key_path(path, key))]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
+
+
 def long_integer_errors(root) -> list[FieldError]:
     """Each integer of more than :data:`MAX_INT_DIGITS` digits in a composed YAML document, named by its key path
     (``set.workload.prompt_tokens``, ``options[0].name``).
@@ -126,23 +143,10 @@ def long_integer_errors(root) -> list[FieldError]:
     list of FieldError
         One per such integer (each distinct node once).
     """
-    errors, seen, stack = [], set(), [(root, "")]
-    while stack:
-        node, path = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.ScalarNode):
-            digits = len(node.value.lstrip("+-"))
-            if node.tag == _INT and digits > MAX_INT_DIGITS:
-                errors.append(FieldError(path or "<document>", None, f"is an integer of {digits:,} digits: too large for any "
-                                         "field (a number tco reads is at most ~1.8e308)"))
-        elif isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack += [(key, _key_path(path, key)), (value, _key_path(path, key))]
-        elif isinstance(node, yaml.SequenceNode):
-            stack += [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
-    return errors
+    return [FieldError(path or "<document>", None, f"is an integer of {len(node.value.lstrip('+-')):,} digits: too "
+                       "large for any field (a number tco reads is at most ~1.8e308)")
+            for node, path in _nodes_by_path(root)
+            if isinstance(node, yaml.ScalarNode) and node.tag == _INT and len(node.value.lstrip("+-")) > MAX_INT_DIGITS]
 
 
 def duplicate_key_errors(root) -> list[FieldError]:
@@ -159,25 +163,19 @@ def duplicate_key_errors(root) -> list[FieldError]:
     list of FieldError
         One per repeated key (``<<`` merge keys are YAML's own and may repeat).
     """
-    errors, seen, stack = [], set(), [(root, "")]
-    while stack:
-        node, path = stack.pop()
-        if id(node) in seen:
+    errors = []
+    for node, path in _nodes_by_path(root):
+        if not isinstance(node, yaml.MappingNode):
             continue
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            first: dict[tuple, int] = {}
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
-                    ident = (key.tag, key.value)
-                    if ident in first:
-                        errors.append(FieldError(_key_path(path, key), None, f"is given twice (lines {first[ident]} and "
-                                                 f"{key.start_mark.line + 1}); give each key once"))
-                    else:
-                        first[ident] = key.start_mark.line + 1
-                stack.append((value, _key_path(path, key)))
-        elif isinstance(node, yaml.SequenceNode):
-            stack += [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
+        first: dict[tuple, int] = {}
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                ident = (key.tag, key.value)
+                if ident in first:
+                    errors.append(FieldError(_key_path(path, key), None, f"is given twice (lines {first[ident]} and "
+                                             f"{key.start_mark.line + 1}); give each key once"))
+                else:
+                    first[ident] = key.start_mark.line + 1
     return errors
 
 
