@@ -187,3 +187,21 @@ def test_a_rack_scale_pool_holds_whole_racks():
         devices = float(flat[f"{role}.devices"])
         assert devices > 0 and devices % 72 == 0, (role, devices)
         assert float(flat[f"{role}.units_bought"]) % 72 == 0
+
+
+@pytest.mark.slow
+def test_a_map_over_a_field_the_chosen_costs_do_not_vary_with_equals_the_point_by_point_answer():
+    """Found by the study fuzz (seed 65536): a map of deepseek-service over serving.micro_batch_overlap (x) and
+    devices.h800.memory_usable_fraction (y) stopped with "operands could not be broadcast ... (5,1) and requested
+    shape (1,5)": the chosen candidate's index varied over x only while a picked field varied over y. Every cell now
+    equals the same metric evaluated at that point alone (the scalar path), exactly."""
+    from tco.studies import grid_map
+    from tco.studies.metrics import metric_values
+
+    scenario, metric = tco.load_scenario("deepseek-service"), "npv:h800-deepseek-layout"
+    x, y = named.serving.micro_batch_overlap, named.device_param("h800", "memory_usable_fraction")
+    grid = grid_map(scenario, x, y, (0.7, 1.0), (0.8, 0.95), 3, 3, metric, y_log=True)
+    for j, yv in enumerate(grid.y):
+        for i, xv in enumerate(grid.x):
+            alone = np.asarray(metric_values(scenario, metric, {x: float(xv), y: float(yv)})).reshape(-1)[0]
+            assert grid.z[j, i] == alone, (i, j)

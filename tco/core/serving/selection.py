@@ -84,6 +84,12 @@ class Picks:
         if all(np.ndim(v) == 0 for v in values):
             return np.take(np.asarray(values, float), self.index)
         shape = self.index.shape
+        if all(c.where is None for c in self.candidates):
+            wider = np.broadcast_shapes(shape, *(np.shape(v) for v in values))
+            if wider != shape:  # a field varies over draws its candidates' costs do not (a map's other axis)
+                index = np.broadcast_to(self.index, wider)
+                return np.take_along_axis(np.stack([np.broadcast_to(np.asarray(v, float), wider) for v in values]),
+                                          index[None], 0)[0]
         base = values[self.base]
         if not self.others and not self.written and np.shape(base) == shape:
             return np.asarray(base, float)
