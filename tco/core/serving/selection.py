@@ -38,6 +38,8 @@ class Picks:
         self.candidates = candidates = [filler if c is None else c for c in candidates]
         self.index = np.asarray(index).astype(np.intp)
         self.scalar = self.index.ndim == 0
+        #: every candidate evaluated at every draw (none at a subset of them): a field may then be gathered at any shape
+        self.everywhere = all(c.where is None for c in candidates)
         #: the candidate chosen at every draw, when one is (its terms are then read as they are)
         self.single = 0 if len(candidates) == 1 else int(self.index) if self.scalar else None
         if len(candidates) > 1 and not self.scalar:
@@ -84,7 +86,7 @@ class Picks:
         if all(np.ndim(v) == 0 for v in values):
             return np.take(np.asarray(values, float), self.index)
         shape = self.index.shape
-        if all(c.where is None for c in self.candidates):
+        if self.everywhere:
             wider = np.broadcast_shapes(shape, *(np.shape(v) for v in values))
             if wider != shape:  # a field varies over draws its candidates' costs do not (a map's other axis)
                 index = np.broadcast_to(self.index, wider)
