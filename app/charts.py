@@ -19,9 +19,13 @@ __all__ = ["COST_LINE_COLOURS", "PALETTE", "chart", "chart_id", "figure_html", "
 
 #: the height of a chart whose figure does not set one [px]: room for an axis title with its unit
 HEIGHT = 420
-#: the legend of every app chart: a row above the plot, left-aligned
-LEGEND = {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0, "bgcolor": "rgba(255,255,255,0)",
-          "font": {"size": 11}}
+#: the legend of every app chart: a row above the plot, left-aligned, at the top of the figure's own box (``yref``
+#: container; the plot's top margin grows to hold it). Anchored above the plotting area instead (``yref`` paper, y 1.02,
+#: the usual recipe), plotly left it where the plot's top had been when the window was resized: on the split fleet's
+#: KV wall, narrowed from 1440 to 1024 px, its two rows became one and the row sat 29 px down, over the first
+#: break-even label (found by the layout audit, which now widens and narrows every view)
+LEGEND = {"orientation": "h", "yref": "container", "yanchor": "top", "y": 1, "xanchor": "left", "x": 0,
+          "bgcolor": "rgba(255,255,255,0)", "font": {"size": 11}}
 
 
 def graph_config(name: str) -> dict:

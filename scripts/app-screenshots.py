@@ -52,16 +52,16 @@ def main() -> int:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
                 "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking"])
-            for width in WIDTHS:
-                page = browser.new_page(viewport={"width": width, "height": 900})
-                for name, problems in walk(page, f"http://127.0.0.1:{server.server_port}/{query}", run_uncertainty):
-                    path = out / f"app-{name}-{width}.png"
-                    page.screenshot(path=str(path), full_page=True)
-                    shrink(path)
-                    print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: "
-                          + ("ok" if not problems else "; ".join(problems)))
-                    failed |= bool(problems)
-                page.close()
+            page = browser.new_page()
+            for name, width, problems in walk(page, f"http://127.0.0.1:{server.server_port}/{query}", WIDTHS,
+                                              run_uncertainty):
+                path = out / f"app-{name}-{width}.png"
+                page.screenshot(path=str(path), full_page=True)
+                shrink(path)
+                print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: "
+                      + ("ok" if not problems else "; ".join(problems)))
+                failed |= bool(problems)
+            page.close()
             browser.close()
     finally:
         server.shutdown()

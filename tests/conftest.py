@@ -47,12 +47,13 @@ def toy_scenario():
 # --- how `make test` hands the tests to its processes (pytest-xdist --dist loadfile --no-loadscope-reorder) ----------
 
 #: modules handed to one process whole: their tests share a module fixture that costs seconds (one LibreOffice run
-#: of 23 workbooks, a dask cluster, the calibration fit, a flip search, the training suite, an exported workbook).
+#: of 23 workbooks, a dask cluster, the calibration fit, a flip search, the training suite, an exported workbook, the
+#: layout audit's walks through the app).
 #: Every other module's tests are handed out one by one (:func:`pytest_xdist_make_scheduler`), so a long module
 #: (the serving simulations: 150 s on one process) no longer sets the suite's length, and the last tests of the run
 #: are short ones on both processes
 WHOLE = ("tests/test_workbook.py", "tests/test_scale.py", "tests/test_validation.py", "tests/test_verdict.py",
-         "tests/test_training.py", "tests/security/test_workbook_import.py")
+         "tests/test_training.py", "tests/security/test_workbook_import.py", "tests/web/test_layout.py")
 
 #: started first, longest first (measured 2026-12-06, seconds on one process: the LibreOffice parity 75 of its
 #: module's 80, the layout audits 4 x 25, the browser tests 100 in all, the simulations' longest ~15 each, the flip

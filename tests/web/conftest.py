@@ -59,7 +59,7 @@ def live_app(tmp_path_factory):
         logging.getLogger(name).removeHandler(log)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def artifacts():
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS

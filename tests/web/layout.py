@@ -10,8 +10,8 @@
   form row on top of each other, a row of controls over a chart (the sweep dropdown that covered
   the tornado's axis).
 
-:func:`walk` visits every tab (and every Fleet section) at one width, waits until every view has
-answered, and yields ``(name, problems)``; the browser test asserts that none has a problem, and
+:func:`walk` visits every tab (and every Fleet section), waits until every view has answered, and yields
+``(name, width, problems)`` at each window width; the browser test asserts that none has a problem, and
 ``scripts/app-screenshots.py`` takes the screenshots of ``docs/img`` with the same walk.
 """
 
@@ -134,11 +134,14 @@ def audit(page) -> list[str]:
     return page.evaluate(AUDIT_JS)
 
 
-def walk(page, url: str, before=None):
-    """Open the app at ``url`` and visit every view; yields ``(view name, problems)`` once each has settled.
+def walk(page, url: str, widths: tuple[int, ...], before=None):
+    """Open the app at ``url`` and visit every view; yields ``(view name, width, problems)`` once it has settled at
+    each window width of ``widths`` [px] in turn (the page opens at the first: the others are a user widening or
+    narrowing the window, charts re-laid out by Plotly's autosize, no view computed twice).
 
-    ``before(page, name)`` runs after a view has settled (e.g. to run Monte Carlo or take a screenshot).
+    ``before(page, name)`` runs after a view has settled at the first width (e.g. to run Monte Carlo).
     """
+    page.set_viewport_size({"width": widths[0], "height": 900})
     page.goto(url)
     page.wait_for_selector("#verdict:not(:empty)", timeout=30000)
     for name, tab, section in VIEWS:
@@ -148,7 +151,13 @@ def walk(page, url: str, before=None):
         settle(page)
         if before is not None:
             before(page, name)
-        yield name, audit(page)
+        for i, width in enumerate(widths):
+            if i:
+                page.set_viewport_size({"width": width, "height": 900})
+                settle(page)
+            yield name, width, audit(page)
+        if len(widths) > 1:
+            page.set_viewport_size({"width": widths[0], "height": 900})
 
 
 def run_uncertainty(page, name):
