@@ -16,8 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode
 
-import yaml
-
 from tco.foundation.errors import FieldError, FieldWarning, InputError
 from tco.inputs.loading import bundled_scenarios, load_scenario, scenario_from_dict, scenario_path
 from tco.inputs.parameters import checked_edits
@@ -124,8 +122,3 @@ def query_from_state(state: Mapping) -> str:
     if state.get("set"):
         items["set"] = ",".join(f"{k}:{float(v)!r}" for k, v in sorted(state["set"].items()))
     return "?" + urlencode(items, safe=":,") if items else ""
-
-
-def scenario_yaml(scenario: Scenario) -> str:
-    """The scenario file with edits in its ``set`` section, loadable by ``tco`` again."""
-    return yaml.safe_dump(scenario.to_dict(), sort_keys=False, allow_unicode=True)

@@ -328,3 +328,79 @@ def test_the_roadmap_sentence_names_a_refresh_policy_only_beyond_a_tie():
     for cheaper in (0.99, 1.5):
         costs["each_generation"] = cheaper
         assert roadmap_sentence({**roadmap, "lcot_usd_per_mtok_by_policy": costs}) == plain
+
+
+# the options builder's flags (tco.inputs.option_edits), shared by every command that reads a scenario
+
+BUILT = ("voice-agent", "--add-option", "b200=colocated:b200", "--add-option",
+         "split=prefill:h100-sxm,decode:groq-lpu,link:ib-400g", "--remove-option", "cerebras", "--rename-option", "groq=lpu")
+
+
+def test_option_flags_build_the_scenario_every_command_reads(capsys, tmp_path):
+    path = tmp_path / "built.yaml"
+    code, out, err = run(capsys, "params", *BUILT, "--set", "devices.b200.price_usd=40000", "--write-scenario", str(path),
+                         "--format", "csv")
+    assert code == 0
+    assert "devices.b200.price_usd,40000" in out.replace('"', "")
+    assert f"wrote {path} (voice-agent: 5 options, 1 value(s) under set)" in err
+    written = tco.load_scenario(path)
+    assert [o.name for o in written.structure.options] == ["h100", "lpu", "h100-prefill+groq-decode", "b200", "split"]
+    assert written.params["devices.b200.price_usd"].value == 40000
+    # the written file is the scenario the flags built
+    code, out, _ = run(capsys, "breakeven", str(path), "--param", "devices.b200.price_usd", "--option", "b200",
+                        "--format", "json")
+    code_flags, out_flags, _ = run(capsys, "breakeven", *BUILT, "--set", "devices.b200.price_usd=40000",
+                                   "--param", "devices.b200.price_usd", "--option", "b200", "--format", "json")
+    assert code == code_flags == 0
+    assert json.loads(out)["results"] == json.loads(out_flags)["results"]
+    assert json.loads(out)["results"][0]["base_value"] == 40000
+
+
+@pytest.mark.slow  # compare with its flip search: over a second of CPU on a cold process
+def test_compare_with_b200_added_matches_the_written_file(capsys, tmp_path):
+    """The issue's question: voice-agent with B200 added (B200 $0.54/M beats H100 $1.07/M)."""
+    path = tmp_path / "b200.yaml"
+    code, out, _ = run(capsys, "compare", "voice-agent", "--add-option", "b200=colocated:b200", "--write-scenario", str(path),
+                       "--format", "json")
+    assert code == 0
+    costs = {o["name"]: o["lcot_usd_per_mtok"] for o in json.loads(out)["options"]}
+    assert round(costs["b200"], 2) == 0.54 and round(costs["h100"], 2) == 1.07
+    _, again, _ = run(capsys, "compare", str(path), "--format", "json")
+    assert {o["name"]: o["lcot_usd_per_mtok"] for o in json.loads(again)["options"]} == costs
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (("--add-option", "b200=colocated:b2000"),
+     "tco: error: options.b200.colocated.device: got 'b2000'; is not a known device; known: b200, b300, cerebras-cs3"),
+    (("--add-option", "s=prefill:h100-sxm,decode:groq-lpu,link:ib-4"),
+     "tco: error: options.s.kv_link: got 'ib-4'; is not a known link; known: eth-800g, ib-400g, nvlink-c2c"),
+    (("--add-option", "b200"), "tco: error: --add-option: got 'b200'; must look like NAME=colocated:DEVICE or"),
+    (("--remove-option", "nope"), "tco: error: --remove-option: got 'nope'; must name an option of the scenario: h100,"),
+    (("--remove-option", "h100"), "tco: error: --remove-option: got 'h100'; is the baseline: choose another baseline first"),
+    (("--rename-option", "groq"), "tco: error: --rename-option: got 'rename:groq'; a rename must look like rename:OLD=NEW"),
+    (("--baseline", "groq"), "tco: error: --baseline: got 'groq'; the baseline must run on general-purpose devices only"),
+    (("--model", "llama-x"), "tco: error: --model: got 'llama-x'; is not a known model; known: deepseek-r1"),
+    (("--force",), "tco: error: --force: got True; applies to --write-scenario PATH only"),
+])
+def test_bad_option_flags_are_one_clear_error(capsys, argv, message):
+    code, out, err = run(capsys, "params", "voice-agent", *argv)
+    assert code == 2 and out == ""
+    assert err.startswith(message) and "Traceback" not in err
+
+
+def test_option_flags_refuse_a_training_scenario_and_an_existing_file(capsys, tmp_path):
+    code, _, err = run(capsys, "params", "training-run", "--add-option", "b200=colocated:b200")
+    assert code == 2
+    assert "--add-option: got 'add:b200=colocated:b200'; option edits apply to inference scenarios" in err
+    path = tmp_path / "there.yaml"
+    path.write_text("x")
+    code, _, err = run(capsys, "params", "voice-agent", "--write-scenario", str(path))
+    assert code == 2 and "--write-scenario: got" in err and "exists already; pass --force to overwrite it" in err
+    assert run(capsys, "params", "voice-agent", "--write-scenario", str(path), "--force")[0] == 0
+    assert tco.load_scenario(path).name == "voice-agent"
+
+
+def test_a_study_checks_its_metric_against_the_built_scenario(capsys):
+    code, _, err = run(capsys, "study", "tornado-default", "--remove-option", "h100-prefill+groq-decode")
+    assert code == 2
+    assert "metric: got 'ratio:h100-prefill+groq-decode'; option must be one of groq" in err

@@ -26,7 +26,7 @@ DOCUMENTED = sorted({*CORE, *(ROOT / "tco" / layer / f"{name}.py" for layer, nam
     ("dynamics", ("coordination", "kv_wall", "pareto", "roadmap", "routing", "stranded", "tree")),
     ("studies", [p.stem for p in (ROOT / "tco" / "studies").glob("*.py")]),
     ("inputs", ("parameters", "catalog", "catalog_entries", "scenario", "scenario_schema", "scenario_resolve",
-                "scenario_flatten", "loading", "training_scenario", "fleet_settings", "variants")),
+                "scenario_flatten", "loading", "training_scenario", "fleet_settings", "variants", "option_edits")),
     ("analysis", ("evaluation", "breakeven", "solvers", "flips", "training", "verdict", "program_views")),
     ("present", ("comparison", "parameter_table", "training_comparison", "flip_text", "study_figures", "study_findings",
                  "fleet_figures", "fleet_summary", "verdict_text", "tables", "program_text")),

@@ -107,6 +107,16 @@ def test_the_bundled_scenarios_figures():
            f"${lcot['h100-prefill+asic-decode']:.2f} and all-H100's ${lcot['h100']:.2f})")
 
 
+def test_the_options_builder_figures():
+    from tco.analysis.evaluation import evaluate_scenario
+    from tco.inputs.option_edits import edited_scenario, option_edit
+
+    results, _ = evaluate_scenario(edited_scenario(tco.load_scenario("voice-agent"), [option_edit("add:b200=colocated:b200")]))
+    quoted(f"B200 is cheapest at ${float(results['b200'].lcot_usd_per_mtok):.2f} per million output tokens against H100's "
+           f"${float(results['h100'].lcot_usd_per_mtok):.2f}")
+    assert min(results, key=lambda name: float(results[name].lcot_usd_per_mtok)) == "b200"
+
+
 def test_the_fleet_split_figures_with_the_catalog_roadmap():
     data = tco.load_scenario("fleet-split").to_dict()
     data["roadmap"] = {"policy": "at_replacement"}

@@ -22,7 +22,6 @@ from tco.foundation.labels import param_label
 from tco.inputs.bibliography import cited
 
 from ..context import AppContext
-from ..state import scenario_yaml
 
 ID = "assumptions"
 LABEL = "Assumptions"
@@ -157,7 +156,7 @@ def register(app, ctx: AppContext) -> None:
                   prevent_initial_call=True)
     def download_yaml(_clicks, state):
         scenario = ctx.scenario(state)
-        return {"content": scenario_yaml(scenario), "filename": f"{slug(scenario.name)}-edited.yaml", "type": "text/yaml"}
+        return {"content": scenario.to_yaml(), "filename": f"{slug(scenario.name)}-edited.yaml", "type": "text/yaml"}
 
     @app.callback(Output("download-xlsx", "data"), Input("download-xlsx-button", "n_clicks"), State("state", "data"),
                   prevent_initial_call=True)

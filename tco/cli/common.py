@@ -2,18 +2,85 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
 from tco.cli.text import WIDTH, table
+from tco.foundation.files import check_target
 
 
-def add_scenario_arguments(parser, with_set: bool = True) -> None:
+def add_scenario_arguments(parser, with_set: bool = True, writes: str | None = None) -> None:
+    """The scenario (a bundled name or a file), its ``--set`` edits and the option flags (:func:`add_option_arguments`);
+    ``writes`` names the other file the command writes, which ``--force`` also overwrites."""
     parser.add_argument("scenario", nargs="?", default=None, metavar="SCENARIO",
                         help="bundled scenario name (default: 'default') or path to a scenario YAML file")
     if with_set:
         parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                             help="override a parameter's base value (repeatable), e.g. economics.discount_rate=0.08")
+    add_option_arguments(parser, writes)
+
+
+#: the option flags -> the kind of edit each adds (tco.inputs.option_edits.KINDS), and what the API's error paths are
+OPTION_FLAGS = {"--add-option": "add", "--remove-option": "remove", "--rename-option": "rename", "--baseline": "baseline",
+                "--model": "model"}
+
+
+class _OptionEdit(argparse.Action):
+    """Collects every option flag, in the order given, as the text of its edit (``add:b200=colocated:b200``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest), (option_string, f"{self.const}:{values}")])
+
+
+def add_option_arguments(parser, writes: str | None = None) -> None:
+    """The options builder's flags (applied in the order given, before ``--set``), ``--write-scenario`` and ``--force``;
+    ``writes`` names the other file the command writes (``--force`` overwrites it too)."""
+    parser.set_defaults(option_edits=[], writes=writes)
+    for flag, metavar, text in (
+            ("--add-option", "NAME=SPEC", "add an option (repeatable; an existing NAME is swapped): NAME=colocated:DEVICE or "
+                                          "NAME=prefill:DEVICE,decode:DEVICE,link:LINK; pin a layout with tp:N, pp:N "
+                                          "(prefill.tp:N, decode.pp:N, ... for a split); ids of assumptions/devices/ "
+                                          "and links.yaml"),
+            ("--remove-option", "NAME", "remove an option (repeatable)"),
+            ("--rename-option", "OLD=NEW", "rename an option (repeatable); the baseline and its edits follow"),
+            ("--baseline", "NAME", "compare every other option against this one"),
+            ("--model", "MODEL", "serve another model of the catalog (assumptions/models/)")):
+        parser.add_argument(flag, action=_OptionEdit, dest="option_edits", const=OPTION_FLAGS[flag], metavar=metavar,
+                            help=text)
+    parser.add_argument("--write-scenario", metavar="PATH", default=None,
+                        help="write the scenario as run (options built, --set edits under set:) to a YAML file")
+    parser.add_argument("--force", action="store_true",
+                        help=f"overwrite an existing file at --write-scenario{f' or {writes}' if writes else ''}")
+
+
+def built_scenario(scenario, args):
+    """``scenario`` with the option flags of ``args`` applied in order (:func:`tco.inputs.option_edits.edited_scenario`),
+    errors named by flag."""
+    from tco.foundation.errors import FieldError, InputError
+    from tco.inputs.option_edits import edited_scenario, option_edit
+
+    flags = {kind: flag for flag, kind in OPTION_FLAGS.items()} | {"options": next(iter(args.option_edits), ("",))[0]}
+    try:
+        return edited_scenario(scenario, [option_edit(text, flag) for flag, text in args.option_edits])
+    except InputError as exc:
+        raise InputError([FieldError(flags.get(e.path, e.path), e.value, e.rule) for e in exc.errors]) from None
+
+
+def written_scenario(scenario, args):
+    """``scenario``, written as YAML to ``--write-scenario`` when given (the line saying so on stderr)."""
+    from tco.foundation.errors import InputError
+    from tco.foundation.files import atomic_write
+
+    if args.force and not args.write_scenario and args.writes is None:
+        raise InputError.one("--force", True, "applies to --write-scenario PATH only")
+    if args.write_scenario:
+        text = scenario.to_yaml()
+        path = atomic_write(args.write_scenario, lambda temp: temp.write_text(text, encoding="utf-8"), force=args.force,
+                            field="--write-scenario")
+        print(f"wrote {path} ({scenario.name}: {len(scenario.spec.options)} options, {len(scenario.spec.set)} value(s) "
+              "under set)", file=sys.stderr)
+    return scenario
 
 
 def add_format_argument(parser, choices=("table", "json", "csv")) -> None:
@@ -29,14 +96,16 @@ def add_suite_arguments(parser, training_help: str) -> None:
 
 
 def scenario_from_args(args):
-    """The scenario named by ``args.scenario`` with every ``--set`` applied (validated); its
-    warnings are printed to stderr."""
+    """The scenario named by ``args.scenario`` with its options built (:func:`built_scenario`) and every ``--set`` applied
+    (validated), written to ``--write-scenario`` when given; its warnings are printed to stderr."""
     from tco.inputs.loading import load_scenario
     from tco.inputs.parameters import parse_assignment
 
-    scenario = load_scenario(args.scenario)
+    if args.write_scenario:
+        check_target(args.write_scenario, args.force, "--write-scenario")  # before anything is computed
+    scenario = built_scenario(load_scenario(args.scenario), args)
     updates = dict(parse_assignment(item) for item in getattr(args, "set", []) or [])
-    return print_warnings(scenario.with_values(updates))
+    return print_warnings(written_scenario(scenario.with_values(updates), args))
 
 
 def print_warnings(scenario):

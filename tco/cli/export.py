@@ -18,9 +18,8 @@ EXPORTS = Path("exports")
 
 def add_parser(sub):
     parser = sub.add_parser("export", help="write a finance workbook (.xlsx, live formulas)", description=__doc__)
-    add_scenario_arguments(parser)
+    add_scenario_arguments(parser, writes="the workbook")
     parser.add_argument("--xlsx", metavar="PATH", help="workbook to write (.xlsx; default: exports/<scenario name>.xlsx)")
-    parser.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
     return parser
 
 

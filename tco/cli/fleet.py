@@ -29,7 +29,7 @@ def add_parser(sub):
     parser = sub.add_parser("fleet", help="fleet dynamics: KV wall, stranded capacity, Pareto, tree, routing, roadmap",
                             description=__doc__)
     parser.add_argument("analysis", choices=ANALYSES, help="which analysis to run")
-    add_scenario_arguments(parser)
+    add_scenario_arguments(parser, writes="--html PATH")
     add_format_argument(parser)
     add_wide_argument(parser)
     parser.add_argument("--option", help="disaggregated option (kv-wall, stranded, coordination) or option (routing)")
@@ -49,7 +49,6 @@ def add_parser(sub):
     parser.add_argument("--placement", action="append", metavar="PREFILL:DECODE[:N_PREFILL:N_DECODE]",
                         help="pareto: a placement (repeatable); devices per replica optional")
     parser.add_argument("--html", metavar="PATH", help="also write the analysis' plotly figure to an HTML file")
-    parser.add_argument("--force", action="store_true", help="overwrite the --html file if it exists")
     return parser
 
 
@@ -157,8 +156,8 @@ def run(args) -> int:
     from tco.present.fleet_summary import run as run_one
 
     check_flags(args)
-    if args.force and not args.html:
-        raise InputError.one("--force", True, "applies to --html PATH only")
+    if args.force and not args.html and not args.write_scenario:
+        raise InputError.one("--force", True, "applies to --html PATH or --write-scenario PATH only")
     if args.html:
         check_target(args.html, args.force, "--html")
     scenario, training = scenario_from_args(args), None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tco.cli.common import print_warnings
+from tco.cli.common import add_option_arguments, built_scenario, print_warnings, written_scenario
 from tco.cli.text import WIDTH, paragraph
 from tco.foundation.errors import InputError
 from tco.foundation.limits import MAX_WORKERS
@@ -24,13 +24,14 @@ def add_parser(sub):
                        help="spread the chunks over N local processes (a dask.distributed LocalCluster)")
     where.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="send the chunks to an existing dask.distributed scheduler (e.g. tcp://10.0.0.5:8786)")
+    add_option_arguments(parser)
     return parser
 
 
 def run(args) -> int:
     from tco.export.study_folder import check_output_dir, run_study
     from tco.studies.parallel import ChunkRunner, StudyInterrupted, check_scheduler_address
-    from tco.studies.spec import check_study_sizes, load_study, study_warnings
+    from tco.studies.spec import check_study, check_study_sizes, load_study, study_warnings
 
     for flag, value, minimum in (("--samples", args.samples, 1), ("--seed", args.seed, 0), ("--workers", args.workers, 1)):
         if value is not None and value < minimum:
@@ -41,7 +42,10 @@ def run(args) -> int:
     if args.scheduler is not None:
         check_scheduler_address(args.scheduler, "--scheduler")
     study, scenario = load_study(args.file)
-    print_warnings(scenario)
+    if args.option_edits:  # the study's scenario with its options built, checked against the study again
+        scenario = built_scenario(scenario, args)
+        check_study(study, scenario)
+    print_warnings(written_scenario(scenario, args))
     for warning in study_warnings(study, scenario):
         print(f"tco: warning: {warning}", file=sys.stderr)
     if args.samples is not None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
 
+import yaml
+
 from tco.core.structure import Structure
 from tco.foundation.errors import FieldWarning
 from tco.inputs.catalog import Device
@@ -60,6 +62,11 @@ class ScenarioEdits:
     def to_dict(self) -> dict:
         """The scenario file as plain data (loadable again), edits in ``set`` included."""
         return self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_yaml(self) -> str:
+        """The scenario file as YAML text (:meth:`to_dict`, keys in the file's order), loadable by ``tco`` again: what
+        ``--write-scenario`` and the app's downloads write."""
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
 
 
 @dataclass(frozen=True)

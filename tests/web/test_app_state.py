@@ -22,7 +22,7 @@ from tco_app.pages.compare import compare_view, verdict_card
 from tco_app.pages.decide import bottleneck_answer, change_answer
 from tco_app.pages.lifecycle import TIMELINE_GROUPS, half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
-from tco_app.state import query_from_state, scenario_choices, scenario_yaml, state_from_query, validated_edits
+from tco_app.state import query_from_state, scenario_choices, state_from_query, validated_edits
 
 import tco
 from tco.core.outputs import COST_LINES
@@ -106,7 +106,7 @@ def test_table_edit_keeps_last_valid_value_and_flags_bad_cell():
 
 
 def test_upload_valid_and_invalid(toy_scenario):
-    text = scenario_yaml(toy_scenario)
+    text = toy_scenario.to_yaml()
     contents = "data:application/x-yaml;base64," + base64.b64encode(text.encode()).decode()
     new, *_ , upload_messages = update_state("upload", "", None, contents, "toy.yaml", None, None, CTX)
     # accepted; the toy's economics lie outside the catalog's sourced ranges, which is said (warnings only)
@@ -124,7 +124,7 @@ def test_upload_valid_and_invalid(toy_scenario):
 def test_downloaded_yaml_loads_with_the_edits(tmp_path, default_scenario):
     edited = default_scenario.with_values({"economics.discount_rate": 0.123, "workload.prompt_tokens": 4000})
     path = tmp_path / "s.yaml"
-    path.write_text(scenario_yaml(edited))
+    path.write_text(edited.to_yaml())
     assert tco.load_scenario(path).values() == edited.values()
 
 
@@ -282,7 +282,7 @@ def test_cli_rejects_bad_scenario_file_with_exit_2(tmp_path):
 
 def test_scenario_file_option_is_listed_first_choice(tmp_path, toy_scenario):
     path = tmp_path / "mine.yaml"
-    path.write_text(scenario_yaml(toy_scenario))
+    path.write_text(toy_scenario.to_yaml())
     app = create_app(path, cache_dir=tmp_path / "c")
     assert "mine" in str(app.layout())
     assert scenario_from_dict(tco.load_scenario(path).to_dict()).values() == toy_scenario.values()
