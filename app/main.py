@@ -24,7 +24,7 @@ from tco.foundation.errors import InputError
 from tco.foundation.files import new_folder, slug
 from tco.inputs.loading import DEFAULT_SCENARIO
 
-from . import controller, plotlyjs
+from . import builder, controller, plotlyjs
 from .charts import TITLE_FROM_META, figure_html
 from .context import AppContext
 from .pages import page_modules
@@ -96,6 +96,7 @@ def create_app(scenario: str | Path | None = None, cache_dir: str | Path | None 
     answer_allowed_hosts(app.server, allowed_hosts)
     plotlyjs.serve_cartesian_bundle(app)
     controller.register(app, ctx)
+    builder.register(app, ctx)
     for page in pages:
         page.register(app, ctx)
     register_shared(app)

@@ -102,3 +102,9 @@ def versus_table(table, baseline: str, rows, ident: str = "challengers-table") -
     body = [[title, *(number(table.loc[n, key], fmt, scale) for n in table.index)]
             for key, title, fmt, scale in rows if key in table]
     return table_block(ident, header, body)
+
+
+def scenario_download(scenario) -> dict:
+    """The scenario file of ``scenario`` (its options as built, its edits under ``set:``) as a YAML download named after
+    it (:meth:`tco.inputs.scenario.ScenarioEdits.to_yaml`: ``tco compare FILE`` reads it)."""
+    return {"content": scenario.to_yaml(), "filename": f"{slug(scenario.name)}-edited.yaml", "type": "text/yaml"}

@@ -22,6 +22,7 @@ from tco.foundation.labels import param_label
 from tco.inputs.bibliography import cited
 
 from ..context import AppContext
+from ..tables import scenario_download
 
 ID = "assumptions"
 LABEL = "Assumptions"
@@ -155,8 +156,7 @@ def register(app, ctx: AppContext) -> None:
     @app.callback(Output("download-yaml", "data"), Input("download-yaml-button", "n_clicks"), State("state", "data"),
                   prevent_initial_call=True)
     def download_yaml(_clicks, state):
-        scenario = ctx.scenario(state)
-        return {"content": scenario.to_yaml(), "filename": f"{slug(scenario.name)}-edited.yaml", "type": "text/yaml"}
+        return scenario_download(ctx.scenario(state))
 
     @app.callback(Output("download-xlsx", "data"), Input("download-xlsx-button", "n_clicks"), State("state", "data"),
                   prevent_initial_call=True)

@@ -22,6 +22,7 @@ from tco.present.flip_text import describe_flip
 from tco.present.tables import challenger_rows, option_rows
 from tco.present.verdict_text import near_tie
 
+from ..builder import builder_panel
 from ..charts import COST_LINE_COLOURS, PALETTE, chart, chart_id, styled
 from ..context import AppContext, view_state
 from ..tables import table_block
@@ -117,6 +118,7 @@ def layout(ctx: AppContext, initial: tuple | None = None):
         html.H2(title, id="scenario-title"),
         html.P(question, id="scenario-question", className="hint"),
         html.Div(verdict, id="verdict", className="verdict"),
+        builder_panel(),
         html.Div(className="controls inline", children=[
             html.Label("tie within", htmlFor="tie-tolerance",
                        title="two options closer than this share of the cheaper one's cost are called a tie"),

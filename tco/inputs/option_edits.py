@@ -24,6 +24,7 @@ An added option with the name of an existing one replaces it where it stands (a 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -258,6 +259,27 @@ def added_option(text: str, where: str = "add") -> AddOption:
         return AddOption(OptionSpec.model_validate(option | pools), text)
     except ValidationError as exc:
         raise pydantic_errors(exc, f"options.{name.strip()}") from None
+
+
+def added_option_text(name: str, devices: Mapping[str, str], link: str | None = None) -> str:
+    """The text of the edit that adds option ``name`` on ``devices`` (read back by :func:`option_edit`).
+
+    Parameters
+    ----------
+    name : str
+        The option's name.
+    devices : Mapping[str, str]
+        Device id by role: ``{"colocated": DEVICE}`` or ``{"prefill": DEVICE, "decode": DEVICE}``.
+    link : str or None
+        The KV link of a split.
+
+    Returns
+    -------
+    str
+        ``add:NAME=colocated:DEVICE`` or ``add:NAME=prefill:DEVICE,decode:DEVICE,link:LINK``.
+    """
+    pairs = [f"{role}:{device}" for role, device in devices.items()] + ([f"link:{link}"] if link else [])
+    return f"add:{name}={','.join(pairs)}"
 
 
 def option_edit(text: str, where: str = "option edit") -> OptionEdit:

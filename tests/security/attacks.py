@@ -27,6 +27,7 @@ def _answer(response) -> dict:
         answer["edits"] = json.dumps([outputs.get("edit-errors", {}).get("children"),
                                       outputs.get("messages", {}).get("children")])
         answer["upload"] = json.dumps(outputs.get("messages", {}).get("children"))
+        answer["builder"] = json.dumps(outputs.get("builder-messages", {}).get("children"))
     return answer
 
 
@@ -50,16 +51,15 @@ def dash_post(output: str, inputs: dict, state: dict, changed: str) -> dict:
     return _answer(app.server.test_client().post("/_dash-update-component", json=body))
 
 
-CONTROLLER = ("..state.data...url.search...scenario-picker.value...scenario-picker.options...params-table.data..."
-              "edit-errors.children...messages.children...edit-banner.hidden...edit-banner-text.children..."
-              "params-table.tooltip_data...scenario-key.data..")
 MAP = '{"name":"map","type":"chart"}.figure'
 
 
 def controller(changed: str, search: str = "", upload: str | None = None, upload_name: str | None = None,
                rows: list | None = None, state: dict | None = DEFAULT_STATE) -> dict:
-    """The state-owning callback, as a crafted request would drive it."""
-    return dash_post(CONTROLLER, {"url.search": search, "upload.contents": upload, "params-table.data_timestamp": 1},
+    """The state-owning callback (its outputs start with the state and the address), as a crafted request would drive
+    it."""
+    key = next(k for k in _app().callback_map if k.startswith("..state.data...url.search..."))
+    return dash_post(key, {"url.search": search, "upload.contents": upload, "params-table.data_timestamp": 1},
                      {"upload.filename": upload_name, "params-table.data": rows, "state.data": state,
                       "scenario-key.data": None}, changed)
 

@@ -106,6 +106,22 @@ def test_a_crafted_state_naming_a_server_file_reads_nothing_and_gets_no_500():
     assert crafted["state"]["scenario"] == "default" and "serving.scenario" in crafted["edits"]
 
 
+@pytest.mark.parametrize("edit", ["model:/etc/passwd", "add:x=colocated:/etc/passwd", "add:x=prefill:h100-sxm,"
+                                  "decode:../../etc/passwd,link:/proc/self/environ"])
+def test_option_edits_naming_a_server_file_are_refused_and_read_nothing(edit):
+    """The options builder's edits in a crafted state or a shared link name catalog ids only: refused by the rules of
+    an upload, opening no file."""
+    crafted = contained(run("test_app_boundary:opened_files", "controller", "scenario-picker.value", "", None, None, None,
+                            {**DEFAULT_STATE, "options": [edit]})).result
+    link = contained(run("test_app_boundary:opened_files", "controller", "url.search",
+                         "?scenario=default&option=" + edit.replace("=", "%3D"), None, None, None, None)).result
+    for result in (crafted, link):
+        answer = result["answer"]
+        assert answer["status"] == 200 and answer["state"]["options"] == [], answer["text"][:300]
+        assert "is not a known" in answer["edits"]
+        assert not [p for p in result["opened"] if "passwd" in p or "environ" in p]
+
+
 def test_the_policy_itself():
     """Bundled names and same-session uploads pass; anything that is a path never does, even one that exists."""
     from tco.inputs.references import APP_REFERENCES, References

@@ -96,8 +96,8 @@ def test_table_edit_keeps_last_valid_value_and_flags_bad_cell():
     for row in rows:
         if row["name"] == "economics.pue":
             row["value"] = "9"
-    new, search, _picker, _options, rows, messages, _upload = update_state("params-table", "", None, None, None, rows, state,
-                                                                            CTX)
+    out = update_state("params-table", "", None, None, None, rows, state, CTX)
+    new, search, rows, messages = out.state, out.search, out.rows, out.edit_messages
     assert new["set"] == {"economics.pue": 1.4}
     bad = next(r for r in rows if r["name"] == "economics.pue")
     assert bad["value"] == "9" and bad["check"] == "must be a number in [1, 3] ratio"
@@ -108,16 +108,18 @@ def test_table_edit_keeps_last_valid_value_and_flags_bad_cell():
 def test_upload_valid_and_invalid(toy_scenario):
     text = toy_scenario.to_yaml()
     contents = "data:application/x-yaml;base64," + base64.b64encode(text.encode()).decode()
-    new, *_ , upload_messages = update_state("upload", "", None, contents, "toy.yaml", None, None, CTX)
+    out = update_state("upload", "", None, contents, "toy.yaml", None, None, CTX)
+    new, upload_messages = out.state, out.messages
     # accepted; the toy's economics lie outside the catalog's sourced ranges, which is said (warnings only)
     assert new["scenario"] == "upload" and "warning: toy.yaml: economics.pue" in str(upload_messages)
     # the picker now lists the uploaded file, and shows it
-    _state, _search, picked, options, *_ = update_state("upload", "", None, contents, "toy.yaml", None, None, CTX)
+    _state, _search, picked, options, *_ = out
     assert picked == "upload" and options[-1] == {"label": "uploaded: toy.yaml", "value": "upload"}
     assert "className='errors'" not in str(upload_messages)
     assert CTX.scenario(new).values() == toy_scenario.values()
     bad = "data:;base64," + base64.b64encode(b"name: x\nmodel: [").decode()
-    kept, *_, upload_errors = update_state("upload", "", None, bad, "bad.yaml", None, new, CTX)
+    refused = update_state("upload", "", None, bad, "bad.yaml", None, new, CTX)
+    kept, upload_errors = refused.state, refused.messages
     assert kept == new and "bad.yaml" in str(upload_errors) and "not valid YAML" in str(upload_errors)
 
 
@@ -412,3 +414,74 @@ def test_compare_lists_the_near_ties_apart_from_the_flips():
     flips, _, ties = card.partition("Near-ties, not flips")
     assert "mi300x comes within 2% of b200 where mean demand is between" in ties
     assert "mean demand" not in flips.split("flip-list")[1]
+
+
+# --- the options builder (tco_app.builder): its edits go through the controller, the link and the one validated path --
+
+def builder_click(trigger: str, state: dict, **fields):
+    from tco_app.builder import BuilderForm
+
+    return update_state(trigger, "", None, None, None, None, state, CTX, BuilderForm(**fields))
+
+
+def test_options_built_in_the_app_are_the_command_lines_and_survive_the_link():
+    from tco.inputs.option_edits import edited_scenario, option_edits
+
+    start = state_from_query("?scenario=voice-agent", CHOICES, "default")[0]
+    added = builder_click("option-add", start, kind="colocated", device="b200")
+    split = builder_click("option-add", added.state, kind="split", prefill="h100-sxm", decode="groq-lpu", link="ib-400g",
+                          name="split")
+    based = builder_click("baseline-picker", split.state, baseline="b200", model="llama-3.1-8b")
+    again = builder_click("baseline-picker", based.state, baseline="h100", model="llama-3.1-8b")
+    assert based.state["options"] == ["add:b200=colocated:b200", "add:split=prefill:h100-sxm,decode:groq-lpu,link:ib-400g",
+                                      "baseline:b200"]
+    assert again.state["options"][-1] == "baseline:h100" and len(again.state["options"]) == 3  # one baseline edit
+    scenario = CTX.scenario(based.state)
+    by_flags = edited_scenario(tco.load_scenario("voice-agent"), option_edits(based.state["options"]))
+    assert scenario.to_dict() == by_flags.to_dict()
+    assert based.search == ("?scenario=voice-agent&option=add:b200%3Dcolocated:b200"
+                            "&option=add:split%3Dprefill:h100-sxm,decode:groq-lpu,link:ib-400g&option=baseline:b200")
+    restored, errors = state_from_query(based.search, CHOICES, "default")
+    assert errors == [] and restored == based.state
+    assert based.builder_messages is None
+
+
+def test_a_refused_option_edit_is_named_and_the_state_kept():
+    start = state_from_query("?scenario=voice-agent", CHOICES, "default")[0]
+    out = builder_click("option-add", start, kind="split", prefill="h100-sxm", decode="groq-lpu", link="ib-400g", name="a,b")
+    assert out.state == start
+    assert "options.a,b.name: got 'a,b'; must not hold ':' or ','" in str(out.builder_messages)
+    removed = builder_click("option-remove", start, option="h100")
+    assert removed.state == start and "is the baseline: choose another baseline first" in str(removed.builder_messages)
+    assert builder_click("option-rename", start, option=None).state == start  # nothing chosen: nothing asked
+
+
+def test_a_value_edit_the_built_scenario_lacks_is_dropped_and_named():
+    start = {**state_from_query("?scenario=voice-agent", CHOICES, "default")[0], "set": {"devices.cerebras-cs3.price_usd": 2e6}}
+    out = builder_click("option-remove", start, option="cerebras")
+    assert out.state["options"] == ["remove:cerebras"] and out.state["set"] == {}
+    assert "devices.cerebras-cs3.price_usd: got 2000000.0; is not a parameter" in str(out.builder_messages)
+    assert "this value edit is dropped with the options changed" in str(out.builder_messages)
+    reset = update_state("reset-edits", "", None, None, None, None, out.state, CTX)
+    assert reset.state["options"] == [] and reset.state["set"] == {}
+
+
+def test_a_crafted_or_broken_option_state_is_refused_by_the_same_rules():
+    crafted = {"scenario": "voice-agent", "upload": None, "set": {}, "options": "model:/etc/passwd"}
+    out = update_state("tie-tolerance", "?scenario=voice-agent", None, None, None, None, crafted, CTX)
+    assert out.state == {"scenario": "voice-agent", "upload": None, "set": {}, "options": []}
+    assert "options: got 'str'; must be a list of option edits" in str(out.messages)
+    state, errors = state_from_query("?scenario=voice-agent&option=add:x%3Dcolocated:/etc/passwd&set=economics.pue:1.3",
+                                     CHOICES, "default")
+    assert state["options"] == [] and state["set"] == {"economics.pue": 1.3}
+    assert [str(e).split(";")[0] for e in errors] == ["options.x.colocated.device: got '/etc/passwd'"]
+
+
+def test_the_builder_follows_the_built_scenario_and_hides_on_training():
+    from tco_app.builder import builder_view
+
+    baselines, baseline, _models, model, options, _option, hidden = builder_view(
+        CTX.scenario({"scenario": "voice-agent", "options": ["add:b200=colocated:b200"]}))
+    assert [o["value"] for o in baselines] == ["h100", "b200"] and baseline == "h100" and model == "llama-3.1-8b"
+    assert [o["value"] for o in options][-1] == "b200" and not hidden
+    assert builder_view(CTX.scenario({"scenario": "training-run"}))[-1] is True
