@@ -224,7 +224,13 @@ def micro_batch_overshoot(pipeline: int) -> float:
     ----------
     [graham-1969] least-loaded (list) scheduling.
     """
-    p = int(pipeline)
+    return _micro_batch_overshoot(int(pipeline))
+
+
+@functools.cache
+def _micro_batch_overshoot(p: int) -> float:
+    """:func:`micro_batch_overshoot` of ``p`` micro-batches, computed once per ``p`` (a pure function of one integer:
+    the grid's Poisson matrix is 4001 rates by up to a few hundred counts, 64 ms for ``p = 62``)."""
     if p <= 1:
         return 0.0
 
