@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tco.analysis.evaluation import cost_figures
+from tco.analysis.evaluation import MovedCostFigures
 from tco.analysis.solvers import BREAKEVEN_METRICS, narrower_than_step, scan
 from tco.analysis.training import training_cost_figures
 from tco.core.comparison import gap_from_results
@@ -206,12 +206,16 @@ def breakeven(scenario: Scenario, param: str, low: float | None = None, high: fl
         raise InputError.one("option", option, f"must be a non-baseline option: {', '.join(names)}")
     chosen = [option] if option else names
     # a training scenario: the cost per run instead of the cost per token
-    figures = training_cost_figures if getattr(scenario, "kind", "inference") == "training" else cost_figures
+    if getattr(scenario, "kind", "inference") == "training":
+        def figures(updates):
+            return training_cost_figures(scenario, updates)
+    else:
+        figures = MovedCostFigures(scenario)  # each option evaluated only where a value it reads moves
     base = scenario.structure.baseline
 
     def evaluate(track, x):
         """Gap and feasibility code (1: the option meets its targets, 2: the baseline does) of option ``track[k]`` at ``x[k]``."""
-        results = figures(scenario, {param: x})
+        results = figures({param: x})
         gaps = np.stack([np.broadcast_to(gap_from_results(results, base, n, metric, target), x.shape) for n in chosen])
         feasible = np.stack([np.broadcast_to(np.asarray(results[n].feasible) > 0, x.shape) for n in chosen])
         pick = (track, np.arange(len(x)))

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from tco.analysis.evaluation import evaluate_scenario
+from tco.analysis.evaluation import MovedCostFigures, evaluate_scenario
 from tco.analysis.flips import GRID_POINTS, Flip, beyond, flip_conditions, probe_updates, winner_gap
 from tco.analysis.solvers import narrower_than_step, scan
 from tco.core.evaluate import CONTEXT_TOO_LONG, NO_FIT, TPOT_MISSED, TTFT_MISSED
@@ -234,11 +234,12 @@ def decide(scenario, results: Mapping[str, OptionResult], tolerance: float = DEF
         verdict.kind = "tie" if margin <= tolerance else "win"
         verdict.runner_up, verdict.runner_up_cost, verdict.margin = runner, costs[runner], margin
     if with_flips and len(results) > 1:
+        figures = MovedCostFigures(scenario)  # each option evaluated only where a value it reads moves
 
         def gap(updates):
-            moved, _ = evaluate_scenario(scenario, updates)
-            return winner_gap({n: r.lcot_usd_per_mtok for n, r in moved.items()},
-                              {n: r.feasible for n, r in moved.items()}, winner)
+            moved = figures(updates)
+            return winner_gap({n: f.lcot_usd_per_mtok for n, f in moved.items()},
+                              {n: f.feasible for n, f in moved.items()}, winner)
 
         verdict.flips, verdict.ties = explain_flips(scenario, results, winner, flip_conditions(scenario.params, gap),
                                                     tolerance)

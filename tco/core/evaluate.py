@@ -49,6 +49,7 @@ from tco.core.outputs import (
     PoolResult,
     PoolSizing,
 )
+from tco.core.reads import ReadLog
 from tco.core.serving import sizing
 from tco.core.serving.capacity import PERFORMANCE_FIELDS
 from tco.core.serving.cycles import cycle_model
@@ -489,3 +490,32 @@ def evaluate(structure: Structure, values: Mapping[str, object]) -> dict[str, Op
     base = evaluate_option(structure, base_option, w, values, None)
     return {option.name: base if option is base_option else evaluate_option(structure, option, w, values, base)
             for option in structure.options}
+
+
+def option_reads(structure: Structure, values: Mapping[str, object]) -> dict[str, frozenset[str]]:
+    """The names of the values each option's result reads at ``values``: its own, the shared terms' and the baseline's.
+
+    Each option is evaluated with the baseline alone (a structure of those two options), through a
+    :class:`~tco.core.reads.ReadLog` and with a workload of its own, so a figure the workload keeps for a device once
+    computed (:func:`tco.core.money.costs.fleet_device_hour_usd`) is read again by every option that uses it. Where
+    none of these values moves, the option's result is its result at ``values``.
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options and baseline.
+    values : Mapping[str, object]
+        The named parameter values the reads are noted at.
+
+    Returns
+    -------
+    dict[str, frozenset[str]]
+        ``{option name: names read}``, in the order of the options.
+    """
+    reads = {}
+    for option in structure.options:
+        log = ReadLog(values)
+        evaluate(structure.with_baseline_only(option.name), log)
+        reads[option.name] = frozenset(log.names)
+    return reads
+

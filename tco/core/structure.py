@@ -8,7 +8,7 @@ address a quantity by the same string.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tco.core.serving.parallelism import Shape
 
@@ -118,6 +118,22 @@ class Structure:
             That option.
         """
         return next(o for o in self.options if o.name == name)
+
+    def with_baseline_only(self, name: str) -> Structure:
+        """This structure with the option ``name`` and the baseline alone (the baseline's results are what the other
+        options read of it: the work they lose to workload shifts is charged at its cost).
+
+        Parameters
+        ----------
+        name : str
+            An option's name (the baseline's: the baseline alone).
+
+        Returns
+        -------
+        Structure
+            The same structure over those options, in their order.
+        """
+        return replace(self, options=tuple(o for o in self.options if o.name in (name, self.baseline)))
 
     @property
     def challengers(self) -> tuple[Option, ...]:

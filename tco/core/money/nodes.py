@@ -18,6 +18,7 @@ The node table (``assumptions/nre.yaml``) gives ``D`` (MTr/mm^2), ``A`` (um^2 pe
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Mapping
 
 import numpy as np
@@ -86,14 +87,14 @@ def node_scaled_values(structure: Structure, values: Mapping[str, object]) -> Ma
     Returns
     -------
     Mapping[str, object]
-        A copy with the peaks [FLOP/s] scaled by :func:`compute_scale` and the SRAM tiers'
+        A view with the peaks [FLOP/s] scaled by :func:`compute_scale` and the SRAM tiers'
         capacity [B] and bandwidth [B/s] by :func:`sram_scale` (``values`` itself when no
         scaling applies).
     """
     if structure.node_scaled_tiers is None:
         return values
     device = structure.program_device
-    scaled = dict(values)
+    scaled = ChainMap({}, values)  # the scaled figures over the others: a value is read where it is used
     compute, sram = compute_scale(values), sram_scale(values)
     for name in PEAK_FIELDS:
         key = device_param(device, name)
