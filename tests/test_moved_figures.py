@@ -27,10 +27,19 @@ def _one_at_a_time(scenario, points: int = 5) -> dict[str, np.ndarray]:
     return updates
 
 
+def _one_across_its_range(scenario, points: int = 9) -> dict[str, np.ndarray]:
+    """A break-even's updates: the mean prompt length (which every option reads) at every point, its range spanned."""
+    p = scenario.params["workload.prompt_tokens"]
+    return {p.name: np.linspace(p.low, p.high, points)}
+
+
+@pytest.mark.parametrize("moves", [_one_at_a_time, _one_across_its_range])
 @pytest.mark.parametrize("name", INFERENCE)
-def test_moved_figures_equal_every_option_evaluated_at_every_point(name):
+def test_moved_figures_equal_every_option_evaluated_at_every_point(name, moves):
+    """Each option alone at its own points (a flip search's updates) or all together (a break-even's): the figures
+    of one evaluation of every option at every point."""
     scenario = tco.load_scenario(name)
-    updates = _one_at_a_time(scenario)
+    updates = moves(scenario)
     whole, _ = evaluate_scenario(scenario, updates)
     moved = MovedCostFigures(scenario)(updates)
     assert list(moved) == list(whole)

@@ -178,20 +178,31 @@ class MovedCostFigures:
             return {n: figures_of(r) for n, r in evaluate(self.scenario.structure, values).items()}
         reads, at_base = self._noted()
         moved = {n: np.broadcast_to(~(np.asarray(v, float) == self.base_values[n]), shape) for n, v in updates.items()}
-        out = {}
+        where = {}
         for name, names in reads.items():
-            where = np.zeros(shape, bool)
+            where[name] = np.zeros(shape, bool)
             for n in names & moved.keys():
-                where |= moved[n]
-            figures = [np.full(shape, f, float) for f in at_base[name]]
-            if where.any():
-                alone = self.scenario.structure.with_baseline_only(name)
-                moved_values = {**values, **{n: np.broadcast_to(np.asarray(v, float), shape)[where]
-                                             for n, v in updates.items()}}
-                for figure, value in zip(figures, figures_of(evaluate(alone, moved_values)[name]), strict=True):
-                    figure[where] = value
-            out[name] = CostFigures(*figures)
-        return out
+                where[name] |= moved[n]
+        figures = {name: [np.full(shape, f, float) for f in at_base[name]] for name in reads}
+        for group in self._groups([name for name in reads if where[name].any()], where):
+            at = np.logical_or.reduce([where[name] for name in group])
+            results = evaluate(self.scenario.structure.narrowed(group),
+                               {**values, **{n: np.broadcast_to(np.asarray(v, float), shape)[at] for n, v in updates.items()}})
+            for name in group:
+                for figure, value in zip(figures[name], figures_of(results[name]), strict=True):
+                    figure[at] = value
+        return {name: CostFigures(*f) for name, f in figures.items()}
+
+    @staticmethod
+    def _groups(names: list[str], where: Mapping[str, np.ndarray]) -> list[list[str]]:
+        """The options to evaluate together: each alone (with the baseline, at its own points) or all at once (at
+        every point one of them moves), whichever evaluates fewer option-points (a flip search moves one parameter
+        a point, so mostly each alone; a break-even moves one parameter at every point, so all at once)."""
+        if not names:
+            return []
+        alone = sum(2 * int(where[name].sum()) for name in names)
+        together = int(np.logical_or.reduce([where[name] for name in names]).sum()) * (len(names) + 1)
+        return [[name] for name in names] if alone < together else [names]
 
 
 def evaluate_arrays(scenario: Scenario, updates: Mapping[str, object] | None = None):

@@ -515,7 +515,7 @@ def option_reads(structure: Structure, values: Mapping[str, object]) -> dict[str
     reads = {}
     for option in structure.options:
         log = ReadLog(values)
-        evaluate(structure.with_baseline_only(option.name), log)
+        evaluate(structure.narrowed([option.name]), log)
         reads[option.name] = frozenset(log.names)
     return reads
 

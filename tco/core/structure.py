@@ -8,6 +8,7 @@ address a quantity by the same string.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from tco.core.serving.parallelism import Shape
@@ -119,21 +120,21 @@ class Structure:
         """
         return next(o for o in self.options if o.name == name)
 
-    def with_baseline_only(self, name: str) -> Structure:
-        """This structure with the option ``name`` and the baseline alone (the baseline's results are what the other
+    def narrowed(self, names: Collection[str]) -> Structure:
+        """This structure with the options named and the baseline alone (the baseline's results are what the other
         options read of it: the work they lose to workload shifts is charged at its cost).
 
         Parameters
         ----------
-        name : str
-            An option's name (the baseline's: the baseline alone).
+        names : Collection[str]
+            Options' names (the baseline's alone: the baseline alone).
 
         Returns
         -------
         Structure
             The same structure over those options, in their order.
         """
-        return replace(self, options=tuple(o for o in self.options if o.name in (name, self.baseline)))
+        return replace(self, options=tuple(o for o in self.options if o.name in names or o.name == self.baseline))
 
     @property
     def challengers(self) -> tuple[Option, ...]:
