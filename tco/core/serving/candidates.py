@@ -36,7 +36,7 @@ from tco.core.serving.floors import queue_floor
 from tco.core.serving.shapes import Demand, DeviceShape, ModelShape, PoolTerms
 from tco.core.serving.sizing import WHOLE_COUNT_GUARD, replica_multiple, whole_units
 from tco.core.serving.split import LANE_SHARES, split_replicas_where
-from tco.core.serving.steps import ConcaveLines, CycleModel, branch_max, branch_min, largest_within, times
+from tco.core.serving.steps import ConcaveLines, CycleModel, _add, branch_max, branch_min, largest_within, times
 
 #: the most halvings of the held batch's search (:func:`_largest_cap_within_ttft`): whole slot caps up to 2 ** 12 are
 #: found exactly (it stops once every bracket is one slot wide; larger caps to within 2 ** -12 of the full one, on the
@@ -261,7 +261,7 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
     computed by the caller at these draws)."""
     cm = cycle_model(shape, model, device, demand, role, terms) if cycles is None else cycles.cycle_model
     n, p = float(shape.devices), float(shape.lanes)
-    prompt, output = demand.prompt_tokens, demand.output_tokens
+    prompt, output = demand.prompt_tokens, demand.decode_steps
     peak = demand.peak_requests_per_s
     epsilon = 1.0 - demand.percentile
     rep = parallelism.kv_replication(shape.tensor, model.kv_heads)
@@ -294,17 +294,17 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
         kv_batch = (capacity - cm.weight_bytes) / times(rep, terms.total_kv_bytes)
         limit = minimum(kv_batch, times(shape.data_parallel, demand.max_batch_sequences))  # a batch limit per rank
         if chunked:
-            limit = minimum(limit, times(p, demand.token_budget_tokens) / (1.0 + ratio))
+            limit = minimum(limit, times(p, demand.token_budget_tokens) / _add(demand.budget_tokens_per_sequence, ratio))
 
         def cap_within(target):  # the largest occupancy whose mean cycle meets ``target``, within the other limits
             return minimum(branch_max([largest_within(b, target, limit) for b in seen]), limit)
 
         if held_slots is None:
-            cap = cap_within(demand.tpot_target_s)
+            cap = cap_within(demand.step_target_s)
             if colocated and not sojourn.deterministic(demand.prompt_scv):
                 # the spread of the prompts sharing a request's cycles, taken at the mean-TPOT cap (at least the final
                 # cap, and the spread grows with the batch: the cap below meets the percentile; docs/model.md)
-                cap = cap_within(demand.tpot_target_s
+                cap = cap_within(demand.step_target_s
                                  - interference_spread_s(interference, maximum(cap, 1.0), demand.prompt_scv, epsilon))
             slots = np.floor(cap + FLOOR_GUARD) if whole else cap  # continuous sizing: smooth curves (DESIGN.md 4)
             tpot_ok = slots >= 1.0
@@ -317,7 +317,7 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
             seen_tpot = cycle_cap
             if not sojourn.deterministic(demand.prompt_scv):
                 seen_tpot = cycle_cap + interference_spread_s(interference, slots, demand.prompt_scv, epsilon)
-            tpot_ok = seen_tpot <= demand.tpot_target_s
+            tpot_ok = seen_tpot <= demand.step_target_s
             slots_allowed = None  # a held cap keeps its candidate's (:func:`_held_batch`)
         if colocated:
             at = _colocated_at_slots(cycles, demand, slots, ttft_extra_s, epsilon, device.streamed_prefill, cycle_cap)
@@ -332,7 +332,7 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
         else:
             work = latency = lanes = 0.0
             residence = output * cycle_cap
-            slack = demand.tpot_target_s - cycle_cap
+            slack = demand.step_target_s - cycle_cap
             replicas = queueing.servers_within_wait(peak * residence, residence, slack, 0.0, epsilon, terms.log_term) / slots
             ttft_ok = True
             share = 0.0

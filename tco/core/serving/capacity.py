@@ -45,7 +45,7 @@ class AtPeak:
     batch: object
     """Mean decode occupancy per replica (prefill pool: 0) [sequences]."""
     tpot_s: object
-    """Time per output token at the percentile (prefill pool: 0) [s]."""
+    """Time per output token at the percentile, a step over the tokens it emits (prefill pool: 0) [s]."""
     ttft_s: object
     """Time to first token at the percentile, this pool's part (decode pool: 0) [s]."""
     queue_wait_s: object
@@ -218,7 +218,7 @@ def at_peak(role: str, c: ChosenShape, demand: Demand, ttft_extra_s) -> AtPeak:
         zero = 0.0 * wait
         return AtPeak(queue_wait_s=wait, ttft_s=service + wait + ttft_extra_s, batch=zero, tpot_s=zero,
                       step_s=service + zero, interference_share=zero)
-    seen, slots, output = c.seen_lines, c.slots, demand.output_tokens
+    seen, slots, output = c.seen_lines, c.slots, demand.decode_steps
     gain = peak / replicas * output
     occupancy = np.minimum(branch_min([least_fixed_point(b, gain) for b in seen]), slots)
     z = queueing.normal_quantile(demand.percentile)
@@ -244,6 +244,8 @@ def at_peak(role: str, c: ChosenShape, demand: Demand, ttft_extra_s) -> AtPeak:
         tpot = np.maximum(tpot, cycle_mean + wait)
         ttft = 0.0 * tpot
         interference = ttft
+    if demand.speculation is not None:  # a step emits tau tokens per sequence
+        tpot = tpot / demand.tokens_per_step
     return AtPeak(batch=occupancy, tpot_s=tpot, ttft_s=ttft, queue_wait_s=wait, step_s=cycle_mean,
                   interference_share=interference)
 
@@ -309,7 +311,7 @@ def fleet_capacity_rps(role: str, figures: ReplicaFigures, replicas, demand: Dem
                                  epsilon, demand.prefill_dispatched) / work
     residence = v.residence_s
     if role == "decode":
-        slack = demand.tpot_target_s - v.cycle_cap_s
+        slack = demand.step_target_s - v.cycle_cap_s
         return queueing.offered_load_within_wait(replicas * v.slots, residence, slack, 0.0, epsilon) / residence
     slack = demand.ttft_target_s - v.prefill_s - v.cycle_cap_s - ttft_extra_s
     work = v.prefill_work_s

@@ -93,6 +93,8 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
     else:
         k = times(replication, model.kv_bytes_per_token)
         decode_kv, prefill_kv = terms.context_tokens * k, terms.prefill_kv_factor * k
+        if role != "prefill" and demand.speculation is not None:  # as the pool's (pool_terms): the draft's reads too
+            decode_kv = decode_kv * demand.speculation.weight_reads
     sync_fixed = parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s) + device.cycle_overhead_s
     sync_per_token = parallelism.sync_time_per_token_s(
         shape, model.layers, model.hidden_size, model.collective_element_bytes, model.experts_per_token,
@@ -105,6 +107,11 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         else:
             sync_fixed, sync_per_token = sync_fixed + expert_fixed, sync_per_token + expert_per_token
             expert_fixed = expert_per_token = 0.0
+    speculation = None if role == "prefill" else demand.speculation
+    passes = reads = 1.0
+    if speculation is not None:  # the draft's k passes at f of the cost: k f more fixed latencies per cycle
+        passes, reads = speculation.token_passes, speculation.weight_reads
+        sync_fixed, expert_fixed = sync_fixed * reads, expert_fixed * reads
     return CycleModel(
         pipeline=shape.pipeline,
         weight_bytes=model.weight_bytes,
@@ -130,6 +137,8 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         expert_fixed_s=expert_fixed,
         expert_per_token_s=expert_per_token,
         expert_keep=expert_keep,
+        token_passes=passes,
+        weight_reads=reads,
     )
 
 
@@ -217,7 +226,7 @@ def has_micro_batch_pipelines(role: str, streamed_prefill: bool, shapes: Sequenc
 
 
 def interference_lines(chi, ratio, pipeline, micro_batch_tokens, two_lines: bool, budget_tokens=None,
-                       prompt_scv=0.0) -> ConcaveLines:
+                       prompt_scv=0.0, budget_per_sequence=1.0) -> ConcaveLines:
     """Mean prefill time riding in a colocated replica's cycle at a decode occupancy ``B``, a minimum of lines [s].
 
     By Little's law the replica admits ``B / O`` prompts per cycle, ``(P/O) B`` prefill tokens on average, each at
@@ -269,6 +278,9 @@ def interference_lines(chi, ratio, pipeline, micro_batch_tokens, two_lines: bool
         The token budget ``tau`` of a micro-batch (chunked: the falling line), or None (whole-prompt passes).
     prompt_scv : float or ndarray [-]
         Squared CV of the prompt length ``v`` (the chunks' spread).
+    budget_per_sequence : float or ndarray [tokens]
+        Budget tokens one decode sequence takes, ``q`` (speculative decoding: its ``k + 1`` verified tokens; the
+        falling line is then ``chi (p tau - q B)``).
 
     Returns
     -------
@@ -290,7 +302,8 @@ def interference_lines(chi, ratio, pipeline, micro_batch_tokens, two_lines: bool
     slopes = (times(pipeline, even), even)
     if budget_tokens is None:
         return ConcaveLines(intercepts, slopes)
-    return ConcaveLines((*intercepts, pipeline * chi * budget_tokens), (*slopes, -chi), (True, True, False))
+    return ConcaveLines((*intercepts, pipeline * chi * budget_tokens), (*slopes, -times(budget_per_sequence, chi)),
+                        (True, True, False))
 
 
 class PrefillService(NamedTuple):
@@ -364,7 +377,7 @@ def prefill_service(cm: CycleModel, demand: Demand, chunked: bool, chi, decode_c
     """
     p, prompt = float(cm.lanes), demand.prompt_tokens
     if chunked:
-        free = demand.token_budget_tokens - slots / p
+        free = demand.token_budget_tokens - times(demand.budget_tokens_per_sequence, slots) / p
         chunks = prompt / np.maximum(free, 1e-9)
         own = prompt * chi
         work = p * own + chunks * decode_cycle_s
@@ -472,7 +485,8 @@ def seen_cycles(role: str, cm: CycleModel, demand: Demand, terms: PoolTerms, pip
         held = minimum(demand.prompt_tokens, demand.token_budget_tokens) if chunked else \
             prefill_pass_prompts(cm, demand) * demand.prompt_tokens
     interference = interference_lines(chi, terms.ratio, pipeline, held, terms.two_interference_lines,
-                                      demand.token_budget_tokens if chunked else None, demand.prompt_scv)
+                                      demand.token_budget_tokens if chunked else None, demand.prompt_scv,
+                                      demand.budget_tokens_per_sequence)
     return SeenCycles(cm, chunked, chi, interference, [branch for b in lines for branch in interference.branches(b)])
 
 

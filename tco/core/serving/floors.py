@@ -156,7 +156,8 @@ def cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     slots = minimum((sum(caps[1:], caps[0]) - model.weight_bytes) / times(replication, terms.total_kv_bytes),
                     times(shape.data_parallel, demand.max_batch_sequences))
     if role == "colocated" and demand.policy == "chunked":
-        slots = minimum(slots, times(shape.lanes, demand.token_budget_tokens) / (1.0 + terms.ratio))
+        slots = minimum(slots, times(shape.lanes, demand.token_budget_tokens) / (demand.budget_tokens_per_sequence
+                                                                                + terms.ratio))
     read = times(shape.weight_passes, memory_read_time_s(model.read_fixed_bytes, caps, bws))
     flops = times(n, device.flops_per_s)
     # per decode token: the more of the weight phase's arithmetic and the attention phase's KV read (at the fastest
@@ -170,9 +171,9 @@ def cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: D
         idle = times(shape.weight_passes, memory_read_time_s(model.weight_bytes, caps, bws))
         riding = riding + terms.ratio * maximum(model.weight_flops_per_token / flops
                                                 - idle / times(shape.lanes, demand.token_budget_tokens), 0.0)
-    slots = maximum(minimum(slots, _largest_within_floor(demand.tpot_target_s, read, phase, fixed, riding)), 1.0)
+    slots = maximum(minimum(slots, _largest_within_floor(demand.step_target_s, read, phase, fixed, riding)), 1.0)
     cycle = maximum(read, slots * phase) + fixed + riding * slots
-    replicas = demand.peak_requests_per_s * demand.output_tokens * cycle / slots * (1.0 - 1e-9)
+    replicas = demand.peak_requests_per_s * demand.decode_steps * cycle / slots * (1.0 - 1e-9)
     return _whole_cost(replicas, n, whole, device_hour_usd)
 
 

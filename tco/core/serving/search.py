@@ -31,6 +31,7 @@ from tco.core.serving.floors import cost_floor, lowest_floor_first
 from tco.core.serving.selection import Picks, pick_terms, select_cycle_model, select_interference, select_lines
 from tco.core.serving.shapes import POLICIES, PREFILL_QUEUES, ROLES, Demand, DeviceShape, ModelShape, pool_terms
 from tco.core.serving.split import FEW_DRAWS_SHARE
+from tco.core.serving.steps import times
 
 #: score of an infeasible candidate (it only wins when no candidate is feasible)
 _INFEASIBLE_SCORE = 1e250
@@ -238,7 +239,7 @@ def _derived(role: str, chosen: ChosenShape, demand: Demand) -> dict:
     capacity = chosen.lanes / chosen.prefill_work_s if role == "prefill" else chosen.slots / chosen.residence_s
     return dict(capacity_rps=capacity, tpot_met=chosen.tpot_ok, feasible=chosen.fits * chosen.tpot_ok * chosen.ttft_ok,
                 prefill_tokens_per_s=chosen.lanes * demand.prompt_tokens / np.maximum(chosen.prefill_work_s, 1e-300),
-                decode_tokens_per_s=chosen.slots / chosen.cycle_cap_s)
+                decode_tokens_per_s=times(demand.tokens_per_step, chosen.slots) / chosen.cycle_cap_s)
 
 
 def _where_it_can_win(evaluate_candidate: Callable, inputs: tuple, k: int, fits, met) -> Candidate | None:

@@ -19,7 +19,7 @@ from tco.core.serving import parallelism
 from tco.core.serving.candidates import Candidate, ReplicaTerms
 from tco.core.serving.cycles import interference_lines
 from tco.core.serving.shapes import DeviceShape, ModelShape, PoolTerms
-from tco.core.serving.steps import ConcaveLines, CycleModel, Lines
+from tco.core.serving.steps import ConcaveLines, CycleModel, Lines, times
 
 
 class Picks:
@@ -239,7 +239,7 @@ def select_cycle_model(picks: Picks, candidates: Sequence[Candidate], model: Mod
     return replace(template, **shaped, pipeline=picks("pipeline_stages"), flops_per_s=n * device.flops_per_s,
                    tier_capacity_bytes=tuple(c * n for c in terms.device_capacity_bytes),
                    tier_bandwidth_bytes_per_s=tuple(b * n for b in terms.device_bandwidth_bytes_per_s),
-                   decode_kv_bytes_per_token=terms.context_tokens * k,
+                   decode_kv_bytes_per_token=times(template.weight_reads, terms.context_tokens * k),
                    prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
                    sync_fixed_s=picks.stacked([cm.sync_fixed_s for cm in cms]),
                    sync_per_token_s=picks.stacked([cm.sync_per_token_s for cm in cms]))

@@ -355,6 +355,11 @@ class CycleModel:
     expert_fixed_s: object = 0.0
     expert_per_token_s: object = 0.0
     expert_keep: object = None
+    #: speculative decoding (:class:`tco.core.serving.speculation.Speculation`): token passes per decode sequence
+    #: through the weight GEMMs, routed experts and collectives, ``k + 1 + k f`` (1: one token per step) [-]
+    token_passes: object = 1.0
+    #: and reads of the weights per cycle, ``1 + k f`` (1: one read) [-]
+    weight_reads: object = 1.0
 
     @property
     def weight_passes(self):
@@ -422,15 +427,31 @@ class CycleModel:
         """
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self._terms(decode_tokens, prefill_tokens)
         if self.expert_keep is not None:  # the overlapped all-to-alls, whole (the bound code counts them)
-            sync = sync + self.expert_comm_s(_add(decode_tokens, prefill_tokens))
+            sync = sync + self.expert_comm_s(self.passed_tokens(decode_tokens, prefill_tokens))
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
+
+    def passed_tokens(self, decode_tokens, prefill_tokens):
+        """Tokens a cycle puts through the weights, ``s B + N_p`` (``s = k + 1 + k f`` under speculative decoding,
+        else 1).
+
+        Parameters
+        ----------
+        decode_tokens, prefill_tokens : float or ndarray [tokens]
+            Decode sequences ``B`` and prefill tokens ``N_p`` of the cycle.
+
+        Returns
+        -------
+        float or ndarray [tokens]
+            Token passes of the cycle.
+        """
+        return _add(times(self.token_passes, decode_tokens), prefill_tokens)
 
     def _terms(self, decode_tokens, prefill_tokens):
         """:meth:`terms_s` without a two-batch-overlap cycle's expert all-to-alls [s]."""
-        tokens = _add(decode_tokens, prefill_tokens)
+        tokens = self.passed_tokens(decode_tokens, prefill_tokens)
         caps, bws = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s
-        passes = self.weight_passes
-        weight_memory = times(passes, memory_read_time_s(self.weight_read_bytes(tokens, passes), caps, bws))
+        passes = times(self.weight_reads, self.weight_passes)
+        weight_memory = times(passes, memory_read_time_s(self.weight_read_bytes(tokens, self.weight_passes), caps, bws))
         weight_compute = self.weight_flops_per_token * tokens / self.flops_per_s
         kv = _add(_scale(decode_tokens, self.decode_kv_bytes_per_token), _scale(prefill_tokens, self.prefill_kv_bytes_per_token))
         if len(caps) == 1:  # one tier: the KV cache streams at its bandwidth
@@ -485,7 +506,7 @@ class CycleModel:
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self._terms(decode_tokens, prefill_tokens)
         a = overlapped(weight_memory, weight_compute, None, keep)
         b = overlapped(kv_memory, kv_compute, None, keep)
-        comm = self.expert_comm_s(_add(decode_tokens, prefill_tokens))
+        comm = self.expert_comm_s(self.passed_tokens(decode_tokens, prefill_tokens))
         return overlapped(overlapped(a, b, None, phase_keep), comm, None, self.expert_keep) + sync
 
     def bound_and_spill(self, decode_tokens, prefill_tokens):
@@ -509,13 +530,14 @@ class CycleModel:
         weight_memory, weight_compute, kv_memory, kv_compute, sync = self.terms_s(decode_tokens, prefill_tokens)
         memory, compute = weight_memory + kv_memory, weight_compute + kv_compute
         code = (compute > memory) * (compute >= sync) * 1.0 + (sync > maximum(memory, compute)) * 2.0
-        tokens = decode_tokens + prefill_tokens
+        tokens = self.passed_tokens(decode_tokens, prefill_tokens)
         fast = self.tier_capacity_bytes[0]
-        passes = self.weight_passes
-        weights = self.weight_read_bytes(tokens, passes)
+        weights = self.weight_read_bytes(tokens, self.weight_passes)
         kv = decode_tokens * self.decode_kv_bytes_per_token + prefill_tokens * self.prefill_kv_bytes_per_token
-        # weights sit in the fastest tier first (re-read by each of p micro-batches), the KV cache after them
-        spilled = times(passes, maximum(weights - fast, 0.0)) + maximum(kv - maximum(fast - weights, 0.0), 0.0)
+        # weights sit in the fastest tier first (re-read by each of p micro-batches and draft passes), the KV cache
+        # after them
+        reads = times(self.weight_reads, self.weight_passes)
+        spilled = times(reads, maximum(weights - fast, 0.0)) + maximum(kv - maximum(fast - weights, 0.0), 0.0)
         if len(self.tier_capacity_bytes) == 1:  # one tier: nothing lives below it
             spilled = 0.0 * spilled
         return code, spilled
@@ -531,8 +553,9 @@ class CycleModel:
             Intercepts [s] and slopes [s/token] per branch.
         """
         caps, bws, p = self.tier_capacity_bytes, self.tier_bandwidth_bytes_per_s, self.weight_passes
+        reads, s = times(self.weight_reads, p), self.token_passes
         keep, phase_keep, comm_keep = self._keeps()
-        compute = Lines((0.0,), (self.weight_flops_per_token / self.flops_per_s,))
+        compute = Lines((0.0,), (times(s, self.weight_flops_per_token) / self.flops_per_s,))
         base_s = memory_read_time_s(self.weight_bytes, caps, bws)
         kv_compute_slope = self.decode_attention_flops_per_token / self.flops_per_s
         if len(caps) == 1:  # both attention terms pass through the origin: one line
@@ -540,13 +563,13 @@ class CycleModel:
         else:
             kv_memory = tier_time_lines(self.weight_bytes, self.decode_kv_bytes_per_token, caps, bws, base_s)
             attention = _phase(kv_memory, kv_compute_slope, keep)
-        sync = (comm_keep * self.sync_per_token_s, self.sync_fixed_s)
-        branches = [Lines((times(p, memory_read_time_s(self.full_read_bytes, caps, bws)),), (0.0,))]
+        sync = (times(s, comm_keep * self.sync_per_token_s), self.sync_fixed_s)
+        branches = [Lines((times(reads, memory_read_time_s(self.full_read_bytes, caps, bws)),), (0.0,))]
         if self.moe:
-            sparse = tier_time_lines(self.read_fixed_bytes, self.read_per_token_bytes / p, caps, bws)
-            branches.append(Lines(tuple(p * c for c in sparse.intercepts), tuple(p * c for c in sparse.slopes)))
+            sparse = tier_time_lines(self.read_fixed_bytes, times(s, self.read_per_token_bytes) / p, caps, bws)
+            branches.append(Lines(tuple(reads * c for c in sparse.intercepts), tuple(reads * c for c in sparse.slopes)))
         out = []
-        comm = None if self.expert_keep is None else Lines((self.expert_fixed_s,), (self.expert_per_token_s,))
+        comm = None if self.expert_keep is None else Lines((self.expert_fixed_s,), (times(s, self.expert_per_token_s),))
         for weight_memory in branches:
             weights = _phase(weight_memory, compute.slopes[0], keep)
             phases = _pairs(weights, attention, phase_keep)
