@@ -17,12 +17,13 @@ The output names, units and meanings are the table in :mod:`tco.core.outputs`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from tco.core import allocator
 from tco.core import names as named
-from tco.core.draws import total, where_mixed
+from tco.core.draws import any_draw, total, where_mixed
 from tco.core.money import finance, nodes, nre
 from tco.core.money import plan as money
 from tco.core.money.costs import (
@@ -39,7 +40,7 @@ from tco.core.money.costs import (
 from tco.core.money.generations import RoadmapCosts, generation_path
 from tco.core.money.plan import MoneyPlan, ShiftExposure
 from tco.core.money.purchases import GenerationPath, pick
-from tco.core.names import device_param, link_param, pool_param, roadmap_param, tier_param
+from tco.core.names import device_param, link_param, pool_param, roadmap_param, speculation_param, tier_param
 from tco.core.option_fleet import Fleet, OptionSizing
 from tco.core.outputs import (
     CASH_FLOW_LINES,
@@ -50,11 +51,12 @@ from tco.core.outputs import (
     PoolSizing,
 )
 from tco.core.reads import ReadLog
-from tco.core.serving import sizing
+from tco.core.serving import prefix_cache, sizing
 from tco.core.serving.capacity import PERFORMANCE_FIELDS
 from tco.core.serving.cycles import cycle_model
 from tco.core.serving.search import size_pool
 from tco.core.serving.shapes import DeviceShape
+from tco.core.serving.speculation import Speculation
 from tco.core.structure import Option, Pool, Structure
 from tco.core.workload import Workload
 
@@ -109,12 +111,18 @@ def device_shape(option: Option, pool: Pool, w: Workload) -> DeviceShape:
     Returns
     -------
     DeviceShape
-        Tier capacities [B] and bandwidths [B/s], usable memory share [-], efficiencies [-],
-        achievable FLOP/s [FLOP/s], link bandwidths [B/s] and latencies [s] of the device.
+        Tier capacities [B] (less the prefix cache's share of the off-chip tiers where it lives in device memory)
+        and bandwidths [B/s], usable memory share [-], efficiencies [-], achievable FLOP/s [FLOP/s], link bandwidths
+        [B/s] and latencies [s] of the device.
     """
     get, d = w.get, pool.device
+    capacities = tuple(get(tier_param(d, t, "capacity_bytes")) for t in pool.tiers)
+    if w.prefix_cache_tier == "hbm":  # the prefix cache's share of device memory is not the batch's
+        kept = 1.0 - get(named.serving.prefix_cache_hbm_fraction)
+        capacities = tuple(c if t == prefix_cache.ON_CHIP_TIER else c * kept for t, c in zip(pool.tiers, capacities,
+                                                                                            strict=True))
     return DeviceShape(
-        tier_capacity_bytes=tuple(get(tier_param(d, t, "capacity_bytes")) for t in pool.tiers),
+        tier_capacity_bytes=capacities,
         tier_bandwidth_bytes_per_s=tuple(get(tier_param(d, t, "bandwidth_bytes_per_s")) for t in pool.tiers),
         usable_fraction=get(device_param(d, "memory_usable_fraction")),
         bandwidth_efficiency=get(device_param(d, "bandwidth_efficiency")),
@@ -133,20 +141,105 @@ def device_shape(option: Option, pool: Pool, w: Workload) -> DeviceShape:
         streamed_prefill=pool.streamed_prefill)
 
 
-def _serve(option: Option, w: Workload):
-    """The option's pools sized by :func:`tco.core.serving.search.size_pool`, plus the KV transfer time and link ports."""
+def _speculation(option: Option, w: Workload) -> Speculation | None:
+    """The option's speculative decoding from its ``options.<name>.speculation.*`` parameters (None: none)."""
+    if not option.speculation:
+        return None
+    get = w.get
+    return Speculation(draft_tokens=get(speculation_param(option.name, "draft_tokens")),
+                       acceptance_rate=get(speculation_param(option.name, "acceptance_rate")),
+                       draft_cost_fraction=get(speculation_param(option.name, "draft_cost_fraction")))
+
+
+def _cache_bytes_per_device(pool: Pool, w: Workload):
+    """Prefix-cache bytes one device of ``pool`` holds in the scenario's tier (0 on a device with SRAM only) [B]."""
+    off_chip = [t for t in pool.tiers if t != prefix_cache.ON_CHIP_TIER]
+    if not off_chip:
+        return 0.0
+    if w.prefix_cache_tier == "hbm":
+        usable = w.get(device_param(pool.device, "memory_usable_fraction"))
+        return w.get(named.serving.prefix_cache_hbm_fraction) * usable * total(
+            [w.get(tier_param(pool.device, t, "capacity_bytes")) for t in off_chip])
+    return w.get(named.serving.name(f"{w.prefix_cache_tier}_cache_bytes_per_device"))
+
+
+def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits: dict | None):
+    """The option's pools sized by :func:`tco.core.serving.search.size_pool` with the prefix-cache hit fraction
+    ``hits[role]`` [-] of each pool (None: no prefix reuse), plus the KV transfer time and link ports."""
     kv_transfer_s = link_ports = None
+    cached = {} if hits is None else {role: hit * w.prompt_tokens for role, hit in hits.items()}
     extra = 0.0
+    if hits is not None and w.prefix_cache_tier != "hbm":  # the prefix read back from its tier before the prefill
+        bandwidth = w.get(named.serving.name(f"{w.prefix_cache_tier}_cache_bandwidth_bytes_per_s"))
+        extra = prefix_cache.load_time_s(cached["prefill" if option.disaggregated else "colocated"], w.kv_bytes_per_token,
+                                         bandwidth)
     if option.disaggregated:
         link_bw = w.get(link_param(option.link, "bandwidth_bytes_per_s"))
-        bytes_per_request = sizing.kv_transfer_bytes_per_request(w.prompt_tokens, w.kv_bytes_per_token)
+        # the decode side's cache holds its prefix: only the rest crosses the link
+        sent = w.prompt_tokens if hits is None else w.prompt_tokens - cached["decode"]
+        bytes_per_request = sizing.kv_transfer_bytes_per_request(sent, w.kv_bytes_per_token)
         kv_transfer_s = sizing.kv_transfer_time_s(bytes_per_request, link_bw, w.get(link_param(option.link, "latency_s")))
         link_ports = sizing.link_ports_needed(w.peak_requests_per_s, bytes_per_request, link_bw, w.whole_devices)
-        extra = kv_transfer_s
-    served = {pool.role: size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), w.demand,
-                                   w.whole_devices, extra if pool.role == "prefill" else 0.0, fleet_device_hour_usd(pool, w))
-              for pool in option.pools}
+        extra = kv_transfer_s + extra
+    served = {}
+    for pool in option.pools:
+        demand = w.demand
+        prefills, decodes = pool.role != "decode", pool.role != "prefill"
+        if (hits is not None and prefills) or (speculation is not None and decodes):
+            demand = replace(demand, **({"prompt_tokens": w.prompt_tokens - cached[pool.role],
+                                         "cached_prompt_tokens": cached[pool.role]} if hits is not None and prefills else {}),
+                             speculation=speculation if decodes else None)
+        served[pool.role] = size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), demand,
+                                      w.whole_devices, extra if prefills else 0.0, fleet_device_hour_usd(pool, w))
     return served, kv_transfer_s, link_ports
+
+
+#: the bisection steps of the achieved prefix-cache hit fractions (:func:`_serve`): each sizes the option's pools once
+#: more and halves the bracket; it stops early once every bracket is narrower than :data:`HIT_TOLERANCE`
+HIT_STEPS = 4
+HIT_TOLERANCE = 0.005
+
+
+def _serve(option: Option, w: Workload):
+    """The option's pools sized by :func:`tco.core.serving.search.size_pool`, plus the KV transfer time, the link ports,
+    the speculation and each pool's achieved prefix-cache hit fraction [-] (None without prefix reuse).
+
+    With prefix reuse a pool sized for a hit fraction ``x`` has ``N(x)`` devices, whose cache holds
+    ``a(x) = h min(1, c N(x) / S)`` of the asked ``h`` (:func:`tco.core.serving.prefix_cache.achieved_hit_fraction`).
+    More hits need fewer devices, so ``a`` falls as ``x`` rises and ``a(x) = x`` has one solution between ``a(h)``
+    (where ``a(a(h)) >= a(h)``) and ``h``. Where a pool's cache cannot hold the working set at ``x = h`` the bracket
+    ``[a(h), h]`` is bisected :data:`HIT_STEPS` times, keeping its lower end a fraction the fleet sized for it holds
+    (``a(x) >= x``), and the option is sized at that lower end: the hit fractions reported are ones its own fleet
+    achieves (within the last bracket's width below the solution).
+    """
+    speculation = _speculation(option, w)
+    if w.prefix_cache_tier is None:
+        return (*_serve_at(option, w, speculation, None), speculation, None)
+    asked = w.get(named.workload.prefix_hit_fraction)
+    working = prefix_cache.working_set_bytes(w.peak_requests_per_s, w.get(named.workload.prefix_reuse_interval_s),
+                                             asked * w.prompt_tokens, w.kv_bytes_per_token)
+    capacity = {pool.role: _cache_bytes_per_device(pool, w) for pool in option.pools}
+
+    def achieved(served):
+        return {role: prefix_cache.achieved_hit_fraction(asked, capacity[role], served[role].figures.replicas
+                                                         * served[role].figures.devices_per_replica, working)
+                for role in served}
+
+    hits = {pool.role: asked for pool in option.pools}
+    out = _serve_at(option, w, speculation, hits)
+    low = achieved(out[0])
+    if not any(any_draw(low[p.role] < asked) for p in option.pools):
+        return (*out, speculation, hits)
+    high = dict.fromkeys(low, asked)
+    for _ in range(HIT_STEPS):
+        if not any(any_draw(high[r] - low[r] > HIT_TOLERANCE) for r in low):
+            break
+        middle = {r: 0.5 * (low[r] + high[r]) for r in low}
+        held = achieved(_serve_at(option, w, speculation, middle)[0])
+        for r in low:
+            ok = held[r] >= middle[r]
+            low[r], high[r] = np.where(ok, middle[r], low[r]), np.where(ok, high[r], middle[r])
+    return (*_serve_at(option, w, speculation, low), speculation, low)
 
 
 def serving_pools(structure: Structure, values: Mapping[str, object], option_name: str):
@@ -174,7 +267,7 @@ def serving_pools(structure: Structure, values: Mapping[str, object], option_nam
         Time to move one request's KV between the pools (0 when colocated).
     """
     w = Workload(structure, values)
-    served, kv_transfer_s, _ = _serve(structure.option(option_name), w)
+    served, kv_transfer_s, *_ = _serve(structure.option(option_name), w)
     return served, w.demand, kv_transfer_s
 
 
@@ -199,7 +292,7 @@ def chosen_cycle_models(structure: Structure, values: Mapping[str, object], opti
     """
     w = Workload(structure, values)
     option = structure.option(option_name)
-    served, _, _ = _serve(option, w)
+    served, *_ = _serve(option, w)
     return {pool.role: cycle_model(pool.shapes[int(np.asarray(served[pool.role].figures.shape_index).reshape(-1)[0])],
                                    w.model, device_shape(option, pool, w), w.demand, pool.role)
             for pool in option.pools}
@@ -227,11 +320,14 @@ def serve_option(option: Option, w: Workload) -> tuple[dict[str, PoolPerformance
     sizing : OptionSizing
         The option's latencies at peak [s], batch [sequences], KV transfer time [s] and link ports [ports].
     """
-    served, kv_transfer_s, link_ports = _serve(option, w)
+    served, kv_transfer_s, link_ports, speculation, hits = _serve(option, w)
     perf, sizes = {}, {}
     for role, pool in served.items():
         v = pool.figures
-        perf[role] = PoolPerformance(**{name: getattr(v, name) for name in PERFORMANCE_FIELDS[role]})
+        perf[role] = PoolPerformance(**{name: getattr(v, name) for name in PERFORMANCE_FIELDS[role]},
+                                     prefix_hit_fraction=None if hits is None else hits[role] + 0.0 * v.replicas,
+                                     accepted_tokens_per_step=(speculation.tokens_per_step + 0.0 * v.replicas
+                                                               if speculation is not None and role != "prefill" else None))
         replicas = v.replicas
         sizes[role] = PoolSizing(replicas=replicas, peak_replicas=replicas,
                                  utilization=sizing.utilization(w.mean_requests_per_s, replicas, v.capacity_rps),

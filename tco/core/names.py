@@ -68,12 +68,15 @@ NODE_FIELDS = ("logic_density_mtr_per_mm2", "sram_bitcell_um2", "relative_energy
 
 workload = Section("workload", ("requests_per_s", "prompt_tokens", "output_tokens", "ttft_target_s", "tpot_target_s",
                                 "half_life_years", "peak_to_mean", "max_batch", "weight_bits", "kv_bits", "compute_bits",
-                                "demand_growth_per_year", "prompt_tokens_scv"))
+                                "demand_growth_per_year", "prompt_tokens_scv", "prefix_hit_fraction",
+                                "prefix_reuse_interval_s"))
 economics = Section("economics", ("discount_rate", "horizon_years", "electricity_usd_per_kwh", "pue",
                                   "facility_usd_per_kw_month", "maintenance_fraction_per_year"))
 serving = Section("serving", ("percentile", "token_budget_tokens", "memory_compute_overlap", "phase_overlap",
                               "comm_overlap", "collective_bits", "dispatch_bits", "expert_imbalance",
-                              "redundant_expert_share", "micro_batch_overlap"))
+                              "redundant_expert_share", "micro_batch_overlap", "prefix_cache_hbm_fraction",
+                              "host_dram_cache_bytes_per_device", "host_dram_cache_bandwidth_bytes_per_s",
+                              "ssd_cache_bytes_per_device", "ssd_cache_bandwidth_bytes_per_s"))
 program = Section("program", ("external_units", "vendor_gross_margin", "time_to_market_years",
                               "tapeout_to_deployment_years", "die_area_mm2", "package_memory_board_usd",
                               "wafer_price_usd", "defect_density_per_cm2", *NODE_FIELDS))
@@ -127,7 +130,8 @@ def name_builder(template: str) -> Callable[..., str]:
 #: The dotted names of the parameters that belong to something, by what they belong to: each fills its template's ``{}`` in order,
 #: ``device_param(device, field)``, ``tier_param(device, tier, field)``, ``model_param(model, field)``,
 #: ``link_param(link, field)``, ``pool_param(option, role, field)``, ``roadmap_param(device, field)``,
-#: ``demand_year_param(year)`` (``device_param("h100-sxm", "tdp_w") == "devices.h100-sxm.tdp_w"``).
+#: ``demand_year_param(year)``, ``speculation_param(option, field)`` (``device_param("h100-sxm", "tdp_w") ==
+#: "devices.h100-sxm.tdp_w"``).
 device_param = name_builder("devices.{}.{}")
 tier_param = name_builder("devices.{}.memory.{}.{}")
 model_param = name_builder("models.{}.{}")
@@ -135,3 +139,4 @@ link_param = name_builder("links.{}.{}")
 pool_param = name_builder("options.{}.{}.{}")
 roadmap_param = name_builder("roadmap.{}.{}")
 demand_year_param = name_builder("workload.year_{}.demand_multiplier")
+speculation_param = name_builder("options.{}.speculation.{}")

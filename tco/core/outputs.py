@@ -326,6 +326,15 @@ class PoolPerformance:
                                     fmt=".0f", optional=True)
     interference_share: Array | None = output("fraction", "share of a colocated replica's mean cycle spent on prefill chunks",
                                               "prefill interference", "%", scale=100.0, fmt=".0f", optional=True)
+    prefix_hit_fraction: Array | None = output("fraction", "share of prompt tokens the pool serves from its prefix cache "
+                                               "(achieved: what its devices' cache holds of the working set; a prefill "
+                                               "pool skips their prefill, a decode pool receives only the rest over the "
+                                               "KV link); present with prefix reuse", "cache hit rate", "%", scale=100.0,
+                                               fmt=".0f", workbook=False, optional=True)
+    accepted_tokens_per_step: Array | None = output("tokens/step", "expected tokens a decode step emits per sequence "
+                                                    "under speculative decoding, sum of a^i for i = 0..k; present with "
+                                                    "speculation", "accepted tokens per step", "", fmt=".2f",
+                                                    workbook=False, optional=True)
 
 
 @dataclass(kw_only=True)

@@ -42,6 +42,9 @@ class Option:
     name: str
     pools: tuple[Pool, ...]
     link: str | None = None
+    #: the pool that decodes speculates (its ``options.<name>.speculation.*`` parameters,
+    #: :mod:`tco.core.serving.speculation`)
+    speculation: bool = False
 
     @property
     def specialized(self) -> bool:
@@ -104,6 +107,9 @@ class Structure:
     refresh_policy: str = "keep"
     demand_series_years: int = 0
     node_scaled_tiers: tuple[str, ...] | None = None
+    #: where the prefix cache lives when the workload reuses prefixes (:data:`tco.core.serving.prefix_cache.TIERS`;
+    #: None: no reuse)
+    prefix_cache_tier: str | None = None
 
     def option(self, name: str) -> Option:
         """The option named ``name``.
@@ -180,4 +186,5 @@ class Structure:
         return tuple(Option(base.name, tuple(Pool(p.role, g.device, g.tiers, False, False, p.has_min_devices,
                                                   *(g.shapes[i:i + 1] if g.shapes else ()),
                                                   purchase_unit_devices=g.purchase_unit_devices)
-                                             for i, p in enumerate(base.pools)), base.link) for g in self.generations)
+                                             for i, p in enumerate(base.pools)), base.link, base.speculation)
+                     for g in self.generations)

@@ -101,6 +101,8 @@ class Workload:
                                       tuple(get(demand_year_param(y)) for y in range(1, structure.demand_series_years + 1)),
                                       int(np.max(self.horizon_years)))
         self.whole_devices = structure.whole_devices
+        #: where the prefix cache lives (:data:`tco.core.serving.prefix_cache.TIERS`; None: no prefix reuse)
+        self.prefix_cache_tier = structure.prefix_cache_tier
         #: :func:`tco.core.money.costs.device_hour_usd` by (device, built), computed once per evaluation
         self.device_hour_usd_by_pool: dict[tuple[str, bool], object] = {}
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tco.core.draws import maximum
+from tco.core.draws import maximum, minimum
 from tco.core.serving import queueing
-from tco.core.serving.steps import overlap_keeps, times
+from tco.core.serving.speculation import Speculation
+from tco.core.serving.steps import _add, overlap_keeps, times
 
 #: the scheduling policies of a replica that serves prefill and decode (``Demand.policy``): ``chunked``, prefill chunks
 #: riding in the decode cycles under the token budget; ``prefill_first``, whole-prompt passes that stall decoding
@@ -34,7 +35,7 @@ class Demand:
     """Workload and serving settings seen by every pool (arrays broadcast over draws)."""
 
     prompt_tokens: object
-    """Prompt length ``P`` [tokens]."""
+    """Prompt tokens a prefill computes, ``P_c`` (the prompt less its cached prefix ``H``) [tokens]."""
     output_tokens: object
     """Output length ``O`` [tokens]."""
     peak_requests_per_s: object
@@ -72,6 +73,37 @@ class Demand:
     micro_batch_overlap: object = 0.0
     """Two-batch overlap: the share of one micro-batch's expert all-to-all hidden under the other's computation
     (``serving.micro_batch_overlap``) [-]."""
+    cached_prompt_tokens: object = 0.0
+    """``H``, prompt tokens whose KV comes from the prefix cache instead of the prefill (the prompt is ``P_c + H``)
+    [tokens] (:mod:`tco.core.serving.prefix_cache`)."""
+    speculation: Speculation | None = None
+    """A decode pool's speculative decoding (None: one token per sequence and step)."""
+
+    @property
+    def decode_steps(self):
+        """Decode steps a request takes, ``O / tau`` [steps] (``O`` without speculation)."""
+        if self.speculation is None:
+            return self.output_tokens
+        return self.output_tokens / self.speculation.tokens_per_step
+
+    @property
+    def step_target_s(self):
+        """The time a decode step may take to meet the TPOT target, ``tau T_tpot`` [s] (``T_tpot`` without
+        speculation)."""
+        if self.speculation is None:
+            return self.tpot_target_s
+        return self.tpot_target_s * self.speculation.tokens_per_step
+
+    @property
+    def budget_tokens_per_sequence(self):
+        """Tokens a decode sequence takes of a micro-batch's token budget, ``k + 1`` (1 without speculation)
+        [tokens]."""
+        return 1.0 if self.speculation is None else self.speculation.verify_tokens
+
+    @property
+    def tokens_per_step(self):
+        """Tokens a decode step emits per sequence, ``tau`` [tokens/step] (1 without speculation)."""
+        return 1.0 if self.speculation is None else self.speculation.tokens_per_step
 
     @property
     def prefill_dispatched(self) -> bool:
@@ -169,7 +201,8 @@ class PoolTerms:
     decode_attention_flops_per_token: object
     """Attention arithmetic per decode token, ``4 L d C`` [FLOP/token]."""
     prefill_attention_flops_per_token: object
-    """Attention arithmetic per prefill token, ``2 L d P`` [FLOP/token]."""
+    """Attention arithmetic per computed prefill token, ``2 L d (P_c + 2 H)`` (``2 L d P`` with no cached prefix)
+    [FLOP/token]."""
     prefill_kv_factor: object
     """KV reads per prefill token over one copy: chunked colocated, each chunk re-reads the earlier ones [-]."""
     device_capacity_bytes: tuple
@@ -181,7 +214,7 @@ class PoolTerms:
     total_kv_bytes: object = None
     """KV bytes of one whole sequence, ``P + O`` tokens [B]."""
     ratio: object = 0.0
-    """``P / O`` when colocated (prefill tokens per decode token), else 0 [-]."""
+    """``P_c / (O / tau)`` when colocated (prefill tokens per decode step), else 0 [-]."""
     log_term: object = 0.0
     """``ln(1 / (2 epsilon))`` of a queue that holds the whole percentile budget ``epsilon`` (colocated: 0) [-]."""
     scale_up_bytes_per_s: object = 0.0
@@ -219,28 +252,39 @@ def pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str
         Context [tokens], attention FLOPs [FLOP/token], KV bytes [B, B/token], tiers per device [B, B/s], ``P/O`` and
         the queue's log term [-], the links the collectives reach [B/s] and the overlaps' ``1 - o`` [-].
     """
-    prompt = demand.prompt_tokens
-    context = prompt + 0.5 * demand.output_tokens
+    prompt, cached = demand.prompt_tokens, demand.cached_prompt_tokens
+    whole_prompt = _add(prompt, cached)
+    context = whole_prompt + 0.5 * demand.output_tokens
     factor = 1.0
-    if demand.policy == "chunked" and role == "colocated":  # each chunk re-reads the prompt's earlier chunks
+    chunked = demand.policy == "chunked" and role == "colocated"
+    if chunked:  # each chunk re-reads the prompt's earlier chunks
         factor = 1.0 + 0.5 * maximum(prompt / demand.token_budget_tokens - 1.0, 0.0)
-    total = (prompt + demand.output_tokens) * model.kv_bytes_per_token
-    sequence = prompt * model.kv_bytes_per_token if role == "prefill" else total
+    if not (type(cached) in (float, int) and cached == 0):  # and every chunk (one pass: the prompt) reads the cached prefix once
+        factor = factor + cached / maximum(minimum(prompt, demand.token_budget_tokens) if chunked else prompt, 1.0)
+    total = (whole_prompt + demand.output_tokens) * model.kv_bytes_per_token
+    sequence = whole_prompt * model.kv_bytes_per_token if role == "prefill" else total
     epsilon = 1.0 - demand.percentile
     colocated = role == "colocated"
+    speculation = None if role == "prefill" else demand.speculation
+    decode_attention = 4.0 * model.layers * model.attention_dim * context
+    decode_kv = context * model.kv_bytes_per_token
+    if speculation is not None:  # k + 1 + k f queries per sequence; the KV read once and the draft's k f times
+        decode_attention = decode_attention * speculation.token_passes
+        decode_kv = decode_kv * speculation.weight_reads
     return PoolTerms(
         context_tokens=context,
-        decode_attention_flops_per_token=4.0 * model.layers * model.attention_dim * context,
-        prefill_attention_flops_per_token=2.0 * model.layers * model.attention_dim * prompt,
+        decode_attention_flops_per_token=decode_attention,
+        prefill_attention_flops_per_token=2.0 * model.layers * model.attention_dim * _add(prompt, 2.0 * cached),
         prefill_kv_factor=factor,
         device_capacity_bytes=tuple(c * device.usable_fraction for c in device.tier_capacity_bytes),
         device_bandwidth_bytes_per_s=tuple(b * device.bandwidth_efficiency for b in device.tier_bandwidth_bytes_per_s),
         sequence_kv_bytes=sequence,
         total_kv_bytes=total,
-        ratio=prompt / demand.output_tokens if colocated else 0.0,
+        ratio=prompt / demand.decode_steps if colocated else 0.0,
         log_term=0.0 if colocated else queueing.wait_log_term(epsilon),
         scale_up_bytes_per_s=device.scale_up_bytes_per_s * device.collective_efficiency,
         scale_out_bytes_per_s=device.scale_out_bytes_per_s * device.collective_efficiency,
         keeps=overlap_keeps(demand.memory_compute_overlap, demand.phase_overlap, demand.comm_overlap),
-        decode_kv_bytes_per_token=context * model.kv_bytes_per_token,
+        decode_kv_bytes_per_token=decode_kv,
         prefill_kv_bytes_per_token=times(factor, model.kv_bytes_per_token))
+
