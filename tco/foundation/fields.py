@@ -225,6 +225,23 @@ redundant_expert_share              fraction        0       10      -    redunda
                                                                          experts
 micro_batch_overlap                 fraction        0       1       -    share of one micro-batch's expert all-to-alls hidden
                                                                          under the other's computation (two-batch overlap)
+# prefix (KV-cache) reuse (tco.core.serving.prefix_cache)
+prefix_hit_fraction                 fraction        0       0.99    -    share of prompt tokens that repeat a cached prefix
+                                                                         (asked; a pool achieves what its cache holds)
+prefix_reuse_interval_s             s               0.001   1e6     -    time a cached prefix waits for its reuse (a session's
+                                                                         next turn)
+prefix_cache_hbm_fraction           fraction        0       0.9     -    share of a device's off-chip memory kept for the prefix
+                                                                         cache (tier hbm), taken from the decode batch's
+host_dram_cache_bytes_per_device    B               0       1e15    -    host DRAM given to the prefix cache, per device
+host_dram_cache_bandwidth_bytes_per_s B/s           1e6     1e15    -    read bandwidth from host DRAM into one device
+ssd_cache_bytes_per_device          B               0       1e16    -    local flash given to the prefix cache, per device
+ssd_cache_bandwidth_bytes_per_s     B/s             1e6     1e15    -    read bandwidth from local flash into one device
+# speculative decoding (tco.core.serving.speculation)
+draft_tokens                        tokens          1       16      int  tokens a draft proposes per sequence and step
+acceptance_rate                     fraction        0       1       -    probability a drafted token is accepted given the ones
+                                                                         before it were (i.i.d. per position)
+draft_cost_fraction                 fraction        0       1       -    one draft pass's cost over one target pass (weights,
+                                                                         arithmetic, latency), per token
 # fleet analyses (assumptions/fleet_dynamics.yaml; tco.dynamics): stranded capacity
 # demand_growth_per_year (above, workload) also sets the request-rate growth over the simulated weeks
 prompt_growth_per_year              1/yr            0       100     -    prompt-length growth (context use)

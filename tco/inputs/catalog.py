@@ -199,10 +199,29 @@ class Serving(Strict):
     expert_imbalance: Q
     redundant_expert_share: Q
     micro_batch_overlap: Q
+    prefix_cache_hbm_fraction: Q
+    host_dram_cache_bytes_per_device: Q
+    host_dram_cache_bandwidth_bytes_per_s: Q
+    ssd_cache_bytes_per_device: Q
+    ssd_cache_bandwidth_bytes_per_s: Q
 
 
 #: the serving settings only a mixture-of-experts model reads (a dense model's scenario does not list them)
 MOE_SERVING_FIELDS = ("dispatch_bits", "expert_imbalance", "redundant_expert_share", "micro_batch_overlap")
+#: the serving settings of each prefix-cache tier (``serving.prefix_cache_tier``), read only where the workload reuses
+#: prefixes (``workload.prefix_hit_fraction`` given) and its cache lives there (tco.core.serving.prefix_cache)
+CACHE_SERVING_FIELDS = {"hbm": ("prefix_cache_hbm_fraction",),
+                        "host_dram": ("host_dram_cache_bytes_per_device", "host_dram_cache_bandwidth_bytes_per_s"),
+                        "ssd": ("ssd_cache_bytes_per_device", "ssd_cache_bandwidth_bytes_per_s")}
+
+
+class Speculation(Strict):
+    """The sourced defaults of one speculation method (``assumptions/speculation.yaml``); an option's
+    ``speculation:`` block overrides them."""
+
+    draft_tokens: Q
+    acceptance_rate: Q
+    draft_cost_fraction: Q
 #: the device fields only a mixture-of-experts model reads (its expert all-to-alls; a dense model's scenario does not
 #: list them)
 MOE_DEVICE_FIELDS = ("all_to_all_efficiency", "all_to_all_latency_s")
@@ -274,6 +293,7 @@ class Catalog:
     program: dict = field(default_factory=dict)  # assumptions/program.yaml: chip-program defaults
     roadmap: dict = field(default_factory=dict)  # assumptions/roadmap.yaml: general-purpose generations
     software: dict = field(default_factory=dict)  # assumptions/software.yaml: porting cost by device class
+    speculation: dict = field(default_factory=dict)  # assumptions/speculation.yaml: defaults by speculation method
 
 
 def _optional_yaml(path: Path) -> dict:
@@ -299,7 +319,7 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
     ----------
     folder : Path or str
         The catalog folder: devices, models, links, nodes and economics, and the optional
-        training, sites, serving, fleet-dynamics, program, roadmap and software files.
+        training, sites, serving, fleet-dynamics, program, roadmap, software and speculation files.
 
     Returns
     -------
@@ -322,6 +342,7 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
         program=_optional_yaml(folder / "program.yaml"),
         roadmap=_optional_yaml(folder / "roadmap.yaml"),
         software=_optional_yaml(folder / "software.yaml"),
+        speculation=_optional_yaml(folder / "speculation.yaml"),
     )
 
 

@@ -11,6 +11,7 @@ from tco.core.names import NODE_FIELDS, NRE_PARTS
 from tco.core.structure import Structure
 from tco.foundation.errors import FieldError, FieldWarning, InputError
 from tco.inputs.catalog import (
+    CACHE_SERVING_FIELDS,
     LLM,
     MOE_DEVICE_FIELDS,
     MOE_SERVING_FIELDS,
@@ -24,6 +25,7 @@ from tco.inputs.catalog import (
     Roadmap,
     Serving,
     SoftwarePorting,
+    Speculation,
     validated,
 )
 from tco.inputs.catalog_entries import lookup_entry
@@ -175,8 +177,11 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
         add(named.economics.name(key), getattr(economics, key))
     overrides = {k: v.model_dump() for k in Serving.model_fields if (v := getattr(spec.serving, k)) is not None}
     serving = validated(Serving, {**catalog.serving, **overrides}, "serving")
+    cached = CACHE_SERVING_FIELDS.get(structure.prefix_cache_tier, ())
     for key in Serving.model_fields:
         if key in MOE_SERVING_FIELDS and not structure.moe:
+            continue
+        if any(key in fields for fields in CACHE_SERVING_FIELDS.values()) and key not in cached:
             continue
         add(named.serving.name(key), getattr(serving, key))
     for key in ("params_total", "params_active", "layers", "kv_heads", "head_dim", "attention_dim", "hidden_size",
@@ -208,6 +213,7 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
     for option in spec.options:
         for role, pool in option.pools().items():
             add(named.pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
+        _speculation_parameters(option, catalog, add, errors)
     if spec.program is not None:
         _program_parameters(spec.program, catalog, add, errors, structure)
     if structure.generations:
@@ -219,6 +225,21 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
         for device in (*listed, *(g.device for g in structure.generations)):
             add(named.roadmap_param(device, "release_year"), roadmap.generations[device].release_year)
     return collector.param_set()
+
+
+def _speculation_parameters(option, catalog: Catalog, add, errors: list[FieldError]) -> None:
+    """An option's speculation as ``options.<name>.speculation.<field>``: its block's quantities, else its method's
+    sourced defaults (``assumptions/speculation.yaml``); nothing for no speculation."""
+    spec = option.speculation
+    if spec is None or spec.method == "none":
+        return
+    if spec.method not in catalog.speculation:
+        errors.append(FieldError("assumptions/speculation.yaml", spec.method,
+                                 "is missing: every speculation method needs sourced defaults"))
+        return
+    defaults = validated(Speculation, catalog.speculation[spec.method], f"speculation.{spec.method}")
+    for key in Speculation.model_fields:
+        add(named.speculation_param(option.name, key), getattr(spec, key) or getattr(defaults, key))
 
 
 def _software_port(device: Device, catalog: Catalog, structure: Structure) -> Quantity | None:

@@ -19,7 +19,7 @@ from tco.inputs.fleet_settings import fleet_settings, option_reference_errors
 from tco.inputs.parameters import ParamSet, cross_field_errors, outside_range_message, param_from_quantity
 from tco.inputs.scenario import Scenario, split_settings
 from tco.inputs.scenario_flatten import fleet_setting_parameters, reference_parameters, scenario_parameters
-from tco.inputs.scenario_schema import PoolSpec, ScenarioFile
+from tco.inputs.scenario_schema import PREFIX_REUSE_FIELDS, PoolSpec, ScenarioFile
 
 #: the on-die SRAM tier of a built device: the tier a change of process node rescales
 SRAM_TIER = "sram"
@@ -129,7 +129,8 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
         if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
             errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
                                      f"is not a known link; known: {', '.join(sorted(catalog.links))}"))
-        options.append(Option(opt.name, tuple(pools), opt.kv_link))
+        speculates = opt.speculation is not None and opt.speculation.method != "none"
+        options.append(Option(opt.name, tuple(pools), opt.kv_link, speculates))
     baseline = next(o for o in options if o.name == spec.baseline)
     if baseline.specialized:
         errors.append(FieldError("baseline", spec.baseline, "the baseline must run on general-purpose devices only"))
@@ -147,6 +148,12 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
                                          f"must be at most the model's {model.layers.value:g} layers (a stage holds whole "
                                          "layers)"))
     generations = _generations(spec, catalog, baseline, devices, errors, edits)
+    given = [key for key in PREFIX_REUSE_FIELDS if getattr(spec.workload, key) is not None]
+    reuse = bool(given)
+    if reuse and len(given) < len(PREFIX_REUSE_FIELDS):
+        missing = next(key for key in PREFIX_REUSE_FIELDS if key not in given)
+        errors.append(FieldError(f"workload.{missing}", None, f"is needed with workload.{given[0]}: prefix reuse takes "
+                                 "the hit fraction and the time a prefix waits for its reuse"))
     if errors:
         raise InputError(errors)
 
@@ -155,7 +162,8 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
                           prefill_queue=spec.serving.prefill_queue, moe=model.experts_routed.value > 1, generations=generations,
                           refresh_policy=spec.roadmap.policy if spec.roadmap else "keep",
                           demand_series_years=len(spec.workload.demand_by_year or ()),
-                          node_scaled_tiers=_node_scaled_tiers(spec, devices))
+                          node_scaled_tiers=_node_scaled_tiers(spec, devices),
+                          prefix_cache_tier=spec.serving.prefix_cache_tier if reuse else None)
     settings, set_ = split_settings(spec.set)
     params, warnings = resolved_params(scenario_parameters(spec, catalog, model, devices, edits, structure), edits, set_)
     dynamics, dynamics_warnings = fleet_setting_parameters(spec.fleet_dynamics, catalog, settings)

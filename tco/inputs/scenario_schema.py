@@ -55,14 +55,26 @@ class PoolSpec(Strict):
         return self.devices_per_replica is not None
 
 
+class SpeculationSpec(Strict):
+    """An option's speculative decoding (tco.core.serving.speculation): its method, and any of the method's sourced
+    defaults (``assumptions/speculation.yaml``) overridden; ``none`` decodes one token per step."""
+
+    method: Literal["none", "mtp", "eagle", "draft_model"]
+    draft_tokens: Q | None = None
+    acceptance_rate: Q | None = None
+    draft_cost_fraction: Q | None = None
+
+
 class OptionSpec(Strict):
-    """A fleet option: ``colocated``, or ``prefill`` + ``decode`` + ``kv_link``."""
+    """A fleet option: ``colocated``, or ``prefill`` + ``decode`` + ``kv_link``; optionally ``speculation`` on the pool
+    that decodes."""
 
     name: str = Field(min_length=1)
     colocated: PoolSpec | None = None
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None
     kv_link: str | None = None
+    speculation: SpeculationSpec | None = None
     note: str = ""
 
     @model_validator(mode="after")
@@ -82,11 +94,16 @@ class OptionSpec(Strict):
         return {"colocated": self.colocated} if self.colocated else {"prefill": self.prefill, "decode": self.decode}
 
 
+#: the workload's prefix reuse (tco.core.serving.prefix_cache): given together, or neither (no reuse)
+PREFIX_REUSE_FIELDS = ("prefix_hit_fraction", "prefix_reuse_interval_s")
+
+
 Workload = optional_quantities(
     "Workload", "What the fleet serves: demand, lengths, latency targets, half-life; the rest default (WORKLOAD_DEFAULTS); "
     "demand grows by ``demand_growth_per_year`` or follows ``demand_by_year`` (multiples of year 1).",
-    WORKLOAD_DEFAULTS, __name__, **{key: (Q, ...) for key in ("requests_per_s", "prompt_tokens", "output_tokens",
-                                                            "ttft_target_s", "tpot_target_s", "half_life_years")},
+    (*WORKLOAD_DEFAULTS, *PREFIX_REUSE_FIELDS), __name__,
+    **{key: (Q, ...) for key in ("requests_per_s", "prompt_tokens", "output_tokens", "ttft_target_s", "tpot_target_s",
+                                 "half_life_years")},
     demand_by_year=(list[Q] | None, None))
 
 
@@ -142,7 +159,8 @@ ServingSpec = optional_quantities(
     "ServingSpec", "How the serving stack schedules and how latency targets are read; numbers default to "
     "assumptions/serving.yaml (tco.inputs.catalog.Serving).", Serving.model_fields, __name__,
     policy=(Literal["chunked", "prefill_first"], "chunked"),
-    prefill_queue=(Literal["shared", "dispatched"], "shared"))
+    prefill_queue=(Literal["shared", "dispatched"], "shared"),
+    prefix_cache_tier=(Literal["hbm", "host_dram", "ssd"], "hbm"))
 
 
 class ScenarioHeader(Strict):
