@@ -15,7 +15,7 @@ from tco.core.outputs import COST_LINES, OptionResult
 from tco.foundation.plain_values import json_safe, scalar
 from tco.inputs.scenario import Scenario
 from tco.present import program_text
-from tco.present.tables import bounds, infeasible_reasons, placement, shapes
+from tco.present.tables import OPTIONAL_ROWS, bounds, infeasible_reasons, placement, shapes
 from tco.present.verdict_text import explained
 
 TOKEN_BASIS = "USD per million output tokens (input+output basis reported beside it)"
@@ -119,6 +119,9 @@ def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, wi
             "queue_wait_s": row["queue_wait_s"], "shape": row["shape"], "batch": row["batch"],
             "interference_share": {role: scalar(p.performance.interference_share) for role, p in r.pools.items()
                                    if p.performance.interference_share is not None},
+            **{name: {role: scalar(getattr(p.performance, name)) for role, p in r.pools.items()
+                      if getattr(p.performance, name) is not None}
+               for name in OPTIONAL_ROWS if any(getattr(p.performance, name) is not None for p in r.pools.values())},
             "bound": bound, "spilled_bytes": row["spilled_bytes"], "kv_transfer_s": row["kv_transfer_s"],
             "link_ports": row["link_ports"], "feasible": not reasons, "infeasible_reasons": reasons,
             "cost_breakdown_pv_usd": {line.line: scalar(getattr(r, line.name)) for line in COST_LINES},

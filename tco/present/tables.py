@@ -273,6 +273,8 @@ OPTION_ROWS: list[tuple[str, str, Callable[[OptionResult], str]]] = [
     _option("tpot_s"),
     _option("queue_wait_s"),
     ("interference", POOL_OUTPUTS["interference_share"].title, interference),
+    _per_pool("prefix_hit_fraction"),
+    _per_pool("accepted_tokens_per_step"),
     _per_pool("devices", OPTION_OUTPUTS["devices"].title),
     _per_pool("utilization"),
     ("bound", "bound by", lambda r: ", ".join(f"{k}: {v}" for k, v in bounds(r).items())),
@@ -280,6 +282,16 @@ OPTION_ROWS: list[tuple[str, str, Callable[[OptionResult], str]]] = [
     ("batch", OPTION_OUTPUTS["batch"].title, decode_batch),
     ("feasible", OPTION_OUTPUTS["feasible"].title, _feasible),
 ]
+
+
+#: the rows shown only where some option has the figure (prefix reuse, speculative decoding): a pool output absent
+#: (None) elsewhere
+OPTIONAL_ROWS = ("prefix_hit_fraction", "accepted_tokens_per_step")
+
+
+def _has(r: OptionResult, name: str) -> bool:
+    """Whether a pool of ``r`` reports the pool output ``name``."""
+    return any(getattr(p.performance, name) is not None for p in r.pools.values())
 
 
 #: comparison outputs shown against the baseline, in order (the program rows for options on the scenario's own chip)
@@ -305,7 +317,9 @@ def option_rows(results: Mapping[str, OptionResult], wide: bool = False) -> list
     list of Row
         Title (with unit) and one printed cell per option.
     """
-    rows = [Row(key, title, [cell(r) for r in results.values()]) for key, title, cell in OPTION_ROWS]
+    rows = [Row(key, title, [cell(r) if key not in OPTIONAL_ROWS or _has(r, key) else "" for r in results.values()])
+            for key, title, cell in OPTION_ROWS
+            if key not in OPTIONAL_ROWS or any(_has(r, key) for r in results.values())]
     if not wide:
         return rows
     shown = {key for key, _, _ in OPTION_ROWS}
