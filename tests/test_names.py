@@ -37,7 +37,10 @@ def test_every_declared_name_is_one_a_scenario_can_have():
     of the model no bundled scenario switches on (a built chip's die and its build node's figures)."""
     only_when_asked = {*named.program_specs, *(named.program.name(f) for f in named.NODE_FIELDS),
                        named.program.die_area_mm2, named.program.package_memory_board_usd, named.program.wafer_price_usd,
-                       named.program.defect_density_per_cm2}
+                       named.program.defect_density_per_cm2,
+                       # the prefix cache's tiers beside device memory (agentic-coding keeps its cache in HBM)
+                       named.serving.host_dram_cache_bytes_per_device, named.serving.host_dram_cache_bandwidth_bytes_per_s,
+                       named.serving.ssd_cache_bytes_per_device, named.serving.ssd_cache_bandwidth_bytes_per_s}
     declared = {name for section in named.SECTIONS for name in section}
     assert declared - resolved_names() - only_when_asked == set()
 

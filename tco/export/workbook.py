@@ -28,7 +28,7 @@ from tco.export.names import excel_names
 from tco.export.sensitivity_sheet import write_sensitivity
 from tco.export.summary_sheet import write_summary
 from tco.export.training_sheet import training_model_values, write_training_model
-from tco.foundation.errors import InputError
+from tco.foundation.errors import FieldError, InputError
 from tco.foundation.files import atomic_write, check_target
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.scenario import Scenario
@@ -52,10 +52,46 @@ def currency_year(scenario: Scenario) -> str:
     return str(max(years)) if years else "unknown"
 
 
+#: why a workbook refuses a part of the model it has no formulas for (issue 48 asks for them)
+NO_FORMULAS = ("the workbook has no formulas for {} yet (issue 48), so its numbers would not be the model's; "
+               "export the scenario without it")
+
+
+def formula_gaps(scenario: Scenario) -> list[FieldError]:
+    """The parts of ``scenario``'s model the workbook has no formulas for (its numbers would not be the model's), each
+    as the field that switches it on.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        An inference scenario.
+
+    Returns
+    -------
+    list of FieldError
+        ``workload.prefix_hit_fraction`` where the workload reuses prefixes, ``options.<name>.speculation`` for each
+        option that speculates; empty when the workbook carries the whole model.
+    """
+    structure = scenario.structure
+    values = scenario.params.values()
+    gaps = []
+    if structure.prefix_cache_tier is not None:
+        gaps.append(FieldError("workload.prefix_hit_fraction", values.get("workload.prefix_hit_fraction"),
+                               NO_FORMULAS.format("prefix reuse (the prefix cache's hit fraction, memory and load time)")))
+    gaps += [FieldError(f"options.{o.name}.speculation", None,
+                        NO_FORMULAS.format("speculative decoding (tokens per verification step, the step's cost)"))
+             for o in structure.options if o.speculation]
+    return gaps
+
+
 def build_workbook(scenario: Scenario) -> Workbook:
-    """The workbook of ``scenario`` (in memory)."""
+    """The workbook of ``scenario`` (in memory); an :class:`InputError` naming the field for a scenario whose model the
+    workbook does not carry as formulas (:func:`formula_gaps`: prefix reuse, speculative decoding)."""
     if getattr(scenario, "kind", "inference") == "training":
         return build_training_workbook(scenario)
+    gaps = formula_gaps(scenario)
+    if gaps:
+        raise InputError(gaps)
     wb, sheets, names = _workbook_with_inputs(scenario, SHEETS)
     model = write_model(sheets["Model"], scenario, names)
     cash = write_cash_flows(sheets["Cash flows"], scenario, names, model)
