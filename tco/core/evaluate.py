@@ -194,52 +194,71 @@ def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits
     return served, kv_transfer_s, link_ports
 
 
-#: the bisection steps of the achieved prefix-cache hit fractions (:func:`_serve`): each sizes the option's pools once
-#: more and halves the bracket; it stops early once every bracket is narrower than :data:`HIT_TOLERANCE`
-HIT_STEPS = 4
-HIT_TOLERANCE = 0.005
+#: the achieved prefix-cache hit fractions are solved on a grid of steps of ``1 / HIT_GRID`` (:func:`_serve`)
+HIT_GRID = 128
 
 
 def _serve(option: Option, w: Workload):
     """The option's pools sized by :func:`tco.core.serving.search.size_pool`, plus the KV transfer time, the link ports,
     the speculation and each pool's achieved prefix-cache hit fraction [-] (None without prefix reuse).
 
-    With prefix reuse a pool sized for a hit fraction ``x`` has ``N(x)`` devices, whose cache holds
-    ``a(x) = h min(1, c N(x) / S)`` of the asked ``h`` (:func:`tco.core.serving.prefix_cache.achieved_hit_fraction`).
-    More hits need fewer devices, so ``a`` falls as ``x`` rises and ``a(x) = x`` has one solution between ``a(h)``
-    (where ``a(a(h)) >= a(h)``) and ``h``. Where a pool's cache cannot hold the working set at ``x = h`` the bracket
-    ``[a(h), h]`` is bisected :data:`HIT_STEPS` times, keeping its lower end a fraction the fleet sized for it holds
-    (``a(x) >= x``), and the option is sized at that lower end: the hit fractions reported are ones its own fleet
-    achieves (within the last bracket's width below the solution).
+    With prefix reuse a pool sized for a hit fraction ``x`` has ``N(x)`` devices, whose cache holds the share
+    ``g(x) = c N(x) / (lambda_peak T P k)`` of the prompt tokens (:func:`tco.core.serving.prefix_cache.achieved_hit_fraction`
+    with every prompt token asked), so it achieves ``a(x) = min(h, g(x))`` of the asked ``h``. More hits need fewer
+    devices: ``g`` falls as ``x`` rises, and the fleet holds any ``x <= y*``, where ``g(y*) = y*``; ``y*`` depends on
+    the fleet and not on ``h``. The pools are sized at ``x = min(h, Y)``, ``Y`` the largest multiple of
+    ``1 / HIT_GRID`` with ``g(Y) >= Y``, found by bisection on that grid (a bracket that does not depend on ``h``): the
+    hit fraction reported is one the option's own fleet achieves, at most one grid step below ``y*``, and it never
+    falls as the asked ``h`` rises (nor does the cost rise through it: tests/test_speculation.py). A pool whose cache
+    holds the grid step above ``h`` is sized at ``h`` itself (one more sizing to find out); else ``[Y_low, Y_high]`` starts at
+    the grid points around ``g(h)`` and ``h``.
     """
     speculation = _speculation(option, w)
     if w.prefix_cache_tier is None:
         return (*_serve_at(option, w, speculation, None), speculation, None)
     asked = w.get(named.workload.prefix_hit_fraction)
-    working = prefix_cache.working_set_bytes(w.peak_requests_per_s, w.get(named.workload.prefix_reuse_interval_s),
-                                             asked * w.prompt_tokens, w.kv_bytes_per_token)
+    # the working set were every prompt token a hit: g(x) = c N(x) / whole, min(1, g) the share held
+    whole = prefix_cache.working_set_bytes(w.peak_requests_per_s, w.get(named.workload.prefix_reuse_interval_s),
+                                           w.prompt_tokens, w.kv_bytes_per_token)
     capacity = {pool.role: _cache_bytes_per_device(pool, w) for pool in option.pools}
 
-    def achieved(served):
-        return {role: prefix_cache.achieved_hit_fraction(asked, capacity[role], served[role].figures.replicas
-                                                         * served[role].figures.devices_per_replica, working)
+    def held(served):
+        return {role: prefix_cache.achieved_hit_fraction(1.0, capacity[role], served[role].figures.replicas
+                                                         * served[role].figures.devices_per_replica, whole)
                 for role in served}
 
-    hits = {pool.role: asked for pool in option.pools}
-    out = _serve_at(option, w, speculation, hits)
-    low = achieved(out[0])
-    if not any(any_draw(low[p.role] < asked) for p in option.pools):
-        return (*out, speculation, hits)
-    high = dict.fromkeys(low, asked)
-    for _ in range(HIT_STEPS):
-        if not any(any_draw(high[r] - low[r] > HIT_TOLERANCE) for r in low):
+    out = _serve_at(option, w, speculation, dict.fromkeys(capacity, asked))
+    at_asked = held(out[0])
+    top = np.ceil(asked * HIT_GRID - 1e-9)  # the grid point at or above h
+    off_grid = top > asked * HIT_GRID + 1e-9
+    if not any(any_draw(at_asked[r] < asked) or any_draw(off_grid) for r in at_asked):
+        return (*out, speculation, dict.fromkeys(capacity, asked))
+    # integer grid brackets per pool: lo is held (g(lo) >= lo), hi is not, or not yet tried (the step above a held h)
+    lo, hi, done = {}, {}, {}
+    for r, g in at_asked.items():
+        fits = g >= asked
+        lo[r] = np.where(fits, top - off_grid, np.floor(np.minimum(g, 1.0) * HIT_GRID + 1e-9) + 0.0 * top)
+        hi[r] = top + 0.0 * lo[r]
+        done[r] = fits & ~off_grid
+    untried = {r: at_asked[r] >= asked for r in at_asked}  # hi is the step above a held h: try it first
+    while True:
+        probe = {r: np.where(untried[r], hi[r], np.floor(0.5 * (lo[r] + hi[r]))) for r in lo}
+        open_ = {r: ~done[r] & (untried[r] | (hi[r] - lo[r] > 1.0)) for r in lo}
+        if not any(any_draw(o) for o in open_.values()):
             break
-        middle = {r: 0.5 * (low[r] + high[r]) for r in low}
-        held = achieved(_serve_at(option, w, speculation, middle)[0])
-        for r in low:
-            ok = held[r] >= middle[r]
-            low[r], high[r] = np.where(ok, middle[r], low[r]), np.where(ok, high[r], middle[r])
-    return (*_serve_at(option, w, speculation, low), speculation, low)
+        probe = {r: np.where(open_[r], probe[r], lo[r]) for r in lo}
+        g = held(_serve_at(option, w, speculation, {r: probe[r] / HIT_GRID for r in lo})[0])
+        for r in lo:
+            ok = g[r] >= probe[r] / HIT_GRID
+            was_untried = open_[r] & untried[r]
+            done[r] = done[r] | (was_untried & ok)  # the fleet holds the step above h: h itself
+            lo[r] = np.where(open_[r] & ok & ~was_untried, probe[r], lo[r])
+            hi[r] = np.where(open_[r] & ~ok, probe[r], hi[r])
+            untried[r] = untried[r] & ~open_[r]
+    if all(np.all(d) for d in done.values()):  # every pool holds h: the first sizing stands
+        return (*out, speculation, dict.fromkeys(capacity, asked))
+    hits = {r: np.where(done[r], asked, np.minimum(asked, lo[r] / HIT_GRID)) for r in lo}
+    return (*_serve_at(option, w, speculation, hits), speculation, hits)
 
 
 def serving_pools(structure: Structure, values: Mapping[str, object], option_name: str):

@@ -18,6 +18,7 @@ from openpyxl.packaging.custom import StringProperty
 from openpyxl.styles import Alignment
 
 from tco import __version__
+from tco.core import names as named
 from tco.export.breakeven_sheet import write_breakeven
 from tco.export.cashflow_sheet import write_cash_flows
 from tco.export.cells import finish_sheet, lock_formulas, put_text
@@ -76,7 +77,8 @@ def formula_gaps(scenario: Scenario) -> list[FieldError]:
     values = scenario.params.values()
     gaps = []
     if structure.prefix_cache_tier is not None:
-        gaps.append(FieldError("workload.prefix_hit_fraction", values.get("workload.prefix_hit_fraction"),
+        hit = named.workload.prefix_hit_fraction
+        gaps.append(FieldError(hit, values.get(hit),
                                NO_FORMULAS.format("prefix reuse (the prefix cache's hit fraction, memory and load time)")))
     gaps += [FieldError(f"options.{o.name}.speculation", None,
                         NO_FORMULAS.format("speculative decoding (tokens per verification step, the step's cost)"))

@@ -163,7 +163,7 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
                           refresh_policy=spec.roadmap.policy if spec.roadmap else "keep",
                           demand_series_years=len(spec.workload.demand_by_year or ()),
                           node_scaled_tiers=_node_scaled_tiers(spec, devices),
-                          prefix_cache_tier=spec.serving.prefix_cache_tier if reuse else None)
+                          prefix_cache_tier=(spec.serving.prefix_cache_tier or "hbm") if reuse else None)
     settings, set_ = split_settings(spec.set)
     params, warnings = resolved_params(scenario_parameters(spec, catalog, model, devices, edits, structure), edits, set_)
     dynamics, dynamics_warnings = fleet_setting_parameters(spec.fleet_dynamics, catalog, settings)

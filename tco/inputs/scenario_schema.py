@@ -160,7 +160,9 @@ ServingSpec = optional_quantities(
     "assumptions/serving.yaml (tco.inputs.catalog.Serving).", Serving.model_fields, __name__,
     policy=(Literal["chunked", "prefill_first"], "chunked"),
     prefill_queue=(Literal["shared", "dispatched"], "shared"),
-    prefix_cache_tier=(Literal["hbm", "host_dram", "ssd"], "hbm"))
+    # where the prefix cache lives when the workload reuses prefixes; left out (None) it is ``hbm`` (and a scenario file
+    # without prefix reuse writes nothing for it)
+    prefix_cache_tier=(Literal["hbm", "host_dram", "ssd"] | None, None))
 
 
 class ScenarioHeader(Strict):
