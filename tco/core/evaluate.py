@@ -23,7 +23,7 @@ import numpy as np
 
 from tco.core import allocator
 from tco.core import names as named
-from tco.core.draws import any_draw, total, where_mixed
+from tco.core.draws import any_draw, minimum, total, where_mixed
 from tco.core.money import finance, nodes, nre
 from tco.core.money import plan as money
 from tco.core.money.costs import (
@@ -222,17 +222,33 @@ def _serve(option: Option, w: Workload):
                                            w.prompt_tokens, w.kv_bytes_per_token)
     capacity = {pool.role: _cache_bytes_per_device(pool, w) for pool in option.pools}
 
-    def held(served):
-        return {role: prefix_cache.achieved_hit_fraction(1.0, capacity[role], served[role].figures.replicas
-                                                         * served[role].figures.devices_per_replica, whole)
-                for role in served}
+    def share(served, role):
+        return prefix_cache.achieved_hit_fraction(1.0, capacity[role], served[role].figures.replicas
+                                                  * served[role].figures.devices_per_replica, whole)
 
-    out = _serve_at(option, w, speculation, dict.fromkeys(capacity, asked))
+    def held(served):
+        # a fleet with a cache that misses a target at x (too few hits for the TTFT target: more would help) counts
+        # as holding x, so that {x : held} is [0, y*] and the bisection looks above it; a fleet without one holds none
+        return {role: np.where((np.asarray(served[role].figures.feasible) > 0) | (np.asarray(capacity[role]) <= 0),
+                               share(served, role), np.inf)
+                for role in served if role != "decode"}
+
+    first = dict.fromkeys(capacity, asked)
+    out = _serve_at(option, w, speculation, first)
     at_asked = held(out[0])
+    if "decode" in capacity:
+        # a decode pool's fleet does not depend on its hits (its cache only shortens the KV transfer, which the
+        # prefill pool waits for): it holds min(h, g) outright, and the prefill pool is solved with that fixed
+        decode_hits = minimum(share(out[0], "decode"), asked)
+        if any_draw(decode_hits < asked):
+            first = {**first, "decode": decode_hits}
+            out = _serve_at(option, w, speculation, first)
+            at_asked = held(out[0])
+    fixed = {r: x for r, x in first.items() if r not in at_asked}
     top = np.ceil(asked * HIT_GRID - 1e-9)  # the grid point at or above h
     off_grid = top > asked * HIT_GRID + 1e-9
     if not any(any_draw(at_asked[r] < asked) or any_draw(off_grid) for r in at_asked):
-        return (*out, speculation, dict.fromkeys(capacity, asked))
+        return (*out, speculation, first)
     # integer grid brackets per pool: lo is held (g(lo) >= lo), hi is not, or not yet tried (the step above a held h)
     lo, hi, done = {}, {}, {}
     for r, g in at_asked.items():
@@ -247,7 +263,7 @@ def _serve(option: Option, w: Workload):
         if not any(any_draw(o) for o in open_.values()):
             break
         probe = {r: np.where(open_[r], probe[r], lo[r]) for r in lo}
-        g = held(_serve_at(option, w, speculation, {r: probe[r] / HIT_GRID for r in lo})[0])
+        g = held(_serve_at(option, w, speculation, {**fixed, **{r: probe[r] / HIT_GRID for r in lo}})[0])
         for r in lo:
             ok = g[r] >= probe[r] / HIT_GRID
             was_untried = open_[r] & untried[r]
@@ -256,8 +272,8 @@ def _serve(option: Option, w: Workload):
             hi[r] = np.where(open_[r] & ~ok, probe[r], hi[r])
             untried[r] = untried[r] & ~open_[r]
     if all(np.all(d) for d in done.values()):  # every pool holds h: the first sizing stands
-        return (*out, speculation, dict.fromkeys(capacity, asked))
-    hits = {r: np.where(done[r], asked, np.minimum(asked, lo[r] / HIT_GRID)) for r in lo}
+        return (*out, speculation, first)
+    hits = {**fixed, **{r: np.where(done[r], asked, np.minimum(asked, lo[r] / HIT_GRID)) for r in lo}}
     return (*_serve_at(option, w, speculation, hits), speculation, hits)
 
 
