@@ -211,7 +211,10 @@ def _serve(option: Option, w: Workload):
     hit fraction reported is one the option's own fleet achieves, at most one grid step below ``y*``, and it never
     falls as the asked ``h`` rises (nor does the cost rise through it: tests/test_speculation.py). A pool whose cache
     holds the grid step above ``h`` is sized at ``h`` itself (one more sizing to find out); else ``[Y_low, Y_high]`` starts at
-    the grid points around ``g(h)`` and ``h``.
+    the grid points around ``g(h)`` and ``h``. A fleet with a cache that misses a target at ``x`` (too few hits for
+    the TTFT target) counts as holding ``x``, so the held ``x`` are ``[0, y*]``. A split's decode pool, whose fleet does
+    not depend on its hits (they only shorten the KV transfer the prefill pool waits for), holds ``min(h, g)``
+    outright, and the prefill pool is solved with that fixed.
     """
     speculation = _speculation(option, w)
     if w.prefix_cache_tier is None:

@@ -9,9 +9,10 @@ the routed experts and the collectives, but reads the weights and each sequence'
 ``f`` of the target's per-token cost (the heads' share of a forward pass, or a draft model's parameters over the
 target's), runs ``k`` passes of the batch, so it adds ``k f`` weight reads, fixed latencies and KV reads and
 ``k f`` token passes per sequence. A memory-bound step (small batch) then emits ``tau`` tokens for little more than
-one step's time; a compute-bound step costs ``k + 1 + k f`` times the arithmetic per sequence for ``tau <= k + 1``
-tokens, so the gain falls to ``tau / (k + 1 + k f) <= 1`` as the batch grows (a step that is compute-bound is
-never faster per token with speculation).
+one step's time. With the step's terms added, ``t = A + N`` (``A`` the arithmetic and per-token collectives, ``N`` the
+reads and fixed latencies), speculating takes ``s A + r N`` (``s = k + 1 + k f``, ``r = 1 + k f``): the gain
+``tau (A + N) / (s A + r N)`` falls towards ``tau / s <= 1`` as the batch grows, and is at most 1 once ``N`` is at most
+``(s - tau) / (s - r)`` of the step: a step that is (all but) arithmetic is never faster per token with speculation.
 """
 
 from __future__ import annotations
