@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dash import Input, Output, State, dash_table, dcc, html
 
-from tco.export import write_workbook
+from tco.export import formula_gaps, write_workbook
 from tco.foundation.files import slug
 from tco.foundation.formatting import quantity
 from tco.foundation.labels import param_label
@@ -103,8 +103,7 @@ def layout(ctx: AppContext):
             # disabled until the page's state arrives: a click before it would download the default scenario, not
             # the one a link or an upload opened (enabled by ``downloads_ready``)
             html.Button("Download scenario YAML", id="download-yaml-button", disabled=True),
-            html.Button("Download finance workbook", id="download-xlsx-button", disabled=True,
-                        title="the xlsx of `tco export` for this scenario and its edits: live formulas"),
+            html.Button("Download finance workbook", id="download-xlsx-button", disabled=True, title=XLSX_TITLE),
             dcc.Download(id="download-yaml"),
             dcc.Download(id="download-xlsx"),
         ]),
@@ -148,10 +147,12 @@ def register(app, ctx: AppContext) -> None:
         return provenance(rows[active["row"]])
 
     @app.callback(Output("download-yaml-button", "disabled"), Output("download-xlsx-button", "disabled"),
-                  Input("state", "data"))
+                  Output("download-xlsx-button", "title"), Input("state", "data"))
     def downloads_ready(state):
-        waiting = state is None
-        return waiting, waiting
+        if state is None:
+            return True, True, XLSX_TITLE
+        gaps = workbook_gaps(ctx.scenario(state))
+        return False, bool(gaps), "; ".join(gaps) if gaps else XLSX_TITLE
 
     @app.callback(Output("download-yaml", "data"), Input("download-yaml-button", "n_clicks"), State("state", "data"),
                   prevent_initial_call=True)
@@ -162,6 +163,18 @@ def register(app, ctx: AppContext) -> None:
                   prevent_initial_call=True)
     def download_xlsx(_clicks, state):
         return workbook_download(ctx.scenario(state))
+
+
+#: the workbook button's tooltip where the scenario has a workbook
+XLSX_TITLE = "the xlsx of `tco export` for this scenario and its edits: live formulas"
+
+
+def workbook_gaps(scenario) -> list[str]:
+    """Why ``scenario`` has no workbook (``tco export`` refuses it: :func:`tco.export.formula_gaps`), one line per
+    field; empty where it has one."""
+    if getattr(scenario, "kind", "inference") != "inference":
+        return []
+    return [str(gap) for gap in formula_gaps(scenario)]
 
 
 def workbook_download(scenario) -> dict:

@@ -16,7 +16,7 @@ from tco_app import create_app
 from tco_app.context import AppContext
 from tco_app.controller import update_state
 from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap_view, routing_view, stranded_view, tree_view
-from tco_app.pages.assumptions import cell, table_rows, workbook_download
+from tco_app.pages.assumptions import XLSX_TITLE, cell, table_rows, workbook_download, workbook_gaps
 from tco_app.pages.cases import saved_case
 from tco_app.pages.compare import compare_view, verdict_card
 from tco_app.pages.decide import bottleneck_answer, change_answer
@@ -354,6 +354,22 @@ def test_workbook_download_is_the_export_of_the_edited_scenario(tmp_path):
     values = {row[0].value: row[1].value for row in inputs.iter_rows(min_row=4)}
     assert values["economics.discount_rate"] == 0.123
     assert import_workbook(path)[0].values() == CTX.scenario(state).values()
+
+
+@pytest.mark.parametrize("name", ["default", "agentic-coding", "reasoning-chat", "training-run"])
+def test_the_workbook_button_says_why_a_scenario_has_no_workbook(name, tmp_path):
+    """A scenario with prefix reuse or speculative decoding has no workbook (tco export refuses it: its formulas do
+    not carry them yet): the page disables the button and its tooltip names the field and why, instead of a download
+    that fails in the callback."""
+    gaps = workbook_gaps(CTX.scenario({"scenario": name, "upload": None, "set": {}}))
+    expected = {"agentic-coding": ["workload.prefix_hit_fraction"],
+                "reasoning-chat": ["options.h100-eagle3.speculation", "options.groq-eagle3.speculation"]}.get(name, [])
+    assert [g.split(":")[0] for g in gaps] == expected
+    assert all("the workbook has no formulas for" in g for g in gaps)
+    app = create_app(cache_dir=tmp_path)
+    (key,) = [k for k in app.callback_map if "download-xlsx-button.title" in k]
+    assert "download-xlsx-button.disabled" in key
+    assert XLSX_TITLE.startswith("the xlsx of `tco export`")
 
 
 @pytest.mark.parametrize("name", ["default", "fleet-split"])
