@@ -163,9 +163,10 @@ def _cache_bytes_per_device(pool: Pool, w: Workload):
     return w.get(named.serving.name(f"{w.prefix_cache_tier}_cache_bytes_per_device"))
 
 
-def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits: dict | None):
+def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits: dict | None, grown: dict | None = None):
     """The option's pools sized by :func:`tco.core.serving.search.size_pool` with the prefix-cache hit fraction
-    ``hits[role]`` [-] of each pool (None: no prefix reuse), plus the KV transfer time and link ports."""
+    ``hits[role]`` [-] of each pool (None: no prefix reuse) and at least ``grown[role]`` devices where given (to hold
+    the cache), plus the KV transfer time and link ports."""
     kv_transfer_s = link_ports = None
     cached = {} if hits is None else {role: hit * w.prompt_tokens for role, hit in hits.items()}
     extra = 0.0
@@ -189,6 +190,8 @@ def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits
             demand = replace(demand, **({"prompt_tokens": w.prompt_tokens - cached[pool.role],
                                          "cached_prompt_tokens": cached[pool.role]} if hits is not None and prefills else {}),
                              speculation=speculation if decodes else None)
+        if grown and pool.role in grown:
+            demand = replace(demand, min_fleet_devices=grown[pool.role])
         served[pool.role] = size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), demand,
                                       w.whole_devices, extra if prefills else 0.0, fleet_device_hour_usd(pool, w))
     return served, kv_transfer_s, link_ports
@@ -214,7 +217,9 @@ def _serve(option: Option, w: Workload):
     the grid points around ``g(h)`` and ``h``. A fleet with a cache that misses a target at ``x`` (too few hits for
     the TTFT target) counts as holding ``x``, so the held ``x`` are ``[0, y*]``. A split's decode pool, whose fleet does
     not depend on its hits (they only shorten the KV transfer the prefill pool waits for), holds ``min(h, g)``
-    outright, and the prefill pool is solved with that fixed.
+    outright, and the prefill pool is solved with that fixed. A pool may be grown to hold its cache: its fewest devices
+    ``max(N(x), x S_1 / c)`` over the grid lie at ``Y`` or the step above, which is taken (at or below ``h``, the
+    fleet at least ``x S_1 / c`` devices: ``Demand.min_fleet_devices``) where it is feasible and no larger.
     """
     speculation = _speculation(option, w)
     if w.prefix_cache_tier is None:
@@ -277,7 +282,30 @@ def _serve(option: Option, w: Workload):
     if all(np.all(d) for d in done.values()):  # every pool holds h: the first sizing stands
         return (*out, speculation, first)
     hits = {**fixed, **{r: np.where(done[r], asked, np.minimum(asked, lo[r] / HIT_GRID)) for r in lo}}
-    return (*_serve_at(option, w, speculation, hits), speculation, hits)
+    # or the grid step above, the fleet grown to hold it (x S / c devices): where it is feasible and no larger (the
+    # fewest devices max(N(x), x S / c) over the grid lie at one of the two steps around y*)
+    above = {r: np.minimum(asked, hi[r] / HIT_GRID) for r in lo}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = {r: np.where(np.asarray(capacity[r]) > 0, above[r] * whole / np.where(np.asarray(capacity[r]) > 0,
+                                                                                   capacity[r], 1.0), 0.0) for r in lo}
+    at_lo = _serve_at(option, w, speculation, hits)
+    at_above = _serve_at(option, w, speculation, {**fixed, **above}, need)
+    grow = {}
+    for r in lo:
+        a, b = at_lo[0][r].figures, at_above[0][r].figures
+        devices_a, devices_b = a.replicas * a.devices_per_replica, b.replicas * b.devices_per_replica
+        feasible_a, feasible_b = np.asarray(a.feasible) > 0, np.asarray(b.feasible) > 0
+        # only a grid step at or below h (the step above a held, off-grid h is not a hit fraction the pool may have)
+        on_grid = hi[r] <= asked * HIT_GRID + 1e-9
+        grow[r] = (~done[r] & on_grid & (np.asarray(capacity[r]) > 0) & feasible_b
+                   & (~feasible_a | (devices_b <= devices_a)))
+    if not any(any_draw(g) for g in grow.values()):
+        return (*at_lo, speculation, hits)
+    hits = {**fixed, **{r: np.where(grow[r], above[r], hits[r]) for r in lo}}
+    if all(np.all(g) for g in grow.values()):
+        return (*at_above, speculation, hits)
+    grown = {r: np.where(grow[r], need[r], 0.0) for r in lo}
+    return (*_serve_at(option, w, speculation, hits, grown), speculation, hits)
 
 
 def serving_pools(structure: Structure, values: Mapping[str, object], option_name: str):

@@ -337,6 +337,9 @@ def _candidate_at_cap(role: str, shape: parallelism.Shape, model: ModelShape, de
             ttft_ok = True
             share = 0.0
         bound = (slots, ratio * slots)
+    held = demand.min_fleet_devices
+    if not (type(held) in (float, int) and held == 0):  # a fleet grown to hold its prefix cache
+        replicas = maximum(replicas, held / n)
     if whole:  # whole replicas filling whole purchase units (a rack-scale system's)
         replicas = whole_units(maximum(np.ceil(replicas - WHOLE_COUNT_GUARD), 1.0),
                                replica_multiple(shape.devices, device.purchase_unit_devices))

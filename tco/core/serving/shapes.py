@@ -78,6 +78,8 @@ class Demand:
     [tokens] (:mod:`tco.core.serving.prefix_cache`)."""
     speculation: Speculation | None = None
     """A decode pool's speculative decoding (None: one token per sequence and step)."""
+    min_fleet_devices: object = 0.0
+    """Devices the pool has at least, whatever serving needs: those that hold its prefix cache (0: none) [devices]."""
 
     @property
     def decode_steps(self):
