@@ -199,6 +199,9 @@ def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits
 
 #: the achieved prefix-cache hit fractions are solved on a grid of steps of ``1 / HIT_GRID`` (:func:`_serve`)
 HIT_GRID = 128
+#: no pool is grown to hold its prefix cache beyond this many devices: a guard against overflow where the fuzzed domain
+#: gives a device a cache of 1e-300 B (far above any fleet: never a physical limit) [devices]
+GROWN_DEVICES_GUARD = 1e30
 
 
 def _serve(option: Option, w: Workload):
@@ -285,9 +288,11 @@ def _serve(option: Option, w: Workload):
     # or the grid step above, the fleet grown to hold it (x S / c devices): where it is feasible and no larger (the
     # fewest devices max(N(x), x S / c) over the grid lie at one of the two steps around y*)
     above = {r: np.minimum(asked, hi[r] / HIT_GRID) for r in lo}
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         need = {r: np.where(np.asarray(capacity[r]) > 0, above[r] * whole / np.where(np.asarray(capacity[r]) > 0,
                                                                                    capacity[r], 1.0), 0.0) for r in lo}
+    growable = {r: (np.asarray(capacity[r]) > 0) & (need[r] < GROWN_DEVICES_GUARD) for r in lo}  # a cache that can be held
+    need = {r: np.where(growable[r], need[r], 0.0) for r in lo}
     at_lo = _serve_at(option, w, speculation, hits)
     at_above = _serve_at(option, w, speculation, {**fixed, **above}, need)
     grow = {}
@@ -297,7 +302,7 @@ def _serve(option: Option, w: Workload):
         feasible_a, feasible_b = np.asarray(a.feasible) > 0, np.asarray(b.feasible) > 0
         # only a grid step at or below h (the step above a held, off-grid h is not a hit fraction the pool may have)
         on_grid = hi[r] <= asked * HIT_GRID + 1e-9
-        grow[r] = (~done[r] & on_grid & (np.asarray(capacity[r]) > 0) & feasible_b
+        grow[r] = (~done[r] & on_grid & growable[r] & feasible_b
                    & (~feasible_a | (devices_b <= devices_a)))
     if not any(any_draw(g) for g in grow.values()):
         return (*at_lo, speculation, hits)
