@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import time
+
 from dropdowns import choose
 
 AUDIT_JS = r"""
@@ -105,11 +107,17 @@ SETTLED_JS = r"""
 """
 
 
-def time_to_settle(page, start: float, quiet_s: float = 0.3, timeout_s: float = 30.0) -> float:
-    """Seconds from ``start`` (``time.perf_counter()``) until the page settled (:data:`SETTLED_JS`) and stayed so for
-    ``quiet_s``: the moment the view is complete, without the waiting pauses of :func:`settle`."""
-    import time
+#: a view is complete when it has stayed settled (:data:`SETTLED_JS`) this long [s]: Dash marks a callback as loading
+#: within a frame of its request, so a chain of callbacks keeps the page unsettled until its last one answers
+QUIET_S = 0.25
 
+#: two animation frames: the charts a callback's answer redraws are painted after the first
+PAINTED_JS = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def time_to_settle(page, start: float, quiet_s: float = QUIET_S, timeout_s: float = 30.0) -> float:
+    """Seconds from ``start`` (``time.perf_counter()``) until the page settled (:data:`SETTLED_JS`) and stayed so for
+    ``quiet_s``: the moment the view is complete."""
     settled_at = None
     while time.perf_counter() - start < timeout_s:
         now = time.perf_counter()
@@ -123,11 +131,11 @@ def time_to_settle(page, start: float, quiet_s: float = 0.3, timeout_s: float = 
     raise TimeoutError("the page did not settle")
 
 
-def settle(page, timeout_ms: int = 30000) -> None:
-    """Wait until no view is waiting for a callback and no chart still says 'computing...'."""
-    page.wait_for_timeout(300)
-    page.wait_for_function(SETTLED_JS, timeout=timeout_ms)
-    page.wait_for_timeout(400)
+def settle(page, timeout_s: float = 30.0) -> None:
+    """Wait until no view is waiting for a callback and no chart still says 'computing...', for :data:`QUIET_S` in a
+    row, and the charts are painted (:data:`PAINTED_JS`)."""
+    time_to_settle(page, time.perf_counter(), timeout_s=timeout_s)
+    page.evaluate(PAINTED_JS)
 
 
 def audit(page) -> list[str]:
