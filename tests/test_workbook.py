@@ -275,12 +275,16 @@ def test_bad_export_path_is_an_input_error(tmp_path, capsys):
 # --- import round trip ---------------------------------------------------------------------------------
 
 
-def _edit_book(wb, edits: dict[str, object]) -> None:
-    """Type ``edits`` (parameter name -> value) into the value cells of the Inputs sheet, as a user would."""
+def _edit_book(wb, edits: dict[str, object]) -> dict[str, object]:
+    """Type ``edits`` (parameter name -> value) into the value cells of the Inputs sheet, as a user would; returns
+    the values they replaced (typing those back undoes the edits)."""
     ws = wb["Inputs"]
     rows = {ws.cell(row=r, column=1).value: r for r in range(FIRST_ROW, ws.max_row + 1)}
+    replaced = {}
     for name, value in edits.items():
-        ws.cell(row=rows[name], column=2).value = value
+        cell = ws.cell(row=rows[name], column=2)
+        replaced[name], cell.value = cell.value, value
+    return replaced
 
 
 def _edit_inputs(path: Path, edits: dict[str, object]) -> None:
@@ -416,18 +420,22 @@ def recalculated(tmp_path_factory):
     (:class:`workbook_helpers.Recalculated`); ``"hostile"``, whose cell types the test reads, in a second run to xlsx.
 
     The plain workbooks are those the formula checks built (:data:`_BUILT`, else built here), saved as
-    :func:`tco.export.write_workbook` saves them; the edited ones are typed into in memory (:func:`_edit_book`) rather
-    than read back from a file and written again (2.6 s a workbook)."""
+    :func:`tco.export.write_workbook` saves them; the edited ones are the plain workbook of their scenario typed into
+    in memory (:func:`_edit_book`), saved, and the edits typed back out, rather than built again or read back from a
+    file and written again (2.6 s a workbook)."""
     folder = tmp_path_factory.mktemp("books")
-    books = {}
+    books, built = {}, {}
     for i, name in enumerate(SCENARIOS):
         books["plain", name] = folder / f"plain-{i}.xlsx"
-        (_BUILT.pop(name, None) or build_workbook(tco.load_scenario(name))).save(books["plain", name])
+        built[name] = _BUILT.pop(name, None) or build_workbook(tco.load_scenario(name))
+        built[name].save(books["plain", name])
     for i, (name, edits) in enumerate(EDITED):
-        wb = build_workbook(tco.load_scenario(name))
-        _edit_book(wb, edits)
+        wb = built[name]
+        replaced = _edit_book(wb, edits)
         books["edited", i] = folder / f"edited-{i}.xlsx"
         wb.save(books["edited", i])
+        _edit_book(wb, replaced)  # the plain workbook again, for the next edited case
+    built.clear()
     for policy in ROADMAP_POLICIES:
         scenario = tco.inputs.loading.scenario_from_dict(_roadmap_variant(policy))
         books["roadmap", policy] = write_workbook(scenario, folder / f"roadmap-{policy}.xlsx")
