@@ -198,13 +198,13 @@ def test_compare_runs_on_every_device_for_every_model(model):
 
 @pytest.mark.slow
 def test_the_flip_search_runs_on_every_device_for_the_widest_model():
-    """The verdict's flip search (every pair evaluated along the parameter ranges, each option only where its own
-    values move: ~8 s, so in `make test` only) on DeepSeek-V3 (mixture of experts, latent attention: the widest
-    replicas): the pairs keep the bounds of :func:`_check_pairs`, and each flip condition says what its windows say, derived by hand: its value is the
-    near end of its first window, on its side of the base value and within the range; the windows run away from the
-    base, nearest first, and the flips come nearest first; its share is the windows' length over the side's (whole
-    numbers counted, both ends included, for an integer parameter), its distance ``|value - base| / (high - low)``;
-    and inside its first window (at the middle) the winner is no longer the winner."""
+    """The verdict's flip search (every pair evaluated along the parameter ranges, each option only where its own values
+    move: ~8 s, so in `make test` only) on DeepSeek-V3 (mixture of experts, latent attention: the widest replicas): the
+    pairs keep the bounds of :func:`_check_pairs`, and each flip condition says what its windows say, derived by hand:
+    its value is the near end of its first window, on its side of the base value and within the range; the windows run
+    away from the base, nearest first, and the flips come nearest first; its share is the windows' length over the
+    side's (whole numbers counted, both ends included, for an integer parameter), its distance ``|value - base| / (high
+    - low)``; and inside its first window (at the middle) the winner is no longer the winner."""
     scenario = _pair_scenario("deepseek-v3", PAIR_DEVICES)
     result = compare(scenario, with_flips=True)
     _check_pairs(scenario, result)
