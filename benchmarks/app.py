@@ -43,6 +43,7 @@ from tco_app.pages.sensitivity import breakeven_view, map_view
 from tco_app.state import scenario_choices
 
 SERVER_TARGETS_S = {"compare view (verdict with flip conditions)": 0.5, "assumption edit (controller + compare)": 0.5,
+                    "option added (controller + compare, 5 options)": 0.5,
                     "decide view (six steps)": 1.0, "lifecycle view": 0.5, "break-even (every crossing)": 1.0,
                     "100x100 map": 1.0, "fleet: summary (seven analyses)": 1.0, "fleet: KV transfer wall": 1.0,
                     "fleet: stranded capacity (policy or drift change)": 1.0, "fleet: Pareto frontier": 1.0,
@@ -83,8 +84,17 @@ def server_side(repeat: int) -> None:
         new = update_state("params-table", "", None, None, None, rows, state, ctx)[0]
         compare_view(ctx.scenario(new))
 
+    def option_added():
+        """The options builder's edit (the same path as its link): B200 added to voice-agent, checked, the scenario
+        read again, then its Compare view with the flip search over five options."""
+        new = update_state("url", "?scenario=voice-agent&option=add:b200%3Dcolocated:b200", None, None, None, None,
+                           None, ctx)[0]
+        compare_view(ctx.scenario(new))
+
     cases = {"compare view (verdict with flip conditions)": lambda: compare_view(scenario),
-             "assumption edit (controller + compare)": edit, "decide view (six steps)": lambda: decide_view(scenario),
+             "assumption edit (controller + compare)": edit,
+             "option added (controller + compare, 5 options)": option_added,
+             "decide view (six steps)": lambda: decide_view(scenario),
              "lifecycle view": lambda: lifecycle_view(scenario),
              "break-even (every crossing)": lambda: breakeven_view(scenario, "workload.tpot_target_s", "lcot", 0.003, 0.05),
              "100x100 map": lambda: map_view(scenario, "workload.requests_per_s", "economics.electricity_usd_per_kwh", 100,
