@@ -501,3 +501,52 @@ def test_the_builder_follows_the_built_scenario_and_hides_on_training():
     assert [o["value"] for o in baselines] == ["h100", "b200"] and baseline == "h100" and model == "llama-3.1-8b"
     assert [o["value"] for o in options][-1] == "b200" and not hidden
     assert builder_view(CTX.scenario({"scenario": "training-run"}))[-1] is True
+
+
+def _cells(component, key: str) -> dict[int, str]:
+    """The Compare table's cells of output ``key`` by option column (ids ``cell-<key>-<column>``)."""
+    found = {}
+
+    def walk(node):
+        if isinstance(node, (list, tuple)):
+            for child in node:
+                walk(child)
+        elif hasattr(node, "to_plotly_json"):
+            props = node.to_plotly_json()["props"]
+            if str(props.get("id", "")).startswith(f"cell-{key}-"):
+                found[int(props["id"].rsplit("-", 1)[1])] = props["children"]
+            walk(props.get("children"))
+
+    walk(component)
+    return found
+
+
+def test_compare_shows_each_options_cache_hit_rate_and_accepted_tokens_per_step():
+    """Issue 48: the Compare table's cache hit rate (percent of prompt tokens a pool serves from its prefix cache) and
+    accepted tokens per decode step, per option, as the core computes them; rows absent where no option has them.
+    agentic-coding (85 % of prompt tokens reusable): an H100 or ASIC pool keeps its cache in HBM and serves all 85 %;
+    the Groq LPU has no room for one (0 %); the split's H100 prefill pool serves part, its LPU decode pool none."""
+    scenario = tco.load_scenario("agentic-coding")
+    results, _ = tco.evaluate_scenario(scenario)
+    cells = _cells(compare_view(scenario)[3], "prefix_hit_fraction")
+    names = [o.name for o in scenario.structure.options]
+    assert sorted(cells) == list(range(len(names)))
+    for j, name in enumerate(names):
+        pools = results[name].pools
+        shown = [f"{100 * float(p.performance.prefix_hit_fraction):.0f}" for p in pools.values()]
+        expected = shown[0] if len(pools) == 1 else ", ".join(f"{role} {s}" for role, s in zip(pools, shown, strict=True))
+        assert cells[j] == expected, name
+    assert cells[names.index("groq")] == "0" and cells[names.index("h100")] == "85"
+
+    reasoning = tco.load_scenario("reasoning-chat")
+    results, _ = tco.evaluate_scenario(reasoning)
+    accepted = _cells(compare_view(reasoning)[3], "accepted_tokens_per_step")
+    # the EAGLE-3 options draft k = 3 tokens, each accepted at a = 0.75 (assumptions/speculation.yaml), so a step emits
+    # tau = 1 + a + a^2 + a^3 = 1 + 0.75 + 0.5625 + 0.421875 = 2.734375 tokens by hand (shown to two decimals: 2.73);
+    # the options without speculation (and the split, whose pools do not speculate) show an empty cell
+    for j, option in enumerate(reasoning.structure.options):
+        values = [p.performance.accepted_tokens_per_step for p in results[option.name].pools.values()]
+        speculating = "eagle3" in option.name
+        assert values == ([pytest.approx(2.734375, rel=1e-12)] if speculating else [None] * len(values)), option.name
+        assert (accepted.get(j) or "") == ("2.73" if speculating else ""), option.name
+    assert _cells(compare_view(tco.load_scenario("default"))[3], "prefix_hit_fraction") == {}
