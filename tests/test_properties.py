@@ -80,15 +80,15 @@ def test_higher_utilization_never_raises_cost_per_token(draw, factor):
         assert np.all(b[option].lcot_usd_per_mtok <= a[option].lcot_usd_per_mtok * (1 + 1e-12))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 48: the prefix-cache hit solve (tco.core.evaluate._serve) looks for the "
-                   "fewest devices only at the two grid steps around the fleet's own hit fraction")
 def test_the_prefix_cache_solve_finds_the_fewest_prefill_devices():
     """Found by the property below (agentic-coding at 41,143-token prompts, 95.3 % asked hits reused within 3 s; the
     draw in tests/data/dispatched-prefill-with-prefix-cache.json): the dispatched rule (never fewer lanes than the shared
     queue's at a candidate) meets the targets on 30 prefill H100s holding the asked 95.3 % (122/128), while the shared
     queue's solve settles on 93.75 % (120/128) and 32 devices. The shared queue needs no more devices than the
     dispatched rule at any hit fraction, so its fewest devices ``min_x max(N(x), x S / c)`` are at most 30: the solve,
-    which tries only the grid steps around its own fixed point, misses them."""
+    used to try only the grid steps around its own fixed point (119/128 and 120/128 grown to 32 devices: TP4 replicas,
+    as TP2 misses the TTFT target there) and missed them; it now tries the steps above while one could need fewer
+    devices, and finds 122/128 on 15 TP2 replicas (30 devices, the grown fleet ``x S / c`` = 28.5 rounded up)."""
     values = json.loads((Path(__file__).parent / "data" / "dispatched-prefill-with-prefix-cache.json").read_text())
     scenario = tco.load_scenario("agentic-coding")
     shared = evaluate(scenario.structure, values)["h100-prefill+groq-decode"]
@@ -108,10 +108,6 @@ def test_prompts_dispatched_to_a_prefill_replica_never_need_fewer_prefill_device
     colocated options and every decode pool are untouched."""
     scenario, values = draw
     assume(any(option.disaggregated for option in scenario.structure.options))
-    # with prefix reuse a pool's hits depend on its own fleet, and the solve of that fixed point can leave the shared
-    # queue's prefill pool on more devices than the dispatched one's (a known miss of the solve:
-    # test_the_prefix_cache_solve_finds_the_fewest_prefill_devices, strict xfail), so the property stops there
-    assume(scenario.structure.prefix_cache_tier is None)
     shared = evaluate(scenario.structure, values)
     dispatched = evaluate(dataclasses.replace(scenario.structure, prefill_queue="dispatched"), values)
     for option in scenario.structure.options:

@@ -220,9 +220,13 @@ def _serve(option: Option, w: Workload):
     the grid points around ``g(h)`` and ``h``. A fleet with a cache that misses a target at ``x`` (too few hits for
     the TTFT target) counts as holding ``x``, so the held ``x`` are ``[0, y*]``. A split's decode pool, whose fleet does
     not depend on its hits (they only shorten the KV transfer the prefill pool waits for), holds ``min(h, g)``
-    outright, and the prefill pool is solved with that fixed. A pool may be grown to hold its cache: its fewest devices
-    ``max(N(x), x S_1 / c)`` over the grid lie at ``Y`` or the step above, which is taken (at or below ``h``, the
-    fleet at least ``x S_1 / c`` devices: ``Demand.min_fleet_devices``) where it is feasible and no larger.
+    outright, and the prefill pool is solved with that fixed. A pool may be grown to hold its cache: at a grid step
+    ``x`` above ``Y`` (at or below ``h``) the fleet is sized with at least ``x S_1 / c`` devices
+    (``Demand.min_fleet_devices``), which it rounds up to whole replicas of a shape that meets the targets at ``x``.
+    More hits let smaller shapes meet them, so these grown fleets need not grow with ``x``: the steps from the one above
+    ``Y`` upward are tried while ``x S_1 / c`` (a floor of the grown fleet) is below the fewest devices found, and the
+    fewest feasible fleet is taken (the step above ``Y`` where it is no larger than the fleet at ``Y``; a later step
+    where it is smaller). tests/test_properties.py holds a case where the fewest lie two steps above ``Y``.
     """
     speculation = _speculation(option, w)
     if w.prefix_cache_tier is None:
@@ -285,31 +289,47 @@ def _serve(option: Option, w: Workload):
     if all(np.all(d) for d in done.values()):  # every pool holds h: the first sizing stands
         return (*out, speculation, first)
     hits = {**fixed, **{r: np.where(done[r], asked, np.minimum(asked, lo[r] / HIT_GRID)) for r in lo}}
-    # or the grid step above, the fleet grown to hold it (x S / c devices): where it is feasible and no larger (the
-    # fewest devices max(N(x), x S / c) over the grid lie at one of the two steps around y*)
-    above = {r: np.minimum(asked, hi[r] / HIT_GRID) for r in lo}
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        need = {r: np.where(np.asarray(capacity[r]) > 0, above[r] * whole / np.where(np.asarray(capacity[r]) > 0,
-                                                                                   capacity[r], 1.0), 0.0) for r in lo}
-    growable = {r: (np.asarray(capacity[r]) > 0) & (need[r] < GROWN_DEVICES_GUARD) for r in lo}  # a cache that can be held
-    need = {r: np.where(growable[r], need[r], 0.0) for r in lo}
     at_lo = _serve_at(option, w, speculation, hits)
-    at_above = _serve_at(option, w, speculation, {**fixed, **above}, need)
-    grow = {}
+    # or a grid step above, the fleet grown to hold it (x S / c devices); the grown fleet rounds up to whole replicas
+    # of a shape that meets the targets at x, and more hits let smaller shapes meet them, so its devices may fall
+    # again above the first step: the steps are tried upward while one can still need fewer devices than the best
+    # (x S / c below it) and is a hit fraction the pool may have (at or below h)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        per_hit = {r: np.where(np.asarray(capacity[r]) > 0, whole / np.where(np.asarray(capacity[r]) > 0, capacity[r],
+                                                                              1.0), np.inf) for r in lo}
+    best, best_step, grow = {}, {}, {}
     for r in lo:
-        a, b = at_lo[0][r].figures, at_above[0][r].figures
-        devices_a, devices_b = a.replicas * a.devices_per_replica, b.replicas * b.devices_per_replica
-        feasible_a, feasible_b = np.asarray(a.feasible) > 0, np.asarray(b.feasible) > 0
-        # only a grid step at or below h (the step above a held, off-grid h is not a hit fraction the pool may have)
-        on_grid = hi[r] <= asked * HIT_GRID + 1e-9
-        grow[r] = (~done[r] & on_grid & growable[r] & feasible_b
-                   & (~feasible_a | (devices_b <= devices_a)))
+        a = at_lo[0][r].figures
+        best[r] = np.where(np.asarray(a.feasible) > 0, a.replicas * a.devices_per_replica, np.inf)
+        best_step[r], grow[r] = hi[r] + np.zeros(np.shape(best[r])), np.zeros(np.shape(best[r]), dtype=bool)
+    step, first_out = dict(hi), None
+    while True:
+        with np.errstate(invalid="ignore", over="ignore"):
+            need = {r: step[r] / HIT_GRID * per_hit[r] for r in lo}
+        # a cache that can be held, a grid step at or below h (the step above a held, off-grid h is not a hit
+        # fraction the pool may have), and fewer devices than the best still possible (the first step: no more)
+        open_ = {r: ~done[r] & (step[r] <= asked * HIT_GRID + 1e-9) & (need[r] < GROWN_DEVICES_GUARD)
+                 & ((need[r] <= best[r]) if first_out is None else (need[r] < best[r])) for r in lo}
+        if not any(any_draw(o) for o in open_.values()):
+            break
+        out = _serve_at(option, w, speculation, {**fixed, **{r: step[r] / HIT_GRID for r in lo}},
+                        {r: np.where(open_[r], need[r], 0.0) for r in lo})
+        first_out = out if first_out is None else first_out
+        for r in lo:
+            b = out[0][r].figures
+            devices = b.replicas * b.devices_per_replica
+            fewer = (devices <= best[r]) if first_out is out else (devices < best[r])
+            better = open_[r] & (np.asarray(b.feasible) > 0) & fewer
+            best[r], best_step[r] = np.where(better, devices, best[r]), np.where(better, step[r], best_step[r])
+            grow[r] = grow[r] | better
+            step[r] = step[r] + 1.0
     if not any(any_draw(g) for g in grow.values()):
         return (*at_lo, speculation, hits)
-    hits = {**fixed, **{r: np.where(grow[r], above[r], hits[r]) for r in lo}}
-    if all(np.all(g) for g in grow.values()):
-        return (*at_above, speculation, hits)
-    grown = {r: np.where(grow[r], need[r], 0.0) for r in lo}
+    hits = {**fixed, **{r: np.where(grow[r], np.minimum(asked, best_step[r] / HIT_GRID), hits[r]) for r in lo}}
+    if all(np.all(grow[r] & (best_step[r] == hi[r])) for r in lo):
+        return (*first_out, speculation, hits)
+    with np.errstate(invalid="ignore", over="ignore"):
+        grown = {r: np.where(grow[r], best_step[r] / HIT_GRID * per_hit[r], 0.0) for r in lo}
     return (*_serve_at(option, w, speculation, hits, grown), speculation, hits)
 
 
