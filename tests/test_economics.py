@@ -579,6 +579,33 @@ def test_some_bundled_challenger_has_an_irr_and_it_is_numpy_financials():
     assert checked >= 1
 
 
+def test_a_challenger_without_an_irr_says_why_in_the_json():
+    """Issue 49 item 7: the JSON ``irr`` is null only with the reason, in the workbook's words. Derivation: the
+    saving is ``baseline cost - option cost`` per year; custom-asic's challengers spend more than the H100 fleet in
+    year 0 (the NRE and the chips) and have an IRR (-49.5 % and -96.0 %); the default's groq and split spend more
+    in year 0 (their port and fleet) and the saving never turns the NPV's sign, so "never repay"; an option whose
+    year-0 saving is positive has no outlay to earn a rate on."""
+    for name in ("custom-asic", "default"):
+        analysis = tco.analyse_scenario(tco.load_scenario(name))
+        base = analysis.flows[analysis.structure.baseline]
+        rows = tco.compare(tco.load_scenario(name), with_flips=False).to_dict()["comparison"]["by_option"]
+        for option, row in rows.items():
+            flows = analysis.flows[option]
+            years = max(base.total_usd.shape[-1], flows.total_usd.shape[-1])
+            saved = np.pad(base.total_usd, (0, years - base.total_usd.shape[-1])) - np.pad(
+                flows.total_usd, (0, years - flows.total_usd.shape[-1]))
+            assert row["outlay_in_year_0"] == float(saved[0] < 0)
+            if row["irr"] is not None:
+                assert row["irr_note"] is None
+            elif saved[0] < 0:
+                assert row["irr_note"] == "none: the savings never repay the outlay"
+            else:
+                assert row["irr_note"] == "none: no outlay in year 0, cheaper from the start"
+    assert rows["groq"]["irr_note"] == "none: the savings never repay the outlay"
+    assert cashflow.no_irr_reason(np.nan, False) == "none: no outlay in year 0, cheaper from the start"
+    assert cashflow.no_irr_reason(0.12, True) is None
+
+
 # --- vectorized -----------------------------------------------------------------------------------------
 
 @pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only

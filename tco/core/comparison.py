@@ -152,8 +152,8 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
                    cycle_over_payback=np.where(np.isfinite(payback), cycle / np.where(payback > 0, payback, 1.0), 0.0))
     if any(p.built for p in option.pools):
         row.update(_program_view(result, base, values))
-    payback, irr = cashflow.payback_and_irr(base_flows, flows)
-    return ChallengerResult(**row, payback_year=payback, irr=irr).broadcast()
+    payback, irr, outlay = cashflow.payback_and_irr(base_flows, flows)
+    return ChallengerResult(**row, payback_year=payback, irr=irr, outlay_in_year_0=outlay).broadcast()
 
 
 def baseline_steady_state_usd_per_year(base: OptionResult, year):

@@ -652,6 +652,9 @@ class ChallengerResult:
                                  "discounted payback", "year", fmt=".0f")
     irr: Array = output("1/yr", "IRR of the yearly saving, for an investment (net outlay in year 0); else NaN",
                         "internal rate of return", "%", scale=100.0, fmt=".1f", workbook=False)
+    outlay_in_year_0: Array = output("bool", "whether choosing the option costs more than the baseline in year 0 (an "
+                                     "outlay its later savings may repay: the IRR exists only then)",
+                                     "outlay in year 0", "", fmt=".0f", workbook=False)
 
     def flat(self) -> dict[str, Array]:
         """The present comparison outputs by name.

@@ -19,6 +19,7 @@ from openpyxl.utils import get_column_letter, quote_sheetname
 
 from tco.core import names as named
 from tco.core.evaluate import INFEASIBLE_REASONS
+from tco.core.money import cashflow
 from tco.core.money.costs import NOT_PER_DEVICE
 from tco.core.money.timeline import DESIGN_PARTS, TAPEOUT_PARTS
 from tco.core.names import demand_year_param, device_param, link_param, roadmap_param
@@ -687,8 +688,8 @@ def _write_payback(sheet: CashFlowSheet, base_total: YearRow, total: YearRow) ->
     span = sheet.span(saved.row)
     tries = "".join(f"IFERROR(IRR({span},{guess})," for guess in IRR_GUESSES)
     irr = sheet.scalar("IRR of the savings (an outlay in year 0 repaid by later savings)", "1/yr",
-                       f'IF({sheet.cell(saved.row, 0)}<0,{tries}"none: the savings never repay the outlay"'
-                       f'{")" * len(IRR_GUESSES)},"none: no outlay in year 0, cheaper from the start")')
+                       f'IF({sheet.cell(saved.row, 0)}<0,{tries}"{cashflow.NO_IRR_NEVER_REPAID}"'
+                       f'{")" * len(IRR_GUESSES)},"{cashflow.NO_IRR_WITHOUT_OUTLAY}")')
     return payback, irr
 
 

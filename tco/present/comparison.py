@@ -11,6 +11,7 @@ import pandas as pd
 from tco.analysis import program_views
 from tco.analysis.evaluation import analyse_scenario
 from tco.analysis.verdict import DEFAULT_TIE_TOLERANCE, Verdict, decide
+from tco.core.money import cashflow
 from tco.core.outputs import COST_LINES, OptionResult
 from tco.foundation.plain_values import json_safe, scalar
 from tco.inputs.scenario import Scenario
@@ -128,8 +129,9 @@ def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, wi
             "accounting_cost_usd_per_year": scalar(r.accounting_cost_usd_per_year),
         })
         if option.name in analysis.challengers:
-            comp_rows.append({"option": option.name,
-                              **{k: scalar(v) for k, v in analysis.challengers[option.name].flat().items()}})
+            challenger = {k: scalar(v) for k, v in analysis.challengers[option.name].flat().items()}
+            comp_rows.append({"option": option.name, **challenger,
+                              "irr_note": cashflow.no_irr_reason(challenger["irr"], challenger["outlay_in_year_0"])})
     options = pd.DataFrame(rows).set_index("option")
     table = pd.DataFrame(comp_rows).set_index("option") if comp_rows else pd.DataFrame()
     decision = explained(decide(scenario, analysis.options, tie_tolerance, with_flips), scenario, analysis.options)

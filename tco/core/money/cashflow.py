@@ -52,6 +52,11 @@ def yearly_cash_flows(option: Option, result: OptionResult, values: Mapping[str,
                      bought=flows.bought, held=flows.held, generation=flows.generation)
 
 
+#: why choosing an option has no IRR, in the words every view uses (the CLI's JSON, the workbook's IRR cell)
+NO_IRR_WITHOUT_OUTLAY = "none: no outlay in year 0, cheaper from the start"
+NO_IRR_NEVER_REPAID = "none: the savings never repay the outlay"
+
+
 def payback_and_irr(base_flows: CashFlows, option_flows: CashFlows):
     """Discounted payback year and IRR of choosing the option over the baseline.
 
@@ -72,6 +77,8 @@ def payback_and_irr(base_flows: CashFlows, option_flows: CashFlows):
         First year from which the cumulative discounted savings stay >= 0, NaN if never.
     irr : ndarray [1/yr]
         Internal rate of return of the savings, NaN without an outlay in year 0 or a sign change.
+    outlay_in_year_0 : ndarray [bool]
+        Whether choosing the option costs more than the baseline in year 0 (an IRR exists only then).
 
     References
     ----------
@@ -81,7 +88,28 @@ def payback_and_irr(base_flows: CashFlows, option_flows: CashFlows):
     discount = max(base_flows.discount_factor, option_flows.discount_factor, key=lambda d: d.shape[-1])
     saved = base - option
     cumulative = np.cumsum(saved * discount, axis=-1)
-    return finance.payback_year(cumulative), np.where(saved[..., 0] < 0, finance.irr(saved), np.nan)
+    outlay = saved[..., 0] < 0
+    return finance.payback_year(cumulative), np.where(outlay, finance.irr(saved), np.nan), outlay
+
+
+def no_irr_reason(irr: float, outlay_in_year_0: bool) -> str | None:
+    """Why an option has no IRR (:func:`payback_and_irr`), None where it has one.
+
+    Parameters
+    ----------
+    irr : float [1/yr]
+        The IRR (NaN: none).
+    outlay_in_year_0 : bool
+        Whether choosing the option costs more than the baseline in year 0.
+
+    Returns
+    -------
+    str or None
+        :data:`NO_IRR_WITHOUT_OUTLAY`, :data:`NO_IRR_NEVER_REPAID`, or None.
+    """
+    if np.isfinite(irr):
+        return None
+    return NO_IRR_NEVER_REPAID if outlay_in_year_0 else NO_IRR_WITHOUT_OUTLAY
 
 
 def _aligned(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
