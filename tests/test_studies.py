@@ -17,15 +17,17 @@ import tco
 from tco.cli import main
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.parameters import Param
-from tco.present.study_findings import tornado_findings
+from tco.present.study_findings import findings, tornado_findings
 from tco.studies import grid_map, metric_values, monte_carlo, sobol_analysis, sweep, tornado, win_threshold
 from tco.studies.sampling import (
     Z95,
+    SamplingPlan,
     _Drawn,
     draw_chunk,
     iman_conover,
     inverse_cdf,
     ordered_pairs,
+    rule_breaking_shares,
     sampling_plan,
     values_at_quantiles,
 )
@@ -370,6 +372,32 @@ def test_draws_obey_idle_power_at_most_tdp():
         lower = draws[plan.params[pair.lower].name] if pair.lower >= 0 else pair.lower_value
         upper = draws[plan.params[pair.upper].name] if pair.upper >= 0 else pair.upper_value
         assert np.all(np.asarray(lower) <= np.asarray(upper))
+
+
+def test_the_share_of_draws_taken_within_a_rule_is_reported():
+    """Issue 49 item 8, the share left open: each rule a Monte Carlo conditions its draws on is reported with the share
+    of independent draws that would break it. Hand-derived, both uniform (idle power on [60, 240] W, TDP on
+    [200, 800] W): P(idle > TDP) = integral over t in [200, 240] of (240 - t) / 180 x dt / 600 = 40^2 / 2 / 108,000
+    = 0.7407 %; with the idle power fixed at 250 W, P(TDP < 250) = 50 / 600 = 8.333 % (midpoint quadrature on 1,024
+    quantiles: within 1 / 1,024)."""
+    idle = uncertain("uniform", 120.0, 60.0, 240.0, "devices.groq-3-lpx.idle_power_w")
+    tdp = uncertain("uniform", 400.0, 200.0, 800.0, "devices.groq-3-lpx.tdp_w")
+    both = SamplingPlan((idle, tdp), pairs=ordered_pairs([idle, tdp], {idle.name: 120.0, tdp.name: 400.0}))
+    (rule,) = rule_breaking_shares(both)
+    assert (rule.lower, rule.upper) == (idle.name, tdp.name)
+    assert rule.share == pytest.approx(800 / 108_000, abs=1 / 1024)
+    fixed = SamplingPlan((tdp,), pairs=ordered_pairs([tdp], {idle.name: 250.0, tdp.name: 400.0}))
+    assert rule_breaking_shares(fixed)[0].share == pytest.approx(50 / 600, abs=1 / 1024)
+    # a Monte Carlo reports them, and the study's findings say so in words
+    scenario = tco.load_scenario("specialization-over-time")
+    result = monte_carlo(scenario, ["lcot:h100"], 64, seed=1, chunk_size=64)
+    assert result.conditioned == rule_breaking_shares(sampling_plan(scenario))
+    assert any(r.lower == idle.name and r.share > 0 for r in result.conditioned)
+    summary = {"results": {"monte_carlo": {"summary": [], "conditioned_draws": [
+        {"lower": idle.name, "upper": tdp.name, "share": rule.share}]}}}
+    (line,) = findings(summary)
+    assert line.startswith("groq-3-lpx power when idle at most groq-3-lpx thermal design power per device: 0.74% of "
+                           "independent draws would break this rule")
 
 
 def test_integer_parameters_are_rounded(default_scenario):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -154,7 +154,8 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         for i, m in enumerate(metrics):
             run.figures[f"montecarlo_{i}" if i else "montecarlo"] = mc_figure(result, m)
         run.results["monte_carlo"] = {"samples": a.monte_carlo.samples, "chunk_size": result.chunk_size,
-                                      "sampled_params": result.params, "summary": result.summary.to_dict(orient="records")}
+                                      "sampled_params": result.params, "summary": result.summary.to_dict(orient="records"),
+                                      "conditioned_draws": [asdict(r) for r in result.conditioned]}
         run.seconds["monte_carlo"] = time.perf_counter() - started
     if a.sobol:
         started = time.perf_counter()

@@ -95,6 +95,11 @@ def findings(summary: Mapping) -> list[str]:
                 line += (f"; the baseline meets the latency targets in {sig(100 * row['p_baseline_feasible'], 3)}% of "
                          "draws (where it misses them, an option that meets them wins)")
             out.append(line + ".")
+        for rule in mc.get("conditioned_draws", []):
+            if rule["share"] > 0:
+                out.append(f"{param_label(rule['lower'])} at most {param_label(rule['upper'])}: "
+                           f"{sig(100 * rule['share'], 2)}% of independent draws would break this rule; those draws "
+                           "were taken within it (the first drawn at or below the second's draw).")
     tornado = results.get("tornado")
     if tornado:
         out += tornado_findings(tornado)

@@ -36,7 +36,7 @@ from tco.studies.chunk_jobs import MetricColumns, MonteCarloCell, MonteCarloJob,
 from tco.studies.chunks import CHUNK_SIZE, Cancel, Progress, chunk_bounds
 from tco.studies.metrics import Metric, parse_metric
 from tco.studies.parallel import ChunkRunner
-from tco.studies.sampling import Correlation, SamplingPlan, sampling_plan
+from tco.studies.sampling import Correlation, RuleBreakingShare, SamplingPlan, rule_breaking_shares, sampling_plan
 
 #: draws kept (the first ones, in chunk order) for the samples table and the histogram figure
 KEEP_SAMPLES = 10_000
@@ -184,6 +184,9 @@ class MonteCarloResult:
     params: list[str]
     aggregates: dict[str, MetricAggregate] = field(default_factory=dict)
     draws: int = 0
+    #: each rule between drawn fields and the share of independent draws that would break it, taken within it instead
+    #: (:func:`tco.studies.sampling.rule_breaking_shares`)
+    conditioned: tuple[RuleBreakingShare, ...] = ()
 
     def distribution(self, metric: Metric | str) -> pd.DataFrame:
         """The metric's distribution over every finite draw, for a CDF or an exceedance plot.
@@ -270,4 +273,4 @@ def monte_carlo(scenario: Scenario, metrics: Sequence[Metric | str], samples: in
     cell = metric_cell(scenario, parsed, plan, samples)
     (result,) = run_cells([cell], seed, runner, chunk_size, keep, progress=progress, cancel=cancel)
     return MonteCarloResult(summary_frame(parsed, result.aggregates), result.samples, int(seed), chunk_size,
-                            [p.name for p in plan.params], result.aggregates, samples)
+                            [p.name for p in plan.params], result.aggregates, samples, rule_breaking_shares(plan))

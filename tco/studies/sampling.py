@@ -227,6 +227,8 @@ class OrderedPair:
     upper: int
     lower_value: float
     upper_value: float
+    lower_name: str = ""
+    upper_name: str = ""
 
 
 def ordered_pairs(params: Sequence[Param], values: Mapping[str, float]) -> tuple[OrderedPair, ...]:
@@ -253,7 +255,48 @@ def ordered_pairs(params: Sequence[Param], values: Mapping[str, float]) -> tuple
             other = name[: -len(lower)] + upper
             if other in values and (name in column or other in column):
                 out.append(OrderedPair(column.get(name, -1), column.get(other, -1), float(values[name]),
-                                       float(values[other])))
+                                       float(values[other]), name, other))
+    return tuple(out)
+
+
+#: quantiles per field at which :func:`rule_breaking_shares` compares a pair's independent draws (midpoints)
+RULE_QUANTILES = 1024
+
+
+@dataclass(frozen=True)
+class RuleBreakingShare:
+    """A rule between two drawn fields (``lower <= upper``) and the share of draws [-] that would break it were the two
+    drawn independently: the draws that :func:`values_at_quantiles` conditions on the rule instead."""
+
+    lower: str
+    upper: str
+    share: float
+
+
+def rule_breaking_shares(plan: SamplingPlan) -> tuple[RuleBreakingShare, ...]:
+    """For each rule of ``plan`` (:func:`ordered_pairs`), the share of independent draws that break it [-].
+
+    ``P(L > U)`` for the lower field ``L`` and the upper ``U`` drawn independently from their distributions (a field
+    not drawn at its base value), by midpoint quadrature on :data:`RULE_QUANTILES` quantiles of each
+    (``mean over i, j of [L(q_i) > U(q_j)]``, integer fields rounded as drawn; exact for a field not drawn, within
+    ``1 / RULE_QUANTILES`` otherwise). Rank correlations between the two (Iman-Conover) are not counted.
+
+    Parameters
+    ----------
+    plan : SamplingPlan
+        What is drawn.
+
+    Returns
+    -------
+    tuple[RuleBreakingShare, ...]
+        One per rule, in the plan's order.
+    """
+    q = (np.arange(RULE_QUANTILES) + 0.5) / RULE_QUANTILES
+    out = []
+    for pair in plan.pairs:
+        low = _Drawn.of(plan.params[pair.lower]).values(q) if pair.lower >= 0 else np.array([pair.lower_value])
+        up = _Drawn.of(plan.params[pair.upper]).values(q) if pair.upper >= 0 else np.array([pair.upper_value])
+        out.append(RuleBreakingShare(pair.lower_name, pair.upper_name, float(np.mean(low[:, None] > up[None, :]))))
     return tuple(out)
 
 
