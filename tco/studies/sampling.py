@@ -221,14 +221,14 @@ class _Drawn:
 class OrderedPair:
     """A rule between two fields that a draw must obey (:data:`tco.foundation.fields.ORDERED_FIELDS`): the value of
     column ``lower`` at most that of column ``upper``; a column of -1 is not drawn and holds its base value
-    (``lower_value``, ``upper_value``, in the fields' unit)."""
+    (``lower_value``, ``upper_value``, in the fields' unit); ``lower_name`` and ``upper_name`` the two parameters."""
 
     lower: int
     upper: int
     lower_value: float
     upper_value: float
-    lower_name: str = ""
-    upper_name: str = ""
+    lower_name: str
+    upper_name: str
 
 
 def ordered_pairs(params: Sequence[Param], values: Mapping[str, float]) -> tuple[OrderedPair, ...]:
