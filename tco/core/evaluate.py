@@ -312,7 +312,8 @@ def _serve(option: Option, w: Workload):
                  & ((need[r] <= best[r]) if first_out is None else (need[r] < best[r])) for r in lo}
         if not any(any_draw(o) for o in open_.values()):
             break
-        out = _serve_at(option, w, speculation, {**fixed, **{r: step[r] / HIT_GRID for r in lo}},
+        # a draw whose search is over is sized at its held step meanwhile (its own step may have passed h)
+        out = _serve_at(option, w, speculation, {**fixed, **{r: np.where(open_[r], step[r], lo[r]) / HIT_GRID for r in lo}},
                         {r: np.where(open_[r], need[r], 0.0) for r in lo})
         first_out = out if first_out is None else first_out
         for r in lo:
