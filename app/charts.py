@@ -36,9 +36,11 @@ def graph_config(name: str) -> dict:
 
 
 def for_app(fig: go.Figure) -> go.Figure:
-    """An engine figure as the app shows it: title moved to ``layout.meta``, legend in a row above the plot (in the
-    figure's own legend colours where it sets them: the map's dark legend, where its white keys show)."""
+    """An engine figure as the app shows it: title moved to ``layout.meta`` (its lines in one), legend in a row above
+    the plot (in the figure's own legend colours where it sets them: the map's dark legend, where its white keys
+    show)."""
     title = fig.layout.title.text if fig.layout.title and fig.layout.title.text else ""
+    title = title.replace("<br>", "; ")  # a second title line follows the first: the app's heading wraps itself
     own = fig.layout.legend
     colours = {"bgcolor": own.bgcolor} if own.bgcolor else {}
     font = LEGEND["font"] | ({"color": own.font.color} if own.font and own.font.color else {})

@@ -56,7 +56,7 @@ def main() -> None:
     report("Monte Carlo 1,000,000 samples (default)", t, 5.0, 1_000_000, per_point)
 
     d = len(sampling_plan(default).params)
-    t = best_of(lambda: sobol(default, "ratio:groq", 4096, seed=1), 1)
+    t = best_of(lambda: sobol(default, "ratio:groq", 4096, seed=1).indices, 1)
     report(f"Sobol N=4096, {d} params ({4096 * (d + 2):,} runs)", t, 10.0, 4096 * (d + 2), per_point)
 
 

@@ -567,6 +567,54 @@ def test_sobol_recovers_ishigami_indices():
     assert (frame["S1_conf"] > 0).all() and (frame["ST_conf"] < 0.1).all()
 
 
+def test_sobol_and_morris_count_the_runs_where_the_pair_misses_its_targets(default_scenario):
+    """Issue 49 item 1: a Sobol analysis of groq's cost ratio to the baseline says which pair it compares, the share of
+    its model runs where groq or h100 misses a latency target, and the indices of that event. Oracle: SALib's own
+    Saltelli design (the same scrambled sequence for the same seed), each row evaluated by ``tco.evaluate_scenario``,
+    the event 1 where either option is infeasible, and SALib's analysis of it."""
+    from SALib.analyze import sobol as salib_analyze
+    from SALib.sample import sobol as salib_sample
+
+    from tco.studies import morris, sobol
+    from tco.studies.sampling import ordered_pairs, values_at_quantiles
+
+    names = ["workload.prompt_tokens", "workload.ttft_target_s", "devices.groq-lpu.price_usd"]
+    result = sobol(default_scenario, "ratio:groq", 64, seed=3, params=names)
+    params = [default_scenario.params[n] for n in names]
+    problem = {"num_vars": 3, "names": names, "bounds": [[0.0, 1.0]] * 3}
+    u = salib_sample.sample(problem, 64, calc_second_order=False, seed=3)
+    pairs = ordered_pairs(params, default_scenario.params.values())
+    results, _ = tco.evaluate_scenario(default_scenario, values_at_quantiles(params, u, pairs))
+    missed = ((np.asarray(results["groq"].feasible) <= 0) | (np.asarray(results["h100"].feasible) <= 0)).astype(float)
+    assert result.compares == ("groq", "h100")
+    assert result.share_missing_a_target == pytest.approx(missed.mean(), abs=1e-15) and 0.05 < missed.mean() < 0.95
+    ref = salib_analyze.analyze(problem, missed, calc_second_order=False, seed=3)
+    by_name = result.missing_a_target.set_index("param").loc[names]
+    assert by_name["ST"].to_numpy() == pytest.approx(ref["ST"], abs=1e-10)
+    assert by_name["S1"].to_numpy() == pytest.approx(ref["S1"], abs=1e-10)
+    # the price of a groq chip moves neither fleet's latency: no share of whether the pair meets its targets
+    assert by_name.loc["devices.groq-lpu.price_usd", "ST"] == 0.0
+    # the metric's own indices are those of the metric alone (sobol_analysis of its first output)
+    function, _ = tco.studies.sensitivity.scenario_function(default_scenario, tco.studies.parse_metric(
+        default_scenario, "ratio:groq"), names)
+    alone = sobol_analysis(lambda x: function(x)[:, 0], names, 64, seed=3).set_index("param").loc[names]
+    assert result.indices.set_index("param").loc[names, "ST"].to_numpy() == pytest.approx(alone["ST"].to_numpy(), abs=0)
+    # nothing to attribute where no run misses: the price alone never moves feasibility, and the default meets both
+    priced = sobol(default_scenario, "ratio:groq", 16, seed=3, params=["devices.groq-lpu.price_usd"])
+    assert priced.share_missing_a_target == 0.0 and priced.missing_a_target is None
+    # an LCOT compares one option; a break-even compares no single point's fleets
+    assert sobol(default_scenario, "lcot:h100", 16, seed=3, params=names).compares == ("h100",)
+    screened = morris(default_scenario, "breakeven:groq:devices.groq-lpu.price_usd", 2, seed=3,
+                      params=["workload.output_tokens"])
+    assert screened.compares == () and math.isnan(screened.share_missing_a_target) and screened.missing_a_target is None
+    # Morris counts its own runs: 6 trajectories x 4 points, the event's effects are changes in its probability
+    m = morris(default_scenario, "ratio:groq", 6, seed=3, params=names)
+    assert m.compares == ("groq", "h100") and 0.0 <= m.share_missing_a_target <= 1.0
+    assert m.share_missing_a_target * 24 == pytest.approx(round(m.share_missing_a_target * 24), abs=1e-9)
+    if m.missing_a_target is not None:
+        assert (m.missing_a_target["mu_star"] <= 1.0 / tco.studies.sensitivity.morris_delta(4) + 1e-12).all()
+
+
 # --- command line ----------------------------------------------------------------------------------
 
 def write_study(tmp_path, **changes):
@@ -595,6 +643,30 @@ def test_cli_study_writes_tables_figures_and_summary(tmp_path):
     html = (out / "sweep.html").read_text()
     assert "<script src=\"http" not in html and "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js inlined
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_study_says_how_often_the_pair_its_sobol_and_morris_compare_misses_a_target(tmp_path, capsys):
+    """Issue 49 item 1 through ``tco study``: summary.json names the pair and the share of runs missing a target, the
+    table of what decides it is written, and the findings say it in words (the share printed is the summary's)."""
+    names = ["workload.prompt_tokens", "workload.ttft_target_s", "devices.groq-lpu.price_usd"]
+    study = tmp_path / "study.yaml"
+    study.write_text(yaml.safe_dump({"name": "pair", "question": "q", "scenario": "default", "metric": "ratio:groq",
+                                     "analyses": {"sobol": {"n": 64, "params": names},
+                                                  "morris": {"trajectories": 8, "params": names}}}))
+    out = tmp_path / "out"
+    assert main(["study", str(study), "--out", str(out), "--seed", "3"]) == 0
+    printed = capsys.readouterr().out
+    results = json.loads((out / "summary.json").read_text())["results"]
+    share = results["sobol"]["share_of_runs_missing_a_target"]
+    assert results["sobol"]["compares"] == ["groq", "h100"] and 0 < share < 1
+    assert results["sobol"]["missing_a_target_top"][0]["param"] in names[:2]
+    assert (out / "sobol_missing_a_target.csv").exists()
+    assert f"Sobol: in {100 * share:.2g}% of its model runs groq or h100 misses a latency target" in printed
+    assert "what most decides whether groq or h100 misses a target (total effect on that event, [0, 1]): mean prompt" \
+        in " ".join(printed.split())
+    assert results["morris"]["compares"] == ["groq", "h100"] and "Morris: in " in printed
+    html = (out / "sobol.html").read_text()
+    assert "of its runs groq or h100 misses a latency target" in html
 
 
 @pytest.mark.parametrize("changes, field", [

@@ -123,11 +123,12 @@ def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text
         scenario = ctx.scenario(state)
         label = studies.parse_metric(scenario, metric).label
         set_progress("starting")  # the last run's "100% done" goes at once
-        frame = studies.sobol(scenario, metric, n, bounded_int(seed, "seed", *SEEDS),
-                              progress=progress_reporter(set_progress, "model runs"))
+        result = studies.sobol(scenario, metric, n, bounded_int(seed, "seed", *SEEDS),
+                               progress=progress_reporter(set_progress, "model runs"))
     except InputError as exc:
         return message_figure("; ".join(shown_lines(exc.errors)))
-    title = f"Sobol indices of the {label}"
+    frame = result.indices
+    title = f"Sobol indices of the {label}{figures.missing_note(result)}"
     if unconverged_indices(frame):  # shares of variance outside [0, 1] beyond their interval: not findings yet
         title += f" (not converged at N = {n:,}: indices outside [0, 1] beyond their interval; run a larger N)"
     return for_app(figures.sobol_figure(frame, title=title))

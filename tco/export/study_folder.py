@@ -27,6 +27,7 @@ from tco.present.study_figures import (
     cascade_figure,
     map_figure,
     mc_figure,
+    missing_note,
     morris_figure,
     portfolio_figure,
     sobol_figure,
@@ -40,7 +41,7 @@ from tco.studies.metrics import parse_metric
 from tco.studies.montecarlo import MonteCarloResult, monte_carlo
 from tco.studies.parallel import ChunkRunner, StudyInterrupted
 from tco.studies.portfolio import portfolio
-from tco.studies.sensitivity import morris, sobol, unconverged_indices
+from tco.studies.sensitivity import Sensitivity, morris, sobol, unconverged_indices
 from tco.studies.spec import StudySpec, axis_range, check_study_sizes, outside_sourced, study_portfolio_cells
 from tco.studies.sweep import sweep
 from tco.studies.tornado import tornado
@@ -159,19 +160,24 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
         run.seconds["monte_carlo"] = time.perf_counter() - started
     if a.sobol:
         started = time.perf_counter()
-        frame = sobol(scenario, metric, a.sobol.n, seed, a.sobol.params, runner=runner, progress=progress)
-        run.tables["sobol"], run.figures["sobol"] = frame, sobol_figure(frame, title=f"Sobol indices of {metric.name}")
-        run.results["sobol"] = {"n": a.sobol.n, "metric": metric.name, "top": frame.head(5).to_dict(orient="records")}
+        result = sobol(scenario, metric, a.sobol.n, seed, a.sobol.params, runner=runner, progress=progress)
+        frame = result.indices
+        run.tables["sobol"] = frame
+        run.figures["sobol"] = sobol_figure(frame, title=f"Sobol indices of {metric.name}{missing_note(result)}")
+        run.results["sobol"] = {"n": a.sobol.n, "metric": metric.name, "top": frame.head(5).to_dict(orient="records"),
+                                **missing_a_target(result, "sobol", run.tables)}
         unconverged = unconverged_indices(frame)
         if unconverged:  # shares of variance outside [0, 1] beyond their interval: no finding (present only then)
             run.results["sobol"]["unconverged"] = unconverged
         run.seconds["sobol"] = time.perf_counter() - started
     if a.morris:
         started = time.perf_counter()
-        frame = morris(scenario, metric, a.morris.trajectories, a.morris.levels, seed, a.morris.params, runner=runner,
-                       progress=progress)
-        run.tables["morris"], run.figures["morris"] = frame, morris_figure(frame, metric)
-        run.results["morris"] = {"metric": metric.name, "top": frame.head(5).to_dict(orient="records")}
+        result = morris(scenario, metric, a.morris.trajectories, a.morris.levels, seed, a.morris.params, runner=runner,
+                        progress=progress)
+        frame = result.indices
+        run.tables["morris"], run.figures["morris"] = frame, morris_figure(frame, metric, missing_note(result))
+        run.results["morris"] = {"metric": metric.name, "top": frame.head(5).to_dict(orient="records"),
+                                 **missing_a_target(result, "morris", run.tables)}
         run.seconds["morris"] = time.perf_counter() - started
     if a.portfolio:
         started = time.perf_counter()
@@ -183,6 +189,38 @@ def _run_analyses(run: StudyRun, study: StudySpec, scenario: Scenario, seed: int
                                     "p_win": frame[["model", "workload", "option", "p_win", "p50",
                                                     "p_baseline_feasible"]].to_dict(orient="records")}
         run.seconds["portfolio"] = time.perf_counter() - started
+
+
+def missing_a_target(result: Sensitivity, kind: str, tables: dict[str, pd.DataFrame]) -> dict:
+    """The summary's account of the fleets a Sobol or Morris analysis compares: which options, the share of its model
+    runs where one misses a latency target and, where that share is neither 0 nor 1, the five inputs that most decide
+    it (their table ``<kind>_missing_a_target`` added to ``tables``); nothing for a metric that compares no fleet.
+
+    Parameters
+    ----------
+    result : tco.studies.sensitivity.Sensitivity
+        The analysis.
+    kind : str
+        ``"sobol"`` or ``"morris"``.
+    tables : dict[str, pandas.DataFrame]
+        The run's tables.
+
+    Returns
+    -------
+    dict
+        ``compares``, ``share_of_runs_missing_a_target`` [-] and ``missing_a_target_top`` (where there is one; for
+        Sobol, ``missing_a_target_unconverged`` where some of those indices lie outside [0, 1] beyond their interval).
+    """
+    if not result.compares:
+        return {}
+    out = {"compares": list(result.compares), "share_of_runs_missing_a_target": result.share_missing_a_target}
+    if result.missing_a_target is not None:
+        tables[f"{kind}_missing_a_target"] = result.missing_a_target
+        out["missing_a_target_top"] = result.missing_a_target.head(5).to_dict(orient="records")
+        unconverged = unconverged_indices(result.missing_a_target) if kind == "sobol" else []
+        if unconverged:  # as the metric's own: no driver is named from them
+            out["missing_a_target_unconverged"] = unconverged
+    return out
 
 
 def distribution_table(result: MonteCarloResult, metrics) -> pd.DataFrame:

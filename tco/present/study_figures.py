@@ -9,12 +9,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from tco.foundation.formatting import sig
 from tco.foundation.labels import param_label
 from tco.present.figure_style import PALETTE, style
 from tco.present.study_findings import stretch_words
 from tco.studies.gridmap import GridMap
 from tco.studies.metrics import Metric
 from tco.studies.montecarlo import MonteCarloResult
+from tco.studies.sensitivity import Sensitivity
 
 LOW_COLOUR, HIGH_COLOUR, LINE_COLOUR = PALETTE[0], PALETTE[1], PALETTE[7]
 
@@ -363,7 +365,27 @@ def sobol_figure(frame: pd.DataFrame, top: int = 15, title: str = "Sobol indices
     return _layout(fig, title, "share of output variance [-]", "", height=max(360, 30 * len(rows) + 140))
 
 
-def morris_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure:
+def missing_note(result: Sensitivity) -> str:
+    """A Sobol or Morris title's note on the model runs where a fleet its metric compares misses a latency target
+    ("" where none does): the indices there mix in the cost of fleets that do not serve the workload.
+
+    Parameters
+    ----------
+    result : tco.studies.sensitivity.Sensitivity
+        The analysis.
+
+    Returns
+    -------
+    str
+        E.g. ``<br>in 9.4% of its runs groq or h100 misses a latency target`` (a second line of the title).
+    """
+    share = result.share_missing_a_target
+    if not result.compares or not share > 0:
+        return ""
+    return f"<br>in {sig(100 * share, 2)}% of its runs {' or '.join(result.compares)} misses a latency target"
+
+
+def morris_figure(frame: pd.DataFrame, metric: Metric, note: str = "") -> go.Figure:
     """Morris mu* against sigma: far right is influential, high up is non-linear or interacting.
 
     Parameters
@@ -372,6 +394,8 @@ def morris_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure:
         :func:`tco.studies.sensitivity.morris`'s table.
     metric : Metric
         Its metric (axis units).
+    note : str
+        Appended to the title (:func:`missing_note`).
 
     Returns
     -------
@@ -382,7 +406,7 @@ def morris_figure(frame: pd.DataFrame, metric: Metric) -> go.Figure:
     fig.add_scatter(x=frame["mu_star"], y=frame["sigma"], mode="markers+text", text=[param_label(p) for p in frame["param"]],
                     textposition="top center",
                     marker_color=PALETTE[2], error_x={"type": "data", "array": frame["mu_star_conf"]}, name="parameters")
-    return _layout(fig, f"Morris screening of {metric.label}", f"mu* [{metric.unit} per full parameter range]",
+    return _layout(fig, f"Morris screening of {metric.label}{note}", f"mu* [{metric.unit} per full parameter range]",
                    f"sigma [{metric.unit} per full parameter range]")
 
 

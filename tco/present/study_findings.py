@@ -63,6 +63,42 @@ def sourced_span(outside: Mapping) -> str:
     return f"the sourced value ({sig(low, 3)})" if low == high else f"the sourced range ({sig(low, 3)} to {sig(high, 3)})"
 
 
+def missing_target_findings(analysis: str, result: Mapping, score: str, gloss: str) -> list[str]:
+    """The sentence on the model runs of a Sobol or Morris analysis where a fleet its metric compares misses a
+    latency target (none where no run does, or the metric compares no fleet).
+
+    Parameters
+    ----------
+    analysis : str
+        ``"Sobol"`` or ``"Morris"``.
+    result : Mapping
+        Its ``summary.json`` entry (``compares``, ``share_of_runs_missing_a_target``, ``missing_a_target_top``).
+    score : str
+        The index that ranks the inputs (``ST``, ``mu_star``).
+    gloss : str
+        What that index measures, in words.
+
+    Returns
+    -------
+    list[str]
+        Zero or one sentence.
+    """
+    share = result.get("share_of_runs_missing_a_target", 0.0)
+    if not share > 0:
+        return []
+    compares = result["compares"]
+    pair = " or ".join(compares)
+    line = (f"{analysis}: in {sig(100 * share, 2)}% of its model runs {pair} misses a latency target, so there the "
+            f"{'pair' if len(compares) > 1 else 'metric'} prices a fleet that does not serve the workload (its indices "
+            "of the metric include those runs)")
+    top = result.get("missing_a_target_top")
+    if result.get("missing_a_target_unconverged"):
+        line += f"; its indices of whether {pair} misses a target have not converged at this n (run a larger n)"
+    elif top:
+        line += f"; what most decides whether {pair} misses a target ({gloss}): " + _drivers(top, score)
+    return [line + "."]
+
+
 def findings(summary: Mapping) -> list[str]:
     """The study's findings as sentences, in the order its analyses ran (empty when nothing ran).
 
@@ -115,12 +151,16 @@ def findings(summary: Mapping) -> list[str]:
         of = f" of {_metric_label(sobol['metric'])}" if sobol.get("metric") else ""
         out.append(f"Sobol, the inputs that drive most of the variance{of} (total effect: the share of the variance an "
                    "input drives, alone and with others, [0, 1]): " + _drivers(sobol["top"], "ST") + ".")
+    if sobol:
+        out += missing_target_findings("Sobol", sobol, "ST", "total effect on that event, [0, 1]")
     morris = results.get("morris")
     if morris and morris.get("top"):
         of = f" of {_metric_label(morris['metric'])}" if morris.get("metric") else ""
         out.append(f"Morris screening, the most influential inputs (mean absolute elementary effect{of}: its change "
                    "per full range of one input moved alone, in the metric's unit): "
                    + _drivers(morris["top"], "mu_star") + ".")
+    if morris:
+        out += missing_target_findings("Morris", morris, "mu_star", "change in its probability per full range")
     sweep = results.get("sweep")
     if sweep:
         out += sweep_findings(sweep)

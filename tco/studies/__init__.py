@@ -23,6 +23,7 @@ _EXPORTS = {
     "GridMap": ".gridmap",
     "Metric": ".metrics",
     "MonteCarloResult": ".montecarlo",
+    "Sensitivity": ".sensitivity",
     "StudyInterrupted": ".parallel",
     "grid_map": ".gridmap",
     "metric_values": ".metrics",

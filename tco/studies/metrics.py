@@ -38,6 +38,8 @@ OUTPUTS = {"lcot": OPTION_OUTPUTS["lcot_usd_per_mtok"], "ratio": COMPARISON_OUTP
            "npv": COMPARISON_OUTPUTS["npv_usd"], "advantage": COMPARISON_OUTPUTS["years_of_advantage"]}
 #: the metric value at which the option ties the baseline (NaN: no fixed threshold)
 THRESHOLDS = {"lcot": math.nan, "ratio": 1.0, "npv": 0.0, "advantage": math.nan, "breakeven": math.nan}
+#: the column of :func:`metric_and_misses` that says where a fleet the metric compares misses its targets
+MISSED = "missed"
 #: the break-even gap used for winning: (api metric, target)
 GAP_METRIC = {"lcot": ("lcot", 0.0), "ratio": ("ratio", 1.0), "npv": ("npv", 0.0), "advantage": ("lcot", 0.0),
               "breakeven": ("lcot", 0.0)}
@@ -196,6 +198,54 @@ def values_from_results(scenario: Scenario | Structure, metric: Metric, results:
     raise ValueError(f"{metric.name} is not computed from one evaluation")
 
 
+def judged_options(structure: Structure, metric: Metric) -> tuple[str, ...]:
+    """The options whose fleets a metric's value compares, so whose latency targets it rests on.
+
+    Parameters
+    ----------
+    structure : tco.core.structure.Structure
+        Names the baseline.
+    metric : Metric
+        The metric.
+
+    Returns
+    -------
+    tuple[str, ...]
+        The option alone (``lcot``), the option and the baseline (``ratio``, ``npv``, ``advantage``: one pair), none
+        for a break-even (the value of a parameter solved for, not one point's fleets).
+    """
+    if metric.kind == "breakeven":
+        return ()
+    if metric.kind == "lcot" or metric.option == structure.baseline:
+        return (metric.option,)
+    return (metric.option, structure.baseline)
+
+
+def targets_missed(structure: Structure, metric: Metric, results: Mapping[str, OptionResult]) -> np.ndarray:
+    """1 where an option the metric compares (:func:`judged_options`) misses a latency target, else 0.
+
+    Parameters
+    ----------
+    structure : tco.core.structure.Structure
+        Names the baseline.
+    metric : Metric
+        The metric.
+    results : Mapping[str, tco.core.outputs.OptionResult]
+        Core results per option.
+
+    Returns
+    -------
+    numpy.ndarray [-]
+        0.0 or 1.0 per evaluated point (0-d when the results are).
+    """
+    judged = judged_options(structure, metric)
+    shape = np.broadcast_shapes(*(np.shape(results[n].feasible) for n in judged)) if judged else ()
+    missed = np.zeros(shape, bool)
+    for name in judged:
+        missed = missed | (np.asarray(results[name].feasible) <= 0)
+    return missed.astype(float)
+
+
 def gap_values(scenario: Scenario | Structure, metric: Metric, results: Mapping[str, OptionResult]) -> np.ndarray:
     """Signed distance of the metric's option from winning (negative: it wins), latency targets included.
 
@@ -288,6 +338,31 @@ def metric_table(scenario: Scenario, metrics: Sequence[Metric], updates: Mapping
         results, _ = evaluate_scenario(scenario, updates)
     return {m.name: breakeven_values(scenario, m, updates) if m.kind == "breakeven"
             else values_from_results(scenario, m, results, values) for m in metrics}
+
+
+def metric_and_misses(scenario: Scenario, metric: Metric, updates: Mapping[str, object]) -> dict[str, np.ndarray]:
+    """A one-evaluation metric and where the fleets it compares miss their targets, from one core call.
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        The scenario evaluated.
+    metric : Metric
+        Not a break-even (:func:`judged_options`).
+    updates : Mapping[str, object] [each parameter's unit]
+        Parameter values; arrays broadcast.
+
+    Returns
+    -------
+    dict[str, numpy.ndarray] [unit of the metric; - for "missed"]
+        ``{metric name: values, "missed": 1 where an option it compares misses a latency target, else 0}``.
+    """
+    # lazy: as in metric_table, a worker computing one-evaluation metrics imports numpy and the core only
+    from tco.analysis.evaluation import evaluate_scenario
+
+    results, _ = evaluate_scenario(scenario, updates)
+    table = metric_table(scenario, [metric], updates, results)
+    return {metric.name: table[metric.name], MISSED: targets_missed(scenario.structure, metric, results)}
 
 
 def metric_values(scenario: Scenario, metric: Metric | str, updates: Mapping[str, object] | None = None) -> np.ndarray:

@@ -40,6 +40,7 @@ unit of quantile (the whole range of a parameter is 1).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -53,7 +54,7 @@ from tco.inputs.parameters import Param
 from tco.inputs.scenario import Scenario
 from tco.studies.aggregates import Moments
 from tco.studies.chunks import CHUNK_SIZE, Cancel, Progress, blockwise
-from tco.studies.metrics import Metric, metric_table, parse_metric
+from tco.studies.metrics import MISSED, Metric, judged_options, metric_and_misses, metric_table, parse_metric
 from tco.studies.parallel import ChunkRunner, chunk_seed
 from tco.studies.sampling import check_drawable, is_sampled, ordered_pairs, values_at_quantiles
 
@@ -80,10 +81,34 @@ class QuantileMetric:
     params: tuple[Param, ...]
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
+        """The metric at each row of ``u`` and, for a metric that compares fleets (:func:`judged_options`), a second
+        column: 1 where one of them misses a latency target, else 0 [-]; shape ``(rows, outputs)``."""
         updates = values_at_quantiles(self.params, u, ordered_pairs(self.params, self.scenario.params.values()))
-        value = blockwise(lambda block: metric_table(self.scenario, [self.metric], block), updates)[self.metric.name]
+        if judged_options(self.scenario.structure, self.metric):
+            table = blockwise(lambda block: metric_and_misses(self.scenario, self.metric, block), updates)
+            columns = [table[self.metric.name], table[MISSED]]
+        else:
+            columns = [blockwise(lambda block: metric_table(self.scenario, [self.metric], block), updates)[self.metric.name]]
         # one value per row even where none of the parameters moves the metric (the core then answers a scalar)
-        return np.array(np.broadcast_to(np.asarray(value, float), (np.shape(u)[0],)))
+        return np.column_stack([np.broadcast_to(np.asarray(c, float), (np.shape(u)[0],)) for c in columns])
+
+
+def output_columns(y: np.ndarray, rows: int) -> np.ndarray:
+    """A unit function's answer for ``rows`` points as ``(rows, outputs)``.
+
+    Parameters
+    ----------
+    y : numpy.ndarray [unit of each output]
+        One output per row, shape ``(rows,)``, or several, ``(rows, outputs)``.
+    rows : int [-]
+        Points evaluated.
+
+    Returns
+    -------
+    numpy.ndarray [unit of each output]
+        Shape ``(rows, outputs)``.
+    """
+    return np.asarray(y, float).reshape(rows, -1)
 
 
 def scenario_function(scenario: Scenario, metric: Metric, params: Sequence[str] | None) -> tuple[UnitFunction, list[str]]:
@@ -199,8 +224,9 @@ def design_rows(dims: int, seed: int, start: int, stop: int) -> np.ndarray:
     return engine.random(stop - start)
 
 
-def sobol_chunk(job: UnitJob, bounds: tuple[int, int]) -> SobolSums:
-    """Evaluate A, B and every AB_i of base rows ``bounds`` in one call of the function; return their sums.
+def sobol_chunk(job: UnitJob, bounds: tuple[int, int]) -> tuple[SobolSums, ...]:
+    """Evaluate A, B and every AB_i of base rows ``bounds`` in one call of the function; return their sums, one per
+    output of the function.
 
     Parameters
     ----------
@@ -211,8 +237,8 @@ def sobol_chunk(job: UnitJob, bounds: tuple[int, int]) -> SobolSums:
 
     Returns
     -------
-    SobolSums
-        Running sums of the chunk (``(D + 2)`` evaluations per base row).
+    tuple[SobolSums, ...]
+        Running sums of the chunk (``(D + 2)`` evaluations per base row), per output.
     """
     base = design_rows(job.dims, job.seed, *bounds)
     a, b = base[:, : job.dims], base[:, job.dims :]
@@ -220,8 +246,8 @@ def sobol_chunk(job: UnitJob, bounds: tuple[int, int]) -> SobolSums:
     ab = np.repeat(a[None, :, :], job.dims, axis=0)
     for i in range(job.dims):
         ab[i, :, i] = b[:, i]
-    y = np.asarray(job.function(np.concatenate([a, b, ab.reshape(-1, job.dims)])), float).reshape(-1)
-    return SobolSums.of(y[:rows], y[rows : 2 * rows], y[2 * rows :].reshape(job.dims, rows))
+    y = output_columns(job.function(np.concatenate([a, b, ab.reshape(-1, job.dims)])), (job.dims + 2) * rows)
+    return tuple(SobolSums.of(f[:rows], f[rows : 2 * rows], f[2 * rows :].reshape(job.dims, rows)) for f in y.T)
 
 
 def rows_per_chunk(n: int, dims: int, chunk_size: int = CHUNK_SIZE) -> int:
@@ -291,9 +317,42 @@ def unconverged_indices(frame: pd.DataFrame) -> list[dict]:
     return out
 
 
+def sobol_sums(function: UnitFunction, names: Sequence[str], n: int, seed: int = 0, *, chunk_size: int = CHUNK_SIZE,
+               runner: ChunkRunner | None = None, progress: Progress = None,
+               cancel: Cancel = None) -> tuple[SobolSums, ...]:
+    """The Sobol sums of every output of ``function(u)`` over ``n`` base rows (:func:`sobol_analysis`, which takes the
+    first output's indices).
+
+    Parameters
+    ----------
+    function : Callable[[numpy.ndarray], numpy.ndarray] [unit of each output]
+        Vectorized over rows of quantiles (rows x D): one output per row, or ``(rows, outputs)``.
+    names : Sequence[str]
+        Dimension names.
+    n, seed : int [-]
+        Base rows (a power of two) and the scrambling seed.
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        As in :func:`sobol_analysis`.
+
+    Returns
+    -------
+    tuple[SobolSums, ...]
+        One per output: ``.indices(names)`` gives its indices, ``.outputs`` its moments over every evaluation.
+    """
+    check_sobol_n(n)
+    n, dims = int(n), len(names)
+    step = rows_per_chunk(n, dims, chunk_size)
+    tasks = [(start, min(start + step, n)) for start in range(0, n, step)]
+    return (runner or ChunkRunner()).fold(sobol_chunk, UnitJob(function, dims, int(seed)), tasks,
+                                          lambda acc, part: part if acc is None else tuple(
+                                              a.merge(p) for a, p in zip(acc, part, strict=True)), None,
+                                          "sobol", [(stop - start) * (dims + 2) for start, stop in tasks], progress, cancel)
+
+
 def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: int = 0, *, chunk_size: int = CHUNK_SIZE,
                    runner: ChunkRunner | None = None, progress: Progress = None, cancel: Cancel = None) -> pd.DataFrame:
-    """S1 and ST of ``function(u)`` over the unit hypercube from ``n`` base rows (``n (D + 2)`` evaluations).
+    """S1 and ST of ``function(u)`` (its first output) over the unit hypercube from ``n`` base rows
+    (``n (D + 2)`` evaluations).
 
     ``n`` must be a power of two (the Sobol' sequence's balance); chunks then hold equal
     powers of two of base rows. With ``d_ij = f(AB_ij) - f(A_j)``, ``m`` the mean and ``V`` the variance over
@@ -303,7 +362,7 @@ def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: i
     Parameters
     ----------
     function : Callable[[numpy.ndarray], numpy.ndarray] [unit of the output]
-        Vectorized over rows of quantiles (rows x D).
+        Vectorized over rows of quantiles (rows x D): one output per row, or ``(rows, outputs)``.
     names : Sequence[str]
         Dimension names.
     n : int [-]
@@ -324,14 +383,8 @@ def sobol_analysis(function: UnitFunction, names: Sequence[str], n: int, seed: i
     [saltelli-2010] the design and the first-order estimator.
     [jansen-1999] the total-order estimator.
     """
-    check_sobol_n(n)
-    n, dims = int(n), len(names)
-    step = rows_per_chunk(n, dims, chunk_size)
-    tasks = [(start, min(start + step, n)) for start in range(0, n, step)]
-    sums = (runner or ChunkRunner()).fold(sobol_chunk, UnitJob(function, dims, int(seed)), tasks,
-                                          lambda acc, part: part if acc is None else acc.merge(part), None,
-                                          "sobol", [(stop - start) * (dims + 2) for start, stop in tasks], progress, cancel)
-    return sums.indices(names)
+    return sobol_sums(function, names, n, seed, chunk_size=chunk_size, runner=runner, progress=progress,
+                      cancel=cancel)[0].indices(names)
 
 
 # --- Morris ------------------------------------------------------------------------------------------
@@ -423,7 +476,19 @@ def elementary_effects(u: np.ndarray, y: np.ndarray, dims: int, levels: int) -> 
     return effects
 
 
-def morris_chunk(job: UnitJob, task: tuple[int, int]) -> np.ndarray:
+@dataclass(frozen=True)
+class MorrisEffects:
+    """Elementary effects of trajectories, per output of the function, and the outputs' moments over their points."""
+
+    effects: np.ndarray  # (outputs, trajectories, dims) [unit of each output per quantile]
+    outputs: tuple[Moments, ...]
+
+    def merge(self, other: MorrisEffects) -> MorrisEffects:
+        return MorrisEffects(np.concatenate([self.effects, other.effects], axis=1),
+                             tuple(a.merge(b) for a, b in zip(self.outputs, other.outputs, strict=True)))
+
+
+def morris_chunk(job: UnitJob, task: tuple[int, int]) -> MorrisEffects:
     """Elementary effects of chunk ``task = (index, trajectories)``, drawn with ``chunk_seed(seed, index)``.
 
     Parameters
@@ -435,13 +500,15 @@ def morris_chunk(job: UnitJob, task: tuple[int, int]) -> np.ndarray:
 
     Returns
     -------
-    numpy.ndarray [unit of the output per quantile]
-        Effects, shape ``(trajectories, dims)``.
+    MorrisEffects
+        Effects of shape ``(outputs, trajectories, dims)`` and the moments of each output over the points.
     """
     index, count = task
     u = morris_trajectories(job.dims, job.levels, count, np.random.default_rng(chunk_seed(job.seed, index)))
     u = u.reshape(-1, job.dims)
-    return elementary_effects(u, job.function(u), job.dims, job.levels)
+    y = output_columns(job.function(u), len(u))
+    return MorrisEffects(np.stack([elementary_effects(u, f, job.dims, job.levels) for f in y.T]),
+                         tuple(Moments.of(f) for f in y.T))
 
 
 def morris_statistics(names: Sequence[str], effects: np.ndarray) -> pd.DataFrame:
@@ -473,10 +540,48 @@ def morris_statistics(names: Sequence[str], effects: np.ndarray) -> pd.DataFrame
                          "mu_star_conf": Z975 * sd(np.abs(effects)) / np.sqrt(r), "sigma": sd(effects)})
 
 
+def morris_effects(function: UnitFunction, names: Sequence[str], trajectories: int, levels: int = 4, seed: int = 0, *,
+                   chunk_size: int = CHUNK_SIZE, runner: ChunkRunner | None = None, progress: Progress = None,
+                   cancel: Cancel = None) -> MorrisEffects:
+    """The elementary effects of every output of ``function(u)`` (:func:`morris_analysis`, which takes the first
+    output's statistics).
+
+    Parameters
+    ----------
+    function : Callable[[numpy.ndarray], numpy.ndarray] [unit of each output]
+        Vectorized over rows of trajectory points (rows x D): one output per row, or ``(rows, outputs)``.
+    names : Sequence[str]
+        The screened dimensions' names.
+    trajectories, levels, seed : int [-]
+        Trajectories r, grid levels p (even) and the seed.
+    chunk_size, runner, progress, cancel : int [evaluations], ChunkRunner, Progress, Cancel, optional
+        As in :func:`morris_analysis`.
+
+    Returns
+    -------
+    MorrisEffects
+        Effects of shape ``(outputs, trajectories, dims)`` [unit of each output per quantile] and the outputs'
+        moments over every point.
+    """
+    if isinstance(trajectories, bool) or int(trajectories) != trajectories or trajectories < MIN_MORRIS_TRAJECTORIES:
+        raise InputError.one("trajectories", trajectories, f"must be a whole number of at least {MIN_MORRIS_TRAJECTORIES} "
+                                                           "(sigma and the interval of mu* are spreads of the elementary "
+                                                           "effects: one trajectory gives NaN)")
+    if isinstance(levels, bool) or int(levels) != levels or levels < 2 or levels % 2:
+        raise InputError.one("levels", levels, "must be an even integer >= 2 (every level then equally likely; Morris 1991)")
+    dims = len(names)
+    step = max(1, chunk_size // (dims + 1))
+    tasks = [(k, min(step, int(trajectories) - start)) for k, start in enumerate(range(0, int(trajectories), step))]
+    return (runner or ChunkRunner()).fold(morris_chunk, UnitJob(function, dims, int(seed), int(levels)), tasks,
+                                          lambda acc, part: part if acc is None else acc.merge(part), None, "morris",
+                                          [count * (dims + 1) for _, count in tasks], progress, cancel)
+
+
 def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: int, levels: int = 4, seed: int = 0, *,
                     chunk_size: int = CHUNK_SIZE, runner: ChunkRunner | None = None, progress: Progress = None,
                     cancel: Cancel = None) -> pd.DataFrame:
-    """Morris screening of ``function(u)``: ``trajectories (D + 1)`` evaluations, in chunks of whole trajectories.
+    """Morris screening of ``function(u)`` (its first output): ``trajectories (D + 1)`` evaluations, in chunks of
+    whole trajectories.
 
     Chunk ``k`` draws its trajectories with ``chunk_seed(seed, k)``.
 
@@ -506,22 +611,52 @@ def morris_analysis(function: UnitFunction, names: Sequence[str], trajectories: 
     [morris-1991] the design.
     [campolongo-2007] mu*.
     """
-    if isinstance(trajectories, bool) or int(trajectories) != trajectories or trajectories < MIN_MORRIS_TRAJECTORIES:
-        raise InputError.one("trajectories", trajectories, f"must be a whole number of at least {MIN_MORRIS_TRAJECTORIES} "
-                                                           "(sigma and the interval of mu* are spreads of the elementary "
-                                                           "effects: one trajectory gives NaN)")
-    if isinstance(levels, bool) or int(levels) != levels or levels < 2 or levels % 2:
-        raise InputError.one("levels", levels, "must be an even integer >= 2 (every level then equally likely; Morris 1991)")
-    dims = len(names)
-    step = max(1, chunk_size // (dims + 1))
-    tasks = [(k, min(step, int(trajectories) - start)) for k, start in enumerate(range(0, int(trajectories), step))]
-    effects = (runner or ChunkRunner()).fold(morris_chunk, UnitJob(function, dims, int(seed), int(levels)), tasks,
-                                             lambda acc, part: [*acc, part], [], "morris",
-                                             [count * (dims + 1) for _, count in tasks], progress, cancel)
-    return morris_statistics(names, np.concatenate(effects))
+    return morris_statistics(names, morris_effects(function, names, trajectories, levels, seed, chunk_size=chunk_size,
+                                                   runner=runner, progress=progress, cancel=cancel).effects[0])
 
 
 # --- on a scenario -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """A global sensitivity analysis of a scenario metric, and how often the fleets it compares miss their targets.
+
+    A ratio, NPV or LCOT is the cost of fleets sized to the targets; where one misses a latency target at a point of
+    the design, the metric there prices a fleet that does not serve the workload, and its indices mix those points in
+    (Saltelli's and Morris's estimators need every point: none is dropped). So the analysis also says which options
+    the metric compares, the share of its model runs where one of them misses a target, and the same indices of that
+    event (an indicator, 1 where one misses): which inputs decide whether the comparison holds at all.
+
+    Attributes
+    ----------
+    indices : pandas.DataFrame
+        The metric's indices (Sobol: ``param, S1, S1_conf, ST, ST_conf``; Morris: ``param, mu, mu_star,
+        mu_star_conf, sigma``), most influential first.
+    compares : tuple[str, ...]
+        The options the metric compares (:func:`~tco.studies.metrics.judged_options`): the option and the baseline
+        for a ratio or NPV (one pair, not the overall winner), the option for an LCOT, none for a break-even.
+    share_missing_a_target : float [-]
+        Share of the model runs where one of ``compares`` misses a latency target (NaN when it compares none).
+    missing_a_target : pandas.DataFrame or None
+        The indices of "one of them misses a target" (Morris: per full range, in probability), most influential
+        first; None where the share is 0 or 1 (nothing to attribute) or NaN.
+    """
+
+    indices: pd.DataFrame
+    compares: tuple[str, ...]
+    share_missing_a_target: float
+    missing_a_target: pd.DataFrame | None
+
+
+def _sensitivity(frames: Sequence[pd.DataFrame], outputs: Sequence[Moments], compares: tuple[str, ...],
+                 key: str) -> Sensitivity:
+    """The :class:`Sensitivity` of per-output frames (the metric's, then the indicator's), sorted by ``key``."""
+    def ranked(frame):
+        return frame.sort_values(key, ascending=False, kind="stable").reset_index(drop=True)
+
+    share = float(outputs[1].mean) if compares else math.nan
+    attributed = bool(compares) and 0.0 < share < 1.0
+    return Sensitivity(ranked(frames[0]), compares, share, ranked(frames[1]) if attributed else None)
 
 def check_base_samples(scenario: Scenario, dims: int, n: int, chunk_size: int, runner: ChunkRunner) -> None:
     """Refuse a Sobol analysis (``n (dims + 2)`` evaluations) too long for ``runner`` (:mod:`tco.foundation.limits`).
@@ -567,8 +702,9 @@ def check_morris_trajectories(scenario: Scenario, dims: int, trajectories: int, 
 
 def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0, params: Sequence[str] | None = None, *,
           chunk_size: int = CHUNK_SIZE, runner: ChunkRunner | None = None, progress: Progress = None,
-          cancel: Cancel = None) -> pd.DataFrame:
-    """Sobol first- and total-order indices of a scenario metric (:func:`sobol_analysis`), sorted by ST, descending.
+          cancel: Cancel = None) -> Sensitivity:
+    """Sobol first- and total-order indices of a scenario metric (:func:`sobol_analysis`), sorted by ST, descending,
+    and of its fleets missing their targets (:class:`Sensitivity`).
 
     Parameters
     ----------
@@ -587,8 +723,9 @@ def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0
 
     Returns
     -------
-    pandas.DataFrame
-        ``param``, ``S1``, ``S1_conf``, ``ST``, ``ST_conf`` [-].
+    Sensitivity
+        ``indices``: ``param``, ``S1``, ``S1_conf``, ``ST``, ``ST_conf`` [-]; the options compared and the share of
+        the ``n (D + 2)`` model runs where one misses a target, with the same indices of that event.
 
     References
     ----------
@@ -599,14 +736,16 @@ def sobol(scenario: Scenario, metric: Metric | str, n: int = 1024, seed: int = 0
     function, names = scenario_function(scenario, metric, params)
     runner = runner or ChunkRunner()
     check_base_samples(scenario, len(names), n, chunk_size, runner)
-    frame = sobol_analysis(function, names, n, seed, chunk_size=chunk_size, runner=runner, progress=progress, cancel=cancel)
-    return frame.sort_values("ST", ascending=False, kind="stable").reset_index(drop=True)
+    sums = sobol_sums(function, names, n, seed, chunk_size=chunk_size, runner=runner, progress=progress, cancel=cancel)
+    return _sensitivity([s.indices(names) for s in sums], [s.outputs for s in sums],
+                        judged_options(scenario.structure, metric), "ST")
 
 
 def morris(scenario: Scenario, metric: Metric | str, trajectories: int = 50, levels: int = 4, seed: int = 0,
            params: Sequence[str] | None = None, *, chunk_size: int = CHUNK_SIZE, runner: ChunkRunner | None = None,
-           progress: Progress = None, cancel: Cancel = None) -> pd.DataFrame:
-    """Morris screening of a scenario metric (:func:`morris_analysis`), sorted by mu_star, descending.
+           progress: Progress = None, cancel: Cancel = None) -> Sensitivity:
+    """Morris screening of a scenario metric (:func:`morris_analysis`), sorted by mu_star, descending, and of its
+    fleets missing their targets (:class:`Sensitivity`).
 
     Parameters
     ----------
@@ -627,9 +766,10 @@ def morris(scenario: Scenario, metric: Metric | str, trajectories: int = 50, lev
 
     Returns
     -------
-    pandas.DataFrame
-        ``param``, ``mu``, ``mu_star``, ``mu_star_conf``, ``sigma`` [unit of the metric per full
-        parameter range].
+    Sensitivity
+        ``indices``: ``param``, ``mu``, ``mu_star``, ``mu_star_conf``, ``sigma`` [unit of the metric per full
+        parameter range]; the options compared and the share of the ``trajectories (D + 1)`` model runs where one
+        misses a target, with the same statistics of that event [probability per full range].
 
     References
     ----------
@@ -640,6 +780,7 @@ def morris(scenario: Scenario, metric: Metric | str, trajectories: int = 50, lev
     function, names = scenario_function(scenario, metric, params)
     runner = runner or ChunkRunner()
     check_morris_trajectories(scenario, len(names), trajectories, chunk_size, runner)
-    frame = morris_analysis(function, names, trajectories, levels, seed, chunk_size=chunk_size, runner=runner,
-                            progress=progress, cancel=cancel)
-    return frame.sort_values("mu_star", ascending=False, kind="stable").reset_index(drop=True)
+    effects = morris_effects(function, names, trajectories, levels, seed, chunk_size=chunk_size, runner=runner,
+                             progress=progress, cancel=cancel)
+    return _sensitivity([morris_statistics(names, e) for e in effects.effects], effects.outputs,
+                        judged_options(scenario.structure, metric), "mu_star")

@@ -22,6 +22,7 @@ from tco_app.pages.compare import compare_view, verdict_card
 from tco_app.pages.decide import bottleneck_answer, change_answer
 from tco_app.pages.lifecycle import TIMELINE_GROUPS, half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
+from tco_app.pages.uncertainty import sobol_view
 from tco_app.state import query_from_state, scenario_choices, state_from_query, validated_edits
 
 import tco
@@ -550,3 +551,14 @@ def test_compare_shows_each_options_cache_hit_rate_and_accepted_tokens_per_step(
         assert values == ([pytest.approx(2.734375, rel=1e-12)] if speculating else [None] * len(values)), option.name
         assert (accepted.get(j) or "") == ("2.73" if speculating else ""), option.name
     assert _cells(compare_view(tco.load_scenario("default"))[3], "prefix_hit_fraction") == {}
+
+
+def test_the_sobol_chart_says_how_often_the_pair_it_compares_misses_a_target():
+    """Issue 49 item 1 in the app: the Sobol chart of groq's cost ratio names the share of its model runs where groq or
+    the baseline h100 misses a latency target (the runs its indices include), in the one heading line the app shows;
+    the share is the API's for the same request."""
+    fig = sobol_view(CTX, None, "ratio:groq", 64, 1)
+    expected = tco.studies.sobol(tco.load_scenario("default"), "ratio:groq", 64, 1).share_missing_a_target
+    title = fig.layout.meta["title"]
+    assert 0 < expected < 1 and "<br>" not in title
+    assert f"; in {100 * expected:.2g}% of its runs groq or h100 misses a latency target" in title
