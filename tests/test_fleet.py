@@ -237,6 +237,39 @@ def test_routing_headline_says_where_routing_stops_paying():
 
 # --- Pareto, tree, roadmap ----------------------------------------------------------------------------------------
 
+def test_the_frontier_includes_the_generations_a_roadmap_baseline_runs():
+    """Issue 49 item 3: custom-asic's baseline runs B200 from year 0, then Rubin (``tco compare``: 0.434 USD per million
+    output tokens, "the fleet runs b200, then rubin"); the frontier used to place only the scenario's own devices (H100,
+    the ASIC: 1.0-3.8 USD per million), so the GPU fleet the verdict prices was not on it. Its default devices now add
+    those generations, each placement of one labelled; an explicit device list, and a scenario without a roadmap, are
+    as before."""
+    from tco.dynamics.pareto import pareto, roadmap_devices_held
+    from tco.inputs.fleet_settings import fleet_config
+
+    asic = tco.load_scenario("custom-asic")
+    assert roadmap_devices_held(asic) == ["b200", "rubin"]
+    table = pareto(asic, fleet_config(asic).pareto)
+    placed = set(table["placement"])
+    assert {"b200", "rubin", "b200>rubin", "h100-sxm>rubin"} <= placed and "h100-sxm" in placed
+    marked = table["roadmap_generation"]
+    assert marked.any() and (~marked).any()
+    labelled = table["label"].str.contains("a roadmap generation the baseline runs", regex=False)
+    assert (labelled == marked).all()
+    assert (table.loc[marked, "prefill_device"].isin(["b200", "rubin"]) | table.loc[marked, "decode_device"].isin(
+        ["b200", "rubin"])).all()
+    # as in the verdict, where the baseline on those generations (0.434) undercuts the ASIC (1.10): the cheapest
+    # feasible point is on a roadmap generation and cheaper than any on the scenario's own devices
+    feasible = table[table["feasible"]]
+    cheapest = feasible.loc[feasible["usd_per_mtok"].idxmin()]
+    assert cheapest["roadmap_generation"]
+    assert cheapest["usd_per_mtok"] < feasible.loc[~feasible["roadmap_generation"], "usd_per_mtok"].min()
+    own = fleet_config(asic).pareto.model_copy(update={"devices": ["h100-sxm", "custom-decode-asic"]})
+    assert set(pareto(asic, own)["placement"]) == {"h100-sxm", "custom-decode-asic", "h100-sxm>custom-decode-asic",
+                                                   "custom-decode-asic>h100-sxm"}
+    default = tco.load_scenario("default")
+    assert roadmap_devices_held(default) == [] and not pareto(default, fleet_config(default).pareto)["roadmap_generation"].any()
+
+
 def test_pareto_mask_by_hand():
     cost = [1, 2, 3, 4, 2, np.nan]
     latency = [5, 3, 4, 1, 6, 0]

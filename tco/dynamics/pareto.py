@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
+from tco.analysis.program_views import other_generations_held
 from tco.core import names as named
 from tco.core.fleet.pareto import pareto_mask
 from tco.foundation.errors import InputError
@@ -33,6 +34,28 @@ def _check_device(scenario, device: str, path: str) -> None:
         raise InputError.one(path, device, f"is not a known device; known: {', '.join(sorted(known))}")
 
 
+def roadmap_devices_held(scenario) -> list[str]:
+    """The general-purpose generations a roadmap baseline's fleet runs within the horizon other than its own device
+    (:func:`tco.analysis.program_views.other_generations_held`; empty without a roadmap): the frontier's default
+    devices include them, so the GPU fleet the baseline's costs are of is on the chart.
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        The scenario (evaluated at its base values when it has a roadmap).
+
+    Returns
+    -------
+    list[str]
+        Device ids, in the order the fleet holds them, none of the scenario's own.
+    """
+    if not scenario.structure.generations:
+        return []
+    results, _ = evaluate_arrays(scenario, {})
+    own = scenario_devices(scenario)
+    return [d for d in other_generations_held(results[scenario.structure.baseline]) if d not in own]
+
+
 def placements(scenario, cfg: Pareto) -> list[dict]:
     """Scenario-file options for each placement (explicit, or every device pair), validated.
 
@@ -42,7 +65,8 @@ def placements(scenario, cfg: Pareto) -> list[dict]:
         The scenario whose devices, replica minimums and KV link are used.
     cfg : tco.inputs.fleet_settings.Pareto
         Explicit ``placements`` (each replica checked to hold the model), or ``devices``
-        (default: the scenario's), and the ``link``.
+        (default: the scenario's, then the roadmap generations its baseline runs: :func:`roadmap_devices_held`),
+        and the ``link``.
 
     Returns
     -------
@@ -63,7 +87,7 @@ def placements(scenario, cfg: Pareto) -> list[dict]:
             specs.append(placement_spec(p.prefill, p.decode, link, minimums, p.prefill_devices_per_replica,
                                         p.decode_devices_per_replica))
         return specs
-    devices = cfg.devices or scenario_devices(scenario)
+    devices = cfg.devices or [*scenario_devices(scenario), *roadmap_devices_held(scenario)]
     for i, device in enumerate(devices):
         _check_device(scenario, device, f"fleet_dynamics.pareto.devices[{i}]")
     return [placement_spec(x, y, link, minimums) for x in devices for y in devices]
@@ -87,9 +111,11 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
         One row per (placement, TPOT target, batch cap): ``usd_per_mtok`` [USD/Mtok],
         ``ttft_s`` and ``tpot_s`` [s], ``batch`` [sequences], ``spilled_bytes`` [B],
         ``feasible``, the flags ``on_frontier_tpot`` / ``on_frontier_ttft`` (feasible points no
-        other point beats on cost and that latency) and a ``label``.
+        other point beats on cost and that latency), ``roadmap_generation`` (a device of the placement is a roadmap
+        generation the baseline runs, added to the default devices: :func:`roadmap_devices_held`) and a ``label``.
     """
     specs = placements(scenario, cfg)
+    roadmap = set(roadmap_devices_held(scenario)) if cfg.devices is None and cfg.placements is None else set()
     derived = with_options(scenario, specs)
     tpot = np.asarray(cfg.tpot_targets_s, float)[:, None]
     caps = np.asarray(cfg.batch_caps, float)[None, :]
@@ -110,8 +136,11 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
     cost = np.where(ok, table["usd_per_mtok"], np.nan)
     table["on_frontier_tpot"] = pareto_mask(cost, table["tpot_s"])
     table["on_frontier_ttft"] = pareto_mask(cost, table["ttft_s"])
+    table["roadmap_generation"] = table["prefill_device"].isin(roadmap) | table["decode_device"].isin(roadmap)
     table["label"] = [f"prefill {p} / decode {d}, {s / 1e9:.3g} GB spilled"
-                      for p, d, s in zip(table["prefill_device"], table["decode_device"], table["spilled_bytes"], strict=True)]
+                      + (" (a roadmap generation the baseline runs)" if g else "")
+                      for p, d, s, g in zip(table["prefill_device"], table["decode_device"], table["spilled_bytes"],
+                                            table["roadmap_generation"], strict=True)]
     return table
 
 

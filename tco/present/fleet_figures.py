@@ -187,8 +187,14 @@ def coordination_figure(result) -> go.Figure:
                    f"{result.pool} pool utilization [0-1]", "cost [USD per million output tokens]")
 
 
+#: a placement's marker by its prefill device (its colour is its decode device's), so that every pair of up to eight
+#: devices is told apart: the frontier's default devices grow with a roadmap's generations (sixteen placements of four)
+PLACEMENT_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "pentagon", "cross")
+
+
 def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
-    """Feasible points of cost against latency by placement, and the Pareto frontier.
+    """Feasible points of cost against latency by placement (colour: the decode device; marker: the prefill device),
+    and the Pareto frontier.
 
     Parameters
     ----------
@@ -207,9 +213,13 @@ def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
     name = latency[:4].upper()
     hover = "%{text}<br>" + name + " %{x:.3g} ms<br>%{y:,.4g} " + USD_MTOK
     fig = go.Figure()
-    for i, (placement, rows) in enumerate(ok.groupby("placement", sort=False)):
+    devices = list(dict.fromkeys([*table["decode_device"], *table["prefill_device"]]))
+    for placement, rows in ok.groupby("placement", sort=False):
+        prefill, decode = rows["prefill_device"].iloc[0], rows["decode_device"].iloc[0]
+        marker = {"color": PALETTE[devices.index(decode) % len(PALETTE)],
+                  "symbol": PLACEMENT_SYMBOLS[devices.index(prefill) % len(PLACEMENT_SYMBOLS)], "size": 7}
         fig.add_scatter(x=rows[latency] * 1e3, y=rows["usd_per_mtok"], mode="markers", name=placement, text=rows["label"],
-                        marker={"color": PALETTE[i % len(PALETTE)]}, hovertemplate=hover)
+                        marker=marker, hovertemplate=hover)
     front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
     fig.add_scatter(x=front[latency] * 1e3, y=front["usd_per_mtok"], mode="lines", name="Pareto frontier",
                     text=front["label"], line={"color": "#000000", "dash": "dot"}, hovertemplate=hover)
