@@ -23,7 +23,7 @@ from test_sources import bibliography_keys
 ROOT = Path(__file__).resolve().parents[1]
 CORE = sorted((ROOT / "tco" / "core").rglob("*.py"))
 DOCUMENTED = sorted({*CORE, *(ROOT / "tco" / layer / f"{name}.py" for layer, names in (
-    ("dynamics", ("coordination", "kv_wall", "pareto", "roadmap", "routing", "stranded", "tree")),
+    ("dynamics", ("coordination", "devices", "kv_wall", "pareto", "roadmap", "routing", "stranded", "tree")),
     ("studies", [p.stem for p in (ROOT / "tco" / "studies").glob("*.py")]),
     ("inputs", ("parameters", "catalog", "catalog_entries", "scenario", "scenario_schema", "scenario_resolve",
                 "scenario_flatten", "loading", "training_scenario", "fleet_settings", "variants", "option_edits")),

@@ -243,7 +243,8 @@ def test_the_frontier_includes_the_generations_a_roadmap_baseline_runs():
     the ASIC: 1.0-3.8 USD per million), so the GPU fleet the verdict prices was not on it. Its default devices now add
     those generations, each placement of one labelled; an explicit device list, and a scenario without a roadmap, are
     as before."""
-    from tco.dynamics.pareto import pareto, roadmap_devices_held
+    from tco.dynamics.devices import roadmap_devices_held
+    from tco.dynamics.pareto import pareto
     from tco.inputs.fleet_settings import fleet_config
 
     asic = tco.load_scenario("custom-asic")
@@ -268,6 +269,10 @@ def test_the_frontier_includes_the_generations_a_roadmap_baseline_runs():
                                                    "custom-decode-asic>h100-sxm"}
     default = tco.load_scenario("default")
     assert roadmap_devices_held(default) == [] and not pareto(default, fleet_config(default).pareto)["roadmap_generation"].any()
+    # the specialization tree places the same devices: Rubin, which the baseline runs from year 1, wins the batch leaf
+    costs, winners = tree(asic, fleet_config(asic).tree)
+    assert {"b200", "rubin"} <= set(costs["device"])
+    assert winners.set_index(["view", "leaf"]).loc[("datasheet", "throughput batch"), "winner"] == "rubin"
 
 
 def test_pareto_mask_by_hand():

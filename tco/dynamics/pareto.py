@@ -11,49 +11,18 @@ import numpy as np
 import pandas as pd
 
 from tco.analysis.evaluation import evaluate_arrays
-from tco.analysis.program_views import other_generations_held
 from tco.core import names as named
 from tco.core.fleet.pareto import pareto_mask
-from tco.foundation.errors import InputError
-from tco.inputs.catalog import load_catalog
+from tco.dynamics.devices import analysis_devices, check_device, roadmap_devices_held
 from tco.inputs.fleet_settings import Pareto
 from tco.inputs.variants import (
     check_replica_holds_model,
     placement_name,
     placement_spec,
     replica_minimums,
-    scenario_devices,
     scenario_link,
     with_options,
 )
-
-
-def _check_device(scenario, device: str, path: str) -> None:
-    known = set(scenario_devices(scenario)) | set(load_catalog().devices) | set(scenario.spec.devices)
-    if device not in known:
-        raise InputError.one(path, device, f"is not a known device; known: {', '.join(sorted(known))}")
-
-
-def roadmap_devices_held(scenario) -> list[str]:
-    """The general-purpose generations a roadmap baseline's fleet runs within the horizon other than its own device
-    (:func:`tco.analysis.program_views.other_generations_held`; empty without a roadmap): the frontier's default
-    devices include them, so the GPU fleet the baseline's costs are of is on the chart.
-
-    Parameters
-    ----------
-    scenario : tco.inputs.scenario.Scenario
-        The scenario (evaluated at its base values when it has a roadmap).
-
-    Returns
-    -------
-    list[str]
-        Device ids, in the order the fleet holds them, none of the scenario's own.
-    """
-    if not scenario.structure.generations:
-        return []
-    results, _ = evaluate_arrays(scenario, {})
-    own = scenario_devices(scenario)
-    return [d for d in other_generations_held(results[scenario.structure.baseline]) if d not in own]
 
 
 def placements(scenario, cfg: Pareto) -> list[dict]:
@@ -65,7 +34,8 @@ def placements(scenario, cfg: Pareto) -> list[dict]:
         The scenario whose devices, replica minimums and KV link are used.
     cfg : tco.inputs.fleet_settings.Pareto
         Explicit ``placements`` (each replica checked to hold the model), or ``devices``
-        (default: the scenario's, then the roadmap generations its baseline runs: :func:`roadmap_devices_held`),
+        (default: the scenario's, then the roadmap generations its baseline runs:
+        :func:`tco.dynamics.devices.analysis_devices`),
         and the ``link``.
 
     Returns
@@ -82,14 +52,12 @@ def placements(scenario, cfg: Pareto) -> list[dict]:
             for role, device, n in (("prefill", p.prefill, p.prefill_devices_per_replica),
                                     ("decode", p.decode, p.decode_devices_per_replica)):
                 path = f"fleet_dynamics.pareto.placements[{i}].{role}"
-                _check_device(scenario, device, path)
+                check_device(scenario, device, path)
                 check_replica_holds_model(scenario, device, n, path)
             specs.append(placement_spec(p.prefill, p.decode, link, minimums, p.prefill_devices_per_replica,
                                         p.decode_devices_per_replica))
         return specs
-    devices = cfg.devices or [*scenario_devices(scenario), *roadmap_devices_held(scenario)]
-    for i, device in enumerate(devices):
-        _check_device(scenario, device, f"fleet_dynamics.pareto.devices[{i}]")
+    devices = analysis_devices(scenario, cfg.devices, "fleet_dynamics.pareto.devices")
     return [placement_spec(x, y, link, minimums) for x in devices for y in devices]
 
 
@@ -112,7 +80,8 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
         ``ttft_s`` and ``tpot_s`` [s], ``batch`` [sequences], ``spilled_bytes`` [B],
         ``feasible``, the flags ``on_frontier_tpot`` / ``on_frontier_ttft`` (feasible points no
         other point beats on cost and that latency), ``roadmap_generation`` (a device of the placement is a roadmap
-        generation the baseline runs, added to the default devices: :func:`roadmap_devices_held`) and a ``label``.
+        generation the baseline runs, added to the default devices: :func:`tco.dynamics.devices.roadmap_devices_held`)
+        and a ``label``.
     """
     specs = placements(scenario, cfg)
     roadmap = set(roadmap_devices_held(scenario)) if cfg.devices is None and cfg.placements is None else set()

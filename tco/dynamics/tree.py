@@ -27,12 +27,12 @@ from tco.analysis.evaluation import evaluate_arrays
 from tco.analysis.training import evaluate_training_scenario
 from tco.core import names as named
 from tco.core.money.finance import levelized_cost_usd_per_mtok
-from tco.dynamics.pareto import _check_device
+from tco.dynamics.devices import analysis_devices
 from tco.foundation.errors import InputError
 from tco.inputs.fleet_settings import Tree
 from tco.inputs.loading import load_reference
 from tco.inputs.references import FILES, References
-from tco.inputs.variants import placement_spec, replica_minimums, scenario_devices, scenario_link, with_options
+from tco.inputs.variants import placement_spec, replica_minimums, scenario_link, with_options
 
 LEAVES = ("interactive batch-one", "throughput batch", "prefill only", "decode only")
 TRAINING_LEAF = "training"
@@ -107,9 +107,7 @@ def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame
         Per view and leaf: branch, precious resource, ``winner``, its ``usd_per_mtok``
         [USD/Mtok], ``runner_up`` and ``margin`` [-] (runner-up cost / winner cost).
     """
-    devices = cfg.devices or scenario_devices(scenario)
-    for i, device in enumerate(devices):
-        _check_device(scenario, device, f"fleet_dynamics.tree.devices[{i}]")
+    devices = analysis_devices(scenario, cfg.devices, "fleet_dynamics.tree.devices")
     minimums, link = replica_minimums(scenario), scenario_link(scenario)
     derived = with_options(scenario, [placement_spec(d, d, link, minimums) | {"name": f"leaf:{d}"} for d in devices])
     v = derived.values()
