@@ -275,6 +275,46 @@ def test_the_frontier_includes_the_generations_a_roadmap_baseline_runs():
     assert winners.set_index(["view", "leaf"]).loc[("datasheet", "throughput batch"), "winner"] == "rubin"
 
 
+def test_the_frontier_prices_speculation_and_the_prefix_cache_as_the_verdict_does():
+    """Issue 48 item 6 (fleet analyses take the cache and speculation into account): reasoning-chat's options
+    draft with EAGLE-3 on H100 and the LPU; the frontier places every device pair plain and with that speculation
+    block (``+eagle``), and at the scenario's own TPOT target (20 ms) and batch cap (256) each of those four
+    placements costs and decodes exactly as the verdict's option of the same fleet (h100 0.450, h100-eagle3 0.269,
+    groq 6.09, groq-eagle3 2.87 USD per million output tokens). A scenario whose options do not speculate places no
+    twin."""
+    from tco.dynamics.pareto import pareto
+    from tco.inputs.fleet_settings import fleet_config
+
+    scenario = tco.load_scenario("reasoning-chat")
+    table = pareto(scenario, fleet_config(scenario).pareto)
+    assert {"h100-sxm+eagle", "groq-lpu+eagle", "h100-sxm>groq-lpu+eagle"} <= set(table["placement"])
+    assert set(table.loc[table["placement"].str.endswith("+eagle"), "speculation"]) == {"eagle"}
+    assert (table.loc[~table["placement"].str.endswith("+eagle"), "speculation"] == "none").all()
+    v = scenario.values()
+    own = table[np.isclose(table["tpot_target_s"], v["workload.tpot_target_s"]) & (table["batch_cap"] == v["workload.max_batch"])]
+    results, _ = evaluate_arrays(scenario, {})
+    for placement, option in (("h100-sxm", "h100"), ("h100-sxm+eagle", "h100-eagle3"), ("groq-lpu", "groq"),
+                              ("groq-lpu+eagle", "groq-eagle3")):
+        row = own[own["placement"] == placement].iloc[0]
+        assert row["usd_per_mtok"] == pytest.approx(float(results[option].lcot_usd_per_mtok), rel=1e-12)
+        assert row["tpot_s"] == pytest.approx(float(results[option].tpot_s), rel=1e-12)
+    assert "eagle speculation" in own.loc[own["placement"] == "groq-lpu+eagle", "label"].iloc[0]
+    default = tco.load_scenario("default")
+    assert not pareto(default, fleet_config(default).pareto)["placement"].str.contains("+", regex=False).any()
+    # the prefix cache is the workload's: agentic-coding's placements carry it (95 % of prompt tokens asked to hit),
+    # each of its four options equal to its placement at the scenario's own target and cap (h100 6.40 USD per million)
+    agentic = tco.load_scenario("agentic-coding")
+    table = pareto(agentic, fleet_config(agentic).pareto)
+    v = agentic.values()
+    own = table[np.isclose(table["tpot_target_s"], v["workload.tpot_target_s"]) & (table["batch_cap"] == v["workload.max_batch"])]
+    results, _ = evaluate_arrays(agentic, {})
+    for placement, option in (("h100-sxm", "h100"), ("groq-lpu", "groq"), ("h100-sxm>groq-lpu", "h100-prefill+groq-decode"),
+                              ("custom-decode-asic", "asic")):
+        row = own[own["placement"] == placement].iloc[0]
+        assert (row["usd_per_mtok"], row["ttft_s"]) == pytest.approx(
+            (float(results[option].lcot_usd_per_mtok), float(results[option].ttft_s)), rel=1e-12)
+
+
 def test_pareto_mask_by_hand():
     cost = [1, 2, 3, 4, 2, np.nan]
     latency = [5, 3, 4, 1, 6, 0]

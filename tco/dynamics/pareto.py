@@ -42,7 +42,64 @@ def placements(scenario, cfg: Pareto) -> list[dict]:
     -------
     list[dict]
         One option mapping per placement, named ``X`` (colocated) or ``X>Y`` (prefill on X,
-        decode on Y), as :func:`tco.inputs.variants.placement_spec` writes them.
+        decode on Y), as :func:`tco.inputs.variants.placement_spec` writes them; then, where the scenario's options
+        decode speculatively, each placement again with each of their speculation blocks (:func:`with_speculation`).
+    """
+    return with_speculation(scenario, device_placements(scenario, cfg))
+
+
+def speculation_blocks(scenario) -> list[dict]:
+    """The distinct ``speculation:`` blocks of the scenario's options, as written (none: no option speculates).
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        The scenario.
+
+    Returns
+    -------
+    list[dict]
+        Each block once, in the options' order (``{"method": "eagle"}``, overrides included).
+    """
+    blocks = [o.speculation.model_dump(exclude_none=True) for o in scenario.spec.options if o.speculation is not None]
+    return [b for i, b in enumerate(blocks) if b not in blocks[:i]]
+
+
+def with_speculation(scenario, specs: list[dict]) -> list[dict]:
+    """``specs``, then each again decoding speculatively as the scenario's options do (:func:`speculation_blocks`),
+    named ``<placement>+<method>``: the frontier then prices a draft head on every device as the verdict does on those
+    it names (reasoning-chat's EAGLE-3 on H100 and the LPU).
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        The scenario.
+    specs : list[dict]
+        Placement options (:func:`device_placements`).
+
+    Returns
+    -------
+    list[dict]
+        ``specs`` and their speculative twins.
+    """
+    return [*specs, *({**spec, "name": f"{spec['name']}+{block['method']}", "speculation": block}
+                      for block in speculation_blocks(scenario) for spec in specs)]
+
+
+def device_placements(scenario, cfg: Pareto) -> list[dict]:
+    """:func:`placements` before speculation: one option per explicit placement or device pair.
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        The scenario whose devices, replica minimums and KV link are used.
+    cfg : tco.inputs.fleet_settings.Pareto
+        As in :func:`placements`.
+
+    Returns
+    -------
+    list[dict]
+        One option mapping per placement.
     """
     minimums = replica_minimums(scenario)
     link = cfg.link or scenario_link(scenario)
@@ -77,11 +134,11 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per (placement, TPOT target, batch cap): ``usd_per_mtok`` [USD/Mtok],
-        ``ttft_s`` and ``tpot_s`` [s], ``batch`` [sequences], ``spilled_bytes`` [B],
-        ``feasible``, the flags ``on_frontier_tpot`` / ``on_frontier_ttft`` (feasible points no
-        other point beats on cost and that latency), ``roadmap_generation`` (a device of the placement is a roadmap
-        generation the baseline runs, added to the default devices: :func:`tco.dynamics.devices.roadmap_devices_held`)
-        and a ``label``.
+        ``ttft_s`` and ``tpot_s`` [s], ``batch`` [sequences], ``spilled_bytes`` [B], ``feasible``,
+        ``speculation`` (the method, ``none``), the flags ``on_frontier_tpot`` / ``on_frontier_ttft`` (feasible
+        points no other point beats on cost and that latency), ``roadmap_generation`` (a device of the placement is
+        a roadmap generation the baseline runs, added to the default devices:
+        :func:`tco.dynamics.devices.roadmap_devices_held`) and a ``label``.
     """
     specs = placements(scenario, cfg)
     roadmap = set(roadmap_devices_held(scenario)) if cfg.devices is None and cfg.placements is None else set()
@@ -97,6 +154,7 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
         grid_t, grid_b = np.broadcast_arrays(tpot, caps)
         frames.append(pd.DataFrame({
             "placement": spec["name"], "prefill_device": prefill, "decode_device": decode,
+            "speculation": spec.get("speculation", {}).get("method", "none"),
             "tpot_target_s": grid_t.ravel(), "batch_cap": grid_b.ravel(),
             "usd_per_mtok": r.lcot_usd_per_mtok.ravel(), "ttft_s": r.ttft_s.ravel(), "tpot_s": r.tpot_s.ravel(),
             "batch": r.batch.ravel(), "spilled_bytes": r.spilled_bytes.ravel(), "feasible": r.feasible.ravel() > 0}))
@@ -106,10 +164,10 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
     table["on_frontier_tpot"] = pareto_mask(cost, table["tpot_s"])
     table["on_frontier_ttft"] = pareto_mask(cost, table["ttft_s"])
     table["roadmap_generation"] = table["prefill_device"].isin(roadmap) | table["decode_device"].isin(roadmap)
-    table["label"] = [f"prefill {p} / decode {d}, {s / 1e9:.3g} GB spilled"
+    table["label"] = [f"prefill {p} / decode {d}{f', {m} speculation' if m != 'none' else ''}, {s / 1e9:.3g} GB spilled"
                       + (" (a roadmap generation the baseline runs)" if g else "")
-                      for p, d, s, g in zip(table["prefill_device"], table["decode_device"], table["spilled_bytes"],
-                                            table["roadmap_generation"], strict=True)]
+                      for p, d, m, s, g in zip(table["prefill_device"], table["decode_device"], table["speculation"],
+                                               table["spilled_bytes"], table["roadmap_generation"], strict=True)]
     return table
 
 

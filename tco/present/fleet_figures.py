@@ -193,8 +193,8 @@ PLACEMENT_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", 
 
 
 def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
-    """Feasible points of cost against latency by placement (colour: the decode device; marker: the prefill device),
-    and the Pareto frontier.
+    """Feasible points of cost against latency by placement (colour: the decode device; marker: the prefill device,
+    open where it decodes speculatively), and the Pareto frontier.
 
     Parameters
     ----------
@@ -216,8 +216,9 @@ def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
     devices = list(dict.fromkeys([*table["decode_device"], *table["prefill_device"]]))
     for placement, rows in ok.groupby("placement", sort=False):
         prefill, decode = rows["prefill_device"].iloc[0], rows["decode_device"].iloc[0]
-        marker = {"color": PALETTE[devices.index(decode) % len(PALETTE)],
-                  "symbol": PLACEMENT_SYMBOLS[devices.index(prefill) % len(PLACEMENT_SYMBOLS)], "size": 7}
+        speculative = rows["speculation"].iloc[0] != "none"
+        symbol = PLACEMENT_SYMBOLS[devices.index(prefill) % len(PLACEMENT_SYMBOLS)] + ("-open" if speculative else "")
+        marker = {"color": PALETTE[devices.index(decode) % len(PALETTE)], "symbol": symbol, "size": 7}
         fig.add_scatter(x=rows[latency] * 1e3, y=rows["usd_per_mtok"], mode="markers", name=placement, text=rows["label"],
                         marker=marker, hovertemplate=hover)
     front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
