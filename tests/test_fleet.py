@@ -299,6 +299,12 @@ def test_the_frontier_prices_speculation_and_the_prefix_cache_as_the_verdict_doe
         assert row["usd_per_mtok"] == pytest.approx(float(results[option].lcot_usd_per_mtok), rel=1e-12)
         assert row["tpot_s"] == pytest.approx(float(results[option].tpot_s), rel=1e-12)
     assert "eagle speculation" in own.loc[own["placement"] == "groq-lpu+eagle", "label"].iloc[0]
+    # the tree's leaves too: at batch one a decode step reads every weight for one token, so drafting 2.73 accepted
+    # tokens a step (k = 3, a = 0.75) more than halves the LPU's interactive cost; the prefill leaf has no twin
+    costs, _ = tree(scenario, fleet_config(scenario).tree)
+    leaf = costs[costs["view"] == "datasheet"].set_index(["leaf", "device"])["usd_per_mtok"]
+    assert leaf["interactive batch-one", "groq-lpu+eagle"] < 0.5 * leaf["interactive batch-one", "groq-lpu"]
+    assert not costs.loc[costs["leaf"] == "prefill only", "device"].str.contains("+", regex=False).any()
     default = tco.load_scenario("default")
     assert not pareto(default, fleet_config(default).pareto)["placement"].str.contains("+", regex=False).any()
     # the prefix cache is the workload's: agentic-coding's placements carry it (95 % of prompt tokens asked to hit),

@@ -1,4 +1,5 @@
-"""The devices a fleet analysis compares: those the scenario names, and the roadmap generations its baseline runs."""
+"""The candidates a fleet analysis compares: the devices the scenario names and the roadmap generations its baseline
+runs, each also decoding speculatively where the scenario's options do."""
 
 from __future__ import annotations
 
@@ -71,3 +72,41 @@ def analysis_devices(scenario, devices: Sequence[str] | None, path: str) -> list
     for i, device in enumerate(chosen):
         check_device(scenario, device, f"{path}[{i}]")
     return chosen
+
+
+def speculation_blocks(scenario) -> list[dict]:
+    """The distinct ``speculation:`` blocks of the scenario's options, as written (none: no option speculates).
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        The scenario.
+
+    Returns
+    -------
+    list[dict]
+        Each block once, in the options' order (``{"method": "eagle"}``, overrides included).
+    """
+    blocks = [o.speculation.model_dump(exclude_none=True) for o in scenario.spec.options if o.speculation is not None]
+    return [b for i, b in enumerate(blocks) if b not in blocks[:i]]
+
+
+def with_speculation(scenario, specs: list[dict]) -> list[dict]:
+    """``specs``, then each again decoding speculatively as the scenario's options do (:func:`speculation_blocks`),
+    named ``<placement>+<method>``: the frontier and the tree then price a draft head on every device as the verdict
+    does on those it names (reasoning-chat's EAGLE-3 on H100 and the LPU).
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        The scenario.
+    specs : list[dict]
+        Placement options (:func:`tco.dynamics.pareto.device_placements`, the tree's leaves).
+
+    Returns
+    -------
+    list[dict]
+        ``specs`` and their speculative twins.
+    """
+    return [*specs, *({**spec, "name": f"{spec['name']}+{block['method']}", "speculation": block}
+                      for block in speculation_blocks(scenario) for spec in specs)]

@@ -13,7 +13,7 @@ import pandas as pd
 from tco.analysis.evaluation import evaluate_arrays
 from tco.core import names as named
 from tco.core.fleet.pareto import pareto_mask
-from tco.dynamics.devices import analysis_devices, check_device, roadmap_devices_held
+from tco.dynamics.devices import analysis_devices, check_device, roadmap_devices_held, with_speculation
 from tco.inputs.fleet_settings import Pareto
 from tco.inputs.variants import (
     check_replica_holds_model,
@@ -43,47 +43,10 @@ def placements(scenario, cfg: Pareto) -> list[dict]:
     list[dict]
         One option mapping per placement, named ``X`` (colocated) or ``X>Y`` (prefill on X,
         decode on Y), as :func:`tco.inputs.variants.placement_spec` writes them; then, where the scenario's options
-        decode speculatively, each placement again with each of their speculation blocks (:func:`with_speculation`).
+        decode speculatively, each placement again with each of their speculation blocks
+        (:func:`tco.dynamics.devices.with_speculation`).
     """
     return with_speculation(scenario, device_placements(scenario, cfg))
-
-
-def speculation_blocks(scenario) -> list[dict]:
-    """The distinct ``speculation:`` blocks of the scenario's options, as written (none: no option speculates).
-
-    Parameters
-    ----------
-    scenario : tco.inputs.scenario.Scenario
-        The scenario.
-
-    Returns
-    -------
-    list[dict]
-        Each block once, in the options' order (``{"method": "eagle"}``, overrides included).
-    """
-    blocks = [o.speculation.model_dump(exclude_none=True) for o in scenario.spec.options if o.speculation is not None]
-    return [b for i, b in enumerate(blocks) if b not in blocks[:i]]
-
-
-def with_speculation(scenario, specs: list[dict]) -> list[dict]:
-    """``specs``, then each again decoding speculatively as the scenario's options do (:func:`speculation_blocks`),
-    named ``<placement>+<method>``: the frontier then prices a draft head on every device as the verdict does on those
-    it names (reasoning-chat's EAGLE-3 on H100 and the LPU).
-
-    Parameters
-    ----------
-    scenario : tco.inputs.scenario.Scenario
-        The scenario.
-    specs : list[dict]
-        Placement options (:func:`device_placements`).
-
-    Returns
-    -------
-    list[dict]
-        ``specs`` and their speculative twins.
-    """
-    return [*specs, *({**spec, "name": f"{spec['name']}+{block['method']}", "speculation": block}
-                      for block in speculation_blocks(scenario) for spec in specs)]
 
 
 def device_placements(scenario, cfg: Pareto) -> list[dict]:

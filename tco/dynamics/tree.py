@@ -9,6 +9,9 @@ serving, and perhaps prefill from decode"):
   per million *prompt* tokens;
 * ``decode only`` -- the decode share, per million output tokens.
 
+The candidates are the devices of :func:`tco.dynamics.devices.analysis_devices`, each again decoding speculatively
+where the scenario's options do (:func:`tco.dynamics.devices.with_speculation`: ``groq-lpu+eagle``; not in the
+prefill leaf, since a draft proposes output tokens).
 Two views: ``datasheet`` (no NRE, a workload that never shifts: half-life 1e6 years) and
 ``with NRE and half-life`` (the scenario as given).
 
@@ -27,7 +30,7 @@ from tco.analysis.evaluation import evaluate_arrays
 from tco.analysis.training import evaluate_training_scenario
 from tco.core import names as named
 from tco.core.money.finance import levelized_cost_usd_per_mtok
-from tco.dynamics.devices import analysis_devices
+from tco.dynamics.devices import analysis_devices, with_speculation
 from tco.foundation.errors import InputError
 from tco.inputs.fleet_settings import Tree
 from tco.inputs.loading import load_reference
@@ -109,7 +112,10 @@ def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame
     """
     devices = analysis_devices(scenario, cfg.devices, "fleet_dynamics.tree.devices")
     minimums, link = replica_minimums(scenario), scenario_link(scenario)
-    derived = with_options(scenario, [placement_spec(d, d, link, minimums) | {"name": f"leaf:{d}"} for d in devices])
+    leaves = with_speculation(scenario, [placement_spec(d, d, link, minimums) | {"name": f"leaf:{d}"} for d in devices])
+    derived = with_options(scenario, leaves)
+    candidates = [leaf["name"].removeprefix("leaf:") for leaf in leaves]  # a device, or a device+method speculating
+    speculating = {leaf["name"].removeprefix("leaf:") for leaf in leaves if "speculation" in leaf}
     v = derived.values()
     # leaf axis: interactive, throughput, and the scenario's own workload twice (prefill / decode shares)
     batch, tpot, ttft = named.workload.max_batch, named.workload.tpot_target_s, named.workload.ttft_target_s
@@ -123,13 +129,15 @@ def tree(scenario, cfg: Tree, training=None) -> tuple[pd.DataFrame, pd.DataFrame
     for view, extra, drop_nre in (("datasheet", {named.workload.half_life_years: NEVER_SHIFTS_YEARS}, True),
                                   ("with NRE and half-life", {}, False)):
         results, _ = evaluate_arrays(derived, updates | extra)
-        for d in devices:
+        for d in candidates:
             r = results[f"leaf:{d}"]
             cost = r.pv_cost_usd - (r.pv_nre_usd if drop_nre else 0.0)
             per_mtok = levelized_cost_usd_per_mtok(cost, r.pv_tokens)
             share = r.prefill_cost_share
             usd = [per_mtok[0], per_mtok[1], per_mtok[2] * share[2] / prompt_per_output, per_mtok[3] * (1.0 - share[3])]
             for i, leaf in enumerate(LEAVES):
+                if leaf == "prefill only" and d in speculating:  # speculation drafts output tokens: no prefill leaf
+                    continue
                 rows.append({"view": view, "leaf": leaf, "device": d, "usd_per_mtok": float(usd[i]),
                              "token_basis": "prompt tokens" if leaf == "prefill only" else "output tokens",
                              "feasible": bool(r.feasible[i] > 0), "batch": float(r.batch[i]),
