@@ -35,8 +35,8 @@ STRANDED_INPUTS = {"demand_growth_per_year": "demand growth [1/yr]", "prompt_gro
                    "output_growth_per_year": "output-length drift [1/yr]",
                    "flex_buffer_share": "flex GPU buffer [share of GPU replicas]", "weeks": "weeks simulated"}
 #: the sub-tab that shows each analysis
-SECTION = {"kv-wall": "kv", "stranded": "stranded", "pareto": "pareto", "coordination": "coordination", "tree": "coordination",
-           "routing": "routing", "roadmap": "routing"}
+SECTION = {"kv-wall": "kv", "stranded": "stranded", "pareto": "pareto", "interactivity": "interactivity",
+           "coordination": "coordination", "tree": "coordination", "routing": "routing", "roadmap": "routing"}
 
 
 def not_applicable(scenario) -> str | None:
@@ -122,6 +122,14 @@ def _pareto(scenario, _training, latency: str):
     return _table(a, "frontier-table"), for_app(a.figure)
 
 
+def _interactivity(scenario, _training, y: str, devices):
+    """Throughput (or cost, or output per provisioned MW: ``y``) against output tokens/s per user over concurrency,
+    per device and layout; ``devices`` the ids picked (none: the scenario's)."""
+    cfg = fleet_config(scenario, {"interactivity": {"devices": list(devices) or None}})
+    a = run_analysis("interactivity", scenario, cfg)
+    return _table(a, "interactivity-table"), for_app(figures.interactivity_figure(a.extra["result"], y))
+
+
 def _coordination(scenario, _training):
     """Coordination break-even of the split's specialized pool against the homogeneous GPU fleet."""
     return (_table(run_analysis("coordination", scenario, fleet_config(scenario)), "coordination-table"),)
@@ -148,6 +156,7 @@ def _roadmap(scenario, _training):
 kv_view = _answer(_kv, tables=1, figs=2, needs_split=True)
 stranded_view = _answer(_stranded, tables=1, figs=2, needs_split=True)
 pareto_view = _answer(_pareto, tables=1, figs=1, needs_split=False)
+interactivity_view = _answer(_interactivity, tables=1, figs=1, needs_split=False)
 coordination_view = _answer(_coordination, tables=1, figs=0, needs_split=True)
 tree_view = _answer(_tree, tables=1, figs=0, needs_split=False)
 routing_view = _answer(_routing, tables=1, figs=1, needs_split=False)
@@ -189,5 +198,5 @@ def summary_view(scenario):
     return cards, table
 
 
-__all__ = ["ANALYSES", "STRANDED_INPUTS", "coordination_view", "kv_view", "pareto_view", "roadmap_view", "routing_view",
-           "stranded_view", "summary_view", "tree_view"]
+__all__ = ["ANALYSES", "STRANDED_INPUTS", "coordination_view", "interactivity_view", "kv_view", "pareto_view",
+           "roadmap_view", "routing_view", "stranded_view", "summary_view", "tree_view"]

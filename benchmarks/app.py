@@ -34,7 +34,15 @@ import numpy as np
 from tco_app import create_app
 from tco_app.context import AppContext
 from tco_app.controller import update_state
-from tco_app.fleet_views import coordination_view, kv_view, pareto_view, stranded_view, summary_view, tree_view
+from tco_app.fleet_views import (
+    coordination_view,
+    interactivity_view,
+    kv_view,
+    pareto_view,
+    stranded_view,
+    summary_view,
+    tree_view,
+)
 from tco_app.pages.assumptions import table_rows, workbook_download
 from tco_app.pages.compare import compare_view
 from tco_app.pages.decide import decide_view
@@ -45,8 +53,9 @@ from tco_app.state import scenario_choices
 SERVER_TARGETS_S = {"compare view (verdict with flip conditions)": 0.5, "assumption edit (controller + compare)": 0.5,
                     "option added (controller + compare, 5 options)": 0.5,
                     "decide view (six steps)": 1.0, "lifecycle view": 0.5, "break-even (every crossing)": 1.0,
-                    "100x100 map": 1.0, "fleet: summary (seven analyses)": 1.0, "fleet: KV transfer wall": 1.0,
+                    "100x100 map": 1.0, "fleet: summary (eight analyses)": 1.0, "fleet: KV transfer wall": 1.0,
                     "fleet: stranded capacity (policy or drift change)": 1.0, "fleet: Pareto frontier": 1.0,
+                    "fleet: throughput vs interactivity, five GPUs": 1.0,
                     "fleet: coordination + tree tables": 1.0, "workbook download (xlsx)": 2.0}
 BROWSER_TARGETS_S = {"first load to the verdict": 1.5, "tab": 1.0, "edit": 0.5, "workbook download": 2.0}
 
@@ -99,12 +108,14 @@ def server_side(repeat: int) -> None:
              "break-even (every crossing)": lambda: breakeven_view(scenario, "workload.tpot_target_s", "lcot", 0.003, 0.05),
              "100x100 map": lambda: map_view(scenario, "workload.requests_per_s", "economics.electricity_usd_per_kwh", 100,
                                              f"ratio:{scenario.structure.challengers[0].name}"),
-             "fleet: summary (seven analyses)": lambda: summary_view(scenario),
+             "fleet: summary (eight analyses)": lambda: summary_view(scenario),
              "fleet: KV transfer wall": lambda: kv_view(scenario, None),
              "fleet: stranded capacity (policy or drift change)":
                  lambda: stranded_view(scenario, str(np.random.choice(["today", "peak", "flex"])),
                                        {"prompt_growth_per_year": np.random.uniform(0.0, 3.0)}),
              "fleet: Pareto frontier": lambda: pareto_view(scenario, "tpot_s"),
+             "fleet: throughput vs interactivity, five GPUs": lambda: interactivity_view(
+                 scenario, "tokens_per_s_per_device", ["h100-sxm", "h200-sxm", "b200", "mi300x", "mi355x"]),
              "fleet: coordination + tree tables": lambda: (coordination_view(scenario), tree_view(scenario)),
              "workbook download (xlsx)": lambda: workbook_download(scenario)}
     print(f"server side, callback bodies ({repeat} runs each; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")

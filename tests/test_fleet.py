@@ -24,6 +24,7 @@ from tco.dynamics.roadmap import roadmap
 from tco.dynamics.routing import routing as routing_analysis
 from tco.dynamics.stranded import simulate
 from tco.dynamics.tree import tree
+from tco.foundation.errors import InputError
 from tco.inputs.fleet_settings import fleet_config
 from tco.present.fleet_summary import run as fleet_run
 
@@ -319,6 +320,67 @@ def test_the_frontier_prices_speculation_and_the_prefix_cache_as_the_verdict_doe
         row = own[own["placement"] == placement].iloc[0]
         assert (row["usd_per_mtok"], row["ttft_s"]) == pytest.approx(
             (float(results[option].lcot_usd_per_mtok), float(results[option].ttft_s)), rel=1e-12)
+
+
+INTERACTIVITY_DEVICES = ["h100-sxm", "h200-sxm", "b200", "mi300x", "mi355x"]
+
+
+def test_the_interactivity_frontier_is_the_cores_cycle_at_each_concurrency(default_scenario):
+    """Issue 51 item 2. A point is one replica closed-loop at its slot cap B: 1 / t(B) output tokens/s per user, B / t(B)
+    per replica. Oracle: the validation suite's own scenario for a measured system (tco.analysis.validation.predict,
+    one H100 TP8 replica, 2,000 / 400 tokens, squared CV 0.79, 8-bit, TPOT bound lifted) gives the same per-user
+    speed at 64 sequences; per device is B x per user / 8; per provisioned MW: over (700 W TDP + 575 W host share)
+    x PUE 1.25 = 1,593.75 W per device."""
+    from tco.analysis.validation.cases import Conditions
+    from tco.analysis.validation.predict import per_user_tokens_per_s_under_load, scenario_for
+    from tco.dynamics.interactivity import interactivity_frontier
+    from tco.inputs.fleet_settings import fleet_config
+
+    f = interactivity_frontier(default_scenario, fleet_config(default_scenario, {"interactivity": {
+        "devices": INTERACTIVITY_DEVICES}}).interactivity)
+    c = f.curves
+    point = c[(c["device"] == "h100-sxm") & (c["layout"] == "TP8") & (c["concurrency"] == 64)].iloc[0]
+    measured = Conditions(model="llama-3.1-70b", device="h100-sxm", devices_per_replica=8, system_devices=8,
+                          prompt_tokens=2000, prompt_tokens_scv=0.79, output_tokens=400, tpot_target_s=10.0, max_batch=64,
+                          bits=8)
+    oracle = scenario_for(measured, {}, "oracle")
+    assert point["tokens_per_s_per_user"] == pytest.approx(
+        float(per_user_tokens_per_s_under_load(oracle, oracle.values(), measured)), rel=1e-12)
+    assert point["tokens_per_s_per_device"] == pytest.approx(64 * point["tokens_per_s_per_user"] / 8, rel=1e-12)
+    assert point["tokens_per_s_per_mw"] == pytest.approx(point["tokens_per_s_per_device"] / 1593.75 * 1e6, rel=1e-12)
+    assert set(c["device"]) == set(INTERACTIVITY_DEVICES)
+    assert np.allclose(c["tokens_per_s_per_device"], c["concurrency"] * c["tokens_per_s_per_user"] / c["devices_per_replica"],
+                       rtol=1e-12, atol=0)
+    for _, curve in c[c["layout"] != "searched layout"].groupby(["device", "layout"]):  # one shape along the curve
+        curve = curve.sort_values("concurrency")
+        assert (np.diff(curve["tokens_per_s_per_user"]) <= 1e-9).all()  # more users in flight: each one slower
+        assert (np.diff(curve["tokens_per_s_per_device"]) >= -1e-9).all()  # and more output per device
+    # the TPOT target's interactivity: a point meets it where 1 / t(B) is at least 1 / 40 ms = 25 tokens/s
+    assert (c["meets_tpot_target"] == (c["tokens_per_s_per_user"] >= 25.0 - 1e-9)).all()
+    ops = f.operating.set_index("option")
+    assert set(ops.index) == {o.name for o in default_scenario.structure.options} and ops.loc["h100", "feasible"]
+
+
+@pytest.mark.parametrize("prompt, output", [(1000, 1000), (8000, 1000)])
+def test_the_interactivity_frontier_of_five_gpus_on_a_70b_model(default_scenario, prompt, output):
+    """The issue's views: H100, H200, B200, MI300X, MI355X on Llama 3.1 70B at 1k/1k and 8k/1k, each with a searched
+    curve; the figure marks the operating points and the TPOT target; a device the catalog lacks is named."""
+    from tco.dynamics.interactivity import interactivity_frontier
+    from tco.inputs.fleet_settings import fleet_config
+    from tco.present.fleet_figures import interactivity_figure
+
+    scenario = default_scenario.with_values({"workload.prompt_tokens": prompt, "workload.output_tokens": output})
+    f = interactivity_frontier(scenario, fleet_config(scenario, {"interactivity": {
+        "devices": INTERACTIVITY_DEVICES}}).interactivity)
+    searched = f.curves[f.curves["layout"] == "searched layout"]
+    assert set(searched["device"]) == set(INTERACTIVITY_DEVICES)
+    fig = interactivity_figure(f)
+    assert "the scenario's options at peak" in [t.name for t in fig.data]
+    assert any(shape.x0 == pytest.approx(1 / 0.04) for shape in fig.layout.shapes)
+    for y in ("usd_per_mtok", "tokens_per_s_per_mw"):
+        assert len(interactivity_figure(f, y).data) == f.curves.groupby(["device", "layout"]).ngroups
+    with pytest.raises(InputError, match=r"fleet_dynamics.interactivity.devices\[0\]: got 'h900'"):
+        interactivity_frontier(scenario, fleet_config(scenario, {"interactivity": {"devices": ["h900"]}}).interactivity)
 
 
 def test_pareto_mask_by_hand():

@@ -1,8 +1,8 @@
 """Fleet: does a fleet split across chip types pay in a live fleet, not only on a datasheet?
 
 The tab opens with a summary: one card per analysis of :mod:`tco.dynamics` (KV transfer wall,
-stranded capacity, coordination, Pareto frontier, specialization tree, routing, tokens-per-watt
-roadmap) with its headline figure, and a table saying why the split's cost per token differs
+stranded capacity, coordination, Pareto frontier, throughput against interactivity, specialization tree,
+routing, tokens-per-watt roadmap) with its headline figure, and a table saying why the split's cost per token differs
 from the Compare tab's. Each analysis has its own section (a sub-tab, computed when opened).
 
 The stranded-capacity settings start from the scenario's ``fleet_dynamics`` block and are
@@ -17,6 +17,7 @@ from dash.exceptions import PreventUpdate
 from tco.analysis.training import serving_scenario
 from tco.foundation.errors import InputError
 from tco.foundation.user_numbers import read_number
+from tco.inputs.catalog import load_catalog
 from tco.inputs.fleet_settings import POLICIES, fleet_config
 
 from ..callbacks import open_tab_on_click
@@ -26,6 +27,7 @@ from ..controls import number
 from ..fleet_views import (
     STRANDED_INPUTS,
     coordination_view,
+    interactivity_view,
     kv_view,
     pareto_view,
     roadmap_view,
@@ -41,7 +43,12 @@ LABEL = "Fleet"
 POLICY_LABELS = {"today": "today: sized for today's mix", "peak": "peak: sized for the quarter's peak load",
                  "flex": "flex: today + a flexible GPU buffer"}
 SECTIONS = (("summary", "Summary"), ("kv", "KV transfer wall"), ("stranded", "Stranded capacity"),
-            ("pareto", "Pareto frontier"), ("coordination", "Coordination & tree"), ("routing", "Routing & roadmap"))
+            ("pareto", "Pareto frontier"), ("interactivity", "Throughput vs interactivity"),
+            ("coordination", "Coordination & tree"), ("routing", "Routing & roadmap"))
+#: the y axes of the interactivity view (tco.present.fleet_figures.INTERACTIVITY_AXES)
+INTERACTIVITY_Y = (("tokens_per_s_per_device", " output tokens/s per device  "),
+                   ("usd_per_mtok", " cost per million output tokens  "),
+                   ("tokens_per_s_per_mw", " output tokens/s per provisioned MW"))
 
 
 def _drift_id(field: str) -> str:
@@ -86,6 +93,22 @@ def _section(value: str) -> html.Div:
             chart("fleet-pareto"),
             html.P("Points on the frontier (no other point is both cheaper and faster):", className="hint"),
             html.Div(id="frontier-table-box")])
+    if value == "interactivity":
+        return html.Div([
+            html.Div(className="controls", children=[
+                dcc.RadioItems(id="interactivity-y", value=INTERACTIVITY_Y[0][0], inline=True,
+                               options=[{"label": label, "value": v} for v, label in INTERACTIVITY_Y]),
+                html.Div(className="control", children=[
+                    html.Label("devices (empty: the scenario's)", htmlFor="interactivity-devices"),
+                    dcc.Dropdown(id="interactivity-devices", options=sorted(load_catalog().devices), value=[],
+                                 multi=True, placeholder="the scenario's devices", style={"width": "420px"})])]),
+            html.P("Each device runs the layout the shape search picks (solid) and each tensor-parallel layout of 1 to 8 "
+                   "devices that holds the model, at 1 to 512 sequences in flight per replica, with the scenario's model "
+                   "and prompt and output lengths; a point is one concurrency. Stars: the scenario's options at their "
+                   "peak operating point.", className="hint"),
+            html.Div(id="interactivity-notice", className="errors-box"),
+            chart("fleet-interactivity"),
+            html.Div(id="interactivity-table-box")])
     if value == "coordination":
         return html.Div([
             html.H3("Coordination break-even"),
@@ -196,6 +219,13 @@ def register(app, ctx_: AppContext) -> None:
     def frontier(state, latency, section):
         _open(section, "pareto")
         return pareto_view(ctx_.scenario(state), latency)
+
+    @app.callback(Output("interactivity-notice", "children"), Output("interactivity-table-box", "children"),
+                  Output(chart_id("fleet-interactivity"), "figure"), view_state(ID), Input("interactivity-y", "value"),
+                  Input("interactivity-devices", "value"), fleet_tab, prevent_initial_call=True)
+    def interactivity(state, y, devices, section):
+        _open(section, "interactivity")
+        return interactivity_view(ctx_.scenario(state), y, devices or [])
 
     @app.callback(Output("coordination-notice", "children"), Output("coordination-table-box", "children"),
                   Output("tree-notice", "children"), Output("tree-table-box", "children"), view_state(ID),

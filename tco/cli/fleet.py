@@ -22,12 +22,12 @@ from tco.foundation.files import atomic_write, check_target
 from tco.foundation.user_numbers import read_number
 
 #: the analyses (tco.present.fleet_summary.ANALYSES; written out so that --help stays instant)
-ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")
+ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "interactivity", "tree", "routing", "roadmap")
 
 
 def add_parser(sub):
-    parser = sub.add_parser("fleet", help="fleet dynamics: KV wall, stranded capacity, Pareto, tree, routing, roadmap",
-                            description=__doc__)
+    parser = sub.add_parser("fleet", help="fleet dynamics: KV wall, stranded capacity, Pareto, interactivity, tree, "
+                                          "routing, roadmap", description=__doc__)
     parser.add_argument("analysis", choices=ANALYSES, help="which analysis to run")
     add_scenario_arguments(parser, writes="--html PATH")
     add_format_argument(parser)
@@ -45,7 +45,7 @@ def add_parser(sub):
     parser.add_argument("--hard-share", help="routing: share of requests only the large model answers")
     parser.add_argument("--router-skill", help="routing: exponent a of the misroute curve h r^(1+a)")
     parser.add_argument("--penalty", help="routing: 'retry' or a dollar penalty per wrong answer")
-    parser.add_argument("--devices", help="pareto/tree: comma-separated device ids")
+    parser.add_argument("--devices", help="pareto/tree/interactivity: comma-separated device ids")
     parser.add_argument("--placement", action="append", metavar="PREFILL:DECODE[:N_PREFILL:N_DECODE]",
                         help="pareto: a placement (repeatable); devices per replica optional")
     parser.add_argument("--html", metavar="PATH", help="also write the analysis' plotly figure to an HTML file")
@@ -85,6 +85,7 @@ def _overrides(args) -> dict:
                     "penalty": _penalty(args.penalty)},
         "pareto": {"devices": devices, "placements": [_placement(p) for p in args.placement] if args.placement else None},
         "tree": {"devices": devices},
+        "interactivity": {"devices": devices},
     }
 
 
@@ -108,7 +109,7 @@ READ_BY = {
     **dict.fromkeys(("policy", "weeks", "demand_growth", "prompt_growth", "output_growth", "buffer_share"), ("stranded",)),
     **dict.fromkeys(("scheduling_overhead", "slack"), ("coordination",)),
     **dict.fromkeys(("small_model", "hard_share", "router_skill", "penalty"), ("routing", "roadmap")),
-    "devices": ("pareto", "tree"),
+    "devices": ("pareto", "tree", "interactivity"),
     "placement": ("pareto",),
 }
 

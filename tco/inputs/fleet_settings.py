@@ -120,6 +120,12 @@ class Pareto(Strict):
     batch_caps: list[Annotated[int, Field(ge=1, le=65536)]] = Field([1, 4, 16, 64, 256, 1024], min_length=1)
 
 
+class Interactivity(Strict):
+    devices: list[str] | None = Field(None, description="device ids (default: every device of the scenario)")
+    concurrencies: list[Annotated[int, Field(ge=1, le=65536)]] = Field(
+        [1, 2, 4, 8, 16, 32, 64, 128, 256, 512], min_length=1, description="sequences in flight per replica swept")
+
+
 class Tree(Strict):
     devices: list[str] | None = None
     training_scenario: str | None = Field("training-run", description="training scenario of the tree's training leaf")
@@ -143,6 +149,7 @@ class FleetDynamics(Strict):
     coordination: Coordination
     routing: Routing
     pareto: Pareto = Pareto()
+    interactivity: Interactivity = Interactivity()
     tree: Tree
     roadmap: Roadmap
 

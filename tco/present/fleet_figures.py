@@ -187,6 +187,59 @@ def coordination_figure(result) -> go.Figure:
                    f"{result.pool} pool utilization [0-1]", "cost [USD per million output tokens]")
 
 
+#: the y axes of the interactivity view: column -> (axis title, log axis)
+INTERACTIVITY_AXES = {"tokens_per_s_per_device": ("output tokens/s per device", False),
+                      "usd_per_mtok": ("cost [" + USD_MTOK + "]", True),
+                      "tokens_per_s_per_mw": ("output tokens/s per provisioned MW", False)}
+#: line styles of a device's layouts: the searched one, then the tensor-parallel ones, narrowest first
+LAYOUT_DASHES = ("solid", "dot", "dash", "longdash", "dashdot")
+
+
+def interactivity_figure(frontier, y: str = "tokens_per_s_per_device") -> go.Figure:
+    """Throughput (or cost, or output per provisioned MW) against output tokens/s per user, one line per device and
+    layout over concurrency (colour: the device; dash: the layout, solid the searched one), the scenario's options at
+    their operating point (stars, on the throughput axis) and the interactivity its TPOT target asks (a dashed
+    vertical line).
+
+    Parameters
+    ----------
+    frontier : tco.dynamics.interactivity.InteractivityFrontier
+        The curves and operating points.
+    y : str
+        A column of :data:`INTERACTIVITY_AXES`.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Output tokens/s per user [tokens/s] on x; the chosen quantity on y.
+    """
+    title, log_y = INTERACTIVITY_AXES[y]
+    curves = frontier.curves
+    devices = list(dict.fromkeys(curves["device"])) if len(curves) else []
+    fig = go.Figure()
+    for (device, layout), rows in curves.groupby(["device", "layout"], sort=False):
+        rows = rows.sort_values("concurrency")
+        layouts = list(dict.fromkeys(curves.loc[curves["device"] == device, "layout"]))
+        fig.add_scatter(x=rows["tokens_per_s_per_user"], y=rows[y], mode="lines+markers", name=f"{device} {layout}",
+                        text=[f"{device} {shape}, {b:,.0f} sequences per replica"
+                              for shape, b in zip(rows["shape"], rows["concurrency"], strict=True)],
+                        line={"color": PALETTE[devices.index(device) % len(PALETTE)],
+                              "dash": LAYOUT_DASHES[layouts.index(layout) % len(LAYOUT_DASHES)]},
+                        marker={"size": 5}, hovertemplate="%{text}<br>%{x:,.4g} tokens/s per user<br>%{y:,.4g}<extra></extra>")
+    if y == "tokens_per_s_per_device" and len(frontier.operating):
+        op = frontier.operating
+        fig.add_scatter(x=op["tokens_per_s_per_user"], y=op["tokens_per_s_per_device"], mode="markers+text",
+                        name="the scenario's options at peak", text=list(op["option"]), textposition="top center",
+                        marker={"symbol": "star", "size": 13, "color": "#000000"},
+                        hovertemplate="%{text}: %{x:,.4g} tokens/s per user, %{y:,.4g} per device<extra></extra>")
+    _mark_prompt(fig, 1.0 / frontier.tpot_target_s, f"TPOT target {1e3 * frontier.tpot_target_s:,.3g} ms")
+    fig.update_xaxes(type="log", tickvals=_log_ticks(curves["tokens_per_s_per_user"]), tickformat="~g")
+    if log_y:
+        fig.update_yaxes(type="log", tickvals=_log_ticks(curves[y]), tickformat="~g")
+    return _layout(fig, f"{title} against output tokens/s per user, over concurrency",
+                   "output tokens/s per user (interactivity)", title, height=520)
+
+
 #: a placement's marker by its prefill device (its colour is its decode device's), so that every pair of up to eight
 #: devices is told apart: the frontier's default devices grow with a roadmap's generations (sixteen placements of four)
 PLACEMENT_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "pentagon", "cross")

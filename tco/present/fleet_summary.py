@@ -17,6 +17,7 @@ import pandas as pd
 from tco.analysis.evaluation import evaluate_scenario
 from tco.analysis.program_views import other_generations_held
 from tco.dynamics.coordination import coordination
+from tco.dynamics.interactivity import interactivity_frontier
 from tco.dynamics.kv_wall import kv_wall
 from tco.dynamics.pareto import pareto
 from tco.dynamics.roadmap import roadmap
@@ -29,10 +30,11 @@ from tco.inputs.variants import disaggregated_option
 from tco.present.tables import Column
 
 #: the analyses, in the order the CLI and the app list them
-ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "tree", "routing", "roadmap")
+ANALYSES = ("kv-wall", "stranded", "coordination", "pareto", "interactivity", "tree", "routing", "roadmap")
 #: the title of each analysis
 TITLES = {"kv-wall": "KV transfer wall", "stranded": "Stranded capacity over a quarter",
           "coordination": "Coordination break-even", "pareto": "Pareto frontier: cost against latency",
+          "interactivity": "Throughput against interactivity per device",
           "tree": "Specialization tree", "routing": "Routing easy queries to a small model",
           "roadmap": "Tokens per watt: what each lever gives"}
 #: analyses that need a disaggregated option (prefill on one device, decode on another)
@@ -299,6 +301,48 @@ def coordination_headline(result) -> Headline:
                     f"{quantity(s['gpu_usd_per_mtok'], 'USD')} per million output tokens for the GPU fleet; it {where}.")
 
 
+INTERACTIVITY_COLUMNS: list[Column] = [
+    ("device", "device", None, 1.0), ("layout", "layout", None, 1.0), ("replica shape", "shape", None, 1.0),
+    ("concurrency, sequences per replica", "concurrency", ",.0f", 1.0),
+    ("output tokens/s per user", "tokens_per_s_per_user", ",.4g", 1.0),
+    ("output tokens/s per device", "tokens_per_s_per_device", ",.4g", 1.0),
+    ("output tokens/s per provisioned MW", "tokens_per_s_per_mw", ",.4g", 1.0),
+    ("cost, USD per million output tokens (—: misses the TTFT target)", "usd_per_mtok", ",.4g", 1.0),
+    ("meets the TPOT target", "meets_tpot_target", None, 1.0)]
+
+
+def interactivity_headline(frontier) -> Headline:
+    """The interactivity card: the layout with the most output per device at the interactivity the TPOT target asks.
+
+    Parameters
+    ----------
+    frontier : tco.dynamics.interactivity.InteractivityFrontier
+        The curves and operating points.
+
+    Returns
+    -------
+    Headline
+        Figure: output tokens/s per device [tokens/s]; a sentence naming the device, layout and concurrency, and the
+        scenario's first option's operating point.
+    """
+    curves = frontier.curves
+    ok = curves[curves["meets_tpot_target"]] if len(curves) else curves
+    per_user = 1.0 / frontier.tpot_target_s
+    if ok.empty:
+        return Headline("interactivity", "—", "output tokens/s per device at the TPOT target",
+                        f"No device and layout reaches {sig(per_user, 3)} output tokens/s per user (the TPOT target).")
+    best = ok.loc[ok["tokens_per_s_per_device"].idxmax()]
+    line = (f"At the TPOT target ({quantity(frontier.tpot_target_s, 's')}: {sig(per_user, 3)} output tokens/s per user), "
+            f"{best['device']} ({best['shape']}) gives the most output per device: "
+            f"{sig(best['tokens_per_s_per_device'], 4)} tokens/s at {best['concurrency']:,.0f} sequences per replica")
+    if len(frontier.operating):
+        first = frontier.operating.iloc[0]
+        line += (f"; the scenario's {first['option']} runs at {sig(first['tokens_per_s_per_user'], 3)} tokens/s per user "
+                 f"and {sig(first['tokens_per_s_per_device'], 4)} per device at its peak")
+    return Headline("interactivity", sig(best["tokens_per_s_per_device"], 4),
+                    "output tokens/s per device at the TPOT target", line + ".")
+
+
 def pareto_headline(table: pd.DataFrame, latency: str = "tpot_s") -> Headline:
     """The Pareto card: how many configurations meeting the targets are on the cost-latency frontier.
 
@@ -448,6 +492,13 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
                              t[t["on_frontier_tpot"] | t["on_frontier_ttft"]].set_index("placement"),
                              front.to_dict(orient="records"), FRONTIER_COLUMNS, lambda: fleet_figures.pareto_figure(t, latency),
                              pareto_headline(t, latency))
+    if name == "interactivity":
+        f = interactivity_frontier(scenario, cfg.interactivity)
+        return FleetAnalysis(name, {"tpot_target_s": f.tpot_target_s, "curves": f.curves.to_dict(orient="records"),
+                                    "operating": f.operating.to_dict(orient="records")},
+                             f.curves.set_index(["device", "layout", "concurrency"]),
+                             f.curves.to_dict(orient="records"), INTERACTIVITY_COLUMNS,
+                             lambda: fleet_figures.interactivity_figure(f), interactivity_headline(f), extra={"result": f})
     if name == "tree":
         costs, winners = tree(scenario, cfg.tree, training)
         return FleetAnalysis(name, {"winners": winners.to_dict(orient="records"), "costs": costs.to_dict(orient="records")},

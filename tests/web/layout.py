@@ -99,6 +99,7 @@ VIEWS = [("compare", "compare", None), ("decide", "decide", None), ("cases", "ca
          ("assumptions", "assumptions", None), ("sensitivity", "sensitivity", None), ("uncertainty", "uncertainty", None),
          ("lifecycle", "lifecycle", None), ("fleet", "fleet", "summary"), ("fleet-kv", "fleet", "kv"),
          ("fleet-stranded", "fleet", "stranded"), ("fleet-pareto", "fleet", "pareto"),
+         ("fleet-interactivity", "fleet", "interactivity"),
          ("fleet-coordination", "fleet", "coordination"), ("fleet-routing", "fleet", "routing")]
 
 SETTLED_JS = r"""

@@ -184,7 +184,7 @@ def test_fleet_tab_opens_with_a_summary_and_each_section_works(page, live_app, a
     url, log = live_app
     errors = open_app(page, url)
     page.click("#tab-fleet")
-    expect(page.locator("#fleet-cards .card")).to_have_count(7, timeout=15000)
+    expect(page.locator("#fleet-cards .card")).to_have_count(8, timeout=15000)
     expect(page.locator("#card-kv-wall")).to_contain_text("KV transfer wall")
     expect(page.locator("#reconciliation-table")).to_contain_text("Coordination")
     page.locator("#card-stranded button").click()  # the card's Details opens its section
@@ -202,6 +202,13 @@ def test_fleet_tab_opens_with_a_summary_and_each_section_works(page, live_app, a
     expect(page.locator("#kv-breakevens")).to_contain_text("the cheaper colocated option", timeout=15000)
     page.click("#fleet-tab-pareto")
     expect(page.locator("#fleet-pareto-box .chart-title")).to_contain_text("Cost against latency", timeout=15000)
+    page.click("#fleet-tab-interactivity")  # the scenario's devices, then one picked from the catalog
+    title = page.locator("#fleet-interactivity-box .chart-title")
+    expect(title).to_contain_text("output tokens/s per device against output tokens/s per user", timeout=15000)
+    expect(page.locator("#fleet-interactivity-box .legend")).to_contain_text("groq-lpu searched layout")
+    choose(page, "interactivity-devices", "b200", search="b200")
+    expect(page.locator("#fleet-interactivity-box .legend")).to_contain_text("b200 searched layout", timeout=15000)
+    expect(page.locator("#interactivity-table")).to_contain_text("b200")
     page.click("#fleet-tab-coordination")
     expect(page.locator("#tree-table")).to_contain_text("interactive batch-one", timeout=15000)
     assert errors == []
