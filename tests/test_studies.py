@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import tco
 from tco.cli import main
+from tco.foundation.errors import InputError
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.parameters import Param
 from tco.present.study_findings import findings, tornado_findings
@@ -613,6 +614,34 @@ def test_sobol_and_morris_count_the_runs_where_the_pair_misses_its_targets(defau
     assert m.share_missing_a_target * 24 == pytest.approx(round(m.share_missing_a_target * 24), abs=1e-9)
     if m.missing_a_target is not None:
         assert (m.missing_a_target["mu_star"] <= 1.0 / tco.studies.sensitivity.morris_delta(4) + 1e-12).all()
+
+
+def test_the_parametric_table_is_every_combination_of_its_inputs(default_scenario):
+    """Issue 51 item 5: 3 x 2 values of two inputs give 6 points per option, the first input varying slowest; each row
+    equals the scenario edited to that point and evaluated alone; cost_ratio is the option over the baseline (1 on the
+    baseline's rows). Refused: an unknown input, a value outside its field, an input named twice, a fourth input,
+    more than 2,000 combinations, an unknown output -- each named."""
+    from tco.studies.parametric import MAX_POINTS, parametric
+
+    axes = [("workload.prompt_tokens", [1000, 2000, 4000]), ("devices.groq-lpu.price_usd", [10_000, 20_000])]
+    table = parametric(default_scenario, axes, ["lcot_usd_per_mtok", "cost_ratio", "feasible"])
+    assert len(table) == 6 * len(default_scenario.structure.options)
+    groq = table[table["option"] == "groq"]
+    assert groq["workload.prompt_tokens"].tolist() == [1000, 1000, 2000, 2000, 4000, 4000]
+    for _, row in groq.iterrows():
+        edited = default_scenario.with_values({n: row[n] for n, _ in axes})
+        alone, _ = tco.evaluate_scenario(edited)
+        assert row["lcot_usd_per_mtok"] == pytest.approx(float(alone["groq"].lcot_usd_per_mtok), rel=1e-12)
+        assert row["cost_ratio"] == pytest.approx(float(alone["groq"].lcot_usd_per_mtok)
+                                                  / float(alone["h100"].lcot_usd_per_mtok), rel=1e-12)
+    assert (table.loc[table["option"] == "h100", "cost_ratio"] == 1.0).all()
+    bad = [("nope", [1.0]), ("workload.prompt_tokens", [-5.0]), ("workload.prompt_tokens", [1.0]),
+           ("workload.output_tokens", list(range(1, 2002)))]
+    with pytest.raises(InputError) as refused:
+        parametric(default_scenario, bad, ["zzz"])
+    paths = [e.path for e in refused.value.errors]
+    assert paths == ["axes", "axes[0].param", "axes[1].values", "axes[2].param", "axes", "outputs"]
+    assert f"at most {MAX_POINTS:,}" in str(refused.value)
 
 
 # --- command line ----------------------------------------------------------------------------------

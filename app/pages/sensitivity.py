@@ -1,4 +1,5 @@
-"""Break-even and sensitivity: every crossing of any parameter, tornado, 1-D sweep, 2-D map with the break-even contour.
+"""Break-even and sensitivity: every crossing of any parameter, tornado, 1-D sweep, 2-D map with the break-even contour,
+and the parametric table (:mod:`tco_app.parametric`).
 
 The break-evens come from :func:`tco.breakeven` (every crossing and feasibility window in the
 range); tornado, sweep and map from :mod:`tco.studies`, one vectorized core call per chart.
@@ -17,6 +18,7 @@ from tco.foundation.formatting import NONE, quantity
 from tco.foundation.user_numbers import read_number
 from tco.present import study_figures as figures
 
+from .. import parametric
 from ..callbacks import refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure
 from ..context import SCENARIO, AppContext, bounded_int, error_list, view_state
@@ -84,11 +86,13 @@ def layout(ctx: AppContext):
             dropdown("map-x", "map x axis", width="340px"), dropdown("map-y", "map y axis", width="340px"),
             number("map-n", "cells per axis", value="40", width="90px")]),
         chart("map"),
+        parametric.section(),
     ])
 
 
 def register(app, ctx: AppContext) -> None:
     refill_on_scenario(app, ctx, "be-param", param_options)
+    parametric.register(app, ctx)
 
     @app.callback(Output("be-low", "value"), Output("be-high", "value"), Input("be-param", "value"), State("state", "data"),
                   prevent_initial_call=True)

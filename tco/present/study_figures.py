@@ -5,6 +5,8 @@ Palette: Okabe & Ito (2008), "Color Universal Design"; sequential maps use virid
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -363,6 +365,50 @@ def sobol_figure(frame: pd.DataFrame, top: int = 15, title: str = "Sobol indices
     fig.update_xaxes(rangemode="tozero")
     fig.update_yaxes(tickfont={"size": 11})
     return _layout(fig, title, "share of output variance [-]", "", height=max(360, 30 * len(rows) + 140))
+
+
+#: most lines a parametric chart draws (one per option and combination of the other inputs' values)
+PARAMETRIC_LINES = 24
+#: a line's dash by the combination of the other inputs' values (its colour is its option's)
+PARAMETRIC_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def parametric_figure(frame: pd.DataFrame, inputs: Sequence[str], output: str, label: str) -> go.Figure:
+    """One output of a parametric table against its first input, one line per option and combination of the other
+    inputs' values (the first :data:`PARAMETRIC_LINES`; the table holds them all).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`tco.studies.parametric.parametric`'s table.
+    inputs : Sequence[str]
+        Its input columns, the first on the x axis.
+    output : str
+        The output column drawn.
+    label : str
+        The output's label with its unit (the y axis).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        ``output`` [its unit] against ``inputs[0]`` [its unit].
+    """
+    fig = go.Figure()
+    others = list(inputs[1:])
+    groups = list(frame.groupby(["option", *others], sort=False))
+    options = list(dict.fromkeys(frame["option"]))
+    combinations: list[tuple] = []
+    for (key, rows) in groups[:PARAMETRIC_LINES]:
+        option, *values = key if isinstance(key, tuple) else (key,)
+        combinations += [] if tuple(values) in combinations else [tuple(values)]
+        name = ", ".join([option, *(f"{param_label(p)} {sig(v, 4)}" for p, v in zip(others, values, strict=True))])
+        fig.add_scatter(x=rows[inputs[0]], y=rows[output], mode="lines+markers", name=name,
+                        line={"color": PALETTE[options.index(option) % len(PALETTE)],
+                              "dash": PARAMETRIC_DASHES[combinations.index(tuple(values)) % len(PARAMETRIC_DASHES)]},
+                        hovertemplate=name + "<br>%{x:,.4g}: %{y:,.4g}<extra></extra>")
+    shown = min(len(groups), PARAMETRIC_LINES)
+    more = f" (the first {shown} of {len(groups)} lines: the table has all)" if len(groups) > shown else ""
+    return _layout(fig, f"{label} against {param_label(inputs[0])}{more}", param_label(inputs[0]), label)
 
 
 def missing_note(result: Sensitivity) -> str:

@@ -326,3 +326,37 @@ def test_decide_page_answers_each_step_and_links_deeper(page, live_app):
     expect(page.locator("#fleet-cards")).to_be_visible(timeout=15000)
     assert errors == []
     assert log.records == []
+
+
+def test_the_parametric_table_runs_every_combination_and_downloads_it(page, live_app, artifacts, tmp_path):
+    """Issue 51 item 5: two inputs picked (their values suggested across the sourced range, one typed over), outputs
+    chosen, Run: the table has a row per combination and option, equal to tco.studies.parametric; its CSV downloads."""
+    from tco.studies.parametric import parametric
+
+    url, log = live_app
+    errors = open_app(page, url)
+    page.click("#tab-sensitivity")
+    # the charts above it draw first (the tab grows as they do: a dropdown opened meanwhile moves under the click)
+    expect(page.locator("#map-box .chart-title")).to_contain_text("wins in", timeout=30000)
+    page.locator("#par-param-0").scroll_into_view_if_needed()
+    choose(page, "par-param-0", "mean prompt length [tokens]", search="workload.prompt_tokens")
+    expect(page.locator("#par-values-0")).to_have_value("500; 2,375; 4,250; 6,125; 8,000", timeout=15000)
+    choose(page, "par-param-1", "groq-lpu unit price [USD]", search="groq-lpu.price_usd")
+    expect(page.locator("#par-values-1")).not_to_have_value("", timeout=15000)
+    page.fill("#par-values-1", "10k; 20k")
+    page.keyboard.press("Enter")
+    page.click("#par-run")
+    table = page.locator("#parametric-table")
+    expect(table.locator("tbody tr")).to_have_count(5 * 2 * 3, timeout=30000)
+    expect(page.locator("#parametric-box .chart-title")).to_contain_text("against mean prompt length")
+    expected = parametric(tco.load_scenario("default"), [("workload.prompt_tokens", [500, 2375, 4250, 6125, 8000]),
+                                                         ("devices.groq-lpu.price_usd", [10_000, 20_000])],
+                          ["lcot_usd_per_mtok", "feasible"])
+    groq = expected[(expected["option"] == "groq") & (expected["workload.prompt_tokens"] == 2375)
+                    & (expected["devices.groq-lpu.price_usd"] == 20_000)].iloc[0]
+    expect(table).to_contain_text(f"{groq['lcot_usd_per_mtok']:,.4g}")
+    page.screenshot(path=str(artifacts / "app-parametric-table.png"), full_page=True)
+    path = download(page, page.locator('button[id*="parametric-table"]'), tmp_path)
+    assert path.read_text().count("\n") == 5 * 2 * 3 + 1
+    assert errors == []
+    assert log.records == []
