@@ -62,7 +62,7 @@ def section() -> html.Div:
                              style={"width": "640px"})]),
             html.Button("Run the table", id="par-run", className="small-button")]),
         html.Div(id="par-notice", className="errors-box"),
-        chart("parametric"),
+        chart("parametric", "Pick inputs and their values, then run the table"),
         html.Div(id="par-table-box")])
 
 
