@@ -27,6 +27,7 @@ from tco.inputs.loading import DEFAULT_SCENARIO
 from . import builder, controller, plotlyjs
 from .charts import TITLE_FROM_META, figure_html
 from .context import AppContext
+from .glossary import glossary_block
 from .pages import page_modules
 from .pages.compare import compare_view
 from .state import MAX_QUERY_CHARS, scenario_choices, state_from_query
@@ -170,9 +171,10 @@ def page_layout(ctx: AppContext, choices, default: str, pages, compare_initial) 
                     children=html.Div(page.layout(ctx, compare_initial) if page.ID == "compare" else page.layout(ctx),
                                       className="page", id=f"page-{page.ID}"))
             for page in pages]),
-        html.Footer("Costs per million output tokens unless a label says otherwise. Every table has a CSV download; "
-                    "charts: PNG from the camera icon, HTML from the button below each chart. The address bar holds a "
-                    "shareable link to this view; named cases live in this browser tab (Cases).", className="footer"),
+        html.Footer(className="footer", children=[
+            "Costs per million output tokens unless a label says otherwise. Every table has a CSV download; charts: "
+            "PNG from the camera icon, HTML from the button below each chart. The address bar holds a shareable link "
+            "to this view; named cases live in this browser tab (Cases).", glossary_block()]),
     ])
 
 

@@ -25,6 +25,7 @@ from tco.present.verdict_text import near_tie
 from ..builder import builder_panel
 from ..charts import COST_LINE_COLOURS, PALETTE, chart, chart_id, styled
 from ..context import AppContext, view_state
+from ..glossary import terms_line
 from ..tables import table_block
 from ..training_views import training_compare_view
 
@@ -125,6 +126,8 @@ def layout(ctx: AppContext, initial: tuple | None = None):
             dcc.Input(id="tie-tolerance", type="text", value="2%", debounce=True, style={"width": "70px"}),
             html.Span(id="tie-note", className="hint")]),
         html.Div(options, id="options-table-box"),
+        terms_line("LCOT", "TTFT", "TPOT", "percentile", "replica shape", "bound by", "spilled bytes",
+                   "prefill interference", "prefix cache hit rate", "accepted tokens per step", "tie"),
         html.H3("Against the baseline"),
         html.Div(challengers, id="challengers-box"),
         html.Div(className="two-charts", children=[chart("compare-lcot", figure=lcot), chart("compare-breakdown",

@@ -2,7 +2,8 @@
 
 Name the workload -> name the objective -> find the bottleneck -> measure the distribution ->
 price the split -> test change. Each step states what the model says for the current scenario
-(with its edits) and links to the tab that goes deeper. A glossary of the terms closes the page.
+(with its edits) and links to the tab that goes deeper; the terms are in the glossary at the foot of every page
+(:mod:`tco_app.glossary`).
 """
 
 from __future__ import annotations
@@ -27,35 +28,6 @@ from ..context import AppContext, view_state
 ID = "decide"
 LABEL = "Decide"
 
-#: the terms a reader meets in the app, in words
-GLOSSARY = [
-    ("LCOT", "levelized cost of tokens: present value of all costs over the horizon divided by the present value "
-             "of the output tokens served, per million (the LCOE idea applied to tokens). Input+output basis beside it."),
-    ("TTFT", "time to first token: queueing, prefill of the prompt, and the KV transfer when prefill and decode run "
-             "on different devices."),
-    ("TPOT", "time per output token: a request's decode time over its output tokens, at the percentile (the decode "
-             "steps it lives through, with the prefill of other requests riding in them); 1/TPOT is the speed one user "
-             "sees."),
-    ("bound by", "what limits a phase in the roofline: compute (FLOP/s), bandwidth (memory bytes per second) or "
-                 "interconnect (chip-to-chip traffic and synchronisation)."),
-    ("spilled bytes", "bytes of a decode step that do not fit the device's fastest memory tier (an SRAM chip's "
-                      "advantage ends where the KV cache spills)."),
-    ("L/H", "useful life of the specialized hardware over the workload's half-life: above 1 the chip outlives the "
-            "workload it was designed for; below 1 generality wins less often."),
-    ("half-life", "years until half the demand has moved to workloads the specialized design does not serve at "
-                  "its designed efficiency."),
-    ("NPV", "present value saved by choosing an option over the baseline (positive: it pays), at the scenario's "
-            "discount rate."),
-    ("break-even", "the value of one input at which an option ties the baseline; tco reports every crossing in a "
-                   "range and the windows between them."),
-    ("flip condition", "an input that, moved alone within its sourced range, changes the cheapest option."),
-    ("grade", "evidence of a default: A measured, list price or vendor specification; B analyst or press; C our "
-              "estimate (the note shows the arithmetic)."),
-    ("disaggregated / split", "prefill on one device pool, decode on another, the KV cache moved between them over "
-                              "a link."),
-    ("stranded capacity", "specialized device-hours idle while the other pool's queue waits."),
-    ("tie", "two options whose costs are within the tie tolerance (2 % by default): closer than the inputs are known."),
-]
 
 STEPS = [("workload", "1. Name the workload", "assumptions"), ("objective", "2. Name the objective", "compare"),
          ("bottleneck", "3. Find the bottleneck", "compare"), ("distribution", "4. Measure the distribution", "uncertainty"),
@@ -74,8 +46,8 @@ def layout(ctx_: AppContext):
                 html.Button(f"Go deeper: {TAB_LABELS[tab]}", id={"type": "goto", "tab": tab, "step": key},
                             className="small-button")])
             for key, title, tab in STEPS]),
-        html.H3("Glossary"),
-        html.Dl(className="glossary", children=[part for term, text in GLOSSARY for part in (html.Dt(term), html.Dd(text))]),
+        html.P(["Every term is defined in the ", html.A("glossary", href="#glossary"), " at the foot of the page."],
+               className="hint"),
     ])
 
 

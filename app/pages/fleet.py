@@ -36,6 +36,7 @@ from ..fleet_views import (
     summary_view,
     tree_view,
 )
+from ..glossary import terms_line
 
 ID = "fleet"
 LABEL = "Fleet"
@@ -82,6 +83,7 @@ def _section(value: str) -> html.Div:
             html.P("Stranded share: specialized device-hours idle while the other pool's queue waits. Every policy of "
                    "the split fleet beside the homogeneous GPU fleet sized by the same rule.", className="hint"),
             html.Div(id="stranded-table-box"),
+            terms_line("stranded capacity", "disaggregated / split"),
             html.Div(className="two-charts", children=[chart("fleet-stranded"), chart("fleet-stranded-hourly")])])
     if value == "pareto":
         return html.Div([
@@ -108,6 +110,7 @@ def _section(value: str) -> html.Div:
                    "peak operating point.", className="hint"),
             html.Div(id="interactivity-notice", className="errors-box"),
             chart("fleet-interactivity"),
+            terms_line("interactivity", "replica shape", "TPOT"),
             html.Div(id="interactivity-table-box")])
     if value == "coordination":
         return html.Div([

@@ -23,6 +23,7 @@ from ..callbacks import refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure
 from ..context import SCENARIO, AppContext, bounded_int, error_list, view_state
 from ..controls import dropdown, keep, number, param_options
+from ..glossary import terms_line
 from ..tables import table_block
 
 ID = "sensitivity"
@@ -77,6 +78,7 @@ def layout(ctx: AppContext):
                      options=[{"label": v, "value": k} for k, v in CRITERIA.items() if k in BREAKEVEN_METRICS]),
             number("be-low", "search from"), number("be-high", "to")]),
         html.Div(id="breakeven-result", className="result-box"),
+        terms_line("break-even", "flip condition"),
         html.H3("Sensitivity"),
         html.Div(className="controls", children=[dropdown("sens-metric", "metric (tornado, sweep and map)", width="380px")]),
         chart("tornado"),

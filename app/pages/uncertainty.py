@@ -20,6 +20,7 @@ from ..callbacks import background_run, refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure
 from ..context import AppContext, bounded_int, error_list
 from ..controls import dropdown, number
+from ..glossary import terms_line
 from ..tables import table_block
 from .sensitivity import metric_options
 
@@ -56,6 +57,7 @@ def layout(ctx: AppContext):
         html.Div(id="sobol-status", className="hint"),
         html.Div(id="sobol-progress", className="hint"),
         chart("sobol", "Run Sobol to rank the inputs by their share of the variance"),
+        terms_line("S1 / ST", "P10 – P90"),
     ])
 
 

@@ -360,3 +360,26 @@ def test_the_parametric_table_runs_every_combination_and_downloads_it(page, live
     assert path.read_text().count("\n") == 5 * 2 * 3 + 1
     assert errors == []
     assert log.records == []
+
+
+def test_a_term_links_to_its_entry_in_the_glossary_at_the_foot_of_every_page(page, live_app):
+    """Issue 49 item 2: jargon goes to the glossary with a link. Compare's terms line links TTFT to its entry in the
+    glossary at the foot of the page (closed until asked: following the link opens it at the entry); the link's
+    tooltip is the definition; every term a view links has an entry, and every entry is unique on the page."""
+    from tco_app.glossary import DEFINITIONS, anchor
+
+    url, log = live_app
+    errors = open_app(page, url)
+    glossary = page.locator("#glossary")
+    expect(glossary).not_to_have_attribute("open", "")
+    link = page.locator("#page-compare p.terms a", has_text="TTFT")
+    expect(link).to_have_attribute("title", DEFINITIONS["TTFT"])
+    link.click()
+    entry = page.locator(f"#{anchor('TTFT')}")
+    expect(entry).to_be_visible()
+    expect(entry).to_be_in_viewport()
+    hrefs = page.eval_on_selector_all("p.terms a.term", "links => links.map(a => a.getAttribute('href'))")
+    assert hrefs and all(page.locator(href).count() == 1 for href in set(hrefs))
+    assert page.locator("dl.glossary dt").count() == len(DEFINITIONS)
+    assert errors == []
+    assert log.records == []
