@@ -16,7 +16,7 @@ from tco.foundation.formatting import sig
 from tco.foundation.labels import param_label
 from tco.foundation.user_numbers import read_number
 from tco.present import study_figures as figures
-from tco.studies.parametric import MAX_AXES, OUTPUTS, parametric
+from tco.studies.parametric import MAX_AXES, MAX_POINTS, OUTPUTS, parametric
 
 from .charts import chart, chart_id, for_app, message_figure
 from .context import SCENARIO, AppContext, error_list, view_state
@@ -25,6 +25,8 @@ from .tables import cell, table_block
 
 #: the outputs the table starts with
 DEFAULT_OUTPUTS = ["lcot_usd_per_mtok", "feasible"]
+#: most characters of one input's values read (a 2,000-value grid written out is well under it)
+MAX_VALUES_TEXT = 40_000
 #: values are separated by semicolons or spaces (a comma is a thousands separator: "2,000")
 SEPARATORS = re.compile(r"[;\s]+")
 
@@ -83,7 +85,12 @@ def suggested_values(scenario, name) -> str:
 def parse_values(scenario, name: str, text, index: int) -> list[float]:
     """The values typed for input ``index`` (``1,000; 2,000`` or ``1k 2k 4k``), each read in its field's unit."""
     field = scenario.params[name].field
-    parts = [p for p in SEPARATORS.split(str(text or "").strip()) if p]
+    raw = str(text or "")
+    if len(raw) > MAX_VALUES_TEXT:
+        raise InputError.one(f"input {index + 1} values", f"{len(raw):,} characters", f"at most {MAX_VALUES_TEXT:,}")
+    parts = [p for p in SEPARATORS.split(raw.strip()) if p]
+    if len(parts) > MAX_POINTS:
+        raise InputError.one(f"input {index + 1} values", f"{len(parts):,} values", f"at most {MAX_POINTS:,}")
     if not parts:
         raise InputError.one(f"input {index + 1} values", text, "type one or more values, separated by ; or spaces")
     return [read_number(p, field, f"input {index + 1} values") for p in parts]

@@ -365,7 +365,8 @@ def test_the_interactivity_frontier_is_the_cores_cycle_at_each_concurrency(defau
 def test_the_interactivity_frontier_of_five_gpus_on_a_70b_model(default_scenario, prompt, output):
     """The issue's views: H100, H200, B200, MI300X, MI355X on Llama 3.1 70B at 1k/1k and 8k/1k, each with a searched
     curve; the figure marks the operating points and the TPOT target; a device the catalog lacks is named."""
-    from tco.dynamics.interactivity import interactivity_frontier
+    from tco.dynamics.interactivity import MAX_DEVICES, interactivity_frontier
+    from tco.inputs.catalog import load_catalog
     from tco.inputs.fleet_settings import fleet_config
     from tco.present.fleet_figures import interactivity_figure
 
@@ -381,6 +382,13 @@ def test_the_interactivity_frontier_of_five_gpus_on_a_70b_model(default_scenario
         assert len(interactivity_figure(f, y).data) == f.curves.groupby(["device", "layout"]).ngroups
     with pytest.raises(InputError, match=r"fleet_dynamics.interactivity.devices\[0\]: got 'h900'"):
         interactivity_frontier(scenario, fleet_config(scenario, {"interactivity": {"devices": ["h900"]}}).interactivity)
+    # a device named twice runs once; more than MAX_DEVICES distinct devices is refused before anything runs
+    twice = interactivity_frontier(scenario, fleet_config(scenario, {"interactivity": {
+        "devices": ["b200", "b200"]}}).interactivity).curves
+    assert not twice.duplicated(["device", "layout", "concurrency"]).any()
+    many = sorted(load_catalog().devices)[:MAX_DEVICES + 1]
+    with pytest.raises(InputError, match=f"names {MAX_DEVICES + 1} devices; at most {MAX_DEVICES}"):
+        interactivity_frontier(scenario, fleet_config(scenario, {"interactivity": {"devices": many}}).interactivity)
 
 
 def test_pareto_mask_by_hand():

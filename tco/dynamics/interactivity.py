@@ -29,12 +29,15 @@ from tco.analysis.evaluation import evaluate_arrays
 from tco.core import names as named
 from tco.core.evaluate import serving_pools
 from tco.dynamics.devices import check_device
+from tco.foundation.errors import InputError
 from tco.inputs.fleet_settings import Interactivity
 from tco.inputs.variants import scenario_devices, with_options
 
 #: tensor-parallel layouts pinned per device [devices per replica] (those that hold the model are kept), beside the
 #: layout the core's shape search picks (a multi-chip SRAM part needs hundreds of devices per replica)
 LAYOUTS = (1, 2, 4, 8)
+#: most devices one frontier compares (each runs every layout at every concurrency: ~40 ms a device here)
+MAX_DEVICES = 12
 #: the infeasibility bit of a replica whose memory holds no shape of the model (tco.core.outputs infeasible_code)
 NO_SHAPE_FITS = 8
 #: the TPOT target [s] the sweep sizes at: loose enough that the slot cap is the concurrency asked for
@@ -123,7 +126,10 @@ def interactivity_frontier(scenario, cfg: Interactivity) -> InteractivityFrontie
         The curves (a layout that holds the model at no concurrency is left out; a concurrency memory does not
         allow is reported once, at the slot cap memory allows) and the scenario's operating points.
     """
-    devices = list(cfg.devices) if cfg.devices else scenario_devices(scenario)
+    devices = list(dict.fromkeys(cfg.devices)) if cfg.devices else scenario_devices(scenario)
+    if len(devices) > MAX_DEVICES:
+        raise InputError.one("fleet_dynamics.interactivity.devices", len(devices),
+                             f"names {len(devices)} devices; at most {MAX_DEVICES} (each runs {len(LAYOUTS) + 1} layouts)")
     for i, device in enumerate(devices):
         check_device(scenario, device, f"fleet_dynamics.interactivity.devices[{i}]")
     layouts = _layout_options(devices)

@@ -48,6 +48,10 @@ def check_axes(scenario, axes: Sequence[tuple[str, Sequence[float]]], outputs: S
     errors = []
     if not 1 <= len(axes) <= MAX_AXES:
         errors.append(FieldError("axes", len(axes), f"must name 1 to {MAX_AXES} inputs"))
+    points = math.prod(len(values) for _, values in axes) if axes else 0
+    if points > MAX_POINTS:  # before each value is read: a grid too large is refused at once, whatever its values
+        raise InputError([*errors, FieldError("axes", points, f"the grid has {points:,} combinations; at most "
+                                                              f"{MAX_POINTS:,}")])
     names = [name for name, _ in axes]
     for i, (name, values) in enumerate(axes):
         where = f"axes[{i}]"
@@ -64,9 +68,6 @@ def check_axes(scenario, axes: Sequence[tuple[str, Sequence[float]]], outputs: S
             except InputError as exc:
                 errors += [FieldError(f"{where}.values", value, e.rule) for e in exc.errors]
                 break
-    points = math.prod(len(values) for _, values in axes) if axes else 0
-    if points > MAX_POINTS:
-        errors.append(FieldError("axes", points, f"the grid has {points:,} combinations; at most {MAX_POINTS:,}"))
     unknown = [o for o in outputs if o not in OUTPUTS]
     if not outputs or unknown:
         errors.append(FieldError("outputs", unknown or list(outputs), f"must be one or more of {', '.join(OUTPUTS)}"))

@@ -23,6 +23,7 @@ from tco_app.pages.decide import bottleneck_answer, change_answer
 from tco_app.pages.lifecycle import TIMELINE_GROUPS, half_life_figure, lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view
 from tco_app.pages.uncertainty import sobol_view
+from tco_app.parametric import MAX_VALUES_TEXT, parametric_view
 from tco_app.state import query_from_state, scenario_choices, state_from_query, validated_edits
 
 import tco
@@ -562,3 +563,16 @@ def test_the_sobol_chart_says_how_often_the_pair_it_compares_misses_a_target():
     title = fig.layout.meta["title"]
     assert 0 < expected < 1 and "<br>" not in title
     assert f"; in {100 * expected:.2g}% of its runs groq or h100 misses a latency target" in title
+
+
+def test_the_parametric_table_refuses_oversized_values_by_name():
+    """The app's parametric table reads what a browser sends, so it caps it before reading a value: more values than
+    the grid may hold, or a text longer than any grid written out, is one line naming the input; nothing runs."""
+    scenario = tco.load_scenario("default")
+    many = "; ".join(str(v) for v in range(1, 2_002))
+    notice, table, _figure = parametric_view(scenario, ["workload.output_tokens", None, None], [many, "", ""],
+                                             ["feasible"])
+    assert table is None and "input 1 values: got '2,001 values'; at most 2,000" in str(notice)
+    notice, table, _figure = parametric_view(scenario, ["workload.output_tokens", None, None],
+                                             ["1 " * (MAX_VALUES_TEXT // 2 + 1), "", ""], ["feasible"])
+    assert table is None and f"characters'; at most {MAX_VALUES_TEXT:,}" in str(notice)
