@@ -246,7 +246,6 @@ def test_the_frontier_includes_the_generations_a_roadmap_baseline_runs():
     as before."""
     from tco.dynamics.devices import roadmap_devices_held
     from tco.dynamics.pareto import pareto
-    from tco.inputs.fleet_settings import fleet_config
 
     asic = tco.load_scenario("custom-asic")
     assert roadmap_devices_held(asic) == ["b200", "rubin"]
@@ -284,7 +283,6 @@ def test_the_frontier_prices_speculation_and_the_prefix_cache_as_the_verdict_doe
     groq 6.09, groq-eagle3 2.87 USD per million output tokens). A scenario whose options do not speculate places no
     twin."""
     from tco.dynamics.pareto import pareto
-    from tco.inputs.fleet_settings import fleet_config
 
     scenario = tco.load_scenario("reasoning-chat")
     table = pareto(scenario, fleet_config(scenario).pareto)
@@ -334,7 +332,6 @@ def test_the_interactivity_frontier_is_the_cores_cycle_at_each_concurrency(defau
     from tco.analysis.validation.cases import Conditions
     from tco.analysis.validation.predict import per_user_tokens_per_s_under_load, scenario_for
     from tco.dynamics.interactivity import interactivity_frontier
-    from tco.inputs.fleet_settings import fleet_config
 
     f = interactivity_frontier(default_scenario, fleet_config(default_scenario, {"interactivity": {
         "devices": INTERACTIVITY_DEVICES}}).interactivity)
@@ -367,7 +364,6 @@ def test_the_interactivity_frontier_of_five_gpus_on_a_70b_model(default_scenario
     curve; the figure marks the operating points and the TPOT target; a device the catalog lacks is named."""
     from tco.dynamics.interactivity import MAX_DEVICES, interactivity_frontier
     from tco.inputs.catalog import load_catalog
-    from tco.inputs.fleet_settings import fleet_config
     from tco.present.fleet_figures import interactivity_figure
 
     scenario = default_scenario.with_values({"workload.prompt_tokens": prompt, "workload.output_tokens": output})
@@ -389,6 +385,21 @@ def test_the_interactivity_frontier_of_five_gpus_on_a_70b_model(default_scenario
     many = sorted(load_catalog().devices)[:MAX_DEVICES + 1]
     with pytest.raises(InputError, match=f"names {MAX_DEVICES + 1} devices; at most {MAX_DEVICES}"):
         interactivity_frontier(scenario, fleet_config(scenario, {"interactivity": {"devices": many}}).interactivity)
+
+
+def test_the_kv_wall_prices_the_split_with_the_prefix_cache_as_the_verdict_does():
+    """Issue 48 item 6 for the KV wall: its split option at the scenario's own prompt length costs exactly what the
+    verdict says (agentic-coding, 85 % of prompt tokens asked to hit: 75.95 USD per million output tokens), which
+    differs from the same split without the cache (87.9): the wall carries the cache."""
+    scenario = tco.load_scenario("agentic-coding")
+    prompt = scenario.values()["workload.prompt_tokens"]
+    wall = kv_wall(scenario, fleet_config(scenario, {"kv_wall": {"prompt_range": (prompt, 4 * prompt), "points": 3}}).kv_wall)
+    first = wall.table.iloc[0]
+    results, _ = tco.evaluate_scenario(scenario)
+    uncached, _ = tco.evaluate_scenario(scenario.with_values({"workload.prefix_hit_fraction": 0.0}))
+    assert first["prompt_tokens"] == prompt
+    assert first["split_usd_per_mtok"] == pytest.approx(float(results[wall.option].lcot_usd_per_mtok), rel=1e-12)
+    assert float(uncached[wall.option].lcot_usd_per_mtok) > 1.1 * first["split_usd_per_mtok"]
 
 
 def test_pareto_mask_by_hand():
