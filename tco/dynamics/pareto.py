@@ -13,13 +13,14 @@ import pandas as pd
 from tco.analysis.evaluation import evaluate_arrays
 from tco.core import names as named
 from tco.core.fleet.pareto import pareto_mask
-from tco.dynamics.devices import analysis_devices, check_device, roadmap_devices_held, with_speculation
+from tco.dynamics.devices import analysis_devices, check_device, with_speculation
 from tco.inputs.fleet_settings import Pareto
 from tco.inputs.variants import (
     check_replica_holds_model,
     placement_name,
     placement_spec,
     replica_minimums,
+    scenario_devices,
     scenario_link,
     with_options,
 )
@@ -104,7 +105,10 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
         :func:`tco.dynamics.devices.roadmap_devices_held`) and a ``label``.
     """
     specs = placements(scenario, cfg)
-    roadmap = set(roadmap_devices_held(scenario)) if cfg.devices is None and cfg.placements is None else set()
+    # the default devices are the scenario's then the generations its baseline runs (analysis_devices): any other
+    # device placed there is one of those generations (read off the placements, not by evaluating the scenario again)
+    placed = {p["device"] for spec in specs for p in (spec.get("colocated"), spec.get("prefill"), spec.get("decode")) if p}
+    roadmap = placed - set(scenario_devices(scenario)) if cfg.devices is None and cfg.placements is None else set()
     derived = with_options(scenario, specs)
     tpot = np.asarray(cfg.tpot_targets_s, float)[:, None]
     caps = np.asarray(cfg.batch_caps, float)[None, :]
