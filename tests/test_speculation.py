@@ -24,7 +24,7 @@ from tco.core.names import speculation_param
 from tco.core.serving import queueing
 from tco.core.serving.cycles import cycle_model
 from tco.core.serving.prefix_cache import TIERS
-from tco.core.serving.speculation import Speculation, accepted_tokens_per_step
+from tco.core.serving.speculation import Speculation, acceptance_rate_for, accepted_tokens_per_step
 from tco.core.workload import Workload
 from tco.inputs.loading import scenario_from_dict
 from tco.studies.sampling import draw_chunk, sampling_plan
@@ -122,6 +122,18 @@ def test_accepted_tokens_per_step_rise_with_the_acceptance_rate(a, b, k):
     tau = accepted_tokens_per_step(np.array([low, high]), k)
     assert 1.0 <= tau[0] <= tau[1] * (1 + 1e-12) and tau[1] <= k + 1 + 1e-9
     assert tau[0] == pytest.approx(sum(low ** i for i in range(k + 1)), rel=1e-9)
+
+
+@FAST
+@given(st.floats(0.0, 1.0), st.integers(1, 16))
+def test_the_acceptance_rate_for_a_published_acceptance_length_gives_it_back(a, k):
+    """:func:`acceptance_rate_for` inverts ``tau(a)`` in ``a`` (vectorized): ``tau(acceptance_rate_for(tau(a), k)) =
+    tau(a)``. By hand, TensorRT-LLM's MTP3 on DeepSeek-R1 accepts 2.82 tokens a step [trtllm-mtp-b200-2025]:
+    ``1 + a + a^2 + a^3 = 2.82`` at ``a = 0.7701`` (1 + 0.7701 + 0.5931 + 0.4568 = 2.8200); MTP1's 1.92 at 0.92."""
+    tau = accepted_tokens_per_step(np.array([a, 0.5 * a]), k)
+    assert accepted_tokens_per_step(acceptance_rate_for(tau, k), k) == pytest.approx(tau, rel=1e-9, abs=1e-12)
+    assert float(acceptance_rate_for(2.82, 3)) == pytest.approx(0.7701, abs=5e-5)
+    assert float(acceptance_rate_for(1.92, 1)) == pytest.approx(0.92, abs=1e-12)
 
 
 def _cycles(values, option_name, speculation):

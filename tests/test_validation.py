@@ -109,6 +109,60 @@ def test_a_wide_expert_parallel_pool_case_pins_its_layout_and_stays_out_of_the_f
     assert "2025-03" in str(info.value) and "out of sample" in str(info.value)
 
 
+def test_a_speculation_case_reads_the_published_acceptance_length_and_stays_out_of_the_fit(tmp_path):
+    """TensorRT-LLM's multi-token prediction on DeepSeek-R1, one user on 8 B200s [trtllm-mtp-b200-2025] (2025 rows,
+    ``split: out_of_sample``): the MTP3 case's option drafts 3 tokens at the i.i.d. rate that gives the published 2.82
+    accepted tokens a step (1 + 0.7701 + 0.5931 + 0.4568 = 2.8200) and keeps the catalog's MTP draft cost (0.02, not
+    fitted); its published figure is 253 / 111 tokens/s per user, and the per-user speed it predicts is tau over the
+    decode step at batch 1 (the numerator's pool: 2.82 / decode_cap_s). The loader refuses it in the fit, and refuses
+    an acceptance length above the drafted tokens + 1 with the rule."""
+    from tco.core.evaluate import serving_pools
+
+    case = next(c for c in SUITE.cases if c.name == "trtllm-b200x8-deepseek-r1-mtp3-over-mtp0")
+    assert (case.sample, case.metric, case.published) == ("out_of_sample", "per_user_decode_tokens_per_s", 253 / 111)
+    predictor = Predictor(SUITE)
+    numerator = predictor._measured(case.name, case.conditions, case.metric, None)
+    scenario = predictor.scenario(case)
+    values = scenario.values()
+    spec = {k.rsplit(".", 1)[1]: float(v) for k, v in values.items() if ".speculation." in k}
+    assert spec["draft_tokens"] == 3 and spec["draft_cost_fraction"] == 0.02
+    assert spec["acceptance_rate"] == pytest.approx(0.7701, abs=5e-5)
+    pools, demand, _ = serving_pools(scenario.structure, values, "measured")
+    assert float(demand.tokens_per_step) == pytest.approx(2.82, rel=1e-9)
+    assert float(numerator) == pytest.approx(2.82 / float(pools["colocated"].figures.decode_cap_s), rel=1e-12)
+
+    def fitted(d):
+        next(c for c in d["cases"] if c["name"] == case.name)["fit"] = True
+    with pytest.raises(InputError) as info:
+        load_suite(_suite_file(tmp_path, fitted))
+    assert "out of sample" in str(info.value)
+
+    def impossible(d):
+        c = next(c for c in d["cases"] if c["name"] == case.name)
+        run = {"method": "mtp", "draft_tokens": 1, "accepted_tokens_per_step": 2.5}
+        c["conditions"] = {**c["conditions"], "speculation": run}
+    with pytest.raises(InputError) as info:
+        load_suite(_suite_file(tmp_path, impossible))
+    assert "exceeds draft_tokens + 1" in str(info.value)
+
+
+def test_the_cache_hit_case_counts_the_hits_and_gains_less_than_the_hits_alone_would():
+    """DeepSeek's prefill with its cache hits counted [deepseek-inference-2025]: 56.3 % of the input tokens hit the
+    on-disk KV cache, 73.7k input tokens/s per node. The case's workload reuses prefixes at that rate from the ssd tier,
+    and the input rate it predicts (hits counted) is above the computed-token case's prediction and at most
+    1 / (1 - 0.563) = 2.29x it: a computed token attends to the cached prefix as well, so the hits cannot give more
+    than the tokens they take off the prefill."""
+    case = next(c for c in SUITE.cases if c.name == "deepseek-h800x32-prefill-ep32-with-cache-hits")
+    assert (case.sample, case.conditions.prefix_hit_fraction, case.conditions.prefix_cache_tier) == (
+        "out_of_sample", 0.563, "ssd")
+    assert case.published == pytest.approx(73700 / 8)
+    values = Predictor(SUITE).scenario(case).values()
+    assert float(values["workload.prefix_hit_fraction"]) == 0.563
+    computed = RESULTS["deepseek-h800x32-prefill-ep32"].predicted
+    with_hits = RESULTS[case.name].predicted
+    assert computed < with_hits <= computed / (1 - 0.563)
+
+
 @pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_rows_fix_what_they_publish(tmp_path):
     def published(d):

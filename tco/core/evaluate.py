@@ -354,13 +354,14 @@ def serving_pools(structure: Structure, values: Mapping[str, object], option_nam
     served : dict[str, PoolServing]
         Each pool's serving result by role.
     demand : Demand
-        The workload the pools were sized for (rates [req/s], lengths [tokens], targets [s]).
+        The workload the pools were sized for (rates [req/s], lengths [tokens], targets [s]), with the option's
+        speculative decoding where it has one (its decode steps and tokens per step).
     kv_transfer_s : ndarray [s]
         Time to move one request's KV between the pools (0 when colocated).
     """
     w = Workload(structure, values)
-    served, kv_transfer_s, *_ = _serve(structure.option(option_name), w)
-    return served, w.demand, kv_transfer_s
+    served, kv_transfer_s, _, speculation, _ = _serve(structure.option(option_name), w)
+    return served, replace(w.demand, speculation=speculation), kv_transfer_s
 
 
 def chosen_cycle_models(structure: Structure, values: Mapping[str, object], option_name: str) -> dict:

@@ -77,6 +77,23 @@ class Tolerance(Strict):
         return self
 
 
+class SpeculationRun(Strict):
+    """A measured run's speculative decoding: the method, the tokens it drafted per step and the acceptance length the
+    publication measured (accepted tokens per verification step). The draft's cost is the method's catalog default
+    (assumptions/speculation.yaml): nothing of it is fitted to the run."""
+
+    method: Literal["mtp", "eagle", "draft_model"]
+    draft_tokens: int = Field(ge=1)
+    accepted_tokens_per_step: float = Field(gt=1.0)
+
+    @model_validator(mode="after")
+    def _at_most_every_draft(self):
+        if self.accepted_tokens_per_step > self.draft_tokens + 1:
+            raise ValueError(f"accepted_tokens_per_step ({self.accepted_tokens_per_step:g}) exceeds draft_tokens + 1 "
+                             f"({self.draft_tokens + 1}): a step emits at most its drafted tokens and one of its own")
+        return self
+
+
 class Conditions(Strict):
     """The measured set-up, as the core sees it: one colocated option on one device.
 
@@ -109,6 +126,11 @@ class Conditions(Strict):
     token_budget_tokens: float | None = Field(default=None, ge=1)
     percentile: float | None = Field(default=None, ge=0.5, lt=1.0)
     policy: Literal["chunked", "prefill_first"] | None = None
+    speculation: SpeculationRun | None = Field(default=None, description="the run's speculative decoding, if any")
+    prefix_hit_fraction: float = Field(default=0.0, ge=0.0, lt=1.0, description=(
+        "share of the prompt tokens the run served from a prefix cache (its published hit rate) [-]"))
+    prefix_cache_tier: Literal["hbm", "host_dram", "ssd"] | None = Field(default=None, description=(
+        "where that cache lives (default: assumptions/serving.yaml)"))
     sequences_in_flight: float | None = Field(default=None, gt=0, description=(
         "sequences the measured system held in flight on average, from its log by Little's law (output tokens/s x "
         "mean time per output token) [sequences]; read by the metric tpot_mean_at_logged_load_s"))
@@ -320,8 +342,13 @@ def _category(records, metric: str) -> str:
     if metric == "tpot_mean_at_logged_load_s":
         return "tpot_mean"
     if len(records) == 2:
-        same_system = all(isinstance(r, MLPerfResult) for r in records) and records[0].system == records[1].system
-        return "latency_target_ratio" if same_system else "ranking"
+        same_system = records[0].system == records[1].system
+        if same_system and all(isinstance(r, MLPerfResult) for r in records):
+            return "latency_target_ratio"
+        if same_system and all(isinstance(r, PerUserSpeed) for r in records) and records[0].speculative \
+                and not records[1].speculative:
+            return "speculation_speedup"  # one user's speed with speculative decoding over it without
+        return "ranking"
     return "per_user_decode" if isinstance(records[0], PerUserSpeed) else "throughput"
 
 
@@ -352,7 +379,7 @@ def resolve_case(raw: dict, m: Measurements, index: int = 0) -> dict:
     if missing:
         raise ValueError(f"case {name}.rows: {', '.join(missing)} is not a row of validation/measurements.yaml")
     found = [records[r] for r in rows]
-    later = [r for r in found if isinstance(r, MLPerfResult | VendorThroughput) and r.split == "out_of_sample"]
+    later = [r for r in found if r.split == "out_of_sample"]
     sample = "out_of_sample" if later else "in_sample"
     if raw.get("fit") and later:
         when = f"MLPerf round {later[0].round}" if isinstance(later[0], MLPerfResult) else later[0].date

@@ -143,7 +143,10 @@ class PerUserSpeed(Strict):
 
     With ``concurrency`` the figure is from a closed-loop benchmark with that many users in
     flight (each sends its next request when the last one ends): one over the mean
-    inter-token latency a user sees while the others' prompts are prefilled beside it.
+    inter-token latency a user sees while the others' prompts are prefilled beside it. With ``speculative`` the
+    system drafted tokens and verified them in one step (its case names the method and the measured acceptance). A
+    row the fit must not see (a figure published after MLPerf v4.1 that checks physics the fit did not shape, such
+    as speculative decoding) is marked ``split: out_of_sample``.
     """
 
     id: Text
@@ -159,6 +162,7 @@ class PerUserSpeed(Strict):
     output_tokens: float | None = Field(default=None, gt=0, description="output tokens per request, when published")
     precision: Text
     speculative: bool = False
+    split: Split = "in_sample"
     date: str = Field(min_length=4)
     grade: Literal["A", "B", "C"]
     source: Text

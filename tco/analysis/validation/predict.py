@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from tco.analysis.validation.cases import Case, Conditions, Suite
 from tco.core.evaluate import serving_pools
 from tco.core.serving.capacity import AtPeak, fleet_capacity_rps
+from tco.core.serving.speculation import acceptance_rate_for
 from tco.inputs.catalog import load_catalog
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.scenario import Scenario
@@ -44,7 +45,8 @@ def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) 
     continuously: the metrics read a fleet of the measured size.
     """
     c = conditions
-    serving = {k: getattr(c, k) for k in ("token_budget_tokens", "percentile", "policy") if getattr(c, k) is not None}
+    serving = {k: getattr(c, k) for k in ("token_budget_tokens", "percentile", "policy", "prefix_cache_tier")
+               if getattr(c, k) is not None}
     data = {
         "name": name,
         "model": c.model,
@@ -55,7 +57,7 @@ def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) 
             "output_tokens": c.output_tokens,
             "ttft_target_s": c.ttft_target_s, "tpot_target_s": c.tpot_target_s, "half_life_years": 3.0,
             "max_batch": c.max_batch, "weight_bits": c.bits, "kv_bits": c.kv_bits or c.bits,
-            "compute_bits": c.compute_bits or min(c.bits, 16.0),
+            "compute_bits": c.compute_bits or min(c.bits, 16.0), **_prefix_reuse(c),
         },
         "options": [_option(c)],
         "baseline": OPTION,
@@ -67,6 +69,27 @@ def scenario_for(conditions: Conditions, models: Mapping[str, dict], name: str) 
 
 #: the KV link of a measured disaggregated deployment (only the measured pool is read)
 KV_LINK = "ib-400g"
+#: the time a cached prefix waits for its reuse in a measured run [s]: short, so that at the scenario's 1 request/s the
+#: working set (rate x interval x prefix KV) fits any pool's cache and the pool holds the run's published hit rate
+PREFIX_REUSE_INTERVAL_S = 1.0
+
+
+def _prefix_reuse(c: Conditions) -> dict:
+    """The workload's prefix reuse for a run that published its cache hit rate (none otherwise)."""
+    if not c.prefix_hit_fraction:
+        return {}
+    return {"prefix_hit_fraction": c.prefix_hit_fraction, "prefix_reuse_interval_s": PREFIX_REUSE_INTERVAL_S}
+
+
+def _speculation(c: Conditions) -> dict:
+    """The option's ``speculation:`` block for a run that drafted tokens: the method, its drafted tokens and the
+    i.i.d. acceptance rate that gives the published acceptance length
+    (:func:`tco.core.serving.speculation.acceptance_rate_for`); the draft's cost stays the method's default."""
+    if c.speculation is None:
+        return {}
+    run = c.speculation
+    rate = float(acceptance_rate_for(run.accepted_tokens_per_step, run.draft_tokens))
+    return {"speculation": {"method": run.method, "draft_tokens": run.draft_tokens, "acceptance_rate": rate}}
 
 
 def _option(c: Conditions) -> dict:
@@ -78,8 +101,8 @@ def _option(c: Conditions) -> dict:
         pool = {"device": c.device, "pipeline_stages": c.pipeline_stages,
                 "tensor_parallel": c.tensor_parallel or int(c.devices_per_replica)}
     if c.role == "colocated":
-        return {"name": OPTION, "colocated": pool}
-    return {"name": OPTION, "prefill": pool, "decode": dict(pool), "kv_link": KV_LINK}
+        return {"name": OPTION, "colocated": pool, **_speculation(c)}
+    return {"name": OPTION, "prefill": pool, "decode": dict(pool), "kv_link": KV_LINK, **_speculation(c)}
 
 
 def _replicas(c: Conditions, pool) -> object:
@@ -100,9 +123,10 @@ def system_output_tokens_per_s(scenario: Scenario, values: Mapping[str, object],
 
 
 def per_user_decode_tokens_per_s(scenario: Scenario, values: Mapping[str, object], c: Conditions):
-    """Output tokens/s one user sees: ``1 / t_d(c_s)``, the decode cycle at the slot cap (1 at batch 1) [tokens/s]."""
-    pools, _, _ = serving_pools(scenario.structure, values, OPTION)
-    return 1.0 / pools["colocated"].figures.decode_cap_s
+    """Output tokens/s one user sees: ``tau / t_d(c_s)``, the tokens a decode step emits (``tau``, 1 without
+    speculation) over the decode cycle at the slot cap (1 at batch 1) [tokens/s]."""
+    pools, demand, _ = serving_pools(scenario.structure, values, OPTION)
+    return demand.tokens_per_step / pools["colocated"].figures.decode_cap_s
 
 
 def per_user_tokens_per_s_under_load(scenario: Scenario, values: Mapping[str, object], c: Conditions):

@@ -51,6 +51,43 @@ def accepted_tokens_per_step(acceptance_rate, draft_tokens):
     return np.where(a < 1.0, geometric, k + 1.0)
 
 
+def acceptance_rate_for(tokens_per_step, draft_tokens, steps=60):
+    """The i.i.d. acceptance rate per drafted position that emits ``tau`` tokens per step at ``k`` drafted tokens: the
+    inverse of :func:`accepted_tokens_per_step` in ``a`` (publications report the measured "acceptance length", i.e.
+    ``tau``, not ``a``).
+
+    ``tau(a) = 1 + a + ... + a^k`` rises strictly from 1 at ``a = 0`` to ``k + 1`` at ``a = 1``, so a bisection on
+    ``[0, 1]`` finds the root; ``steps`` halvings leave it within ``2^-steps``.
+
+    Parameters
+    ----------
+    tokens_per_step : float or ndarray [tokens/step]
+        ``tau``, between 1 and ``k + 1``.
+    draft_tokens : float or ndarray [tokens]
+        ``k``.
+    steps : int [-]
+        Halvings of the bracket.
+
+    Returns
+    -------
+    ndarray [-]
+        ``a`` in [0, 1] (0 at ``tau <= 1``, 1 at ``tau >= k + 1``).
+
+    Examples
+    --------
+    TensorRT-LLM's MTP3 on DeepSeek-R1 accepts 2.82 tokens per step [trtllm-mtp-b200-2025]: ``1 + a + a^2 + a^3 =
+    2.82`` at ``a = 0.7701`` (1 + 0.7701 + 0.5931 + 0.4568 = 2.8200).
+    """
+    tau = np.asarray(tokens_per_step, float)
+    k = np.asarray(draft_tokens, float)
+    low, high = np.zeros(np.broadcast(tau, k).shape), np.ones(np.broadcast(tau, k).shape)
+    for _ in range(steps):
+        middle = 0.5 * (low + high)
+        above = accepted_tokens_per_step(middle, k) > tau
+        high, low = np.where(above, middle, high), np.where(above, low, middle)
+    return 0.5 * (low + high)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Speculation:
     """A decode pool's speculation (arrays broadcast over draws)."""
