@@ -137,6 +137,29 @@ def nre_scale_for_total(values: Mapping[str, object], total_usd: float) -> float
     parts = {name: scalar(values[name]) for name in named.program_nre if name in values}
     return scalar(nre.nre_scale_for_total(total_usd, parts))
 
+
+def planned_nre_usd(values: Mapping[str, object]) -> float:
+    """The program's NRE as planned: the node's parts times ``program.nre_scale`` (a respin's expected mask set not
+    included; the ``nre_usd`` of :func:`program_view` includes it).
+
+    Parameters
+    ----------
+    values : Mapping[str, object]
+        The scenario's named values; its ``program.nre.*`` parts [USD] and ``program.nre_scale`` [-] are read (first
+        draw).
+
+    Returns
+    -------
+    float [USD]
+        ``k sum_i P_i``.
+
+    References
+    ----------
+    [semiengineering-chip-cost] the node totals the parts split.
+    """
+    parts = {name: values[name] for name in named.program_nre if name in values}
+    return scalar(sum(nre.scaled_nre_parts(parts, values[named.program.nre_scale]).values()))
+
 #: comparison outputs of the program view, in the order a reader wants them
 PROGRAM_FIELDS = ("fleet_units", "program_volume_units", "needs_external_sales", "npv_own_use_usd",
                   "breakeven_external_units", "breakeven_volume_units", "breakeven_demand_rps",
