@@ -118,7 +118,7 @@ def panel() -> html.Details:
         ]),
         html.Div(id="program-messages", className="errors-box"),
         html.Div(id="program-result", className="result-box"),
-        terms_line("break-even"),
+        terms_line("break-even", "respin"),
     ])
 
 
