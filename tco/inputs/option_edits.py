@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from tco.core import names as named
+from tco.core.names import NODE_FIELDS
 from tco.foundation.errors import FieldError, InputError
 from tco.inputs.catalog import load_catalog
 from tco.inputs.loading import scenario_from_dict
@@ -206,9 +208,8 @@ class SetModel:
 
 #: the parameters a chip program takes from its build node (``assumptions/nre.yaml``), whose ``set:`` edits a node
 #: edit drops: they were of the former node
-NODE_PARAMETERS = ("program.nre.", "program.wafer_price_usd", "program.defect_density_per_cm2",
-                   "program.time_to_market_years", "program.logic_density_mtr_per_mm2", "program.sram_bitcell_um2",
-                   "program.relative_energy_per_op")
+NODE_PARAMETERS = (f"{named.program_nre.prefix}.", named.program.wafer_price_usd, named.program.defect_density_per_cm2,
+                   named.program.time_to_market_years, *(named.program.name(field) for field in NODE_FIELDS))
 
 
 @dataclass(frozen=True)
