@@ -82,10 +82,10 @@ def requested_edit(trigger: str, form: BuilderForm, scenario) -> str | None:
 
 
 def appended(texts: list[str], text: str) -> list[str]:
-    """``texts`` with the edit ``text`` after them; a baseline or model edit right after another of its kind replaces
-    it (picking three baselines in a row is one edit)."""
+    """``texts`` with the edit ``text`` after them; a baseline, model or node edit right after another of its kind
+    replaces it (picking three baselines in a row is one edit)."""
     kind = text.partition(":")[0]
-    if texts and kind in ("baseline", "model") and texts[-1].partition(":")[0] == kind:
+    if texts and kind in ("baseline", "model", "node") and texts[-1].partition(":")[0] == kind:
         return [*texts[:-1], text]
     return [*texts, text]
 

@@ -24,6 +24,9 @@ from tco.present.training_comparison import compare_training
 from .builder import BUTTONS, FIELDS, PICKERS, TRIGGERS, BuilderForm, builder_view, requested_edit, with_option_edit
 from .context import AppContext
 from .pages.assumptions import table_rows, tooltips
+from .program_panel import BUTTON as PROGRAM_BUTTON
+from .program_panel import FIELDS as PROGRAM_FIELDS
+from .program_panel import ProgramForm, with_program_edits
 from .state import UPLOAD, _load_upload, base_scenario, current_scenario, query_from_state, state_from_query, validated_edits
 
 
@@ -54,20 +57,24 @@ class StateUpdate(NamedTuple):
     messages: object
     #: an option edit refused, or value edits dropped with it (under the options builder)
     builder_messages: object
+    #: a chip program edit refused (under the chip program panel, on the Break-even tab)
+    program_messages: object = None
 
 
 def update_state(trigger, search, picked, upload, upload_name, rows, state, ctx_: AppContext,
-                 form: BuilderForm | None = None) -> StateUpdate:
+                 form: BuilderForm | None = None, program: ProgramForm | None = None) -> StateUpdate:
     """The new state and what shows it, after ``trigger`` (the id of the control that changed; None: the URL decides).
 
     ``form`` holds the options builder's fields when ``trigger`` is one of its controls
     (:data:`tco_app.builder.TRIGGERS`): the edit it asks for is applied through the one validated path, or named and
-    not applied.
+    not applied. ``program`` holds the chip program panel's fields when ``trigger`` is its "Apply" button
+    (:func:`tco_app.program_panel.with_program_edits`).
     """
     state = dict(state or {"scenario": ctx_.default, "upload": None, "set": {}})
     errors: list[FieldError] = []
     notices: list[FieldError] = []
     builder_errors: list[FieldError] = []
+    program_errors: list[FieldError] = []
     raw, problems = {}, {}
     try:
         current_scenario(state, ctx_.choices)
@@ -103,13 +110,15 @@ def update_state(trigger, search, picked, upload, upload_name, rows, state, ctx_
         text = requested_edit(trigger, form, base_scenario(state, ctx_.choices))
         if text is not None:
             state, builder_errors = with_option_edit(state, text, ctx_.choices)
+    elif trigger == PROGRAM_BUTTON and program is not None:
+        state, program_errors = with_program_edits(state, program, ctx_.choices)
     base = base_scenario(state, ctx_.choices)
     scenario = base.with_values(state["set"])
     edit_warnings = [w for w in scenario.warnings if w.path in state["set"]]
     messages = _messages([e for e in notices if isinstance(e, FieldError)], [w for w in notices if isinstance(w, FieldWarning)])
     return StateUpdate(state, query_from_state(state), state["scenario"], picker_options(ctx_, state),
                        table_rows(scenario, raw, problems, base), _messages(errors, edit_warnings), messages,
-                       _messages(builder_errors))
+                       _messages(builder_errors), _messages(program_errors))
 
 
 def picker_options(ctx_: AppContext, state) -> list[dict]:
@@ -164,7 +173,8 @@ def register(app, ctx_: AppContext) -> None:
     @app.callback(
         Output("state", "data"), Output("url", "search"), Output("scenario-picker", "value"),
         Output("scenario-picker", "options"), Output("params-table", "data"), Output("edit-errors", "children"),
-        Output("messages", "children"), Output("builder-messages", "children"), Output("edit-banner", "hidden"),
+        Output("messages", "children"), Output("builder-messages", "children"), Output("program-messages", "children"),
+        Output("edit-banner", "hidden"),
         Output("edit-banner-text", "children"), Output("params-table", "tooltip_data"), Output("scenario-key", "data"),
         Output("baseline-picker", "options"), Output("baseline-picker", "value"), Output("model-picker", "options"),
         Output("model-picker", "value"), Output("builder-option", "options"), Output("builder-option", "value"),
@@ -172,15 +182,17 @@ def register(app, ctx_: AppContext) -> None:
         Input("url", "search"), Input("scenario-picker", "value"), Input("upload", "contents"),
         Input("params-table", "data_timestamp"), Input("reset-edits", "n_clicks"),
         *[Input(ident, "n_clicks") for ident in BUTTONS], *[Input(ident, "value") for ident in PICKERS],
+        Input(PROGRAM_BUTTON, "n_clicks"),
         State("upload", "filename"), State("params-table", "data"), State("state", "data"), State("scenario-key", "data"),
-        *[State(ident, "value") for ident in FIELDS])
-    def controller(search, picked, upload, _stamp, _reset, _add, _remove, _rename, baseline, model, upload_name, rows,
-                   state, shown_key, *fields):
+        *[State(ident, "value") for ident in FIELDS], *[State(ident, "value") for ident in PROGRAM_FIELDS])
+    def controller(search, picked, upload, _stamp, _reset, _add, _remove, _rename, baseline, model, _apply, upload_name,
+                   rows, state, shown_key, *fields):
         trigger = ctx.triggered_id if ctx.triggered else None
         if state is None:
             trigger = None  # first load: the URL decides
+        builder_fields, program_fields = fields[:len(FIELDS)], fields[len(FIELDS):]
         out = update_state(trigger, search, picked, upload, upload_name, rows, state, ctx_,
-                           BuilderForm(*fields, baseline, model))
+                           BuilderForm(*builder_fields, baseline, model), ProgramForm(*program_fields))
         key = scenario_key(out.state)
         same = key == shown_key  # only the edits changed: the sources (tooltips) and the option lists stay
         base = base_scenario(out.state, ctx_.choices)

@@ -48,10 +48,12 @@ from tco_app.pages.compare import compare_view
 from tco_app.pages.decide import decide_view
 from tco_app.pages.lifecycle import lifecycle_view
 from tco_app.pages.sensitivity import breakeven_view, map_view
+from tco_app.program_panel import ProgramForm, panel_view
 from tco_app.state import scenario_choices
 
 SERVER_TARGETS_S = {"compare view (verdict with flip conditions)": 0.5, "assumption edit (controller + compare)": 0.5,
                     "option added (controller + compare, 5 options)": 0.5,
+                    "chip program edit (controller + panel, custom-asic)": 0.5,
                     "decide view (six steps)": 1.0, "lifecycle view": 0.5, "break-even (every crossing)": 1.0,
                     "100x100 map": 1.0, "fleet: summary (eight analyses)": 1.0, "fleet: KV transfer wall": 1.0,
                     "fleet: stranded capacity (policy or drift change)": 1.0, "fleet: Pareto frontier": 1.0,
@@ -100,9 +102,17 @@ def server_side(repeat: int) -> None:
                            None, ctx)[0]
         compare_view(ctx.scenario(new))
 
+    asic = {"scenario": "custom-asic", "upload": None, "set": {}, "options": []}
+
+    def program_edit():
+        """The chip program panel's Apply (a new total NRE and respin probability) and the panel shown again."""
+        form = ProgramForm(f"{np.random.uniform(80, 300):.1f}M", "5nm", f"{np.random.uniform(0, 0.86):.2f}", "0.5", "0")
+        panel_view(ctx.scenario(update_state("program-apply", "", None, None, None, None, asic, ctx, None, form)[0]))
+
     cases = {"compare view (verdict with flip conditions)": lambda: compare_view(scenario),
              "assumption edit (controller + compare)": edit,
              "option added (controller + compare, 5 options)": option_added,
+             "chip program edit (controller + panel, custom-asic)": program_edit,
              "decide view (six steps)": lambda: decide_view(scenario),
              "lifecycle view": lambda: lifecycle_view(scenario),
              "break-even (every crossing)": lambda: breakeven_view(scenario, "workload.tpot_target_s", "lcot", 0.003, 0.05),

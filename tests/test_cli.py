@@ -380,6 +380,7 @@ def test_compare_with_b200_added_matches_the_written_file(capsys, tmp_path):
     (("--rename-option", "groq"), "tco: error: --rename-option: got 'rename:groq'; a rename must look like rename:OLD=NEW"),
     (("--baseline", "groq"), "tco: error: --baseline: got 'groq'; the baseline must run on general-purpose devices only"),
     (("--model", "llama-x"), "tco: error: --model: got 'llama-x'; is not a known model; known: deepseek-r1"),
+    (("--node", "3nm"), "tco: error: --node: got '3nm'; applies to a scenario that builds its own chip"),
     (("--force",), "tco: error: --force: got True; applies to --write-scenario PATH only"),
 ])
 def test_bad_option_flags_are_one_clear_error(capsys, argv, message):

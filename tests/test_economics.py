@@ -81,6 +81,21 @@ def test_program_schedule_by_hand():
     assert list(timeline.deployment_year(np.array([0.0, 2.0, 2.25, 2.999]))) == [0.0, 2.0, 3.0, 3.0]
 
 
+
+def test_respin_in_the_program_schedule_by_hand():
+    """The schedule above with a respin's expected mask set: p = 0.5 of masks 6 is 3, booked at the second tape-out,
+    tape-out 1.5 plus a slip of 0.75 = 2.25, so at t = 2; the other parts keep their years. By year: 13.7778,
+    13.7778, 0.4444 + 3; total 31."""
+    parts = {"design_usd": 10.0, "verification_usd": 5.0, "ip_usd": 3.0, "masks_usd": 6.0, "software_usd": 4.0}
+    parts["respin_usd"] = nre.expected_respin_usd(0.5, parts["masks_usd"])
+    tapeout = timeline.tapeout_year(2.25, 0.75)
+    schedule = timeline.ProgramSchedule(parts, np.float64(2.25), tapeout, tapeout + 0.75)
+    by_year = [float(schedule.usd_in_year(t)) for t in range(4)]
+    assert by_year == pytest.approx([12 + 4 / 2.25, 6 + 6 + 4 / 2.25, 1 / 2.25 + 3.0, 0.0], rel=1e-12)
+    assert float(schedule.total_usd) == 31.0
+    assert schedule.present_value_usd(0.1) == pytest.approx(by_year[0] + by_year[1] / 1.1 + by_year[2] / 1.21, rel=1e-13)
+    assert float(nre.expected_slip_years(0.5, 0.75)) == 0.375
+
 # --- purchases: the renewal chain and the year walk ------------------------------------------------------
 
 def plan(z, n=1.0, unit=100.0, life=3.0, rv=0.1, per_device=0.0, busy=0.0, x=0.0, whole=True):
@@ -195,6 +210,48 @@ def test_program_view_by_hand(asic_can_win):
     assert float(shared.challengers["asic"].needs_external_sales) == 1.0
     assert float(alone.challengers["asic"].needs_external_sales) == 0.0
 
+
+
+def test_total_nre_splits_by_the_node_shares_by_hand(asic_can_win):
+    """A 150 M USD program at 5 nm: the node's parts (design 35, verification 25, masks 15, IP 9, software 25 M USD)
+    sum to 109 M USD, so ``program.nre_scale`` = 150 / 109 = 1.37615; design carries 35 x 150 / 109 = 48.165 M USD,
+    masks 15 x 150 / 109 = 20.642 M USD. Every NRE figure is linear in the parts, so the PV of the NRE and the NRE
+    each unit carries scale by 150 / 109; the default scale (1) changes nothing."""
+    values = asic_can_win.values()
+    parts = {k.removeprefix("program.nre."): values[k] for k in asic_can_win.values() if k.startswith("program.nre.")}
+    assert sum(parts.values()) == 109e6
+    scale = float(nre.nre_scale_for_total(150e6, parts))
+    assert scale == pytest.approx(150 / 109, rel=1e-15)
+    assert tco.analysis.program_views.nre_scale_for_total(asic_can_win.values(), 150e6) == scale
+    split = nre.scaled_nre_parts(parts, scale)
+    assert float(split["design_usd"]) == pytest.approx(48.1651376e6, rel=1e-8)
+    assert float(split["masks_usd"]) == pytest.approx(20.6422018e6, rel=1e-8)
+    base, big = (tco.analyse_scenario(asic_can_win, {"program.nre_scale": k}) for k in (1.0, scale))
+    assert float(big.challengers["asic"].nre_usd) == pytest.approx(150e6, rel=1e-12)
+    assert float(big.options["asic"].pv_nre_usd) == pytest.approx(float(base.options["asic"].pv_nre_usd) * 150 / 109,
+                                                                  rel=1e-12)
+    assert float(big.options["asic"].money.program.parts["design_usd"]) == pytest.approx(48.1651376e6, rel=1e-8)
+    plain = tco.analyse_scenario(asic_can_win)
+    assert float(plain.options["asic"].pv_cost_usd) == float(base.options["asic"].pv_cost_usd)
+
+
+def test_respin_expected_cost_and_slip_by_hand(asic_can_win):
+    """custom-asic at 5 nm with ``p = 0.76`` (the 2022 survey's respin rate, 1 - 0.24): the expected mask set is
+    0.76 x 15 = 11.4 M USD, so the program's NRE is 109 + 11.4 = 120.4 M USD. Tape-out is at 2.25 - 0.75 = 1.5 years;
+    with a slip of 0.5 the second tape-out is at 2.0, so the 11.4 M USD is discounted two years: the NRE's PV rises
+    by 11.4 / (1 + r)^2. The expected slip 0.76 x 0.5 = 0.38 leaves deployment at ceil(2.25 + 0.38) = 3; a slip of
+    1 year (0.76 x 1 = 0.76: ceil(3.01) = 4) delays it a year."""
+    values = asic_can_win.values()
+    rate = float(values["economics.discount_rate"])
+    base = tco.analyse_scenario(asic_can_win)
+    respin = tco.analyse_scenario(asic_can_win, {"program.respin_probability": 0.76, "program.respin_slip_years": 0.5})
+    assert float(respin.challengers["asic"].nre_usd) == pytest.approx(120.4e6, rel=1e-12)
+    pv = [float(a.options["asic"].money.program.present_value_usd(rate)) for a in (base, respin)]
+    assert pv[1] - pv[0] == pytest.approx(11.4e6 / (1 + rate) ** 2, rel=1e-12)
+    assert float(respin.options["asic"].deployment_year) == 3.0
+    late = tco.analyse_scenario(asic_can_win, {"program.respin_probability": 0.76, "program.respin_slip_years": 1.0})
+    assert float(late.options["asic"].deployment_year) == 4.0
+    assert float(late.challengers["asic"].breakeven_volume_units) > float(respin.challengers["asic"].breakeven_volume_units)
 
 def test_breakeven_formulas_by_hand():
     """V* = own N / (c - a) = 100 x 50 / 20 = 250, of which 150 sold to others; demand: fixed 60 vs 10, variable

@@ -15,6 +15,7 @@ from tco.inputs.option_edits import (
     RenameOption,
     SetBaseline,
     SetModel,
+    SetNode,
     builder_choices,
     edit_text,
     edited_scenario,
@@ -117,6 +118,7 @@ def test_removing_an_option_drops_its_own_edits():
     (["rename:groq=cerebras"], "rename: got 'groq=cerebras'; the scenario has an option called cerebras already"),
     (["baseline:groq"], "baseline: got 'groq'; the baseline must run on general-purpose devices only"),
     (["model:llama-9"], "model: got 'llama-9'; is not a known model; known: deepseek-r1"),
+    (["node:3nm"], "node: got '3nm'; applies to a scenario that builds its own chip (a program: block)"),
     (["delete:h100"], "options[0]: got 'delete:h100'; must look like KIND:ARGUMENT"),
     ("add:b200=colocated:b200", "options: got 'str'; must be a list of option edits"),
     (["add:b200=colocated:b200"] * 41, "options: got '41 edits'; has too many edits: at most 40"),
@@ -135,8 +137,9 @@ def test_every_bad_text_is_named_at_once():
 
 def test_each_edit_reads_back_from_its_text():
     split = "add:s=prefill:h100-sxm,decode:groq-lpu,link:ib-400g,decode.tp:8,decode.pp:4"
-    edits = [option_edit(t) for t in (split, "remove:groq", "rename:groq=lpu", "baseline:h100", "model:llama-3.1-70b")]
-    assert [type(e) for e in edits] == [AddOption, RemoveOption, RenameOption, SetBaseline, SetModel]
+    edits = [option_edit(t) for t in (split, "remove:groq", "rename:groq=lpu", "baseline:h100", "model:llama-3.1-70b",
+                                      "node:3nm")]
+    assert [type(e) for e in edits] == [AddOption, RemoveOption, RenameOption, SetBaseline, SetModel, SetNode]
     assert [option_edit(edit_text(e)) for e in edits] == edits
 
 
@@ -152,3 +155,23 @@ def test_builder_choices_list_the_catalog():
     assert {"b200", "h100-sxm", "groq-lpu"} <= set(choices.devices)
     assert "ib-400g" in choices.links and "llama-3.1-70b" in choices.models
     assert list(choices.devices) == sorted(choices.devices)
+
+
+def test_a_node_edit_builds_the_chip_at_that_node_as_the_hand_written_file_does():
+    """custom-asic at 3 nm: the program takes the 3 nm node's NRE (50 + 35 + 40 + 14 + 30 = 169 M USD), wafer price
+    (20,000 USD) and time to market (2.5 years), the device's figures stay given at 5 nm (its specs node), so compute
+    scales by min(250 / 171.3, 1 / 0.89) = 1.124; the file's own edits of the former node's figures are dropped."""
+    scenario = edited_scenario(load_scenario("custom-asic").with_values({"program.nre.design_usd": 1e6}),
+                               option_edits(["node:3nm"]))
+    data = yaml.safe_load(scenario_path("custom-asic").read_text())
+    data["program"]["node"] = "3nm"
+    by_hand = scenario_from_dict(data)
+    values = scenario.values()
+    assert values == by_hand.values()
+    assert sum(values[f"program.nre.{p}"] for p in ("design_usd", "verification_usd", "masks_usd", "ip_usd",
+                                                    "software_usd")) == 169e6
+    assert values["program.wafer_price_usd"] == 20000.0 and values["program.time_to_market_years"] == 2.5
+    assert scenario.spec.program.specs_node == "5nm" and lcot(scenario, "asic") == lcot(by_hand, "asic")
+    assert "3nm" in builder_choices(scenario).nodes
+    with pytest.raises(InputError, match=r"program\.node: got '2nm'; must be one of"):
+        edited_scenario(load_scenario("custom-asic"), option_edits(["node:2nm"]))

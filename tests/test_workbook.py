@@ -400,6 +400,10 @@ EDITED = [
                                              "roadmap.rubin.release_year": 2029.0}),
     # a software amortisation period against the roadmap generation held when the ASIC enters service (B200)
     ("custom-asic", ASIC_CAN_WIN),
+    # the chip program panel's inputs: a 150 M USD program (the 5 nm parts sum to 109 M USD), the 2022 survey's
+    # respin rate and a slip that moves deployment from year 3 to 4 (ceil(2.25 + 0.76 x 1))
+    ("custom-asic", {**ASIC_CAN_WIN, "program.nre_scale": 150 / 109, "program.respin_probability": 0.76,
+                     "program.respin_slip_years": 1.0}),
 ]
 
 

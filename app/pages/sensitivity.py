@@ -1,5 +1,5 @@
-"""Break-even and sensitivity: every crossing of any parameter, tornado, 1-D sweep, 2-D map with the break-even contour,
-and the parametric table (:mod:`tco_app.parametric`).
+"""Break-even and sensitivity: the chip program panel (:mod:`tco_app.program_panel`), every crossing of any parameter,
+tornado, 1-D sweep, 2-D map with the break-even contour, and the parametric table (:mod:`tco_app.parametric`).
 
 The break-evens come from :func:`tco.breakeven` (every crossing and feasibility window in the
 range); tornado, sweep and map from :mod:`tco.studies`, one vectorized core call per chart.
@@ -18,7 +18,7 @@ from tco.foundation.formatting import NONE, quantity
 from tco.foundation.user_numbers import read_number
 from tco.present import study_figures as figures
 
-from .. import parametric
+from .. import parametric, program_panel
 from ..callbacks import refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure
 from ..context import SCENARIO, AppContext, bounded_int, error_list, view_state
@@ -69,6 +69,8 @@ def breakeven_view(scenario, param, metric, low, high):
 
 def layout(ctx: AppContext):
     return html.Div([
+        html.H3("The chip program"),
+        program_panel.panel(),
         html.H3("Break-even: every crossing in a range"),
         html.P("Where an option starts or stops beating the baseline as one input moves, and where either stops meeting "
                "its latency targets (feasibility windows).", className="hint"),
@@ -95,6 +97,7 @@ def layout(ctx: AppContext):
 def register(app, ctx: AppContext) -> None:
     refill_on_scenario(app, ctx, "be-param", param_options)
     parametric.register(app, ctx)
+    program_panel.register(app, ctx)
 
     @app.callback(Output("be-low", "value"), Output("be-high", "value"), Input("be-param", "value"), State("state", "data"),
                   prevent_initial_call=True)

@@ -11,6 +11,7 @@ import numpy as np
 from tco.core import names as named
 from tco.core.comparison import Analysis
 from tco.core.evaluate import evaluate
+from tco.core.money import nre
 from tco.core.money.generations import POLICIES
 from tco.core.outputs import OptionResult
 from tco.foundation.plain_values import json_safe, scalar
@@ -111,6 +112,53 @@ def baseline_as_run(analysis: Analysis, fleets: Mapping[str, OptionResult]) -> O
     first = fleets[next(iter(fleets))]
     return replace(base, **{name: getattr(first, name) for name in SERVING_FIELDS})
 
+
+
+def nre_scale_for_total(values: Mapping[str, object], total_usd: float) -> float:
+    """The ``program.nre_scale`` at which the node's NRE parts sum to ``total_usd`` (their shares kept), for a
+    scenario's values (:func:`tco.core.money.nre.nre_scale_for_total`).
+
+    Parameters
+    ----------
+    values : Mapping[str, object]
+        The scenario's named values; its ``program.nre.*`` parts [USD] are read (first draw).
+    total_usd : float [USD]
+        The program's NRE total wanted.
+
+    Returns
+    -------
+    float [-]
+        The multiplier.
+
+    References
+    ----------
+    [semiengineering-chip-cost] the node totals the parts split.
+    """
+    parts = {name: scalar(values[name]) for name in named.program_nre if name in values}
+    return scalar(nre.nre_scale_for_total(total_usd, parts))
+
+
+def planned_nre_usd(values: Mapping[str, object]) -> float:
+    """The program's NRE as planned: the node's parts times ``program.nre_scale`` (a respin's expected mask set not
+    included; the ``nre_usd`` of :func:`program_view` includes it).
+
+    Parameters
+    ----------
+    values : Mapping[str, object]
+        The scenario's named values; its ``program.nre.*`` parts [USD] and ``program.nre_scale`` [-] are read (first
+        draw).
+
+    Returns
+    -------
+    float [USD]
+        ``k sum_i P_i``.
+
+    References
+    ----------
+    [semiengineering-chip-cost] the node totals the parts split.
+    """
+    parts = {name: values[name] for name in named.program_nre if name in values}
+    return scalar(sum(nre.scaled_nre_parts(parts, values[named.program.nre_scale]).values()))
 
 #: comparison outputs of the program view, in the order a reader wants them
 PROGRAM_FIELDS = ("fleet_units", "program_volume_units", "needs_external_sales", "npv_own_use_usd",

@@ -23,7 +23,7 @@ def add_scenario_arguments(parser, with_set: bool = True, writes: str | None = N
 
 #: the option flags -> the kind of edit each adds (tco.inputs.option_edits.KINDS), and what the API's error paths are
 OPTION_FLAGS = {"--add-option": "add", "--remove-option": "remove", "--rename-option": "rename", "--baseline": "baseline",
-                "--model": "model"}
+                "--model": "model", "--node": "node"}
 
 
 class _OptionEdit(argparse.Action):
@@ -45,7 +45,9 @@ def add_option_arguments(parser, writes: str | None = None) -> None:
             ("--remove-option", "NAME", "remove an option (repeatable)"),
             ("--rename-option", "OLD=NEW", "rename an option (repeatable); the baseline and its edits follow"),
             ("--baseline", "NAME", "compare every other option against this one"),
-            ("--model", "MODEL", "serve another model of the catalog (assumptions/models/)")):
+            ("--model", "MODEL", "serve another model of the catalog (assumptions/models/)"),
+            ("--node", "NODE", "build the scenario's chip at another process node (assumptions/nre.yaml: its NRE, wafer "
+                               "price, defect density, time to market and scaling)")):
         parser.add_argument(flag, action=_OptionEdit, dest="option_edits", const=OPTION_FLAGS[flag], metavar=metavar,
                             help=text)
     parser.add_argument("--write-scenario", metavar="PATH", default=None,

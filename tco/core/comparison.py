@@ -139,7 +139,7 @@ def compare_option(option: Option, result: OptionResult, base: OptionResult, val
         row["effective_life_years"] = lifecycle.effective_life_years(life, half_life)
         if base.roadmap is not None:  # a baseline kept on one generation is no roadmap to lead (years_of_advantage)
             row["years_of_advantage"] = years_of_advantage(option, result, base, values)
-    software = _software_investment_usd(option, result, values)
+    software = _software_investment_usd(result)
     if software is not None:
         hardware, _ = money.steady_state_usd_per_year(result.money.pools, 0.0, result.money.demand)
         saving = (baseline_steady_state_usd_per_year(base, result.deployment_year) - hardware
@@ -213,12 +213,12 @@ def years_of_advantage(option: Option, result: OptionResult, base: OptionResult,
                                           np.asarray(values[named.workload.half_life_years], float))
 
 
-def _software_investment_usd(option: Option, result: OptionResult, values):
+def _software_investment_usd(result: OptionResult):
     """Software an option must write to run: ports to the devices it adopts plus a built chip's
     software NRE [USD]; None when it needs none (it runs on the baseline's devices)."""
     parts = [amount for _, amount in result.money.porting]
-    if any(p.built for p in option.pools):
-        parts.append(np.asarray(values[named.program_nre.software_usd], float))
+    if result.money.program is not None:
+        parts.append(np.asarray(result.money.program.parts["software_usd"], float))
     return sum(parts) if parts else None
 
 

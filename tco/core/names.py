@@ -78,7 +78,8 @@ serving = Section("serving", ("percentile", "token_budget_tokens", "memory_compu
                               "host_dram_cache_bytes_per_device", "host_dram_cache_bandwidth_bytes_per_s",
                               "ssd_cache_bytes_per_device", "ssd_cache_bandwidth_bytes_per_s"))
 program = Section("program", ("external_units", "vendor_gross_margin", "time_to_market_years",
-                              "tapeout_to_deployment_years", "die_area_mm2", "package_memory_board_usd",
+                              "tapeout_to_deployment_years", "nre_scale", "respin_probability", "respin_slip_years",
+                              "die_area_mm2", "package_memory_board_usd",
                               "wafer_price_usd", "defect_density_per_cm2", *NODE_FIELDS))
 program_nre = Section("program.nre", NRE_PARTS)
 program_specs = Section("program.specs", NODE_FIELDS)

@@ -482,8 +482,8 @@ class OptionResult:
                             column="devices")
     units_bought: Array = output("devices", "devices bought over the horizon, all pools, growth and replacements included",
                                  "devices bought over the horizon", "", fmt=",.0f")
-    deployment_year: Array = output("yr", "year the option's fleet enters service: ceil(time to market) of a built chip, "
-                                    "else 0", "in service from year", "", fmt=".0f")
+    deployment_year: Array = output("yr", "year the option's fleet enters service: ceil(time to market + expected respin "
+                                    "slip) of a built chip, else 0", "in service from year", "", fmt=".0f")
     ttft_s: Array = output("s", "time to first token at the percentile, at peak: waits + prefill (+ KV transfer when "
                            "disaggregated)", "time to first token", "ms", scale=1e3, fmt=",.0f", column="TTFT s")
     tpot_s: Array = output("s", "time per output token at the percentile, at peak, prefill interference included",
@@ -611,7 +611,8 @@ class ChallengerResult:
     cycle_over_payback: Array | None = output(
         "ratio", "hardware replacement cycle / software amortisation period (> 1: the rewrite pays back before the "
         "hardware is replaced)", "hardware cycle / software payback", "", fmt=".2f", optional=True, workbook=False)
-    nre_usd: Array | None = output("USD", "total NRE of the chip program", "NRE of the program", "M USD", scale=1e-6,
+    nre_usd: Array | None = output("USD", "total NRE of the chip program (a respin's expected mask set included)",
+                                   "NRE of the program", "M USD", scale=1e-6,
                                    fmt=",.1f", optional=True)
     fleet_units: Array | None = output("units", "built chips this fleet buys over the horizon, growth and replacements "
                                        "included", "the fleet's own units", "units", fmt=",.0f", optional=True)

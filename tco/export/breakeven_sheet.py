@@ -62,7 +62,7 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
         software = [names[device_param(d, "software_port_usd")] for d in structure.adopted_devices(option)]
         built = [p for p in option.pools if p.built]
         if built:
-            software.append(names[named.program_nre.software_usd])
+            software.append(f"{names[named.program_nre.software_usd]}*{names[named.program.nre_scale]}")
         if software:
             saving = q("yearly saving of the option's hardware over the baseline (steady state, from its deployment)",
                        f"{baseline_steady_state(c.option['deployment_year'])}-{c.sizing['hardware_usd_per_year']}"
@@ -75,8 +75,8 @@ def write_breakeven(ws, scenario: Scenario, names: dict[str, str], model: ModelR
         nre_pv = q("PV of the program's whole NRE schedule (N)", c.sizing["nre_pv"], "USD")
         without = q("PV cost without the NRE line (a)", f"{c.option['pv_cost_usd']}-{c.option['pv_nre_usd']}", "USD")
         margin = q("baseline PV cost minus a (c - a)", f"{base['pv_cost_usd']}-{without}", "USD")
-        breakeven = output("breakeven_volume_units", f'IF({margin}>0,{own}*{nre_pv}/{margin},"never")')
-        output("breakeven_external_units", f'IF({margin}>0,MAX({breakeven}-{own},0),"never")')
+        breakeven = output("breakeven_volume_units", f'IF(AND({margin}>0,{own}>0),{own}*{nre_pv}/{margin},"never")')
+        output("breakeven_external_units", f'IF(ISNUMBER({breakeven}),MAX({breakeven}-{own},0),"never")')
         output("breakeven_nre_usd", f'IF(AND({margin}>0,{own}>0),{margin}*{volume}/({own}*{nre_pv}/{nre}),"never")')
         own_npv = output("npv_own_use_usd", f"{base['pv_cost_usd']}-({without}+{nre_pv})")
         output("needs_external_sales", f"IF(AND({c.option['npv_usd']}>0,{own_npv}<=0),1,0)")

@@ -21,7 +21,7 @@ from tco.core import names as named
 from tco.core.evaluate import INFEASIBLE_REASONS
 from tco.core.money import cashflow
 from tco.core.money.costs import NOT_PER_DEVICE
-from tco.core.money.timeline import DESIGN_PARTS, TAPEOUT_PARTS
+from tco.core.money.timeline import DESIGN_PARTS, RESPIN_PARTS, TAPEOUT_PARTS
 from tco.core.names import demand_year_param, device_param, link_param, roadmap_param
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
 from tco.core.serving.power import HOURS_PER_YEAR
@@ -484,7 +484,8 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
     sheet.heading(f"Option {option.name}" + (" (baseline)" if is_base else ""))
     refs = OptionRefs()
     built = [p for p in option.pools if p.built]
-    deploy = fx.ceil(f"{n[named.program.time_to_market_years]}-{fx.CEIL_GUARD_FLEET}") if built else "0"
+    slip = f"{n[named.program.respin_probability]}*{n[named.program.respin_slip_years]}" if built else ""
+    deploy = fx.ceil(f"{n[named.program.time_to_market_years]}+{slip}-{fx.CEIL_GUARD_FLEET}") if built else "0"
     t_d = refs.option["deployment_year"] = sheet.output(OPTION_OUTPUTS["deployment_year"], deploy)
     live = sheet.years("the fleet serves next year (deployed and within the horizon)", "",
                        lambda y: f"IF(AND({sheet.year(y)}+1>{t_d},{sheet.year(y)}<{sheet.horizon}),1,0)", pv=False)
@@ -584,12 +585,16 @@ def _program_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: 
     ttm = n[named.program.time_to_market_years]
     tapeout = sheet.scalar("tape-out: time to market minus tape-out to deployment, at least 0", "yr",
                            f"MAX({ttm}-{n[named.program.tapeout_to_deployment_years]},0)")
-    parts = {part: n[k] for part, k in zip(named.program_nre.fields, named.program_nre, strict=True) if k in n}
+    scale = n[named.program.nre_scale]
+    parts = {part: f"{n[k]}*{scale}" for part, k in zip(named.program_nre.fields, named.program_nre, strict=True) if k in n}
+    parts["respin_usd"] = f"{n[named.program.respin_probability]}*{parts['masks_usd']}"
+    respin = sheet.scalar("second tape-out after a respin: tape-out plus the slip a respin costs", "yr",
+                          f"{tapeout}+{n[named.program.respin_slip_years]}")
 
     def share(part: str, y: int) -> str:
         t = sheet.year(y)
-        if part in TAPEOUT_PARTS:
-            return f"IF(INT({tapeout}+{fx.CEIL_GUARD_FLEET})={t},1,0)"
+        if part in TAPEOUT_PARTS or part in RESPIN_PARTS:
+            return f"IF(INT({tapeout if part in TAPEOUT_PARTS else respin}+{fx.CEIL_GUARD_FLEET})={t},1,0)"
         window = tapeout if part in DESIGN_PARTS else ttm
         return f"IF({window}>0,MAX(MIN({t}+1,{window})-{t},0)/{window},IF({t}=0,1,0))"
 
@@ -599,7 +604,8 @@ def _program_lines(sheet: CashFlowSheet, scenario: Scenario, option: Option, m: 
                                                     fx.total([refs.pool(p.role)["units_bought"] for p in built]))
     volume = refs.option["program_volume_units"] = sheet.scalar(
         "the program's volume: own units + units sold to others", "units", f"{own}+{n[named.program.external_units]}")
-    refs.sizing["nre_total"] = sheet.scalar("the program's NRE (sum of its parts)", "USD", fx.total(list(parts.values())))
+    refs.sizing["nre_total"] = sheet.scalar("the program's NRE (sum of its parts, a respin's expected mask set included)",
+                                            "USD", fx.total(list(parts.values())))
     refs.sizing["nre_pv"] = program.pv
     fraction = sheet.scalar("share of the NRE this fleet carries: own / volume (all of it when nothing is built)", "fraction",
                             f"IF({volume}>0,{own}/{volume},1)")

@@ -165,7 +165,10 @@ def _write_shared(sheet: QuantitySheet, scenario: Scenario, n: _Names, shared: d
                           f"IF(ABS({rate})<1E-12,{horizon},(1-(1+{rate})^(-{horizon}))/{rate})", "yr")
     if scenario.structure.program_device is not None:
         parts = [n(k) for k in named.program_nre if k in n.mapping]
-        shared["nre"] = q("NRE of the chip program (sum of its parts)", fx.total(parts), "USD", "nre_usd")
+        scale = n(named.program.nre_scale)
+        respin = f"{n(named.program.respin_probability)}*{n(named.program_nre.masks_usd)}*{scale}"
+        shared["nre"] = q("NRE of the chip program (its parts times the NRE scale, plus a respin's expected mask set)",
+                          f"({fx.total(parts)})*{scale}+{respin}", "USD", "nre_usd")
 
 
 def _write_option(sheet: QuantitySheet, scenario: Scenario, option: Option, n: _Names, shared, title: str = "") -> OptionRefs:

@@ -159,6 +159,9 @@ external_units                      units           0       1e9     -    units o
 vendor_gross_margin                 fraction        0       0.95    -    vendor's gross margin, share of its unit price
 tapeout_to_deployment_years         yr              0       5       -    tape-out to fleet deployment: fab, packaging, bring-up
 time_to_market_years                yr              0       25      -    design start to deployment
+nre_scale                           ratio           0       100     -    multiplier on every NRE part, shares kept
+respin_probability                  fraction        0       1       -    probability that first silicon needs a respin
+respin_slip_years                   yr              0       5       -    deployment delay a respin costs
 logic_density_mtr_per_mm2           MTr/mm^2        0.1     10000   -    logic transistor density of a process node
 sram_bitcell_um2                    um^2            0.0001  10      -    high-density SRAM bit-cell area of a process node
 relative_energy_per_op              ratio           0.01    1000    -    energy per operation at a node relative to 5 nm

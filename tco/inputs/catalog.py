@@ -252,6 +252,9 @@ class ProgramDefaults(Strict):
     external_units: Q
     vendor_gross_margin: Q
     tapeout_to_deployment_years: Q
+    nre_scale: Q
+    respin_probability: Q
+    respin_slip_years: Q
 
 
 class RoadmapEntry(Strict):

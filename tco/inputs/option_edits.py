@@ -1,4 +1,5 @@
-"""Edits of a scenario's fleet options: add (or swap), remove and rename options, change the baseline and the model.
+"""Edits of a scenario's fleet options: add (or swap), remove and rename options, change the baseline, the model and
+the chip program's process node.
 
 The options builder of the app and the command line's ``--add-option``, ``--remove-option``, ``--rename-option``,
 ``--baseline`` and ``--model`` both call :func:`edited_scenario`. Each edit is applied in order to the scenario's
@@ -17,6 +18,7 @@ Every edit has one text form, the same on the command line, in the app's state a
     rename:groq=groq-lpu                                     --rename-option groq=groq-lpu
     baseline:b200                                            --baseline b200
     model:llama-3.1-70b                                      --model llama-3.1-70b
+    node:3nm                                                 --node 3nm
 
 An added option with the name of an existing one replaces it where it stands (a swap).
 """
@@ -29,6 +31,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from tco.core import names as named
+from tco.core.names import NODE_FIELDS
 from tco.foundation.errors import FieldError, InputError
 from tco.inputs.catalog import load_catalog
 from tco.inputs.loading import scenario_from_dict
@@ -202,10 +206,51 @@ class SetModel:
                                        "set": {k: v for k, v in spec.set.items() if not k.startswith("models.")}})
 
 
-OptionEdit = AddOption | RemoveOption | RenameOption | SetBaseline | SetModel
+#: the parameters a chip program takes from its build node (``assumptions/nre.yaml``), whose ``set:`` edits a node
+#: edit drops: they were of the former node
+NODE_PARAMETERS = (f"{named.program_nre.prefix}.", named.program.wafer_price_usd, named.program.defect_density_per_cm2,
+                   named.program.time_to_market_years, *(named.program.name(field) for field in NODE_FIELDS))
+
+
+@dataclass(frozen=True)
+class SetNode:
+    """Build the scenario's chip at the process node ``node`` of ``assumptions/nre.yaml``: its NRE parts, wafer price,
+    defect density, time to market and scaling figures are that node's (the device's figures stay given at the specs
+    node, so compute and SRAM scale, :mod:`tco.core.money.nodes`); ``set:`` edits of the former node's figures are
+    dropped."""
+
+    node: str
+
+    @property
+    def text(self) -> str:
+        return self.node
+
+    def applied(self, spec: ScenarioFile) -> ScenarioFile:
+        """The scenario file building its chip at the node.
+
+        Parameters
+        ----------
+        spec : ScenarioFile
+            The scenario file before this edit.
+
+        Returns
+        -------
+        ScenarioFile
+            The scenario file after it; an :class:`InputError` when the scenario builds no chip (an unknown node is
+            named when the scenario is read).
+        """
+        if spec.program is None:
+            raise InputError.one("node", self.node, "applies to a scenario that builds its own chip (a program: block)")
+        program = spec.program.model_copy(update={"node": self.node, "specs_node": spec.program.specs_node
+                                                  or spec.program.node})
+        return spec.model_copy(update={"program": program, "set": {k: v for k, v in spec.set.items()
+                                                                   if not k.startswith(NODE_PARAMETERS)}})
+
+
+OptionEdit = AddOption | RemoveOption | RenameOption | SetBaseline | SetModel | SetNode
 #: the kinds of edit by the name their text starts with
 KINDS: dict[str, type] = {"add": AddOption, "remove": RemoveOption, "rename": RenameOption, "baseline": SetBaseline,
-                          "model": SetModel}
+                          "model": SetModel, "node": SetNode}
 
 
 def _without_option_edits(edits: dict, name: str) -> dict:
@@ -300,7 +345,8 @@ def option_edit(text: str, where: str = "option edit") -> OptionEdit:
     kind, sep, argument = text.partition(":") if isinstance(text, str) else ("", "", "")
     if not sep or kind not in KINDS or not argument.strip():
         raise InputError.one(where, text, f"must look like KIND:ARGUMENT, KIND one of {', '.join(KINDS)} "
-                                          "(add:b200=colocated:b200, remove:NAME, rename:OLD=NEW, baseline:NAME, model:MODEL)")
+                                          "(add:b200=colocated:b200, remove:NAME, rename:OLD=NEW, baseline:NAME, model:MODEL, "
+                                          "node:NODE)")
     argument = argument.strip()
     if kind == "add":
         return added_option(argument, where)
@@ -408,11 +454,13 @@ def _named_option_path(path: str, names: list[str]) -> str:
 
 @dataclass(frozen=True)
 class BuilderChoices:
-    """What an option may be built from: the catalog's devices (and the scenario's own), KV links and models."""
+    """What an option may be built from: the catalog's devices (and the scenario's own), KV links, models and the
+    process nodes a chip program may be built at."""
 
     devices: tuple[str, ...]
     links: tuple[str, ...]
     models: tuple[str, ...]
+    nodes: tuple[str, ...] = ()
 
 
 def builder_choices(scenario: Scenario) -> BuilderChoices:
@@ -430,4 +478,4 @@ def builder_choices(scenario: Scenario) -> BuilderChoices:
     """
     catalog, spec = load_catalog(), scenario.spec
     return BuilderChoices(tuple(sorted({*catalog.devices, *spec.devices})), tuple(sorted({*catalog.links, *spec.links})),
-                          tuple(sorted({*catalog.models, *spec.models})))
+                          tuple(sorted({*catalog.models, *spec.models})), tuple(catalog.nodes))

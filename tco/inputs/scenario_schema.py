@@ -128,6 +128,9 @@ class Program(Strict):
     vendor_gross_margin: Q | None = None
     time_to_market_years: Q | None = None
     tapeout_to_deployment_years: Q | None = None
+    nre_scale: Q | None = None
+    respin_probability: Q | None = None
+    respin_slip_years: Q | None = None
     nre: dict[str, Q] = {}
     die: Die | None = None
 

@@ -576,3 +576,33 @@ def test_the_parametric_table_refuses_oversized_values_by_name():
     notice, table, _figure = parametric_view(scenario, ["workload.output_tokens", None, None],
                                              ["1 " * (MAX_VALUES_TEXT // 2 + 1), "", ""], ["feasible"])
     assert table is None and f"characters'; at most {MAX_VALUES_TEXT:,}" in str(notice)
+
+
+# --- the chip program panel (tco_app.program_panel): its fields become edits through the controller -----------------
+
+def program_apply(state: dict, **fields):
+    from tco_app.program_panel import ProgramForm, panel_view
+
+    shown = dict(zip(("total", "node", "respin", "slip", "external"),
+                     (v for i, v in enumerate(panel_view(CTX.scenario(state))[:6]) if i != 1), strict=True))
+    return update_state("program-apply", "", None, None, None, None, state, CTX, None, ProgramForm(**{**shown, **fields}))
+
+
+def test_the_program_panel_asks_only_for_what_changed_and_splits_a_total_over_the_node():
+    """The fields as shown ask for nothing; a total of 150 M USD is ``program.nre_scale`` = 150 / 109 at 5 nm; a new
+    node alone is the edit node:3nm and keeps the scale (the 3 nm parts, 169 M USD, times 150 / 109); a refused value
+    is named and the others are applied."""
+    start = state_from_query("?scenario=custom-asic", CHOICES, "default")[0]
+    assert program_apply(start).state == start
+    total = program_apply(start, total="150M")
+    assert total.state["set"] == {"program.nre_scale": 150 / 109} and total.program_messages is None
+    assert "program.nre_scale:1.376" in total.search
+    node = program_apply(total.state, node="3nm")
+    assert node.state["options"] == ["node:3nm"] and node.state["set"] == total.state["set"]
+    assert float(tco.analyse_scenario(CTX.scenario(node.state)).challengers["asic"].nre_usd) == pytest.approx(
+        169e6 * 150 / 109, rel=1e-12)
+    bad = program_apply(start, respin="0.3", external="lots")
+    assert bad.state["set"] == {"program.respin_probability": 0.3}
+    assert "program.external_units: got 'lots'" in str(bad.program_messages)
+    default = state_from_query("", CHOICES, "default")[0]
+    assert "builds no chip" in str(program_apply(default).program_messages)

@@ -370,6 +370,11 @@ def porting_events(structure: Structure, option: Option, w: Workload, path: Gene
 def program_schedule(structure: Structure, option: Option, w: Workload, values) -> tuple[ProgramSchedule | None, object]:
     """The chip program's NRE schedule and the deployment year (``0`` without a built pool).
 
+    The node's NRE parts times ``program.nre_scale`` (:func:`tco.core.money.nre.scaled_nre_parts`), plus a respin's
+    expected mask set (:func:`tco.core.money.nre.expected_respin_usd`) booked at the second tape-out, the first plus
+    ``program.respin_slip_years``; the fleet deploys at ``ceil(W + p s)`` (:func:`tco.core.money.nre.expected_slip_years`).
+    The design, IP and software spending keep their planned windows.
+
     Parameters
     ----------
     structure : Structure
@@ -384,16 +389,21 @@ def program_schedule(structure: Structure, option: Option, w: Workload, values) 
     Returns
     -------
     schedule : ProgramSchedule or None
-        The NRE parts [USD], time to market and tape-out year [yr]; None without a built pool.
+        The NRE parts [USD] (``respin_usd`` among them), time to market, tape-out and second tape-out years [yr];
+        None without a built pool.
     deployment_year : float or ndarray [yr]
         When the built chip enters service (0 without one).
     """
     if not any(p.built for p in option.pools):
         return None, 0.0
     ttm = w.get(named.program.time_to_market_years)
-    parts = {k.removeprefix("program.nre."): w.get(k) for k in values if k.startswith("program.nre.")}
-    schedule = ProgramSchedule(parts, ttm, timeline.tapeout_year(ttm, w.get(named.program.tapeout_to_deployment_years)))
-    return schedule, timeline.deployment_year(ttm)
+    parts = nre.scaled_nre_parts({k.removeprefix("program.nre."): w.get(k) for k in values if k.startswith("program.nre.")},
+                                 w.get(named.program.nre_scale))
+    respin, slip = w.get(named.program.respin_probability), w.get(named.program.respin_slip_years)
+    parts["respin_usd"] = nre.expected_respin_usd(respin, parts["masks_usd"])
+    tapeout = timeline.tapeout_year(ttm, w.get(named.program.tapeout_to_deployment_years))
+    schedule = ProgramSchedule(parts, ttm, tapeout, tapeout + slip)
+    return schedule, timeline.deployment_year(ttm + nre.expected_slip_years(respin, slip))
 
 
 def accounting_cost_usd_per_year(fleet: Fleet):

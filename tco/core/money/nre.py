@@ -80,13 +80,116 @@ def good_die_cost_usd(die_area_mm2, wafer_price_usd, defect_density_per_cm2):
     return wafer_price_usd / (dies_per_wafer(die_area_mm2) * die_yield(die_area_mm2, defect_density_per_cm2))
 
 
+def scaled_nre_parts(parts, nre_scale):
+    """The node's NRE parts times one multiplier: a program total ``T = k sum_i P_i`` split by the parts' shares.
+
+    ``P_i' = k P_i``, so each part's share ``P_i / sum_j P_j`` of the total is kept and the total is
+    ``k`` times the node's; a total ``T`` is ``k = T / sum_j P_j``. Hand check (5 nm, ``assumptions/nre.yaml``):
+    design 35, verification 25, masks 15, IP 9, software 25 M USD sum to 109 M USD; a 150 M USD
+    program is ``k = 150 / 109 = 1.376``, design ``35 x 150 / 109 = 48.17`` M USD.
+
+    Parameters
+    ----------
+    parts : Mapping[str, float or ndarray] [USD]
+        NRE by part (``design_usd``, ``verification_usd``, ``masks_usd``, ``ip_usd``, ``software_usd``).
+    nre_scale : float or ndarray [-]
+        The multiplier ``k`` (``program.nre_scale``; 1 = the node's figures).
+
+    Returns
+    -------
+    dict[str, ndarray] [USD]
+        The scaled parts, by part.
+
+    References
+    ----------
+    [semiengineering-chip-cost] the node totals the parts split.
+    """
+    return {part: amount * np.asarray(nre_scale, float) for part, amount in parts.items()}
+
+
+def nre_scale_for_total(total_usd, parts):
+    """The multiplier :func:`scaled_nre_parts` needs for a program total: ``k = T / sum_i P_i``.
+
+    Parameters
+    ----------
+    total_usd : float or ndarray [USD]
+        The program's NRE total ``T`` wanted.
+    parts : Mapping[str, float or ndarray] [USD]
+        The node's NRE parts ``P_i`` (unscaled).
+
+    Returns
+    -------
+    ndarray [-]
+        The multiplier ``k``.
+
+    References
+    ----------
+    [semiengineering-chip-cost] the node totals the parts split.
+    """
+    return np.asarray(total_usd, float) / sum(np.asarray(a, float) for a in parts.values())
+
+
+def expected_respin_usd(respin_probability, masks_usd):
+    """Expected cost of a respin: ``p x M``, one more mask set ``M`` with probability ``p``.
+
+    A respin re-tapes-out the fixed design: a new mask set of the node (a full set; a
+    metal-only fix costs less, so this is the upper side). Hand check (5 nm): ``p = 0.76``
+    (the 2022 survey's respin rate), ``M = 15`` M USD gives ``0.76 x 15 = 11.4`` M USD.
+
+    Parameters
+    ----------
+    respin_probability : float or ndarray [-]
+        Probability ``p`` that first silicon needs a respin (``program.respin_probability``).
+    masks_usd : float or ndarray [USD]
+        The node's mask set ``M`` (scaled with the program's NRE).
+
+    Returns
+    -------
+    ndarray [USD]
+        Expected respin cost, paid at the second tape-out.
+
+    References
+    ----------
+    [wilson-2022-respins] about 70 % of IC/ASIC projects need more than one spin; [rwt-masks] the 5 nm mask set.
+    """
+    return np.asarray(respin_probability, float) * masks_usd
+
+
+def expected_slip_years(respin_probability, respin_slip_years):
+    """Expected delay of deployment: ``p x s``.
+
+    A certainty equivalent: the deployment year is ``ceil(W + p s)`` (:func:`tco.core.money.timeline.deployment_year`),
+    not the mix ``p`` of ``ceil(W + s)`` and ``1 - p`` of ``ceil(W)`` a two-outcome model would average; exact for
+    ``p`` 0 or 1, and the NRE it adds (:func:`expected_respin_usd`) is exact in expectation.
+
+    Parameters
+    ----------
+    respin_probability : float or ndarray [-]
+        Probability ``p`` of a respin.
+    respin_slip_years : float or ndarray [yr]
+        Delay ``s`` a respin costs (``program.respin_slip_years``).
+
+    Returns
+    -------
+    ndarray [yr]
+        Expected slip of the time to market.
+
+    References
+    ----------
+    [wilson-2022-respins] the respin rate; [chetanpatil-productization] tape-out to production, the cycle a respin repeats.
+    """
+    return np.asarray(respin_probability, float) * respin_slip_years
+
+
 def breakeven_volume_units(nre_pv_usd, own_units, pv_cost_without_nre_usd, pv_cost_target_usd):
     """Program volume ``V*`` (own units plus units sold to others) at which the built option ties the target.
 
     The fleet carries the share ``own / V`` of the NRE's present value ``N``, so its PV cost
     is ``a + N own / V`` with ``a`` every other cost. Setting it equal to the target's PV cost
     ``c``: ``V* = N own / (c - a)``. Where ``c <= a`` the option loses even with free NRE:
-    ``inf`` (never). More NRE never lowers ``V*``.
+    ``inf`` (never); where the fleet buys no unit within the horizon (``own = 0``: its chip
+    enters service at or after the horizon) no volume is its break-even either: ``inf`` (never).
+    More NRE never lowers ``V*``.
 
     Parameters
     ----------
@@ -105,8 +208,8 @@ def breakeven_volume_units(nre_pv_usd, own_units, pv_cost_without_nre_usd, pv_co
         Break-even program volume, ``inf`` where none exists.
     """
     margin = np.asarray(pv_cost_target_usd, float) - pv_cost_without_nre_usd
-    safe = np.where(margin > 0, margin, 1.0)
-    return np.where(margin > 0, own_units * nre_pv_usd / safe, np.inf)
+    meets = (margin > 0) & (np.asarray(own_units, float) > 0)
+    return np.where(meets, own_units * nre_pv_usd / np.where(meets, margin, 1.0), np.inf)
 
 
 def breakeven_external_units(breakeven_volume_units, own_units):

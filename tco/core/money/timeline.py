@@ -352,16 +352,26 @@ def tapeout_year(time_to_market_years, tapeout_to_deployment_years):
 DESIGN_PARTS = ("design_usd", "verification_usd", "ip_usd")
 TAPEOUT_PARTS = ("masks_usd",)
 PROGRAM_PARTS = ("software_usd",)
+#: the expected mask set of a respin, bought at the second tape-out (:func:`tco.core.money.nre.expected_respin_usd`)
+RESPIN_PARTS = ("respin_usd",)
 
 
 @dataclass
 class ProgramSchedule:
     """When a chip program spends its NRE: design, verification and IP over ``[0, tape-out)``,
-    masks at tape-out, the software stack over ``[0, W)`` (W = time to market)."""
+    masks at tape-out, the software stack over ``[0, W)`` (W = time to market as planned), a respin's
+    expected mask set at the second tape-out (the first plus the slip a respin costs)."""
 
     parts: dict[str, np.ndarray]
     time_to_market_years: np.ndarray
     tapeout_years: np.ndarray
+    respin_tapeout_years: np.ndarray | float = 0.0
+
+    def _booked_at(self, part: str):
+        """The time a part paid at once is booked at: tape-out, or the second tape-out (None: spread)."""
+        if part in TAPEOUT_PARTS:
+            return self.tapeout_years
+        return self.respin_tapeout_years if part in RESPIN_PARTS else None
 
     @property
     def total_usd(self):
@@ -386,8 +396,9 @@ class ProgramSchedule:
         ndarray [-]
             Share of the part paid then.
         """
-        if part in TAPEOUT_PARTS:
-            return (np.floor(self.tapeout_years + WHOLE_COUNT_GUARD) == year).astype(float)
+        at = self._booked_at(part)
+        if at is not None:
+            return (np.floor(as_floats(at) + WHOLE_COUNT_GUARD) == year).astype(float)
         return uniform_spend_share_in_year(year, self._window(part))
 
     def usd_in_year(self, year: int):
@@ -421,8 +432,9 @@ class ProgramSchedule:
         v = np.exp(-_log_discount(rate))
         total = 0.0
         for part, amount in self.parts.items():
-            if part in TAPEOUT_PARTS:
-                factor = v ** np.floor(self.tapeout_years + WHOLE_COUNT_GUARD)
+            at = self._booked_at(part)
+            if at is not None:
+                factor = v ** np.floor(as_floats(at) + WHOLE_COUNT_GUARD)
             else:
                 factor = uniform_spend_pv_factor(rate, self._window(part))
             total = total + amount * factor
