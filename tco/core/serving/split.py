@@ -206,13 +206,16 @@ def split_replicas_where(ttft_ok, queues: tuple, lengths: tuple, wanted=True, fl
     spread, wanted = np.broadcast_to(ttft_ok, shape), np.broadcast_to(wanted, shape)
     rules = ((spread & wanted, split_replicas, SPREAD_FEW_SHARE),
              (~spread & wanted, lambda *at: split_replicas(*at[:len(queues)]), FEW_DRAWS_SHARE))
-    many = [rule for mask, rule, few in rules if np.count_nonzero(mask) > few * mask.size]
-    if many:  # the rule needed at the most draws runs on every draw; the other is written over it
-        replicas, share = (np.array(np.broadcast_to(x, shape), float) for x in many[0](*queues, *lengths))
+    counts = [np.count_nonzero(mask) for mask, _, _ in rules]
+    everywhere_rule = None  # the rule needed at the most draws runs on every draw where some rule needs many; the
+    # other is written over it where it applies (both, once both needed many draws: the second was left unwritten)
+    if any(count > few * mask.size for (mask, _, few), count in zip(rules, counts, strict=True)):
+        everywhere_rule = int(np.argmax(counts))
+        replicas, share = (np.array(np.broadcast_to(x, shape), float) for x in rules[everywhere_rule][1](*queues, *lengths))
     else:
         replicas, share = np.array(np.broadcast_to(floor, shape), float), np.full(shape, 0.5)
-    for mask, rule, _ in rules:
-        if rule not in many and mask.any():
+    for k, (mask, rule, _) in enumerate(rules):
+        if k != everywhere_rule and mask.any():
             where = np.nonzero(mask)
             replicas[where], share[where] = rule(*at_draws((*queues, *lengths), where, shape))
     return replicas, share
