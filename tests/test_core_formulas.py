@@ -66,10 +66,11 @@ def test_sync_terms_on_one_device():
 def test_collective_bytes_follow_the_collective_width_not_the_arithmetic_width():
     """The activations a tensor-parallel replica all-reduces are ``serving.collective_bits / 8`` bytes per
     element (16-bit GEMM outputs at every arithmetic width, [fp8-formats-2022]): Llama 3.1 70B (80 layers,
-    hidden 8,192) on H100s (NVLink 4.5e11 B/s per direction, of which the calibrated collectives reach
-    e = 0.274) at t = 2: ``4 L (t-1)/t x h x a / (e bw)`` = 4 x 80 x 1/2 x 8,192 x 2 / (0.274 x 4.5e11)
-    = 2.1261e-05 s per token at the default 16 bits (a = 2), whether the arithmetic is FP8 or FP4; half
-    that at 8 bits; none on one device."""
+    hidden 8,192) on H100s (NVLink 4.5e11 B/s per direction, of which the calibrated collectives of decode tokens
+    reach e = 0.162) at t = 2: ``4 L (t-1)/t x h x a / (e bw)`` = 4 x 80 x 1/2 x 8,192 x 2 / (0.162 x 4.5e11)
+    = 3.5959e-05 s per token at the default 16 bits (a = 2), whether the arithmetic is FP8 or FP4; half
+    that at 8 bits; none on one device. A prompt token's at NCCL's large-message ring rate, e_p = 0.82
+    ([nccl-tests-212]): 2,621,440 / (0.82 x 4.5e11) = 7.1041e-06 s."""
     from tco.core.evaluate import serving_pools
     from tco.inputs.loading import load_scenario
 
@@ -78,13 +79,15 @@ def test_collective_bytes_follow_the_collective_width_not_the_arithmetic_width()
         values = {**scenario.values(), "workload.compute_bits": compute_bits, "serving.collective_bits": collective_bits}
         pools, _, _ = serving_pools(scenario.structure, values, scenario.structure.baseline)
         pool = pools["colocated"]
-        by_tensor = {c.tensor_parallel: float(np.ravel(c.cycle_model.sync_per_token_s)[0])
-                     for c in (pool.candidate(k) for k in range(len(pool.shapes)))}
-        assert by_tensor[1.0] == 0.0
+        models = {c.tensor_parallel: c.cycle_model for c in (pool.candidate(k) for k in range(len(pool.shapes)))}
+        by_tensor = {t: float(np.ravel(cm.sync_per_token_s)[0]) for t, cm in models.items()}
+        prompt = {t: float(np.ravel(cm.sync_per_prompt_token_s)[0]) for t, cm in models.items()}
+        assert by_tensor[1.0] == prompt[1.0] == 0.0
         efficiency = values["devices.h100-sxm.collective_efficiency"]
-        assert efficiency == 0.274
+        assert (efficiency, values["devices.h100-sxm.prefill_collective_efficiency"]) == (0.162, 0.82)
         assert by_tensor[2.0] == pytest.approx(4 * 80 * 0.5 * 8192 * a / (efficiency * 4.5e11), rel=1e-12)
-        assert by_tensor[2.0] == pytest.approx(2.1261e-05 * a / 2, rel=1e-4)
+        assert by_tensor[2.0] == pytest.approx(3.5959e-05 * a / 2, rel=1e-4)
+        assert prompt[2.0] == pytest.approx(7.1041e-06 * a / 2, rel=1e-4)
 
 
 def test_annuity_and_discounting():

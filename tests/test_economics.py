@@ -439,15 +439,16 @@ def test_a_roadmap_baseline_meets_the_targets_of_the_generations_it_holds():
 
 
 def test_a_baseline_on_the_roadmap_is_judged_by_the_fleet_it_runs():
-    """custom-asic at 4,400-token prompts: an H100 replica misses the 1 s TTFT target even when idle (prefill of the
-    whole prompt alone takes longer), a B200 one meets it. The baseline runs B200 from year 0 and Rubin from year 1, so
+    """custom-asic at 10,000-token prompts: an H100 replica misses the 1 s TTFT target even when idle (prefill of the
+    longest prompts alone takes longer; 4,400 tokens did until the 2026-12-07 refit made H100 prompt tokens'
+    collectives cheaper), a B200 one meets it. The baseline runs B200 from year 0 and Rubin from year 1, so
     it meets the targets and is the cheapest option (before: reported infeasible by its H100 figures, which left the
     split the only feasible option). On a roadmap of Rubin alone (released at t = 0.25) it holds H100s in year 0:
     infeasible."""
     from tco.analysis.program_views import held_generations
 
     data = copy.deepcopy(spec("custom-asic"))
-    data.setdefault("workload", {})["prompt_tokens"] = 4400
+    data.setdefault("workload", {})["prompt_tokens"] = 10000
     analysis = tco.analyse_scenario(scenario_from_dict(data))
     base = analysis.baseline
     assert not bool(base.pool("colocated").performance.ttft_s <= 1.0)  # the scenario device's own figure

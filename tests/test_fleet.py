@@ -502,26 +502,27 @@ def test_cli_placement_on_a_device_too_small_for_the_model(capsys):
 
 
 def test_kv_wall_says_where_the_split_wins_only_on_feasibility():
-    """fleet-split: the split wins from ~1,010 to ~1,710 and from ~3,580 to ~4,410 prompt tokens (the second stretch
-    in two pieces: the colocated ASIC stops meeting the TTFT target at ~3,603). Beyond ~4,397 tokens the longest prompts alone
-    outlast H100's 1 s TTFT target, even with one sequence per replica, so the colocated H100 (and the ASIC) miss their
-    targets and the last piece is a win on feasibility: the scan cuts the stretch there and the sentence says so. Each
-    piece's flag is checked against direct evaluations at its middle."""
+    """fleet-split: the split wins from ~1,208 to ~3,227 and from ~3,482 to ~8,028 prompt tokens (the second stretch
+    in two pieces: the colocated ASIC stops meeting the TTFT target at ~3,603). Since the 2026-12-07 refit (H100 prompt
+    tokens' collectives at NCCL's ring rate) the colocated H100 meets its targets as far as the split does, so no piece
+    is a win on feasibility alone (until then, beyond ~4,397 tokens the longest prompts alone outlast H100's 1 s TTFT
+    target and the split won on feasibility up to ~4,412, the sentence said so). Each piece's flag is checked against
+    direct evaluations at its middle, and the sentence names the stretches without a feasibility clause."""
     from tco.present.fleet_summary import kv_sentences
 
     scenario = tco.load_scenario("fleet-split")
     result = kv_wall(scenario, fleet_config(scenario).kv_wall)
     b = result.breakevens["prompt_tokens"]
-    assert [round(a) for w in b["split_wins"] for a in w] == [1011, 1711, 3577, 3603, 3603, 4397, 4397, 4412]
-    assert b["split_alone_meets_targets"] == [False, False, False, True]
+    assert [round(a) for w in b["split_wins"] for a in w] == [1208, 3227, 3482, 3603, 3603, 8028]
+    assert b["split_alone_meets_targets"] == [False, False, False]
     middles = np.array([np.sqrt(a * c) for a, c in b["split_wins"]])
     r, _ = evaluate_arrays(scenario, {"workload.prompt_tokens": middles})
     met = np.logical_or.reduce([np.asarray(r[n].feasible) > 0 for n in result.counterparts.values()])
     assert (~met).tolist() == b["split_alone_meets_targets"] and (np.asarray(r[result.option].feasible) > 0).all()
     sentence = kv_sentences(result, 50.0)[1]
-    assert sentence.endswith("from 3,577 to 4,412 tokens (no colocated option meets the latency targets from 4,397 to "
-                             "4,412 tokens).")
-    assert result.breakevens["link_bandwidth_bytes_per_s"]["split_alone_meets_targets"] == []  # never wins at 2,000
+    assert sentence == ("The split beats the cheaper colocated option at a prompt length from 1,208 to 3,227 tokens and "
+                        "from 3,482 to 8,028 tokens.")
+    assert result.breakevens["link_bandwidth_bytes_per_s"]["split_alone_meets_targets"] == [False]
 
 
 def test_kv_wall_figure_dots_the_points_that_miss_a_latency_target():
@@ -578,7 +579,8 @@ def test_routing_that_pays_at_any_share_names_no_share_where_it_stops(default_fl
 
 
 def test_stranded_reports_its_backlog_beside_its_violation_hours(default_fleet):
-    """The stranded table gave the split fleet 221 SLO-violation hours and the GPU fleet a 357,010-request backlog with
+    """The stranded table gave the split fleet 221 SLO-violation hours (196 since the 2026-12-07 refit of the Hopper
+    class) and the GPU fleet a 357,010-request backlog with
     "0.0 M output tokens not served" and no backlog line. The two figures measure different things: an hour violates
     the targets when its load exceeds what the fleet serves within them; a backlog forms above flat-out capacity and
     is served in later hours. Now each row carries its largest backlog and what is queued at the end (0 here: the
@@ -586,12 +588,12 @@ def test_stranded_reports_its_backlog_beside_its_violation_hours(default_fleet):
     analysis = fleet_run("stranded", *default_fleet)
     rows = {(r["policy"], r["fleet"]): r for r in analysis.records}
     split = rows["today", "h100-prefill+groq-decode"]
-    assert split["violation_hours"] == 221 and split["peak_backlog_req"] > 0 and split["backlog_at_end_req"] == 0
+    assert split["violation_hours"] == 196 and split["peak_backlog_req"] > 0 and split["backlog_at_end_req"] == 0
     assert split["output_tokens_not_served"] == 0
     gpu = rows["flex", "h100"]
     hourly = analysis.extra["result"].hourly
     assert gpu["peak_backlog_req"] == pytest.approx(hourly[hourly["policy"] == "flex"]["gpu_fleet_backlog_req"].max())
-    assert "misses the latency targets in 221 hours" in analysis.headline.sentence
+    assert "misses the latency targets in 196 hours" in analysis.headline.sentence
     assert "all of it is served within the quarter" in analysis.headline.sentence
     assert {"largest backlog, requests", "queued at the end, requests"} <= {c[0] for c in analysis.columns}
 

@@ -787,6 +787,43 @@ def test_fleet_capacity_inverts_the_sizing():
         assert float(fleet_capacity_rps(role, pool.figures, pool["replicas"], d)) == pytest.approx(37.0, rel=1e-6)
 
 
+def _largest_step_within(prompts, cost, feasible, stretch=1.05):
+    """The largest ratio of an option's cost at a longer prompt, at most ``stretch`` times longer, to its cost at a
+    shorter one, over the pairs of points where it meets its targets at both [-]."""
+    worst = 1.0
+    for i, prompt in enumerate(prompts):
+        j = int(np.searchsorted(prompts, prompt * stretch, side="right"))
+        both = feasible[i] & feasible[i + 1:j]
+        if both.any():
+            worst = max(worst, float(np.max(cost[i + 1:j][both] / cost[i])))
+    return worst
+
+
+@pytest.mark.slow  # 2 x 241 draws of three options (measured 2026-12-07: ~0.7 s of CPU)
+def test_no_cliff_in_the_defaults_prompt_range(default_scenario):
+    """Issue 48 item 4's done-when: on the default from 2,000 to 6,000 prompt tokens (241 points, 0.46 % apart) no 5 %
+    longer prompt multiplies an option's cost by more than 1.3x while it meets its targets, and the H100 baseline meets
+    them to 6,000 tokens by widening its replica (TP4, then TP8 from ~5,250 tokens). Measured 2026-12-07: largest
+    steps H100 1.20x, split 1.26x, and Groq 1.40x in whole replicas -- two 576-chip replicas become three, a step of
+    the fleet's granularity, not of its queues: with continuous sizing Groq's largest step is 1.05x (H100 1.19x,
+    split 1.06x). Until prompt tokens' collectives ran at NCCL's ring rate (prefill_collective_efficiency) the H100
+    missed its 1 s TTFT target from ~4,397 tokens, after a climb of 9.0x within 5 % of prompt length."""
+    from tco.inputs.loading import scenario_from_dict
+
+    prompts = np.geomspace(2000.0, 6000.0, 241)
+    continuous = scenario_from_dict({**default_scenario.to_dict(), "fleet": {"sizing": "continuous"}})
+    for scenario, options in ((default_scenario, ("h100", "h100-prefill+groq-decode")),
+                              (continuous, ("h100", "groq", "h100-prefill+groq-decode"))):
+        results, _ = tco.evaluate_scenario(scenario, {"workload.prompt_tokens": prompts})
+        assert (np.asarray(results["h100"].feasible) > 0.5).all()
+        for name in options:
+            r = results[name]
+            step = _largest_step_within(prompts, np.asarray(r.lcot_usd_per_mtok), np.asarray(r.feasible) > 0.5)
+            assert step <= 1.3, (name, step)
+    shapes = np.asarray(results["h100"].flat()["colocated.tensor_parallel"])
+    assert shapes[0] < shapes[-1] == 8.0  # widened, not grown several-fold at the narrower layout
+
+
 # ---------------------------------------------------------------- GPU/GPU disaggregation (DistServe, Splitwise)
 
 @pytest.mark.parametrize(("prompt", "tpot", "split_wins"), [
@@ -798,17 +835,17 @@ def test_gpu_gpu_disaggregation_wins_with_long_prompts_and_tight_tpot(prompt, tp
     H100 replicas (default scenario otherwise: Llama 3.1 70B at 8 bits, 400 output tokens, p99 TTFT 1 s).
 
     Mechanism (DistServe, OSDI 2024; Splitwise, ISCA 2024): colocated, every cycle carries ``P/O x chi x B``
-    of prefill chunks, so at a TPOT target the slot cap shrinks; with the calibrated Hopper collectives
-    (docs/calibration.md) a wider tensor group costs more than it gives, so at 2,000/400 tokens and 40 ms the
-    colocated H100 runs TP2 with 44 slots and 45 % of each cycle in prefill (120 GPUs), while the split runs
-    TP1 prefill passes within the TTFT slack and TP2 decode with 164 slots (80 GPUs and the KV ports): 0.67x
-    the cost. The split's margin grows as the TPOT target tightens (0.49x at 2,000 tokens and 20 ms, 0.67x at
-    8,000 tokens and 40 ms, 0.28x at 16,000 tokens and 10 ms); with short prompts and a relaxed TPOT there is
-    little interference to remove (20 % of a cycle at 200/400 tokens and 80 ms, both at TP2 with 256 slots)
-    and the split pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.09x at
-    100 tokens and 40 ms, 1.12x at 200 tokens and 80 ms; at 500 tokens and 80 ms 1.03x, a near tie). Every prompt
-    at the mean length here: with the default scenario's chat spread (squared CV 0.79) the colocated H100 misses the
-    1 s TTFT outright at 8,000 and 16,000 tokens (its p99 prompt's own prefill), which only widens the split's lead.
+    of prefill chunks, so at a TPOT target the slot cap shrinks; with the calibrated Hopper collectives of decode
+    tokens (docs/calibration.md) a wider tensor group costs more than it gives, so at 2,000/400 tokens and 40 ms the
+    colocated H100 runs TP2 with 48 slots and 40 % of each cycle in prefill (110 GPUs), while the split runs
+    TP1 prefill passes within the TTFT slack and TP2 decode with 146 slots (84 GPUs and the KV ports): 0.77x
+    the cost (2026-12-07, prompt tokens' collectives at NCCL's ring rate; 0.67x before). The split's margin grows as
+    the TPOT target tightens (0.68x at 2,000 tokens and 20 ms, 0.73x at 8,000 tokens and 40 ms, 0.40x at 16,000
+    tokens and 10 ms); with short prompts and a relaxed TPOT there is little interference to remove and the split
+    pays the KV transfer and two partly idle pools: colocation wins (the split costs 1.08x at 100 tokens and 40 ms,
+    1.11x at 200 tokens and 80 ms, 1.14x at 500 tokens and 80 ms). Every prompt at the mean length here: with the
+    default scenario's chat spread (squared CV 0.79) the colocated H100 needs a wider layout for its p99 prompt's own
+    prefill at long prompts, which only widens the split's lead.
     """
     from tco.core.evaluate import evaluate
 
@@ -1167,24 +1204,26 @@ def test_a_replica_that_misses_the_ttft_target_holds_its_batch_down(monkeypatch)
 
 
 def test_the_held_batch_steps_back_where_the_largest_cap_needs_a_replica_more(monkeypatch):
-    """The default at a 0.5 s TTFT and 50 ms TPOT target: the H100's TP8 replica misses the TTFT target at its full cap;
-    the largest cap whose longest prompts can meet it is 92 slots, where the lanes have so little slack left that the
-    fleet needs 31 replicas (248 GPUs, 3.168 USD per million output tokens); at floor(0.9 x 92) = 82 slots 30 do (240,
-    3.068), and the model takes those; the Compare table's decode batch names both caps, the held one and the 113 the
-    TPOT target allows. Without the held batch no H100 shape meets the targets."""
+    """The default at 1,500-token prompts, a 0.275 s TTFT and a 60 ms TPOT target: the H100's TP8 replica misses the
+    TTFT target at its full cap (256, the batch limit); the largest cap whose longest prompts can meet it is 247
+    slots, where the lanes have so little slack left that the fleet needs 17 replicas (136 GPUs, 1.738 USD per
+    million output tokens); at floor(0.9 x 247) = 222 slots 16 do (128, 1.637), and the model takes those; the Compare
+    table's decode batch names both caps, the held one and the 256 the TPOT target allows. Without the held batch no
+    H100 shape meets the targets. (Until the 2026-12-07 refit, which made prompt tokens' collectives cheaper, the same
+    happened at 2,000 tokens, 0.5 s and 50 ms: 92 -> 82 slots, 31 -> 30 replicas.)"""
     scenario = tco.load_scenario("default")
-    edits = {"workload.ttft_target_s": 0.5, "workload.tpot_target_s": 0.05}
+    edits = {"workload.ttft_target_s": 0.275, "workload.tpot_target_s": 0.06, "workload.prompt_tokens": 1500.0}
 
     def h100():
         pool = tco.evaluate_scenario(scenario, edits)[0]["h100"].pools["colocated"]
         return float(pool.performance.tensor_parallel), float(pool.performance.slots), float(pool.sizing.replicas)
 
-    assert h100() == (8.0, 82.0, 30.0)
+    assert h100() == (8.0, 222.0, 16.0)
     assert decode_batch(tco.evaluate_scenario(scenario, edits)[0]["h100"]).endswith(
-        "(slot cap 82 of 113, held for the TTFT target)")
-    assert "held" not in decode_batch(tco.evaluate_scenario(scenario)[0]["h100"])  # the default's cap: 33 of 33
+        "(slot cap 222 of 256, held for the TTFT target)")
+    assert "held" not in decode_batch(tco.evaluate_scenario(scenario)[0]["h100"])  # the default's cap: nothing held
     monkeypatch.setattr("tco.core.serving.candidates.HELD_CAPS", (1.0,))
-    assert h100() == (8.0, 92.0, 31.0)
+    assert h100() == (8.0, 247.0, 17.0)
     monkeypatch.setattr("tco.core.serving.candidates.HELD_SEARCH_STEPS", 0)
     assert float(tco.evaluate_scenario(scenario, edits)[0]["h100"].feasible) == 0.0
 

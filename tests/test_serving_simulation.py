@@ -315,7 +315,8 @@ def test_every_feasible_option_meets_its_targets_in_simulation(name):
 def test_prompts_dispatched_to_one_prefill_replica_meet_the_ttft_target(name):
     """``serving.prefill_queue: dispatched``: the split's prefill pool is staffed for prompts that a router binds to
     one replica at arrival, and the simulation routes them so (join the shortest queue, each replica its own FCFS
-    queue): the split meets its targets, on more prefill replicas than the shared queue's and at a p99 TTFT no
+    queue): the split meets its targets, on more prefill devices than the shared queue's (the default's: 64 GPUs in
+    TP4 replicas against 54 in TP2, 2026-12-07; more replicas before, when both took TP2) and at a p99 TTFT no
     longer than the shared queue's fleet shows under the same router. The dispatched rule is the conservative one:
     in tests/prefill_routing_sweep.py (40 draws of each bundled split, seed 303) the shared sizing under this router
     ran at a median 0.49-0.92 of the TTFT target and at most 1.06, the dispatched sizing at 0.40-0.79 and at most 0.975
@@ -331,9 +332,10 @@ def test_prompts_dispatched_to_one_prefill_replica_meet_the_ttft_target(name):
     for structure in (scenario.structure, dispatched):
         assert _feasible(evaluate(structure, values), split)
         pools = serving_pools(structure, values, split.name)[0]
-        replicas = float(np.asarray(pools["prefill"].figures.replicas).reshape(-1)[0])
+        figures = pools["prefill"].figures
+        devices = float(np.asarray(figures.replicas * figures.devices_per_replica).reshape(-1)[0])
         outcome = _simulate_option(structure, values, split, requests=3000, routing="dispatched")
-        ttft[structure.prefill_queue] = (replicas, outcome.quantile(q)[0])
+        ttft[structure.prefill_queue] = (devices, outcome.quantile(q)[0])
         assert outcome.unfinished == 0
     assert ttft["dispatched"][0] > ttft["shared"][0]
     assert ttft["dispatched"][1] <= target * (1 + TOLERANCE)

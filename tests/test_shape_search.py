@@ -106,7 +106,8 @@ def test_a_prefill_pool_searches_pipelines_within_the_board():
 
 def test_a_device_that_holds_the_model_alone_still_gets_the_whole_board():
     """Llama 3.1 70B at 8 bits, 16,000-token prompts (squared CV 0.19, the MLPerf 405B dataset's), 800 output tokens,
-    a 2.5 s p99 TTFT: a TP2 or TP4 replica cannot prefill the long prompts in time, TP8 can. The 80 GB H100 needs two
+    a 1.5 s p99 TTFT: a TP2 or TP4 replica cannot prefill the long prompts in time, TP8 can (at 2.5 s, since prompt
+    tokens' collectives run at NCCL's ring rate, TP4 can too). The 80 GB H100 needs two
     GPUs, so its candidates ran to TP8 (``4 x 2``); the 141 GB H200 holds the model alone and its candidates stopped at
     TP4 (``4 x 1``), so the H200, with the H100's arithmetic and more memory and bandwidth, was reported unable to meet
     a target the H100 met. Both now reach TP8, and the H200 costs no more than the H100."""
@@ -114,24 +115,25 @@ def test_a_device_that_holds_the_model_alone_still_gets_the_whole_board():
     data["options"] = [{"name": "h100", "colocated": {"device": "h100-sxm"}},
                        {"name": "h200", "colocated": {"device": "h200-sxm"}}]
     data["baseline"] = "h100"
-    data["workload"].update(prompt_tokens=16000, output_tokens=800, ttft_target_s=2.5, prompt_tokens_scv=0.19)
+    data["workload"].update(prompt_tokens=16000, output_tokens=800, ttft_target_s=1.5, prompt_tokens_scv=0.19)
     options = tco.compare(scenario_from_dict(data)).options
     assert options["feasible"].all() and list(options["shape"]) == ["TP8", "TP8"]
     assert options.loc["h200", "lcot_usd_per_mtok"] <= options.loc["h100", "lcot_usd_per_mtok"]
 
 
 def test_where_no_shape_meets_the_targets_the_report_is_the_cheapest_that_misses_only_the_ttft_target():
-    """``tco.core.serving.search.infeasible_rank``. The default scenario with a 0.3 s TTFT target, which no H100 shape meets
-    with 2,000-token prompts (the one-GPU prefill of Llama 3.1 70B alone takes ~0.25 s): every shape that fits meets
-    the TPOT target, so the H100 is reported at the cheapest of those, code 2 (TTFT missed), and a looser TPOT target
-    (more slots per replica) never raises its devices or its cost, nor the LPU option's cost, whose workload-shift
-    line is the baseline's cost. Measured (2026-12-04) at TPOT 30 / 40 / 80 ms: 172 / 140 / 98 GPUs (TP4, TP2, TP2), LPU
-    9.36 / 9.25 / 9.12 USD per million tokens. Ranked by the cycle at the slot cap alone, the report went to one GPU
-    at 3 slots from 40 ms on (712 GPUs, 9.1 USD per million tokens, and the LPU option 11.08)."""
+    """``tco.core.serving.search.infeasible_rank``. The default scenario with a 0.25 s TTFT target, which no H100 shape
+    meets with 2,000-token prompts (the longest prompts' own prefill outlasts it even on TP8; 0.3 s, the test's target
+    until prompt tokens' collectives ran at NCCL's ring rate, TP8 now meets): every shape that fits meets the TPOT
+    target, so the H100 is reported at the cheapest of those, code 2 (TTFT missed), and a looser TPOT target (more
+    slots per replica) never raises its devices or its cost, nor the LPU option's cost, whose workload-shift line is
+    the baseline's cost. Measured (2026-12-07) at TPOT 30 / 40 / 80 ms: 136 / 120 / 88 GPUs (TP4, TP4, TP2), LPU
+    9.24 / 9.19 / 9.09 USD per million tokens. Ranked by the cycle at the slot cap alone, the report went to one GPU
+    at 3 slots from 40 ms on (712 GPUs, 9.1 USD per million tokens, and the LPU option 11.08, 2026-12-04)."""
     from tco.core.evaluate import evaluate
 
     scenario = tco.load_scenario("default")
-    values = scenario.values() | {"workload.ttft_target_s": 0.3}
+    values = scenario.values() | {"workload.ttft_target_s": 0.25}
     rows = []
     for tpot in (0.03, 0.04, 0.05, 0.06, 0.08):
         results = evaluate(scenario.structure, values | {"workload.tpot_target_s": tpot})
@@ -141,4 +143,4 @@ def test_where_no_shape_meets_the_targets_the_report_is_the_cheapest_that_misses
     assert all(feasible == 0.0 and code == 2 and tensor >= 2 for feasible, code, tensor, *_ in rows), rows
     for tight, loose in itertools.pairwise(rows):
         assert loose[3] <= tight[3] and loose[4] <= tight[4] and loose[5] <= tight[5], rows
-    assert rows[1][3] == 140 and rows[-1][3] == 98
+    assert rows[1][3] == 120 and rows[-1][3] == 88

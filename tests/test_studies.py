@@ -102,8 +102,9 @@ def test_tornado_marks_the_ends_where_an_option_misses_its_targets_and_names_its
     """Issue 49 item 1: ``tco study tornado-default`` printed a cost ratio of 2.69 for the split against H100 at 8,000
     prompt tokens, where ``tco breakeven`` says neither meets the latency targets, and said "no single input within
     its range flips the winner" beside ``tco compare``'s flip at 4,385 tokens: it asks about one pair. Now that end has
-    no ratio, names who misses, and the findings say which question the tornado answers."""
-    frame = tornado(default_scenario, "ratio:h100-prefill+groq-decode").set_index("param")
+    no ratio, names who misses, and the findings say which question the tornado answers (on the default with a 0.5 s
+    TTFT target since the 2026-12-07 refit: at 1 s H100 meets its targets over the whole prompt range)."""
+    frame = tornado(default_scenario.with_values(TIGHT_TTFT), "ratio:h100-prefill+groq-decode").set_index("param")
     row = frame.loc["workload.prompt_tokens"]
     assert row["misses_high"] == "h100-prefill+groq-decode, h100" and np.isnan(row["metric_high"]) and row["misses_low"] == ""
     assert np.isfinite(row["metric_low"]) and frame.index[0] == "workload.prompt_tokens"  # an end that misses sorts first
@@ -147,27 +148,29 @@ def test_sweep_of_one_whole_number_has_no_crossings(default_scenario):
     assert frame.attrs["breakevens"] == [] and frame.attrs["windows"] == []
 
 
+#: the default with a 0.5 s TTFT target, where H100's widest layout meets its targets up to ~4,051-token prompts (at
+#: the default 1 s, since prompt tokens' collectives run at NCCL's ring rate, it meets them over the whole range)
+TIGHT_TTFT = {"workload.ttft_target_s": 0.5}
+
+
 def test_sweep_chart_labels_each_winning_stretch_on_its_own_line(default_scenario):
-    """The default over prompt length from 3,000 to 6,000 tokens: the split wins from ~4,385 to ~4,412 tokens and
-    Groq above ~4,385 (each in two stretches: the baseline misses a target from ~4,397), crossings within 1 % of each
-    other. The chart labelled each crossing at the top of the
-    plot, so the labels printed over each other (the browser layout test caught it on fleet-split, where the ASIC
-    split's crossings at 308.4 and 309.2 req/s came 0.3 % apart); it now labels each stretch, one a line."""
+    """The default with a 0.5 s TTFT target over prompt length from 3,000 to 6,000 tokens: Groq wins from ~4,034
+    tokens, in two stretches (the baseline misses a target from ~4,051), crossings 0.4 % apart. The chart labelled each
+    crossing at the top of the plot, so the labels printed over each other (the browser layout test caught it on
+    fleet-split, where the ASIC split's crossings at 308.4 and 309.2 req/s came 0.3 % apart); it now labels each
+    stretch, one a line."""
     from tco.present.study_figures import STRETCH_LABEL_STEP, sweep_figure
     from tco.studies.metrics import parse_metric
 
+    scenario = default_scenario.with_values(TIGHT_TTFT)
     param = "workload.prompt_tokens"
-    metrics = [parse_metric(default_scenario, m) for m in ("ratio:h100-prefill+groq-decode", "ratio:groq")]
-    frame = sweep(default_scenario, param, 3000, 6000, points=30, log=True, metrics=metrics)
+    metrics = [parse_metric(scenario, m) for m in ("ratio:h100-prefill+groq-decode", "ratio:groq")]
+    frame = sweep(scenario, param, 3000, 6000, points=30, log=True, metrics=metrics)
     figure = sweep_figure(frame, metrics)
     labels = [(a.text, a.y) for a in figure.layout.annotations if " wins " in a.text]
-    step = STRETCH_LABEL_STEP
-    assert labels == [("h100-prefill+groq-decode wins from 4385 to 4397", 1.0),
-                      ("h100-prefill+groq-decode wins from 4397 to 4412 (the baseline misses a target)",
-                       pytest.approx(1 - step)),
-                      ("groq wins from 4385 to 4397", pytest.approx(1 - 2 * step)),
-                      ("groq wins above 4397 (the baseline misses a target)", pytest.approx(1 - 3 * step))]
-    assert len(figure.layout.shapes) >= 3  # a dotted line at each crossing
+    assert labels == [("groq wins from 4034 to 4051", 1.0),
+                      ("groq wins above 4051 (the baseline misses a target)", pytest.approx(1 - STRETCH_LABEL_STEP))]
+    assert len(figure.layout.shapes) >= 2  # a dotted line at each crossing
 
 
 def test_portfolio_finding_says_when_the_best_cell_wins_on_the_baselines_targets():
@@ -187,40 +190,33 @@ def test_portfolio_finding_says_when_the_best_cell_wins_on_the_baselines_targets
 
 
 def test_sweep_findings_name_the_windows_and_where_a_latency_target_decides(default_scenario):
-    """The default over prompt length from 3,000 to 6,000 tokens (100 points, 0.7 % apart): the split wins only from
-    ~4,385 to ~4,412 tokens, first on cost (H100 still meets its targets with its batch held down to a few sequences,
-    dearer than the split), then from ~4,397, where H100's longest prompts alone outlast its 1 s TTFT target even with
-    one sequence per replica, on the targets; Groq wins above ~4,385, on cost, then on the targets. The window is 0.6 %
-    wide: the kv-transfer-wall study's 100 points over 250-64,000 tokens (5.8 % apart) stepped over it until the sweep
-    took its crossings from the break-even solver (2026-12-03); a sweep of 10 points over that range finds it now. The
-    findings said "wins above 4,294" and "wins below 4,455" for the split (before the 2026-12-02 refit of Hopper), two
-    lines that read as if it won everywhere; they now name the window's stretches, each checked against the crossings
-    and a direct evaluation of the baseline at its middle."""
+    """The default with a 0.5 s TTFT target over prompt length from 3,000 to 6,000 tokens (100 points, 0.7 % apart):
+    Groq wins above ~4,034 tokens, first on cost (H100 still meets its targets with its batch held down, dearer than
+    the LPUs), then from ~4,051, where H100's longest prompts alone outlast the TTFT target even with one sequence per
+    replica, on the targets. The findings name the window's stretches, each checked against the crossings and a direct
+    evaluation of the baseline at its middle; a sweep of 10 points over 250-64,000 tokens (93 % apart) finds the same
+    crossings, taken from the break-even solver (2026-12-03), not from its grid."""
     from tco.present.study_findings import sweep_findings
 
+    scenario = default_scenario.with_values(TIGHT_TTFT)
     param = "workload.prompt_tokens"
-    frame = sweep(default_scenario, param, 3000, 6000, points=100, log=True,
+    frame = sweep(scenario, param, 3000, 6000, points=100, log=True,
                   metrics=["ratio:h100-prefill+groq-decode", "ratio:groq"])
-    values = {b["option"]: [c["value"] for c in frame.attrs["breakevens"] if c["option"] == b["option"]]
-              for b in frame.attrs["breakevens"]}
-    cost, targets = [w for w in frame.attrs["windows"] if w["option"] == "h100-prefill+groq-decode"]
-    assert [cost["from"], targets["to"]] == values["h100-prefill+groq-decode"] and cost["to"] == targets["from"]
+    [crossing] = [b["value"] for b in frame.attrs["breakevens"] if b["option"] == "groq"]
+    cost, targets = [w for w in frame.attrs["windows"] if w["option"] == "groq"]
+    assert cost["from"] == crossing and cost["to"] == targets["from"] and targets["to"] == 6000
     assert not cost["baseline_misses_targets"] and targets["baseline_misses_targets"]
-    groq = [w for w in frame.attrs["windows"] if w["option"] == "groq"]
-    assert groq[0]["from"] == values["groq"][0] and groq[-1]["to"] == 6000
+    assert not [w for w in frame.attrs["windows"] if w["option"] == "h100-prefill+groq-decode"]
     middles = np.array([np.sqrt(w["from"] * w["to"]) for w in (cost, targets)])
-    results, _ = tco.evaluate_scenario(default_scenario, {param: middles})
+    results, _ = tco.evaluate_scenario(scenario, {param: middles})
     assert results["h100"].feasible.tolist() == [1.0, 0.0]
     lines = sweep_findings({"param": param, "low": 3000.0, "high": 6000.0, "breakevens": frame.attrs["breakevens"],
                             "windows": frame.attrs["windows"]})
-    assert lines == ["h100-prefill+groq-decode wins at mean prompt length from 4,385 tokens to 4,412 tokens (the "
-                     "baseline misses a latency target from 4,397 tokens to 4,412 tokens).",
-                     "groq wins at mean prompt length above 4,385 tokens (the baseline misses a latency target "
-                     "above 4,397 tokens)."]
-    split = {"from": cost["from"], "to": targets["to"]}
-    coarse = sweep(default_scenario, param, 250, 64000, points=10, log=True, metrics=["ratio:h100-prefill+groq-decode"])
+    assert lines == ["groq wins at mean prompt length above 4,034 tokens (the baseline misses a latency target "
+                     "above 4,051 tokens)."]
+    coarse = sweep(scenario, param, 250, 64000, points=10, log=True, metrics=["ratio:groq"])
     first, last = coarse.attrs["windows"]
-    assert (first["from"], last["to"]) == pytest.approx((split["from"], split["to"]), rel=1e-9)
+    assert (first["from"], first["to"]) == pytest.approx((cost["from"], cost["to"]), rel=1e-9)
     assert last["baseline_misses_targets"]
 
 
@@ -240,15 +236,17 @@ def test_map_cells_and_contour_agree_with_scalar_evaluations_and_the_solver(asic
 
 
 def test_map_marks_where_a_latency_target_decides_the_winner(default_scenario):
-    """The default's map over demand and prompt length (the app's default map): beyond ~4,300 prompt tokens H100 misses
-    its TTFT target and Groq wins there, at a cost ratio still above 3. The cells where the option or the baseline misses
-    a target are the ones the core reports infeasible; they are washed pale, said in the hover and counted."""
+    """The default's map over demand and prompt length (the app's default map) with a 0.5 s TTFT target: beyond ~4,050
+    prompt tokens H100 misses its TTFT target and Groq wins there, at a cost ratio still above 1. The cells where the
+    option or the baseline misses a target are the ones the core reports infeasible; they are washed pale, said in the
+    hover and counted."""
     from tco.present.study_figures import MISSED_WASH, map_figure
 
+    scenario = default_scenario.with_values(TIGHT_TTFT)
     x, y = "workload.requests_per_s", "workload.prompt_tokens"
-    grid = grid_map(default_scenario, x, y, (30.0, 300.0), (500.0, 8000.0), nx=3, ny=6, metric="ratio:groq")
+    grid = grid_map(scenario, x, y, (30.0, 300.0), (500.0, 8000.0), nx=3, ny=6, metric="ratio:groq")
     for j, i in ((0, 0), (5, 2)):  # a short prompt (both meet the targets) and a long one (H100 misses)
-        results, _ = tco.evaluate_scenario(default_scenario, {x: grid.x[i], y: grid.y[j]})
+        results, _ = tco.evaluate_scenario(scenario, {x: grid.x[i], y: grid.y[j]})
         assert grid.missed[j, i] == (float(results["h100"].feasible) < 1 or float(results["groq"].feasible) < 1)
     assert not grid.missed[0].any() and grid.missed[-1].all()
     assert (grid.z[grid.missed] > 1.0).all() and grid.wins[grid.missed].all()  # Groq wins there, not on cost
@@ -572,14 +570,17 @@ def test_sobol_and_morris_count_the_runs_where_the_pair_misses_its_targets(defau
     """Issue 49 item 1: a Sobol analysis of groq's cost ratio to the baseline says which pair it compares, the share of
     its model runs where groq or h100 misses a latency target, and the indices of that event. Oracle: SALib's own
     Saltelli design (the same scrambled sequence for the same seed), each row evaluated by ``tco.evaluate_scenario``,
-    the event 1 where either option is infeasible, and SALib's analysis of it."""
+    the event 1 where either option is infeasible, and SALib's analysis of it. On the default with a 0.5 s TTFT target
+    (where H100's longest prompts outlast it from ~4,051-token prompts), over the prompt length and the share of the
+    links H100's prompt-token collectives reach."""
     from SALib.analyze import sobol as salib_analyze
     from SALib.sample import sobol as salib_sample
 
     from tco.studies import morris, sobol
     from tco.studies.sampling import ordered_pairs, values_at_quantiles
 
-    names = ["workload.prompt_tokens", "workload.ttft_target_s", "devices.groq-lpu.price_usd"]
+    default_scenario = default_scenario.with_values(TIGHT_TTFT)
+    names = ["workload.prompt_tokens", "devices.h100-sxm.prefill_collective_efficiency", "devices.groq-lpu.price_usd"]
     result = sobol(default_scenario, "ratio:groq", 64, seed=3, params=names)
     params = [default_scenario.params[n] for n in names]
     problem = {"num_vars": 3, "names": names, "bounds": [[0.0, 1.0]] * 3}
@@ -682,7 +683,7 @@ def test_cli_study_writes_tables_figures_and_summary(tmp_path):
 def test_a_study_says_how_often_the_pair_its_sobol_and_morris_compare_misses_a_target(tmp_path, capsys):
     """Issue 49 item 1 through ``tco study``: summary.json names the pair and the share of runs missing a target, the
     table of what decides it is written, and the findings say it in words (the share printed is the summary's)."""
-    names = ["workload.prompt_tokens", "workload.ttft_target_s", "devices.groq-lpu.price_usd"]
+    names = ["workload.prompt_tokens", "workload.ttft_target_s", "devices.h100-sxm.prefill_collective_efficiency"]
     study = tmp_path / "study.yaml"
     study.write_text(yaml.safe_dump({"name": "pair", "question": "q", "scenario": "default", "metric": "ratio:groq",
                                      "analyses": {"sobol": {"n": 64, "params": names},

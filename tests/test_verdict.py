@@ -324,36 +324,45 @@ def test_batch_offline_demand_windows_are_near_ties_not_flips(batch_offline_verd
     assert "mean demand rises above" not in verdict.text and "mean demand falls below" not in verdict.text
 
 
+#: the default with a 0.5 s TTFT target: H100's widest layout (TP8) meets it up to ~4,051-token prompts, then its
+#: longest prompts alone outlast it (at the default 1 s the wall lies beyond the prompt range, since prompt tokens'
+#: collectives run at NCCL's ring rate, 2026-12-07)
+TIGHT_TTFT_S = 0.5
+
+
 def test_a_flip_names_the_new_winner_and_the_cliff_where_the_breakeven_finds_it(default_scenario):
-    """Issue 49 items 1 and 2: the default's verdict said "prompt tokens per request rises above 4,390 tokens" while
-    ``tco breakeven`` put the crossing at 4,385 and H100's wall at 4,397, and it named no new winner. Now the flip is
-    worded with the new winner and the wall, both where the break-even's solver puts them: ``tco breakeven --param
-    workload.prompt_tokens --option groq`` crosses at 4,385.x (groq cheaper) and H100 stops meeting its targets at
-    4,397.x, 12 tokens on, less than one step of the search (7,500 / 256 = 29 tokens): a cliff."""
-    verdict = tco.compare(default_scenario).decision
+    """Issue 49 items 1 and 2: the verdict said "prompt tokens per request rises above 4,390 tokens" while ``tco
+    breakeven`` put the crossing and H100's wall elsewhere, and it named no new winner. Now the flip is worded with the
+    new winner and the wall, both where the break-even's solver puts them. On the default with a 0.5 s TTFT target:
+    ``tco breakeven --param workload.prompt_tokens --option groq`` crosses at 4,033.9 (groq cheaper) and H100 stops
+    meeting its targets at 4,050.7, 17 tokens on, less than one step of the search (7,500 / 256 = 29 tokens): a
+    cliff."""
+    scenario = default_scenario.with_values({"workload.ttft_target_s": TIGHT_TTFT_S})
+    verdict = tco.compare(scenario).decision
     [flip] = [f for f in verdict.flips if f["name"] == "workload.prompt_tokens"]
-    [groq] = tco.breakeven(default_scenario, "workload.prompt_tokens", option="groq")
+    [groq] = tco.breakeven(scenario, "workload.prompt_tokens", option="groq")
     cross = next(c for c in groq.crossings if c["flips"])
     wall = next(c for c in groq.crossings if c["baseline_feasible_below"] and not c["baseline_feasible_above"])
     assert flip["value"] == pytest.approx(cross["value"], abs=0.05) and flip["becomes"] == "groq"
     assert flip["misses_from"] == pytest.approx(wall["value"], abs=0.05)
     assert wall["value"] - cross["value"] < (flip["high"] - flip["low"]) / (GRID_POINTS - 1)
-    assert ("It flips if: mean prompt length rises above 4,385 tokens (now 2,000 tokens): groq becomes cheapest, as the "
-            "cost of h100 climbs to a wall (from 4,397 tokens h100 misses its time-to-first-token target even with idle "
-            "replicas).") in verdict.text
+    assert ("It flips if: mean prompt length rises above 4,034 tokens (now 2,000 tokens): groq becomes cheapest, as the "
+            "cost of h100 climbs to a wall (from 4,051 tokens h100 misses its time-to-first-token target even with idle "
+            "replicas)") in verdict.text
 
 
 def test_breakeven_reads_a_window_narrower_than_its_step_as_a_cliff(default_scenario):
-    """Issue 49 item 1: ``tco breakeven --param workload.prompt_tokens`` reported a 12-token window (printed "4,390-4,400",
-    its table 4,385-4,397) where groq is cheaper as a flip. The search's step is (8,000 - 500) / 128 = 58.6 tokens; the
-    window is 12 tokens wide and next to it H100 stops meeting its targets: a cliff, said as one, its ends written as
-    the table writes them (4 significant figures)."""
-    [groq] = tco.breakeven(default_scenario, "workload.prompt_tokens", option="groq")
+    """Issue 49 item 1: ``tco breakeven --param workload.prompt_tokens`` reported a window of a few tokens where groq is
+    cheaper as a flip. The search's step is (8,000 - 500) / 128 = 58.6 tokens; on the default with a 0.5 s TTFT target
+    the window is 17 tokens wide and next to it H100 stops meeting its targets: a cliff, said as one, its ends written
+    as the table writes them (4 significant figures)."""
+    scenario = default_scenario.with_values({"workload.ttft_target_s": TIGHT_TTFT_S})
+    [groq] = tco.breakeven(scenario, "workload.prompt_tokens", option="groq")
     kinds = [w["reads_as"] for w in groq.windows]
     assert kinds == ["", "cliff", ""]
     assert groq.windows[1]["to"] - groq.windows[1]["from"] < (8000 - 500) / 128
-    assert ("from 4,385 tokens to 4,397 tokens, groq is cheaper (a cliff: within one step of the search h100 stops "
-            "meeting its latency targets); above 4,397 tokens, only groq meets the latency targets.") in groq.sentence()
+    assert ("from 4,034 tokens to 4,051 tokens, groq is cheaper (a cliff: within one step of the search h100 stops "
+            "meeting its latency targets); above 4,051 tokens, only groq meets the latency targets.") in groq.sentence()
 
 
 def test_reading_of_narrow_windows():
@@ -371,10 +380,14 @@ def test_reading_of_narrow_windows():
 
 def test_flip_conditions_read_in_plain_words():
     """Issue 49 item 2: voice-agent's verdict read "h100-sxm fixed time per cycle of a replica that its work does not
-    hide rises above 4.95 ms" and named no new winner."""
-    text = tco.compare(tco.load_scenario("voice-agent")).decision.text
-    assert "It flips if: h100-sxm fixed overhead per serving step rises above 4.951 ms (now 1.13 ms): cerebras " \
-           "becomes cheapest." in text
+    hide rises above 4.95 ms" and named no new winner (its flip until the 2026-12-07 refit of the Hopper class, which
+    left none within the ranges); the same flip is worded in plain words with the new winner."""
+    name = "devices.h100-sxm.cycle_overhead_s"
+    flip = {"name": name, "label": param_label(name), "unit": "s", "base": 0.00113, "low": 0.000253, "high": 0.00507,
+            "direction": "above", "windows": [[0.004951, 0.00507]], "share": 0.03, "integer": False, "grade": "A",
+            "becomes": "cerebras", "value": 0.004951}
+    assert describe_flip(flip) == ("h100-sxm fixed overhead per serving step rises above 4.951 ms (now 1.13 ms): "
+                                   "cerebras becomes cheapest")
 
 
 def _loses_in_direct_evaluation(scenario, name, winner):
@@ -465,28 +478,29 @@ def test_verdict_flip_values_really_flip_the_winner():
 
 @pytest.mark.slow
 def test_a_flip_that_a_latency_target_decides_says_so(default_scenario):
-    """The default's H100 wins until prompts grow past ~4,385 tokens, a flip of costs: near its TTFT wall the H100
-    still meets its targets with its batch held down to a few sequences per replica (2-5 at TP8, 14-28 USD per million
-    tokens), dearer than the LPU options, and from ~4,397 tokens even one sequence per replica misses. With the LPU card
-    at $100,000 (the runner-up too dear for that) the H100 wins until that wall: the longest prompts (the percentile
-    of a spread of 0.79) alone take longer than the 1 s TTFT target on an idle H100 replica, so H100 drops out and
-    the flip says why. Checked against direct evaluations 1 % either side of the flip; and from the other side (4,400
-    tokens at the catalog price, where the all-LPU option wins) the flips of the prompt length and of the TTFT target
-    read as H100 meeting its targets again."""
-    verdict = tco.compare(default_scenario).decision
+    """The default with a 0.5 s TTFT target: its H100 wins until prompts grow past ~4,034 tokens, a flip of costs:
+    near its TTFT wall the H100 still meets its targets with its batch held down, dearer than the LPU options, and
+    from ~4,051 tokens even one sequence per replica misses. With the LPU card at $100,000 (the runner-up too dear for
+    that) the H100 wins until that wall: the longest prompts (the percentile of a spread of 0.79) alone take longer
+    than the TTFT target on an idle TP8 replica, so H100 drops out and the flip says why. Checked against direct
+    evaluations 1 % either side of the flip; and from the other side (4,100 tokens at the catalog price, where the
+    all-LPU option wins) the flips of the prompt length and of the TTFT target read as H100 meeting its targets
+    again."""
+    scenario = default_scenario.with_values({"workload.ttft_target_s": TIGHT_TTFT_S})
+    verdict = tco.compare(scenario).decision
     [flip] = [f for f in verdict.flips if f["name"] == "workload.prompt_tokens"]
     assert verdict.winner == "h100" and flip["direction"] == "above"
     assert flip["cause"] == "h100 misses its time-to-first-token target even with idle replicas"  # at the cliff's wall
-    assert flip["value"] == pytest.approx(4385, abs=1) and flip["misses_from"] == pytest.approx(4397, abs=1)
-    dear = default_scenario.with_values({"devices.groq-lpu.price_usd": 100000.0})
+    assert flip["value"] == pytest.approx(4034, abs=1) and flip["misses_from"] == pytest.approx(4051, abs=1)
+    dear = scenario.with_values({"devices.groq-lpu.price_usd": 100000.0})
     [flip] = [f for f in tco.compare(dear).decision.flips if f["name"] == "workload.prompt_tokens"]
     assert flip["cause"] == "h100 misses its time-to-first-token target even with idle replicas"
     assert math.isnan(flip["misses_from"])  # no cliff: past the flip h100 already misses its target
-    assert describe_flip(flip).endswith("(now 2,000 tokens): h100-prefill+groq-decode becomes cheapest, as h100 misses "
+    assert describe_flip(flip).endswith("(now 2,000 tokens): groq becomes cheapest, as h100 misses "
                                         "its time-to-first-token target even with idle replicas")
     near, _ = evaluate_scenario(dear, {"workload.prompt_tokens": np.array([0.99, 1.01]) * flip["value"]})
     assert near["h100"].feasible.tolist() == [1.0, 0.0] and int(near["h100"].infeasible_code[1]) == TTFT_MISSED
-    longer = default_scenario.with_values({"workload.prompt_tokens": 4400.0})
+    longer = scenario.with_values({"workload.prompt_tokens": 4100.0})
     back = tco.compare(longer).decision
     flips = {f["name"]: f for f in back.flips if f["name"] in ("workload.prompt_tokens", "workload.ttft_target_s")}
     assert back.winner == "groq" and flips["workload.prompt_tokens"]["direction"] == "below"
@@ -494,12 +508,14 @@ def test_a_flip_that_a_latency_target_decides_says_so(default_scenario):
 
 
 def test_a_flip_of_costs_alone_names_no_cause():
-    """fleet-split's ASIC wins; below 45 % of peak FLOP/s its own decode pool costs more than the H100-prefill split.
-    Both options meet their targets on either side, so the flip carries no cause and its words end at the new winner."""
+    """fleet-split's H100-prefill + ASIC-decode split wins by 2 % over the ASIC alone; above 52 % of peak FLOP/s the
+    ASIC's own prefill costs less than the H100 prefill pool (before the 2026-12-07 refit, when H100 prompt tokens'
+    collectives were dearer, the ASIC won and the flip lay below 45 %). Both options meet their targets on either side,
+    so the flip carries no cause and its words end at the new winner."""
     verdict = tco.compare(tco.load_scenario("fleet-split")).decision
     [flip] = [f for f in verdict.flips if f["name"] == "devices.custom-decode-asic.compute_efficiency"]
-    assert verdict.winner == "asic" and flip["cause"] == ""
-    assert describe_flip(flip).endswith("(now 50%, grade C): h100-prefill+asic-decode becomes cheapest")
+    assert verdict.winner == "h100-prefill+asic-decode" and flip["cause"] == ""
+    assert describe_flip(flip).endswith("rises above 52.17% (now 50%, grade C): asic becomes cheapest")
 
 
 def test_just_past_a_flip_is_inside_its_nearest_window():

@@ -134,6 +134,8 @@ def device_shape(option: Option, pool: Pool, w: Workload) -> DeviceShape:
         min_devices=get(pool_param(option.name, pool.role, "devices_per_replica")) if pool.has_min_devices else 1.0,
         cycle_overhead_s=get(overhead) if (overhead := device_param(d, "cycle_overhead_s")) in w.parameter_names else 0.0,
         collective_efficiency=get(eff) if (eff := device_param(d, "collective_efficiency")) in w.parameter_names else 1.0,
+        prefill_collective_efficiency=get(pre) if (pre := device_param(d, "prefill_collective_efficiency"))
+        in w.parameter_names else None,
         expert_compute_efficiency=get(x) if (x := device_param(d, "expert_compute_efficiency")) in w.parameter_names else 1.0,
         all_to_all_efficiency=get(a) if (a := device_param(d, "all_to_all_efficiency")) in w.parameter_names else 1.0,
         all_to_all_latency_s=get(lat) if (lat := device_param(d, "all_to_all_latency_s")) in w.parameter_names else None,

@@ -134,6 +134,9 @@ class Cycle:
     o_mc: str
     o_p: str
     o_c: str
+    #: the collective time per prompt token, where the device gives prompt tokens their own share of the links
+    #: (None: ``s1``, as a decode token's)
+    s1_prompt: str | None = None
 
     @property
     def full_read(self) -> str:
@@ -156,7 +159,9 @@ class Cycle:
         kv = f"({decode}*{self.decode_kv}+{prefill}*{self.prefill_kv})"
         kv_memory = f"({self.t_mem(f'{self.weight}+{kv}')}-{self.t_mem(self.weight)})"
         kv_compute = f"(({decode}*{self.decode_attention}+{prefill}*{self.prefill_attention})/{self.flops})"
-        sync = f"({self.s0}+(1-{self.o_c})*{self.s1}*{tokens})"
+        per_token = (f"{self.s1}*{tokens}" if self.s1_prompt is None
+                     else f"({self.s1}*{decode}+{self.s1_prompt}*{prefill})")
+        sync = f"({self.s0}+(1-{self.o_c})*{per_token})"
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
 
     def cycle(self, decode: str, prefill: str) -> str:
@@ -344,17 +349,25 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
     s0 = q("fixed time per cycle: collective latencies and the device's cycle overhead",
            f"({collectives:g}*{hops!r}*{layers}+({p}-1))*{n(device_param(d, 'sync_latency_s'))}+{overhead}", "s")
     token_bytes = f"({hidden}*{model['collective_element']})"
-    efficiency_name = device_param(d, "collective_efficiency")
-    efficiency = f"*{n(efficiency_name)}" if efficiency_name in n else ""
-    up = n(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")) + efficiency
-    out_bw = n(device_param(d, "scale_out_bandwidth_bytes_per_s")) + efficiency
-    tp_bw = f"IF({t}<={domain},{up},{out_bw})"
-    pp_bw = f"IF({t * p}<={domain},{up},{out_bw})"
     ring = f"2*({t}-1)/{t}"
     all_to_all = f"2*{model['experts_per_token']}*({t}-1)/({t}*{t})"
     per_layer = f"({ring}+{all_to_all if shape.expert_parallel else ring})"
-    s1 = q("collective time per token in a cycle (ring all-reduce, all-to-all, stage hops)",
-           f"{layers}*{per_layer}*{token_bytes}/({p}*{tp_bw})+({p}-1)/{p}*{token_bytes}/{pp_bw}", "s/token")
+
+    def per_token(field: str, what: str) -> str:
+        """The bandwidth part of the collectives per token at the links' share ``field`` (absent: the link rate; core:
+        ``cycles.collective_times_per_token_s``)."""
+        name = device_param(d, field)
+        efficiency = f"*{n(name)}" if name in n else ""
+        up = n(device_param(d, "chip_to_chip_bandwidth_bytes_per_s")) + efficiency
+        out_bw = n(device_param(d, "scale_out_bandwidth_bytes_per_s")) + efficiency
+        tp_bw = f"IF({t}<={domain},{up},{out_bw})"
+        pp_bw = f"IF({t * p}<={domain},{up},{out_bw})"
+        return q(f"collective time per {what} in a cycle (ring all-reduce, all-to-all, stage hops)",
+                 f"{layers}*{per_layer}*{token_bytes}/({p}*{tp_bw})+({p}-1)/{p}*{token_bytes}/{pp_bw}", "s/token")
+
+    s1 = per_token("collective_efficiency", "token")
+    s1_prompt = (per_token("prefill_collective_efficiency", "prompt token")
+                 if device_param(d, "prefill_collective_efficiency") in n else None)
     rcaps = [q(f"replica capacity of tier {i}", f"{c}*{devices}", "B") for i, c in enumerate(caps)]
     rbws = [q(f"replica bandwidth of tier {i}", f"{b}*{devices}", "B/s") for i, b in enumerate(bws)]
     expert_name = device_param(d, "expert_compute_efficiency")
@@ -365,7 +378,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
     cm = Cycle(p, bool(model["moe"] == "1"), model["weight"], model["read_fixed"], model["read_per_token"],
                weight_flops, q("KV bytes per decode token (C k copies)", f"{context}*{kv_rep}", "B"),
                decode_attention, q("KV bytes per prefill token", f"{factor}*{kv_rep}", "B"), prefill_attention,
-               q("replica FLOP/s", f"{devices}*{flops}", "FLOP/s"), rcaps, rbws, s0, s1, demand.o_mc, demand.o_p, demand.o_c)
+               q("replica FLOP/s", f"{devices}*{flops}", "FLOP/s"), rcaps, rbws, s0, s1, demand.o_mc, demand.o_p, demand.o_c,
+               s1_prompt)
     capacity = fx.total(rcaps)
     sequence = f"({prompt}+{output})" if role != "prefill" else prompt
     fits = q("model and one sequence fit, within the domain and the minimum devices (1/0)",

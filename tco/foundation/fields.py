@@ -71,6 +71,10 @@ cycle_overhead_s                    s               0       1       -    fixed t
                                                                          tiles); absent = 0
 collective_efficiency               fraction        0.0001  1       -    achievable share of the link bandwidth in the collectives
                                                                          (all-reduce, all-to-all, stage hops); absent = 1
+prefill_collective_efficiency       fraction        0.0001  2       -    achievable share of the link bandwidth in the collectives
+                                                                         of prompt tokens (chunks of thousands of tokens: large
+                                                                         messages, large GEMMs); above 1 with in-switch
+                                                                         reduction (NVLink SHARP); absent = collective_efficiency
 expert_compute_efficiency           fraction        0.0001  1       -    share of the dense GEMMs' compute efficiency that the
                                                                          routed-expert GEMMs of a mixture-of-experts model
                                                                          reach (grouped GEMMs at per-expert batches, routing);

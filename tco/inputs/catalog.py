@@ -92,6 +92,8 @@ class Device(Strict):
     #: stacks), or streamed token by token through a layer pipeline (dataflow parts); tco.core.serving.cycles.interference_lines
     pipeline_prefill: Literal["micro_batch", "streamed"] = "micro_batch"
     collective_efficiency: Q | None = None  # share of the link bandwidth the collectives reach (absent: 1)
+    #: share of the link bandwidth the collectives of prompt tokens reach (absent: collective_efficiency)
+    prefill_collective_efficiency: Q | None = None
     expert_compute_efficiency: Q | None = None  # the routed-expert GEMMs' share of the dense efficiency (absent: 1)
     all_to_all_efficiency: Q | None = None  # share of a link's bandwidth an expert dispatch or combine reaches (absent: 1)
     all_to_all_latency_s: Q | None = None  # fixed time of one expert dispatch or combine (absent: sync_latency_s)

@@ -29,6 +29,43 @@ FLOOR_GUARD = 1e-9
 CEIL_GUARD = 1e-9
 
 
+def collective_times_per_token_s(shape: parallelism.Shape, model: ModelShape, device: DeviceShape, terms: PoolTerms):
+    """The bandwidth part of a replica's collectives per token of a cycle: a decode token's, and a prompt token's
+    where the device gives the collectives of prompt tokens their own share of the links
+    (``prefill_collective_efficiency``), else None (the decode tokens' figure for both).
+
+    Why two: a decode step moves ``B`` tokens through GEMMs split over the tensor group, a prefill chunk thousands
+    (all-reduces of ``N h`` elements: 2,048 tokens x 8,192 x 2 B = 34 MB per GEMM on Llama 3 70B), in the regime where
+    NCCL's ring reaches 0.82 of the per-direction link rate on 8 H100s ([nccl-tests-212]); the Hopper and CDNA3 classes'
+    fitted ``collective_efficiency`` is an effective figure of decode-heavy runs that also absorbs the small split
+    GEMMs and un-fused all-reduces of a decode step (docs/calibration.md).
+
+    Parameters
+    ----------
+    shape : Shape
+        The replica shape.
+    model : ModelShape
+        Layers, hidden size, collective element bytes and experts per token.
+    device : DeviceShape
+        Its scale-up domain [devices].
+    terms : PoolTerms
+        The bandwidths the collectives reach per device [B/s]: decode tokens', and prompt tokens' (or None).
+
+    Returns
+    -------
+    tuple
+        ``(decode, prompt)`` [s/token]; ``prompt`` None where the device gives no prompt-token figure.
+    """
+    def per_token(up, out):
+        return parallelism.sync_time_per_token_s(shape, model.layers, model.hidden_size, model.collective_element_bytes,
+                                                 model.experts_per_token, up, out, device.domain_devices)
+
+    decode = per_token(terms.scale_up_bytes_per_s, terms.scale_out_bytes_per_s)
+    if terms.prefill_scale_up_bytes_per_s is None:
+        return decode, None
+    return decode, per_token(terms.prefill_scale_up_bytes_per_s, terms.prefill_scale_out_bytes_per_s)
+
+
 def effective_weight_flops_per_token(model: ModelShape, device: DeviceShape):
     """FLOPs per token of the weight phase at the device's dense compute efficiency, ``2 A + 2 k E (1/eta_e - 1)``.
 
@@ -96,9 +133,7 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         if role != "prefill" and demand.speculation is not None:  # as the pool's (pool_terms): the draft's reads too
             decode_kv = decode_kv * demand.speculation.weight_reads
     sync_fixed = parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s) + device.cycle_overhead_s
-    sync_per_token = parallelism.sync_time_per_token_s(
-        shape, model.layers, model.hidden_size, model.collective_element_bytes, model.experts_per_token,
-        terms.scale_up_bytes_per_s, terms.scale_out_bytes_per_s, device.domain_devices)
+    sync_per_token, sync_per_prompt_token = collective_times_per_token_s(shape, model, device, terms)
     expert_fixed, expert_per_token, expert_keep = 0.0, 0.0, None
     if shape.wide:  # the expert all-to-alls: under the other micro-batch's phases, or after the phases
         expert_fixed, expert_per_token = expert.all_to_all_s(shape, model, device, demand, role)
@@ -106,6 +141,8 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
             expert_keep = 1.0 - demand.micro_batch_overlap
         else:
             sync_fixed, sync_per_token = sync_fixed + expert_fixed, sync_per_token + expert_per_token
+            if sync_per_prompt_token is not None:
+                sync_per_prompt_token = sync_per_prompt_token + expert_per_token
             expert_fixed = expert_per_token = 0.0
     speculation = None if role == "prefill" else demand.speculation
     passes = reads = 1.0
@@ -128,6 +165,7 @@ def cycle_model(shape: parallelism.Shape, model: ModelShape, device: DeviceShape
         tier_bandwidth_bytes_per_s=tuple(times(n, b) for b in terms.device_bandwidth_bytes_per_s),
         sync_fixed_s=sync_fixed,
         sync_per_token_s=sync_per_token,
+        sync_per_prompt_token_s=sync_per_prompt_token,
         memory_compute_overlap=demand.memory_compute_overlap,
         phase_overlap=demand.phase_overlap,
         comm_overlap=demand.comm_overlap,

@@ -18,6 +18,7 @@ import numpy as np
 
 from tco.core.draws import maximum, minimum
 from tco.core.serving import expert, parallelism
+from tco.core.serving.cycles import collective_times_per_token_s
 from tco.core.serving.roofline import memory_read_time_s
 from tco.core.serving.shapes import Demand, DeviceShape, ModelShape, PoolTerms
 from tco.core.serving.sizing import WHOLE_COUNT_GUARD
@@ -143,12 +144,12 @@ def cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: D
     """
     n = float(shape.devices)
     model = expert.replica_model(shape, model, demand)
-    per_token = parallelism.sync_time_per_token_s(shape, model.layers, model.hidden_size, model.collective_element_bytes,
-                                                  model.experts_per_token, terms.scale_up_bytes_per_s,
-                                                  terms.scale_out_bytes_per_s, device.domain_devices)
+    per_token, per_prompt_token = collective_times_per_token_s(shape, model, device, terms)
+    if per_prompt_token is None:
+        per_prompt_token = per_token
     if role == "prefill":
         replicas = demand.peak_requests_per_s * demand.prompt_tokens * (
-            model.weight_flops_per_token / times(n, device.flops_per_s) + terms.keeps[2] * per_token) * (1.0 - 1e-9)
+            model.weight_flops_per_token / times(n, device.flops_per_s) + terms.keeps[2] * per_prompt_token) * (1.0 - 1e-9)
         return _whole_cost(replicas, n, whole, device_hour_usd)
     caps = tuple(times(n, c) for c in terms.device_capacity_bytes)
     bws = tuple(times(n, b) for b in terms.device_bandwidth_bytes_per_s)
@@ -166,7 +167,8 @@ def cost_floor(role: str, shape: parallelism.Shape, model: ModelShape, device: D
                     maximum(times(replication, terms.decode_kv_bytes_per_token) / bws[0],
                             terms.decode_attention_flops_per_token / flops))
     fixed = parallelism.sync_latency_per_cycle_s(shape, model.layers, device.sync_latency_s) + device.cycle_overhead_s
-    riding = terms.keeps[2] * per_token * (1.0 + terms.ratio)  # per decode token: the collectives, the prefill's too
+    # per decode token: its collectives and those of the prefill riding with it
+    riding = terms.keeps[2] * (per_token + terms.ratio * per_prompt_token)
     if role == "colocated":  # and the prefill's arithmetic beyond the weight read it shares (prefill_token_cost_s)
         idle = times(shape.weight_passes, memory_read_time_s(model.weight_bytes, caps, bws))
         riding = riding + terms.ratio * maximum(model.weight_flops_per_token / flops

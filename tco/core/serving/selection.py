@@ -242,4 +242,6 @@ def select_cycle_model(picks: Picks, candidates: Sequence[Candidate], model: Mod
                    decode_kv_bytes_per_token=times(template.weight_reads, terms.context_tokens * k),
                    prefill_kv_bytes_per_token=terms.prefill_kv_factor * k,
                    sync_fixed_s=picks.stacked([cm.sync_fixed_s for cm in cms]),
-                   sync_per_token_s=picks.stacked([cm.sync_per_token_s for cm in cms]))
+                   sync_per_token_s=picks.stacked([cm.sync_per_token_s for cm in cms]),
+                   sync_per_prompt_token_s=None if template.sync_per_prompt_token_s is None
+                   else picks.stacked([cm.sync_per_prompt_token_s for cm in cms]))

@@ -181,6 +181,8 @@ class DeviceShape:
     """Fixed time per cycle (every micro-batch advances one pass) [s]."""
     collective_efficiency: object = 1.0
     """Share of the link bandwidth the collectives reach [-]."""
+    prefill_collective_efficiency: object = None
+    """Share of the link bandwidth the collectives of prompt tokens reach (None: ``collective_efficiency``) [-]."""
     expert_compute_efficiency: object = 1.0
     """The routed-expert GEMMs' share of the dense compute efficiency [-]."""
     streamed_prefill: bool = False
@@ -223,6 +225,12 @@ class PoolTerms:
     """The scale-up links' bandwidth the collectives reach, per device [B/s]."""
     scale_out_bytes_per_s: object = 0.0
     """The scale-out network's bandwidth the collectives reach, per device [B/s]."""
+    prefill_scale_up_bytes_per_s: object = None
+    """The scale-up links' bandwidth the collectives of prompt tokens reach, per device (None: the decode tokens')
+    [B/s]."""
+    prefill_scale_out_bytes_per_s: object = None
+    """The scale-out network's bandwidth the collectives of prompt tokens reach, per device (None: the decode tokens')
+    [B/s]."""
     keeps: tuple | None = None
     """``1 - o`` of the three overlaps (:func:`tco.core.serving.steps.overlap_keeps`) [-]."""
     decode_kv_bytes_per_token: object = None
@@ -268,6 +276,7 @@ def pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str
     epsilon = 1.0 - demand.percentile
     colocated = role == "colocated"
     speculation = None if role == "prefill" else demand.speculation
+    prefill = device.prefill_collective_efficiency
     decode_attention = 4.0 * model.layers * model.attention_dim * context
     decode_kv = context * model.kv_bytes_per_token
     if speculation is not None:  # k + 1 + k f queries per sequence; the KV read once and the draft's k f times
@@ -286,6 +295,8 @@ def pool_terms(model: ModelShape, device: DeviceShape, demand: Demand, role: str
         log_term=0.0 if colocated else queueing.wait_log_term(epsilon),
         scale_up_bytes_per_s=device.scale_up_bytes_per_s * device.collective_efficiency,
         scale_out_bytes_per_s=device.scale_out_bytes_per_s * device.collective_efficiency,
+        prefill_scale_up_bytes_per_s=None if prefill is None else device.scale_up_bytes_per_s * prefill,
+        prefill_scale_out_bytes_per_s=None if prefill is None else device.scale_out_bytes_per_s * prefill,
         keeps=overlap_keeps(demand.memory_compute_overlap, demand.phase_overlap, demand.comm_overlap),
         decode_kv_bytes_per_token=decode_kv,
         prefill_kv_bytes_per_token=times(factor, model.kv_bytes_per_token))

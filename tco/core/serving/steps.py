@@ -355,6 +355,8 @@ class CycleModel:
     expert_fixed_s: object = 0.0
     expert_per_token_s: object = 0.0
     expert_keep: object = None
+    #: the collectives' bandwidth part per prompt token [s/token] (None: ``sync_per_token_s``, as a decode token's)
+    sync_per_prompt_token_s: object = None
     #: speculative decoding (:class:`tco.core.serving.speculation.Speculation`): token passes per decode sequence
     #: through the weight GEMMs, routed experts and collectives, ``k + 1 + k f`` (1: one token per step) [-]
     token_passes: object = 1.0
@@ -460,7 +462,12 @@ class CycleModel:
             kv_memory = memory_read_time_s(self.weight_bytes + kv, caps, bws) - memory_read_time_s(self.weight_bytes, caps, bws)
         kv_compute = _add(_scale(decode_tokens, self.decode_attention_flops_per_token),
                           _scale(prefill_tokens, self.prefill_attention_flops_per_token)) / self.flops_per_s
-        sync = self.sync_fixed_s + self._keeps()[2] * self.sync_per_token_s * tokens
+        if self.sync_per_prompt_token_s is None:
+            per_token = self.sync_per_token_s * tokens
+        else:  # the decode passes at the decode tokens' figure, the prompt tokens at theirs
+            per_token = _add(self.sync_per_token_s * times(self.token_passes, decode_tokens),
+                             _scale(prefill_tokens, self.sync_per_prompt_token_s))
+        sync = self.sync_fixed_s + self._keeps()[2] * per_token
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
 
     def expert_comm_s(self, tokens):
