@@ -584,6 +584,22 @@ def test_labels_and_quantities():
     assert [sig(v) for v in (30.7674, 0.0098595, 9.996, -1.45435e8)] == ["30.8", "0.00986", "10", "-145,000,000"]
 
 
+def test_every_field_reads_in_a_sentence_in_at_most_sixty_characters():
+    """Issue 49 item 2: a flip reads "<owner> <label> rises above <value>"; the long device and serving fields read
+    as their whole definitions ("h100-sxm achievable share of the link bandwidth in the collectives of prompt tokens
+    falls below 24.32%", 74 characters of label; the routed-expert efficiency's 109). Each field's label is now at
+    most 60 characters, the definitions stay in the field table (and the glossary for the terms)."""
+    from tco.foundation.fields import FIELDS
+    from tco.foundation.labels import field_label
+
+    long = {f: field_label(f) for f in FIELDS if len(field_label(f)) > 60}
+    assert long == {}
+    assert param_label("devices.h100-sxm.prefill_collective_efficiency") == (
+        "h100-sxm prompt-token all-reduce speed (share of link bandwidth)")
+    assert param_label("devices.h100-sxm.expert_compute_efficiency") == (
+        "h100-sxm routed-expert GEMM efficiency (share of dense)")
+
+
 def test_whole_numbers_and_calendar_years_print_exactly():
     """Issue 49 item 5: ``tco params`` printed a token budget of 8,192 as "8,190", max_batch's high of 1,024 as "1,020"
     and a release year of 2023 as "2,023" (3 significant figures and a thousands separator): a whole number below a

@@ -19,9 +19,25 @@ from tco.foundation.fields import FIELDS
 _NAMED = {"devices", "models", "links", "sites", "options"}
 
 
-#: labels where the field's description reads badly as a label
+#: labels where the field's description reads badly as a label (too long to read in a sentence: over ~60 characters,
+#: the description stays the field's definition, tco.foundation.fields, and the glossary's where it is a term)
 _LABELS = {"external_units": "units sold to others", "prompt_tokens": "mean prompt length",
-           "output_tokens": "mean output length", "cycle_overhead_s": "fixed overhead per serving step"}
+           "output_tokens": "mean output length", "cycle_overhead_s": "fixed overhead per serving step",
+           "collective_efficiency": "all-reduce speed (share of link bandwidth)",
+           "prefill_collective_efficiency": "prompt-token all-reduce speed (share of link bandwidth)",
+           "expert_compute_efficiency": "routed-expert GEMM efficiency (share of dense)",
+           "all_to_all_efficiency": "expert all-to-all speed (share of link bandwidth)",
+           "all_to_all_latency_s": "fixed time per expert all-to-all",
+           "expert_imbalance": "busiest expert rank's load over the mean",
+           "micro_batch_overlap": "share of expert all-to-alls hidden by two-batch overlap",
+           "prefix_cache_hbm_fraction": "share of HBM kept for the prefix cache",
+           "phase_overlap": "overlap of the weight and attention phases",
+           "memory_compute_overlap": "overlap of memory traffic and arithmetic",
+           "collective_bits": "bits per element its collectives move",
+           "acceptance_rate": "draft acceptance rate per position",
+           "token_budget_tokens": "token budget per micro-batch",
+           "percentile": "latency percentile",
+           "cost_halving_years": "years for the best general cost per token to halve"}
 
 
 #: fields read as "<thing> <short label>" where the description is generic (memory tiers, links)
