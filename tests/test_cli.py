@@ -406,3 +406,32 @@ def test_a_study_checks_its_metric_against_the_built_scenario(capsys):
     code, _, err = run(capsys, "study", "tornado-default", "--remove-option", "h100-prefill+groq-decode")
     assert code == 2
     assert "metric: got 'ratio:h100-prefill+groq-decode'; option must be one of groq" in err
+
+
+def test_decide_prints_the_apps_checklist_step_by_step(capsys):
+    """Issue 52 item 5: ``tco decide`` is the Decide page in the terminal: the six steps in order, each answer's
+    paragraphs and bullets as tco.present.decide gives them to the app (the same words), and where to go deeper;
+    ``--format json`` the same steps as data; a training scenario gets the note; a bad edit exits 2 naming it."""
+    from tco.present.decide import STEPS, Bullets, Paragraph, checklist
+
+    scenario = tco.load_scenario("fleet-split")
+    assert main(["decide", "fleet-split"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    steps = checklist(scenario)
+    assert [s.title for s in steps] == [title for _, title, _ in STEPS]
+    at = [text.index(title) for _, title, _ in STEPS]
+    assert at == sorted(at)
+    for step in steps:
+        for block in step.blocks:
+            for words in ([block.text] if isinstance(block, Paragraph) else block.items):
+                assert " ".join(words.split()) in text, words
+    assert any(isinstance(b, Bullets) and b.items for b in steps[2].blocks)  # one bottleneck line per option
+    assert "Deeper: tco breakeven" in text
+    assert main(["decide", "fleet-split", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [s["key"] for s in data["steps"]] == [key for key, _, _ in STEPS]
+    assert data["steps"][1]["blocks"][1] == {"paragraph": steps[1].blocks[1].text}
+    assert main(["decide", "training-run"]) == 0
+    assert "written for serving" in capsys.readouterr().out
+    assert main(["decide", "--set", "workload.prompt_tokens=-5"]) == 2
+    assert "workload.prompt_tokens" in capsys.readouterr().err

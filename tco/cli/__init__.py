@@ -14,7 +14,7 @@ import sys
 from tco.foundation.errors import InputError, shown_lines
 
 #: subcommand modules under tco.cli, in the order ``tco --help`` lists them
-COMMANDS = ("compare", "params", "breakeven", "study", "fleet", "export", "import_", "validate", "calibrate", "app")
+COMMANDS = ("compare", "decide", "params", "breakeven", "study", "fleet", "export", "import_", "validate", "calibrate", "app")
 
 
 def build_parser() -> argparse.ArgumentParser:
