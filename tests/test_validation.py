@@ -337,9 +337,10 @@ def test_inferencex_b200_point_rules_out_a_fixed_cycle_cost_as_the_interactive_m
     [inferencex-llama70b-2026]) sits within 2 % of the model at the catalog's values, where the v5.0 B200 interactive
     mean TPOT (36.1 ms at ~268 sequences per GPU) is ~21 % short. A fixed time per cycle that brings the interactive case
     within 5 % (7.5 ms instead of the 1.13 ms prior: the model's 28.6 ms cycle + ~6.4 ms) puts the B200 point below -20 %
-    (22.3 ms + ~6.4 ms = ~28.7 ms against 22.2): the missing cost is not a fixed time per cycle of the engine. The fit
-    leaves the overhead unidentified (data weight under 0.5) and holds the point within 2 %; the H200 twin on the same
-    engine and client runs more than 20 % faster than the Hopper fit (the miss is not a Blackwell excess there)."""
+    (22.3 ms + ~6.4 ms = ~28.7 ms against 22.2): the missing cost is not a fixed time per cycle of the engine. The point
+    is a public nightly sweep, so out of sample and outside the fit since 2026-12-07 (it was fitted before); the fit
+    leaves the overhead unidentified (data weight under 0.5); the H200 twin on the same engine and client runs more
+    than 20 % faster than the Hopper fit (the miss is not a Blackwell excess there)."""
     predictor = Predictor(SUITE)
     point = SUITE_CASES["inferencex-b200x1-llama33-70b-fp4-trt-c128"]
     interactive = SUITE_CASES["mlperf50-b200x8-interactive-mean-tpot"]
@@ -352,7 +353,8 @@ def test_inferencex_b200_point_rules_out_a_fixed_cycle_cost_as_the_interactive_m
     assert abs(error(interactive, 7.5e-3)) < 0.05 and error(point, 7.5e-3) < -0.2
     fit = fits["blackwell"]
     assert dict(zip(fit.keys, fit.data_weight, strict=True))["cycle_overhead_s"] < 0.5
-    assert [abs(c["rel_error_after"]) < 0.02 for c in fit.to_dict()["cases"] if c["name"] == point.name] == [True]
+    assert point.sample == "out_of_sample" and not point.fit
+    assert not [c for c in fit.to_dict()["cases"] if c["name"].startswith("inferencex-")]
     assert RESULTS["inferencex-h200x1-llama33-70b-fp8-trt-c128"].rel_error < -0.2
 
 

@@ -13,7 +13,7 @@ from tco.cli.common import add_suite_arguments, print_json, print_table
 from tco.cli.text import paragraph
 
 _TITLES = {"fitted": "in sample, fitted", "in_sample_check": "in sample, checks (not fitted)",
-           "out_of_sample": "out of sample (MLPerf v5.0 and later, never fitted)",
+           "out_of_sample": "out of sample (MLPerf v5.0 and later, public sweeps, 2025 disclosures; never fitted)",
            "check": "checks", "out": "out of sample"}
 
 
