@@ -324,13 +324,13 @@ def test_batch_offline_demand_windows_are_near_ties_not_flips(batch_offline_verd
     assert "mean demand rises above" not in verdict.text and "mean demand falls below" not in verdict.text
 
 
-def test_a_flip_names_the_new_winner_and_the_cliff_where_the_breakeven_finds_it(default_scenario):
+def test_a_flip_names_the_new_winner_and_the_cliff_where_the_breakeven_finds_it(default_scenario, compared):
     """Issue 49 items 1 and 2: the default's verdict said "prompt tokens per request rises above 4,390 tokens" while
     ``tco breakeven`` put the crossing at 4,385 and H100's wall at 4,397, and it named no new winner. Now the flip is
     worded with the new winner and the wall, both where the break-even's solver puts them: ``tco breakeven --param
     workload.prompt_tokens --option groq`` crosses at 4,385.x (groq cheaper) and H100 stops meeting its targets at
     4,397.x, 12 tokens on, less than one step of the search (7,500 / 256 = 29 tokens): a cliff."""
-    verdict = tco.compare(default_scenario).decision
+    verdict = compared("default").decision
     [flip] = [f for f in verdict.flips if f["name"] == "workload.prompt_tokens"]
     [groq] = tco.breakeven(default_scenario, "workload.prompt_tokens", option="groq")
     cross = next(c for c in groq.crossings if c["flips"])
@@ -369,10 +369,10 @@ def test_reading_of_narrow_windows():
     assert reading([window(0, 127.5, False), window(127.5, 128, True)], 0.0, 128.0, 129) == ["", ""]
 
 
-def test_flip_conditions_read_in_plain_words():
+def test_flip_conditions_read_in_plain_words(compared):
     """Issue 49 item 2: voice-agent's verdict read "h100-sxm fixed time per cycle of a replica that its work does not
     hide rises above 4.95 ms" and named no new winner."""
-    text = tco.compare(tco.load_scenario("voice-agent")).decision.text
+    text = compared("voice-agent").decision.text
     assert "It flips if: h100-sxm fixed overhead per serving step rises above 4.951 ms (now 1.13 ms): cerebras " \
            "becomes cheapest." in text
 
@@ -432,18 +432,18 @@ def test_a_near_tie_is_called_a_tie(default_scenario):
 
 
 @pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
-def test_the_headline_names_the_generations_a_roadmap_baseline_runs(default_scenario, asic_scenario, asic_can_win):
+def test_the_headline_names_the_generations_a_roadmap_baseline_runs(asic_can_win, compared):
     """custom-asic's baseline is called h100 but buys B200s, then Rubins (docs/model.md "The refresh rule against the
     book-value credit"): its cost is theirs, so the headline says so at the baseline's first mention, as winner and as
     runner-up (:func:`tco.present.verdict_text.on_the_roadmap`); the default's baseline stays on its own H100s and is
     named alone."""
     from tco.present.verdict_text import on_the_roadmap
 
-    assert tco.compare(asic_scenario).decision.headline.startswith(
+    assert compared("custom-asic").decision.headline.startswith(
         "The baseline h100 (on the roadmap: b200, then rubin) is cheapest at $0.434 per million output tokens")
     runner_up = tco.compare(asic_can_win.with_values({"program.external_units": 1e6, "workload.half_life_years": 6.0}))
     assert "the runner-up, h100 (on the roadmap: b200), costs" in runner_up.decision.headline
-    default = tco.compare(default_scenario)
+    default = compared("default")
     assert default.decision.headline.startswith("The baseline h100 is cheapest at")
     assert on_the_roadmap("h100", default.results) == "h100" and on_the_roadmap("absent", default.results) == "absent"
 
@@ -464,7 +464,7 @@ def test_verdict_flip_values_really_flip_the_winner():
 
 
 @pytest.mark.slow
-def test_a_flip_that_a_latency_target_decides_says_so(default_scenario):
+def test_a_flip_that_a_latency_target_decides_says_so(default_scenario, compared):
     """The default's H100 wins until prompts grow past ~4,385 tokens, a flip of costs: near its TTFT wall the H100
     still meets its targets with its batch held down to a few sequences per replica (2-5 at TP8, 14-28 USD per million
     tokens), dearer than the LPU options, and from ~4,397 tokens even one sequence per replica misses. With the LPU card
@@ -473,7 +473,7 @@ def test_a_flip_that_a_latency_target_decides_says_so(default_scenario):
     the flip says why. Checked against direct evaluations 1 % either side of the flip; and from the other side (4,400
     tokens at the catalog price, where the all-LPU option wins) the flips of the prompt length and of the TTFT target
     read as H100 meeting its targets again."""
-    verdict = tco.compare(default_scenario).decision
+    verdict = compared("default").decision
     [flip] = [f for f in verdict.flips if f["name"] == "workload.prompt_tokens"]
     assert verdict.winner == "h100" and flip["direction"] == "above"
     assert flip["cause"] == "h100 misses its time-to-first-token target even with idle replicas"  # at the cliff's wall
@@ -493,10 +493,10 @@ def test_a_flip_that_a_latency_target_decides_says_so(default_scenario):
     assert {f["cause"] for f in flips.values()} == {"h100 meets its latency targets"}
 
 
-def test_a_flip_of_costs_alone_names_no_cause():
+def test_a_flip_of_costs_alone_names_no_cause(compared):
     """fleet-split's ASIC wins; below 45 % of peak FLOP/s its own decode pool costs more than the H100-prefill split.
     Both options meet their targets on either side, so the flip carries no cause and its words end at the new winner."""
-    verdict = tco.compare(tco.load_scenario("fleet-split")).decision
+    verdict = compared("fleet-split").decision
     [flip] = [f for f in verdict.flips if f["name"] == "devices.custom-decode-asic.compute_efficiency"]
     assert verdict.winner == "asic" and flip["cause"] == ""
     assert describe_flip(flip).endswith("(now 50%, grade C): h100-prefill+asic-decode becomes cheapest")
