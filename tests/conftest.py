@@ -44,6 +44,22 @@ def toy_scenario():
     return tco.load_scenario(DATA / "toy.yaml")
 
 
+@pytest.fixture(scope="session")
+def compared():
+    """``compared(name)``: ``tco.compare`` of the bundled scenario ``name`` at its defaults (ties, flips), computed once
+    per test process and shared by the tests that only read it (0.2-1.5 s each; the suite compared the same bundled
+    scenario up to 13 times). A test that patches the model (``monkeypatch``) or edits the result calls
+    ``tco.compare`` itself: this is a cache of the tests, not of tco, so nothing else reads a stale answer."""
+    results = {}
+
+    def compared(name: str):
+        if name not in results:
+            results[name] = tco.compare(tco.load_scenario(name))
+        return results[name]
+
+    return compared
+
+
 # --- how `make test` hands the tests to its processes (pytest-xdist --dist loadfile --no-loadscope-reorder) ----------
 
 #: modules handed to one process whole: their tests share a module fixture that costs seconds (one LibreOffice run

@@ -84,25 +84,24 @@ def test_the_training_example_is_an_excerpt_of_what_tco_compare_prints(capsys):
     assert not missing, f"README lines not in the output (in order): {missing}"
 
 
-def _costs(name: str):
-    result = tco.compare(tco.load_scenario(name))
+def _costs(result):
     return result, result.options["lcot_usd_per_mtok"], result.challengers["cost_ratio"]
 
 
 @pytest.mark.slow
-def test_the_bundled_scenarios_figures():
+def test_the_bundled_scenarios_figures(compared):
     """"What it says on the bundled scenarios": costs per million output tokens (2 decimals), ratios to the baseline
     (1 decimal), fleet sizes."""
-    result, lcot, ratio = _costs("default")
+    result, lcot, ratio = _costs(compared("default"))
     devices = result.options["devices"]
     quoted(f"${lcot['h100']:.2f}/M output tokens on {devices['h100']:,.0f} GPUs in {result.options.loc['h100', 'shape']} "
            "replicas")
     quoted(f"Groq LPUs cost {ratio['groq']:.1f}x as much ({devices['groq']:,.0f} chips")
     quoted(f"H100 prefill + LPU decode {ratio['h100-prefill+groq-decode']:.1f}x")
-    result, lcot, ratio = _costs("voice-agent")
+    result, lcot, ratio = _costs(compared("voice-agent"))
     quoted(f"H100 costs ${lcot['h100']:.2f}/M on {result.options.loc['h100', 'shape']}, Cerebras {ratio['cerebras']:.1f}x, "
            f"H100 + LPU {ratio['h100-prefill+groq-decode']:.1f}x, Groq {ratio['groq']:.1f}x")
-    _, lcot, _ = _costs("fleet-split")
+    _, lcot, _ = _costs(compared("fleet-split"))
     quoted(f"(${lcot['h100-prefill+asic-decode']:.2f}/M against the decode ASIC colocated's ${lcot['asic']:.2f} and "
            f"all-H100's ${lcot['h100']:.2f};")
 

@@ -12,8 +12,8 @@ SLOW = ("specialization-over-time", "moe-service")
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW else name
                                   for name in tco.bundled_scenarios()])
-def test_bundled_scenario_compares(name):
-    result = tco.compare(tco.load_scenario(name))
+def test_bundled_scenario_compares(name, compared):
+    result = compared(name)
     assert result.options["feasible"].any()
     assert (result.options["lcot_usd_per_mtok"] > 0).all()
     assert result.verdict.endswith(".")
@@ -24,10 +24,10 @@ def test_required_scenarios_are_bundled():
 
 
 @pytest.mark.slow
-def test_voice_agent_latency_targets_bind():
+def test_voice_agent_latency_targets_bind(compared):
     # 300 ms TTFT: a Llama 3.1 8B prefill of 1,500 tokens on one H100 takes tens of ms, well inside it
     scenario = tco.load_scenario("voice-agent")
-    result = tco.compare(scenario)
+    result = compared("voice-agent")
     assert (result.options["ttft_s"] <= 0.3).all()
     # 0.5 ms per output token: one H100 reads 16 GB of BF16 weights at ~2.7 TB/s achieved in ~6 ms, so it must miss
     tight = tco.compare(scenario.with_values({"workload.tpot_target_s": 0.0005}))

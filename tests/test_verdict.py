@@ -445,18 +445,18 @@ def test_a_near_tie_is_called_a_tie(default_scenario):
 
 
 @pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
-def test_the_headline_names_the_generations_a_roadmap_baseline_runs(default_scenario, asic_scenario, asic_can_win):
+def test_the_headline_names_the_generations_a_roadmap_baseline_runs(asic_can_win, compared):
     """custom-asic's baseline is called h100 but buys B200s, then Rubins (docs/model.md "The refresh rule against the
     book-value credit"): its cost is theirs, so the headline says so at the baseline's first mention, as winner and as
     runner-up (:func:`tco.present.verdict_text.on_the_roadmap`); the default's baseline stays on its own H100s and is
     named alone."""
     from tco.present.verdict_text import on_the_roadmap
 
-    assert tco.compare(asic_scenario).decision.headline.startswith(
+    assert compared("custom-asic").decision.headline.startswith(
         "The baseline h100 (on the roadmap: b200, then rubin) is cheapest at $0.434 per million output tokens")
     runner_up = tco.compare(asic_can_win.with_values({"program.external_units": 1e6, "workload.half_life_years": 6.0}))
     assert "the runner-up, h100 (on the roadmap: b200), costs" in runner_up.decision.headline
-    default = tco.compare(default_scenario)
+    default = compared("default")
     assert default.decision.headline.startswith("The baseline h100 is cheapest at")
     assert on_the_roadmap("h100", default.results) == "h100" and on_the_roadmap("absent", default.results) == "absent"
 
