@@ -1113,6 +1113,23 @@ def test_a_shape_that_fits_in_few_draws_is_evaluated_there_only_with_the_same_re
             assert np.array_equal(fast[name].flat()[key], value, equal_nan=True), (name, key)
 
 
+def test_picks_where_every_chosen_candidate_was_evaluated_at_some_draws_only():
+    """``selection.Picks`` starts from the candidate chosen most often among those evaluated at every draw; where every
+    chosen candidate was evaluated at some draws only (a shape that fits in few draws wins at all of them, the one
+    evaluated everywhere at none), each draw is written from the one chosen there. The fuzz's study of an edited
+    specialization-over-time found it (2026-12-07: ``max() arg is an empty sequence``). Four draws, candidate 1
+    evaluated at draws 0 and 2 and chosen there, candidate 2 at 1 and 3, candidate 0 everywhere and never chosen."""
+    from types import SimpleNamespace
+
+    from tco.core.serving.selection import Picks
+
+    candidates = [SimpleNamespace(where=None), SimpleNamespace(where=(np.array([0, 2]),)),
+                  SimpleNamespace(where=(np.array([1, 3]),))]
+    picks = Picks(candidates, np.array([1, 2, 1, 2]))
+    assert picks.base is None
+    assert picks.stacked([np.full(4, 9.0), np.array([10.0, 30.0]), np.array([20.0, 40.0])]).tolist() == [10, 20, 30, 40]
+
+
 @pytest.mark.parametrize("name", ["voice-agent", "default"])
 def test_few_draws_candidates_leave_every_output_as_evaluating_them_everywhere(name, monkeypatch):
     """Every output of 300 draws of all the uncertain parameters is, bit for bit, the one of evaluating every candidate

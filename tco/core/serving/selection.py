@@ -45,7 +45,10 @@ class Picks:
         if len(candidates) > 1 and not self.scalar:
             counts = np.bincount(self.index.ravel(), minlength=len(candidates))
             chosen = np.flatnonzero(counts)
-            self.base = max((k for k in chosen if candidates[k].where is None), key=lambda k: counts[k])
+            # the candidate evaluated at every draw that is chosen most often; None where every candidate chosen was
+            # evaluated at some draws only (each draw is then written from the one chosen there)
+            whole = [k for k in chosen if candidates[k].where is None]
+            self.base = max(whole, key=lambda k: counts[k]) if whole else None
             self.others = []   # (k, where it is chosen as int64 all-one bits or zeros) for a bitwise select
             self.written = []  # (k, the draws where it is chosen, which of its own values those are or None: all draws)
             for k in chosen:
@@ -92,7 +95,7 @@ class Picks:
                 index = np.broadcast_to(self.index, wider)
                 return np.take_along_axis(np.stack([np.broadcast_to(np.asarray(v, float), wider) for v in values]),
                                           index[None], 0)[0]
-        base = values[self.base]
+        base = np.full(shape, np.nan) if self.base is None else values[self.base]
         if not self.others and not self.written and np.shape(base) == shape:
             return np.asarray(base, float)
         out = base
