@@ -334,7 +334,7 @@ class PoolPerformance:
     accepted_tokens_per_step: Array | None = output("tokens/step", "expected tokens a decode step emits per sequence "
                                                     "under speculative decoding, sum of a^i for i = 0..k; present with "
                                                     "speculation", "accepted tokens per step", "", fmt=".2f",
-                                                    workbook=False, optional=True)
+                                                    optional=True)
 
 
 @dataclass(kw_only=True)

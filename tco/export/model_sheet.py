@@ -8,12 +8,12 @@ the workbook is written; every number is live.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tco.core import names as named
 from tco.core.money.nodes import PEAK_FIELDS as NODE_PEAKS
 from tco.core.money.nre import WAFER_DIAMETER_MM
-from tco.core.names import device_param, link_param, model_param, tier_param
+from tco.core.names import device_param, link_param, model_param, speculation_param, tier_param
 from tco.core.outputs import LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS, dotted_name, flatten
 from tco.core.serving.capacity import PERFORMANCE_FIELDS
 from tco.core.serving.power import HOURS_PER_YEAR
@@ -216,6 +216,25 @@ def _demand(scenario: Scenario, n: _Names, shared: dict[str, str]) -> serving_sh
         scenario.structure.policy, n(named.workload.prompt_tokens_scv), scenario.structure.prefill_queue)
 
 
+def _speculation(sheet, option: Option, n: _Names, demand: serving_sheet.Demand) -> serving_sheet.SpeculationCells:
+    """The option's speculative decoding (:class:`tco.core.serving.speculation.Speculation`) and the demand terms it
+    changes (``Demand.decode_steps``, ``step_target_s``) as rows."""
+    q = sheet.quantity
+    sheet.heading(f"{option.name}: speculative decoding", level=2)
+    k = n(speculation_param(option.name, "draft_tokens"))
+    a = n(speculation_param(option.name, "acceptance_rate"))
+    f = n(speculation_param(option.name, "draft_cost_fraction"))
+    tau = q("expected tokens a step emits per sequence, tau = (1 - a^(k+1)) / (1 - a) (k + 1 at a = 1)",
+            f"IF({a}<1,(1-{a}^({k}+1))/(1-{a}),{k}+1)", "tokens/step")
+    return serving_sheet.SpeculationCells(
+        tokens_per_step=tau,
+        verify_tokens=q("tokens per sequence in the verification pass (k + 1)", f"{k}+1", "tokens"),
+        token_passes=q("token passes per sequence and step, s = k + 1 + k f", f"{k}+1+{k}*{f}", ""),
+        weight_reads=q("reads of the weights, fixed latencies and KV cache per step, r = 1 + k f", f"1+{k}*{f}", ""),
+        decode_steps=q("decode steps a request takes (O / tau)", f"{demand.output}/{tau}", "steps"),
+        step_target=q("time a step may take to meet the TPOT target (tau T)", f"{demand.tpot}*{tau}", "s"))
+
+
 def _unit_price(sheet, pool: Pool, n: _Names) -> str:
     """:func:`tco.core.evaluate.unit_price_usd`: the catalog's price, or a built chip's unit cost from its die."""
     if not (pool.built and named.program.die_area_mm2 in n):
@@ -246,6 +265,8 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
     q, whole = sheet.quantity, scenario.structure.whole_devices
     model = _model_terms(scenario, n, shared, q)
     demand = _demand(scenario, n, shared)
+    if option.speculation:
+        demand = replace(demand, speculation=_speculation(sheet, option, n, demand))
     prompt, peak_rps = n(named.workload.prompt_tokens), shared["peak_rps"]
     extra = "0"
     if option.disaggregated:
@@ -272,6 +293,8 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
         write_pool_output(sheet, out, role, "peak_replicas", replicas)
         write_pool_output(sheet, out, role, "utilization", f"MIN({mean}/({replicas}*{v['capacity_rps']}),1)")
         write_pool_output(sheet, out, role, "devices", f"{replicas}*{v['devices_per_replica']}")
+        if demand.speculation is not None and role != "prefill":
+            write_pool_output(sheet, out, role, "accepted_tokens_per_step", demand.speculation.tokens_per_step)
     first = served["prefill"] if option.disaggregated else served["colocated"]
     last = served["decode"] if option.disaggregated else served["colocated"]
     if not option.disaggregated:

@@ -13,7 +13,7 @@ read), as in the core.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tco.core import names as named
 from tco.core.names import device_param, pool_param, tier_param
@@ -34,6 +34,11 @@ Line = tuple[str, str]  # (intercept, slope) formula text
 def overlapped(x: str, y: str, o: str) -> str:
     """:func:`tco.core.serving.steps.overlapped`: ``max(x, y) + (1 - o) min(x, y)``."""
     return f"(MAX({x},{y})+(1-{o})*MIN({x},{y}))"
+
+
+def scaled(factor: str, x: str) -> str:
+    """``factor x``, or ``x`` itself where the factor is "1" (a pool without speculation keeps its formulas)."""
+    return x if factor == "1" else f"{factor}*{x}"
 
 
 def lines_at(lines: list[Line], batch: str) -> str:
@@ -137,6 +142,10 @@ class Cycle:
     #: the collective time per prompt token, where the device gives prompt tokens their own share of the links
     #: (None: ``s1``, as a decode token's)
     s1_prompt: str | None = None
+    #: speculative decoding: token passes per decode sequence ``s = k + 1 + k f`` and weight reads per cycle
+    #: ``r = 1 + k f`` (``CycleModel.token_passes``, ``weight_reads``; "1": one token per step)
+    token_passes: str = "1"
+    weight_reads: str = "1"
 
     @property
     def full_read(self) -> str:
@@ -150,17 +159,21 @@ class Cycle:
             return self.read_fixed
         return f"MIN({self.read_fixed}+{self.read_per_token}*MAX({tokens},1),{self.weight})"
 
+    def passed(self, decode: str, prefill: str) -> str:
+        """:meth:`tco.core.serving.steps.CycleModel.passed_tokens`: ``s B + N_p``."""
+        return f"({scaled(self.token_passes, decode)}+{prefill})"
+
     def terms(self, decode: str, prefill: str) -> tuple[str, str, str, str, str]:
         """:meth:`tco.core.serving.steps.CycleModel.terms_s`."""
         p = self.pipeline
-        tokens = f"({decode}+{prefill})"
-        weight_memory = f"{p}*{self.t_mem(self.weight_read(f'{tokens}/{p}'))}"
+        tokens = self.passed(decode, prefill)
+        weight_memory = scaled(self.weight_reads, f"{p}*{self.t_mem(self.weight_read(f'{tokens}/{p}'))}")
         weight_compute = f"({self.flops_per_token}*{tokens}/{self.flops})"
         kv = f"({decode}*{self.decode_kv}+{prefill}*{self.prefill_kv})"
         kv_memory = f"({self.t_mem(f'{self.weight}+{kv}')}-{self.t_mem(self.weight)})"
         kv_compute = f"(({decode}*{self.decode_attention}+{prefill}*{self.prefill_attention})/{self.flops})"
         per_token = (f"{self.s1}*{tokens}" if self.s1_prompt is None
-                     else f"({self.s1}*{decode}+{self.s1_prompt}*{prefill})")
+                     else f"({self.s1}*{scaled(self.token_passes, decode)}+{self.s1_prompt}*{prefill})")
         sync = f"({self.s0}+(1-{self.o_c})*{per_token})"
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
 
@@ -180,31 +193,50 @@ class Cycle:
         if len(self.caps) == 1:
             return "0"
         p = self.pipeline
-        weights = self.weight_read(f"({decode}+{prefill})/{p}")
+        weights = self.weight_read(f"{self.passed(decode, prefill)}/{p}")
         kv = f"({decode}*{self.decode_kv}+{prefill}*{self.prefill_kv})"
         fast = self.caps[0]
-        return f"({p}*MAX({weights}-{fast},0)+MAX({kv}-MAX({fast}-{weights},0),0))"
+        return f"({scaled(self.weight_reads, f'{p}*MAX({weights}-{fast},0)')}+MAX({kv}-MAX({fast}-{weights},0),0))"
 
     def decode_branches(self) -> list[list[Line]]:
         """:meth:`tco.core.serving.steps.CycleModel.decode_lines` (one list of lines per weight-read branch)."""
-        p = self.pipeline
-        compute_slope = f"({self.flops_per_token}/{self.flops})"
+        p, s, r = self.pipeline, self.token_passes, self.weight_reads
+        compute_slope = f"({scaled(s, self.flops_per_token)}/{self.flops})"
         kv_slope = f"({self.decode_attention}/{self.flops})"
         if len(self.caps) == 1:
             attention = [("0", overlapped(f"{self.decode_kv}/{self.bws[0]}", kv_slope, self.o_mc))]
         else:
             kv_memory = tier_time_lines(self.weight, self.decode_kv, self.caps, self.bws, self.t_mem(self.weight))
             attention = phase(kv_memory, kv_slope, self.o_mc)
-        branches = [[(f"{p}*{self.t_mem(self.full_read)}", "0")]]
+        branches = [[(scaled(r, f"{p}*{self.t_mem(self.full_read)}"), "0")]]
         if self.moe:
-            sparse = tier_time_lines(self.read_fixed, f"{self.read_per_token}/{p}", self.caps, self.bws)
-            branches.append([(f"{p}*{c0}", f"{p}*{c1}") for c0, c1 in sparse])
-        sync0, sync1 = self.s0, f"(1-{self.o_c})*{self.s1}"
+            sparse = tier_time_lines(self.read_fixed, f"{scaled(s, self.read_per_token)}/{p}", self.caps, self.bws)
+            branches.append([(scaled(r, f"{p}*{c0}"), scaled(r, f"{p}*{c1}")) for c0, c1 in sparse])
+        sync0, sync1 = self.s0, scaled(s, f"(1-{self.o_c})*{self.s1}")
         out = []
         for memory in branches:
             weights = phase(memory, compute_slope, self.o_mc)
             out.append([(f"{c0}+{sync0}", f"{c1}+{sync1}") for c0, c1 in pairs(weights, attention, self.o_p)])
         return out
+
+
+@dataclass(frozen=True)
+class SpeculationCells:
+    """A decode pool's speculative decoding as cell references (:class:`tco.core.serving.speculation.Speculation` and
+    the :class:`tco.core.serving.shapes.Demand` properties it changes)."""
+
+    tokens_per_step: str
+    """``tau``, expected tokens a step emits per sequence [tokens/step]."""
+    verify_tokens: str
+    """``k + 1``, tokens a sequence takes of a micro-batch's token budget [tokens]."""
+    token_passes: str
+    """``s = k + 1 + k f``, token passes per sequence and step [-]."""
+    weight_reads: str
+    """``r = 1 + k f``, reads of the weights, fixed latencies and KV cache per step [-]."""
+    decode_steps: str
+    """``O / tau``, decode steps a request takes [steps]."""
+    step_target: str
+    """``tau T_tpot``, the time a step may take [s]."""
 
 
 @dataclass
@@ -226,11 +258,38 @@ class Demand:
     policy: str
     prompt_scv: str = "0"
     prefill_queue: str = "shared"
+    #: a decode pool's speculative decoding (None: one token per sequence and step)
+    speculation: SpeculationCells | None = None
 
     @property
     def prefill_dispatched(self) -> bool:
         """:attr:`tco.core.serving.shapes.Demand.prefill_dispatched`."""
         return self.prefill_queue == "dispatched"
+
+    @property
+    def decode_steps(self) -> str:
+        """:attr:`tco.core.serving.shapes.Demand.decode_steps`: ``O / tau`` (``O`` without speculation)."""
+        return self.output if self.speculation is None else self.speculation.decode_steps
+
+    @property
+    def step_target(self) -> str:
+        """:attr:`tco.core.serving.shapes.Demand.step_target_s`: ``tau T_tpot`` (``T_tpot`` without speculation)."""
+        return self.tpot if self.speculation is None else self.speculation.step_target
+
+    @property
+    def budget_per_sequence(self) -> str:
+        """:attr:`tco.core.serving.shapes.Demand.budget_tokens_per_sequence`: ``k + 1`` ("1" without speculation)."""
+        return "1" if self.speculation is None else self.speculation.verify_tokens
+
+    @property
+    def token_passes(self) -> str:
+        """``s`` ("1" without speculation)."""
+        return "1" if self.speculation is None else self.speculation.token_passes
+
+    @property
+    def weight_reads(self) -> str:
+        """``r`` ("1" without speculation)."""
+        return "1" if self.speculation is None else self.speculation.weight_reads
 
 
 def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], demand: Demand, device_hour: str,
@@ -243,13 +302,18 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     returns the chosen shape's references under the names of :class:`tco.core.serving.capacity.PoolFigures`.
     """
     q, d, role = sheet.quantity, pool.device, pool.role
+    if role == "prefill":  # a prefill pool emits no decode steps
+        demand = replace(demand, speculation=None)
     colocated = role == "colocated"
     chunked = colocated and demand.policy == "chunked"
     prompt, output = demand.prompt, demand.output
     sheet.heading(f"{role} pool on {d}: serving under load", level=2)
     context = q("mean decode context (P + O/2)", f"{prompt}+0.5*{output}", "tokens")
-    decode_attention = q("attention FLOPs per decode token (4 L d C)", f"4*{model['layers']}*{model['attention_dim']}*{context}",
-                         "FLOP")
+    decode_attention = f"4*{model['layers']}*{model['attention_dim']}*{context}"
+    decode_attention = (q("attention FLOPs per decode token (4 L d C)", decode_attention, "FLOP")
+                        if demand.speculation is None else
+                        q("attention FLOPs per decode sequence and step (4 L d C s: the verification's k + 1 queries "
+                          "and the draft's k f)", scaled(demand.token_passes, decode_attention), "FLOP"))
     prefill_attention = q("attention FLOPs per prefill token (2 L d P)", f"2*{model['layers']}*{model['attention_dim']}*{prompt}",
                           "FLOP")
     factor = q("KV re-read factor of chunked prefill (1 + max(P/tau - 1, 0)/2)",
@@ -290,7 +354,8 @@ def _within(q, label: str, seen: list[list[Line]], rising: list[bool], target: s
 
     A ``rising`` branch is ``min_i (T - c0_i) / c1_i``; one that holds a falling line meets ``T`` on an interval, so
     its largest batch is ``min(upper, min over c1 > 0)`` where that is at least ``max over c1 < 0``, else ``-1E300``.
-    A flat line (fully overlapped phases can leave one) over ``T`` rules its branch out, one under it never limits.
+    A flat line (fully overlapped phases can leave one) over ``T`` rules its branch out, one under it never limits; a
+    falling line bounds the batch from below only (however far its intercept lies above ``T``).
     """
     return branch_max([q(f"{label}, branch {k}", _branch_within(lines, up, target, upper), "sequences")
                        for k, (lines, up) in enumerate(zip(seen, rising, strict=True))])
@@ -299,7 +364,7 @@ def _within(q, label: str, seen: list[list[Line]], rising: list[bool], target: s
 def _branch_within(lines: list[Line], rising: bool, target: str, upper: str) -> str:
     if rising:  # a flat line's 1E-300: about +-1E300 (it never limits / it rules the branch out)
         return branch_min([f"({target}-{c0})/MAX({c1},1E-300)" for c0, c1 in lines])
-    highs = [f"IF({c1}>0,({target}-{c0})/{c1},IF({c0}>{target},-1E300,1E300))" for c0, c1 in lines]
+    highs = [f"IF({c1}>0,({target}-{c0})/{c1},IF(AND({c1}=0,{c0}>{target}),-1E300,1E300))" for c0, c1 in lines]
     high = f"MIN({upper},{','.join(highs)})"
     low = f"MAX(-1E300,{','.join(f'IF({c1}<0,({target}-{c0})/{c1},-1E300)' for c0, c1 in lines)})"
     return f"IF({low}<={high},{high},-1E300)"
@@ -313,16 +378,17 @@ def interference_at(lines: list[Line], batch: str) -> str:
 
 
 def interference_lines(chi: str, ratio: str, p: int, held: str, two_lines: bool,
-                       budget: str | None) -> tuple[list[Line], list[bool]]:
+                       budget: str | None, per_sequence: str = "1") -> tuple[list[Line], list[bool]]:
     """:func:`tco.core.serving.cycles.interference_lines`: ``(P/O) chi B``, or with micro-batch pipelines
-    ``min(p (P/O) chi B, (P/O) chi B + C_p chi u, chi (p tau - B))`` (the last chunked only; ``C_p`` the number
-    :func:`tco.core.serving.parallelism.micro_batch_overshoot` gives); with whether each line rises with the batch."""
+    ``min(p (P/O) chi B, (P/O) chi B + C_p chi u, chi (p tau - q B))`` (the last chunked only; ``C_p`` the number
+    :func:`tco.core.serving.parallelism.micro_batch_overshoot` gives; ``q`` the budget tokens of a decode sequence,
+    ``k + 1`` under speculative decoding); with whether each line rises with the batch."""
     if not two_lines:
         return [("0", f"{ratio}*{chi}")], [True]
     lines = [("0", f"{p}*{ratio}*{chi}"), (f"{micro_batch_overshoot(p)!r}*{chi}*{held}", f"{ratio}*{chi}")]
     if budget is None:
         return lines, [True, True]
-    return [*lines, (f"{p}*{chi}*{budget}", f"-{chi}")], [True, True, False]
+    return [*lines, (f"{p}*{chi}*{budget}", f"-{scaled(per_sequence, chi)}")], [True, True, False]
 
 
 def interference_spread(lines: list[Line], batch: str, scv: str, epsilon: str) -> str:
@@ -340,14 +406,18 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
     sheet.heading(f"candidate {k}: {shape.label}", level=2)
     t, p, devices = shape.tensor, shape.pipeline, shape.devices
     prompt, output, budget = demand.prompt, demand.output, demand.budget
+    steps, per_sequence = demand.decode_steps, demand.budget_per_sequence
     colocated = role == "colocated"
     rep = q("KV copies in the tensor group (max(t / KV heads, 1))", f"MAX({t}/{model['kv_heads']},1)", "")
     kv_rep = f"{model['kv']}*{rep}"
     layers, hidden = model["layers"], model["hidden"]
     hops = max(math.log2(t), 1.0)
     collectives = 3.0 if shape.expert_parallel else 2.0
-    s0 = q("fixed time per cycle: collective latencies and the device's cycle overhead",
-           f"({collectives:g}*{hops!r}*{layers}+({p}-1))*{n(device_param(d, 'sync_latency_s'))}+{overhead}", "s")
+    s0 = f"({collectives:g}*{hops!r}*{layers}+({p}-1))*{n(device_param(d, 'sync_latency_s'))}+{overhead}"
+    s0 = (q("fixed time per cycle: collective latencies and the device's cycle overhead", s0, "s")
+          if demand.speculation is None else
+          q("fixed time per cycle: collective latencies and the device's cycle overhead, r = 1 + k f times (the draft's "
+            "passes too)", f"{demand.weight_reads}*({s0})", "s"))
     token_bytes = f"({hidden}*{model['collective_element']})"
     ring = f"2*({t}-1)/{t}"
     all_to_all = f"2*{model['experts_per_token']}*({t}-1)/({t}*{t})"
@@ -376,10 +446,13 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         weight_flops = q("weight FLOPs per token at the dense efficiency (routed experts at 1/eta_e)",
                          f"{weight_flops}+{model['routed_flops']}*(1/{n(expert_name)}-1)", "FLOP")
     cm = Cycle(p, bool(model["moe"] == "1"), model["weight"], model["read_fixed"], model["read_per_token"],
-               weight_flops, q("KV bytes per decode token (C k copies)", f"{context}*{kv_rep}", "B"),
+               weight_flops, q("KV bytes per decode token (C k copies)", f"{context}*{kv_rep}", "B")
+               if demand.speculation is None else
+               q("KV bytes per decode sequence and step (C k copies, read r = 1 + k f times)",
+                 f"{demand.weight_reads}*{context}*{kv_rep}", "B"),
                decode_attention, q("KV bytes per prefill token", f"{factor}*{kv_rep}", "B"), prefill_attention,
                q("replica FLOP/s", f"{devices}*{flops}", "FLOP/s"), rcaps, rbws, s0, s1, demand.o_mc, demand.o_p, demand.o_c,
-               s1_prompt)
+               s1_prompt, demand.token_passes, demand.weight_reads)
     capacity = fx.total(rcaps)
     sequence = f"({prompt}+{output})" if role != "prefill" else prompt
     fits = q("model and one sequence fit, within the domain and the minimum devices (1/0)",
@@ -413,7 +486,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         for b, lines in enumerate(branches):
             stored.append([(q(f"decode line {b}.{i}: intercept", c0, "s"), q(f"decode line {b}.{i}: slope", c1, "s/token"))
                            for i, (c0, c1) in enumerate(lines)])
-        ratio = f"{prompt}/{output}" if colocated else "0"
+        ratio = f"{prompt}/{steps}" if colocated else "0"
         if colocated:
             idle = branch_min([lines_at(lines, "0") for lines in stored])
             if demand.policy == "chunked":
@@ -430,7 +503,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             held = "0"
             if two_lines:
                 held = f"MIN({prompt},{budget})" if demand.policy == "chunked" else f"{pass_prompts}*{prompt}"
-            riding, riding_rises = interference_lines(chi, ratio, p, held, two_lines, budget if chunked else None)
+            riding, riding_rises = interference_lines(chi, ratio, p, held, two_lines, budget if chunked else None,
+                                                      per_sequence)
             interference = [(i0 if i0 == "0" else q(f"prefill riding in a cycle, line {j}: intercept", i0, "s"),
                              q(f"prefill riding in a cycle, line {j}: slope", i1, "s/sequence"))
                             for j, (i0, i1) in enumerate(riding)]
@@ -444,7 +518,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         kv_batch = f"({capacity}-{model['weight']})/((({prompt}+{output})*{model['kv']})*{rep})"
         limit = f"MIN({kv_batch},{demand.max_batch})"
         if chunked:
-            limit = f"MIN({limit},{p}*{budget}/(1+{ratio}))"
+            limit = f"MIN({limit},{p}*{budget}/({per_sequence}+{ratio}))"
         limit = q("slot cap by memory, batch limit and token budget", limit, "sequences")
         c.update(chi=chi, _lines=stored, _seen=seen, _interference=interference)
 
@@ -460,8 +534,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                            f"{cycle_cap}-{interference_at(interference, slots)}", "s")
             t = {}
             if chunked:
-                t["free"] = free = q("token budget left by the decode tokens per micro-batch", f"{budget}-{slots}/{p}",
-                                     "tokens")
+                t["free"] = free = q("token budget left by the decode tokens per micro-batch",
+                                     f"{budget}-{scaled(per_sequence, slots)}/{p}", "tokens")
                 chunks = q("cycles carrying a prompt's chunks (P / budget left)", f"{prompt}/MAX({free},1E-9)", "cycles")
                 own = q("replica time of a prompt's own tokens (P chi)", f"{prompt}*{chi}", "s")
                 work = q("lane time per prompt with prompts waiting (p P chi + m t_d)", f"{p}*{own}+{chunks}*{decode_cap}",
@@ -484,7 +558,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             """The rows from the slot cap on: the cap (or the ``held`` one, its TPOT checked at it), the cycle,
             prefill and queues at it."""
             if held is None:
-                target = demand.tpot
+                target = demand.step_target
                 if colocated:
                     within = _within(q, "largest batch whose mean cycle meets the TPOT target", seen, rising, target,
                                      limit)
@@ -492,7 +566,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                     excess = q("TPOT excess at the percentile from the prompts sharing the cycles, at that cap",
                                interference_spread(interference, mean_cap, demand.prompt_scv, epsilon), "s")
                     target = q("mean cycle the slot cap meets (the TPOT target less that excess)",
-                               f"{demand.tpot}-{excess}", "s")
+                               f"{demand.step_target}-{excess}", "s")
                 within = _within(q, "largest batch whose cycle meets the target above", seen, rising, target, limit)
                 cap = q("slot cap before rounding", f"MIN({within},{limit})", "sequences")
                 raw = fx.floor(f"{cap}+{FLOOR_GUARD:g}") if whole else cap
@@ -507,21 +581,23 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                     seen_tpot = q("TPOT at the percentile at the held cap (the prompts sharing its cycles)",
                                   f"{cycle_cap}+{interference_spread(interference, slots, demand.prompt_scv, epsilon)}",
                                   "s")
-                tpot_ok = f"IF({seen_tpot}<={demand.tpot},1,0)"
+                tpot_ok = f"IF({seen_tpot}<={demand.step_target},1,0)"
             r: dict[str, str] = {}
             if colocated:
                 t = ttft_at(q, slots, cycle_cap)
                 latency, work, slack, own, ttft_ok = t["latency"], t["work"], t["slack"], t["own"], t["ttft_ok"]
                 if chunked:
                     tpot_ok = f"IF(AND({tpot_ok}>0,{t['free']}>0),1,0)"
-                residence = q("slot residence (O cycles + prefill)", f"{output}*{cycle_cap}+{latency}", "s")
+                residence = q("slot residence (O cycles + prefill)" if demand.speculation is None else
+                              "slot residence (O / tau cycles + prefill)", f"{steps}*{cycle_cap}+{latency}", "s")
                 replicas, share = split_replicas(q, f"{demand.peak}*{residence}", residence, slots, f"{demand.peak}*{work}",
                                                  work, str(p), slack, epsilon, own, demand.prompt_scv, ttft_ok)
                 r.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=ttft_ok, _slack=slack,
                          _lane_share=share)
             else:
-                residence = q("slot residence (O cycles)", f"{output}*{cycle_cap}", "s")
-                slack = q("TPOT slack of the slot queue (one gap)", f"{demand.tpot}-{cycle_cap}", "s")
+                residence = q("slot residence (O cycles)" if demand.speculation is None else
+                              "slot residence (O / tau cycles)", f"{steps}*{cycle_cap}", "s")
+                slack = q("TPOT slack of the slot queue (one gap)", f"{demand.step_target}-{cycle_cap}", "s")
                 servers = servers_within_wait(f"{demand.peak}*{residence}", residence, slack, epsilon)
                 replicas = q("replicas (continuous)", f"{servers}/{slots}", "replicas")
                 r.update(prefill_s="0", prefill_work_s="0", lanes="0", ttft_ok="1", _slack=slack, _lane_share="0")
@@ -534,7 +610,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                      decode_bound=q("cycle bound code at the slot cap", cm.bound(slots, decode_tokens), ""),
                      spilled_bytes=q("bytes beyond the fastest tier at the slot cap", cm.spill(slots, decode_tokens), "B"))
             r["prefill_bound"] = r["decode_bound"] if colocated else "0"
-            return _sized(q, {**c, **r}, replicas, fits, devices, device_hour, whole, prompt, multiple)
+            return _sized(q, {**c, **r}, replicas, fits, devices, device_hour, whole, prompt, multiple,
+                          "1" if demand.speculation is None else demand.speculation.tokens_per_step)
 
         full = at_cap(q)
         if not colocated or not core_candidates.HELD_SEARCH_STEPS:
@@ -544,9 +621,10 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
 
 
 def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whole: bool, prompt: str,
-           multiple: int = 1) -> dict:
+           multiple: int = 1, tokens_per_step: str = "1") -> dict:
     """A candidate's closing rows: whole replicas (in whole purchase units: ``multiple`` of them at a time),
-    feasibility, the cost rate that ranks the shapes and its score."""
+    feasibility, the cost rate that ranks the shapes and its score; its decode tokens per second emit
+    ``tokens_per_step`` tokens per sequence and cycle (``tau`` under speculative decoding)."""
     whole_replicas = f"MAX({fx.ceil(f'{replicas}-{WHOLE_COUNT_GUARD:g}')},1)" if whole else replicas
     if whole and multiple > 1:  # tco.core.serving.sizing.whole_units
         whole_replicas = f"{fx.ceil(f'{whole_replicas}/{multiple}-{WHOLE_COUNT_GUARD:g}')}*{multiple}"
@@ -560,7 +638,7 @@ def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whol
     c["score"] = q("score: cost, or a huge number when infeasible",
                    f"{c['cost']}+(1-{c['feasible']})*{search._INFEASIBLE_SCORE:.0E}*(1+{rank})", "")
     c["prefill_tokens_per_s"] = f"{c['lanes']}*{prompt}/MAX({c['prefill_work_s']},1E-300)"
-    c["decode_tokens_per_s"] = f"{c['slots']}/{c['cycle_cap_s']}"
+    c["decode_tokens_per_s"] = f"{scaled(tokens_per_step, c['slots'])}/{c['cycle_cap_s']}"
     return c
 
 
@@ -661,8 +739,9 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
     seen = [[(q(f"chosen line {b}.{i}: intercept", c0, "s"), q(f"chosen line {b}.{i}: slope (prefill share included)",
                                                                  c1, "s/token"))
              for i, (c0, c1) in enumerate(branch)] for b, branch in enumerate(lines)]
-    slots, output = out["slots"], demand.output
-    gain = q("arrivals per replica x output tokens", f"{peak}/{replicas}*{output}", "tokens/s")
+    slots, steps = out["slots"], demand.decode_steps
+    gain = q("arrivals per replica x output tokens" if demand.speculation is None else
+             "arrivals per replica x decode steps (O / tau)", f"{peak}/{replicas}*{steps}", "tokens/s")
     fixed_points = [f"MAX(0,{','.join(f'{gain}*{c0}/MAX(1-{gain}*{c1},1E-12)' for c0, c1 in branch)})" for branch in seen]
     occupancy = q("mean decode occupancy at peak (least fixed point, capped at the slots)",
                   f"MIN({branch_min(fixed_points)},{slots})", "sequences")
@@ -703,6 +782,9 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
                           f"MAX({tpot},{cycle_mean}+{wait})", "s")
         out["ttft_s"] = "0"
         out["interference_share"] = "0"
+    if demand.speculation is not None:  # a step emits tau tokens per sequence
+        out["tpot_s"] = q("TPOT at the percentile per output token (the step's time over the tokens it emits, tau)",
+                          f"{out['tpot_s']}/{demand.speculation.tokens_per_step}", "s")
     out.update(queue_wait_s=wait, batch=occupancy, step_s=cycle_mean)
     out["tpot_met"] = out["tpot_ok"]
     return out

@@ -70,8 +70,8 @@ def formula_gaps(scenario: Scenario) -> list[FieldError]:
     Returns
     -------
     list of FieldError
-        ``workload.prefix_hit_fraction`` where the workload reuses prefixes, ``options.<name>.speculation`` for each
-        option that speculates; empty when the workbook carries the whole model.
+        ``workload.prefix_hit_fraction`` where the workload reuses prefixes; empty when the workbook carries the
+        whole model (speculative decoding has its formulas: :func:`tco.export.model_sheet._speculation`).
     """
     structure = scenario.structure
     values = scenario.params.values()
@@ -80,15 +80,12 @@ def formula_gaps(scenario: Scenario) -> list[FieldError]:
         hit = named.workload.prefix_hit_fraction
         gaps.append(FieldError(hit, values.get(hit),
                                NO_FORMULAS.format("prefix reuse (the prefix cache's hit fraction, memory and load time)")))
-    gaps += [FieldError(f"options.{o.name}.speculation", None,
-                        NO_FORMULAS.format("speculative decoding (tokens per verification step, the step's cost)"))
-             for o in structure.options if o.speculation]
     return gaps
 
 
 def build_workbook(scenario: Scenario) -> Workbook:
     """The workbook of ``scenario`` (in memory); an :class:`InputError` naming the field for a scenario whose model the
-    workbook does not carry as formulas (:func:`formula_gaps`: prefix reuse, speculative decoding)."""
+    workbook does not carry as formulas (:func:`formula_gaps`: prefix reuse)."""
     if getattr(scenario, "kind", "inference") == "training":
         return build_training_workbook(scenario)
     gaps = formula_gaps(scenario)

@@ -362,12 +362,11 @@ def test_workbook_download_is_the_export_of_the_edited_scenario(tmp_path):
 
 @pytest.mark.parametrize("name", ["default", "agentic-coding", "reasoning-chat", "training-run"])
 def test_the_workbook_button_says_why_a_scenario_has_no_workbook(name, tmp_path):
-    """A scenario with prefix reuse or speculative decoding has no workbook (tco export refuses it: its formulas do
-    not carry them yet): the page disables the button and its tooltip names the field and why, instead of a download
-    that fails in the callback."""
+    """A scenario with prefix reuse has no workbook (tco export refuses it: its formulas do not carry the cache yet):
+    the page disables the button and its tooltip names the field and why, instead of a download that fails in the
+    callback; one that speculates has its workbook (the formulas carry speculative decoding)."""
     gaps = workbook_gaps(CTX.scenario({"scenario": name, "upload": None, "set": {}}))
-    expected = {"agentic-coding": ["workload.prefix_hit_fraction"],
-                "reasoning-chat": ["options.h100-eagle3.speculation", "options.groq-eagle3.speculation"]}.get(name, [])
+    expected = {"agentic-coding": ["workload.prefix_hit_fraction"]}.get(name, [])
     assert [g.split(":")[0] for g in gaps] == expected
     assert all("the workbook has no formulas for" in g for g in gaps)
     app = create_app(cache_dir=tmp_path)
