@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 import tco
 from tco.core import names as named
-from tco.core.evaluate import _speculation, device_shape, evaluate
+from tco.core.evaluate import _speculation, device_shape, evaluate, option_fleet
+from tco.core.money.costs import link_plan
 from tco.core.names import speculation_param
 from tco.core.serving import queueing
 from tco.core.serving.cycles import cycle_model
@@ -333,3 +334,21 @@ def test_the_prefix_cache_solve_answers_each_draw_as_if_it_were_alone(pick):
                 np.testing.assert_allclose(np.broadcast_to(together[option].lcot_usd_per_mtok, (n,))[i],
                                            result.lcot_usd_per_mtok, rtol=1e-12)
                 np.testing.assert_array_equal(np.broadcast_to(together[option].devices, (n,))[i], result.devices)
+
+
+def test_the_kv_link_is_bought_for_what_the_decode_pools_cache_lacks():
+    """A split whose decode pool keeps a prefix cache sends over the KV link only the prompt tokens that cache lacks, and
+    the link's purchase plan is sized on that traffic, as the link ports are (the plan read the whole prompt until
+    2026-12-07: 4 ports bought where 1 serves). tests/data/workbook-prefix.yaml, H100 prefill + H200 decode: the
+    H200 fleet holds the asked 95.3125 % (61/64) of each 41,143-token prompt, so 41,143 x 3/64 = 1,928.58 tokens of
+    163,840 B (Llama 3.1 70B at FP8: 2 x 80 layers x 8 KV heads x 128 x 1 B) cross per request: 3.1598e8 B, at the
+    peak 12 x 2 = 24 req/s over ib-400g's 50 GB/s, 0.15167 ports (the whole prompt: 3.2357)."""
+    scenario = tco.load_scenario(DATA / "workbook-prefix.yaml")
+    w = Workload(scenario.structure, scenario.values())
+    fleet = option_fleet(scenario.structure.option("h100-prefill+h200-decode"), w)
+    assert float(fleet.performance["decode"].prefix_hit_fraction) == 61 / 64
+    sent_bytes = 41143 * 3 / 64 * 2 * 80 * 8 * 128
+    assert float(fleet.size.kv_bytes_per_request) == pytest.approx(sent_bytes, rel=REL)
+    (ports,) = link_plan([fleet], w).peak_replicas
+    assert float(ports) == pytest.approx(24 * sent_bytes / 50e9, rel=REL)
+    assert float(fleet.size.link_ports) == 1.0

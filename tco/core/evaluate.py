@@ -178,9 +178,7 @@ def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits
                                          bandwidth)
     if option.disaggregated:
         link_bw = w.get(link_param(option.link, "bandwidth_bytes_per_s"))
-        # the decode side's cache holds its prefix: only the rest crosses the link
-        sent = w.prompt_tokens if hits is None else w.prompt_tokens - cached["decode"]
-        bytes_per_request = sizing.kv_transfer_bytes_per_request(sent, w.kv_bytes_per_token)
+        bytes_per_request = _kv_bytes_per_request(w, hits)
         kv_transfer_s = sizing.kv_transfer_time_s(bytes_per_request, link_bw, w.get(link_param(option.link, "latency_s")))
         link_ports = sizing.link_ports_needed(w.peak_requests_per_s, bytes_per_request, link_bw, w.whole_devices)
         extra = kv_transfer_s + extra
@@ -197,6 +195,13 @@ def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits
         served[pool.role] = size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), demand,
                                       w.whole_devices, extra if prefills else 0.0, fleet_device_hour_usd(pool, w))
     return served, kv_transfer_s, link_ports
+
+
+def _kv_bytes_per_request(w: Workload, hits: dict | None):
+    """KV bytes a request of a disaggregated option moves over the link [B]: the decode side's cache holds its
+    prefix (hit fraction ``hits["decode"]`` [-]; None: no prefix reuse), so only the rest crosses."""
+    sent = w.prompt_tokens if hits is None else w.prompt_tokens - hits["decode"] * w.prompt_tokens
+    return sizing.kv_transfer_bytes_per_request(sent, w.kv_bytes_per_token)
 
 
 #: the achieved prefix-cache hit fractions are solved on a grid of steps of ``1 / HIT_GRID`` (:func:`_serve`)
@@ -439,7 +444,8 @@ def serve_option(option: Option, w: Workload) -> tuple[dict[str, PoolPerformance
         spilled_bytes=out.spilled_bytes, tpot_met=tpot_met, ttft_met=ttft_met, fits=fits,
         kv_transfer_s=zero if kv_transfer_s is None else kv_transfer_s + zero,
         link_ports=zero if link_ports is None else link_ports + zero,
-        prefill_time_share=None if option.disaggregated else out.interference_share)
+        prefill_time_share=None if option.disaggregated else out.interference_share,
+        kv_bytes_per_request=_kv_bytes_per_request(w, hits) + zero if option.disaggregated else None)
 
 
 def option_fleet(option: Option, w: Workload) -> Fleet:

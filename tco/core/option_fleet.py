@@ -23,6 +23,8 @@ class OptionSizing:
 
     ``prefill_time_share`` is the share of a colocated replica's time spent in prefill
     [fraction] (None when disaggregated: there the pools' costs split the option's cost).
+    ``kv_bytes_per_request`` is the KV a request moves over the link [B] (the prompt tokens the decode pool's prefix
+    cache lacks; None when colocated).
     """
 
     ttft_s: np.ndarray
@@ -36,6 +38,7 @@ class OptionSizing:
     kv_transfer_s: np.ndarray
     link_ports: np.ndarray
     prefill_time_share: np.ndarray | None = None
+    kv_bytes_per_request: np.ndarray | None = None
 
 
 @dataclass

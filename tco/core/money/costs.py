@@ -279,8 +279,9 @@ def pool_plan(fleets: Sequence[Fleet], role: str, w: Workload) -> PoolPlan:
 
 
 def link_plan(fleets: Sequence[Fleet], w: Workload) -> PoolPlan:
-    """The KV-link ports as a pool: sized on the peak KV traffic, bought with the decode devices'
-    life, no residual value, running cost per port (its energy and data hall).
+    """The KV-link ports as a pool: sized on year 1's peak KV traffic (what the decode pool's prefix cache lacks of
+    each prompt), bought with the decode devices' life, no residual value, running cost per port (its energy and
+    data hall).
 
     Parameters
     ----------
@@ -296,7 +297,7 @@ def link_plan(fleets: Sequence[Fleet], w: Workload) -> PoolPlan:
     """
     get, link = w.get, fleets[0].option.link
     bandwidth = get(link_param(link, "bandwidth_bytes_per_s"))
-    exact = w.peak_requests_per_s * sizing.kv_transfer_bytes_per_request(w.prompt_tokens, w.kv_bytes_per_token) / bandwidth
+    exact = w.peak_requests_per_s * fleets[0].size.kv_bytes_per_request / bandwidth
     running = power.running_cost_usd_per_year(get(link_param(link, "port_power_w")), get(named.economics.pue),
                                               get(named.economics.electricity_usd_per_kwh),
                                               get(named.economics.facility_usd_per_kw_month))
