@@ -43,13 +43,11 @@ from tco.foundation.fields import FIELDS
 from tco.foundation.files import atomic_write
 
 DATA = Path(__file__).parent / "data"
-#: bundled scenarios whose model the workbook has no formulas for (prefix reuse: issue 48): the export refuses them
-#: (test_export_refuses_what_it_has_no_formulas_for)
-NO_WORKBOOK = ("agentic-coding",)
-SCENARIOS = [*(n for n in tco.bundled_scenarios() if n not in NO_WORKBOOK), str(DATA / "toy.yaml"),
+SCENARIOS = [*tco.bundled_scenarios(), str(DATA / "toy.yaml"),
              str(DATA / "workbook-branches.yaml"), str(DATA / "workbook-pipelines.yaml"),
              str(DATA / "workbook-pipelines-prefill-first.yaml"), str(DATA / "workbook-pipelines-overlapped.yaml"),
-             str(DATA / "workbook-speculation.yaml")]
+             str(DATA / "workbook-speculation.yaml"), str(DATA / "workbook-prefix.yaml"),
+             str(DATA / "workbook-prefix-host.yaml")]
 NAME_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -628,21 +626,3 @@ def test_edited_inputs_are_marked_with_the_file_value(tmp_path):
     assert import_workbook(path)[0].values()["economics.discount_rate"] == 0.12
 
 
-@pytest.mark.parametrize("name", NO_WORKBOOK)
-def test_export_refuses_what_it_has_no_formulas_for(name, tmp_path, capsys):
-    """A scenario with prefix reuse gets no workbook whose numbers would not be the model's:
-    the export names the field that switches on the part it has no formulas for, and why; the command line says so
-    in one message (exit 2, no traceback) and writes nothing."""
-    from tco.export.workbook import build_workbook
-
-    with pytest.raises(InputError, match="has no formulas for") as excinfo:
-        build_workbook(tco.load_scenario(name))
-    paths = [e.path for e in excinfo.value.errors]
-    expected = {"agentic-coding": ["workload.prefix_hit_fraction"]}[name]
-    assert paths == expected
-    assert "prefix reuse" in str(excinfo.value)
-    target = tmp_path / "book.xlsx"
-    assert main(["export", name, "--xlsx", str(target)]) == 2
-    err = capsys.readouterr().err
-    assert expected[0] in err and "Traceback" not in err
-    assert not target.exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dash import Input, Output, State, dash_table, dcc, html
 
-from tco.export import formula_gaps, write_workbook
+from tco.export import write_workbook
 from tco.foundation.files import slug
 from tco.foundation.formatting import quantity
 from tco.foundation.labels import param_label
@@ -147,12 +147,9 @@ def register(app, ctx: AppContext) -> None:
         return provenance(rows[active["row"]])
 
     @app.callback(Output("download-yaml-button", "disabled"), Output("download-xlsx-button", "disabled"),
-                  Output("download-xlsx-button", "title"), Input("state", "data"))
+                  Input("state", "data"))
     def downloads_ready(state):
-        if state is None:
-            return True, True, XLSX_TITLE
-        gaps = workbook_gaps(ctx.scenario(state))
-        return False, bool(gaps), "; ".join(gaps) if gaps else XLSX_TITLE
+        return state is None, state is None
 
     @app.callback(Output("download-yaml", "data"), Input("download-yaml-button", "n_clicks"), State("state", "data"),
                   prevent_initial_call=True)
@@ -165,16 +162,8 @@ def register(app, ctx: AppContext) -> None:
         return workbook_download(ctx.scenario(state))
 
 
-#: the workbook button's tooltip where the scenario has a workbook
+#: the workbook button's tooltip
 XLSX_TITLE = "the xlsx of `tco export` for this scenario and its edits: live formulas"
-
-
-def workbook_gaps(scenario) -> list[str]:
-    """Why ``scenario`` has no workbook (``tco export`` refuses it: :func:`tco.export.formula_gaps`), one line per
-    field; empty where it has one."""
-    if getattr(scenario, "kind", "inference") != "inference":
-        return []
-    return [str(gap) for gap in formula_gaps(scenario)]
 
 
 def workbook_download(scenario) -> dict:

@@ -371,6 +371,27 @@ def serving_pools(structure: Structure, values: Mapping[str, object], option_nam
     return served, replace(w.demand, speculation=speculation), kv_transfer_s
 
 
+def prefix_hit_fractions(structure: Structure, values: Mapping[str, object], option: Option) -> dict | None:
+    """Each pool's achieved prefix-cache hit fraction, as :func:`_serve` solves it (the fixed point of the hits and
+    the fleet that holds them), for readers that write the model out (the workbook takes the solved value).
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options.
+    values : Mapping[str, object]
+        The named parameter values.
+    option : Option
+        The option to serve (one of ``structure``'s, or a generation the baseline moves to).
+
+    Returns
+    -------
+    dict or None
+        ``{role: hit fraction [-]}``, None without prefix reuse.
+    """
+    return _serve(option, Workload(structure, values))[4]
+
+
 def chosen_cycle_models(structure: Structure, values: Mapping[str, object], option_name: str) -> dict:
     """The cycle model of each pool's chosen replica shape, for one draw (scalar values).
 

@@ -330,7 +330,7 @@ class PoolPerformance:
                                                "(achieved: what its devices' cache holds of the working set; a prefill "
                                                "pool skips their prefill, a decode pool receives only the rest over the "
                                                "KV link); present with prefix reuse", "cache hit rate", "%", scale=100.0,
-                                               fmt=".0f", workbook=False, optional=True)
+                                               fmt=".0f", optional=True)
     accepted_tokens_per_step: Array | None = output("tokens/step", "expected tokens a decode step emits per sequence "
                                                     "under speculative decoding, sum of a^i for i = 0..k; present with "
                                                     "speculation", "accepted tokens per step", "", fmt=".2f",

@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from tco.core import names as named
+from tco.core.evaluate import prefix_hit_fractions
 from tco.core.money.nodes import PEAK_FIELDS as NODE_PEAKS
 from tco.core.money.nre import WAFER_DIAMETER_MM
 from tco.core.names import device_param, link_param, model_param, speculation_param, tier_param
 from tco.core.outputs import LINK_OUTPUTS, OPTION_OUTPUTS, POOL_OUTPUTS, dotted_name, flatten
+from tco.core.serving import prefix_cache
 from tco.core.serving.capacity import PERFORMANCE_FIELDS
 from tco.core.serving.power import HOURS_PER_YEAR
 from tco.core.serving.sizing import SECONDS_PER_YEAR
@@ -22,6 +24,7 @@ from tco.core.structure import Option, Pool
 from tco.export import formulas as fx
 from tco.export import serving_sheet
 from tco.export.cells import QuantitySheet
+from tco.foundation.plain_values import scalar
 from tco.inputs.scenario import Scenario
 
 
@@ -235,6 +238,89 @@ def _speculation(sheet, option: Option, n: _Names, demand: serving_sheet.Demand)
         step_target=q("time a step may take to meet the TPOT target (tau T)", f"{demand.tpot}*{tau}", "s"))
 
 
+@dataclass(frozen=True)
+class PrefixCache:
+    """The scenario's prefix reuse as cell references, and the hit fractions the core solved for each pool that
+    prefills (:func:`tco.core.evaluate.prefix_hit_fractions`)."""
+
+    asked: str
+    """``h``, the share of prompt tokens a cache that held everything would serve [-]."""
+    working_set: str
+    """``S = lambda_peak T P k``, the cache bytes were every prompt token a hit [B]."""
+    bytes_per_device: dict[str, str]
+    """``c`` by pool role, cache bytes one device holds ("0" on a device with SRAM only) [B]."""
+    batch_memory_share: str
+    """The share of off-chip memory the decode batch may use ("1" where the cache lives off the device) [-]."""
+    load_bandwidth: str | None
+    """The tier's read bandwidth into one device [B/s] (None: the cache is in device memory, no load)."""
+    prompt: str
+    """``P`` [tokens]."""
+    kv: str
+    """KV bytes per token [B/token]."""
+    solved: dict[str, float]
+    """The hit fraction the core's fixed point gives each pool [-]."""
+    asked_value: float
+    """``h`` when written [-]."""
+
+
+def _prefix_cache(sheet, scenario: Scenario, option: Option, n: _Names, shared) -> PrefixCache:
+    """The rows of an option's prefix cache that do not depend on its fleet (``_serve`` and ``_cache_bytes_per_device``
+    of the core)."""
+    q, tier = sheet.quantity, scenario.structure.prefix_cache_tier
+    sheet.heading(f"{option.name}: prefix cache ({tier})", level=2)
+    prompt = n(named.workload.prompt_tokens)
+    working_set = q("prefix-cache working set were every prompt token a hit (lambda_peak T P k, Little's law)",
+                    f"{shared['peak_rps']}*{n(named.workload.prefix_reuse_interval_s)}*{prompt}*{shared['kv']}", "B")
+    share = n(named.serving.prefix_cache_hbm_fraction) if tier == "hbm" else None
+    per_device = {}
+    for pool in option.pools:
+        off_chip = [t for t in pool.tiers if t != prefix_cache.ON_CHIP_TIER]
+        if not off_chip:
+            per_device[pool.role] = "0"
+        elif tier == "hbm":
+            capacity = fx.total([n(tier_param(pool.device, t, "capacity_bytes")) for t in off_chip])
+            per_device[pool.role] = q(f"prefix-cache bytes per {pool.device} device (its share of usable off-chip memory)",
+                                      f"{share}*{n(device_param(pool.device, 'memory_usable_fraction'))}*({capacity})", "B")
+        else:
+            per_device[pool.role] = n(named.serving.name(f"{tier}_cache_bytes_per_device"))
+    solved = prefix_hit_fractions(scenario.structure, scenario.values(), option)
+    return PrefixCache(
+        asked=n(named.workload.prefix_hit_fraction), working_set=working_set, bytes_per_device=per_device,
+        batch_memory_share=q("share of off-chip memory the decode batch may use (the cache keeps the rest)",
+                             f"1-{share}", "fraction") if tier == "hbm" else "1",
+        load_bandwidth=None if tier == "hbm" else n(named.serving.name(f"{tier}_cache_bandwidth_bytes_per_s")),
+        prompt=prompt, kv=shared["kv"], solved={role: scalar(x) for role, x in solved.items()},
+        asked_value=scalar(scenario.values()[named.workload.prefix_hit_fraction]))
+
+
+def _cached_prompt(sheet, cache: PrefixCache, pool: Pool, demand: serving_sheet.Demand):
+    """A pool that prefills, with prefix reuse: its hit fraction, its demand (the prompt's computed part, the cached
+    tokens, at least the devices that hold the cache) and the time to read the prefix back from its tier.
+
+    The hit fraction is the core's fixed point of the hits and the fleet that holds them (a search over sizings,
+    ``_serve``: the largest grid step the pool's own fleet holds, or ``h`` itself): written as ``h`` where the pool
+    holds all it is asked, else as ``MIN(h, x)`` with the solved step ``x``, a structural value like the candidate
+    list (rerun ``tco export`` after an edit that should move it); the row below it says whether the workbook's own
+    fleet still holds it."""
+    q, role, asked = sheet.quantity, pool.role, cache.asked
+    x = cache.solved[role]
+    held = x >= cache.asked_value  # the pool holds every asked hit
+    how = "h: its fleet holds every asked hit" if held else f"solved by tco when written: at most {x:g}"
+    hit = q(f"prefix-cache hit fraction of the {role} pool ({how})", asked if held else f"MIN({asked},{x!r})", "fraction")
+    cached = q("prompt tokens served from the cache, H = x P", f"{hit}*{cache.prompt}", "tokens")
+    computed = q("prompt tokens the prefill computes, P_c = P - H", f"{cache.prompt}-{cached}", "tokens")
+    c = cache.bytes_per_device[role]
+    minimum = "0"
+    if c != "0":
+        minimum = q("devices that hold the cache at that hit fraction (x S / c; the fleet has at least these)",
+                    f"{hit}*{cache.working_set}/{c}", "devices")
+    load = "0"
+    if cache.load_bandwidth is not None:
+        load = q("time to read the cached prefix back from its tier (H k / BW), added to the TTFT",
+                 f"{cached}*{cache.kv}/{cache.load_bandwidth}", "s")
+    return hit, replace(demand, prompt=computed, cached=cached, whole_prompt=cache.prompt, min_fleet_devices=minimum), load
+
+
 def _unit_price(sheet, pool: Pool, n: _Names) -> str:
     """:func:`tco.core.evaluate.unit_price_usd`: the catalog's price, or a built chip's unit cost from its die."""
     if not (pool.built and named.program.die_area_mm2 in n):
@@ -268,22 +354,44 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
     if option.speculation:
         demand = replace(demand, speculation=_speculation(sheet, option, n, demand))
     prompt, peak_rps = n(named.workload.prompt_tokens), shared["peak_rps"]
+    cache = _prefix_cache(sheet, scenario, option, n, shared) if scenario.structure.prefix_cache_tier else None
+    if cache is not None:
+        demand = replace(demand, batch_memory_share=cache.batch_memory_share)
+    served, hits = {}, {}
+
+    def size(pool: Pool, pool_demand: serving_sheet.Demand, extra: str) -> None:
+        hour = _device_hour(sheet, pool, n, prices[pool.role])
+        served[pool.role] = serving_sheet.write_pool(sheet, option, pool, n, model, pool_demand, hour, extra, whole)
+
+    sent = prompt
+    if cache is not None and option.disaggregated:
+        # the decode pool's fleet does not depend on its hits; its cache holds min(h, c N / S) of the prompt, and only
+        # the rest crosses the KV link (so it is sized first)
+        size(option.pool("decode"), demand, "0")
+        devices = f"{served['decode']['replicas']}*{served['decode']['devices_per_replica']}"
+        hits["decode"] = q("prefix-cache hit fraction of the decode pool: MIN(h, c N / S), what its devices' cache holds",
+                           f"MIN({cache.asked},{cache.bytes_per_device['decode']}*{devices}/{cache.working_set})", "fraction")
+        sent = q("prompt tokens whose KV crosses the link (those the decode pool's cache lacks)",
+                 f"{prompt}-{hits['decode']}*{prompt}", "tokens")
     extra = "0"
     if option.disaggregated:
         link = option.link
         bw = n(link_param(link, "bandwidth_bytes_per_s"))
-        per_request = q("KV bytes moved per request", f"{prompt}*{shared['kv']}", "B")
+        per_request = q("KV bytes moved per request", f"{sent}*{shared['kv']}", "B")
         transfer = write_option_output(sheet, out, "kv_transfer_s", f"{per_request}/{bw}+{n(link_param(link, 'latency_s'))}")
         exact = out.sizing["link_ports_exact"] = q("KV-link ports for the peak, unrounded", f"{peak_rps}*{per_request}/{bw}",
                                                    "ports")
         write_option_output(sheet, out, "link_ports",
                             f"MAX({fx.ceil(exact + '-' + fx.CEIL_GUARD_FLEET)},1)" if whole else exact)
         extra = transfer
-    served = {}
     for pool in option.pools:
-        hour = _device_hour(sheet, pool, n, prices[pool.role])
-        served[pool.role] = serving_sheet.write_pool(sheet, option, pool, n, model, demand, hour,
-                                                     extra if pool.role == "prefill" else "0", whole)
+        if pool.role in served:
+            continue
+        pool_demand, pool_extra = demand, extra if pool.role == "prefill" else "0"
+        if cache is not None and pool.role != "decode":
+            hits[pool.role], pool_demand, load = _cached_prompt(sheet, cache, pool, demand)
+            pool_extra = load if pool_extra == "0" else f"{pool_extra}+{load}"
+        size(pool, pool_demand, pool_extra)
     sheet.heading("pools at peak and at mean load", level=2)
     mean = n(named.workload.requests_per_s)
     for role, v in served.items():
@@ -295,6 +403,12 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
         write_pool_output(sheet, out, role, "devices", f"{replicas}*{v['devices_per_replica']}")
         if demand.speculation is not None and role != "prefill":
             write_pool_output(sheet, out, role, "accepted_tokens_per_step", demand.speculation.tokens_per_step)
+        if role in hits:
+            write_pool_output(sheet, out, role, "prefix_hit_fraction", hits[role])
+            c = cache.bytes_per_device[role]
+            if role != "decode" and c != "0":  # the solved hit fraction is structure: say whether edits moved it
+                q(f"the {role} pool's cache holds its hit fraction at the workbook's fleet (c N / S >= x) (1/0)",
+                  f"IF({c}*{v['replicas']}*{v['devices_per_replica']}>={hits[role]}*{cache.working_set}*(1-1E-9),1,0)", "")
     first = served["prefill"] if option.disaggregated else served["colocated"]
     last = served["decode"] if option.disaggregated else served["colocated"]
     if not option.disaggregated:

@@ -2,7 +2,7 @@
 
 Mirrors :mod:`tco.core.serving.candidates` (``size_candidate``), :mod:`tco.core.serving.search` (``size_pool``) and
 :mod:`tco.core.serving.capacity` (``at_peak``) with
-:mod:`tco.core.serving.steps` (cycle lines, the exact cycle), :mod:`tco.core.serving.parallelism` (sync
+:mod:`tco.core.serving.steps` (cycle lines, the exact cycle: :mod:`tco.export.cycle_sheet`), :mod:`tco.core.serving.parallelism` (sync
 terms) and :mod:`tco.core.serving.queueing` (square-root staffing, the waiting percentile) as
 live formulas, term by term in the core's order of operations. Each candidate shape is a
 block of rows; the chosen shape's index is the first lowest score, and the chosen values
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from tco.core import names as named
 from tco.core.names import device_param, pool_param, tier_param
 from tco.core.serving import candidates as core_candidates
-from tco.core.serving import search
+from tco.core.serving import prefix_cache, search
 from tco.core.serving.cycles import CEIL_GUARD, FLOOR_GUARD, has_micro_batch_pipelines
 from tco.core.serving.parallelism import Shape, micro_batch_overshoot
 from tco.core.serving.sizing import WHOLE_COUNT_GUARD, replica_multiple
@@ -26,61 +26,8 @@ from tco.core.serving.split import LANE_SHARES
 from tco.core.structure import Option, Pool
 from tco.export import formulas as fx
 from tco.export import sojourn_sheet
+from tco.export.cycle_sheet import Cycle, Line, branch_max, branch_min, lines_at, scaled
 from tco.export.queue_formulas import normal_quantile, servers_within_wait, wait_quantile
-
-Line = tuple[str, str]  # (intercept, slope) formula text
-
-
-def overlapped(x: str, y: str, o: str) -> str:
-    """:func:`tco.core.serving.steps.overlapped`: ``max(x, y) + (1 - o) min(x, y)``."""
-    return f"(MAX({x},{y})+(1-{o})*MIN({x},{y}))"
-
-
-def scaled(factor: str, x: str) -> str:
-    """``factor x``, or ``x`` itself where the factor is "1" (a pool without speculation keeps its formulas)."""
-    return x if factor == "1" else f"{factor}*{x}"
-
-
-def lines_at(lines: list[Line], batch: str) -> str:
-    """``f(B) = max_i (c0_i + c1_i B)``."""
-    terms = [f"{c0}+{c1}*{batch}" for c0, c1 in lines]
-    return terms[0] if len(terms) == 1 else f"MAX({','.join(terms)})"
-
-
-def branch_min(values: list[str]) -> str:
-    return values[0] if len(values) == 1 else f"MIN({','.join(values)})"
-
-
-def branch_max(values: list[str]) -> str:
-    return values[0] if len(values) == 1 else f"MAX({','.join(values)})"
-
-
-def tier_time_lines(fixed: str, per_token: str, caps: list[str], bws: list[str], offset: str = "0") -> list[Line]:
-    """:func:`tco.core.serving.steps.tier_time_lines`."""
-    out = []
-    cumulative_bytes, cumulative_s = "0", "0"
-    for cap, bw in zip(caps, bws, strict=True):
-        out.append((f"(({cumulative_s})+(({fixed})-({cumulative_bytes}))/{bw}-({offset}))", f"(({per_token})/{bw})"))
-        cumulative_bytes = f"{cumulative_bytes}+{cap}"
-        cumulative_s = f"{cumulative_s}+{cap}/{bw}"
-    return out
-
-
-def phase(memory: list[Line], compute_slope: str, o: str) -> list[Line]:
-    """:func:`tco.core.serving.steps._phase`."""
-    out = []
-    for m0, m1 in memory:
-        out += [(m0, f"({m1}+(1-{o})*{compute_slope})"), (f"(1-{o})*{m0}", f"({compute_slope}+(1-{o})*{m1})")]
-    return out
-
-
-def pairs(a: list[Line], b: list[Line], o: str) -> list[Line]:
-    """:func:`tco.core.serving.steps._pairs`."""
-    out = []
-    for a0, a1 in a:
-        for b0, b1 in b:
-            out += [(f"({a0}+(1-{o})*{b0})", f"({a1}+(1-{o})*{b1})"), (f"({b0}+(1-{o})*{a0})", f"({b1}+(1-{o})*{a1})")]
-    return out
 
 
 def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str, work: str, lanes: str, slack: str,
@@ -115,109 +62,6 @@ def split_replicas(q, slot_load: str, residence: str, slots: str, lane_load: str
         g = q(f"split probe {level + 1}: lane share", f"CHOOSE({index}+1,{','.join(repr(x) for x in shares)})", "")
         step //= 2
         level += 1
-
-
-@dataclass
-class Cycle:
-    """A :class:`tco.core.serving.steps.CycleModel` as cell references (static facts as Python values)."""
-
-    pipeline: int
-    moe: bool
-    weight: str
-    read_fixed: str
-    read_per_token: str
-    flops_per_token: str
-    decode_kv: str
-    decode_attention: str
-    prefill_kv: str
-    prefill_attention: str
-    flops: str
-    caps: list[str]
-    bws: list[str]
-    s0: str
-    s1: str
-    o_mc: str
-    o_p: str
-    o_c: str
-    #: the collective time per prompt token, where the device gives prompt tokens their own share of the links
-    #: (None: ``s1``, as a decode token's)
-    s1_prompt: str | None = None
-    #: speculative decoding: token passes per decode sequence ``s = k + 1 + k f`` and weight reads per cycle
-    #: ``r = 1 + k f`` (``CycleModel.token_passes``, ``weight_reads``; "1": one token per step)
-    token_passes: str = "1"
-    weight_reads: str = "1"
-
-    @property
-    def full_read(self) -> str:
-        return self.weight if self.moe else self.read_fixed
-
-    def t_mem(self, bytes_read: str) -> str:
-        return f"({fx.memory_read_time_s(bytes_read, self.caps, self.bws)})"
-
-    def weight_read(self, tokens: str) -> str:
-        if not self.moe:
-            return self.read_fixed
-        return f"MIN({self.read_fixed}+{self.read_per_token}*MAX({tokens},1),{self.weight})"
-
-    def passed(self, decode: str, prefill: str) -> str:
-        """:meth:`tco.core.serving.steps.CycleModel.passed_tokens`: ``s B + N_p``."""
-        return f"({scaled(self.token_passes, decode)}+{prefill})"
-
-    def terms(self, decode: str, prefill: str) -> tuple[str, str, str, str, str]:
-        """:meth:`tco.core.serving.steps.CycleModel.terms_s`."""
-        p = self.pipeline
-        tokens = self.passed(decode, prefill)
-        weight_memory = scaled(self.weight_reads, f"{p}*{self.t_mem(self.weight_read(f'{tokens}/{p}'))}")
-        weight_compute = f"({self.flops_per_token}*{tokens}/{self.flops})"
-        kv = f"({decode}*{self.decode_kv}+{prefill}*{self.prefill_kv})"
-        kv_memory = f"({self.t_mem(f'{self.weight}+{kv}')}-{self.t_mem(self.weight)})"
-        kv_compute = f"(({decode}*{self.decode_attention}+{prefill}*{self.prefill_attention})/{self.flops})"
-        per_token = (f"{self.s1}*{tokens}" if self.s1_prompt is None
-                     else f"({self.s1}*{scaled(self.token_passes, decode)}+{self.s1_prompt}*{prefill})")
-        sync = f"({self.s0}+(1-{self.o_c})*{per_token})"
-        return weight_memory, weight_compute, kv_memory, kv_compute, sync
-
-    def cycle(self, decode: str, prefill: str) -> str:
-        """:meth:`tco.core.serving.steps.CycleModel.cycle_s`."""
-        wm, wc, km, kc, sync = self.terms(decode, prefill)
-        return f"({overlapped(overlapped(wm, wc, self.o_mc), overlapped(km, kc, self.o_mc), self.o_p)}+{sync})"
-
-    def bound(self, decode: str, prefill: str) -> str:
-        """The code of :meth:`tco.core.serving.steps.CycleModel.bound_and_spill`."""
-        wm, wc, km, kc, sync = self.terms(decode, prefill)
-        memory, compute = f"({wm}+{km})", f"({wc}+{kc})"
-        return f"(({compute}>{memory})*({compute}>={sync})*1+({sync}>MAX({memory},{compute}))*2)"
-
-    def spill(self, decode: str, prefill: str) -> str:
-        """The bytes of :meth:`tco.core.serving.steps.CycleModel.bound_and_spill`."""
-        if len(self.caps) == 1:
-            return "0"
-        p = self.pipeline
-        weights = self.weight_read(f"{self.passed(decode, prefill)}/{p}")
-        kv = f"({decode}*{self.decode_kv}+{prefill}*{self.prefill_kv})"
-        fast = self.caps[0]
-        return f"({scaled(self.weight_reads, f'{p}*MAX({weights}-{fast},0)')}+MAX({kv}-MAX({fast}-{weights},0),0))"
-
-    def decode_branches(self) -> list[list[Line]]:
-        """:meth:`tco.core.serving.steps.CycleModel.decode_lines` (one list of lines per weight-read branch)."""
-        p, s, r = self.pipeline, self.token_passes, self.weight_reads
-        compute_slope = f"({scaled(s, self.flops_per_token)}/{self.flops})"
-        kv_slope = f"({self.decode_attention}/{self.flops})"
-        if len(self.caps) == 1:
-            attention = [("0", overlapped(f"{self.decode_kv}/{self.bws[0]}", kv_slope, self.o_mc))]
-        else:
-            kv_memory = tier_time_lines(self.weight, self.decode_kv, self.caps, self.bws, self.t_mem(self.weight))
-            attention = phase(kv_memory, kv_slope, self.o_mc)
-        branches = [[(scaled(r, f"{p}*{self.t_mem(self.full_read)}"), "0")]]
-        if self.moe:
-            sparse = tier_time_lines(self.read_fixed, f"{scaled(s, self.read_per_token)}/{p}", self.caps, self.bws)
-            branches.append([(scaled(r, f"{p}*{c0}"), scaled(r, f"{p}*{c1}")) for c0, c1 in sparse])
-        sync0, sync1 = self.s0, scaled(s, f"(1-{self.o_c})*{self.s1}")
-        out = []
-        for memory in branches:
-            weights = phase(memory, compute_slope, self.o_mc)
-            out.append([(f"{c0}+{sync0}", f"{c1}+{sync1}") for c0, c1 in pairs(weights, attention, self.o_p)])
-        return out
 
 
 @dataclass(frozen=True)
@@ -260,11 +104,25 @@ class Demand:
     prefill_queue: str = "shared"
     #: a decode pool's speculative decoding (None: one token per sequence and step)
     speculation: SpeculationCells | None = None
+    #: prefix reuse in a pool that prefills: ``H``, the prompt tokens served from its cache ("0": none), with
+    #: ``prompt`` then the computed part ``P_c = P - H`` and ``whole_prompt`` the prompt ``P`` (None: ``prompt``)
+    cached: str = "0"
+    whole_prompt: str | None = None
+    #: devices the pool has at least, those that hold its prefix cache ("0": none; ``Demand.min_fleet_devices``)
+    min_fleet_devices: str = "0"
+    #: the share of each off-chip tier the decode batch may use where the prefix cache lives in device memory
+    #: (``1 - serving.prefix_cache_hbm_fraction``; "1": all of it)
+    batch_memory_share: str = "1"
 
     @property
     def prefill_dispatched(self) -> bool:
         """:attr:`tco.core.serving.shapes.Demand.prefill_dispatched`."""
         return self.prefill_queue == "dispatched"
+
+    @property
+    def full_prompt(self) -> str:
+        """The prompt ``P`` a sequence holds in its KV cache, cached prefix included."""
+        return self.prompt if self.whole_prompt is None else self.whole_prompt
 
     @property
     def decode_steps(self) -> str:
@@ -308,18 +166,32 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     chunked = colocated and demand.policy == "chunked"
     prompt, output = demand.prompt, demand.output
     sheet.heading(f"{role} pool on {d}: serving under load", level=2)
-    context = q("mean decode context (P + O/2)", f"{prompt}+0.5*{output}", "tokens")
+    context = q("mean decode context (P + O/2)", f"{demand.full_prompt}+0.5*{output}", "tokens")
     decode_attention = f"4*{model['layers']}*{model['attention_dim']}*{context}"
     decode_attention = (q("attention FLOPs per decode token (4 L d C)", decode_attention, "FLOP")
                         if demand.speculation is None else
                         q("attention FLOPs per decode sequence and step (4 L d C s: the verification's k + 1 queries "
                           "and the draft's k f)", scaled(demand.token_passes, decode_attention), "FLOP"))
-    prefill_attention = q("attention FLOPs per prefill token (2 L d P)", f"2*{model['layers']}*{model['attention_dim']}*{prompt}",
-                          "FLOP")
-    factor = q("KV re-read factor of chunked prefill (1 + max(P/tau - 1, 0)/2)",
-               f"1+0.5*MAX({prompt}/{demand.budget}-1,0)" if chunked else "1", "")
+    cached = demand.cached
+    if cached == "0":
+        prefill_attention = q("attention FLOPs per prefill token (2 L d P)",
+                              f"2*{model['layers']}*{model['attention_dim']}*{prompt}", "FLOP")
+    else:
+        prefill_attention = q("attention FLOPs per computed prefill token (2 L d (P_c + 2 H): the cached prefix read too)",
+                              f"2*{model['layers']}*{model['attention_dim']}*({prompt}+2*{cached})", "FLOP")
+    factor = f"1+0.5*MAX({prompt}/{demand.budget}-1,0)" if chunked else "1"
+    if cached == "0":
+        factor = q("KV re-read factor of chunked prefill (1 + max(P/tau - 1, 0)/2)", factor, "")
+    else:
+        factor = q("KV re-read factor of the prefill (chunked: 1 + max(P_c/tau - 1, 0)/2) plus the cached prefix read "
+                   "once per chunk (H / min(P_c, tau), whole prompts H / P_c)",
+                   f"{factor}+{cached}/MAX({f'MIN({prompt},{demand.budget})' if chunked else prompt},1)", "")
     usable = n(device_param(d, "memory_usable_fraction"))
+    kept = demand.batch_memory_share
     caps = [q(f"usable capacity of tier {t} per device", f"{n(tier_param(d, t, 'capacity_bytes'))}*{usable}", "B")
+            if kept == "1" or t == prefix_cache.ON_CHIP_TIER else
+            q(f"usable capacity of tier {t} per device for the batch (the prefix cache's share kept out)",
+              f"{n(tier_param(d, t, 'capacity_bytes'))}*{kept}*{usable}", "B")
             for t in pool.tiers]
     bw_eff = n(device_param(d, "bandwidth_efficiency"))
     bws = [q(f"achievable bandwidth of tier {t} per device", f"{n(tier_param(d, t, 'bandwidth_bytes_per_s'))}*{bw_eff}", "B/s")
@@ -454,7 +326,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                q("replica FLOP/s", f"{devices}*{flops}", "FLOP/s"), rcaps, rbws, s0, s1, demand.o_mc, demand.o_p, demand.o_c,
                s1_prompt, demand.token_passes, demand.weight_reads)
     capacity = fx.total(rcaps)
-    sequence = f"({prompt}+{output})" if role != "prefill" else prompt
+    full_prompt = demand.full_prompt
+    sequence = f"({full_prompt}+{output})" if role != "prefill" else full_prompt
     fits = q("model and one sequence fit, within the domain and the minimum devices (1/0)",
              f"IF(AND({model['weight']}+{sequence}*{model['kv']}*{rep}<={capacity},{t}<={domain}+1E-9,"
              f"{devices}>={minimum}-1E-9),1,0)", "")
@@ -515,7 +388,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             rising = [up for _ in stored for up in riding_rises]
         else:
             seen = stored
-        kv_batch = f"({capacity}-{model['weight']})/((({prompt}+{output})*{model['kv']})*{rep})"
+        kv_batch = f"({capacity}-{model['weight']})/((({full_prompt}+{output})*{model['kv']})*{rep})"
         limit = f"MIN({kv_batch},{demand.max_batch})"
         if chunked:
             limit = f"MIN({limit},{p}*{budget}/({per_sequence}+{ratio}))"
@@ -611,20 +484,26 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                      spilled_bytes=q("bytes beyond the fastest tier at the slot cap", cm.spill(slots, decode_tokens), "B"))
             r["prefill_bound"] = r["decode_bound"] if colocated else "0"
             return _sized(q, {**c, **r}, replicas, fits, devices, device_hour, whole, prompt, multiple,
-                          "1" if demand.speculation is None else demand.speculation.tokens_per_step)
+                          "1" if demand.speculation is None else demand.speculation.tokens_per_step,
+                          demand.min_fleet_devices)
 
         full = at_cap(q)
         if not colocated or not core_candidates.HELD_SEARCH_STEPS:
             return full
         return _held_caps(sheet, full, at_cap, lambda q, slots: ttft_at(q, slots)["ttft_ok"], whole)
-    return _sized(q, c, replicas, fits, devices, device_hour, whole, prompt, multiple)
+    return _sized(q, c, replicas, fits, devices, device_hour, whole, prompt, multiple,
+                  min_devices=demand.min_fleet_devices)
 
 
 def _sized(q, c: dict, replicas: str, fits: str, devices, device_hour: str, whole: bool, prompt: str,
-           multiple: int = 1, tokens_per_step: str = "1") -> dict:
-    """A candidate's closing rows: whole replicas (in whole purchase units: ``multiple`` of them at a time),
-    feasibility, the cost rate that ranks the shapes and its score; its decode tokens per second emit
-    ``tokens_per_step`` tokens per sequence and cycle (``tau`` under speculative decoding)."""
+           multiple: int = 1, tokens_per_step: str = "1", min_devices: str = "0") -> dict:
+    """A candidate's closing rows: whole replicas (in whole purchase units: ``multiple`` of them at a time; at least
+    ``min_devices`` devices, those that hold a prefix cache), feasibility, the cost rate that ranks the shapes and its
+    score; its decode tokens per second emit ``tokens_per_step`` tokens per sequence and cycle (``tau`` under
+    speculative decoding)."""
+    if min_devices != "0":  # a fleet grown to hold its prefix cache
+        replicas = q("replicas (continuous), at least those that hold the prefix cache",
+                     f"MAX({replicas},{min_devices}/{devices})", "replicas")
     whole_replicas = f"MAX({fx.ceil(f'{replicas}-{WHOLE_COUNT_GUARD:g}')},1)" if whole else replicas
     if whole and multiple > 1:  # tco.core.serving.sizing.whole_units
         whole_replicas = f"{fx.ceil(f'{whole_replicas}/{multiple}-{WHOLE_COUNT_GUARD:g}')}*{multiple}"

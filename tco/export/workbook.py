@@ -18,7 +18,6 @@ from openpyxl.packaging.custom import StringProperty
 from openpyxl.styles import Alignment
 
 from tco import __version__
-from tco.core import names as named
 from tco.export.breakeven_sheet import write_breakeven
 from tco.export.cashflow_sheet import write_cash_flows
 from tco.export.cells import finish_sheet, lock_formulas, put_text
@@ -29,7 +28,7 @@ from tco.export.names import excel_names
 from tco.export.sensitivity_sheet import write_sensitivity
 from tco.export.summary_sheet import write_summary
 from tco.export.training_sheet import training_model_values, write_training_model
-from tco.foundation.errors import FieldError, InputError
+from tco.foundation.errors import InputError
 from tco.foundation.files import atomic_write, check_target
 from tco.inputs.loading import scenario_from_dict
 from tco.inputs.scenario import Scenario
@@ -53,44 +52,10 @@ def currency_year(scenario: Scenario) -> str:
     return str(max(years)) if years else "unknown"
 
 
-#: why a workbook refuses a part of the model it has no formulas for (issue 48 asks for them)
-NO_FORMULAS = ("the workbook has no formulas for {} yet (issue 48), so its numbers would not be the model's; "
-               "export the scenario without it")
-
-
-def formula_gaps(scenario: Scenario) -> list[FieldError]:
-    """The parts of ``scenario``'s model the workbook has no formulas for (its numbers would not be the model's), each
-    as the field that switches it on.
-
-    Parameters
-    ----------
-    scenario : Scenario
-        An inference scenario.
-
-    Returns
-    -------
-    list of FieldError
-        ``workload.prefix_hit_fraction`` where the workload reuses prefixes; empty when the workbook carries the
-        whole model (speculative decoding has its formulas: :func:`tco.export.model_sheet._speculation`).
-    """
-    structure = scenario.structure
-    values = scenario.params.values()
-    gaps = []
-    if structure.prefix_cache_tier is not None:
-        hit = named.workload.prefix_hit_fraction
-        gaps.append(FieldError(hit, values.get(hit),
-                               NO_FORMULAS.format("prefix reuse (the prefix cache's hit fraction, memory and load time)")))
-    return gaps
-
-
 def build_workbook(scenario: Scenario) -> Workbook:
-    """The workbook of ``scenario`` (in memory); an :class:`InputError` naming the field for a scenario whose model the
-    workbook does not carry as formulas (:func:`formula_gaps`: prefix reuse)."""
+    """The workbook of ``scenario`` (in memory)."""
     if getattr(scenario, "kind", "inference") == "training":
         return build_training_workbook(scenario)
-    gaps = formula_gaps(scenario)
-    if gaps:
-        raise InputError(gaps)
     wb, sheets, names = _workbook_with_inputs(scenario, SHEETS)
     model = write_model(sheets["Model"], scenario, names)
     cash = write_cash_flows(sheets["Cash flows"], scenario, names, model)

@@ -16,7 +16,7 @@ from tco_app import create_app
 from tco_app.context import AppContext
 from tco_app.controller import update_state
 from tco_app.fleet_views import coordination_view, kv_view, pareto_view, roadmap_view, routing_view, stranded_view, tree_view
-from tco_app.pages.assumptions import XLSX_TITLE, cell, table_rows, workbook_download, workbook_gaps
+from tco_app.pages.assumptions import cell, table_rows, workbook_download
 from tco_app.pages.cases import saved_case
 from tco_app.pages.compare import compare_view, verdict_card
 from tco_app.pages.decide import bottleneck_answer, change_answer
@@ -360,19 +360,22 @@ def test_workbook_download_is_the_export_of_the_edited_scenario(tmp_path):
     assert import_workbook(path)[0].values() == CTX.scenario(state).values()
 
 
-@pytest.mark.parametrize("name", ["default", "agentic-coding", "reasoning-chat", "training-run"])
-def test_the_workbook_button_says_why_a_scenario_has_no_workbook(name, tmp_path):
-    """A scenario with prefix reuse has no workbook (tco export refuses it: its formulas do not carry the cache yet):
-    the page disables the button and its tooltip names the field and why, instead of a download that fails in the
-    callback; one that speculates has its workbook (the formulas carry speculative decoding)."""
-    gaps = workbook_gaps(CTX.scenario({"scenario": name, "upload": None, "set": {}}))
-    expected = {"agentic-coding": ["workload.prefix_hit_fraction"]}.get(name, [])
-    assert [g.split(":")[0] for g in gaps] == expected
-    assert all("the workbook has no formulas for" in g for g in gaps)
+@pytest.mark.parametrize(("name", "figure"), [("agentic-coding", "colocated.prefix_hit_fraction"),
+                                              ("reasoning-chat", "colocated.accepted_tokens_per_step")])
+def test_a_scenario_with_prefix_reuse_or_speculation_downloads_its_workbook(name, figure, tmp_path):
+    """The workbook carries prefix reuse and speculative decoding as formulas (issue 48): the button is enabled once
+    the page has a state, and the download's Check sheet lists the pools' hit fraction and tokens per step beside
+    the Python model's."""
     app = create_app(cache_dir=tmp_path)
-    (key,) = [k for k in app.callback_map if "download-xlsx-button.title" in k]
-    assert "download-xlsx-button.disabled" in key
-    assert XLSX_TITLE.startswith("the xlsx of `tco export`")
+    (key,) = [k for k in app.callback_map if "download-xlsx-button.disabled" in k]
+    ready = app.callback_map[key]["callback"].__wrapped__
+    assert ready({"scenario": name, "upload": None, "set": {}}) == (False, False) and ready(None) == (True, True)
+    download = workbook_download(CTX.scenario({"scenario": name, "upload": None, "set": {}}))
+    path = tmp_path / download["filename"]
+    path.write_bytes(base64.b64decode(download["content"]))
+    check = [(row[1].value, row[3].value) for row in openpyxl.load_workbook(path)["Check"].iter_rows(min_row=6)]
+    rows = [formula for quantity, formula in check if quantity == figure]
+    assert rows and all(str(f).startswith("=") for f in rows)
 
 
 @pytest.mark.parametrize("name", ["default", "fleet-split"])
