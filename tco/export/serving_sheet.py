@@ -1,13 +1,11 @@
 """The serving model on the Model sheet: every candidate replica shape of a pool, the choice, the figures at peak.
 
 Mirrors :mod:`tco.core.serving.candidates` (``size_candidate``), :mod:`tco.core.serving.search` (``size_pool``) and
-:mod:`tco.core.serving.capacity` (``at_peak``) with
-:mod:`tco.core.serving.steps` (cycle lines, the exact cycle: :mod:`tco.export.cycle_sheet`), :mod:`tco.core.serving.parallelism` (sync
-terms) and :mod:`tco.core.serving.queueing` (square-root staffing, the waiting percentile) as
-live formulas, term by term in the core's order of operations. Each candidate shape is a
-block of rows; the chosen shape's index is the first lowest score, and the chosen values
-are read with ``CHOOSE``. The candidate list itself is static (fixed when the scenario is
-read), as in the core.
+:mod:`tco.core.serving.capacity` (``at_peak``) with :mod:`tco.core.serving.steps` (cycle lines, the exact cycle:
+:mod:`tco.export.cycle_sheet`), :mod:`tco.core.serving.parallelism` (sync terms) and :mod:`tco.core.serving.queueing`
+(square-root staffing, the waiting percentile) as live formulas, term by term in the core's order of operations. Each
+candidate shape is a block of rows; the chosen shape's index is the first lowest score, and the chosen values are read
+with ``CHOOSE``. The candidate list itself is static (fixed when the scenario is read), as in the core.
 """
 
 from __future__ import annotations
