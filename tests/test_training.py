@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import openpyxl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -364,7 +365,7 @@ def test_training_workbook_formulas_are_live_and_allowed(run):
     from tco.export.formulas import ALLOWED_FUNCTIONS
 
     wb = build_workbook(run)
-    assert wb.sheetnames == ["Cover", "Inputs", "Model", "Check", "Scenario"]
+    assert wb.sheetnames == ["Summary", "Cover", "Inputs", "Model", "Check", "Scenario"]
     used, count = set(), 0
     for ws in wb:
         for row in ws.iter_rows():
@@ -393,6 +394,24 @@ def test_training_workbook_agrees_with_the_python_model(run, tmp_path):
     assert not {(o, k) for o, values in expected.items() for k in values} - covered
     bad = [row for row in rows if not agrees(row[2], row[3])]
     assert not bad, bad[:10]
+    # issue 49 item 7: a Summary first, per cluster, each figure a live reference recalculated like the Python model
+    book = openpyxl.load_workbook(path)
+    assert book.sheetnames[0] == "Summary" and book["Summary"].freeze_panes == "C4" and book["Summary"].print_area
+    assert book["Summary"]["C4"].value.startswith("='Model'!") and book["Summary"]["C4"].number_format == '"$"#,##0'
+    summary = {row[0]: [x if x == "baseline" else float(x) for x in row[2:] if x not in ("yes", "")]
+               for row in converted.rows("Summary")[3:]}
+    names = [o.name for o in run.structure.options]
+    for j, name in enumerate(names):
+        r = expected[name]
+        assert agrees(r["cost_per_run_usd"], summary["cost per training run"][j])
+        assert agrees(r["time_to_train_s"] / 86400, summary["time to train"][j])
+        opex = r["energy_usd"] + r["facility_usd"] + r["maintenance_usd"]
+        assert agrees(opex, summary["operating costs over the run (energy, facility, maintenance)"][j])
+        # the yearly opex is the run's over its share of a 8,760-hour year
+        per_year = summary["operating cost per year of the cluster (energy, facility, maintenance)"][j]
+        assert agrees(opex / (r["time_to_train_s"] / (8760 * 3600)), per_year)
+        assert agrees(r["cost_per_run_usd"] - r["capex_usd"], opex)
+    assert summary["cost per run over the baseline h100"][0] == "baseline"
 
 
 def test_training_workbook_imports_back(run, tmp_path, capsys):

@@ -18,7 +18,8 @@ BOLD = Font(bold=True)
 FORMATS = {"USD": '"$"#,##0', "USD/yr": '"$"#,##0', "USD/device": '"$"#,##0', "USD/unit": '"$"#,##0',
            "fraction": "0.00%", "1/yr": "0.0%", "USD per million output tokens": '"$"#,##0.0000',
            "USD per million input+output tokens": '"$"#,##0.0000', "devices": "#,##0", "units": "#,##0",
-           "output tokens": "#,##0", "output tokens/yr": "#,##0", "year": "0"}
+           "output tokens": "#,##0", "output tokens/yr": "#,##0", "year": "0",
+           "USD per million training tokens": '"$"#,##0.0000', "days": "#,##0.0", "ratio": "0.000", "W": "#,##0"}
 
 
 def finish_sheet(ws, header_rows: int, label_columns: int = 1) -> None:

@@ -1,10 +1,13 @@
 """The Summary sheet, first in the workbook: per option, what a finance review reads first, each a live reference to the
 cell of the Model or Cash flows sheet that computes it.
 
-Rows: cost per million output tokens (LCOT), NPV of choosing the option over the baseline, IRR of that choice (where it
-exists; otherwise the reason), discounted payback year, PV of hardware capex, PV of the operating costs (energy,
-facility, maintenance, KV links), accounting cost per year (straight-line depreciation plus opex), devices and whether
-the option meets its latency targets. Currency, percentage and thousands formats; the header frozen; printable.
+Rows of an inference workbook: cost per million output tokens (LCOT), NPV of choosing the option over the baseline, IRR
+of that choice (where it exists; otherwise the reason), discounted payback year, PV of hardware capex, PV of the
+operating costs (energy, facility, maintenance, KV links), accounting cost per year (straight-line depreciation plus
+opex), devices and whether the option meets its latency targets. A training workbook's: cost per run and per million
+training tokens, time to train, the cost ratio and saving against the baseline cluster, hardware and operating costs
+over the run, the cluster's operating cost per year, devices, IT power and whether the run finishes. Currency,
+percentage and thousands formats; the header frozen; printable.
 """
 
 from __future__ import annotations
@@ -70,6 +73,47 @@ def summary_rows(baseline: str) -> list[SummaryRow]:
     ]
 
 
+#: the cost lines of a training run that are operating costs (the rest is the hardware's capital recovery)
+TRAINING_OPEX_LINES = ("energy_usd", "facility_usd", "maintenance_usd")
+
+
+def _when_finished(refs: dict[str, str], formula: str) -> str:
+    """``formula`` where the run finishes (its time to train is a number), else the Model sheet's text."""
+    return f"IF(ISNUMBER({refs['time_to_train_s']}),{formula},{refs['time_to_train_s']})"
+
+
+def training_summary_rows(baseline: str) -> list[SummaryRow]:
+    """The Summary's rows for a training scenario whose baseline cluster is ``baseline``.
+
+    Parameters
+    ----------
+    baseline : str
+        The baseline option's name (its cells for the comparison figures say "baseline").
+
+    Returns
+    -------
+    list[SummaryRow]
+        In the order they print; each formula takes ``(flat references, None)`` of a cluster.
+    """
+    versus = f"the baseline {baseline}"
+    return [
+        SummaryRow("cost per training run", "USD", lambda refs, irr: refs["cost_per_run_usd"]),
+        SummaryRow("cost per million training tokens", "USD per million training tokens",
+                   lambda refs, irr: refs["usd_per_mtok_trained"]),
+        SummaryRow("time to train", "days", lambda refs, irr: _when_finished(refs, f"{refs['time_to_train_s']}/86400")),
+        SummaryRow(f"cost per run over {versus}", "ratio", lambda refs, irr: refs.get("cost_ratio"), "baseline"),
+        SummaryRow(f"saved per run against {versus}", "USD", lambda refs, irr: refs.get("usd_saved_per_run"), "baseline"),
+        SummaryRow("hardware capex over the run (capital recovery)", "USD", lambda refs, irr: refs["capex_usd"]),
+        SummaryRow("operating costs over the run (energy, facility, maintenance)", "USD",
+                   lambda refs, irr: _when_finished(refs, "+".join(refs[line] for line in TRAINING_OPEX_LINES))),
+        SummaryRow("operating cost per year of the cluster (energy, facility, maintenance)", "USD/yr",
+                   lambda refs, irr: refs["opex_usd_per_year"]),
+        SummaryRow("devices in the cluster", "devices", lambda refs, irr: refs["devices"]),
+        SummaryRow("IT power of the cluster", "W", lambda refs, irr: refs["power_w"]),
+        SummaryRow("the run finishes on a shape that fits", "", lambda refs, irr: f'IF({refs["feasible"]}=1,"yes","no")'),
+    ]
+
+
 def write_summary(ws, scenario: Scenario, refs: dict[str, OptionRefs], irr: dict[str, str], currency: str) -> None:
     """Fill the Summary sheet: one column per option, one row per figure (:func:`summary_rows`), live references.
 
@@ -86,21 +130,48 @@ def write_summary(ws, scenario: Scenario, refs: dict[str, OptionRefs], irr: dict
     currency : str
         The year of the USD (the Cover's currency line).
     """
+    _write_table(ws, scenario, summary_rows(scenario.structure.baseline), {n: r.flat() for n, r in refs.items()}, irr,
+                 f"USD of {currency}; costs per million OUTPUT tokens; each figure a live reference to the Model and "
+                 "Cash flows sheets")
+
+
+def write_training_summary(ws, scenario, refs: dict[str, dict[str, str]], currency: str) -> None:
+    """Fill a training workbook's Summary sheet: one column per cluster, one row per figure
+    (:func:`training_summary_rows`), live references to the Model sheet.
+
+    Parameters
+    ----------
+    ws : openpyxl.worksheet.worksheet.Worksheet
+        The empty sheet.
+    scenario : TrainingScenario
+        The scenario (its title, clusters and baseline).
+    refs : dict[str, dict[str, str]]
+        Each cluster's references on the Model sheet (:func:`tco.export.training_sheet.write_training_model`).
+    currency : str
+        The year of the USD (the Cover's currency line).
+    """
+    _write_table(ws, scenario, training_summary_rows(scenario.structure.baseline), refs, {},
+                 f"USD of {currency}; costs per training run and per million TRAINING tokens; each figure a live "
+                 "reference to the Model sheet")
+
+
+def _write_table(ws, scenario, rows: list[SummaryRow], refs: dict[str, dict[str, str]], irr: dict[str, str],
+                 subtitle: str) -> None:
+    """The Summary's layout: title, ``subtitle``, a column per option (the baseline marked), a row per ``rows``."""
     base = scenario.structure.baseline
     names = [o.name for o in scenario.structure.options]
     put_text(ws, 1, 1, f"Summary: {scenario.title}").font = HEADING_FONT
-    put_text(ws, 2, 1, f"USD of {currency}; costs per million OUTPUT tokens; each figure a live reference to the Model "
-                       "and Cash flows sheets")
+    put_text(ws, 2, 1, subtitle)
     put_text(ws, HEADER_ROWS, 1, "per option", bold=True)
     put_text(ws, HEADER_ROWS, 2, "unit", bold=True)
     for j, name in enumerate(names):
         put_text(ws, HEADER_ROWS, 3 + j, f"{name} (baseline)" if name == base else name, bold=True).alignment = \
             Alignment(horizontal="right")
-    for i, row in enumerate(summary_rows(base), start=HEADER_ROWS + 1):
+    for i, row in enumerate(rows, start=HEADER_ROWS + 1):
         put_text(ws, i, 1, row.label)
         put_text(ws, i, 2, row.unit)
         for j, name in enumerate(names):
-            formula = row.formula(refs[name].flat(), irr.get(name))
+            formula = row.formula(refs[name], irr.get(name))
             if formula is None:
                 put_text(ws, i, 3 + j, row.text).alignment = Alignment(horizontal="right")
             else:

@@ -205,10 +205,13 @@ def write_training_model(ws, scenario, names: dict[str, str]) -> dict[str, dict[
             "maintenance": f"{n(named.economics.maintenance_fraction_per_year)}*{unit}",
         }
         years = f"{wall}/{SECONDS_PER_YEAR:g}"
+        per_year = {}
         for key, formula in yearly.items():
-            per_year = q(f"{key} per device-year", formula, "USD/yr")
-            r[f"{key}_usd"] = q(f"{key} over the run", f"IF(ISNUMBER({wall}),{D}*{per_year}*{years},\"{NEVER}\")", "USD",
-                                f"{key}_usd")
+            per_year[key] = q(f"{key} per device-year", formula, "USD/yr")
+            r[f"{key}_usd"] = q(f"{key} over the run", f"IF(ISNUMBER({wall}),{D}*{per_year[key]}*{years},\"{NEVER}\")",
+                                "USD", f"{key}_usd")
+        r["opex_usd_per_year"] = q("operating cost per year of the cluster (energy, facility, maintenance)",
+                                   f"{D}*({per_year['energy']}+{per_year['facility']}+{per_year['maintenance']})", "USD/yr")
         r["cost_per_run_usd"] = q("cost per run", f"IF(ISNUMBER({wall}),{'+'.join(r[f'{x}_usd'] for x in yearly)},"
                                   f"\"{NEVER}\")", "USD", "cost_per_run_usd")
         r["usd_per_mtok_trained"] = q("cost per million training tokens", f"IF(ISNUMBER({wall}),{r['cost_per_run_usd']}/"

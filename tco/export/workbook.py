@@ -26,7 +26,7 @@ from tco.export.inputs_sheet import write_inputs
 from tco.export.model_sheet import OptionRefs, write_model
 from tco.export.names import excel_names
 from tco.export.sensitivity_sheet import write_sensitivity
-from tco.export.summary_sheet import write_summary
+from tco.export.summary_sheet import write_summary, write_training_summary
 from tco.export.training_sheet import training_model_values, write_training_model
 from tco.foundation.errors import InputError
 from tco.foundation.files import atomic_write, check_target
@@ -88,7 +88,7 @@ def _finish(sheets: dict) -> None:
                 finish_sheet(sheets[title], header_rows, label_columns)
 
 
-TRAINING_SHEETS = ("Cover", "Inputs", "Model", "Check", SCENARIO_SHEET)
+TRAINING_SHEETS = ("Summary", "Cover", "Inputs", "Model", "Check", SCENARIO_SHEET)
 
 
 def _workbook_with_inputs(scenario, titles) -> tuple[Workbook, dict, dict[str, str]]:
@@ -116,16 +116,18 @@ def file_values(scenario) -> dict[str, float]:
 
 
 def build_training_workbook(scenario) -> Workbook:
-    """The workbook of a ``kind: training`` scenario: Inputs, the Model of every cluster, Check, Scenario."""
+    """The workbook of a ``kind: training`` scenario: Summary, Cover, Inputs, the Model of every cluster, Check,
+    Scenario."""
 
     wb, sheets, names = _workbook_with_inputs(scenario, TRAINING_SHEETS)
     refs = write_training_model(sheets["Model"], scenario, names)
     write_check(sheets["Check"], scenario, refs, training_model_values(scenario))
+    write_training_summary(sheets["Summary"], scenario, refs, currency_year(scenario))
     _write_cover(sheets["Cover"], scenario, compare_training(scenario, with_flips=False).verdict,
                  "cost per training run (USD) and time to train (days); costs per million TRAINING tokens")
     _write_scenario(wb, sheets[SCENARIO_SHEET], scenario)
     _finish(sheets)
-    for title in ("Inputs", "Model", "Check"):
+    for title in ("Summary", "Inputs", "Model", "Check"):
         lock_formulas(sheets[title])
     return wb
 
