@@ -31,6 +31,7 @@ from workbook_helpers import (
 
 import tco
 import tco.analysis.evaluation
+from tco.analysis.program_views import baseline_as_run, generation_fleets
 from tco.cli import main
 from tco.export import build_workbook, write_workbook
 from tco.export.check_sheet import model_values
@@ -626,3 +627,21 @@ def test_edited_inputs_are_marked_with_the_file_value(tmp_path):
     assert import_workbook(path)[0].values()["economics.discount_rate"] == 0.12
 
 
+
+
+@pytest.mark.libreoffice
+def test_a_roadmap_baselines_column_is_the_fleet_it_runs(recalculated):
+    """Issue 49 item 3: custom-asic's baseline runs B200, then Rubin. Its workbook column showed the H100 fleet (2,656
+    devices, 959 ms TTFT) beside the roadmap's cost; now its serving and energy figures are those of the generation it
+    runs at t = 0, as `tco compare` shows them (976 B200s, 732 ms), read from that generation's block of the Model sheet
+    and checked there against the Python model's B200 fleet; its costs (LCOT, units bought) stay the roadmap's."""
+    scenario = tco.load_scenario("custom-asic")
+    analysis = tco.analysis.evaluation.analyse_scenario(scenario)
+    shown = baseline_as_run(analysis, generation_fleets(analysis))
+    rows = {(o, k): (py, wb) for o, k, py, wb, _ in check_rows(recalculated["plain", "custom-asic"])}
+    for key in ("devices", "ttft_s", "tpot_s", "power_w", "colocated.devices", "colocated.energy_usd_per_year"):
+        python, workbook = rows["h100", key]
+        assert agrees(float(np.asarray(shown.flat()[key]).reshape(-1)[0]), python) and agrees(python, workbook), key
+    assert rows["h100", "devices"][1] == 976.0 != float(analysis.baseline.devices)
+    assert agrees(rows["h100", "lcot_usd_per_mtok"][1], float(analysis.baseline.lcot_usd_per_mtok))
+    assert agrees(rows["h100", "units_bought"][1], float(analysis.baseline.units_bought))

@@ -56,10 +56,11 @@ def other_generations_held(result: OptionResult | None) -> list[str]:
     return held if held and held != [result.roadmap.devices[0]] else []
 
 
-#: the outputs of an option's fleet as it serves (shape, speed, size, power), which a roadmap baseline takes from the
-#: generation it runs (:func:`baseline_as_run`); its costs, units bought and feasibility stay the roadmap's
+#: the outputs of an option's fleet as it serves (shape, speed, size, power, each pool's yearly costs), which a roadmap
+#: baseline takes from the generation it runs (:func:`baseline_as_run`); its costs over the horizon (present values,
+#: units bought, the prefill share of its cost) and feasibility stay the roadmap's
 SERVING_FIELDS = ("pools", "links", "devices", "ttft_s", "tpot_s", "queue_wait_s", "batch", "spilled_bytes",
-                  "tokens_per_joule", "tokens_per_s", "power_w", "kv_transfer_s", "link_ports", "prefill_cost_share")
+                  "tokens_per_joule", "tokens_per_s", "power_w", "kv_transfer_s", "link_ports")
 
 
 def generation_fleets(analysis: Analysis) -> dict[str, OptionResult]:
@@ -110,7 +111,11 @@ def baseline_as_run(analysis: Analysis, fleets: Mapping[str, OptionResult]) -> O
     if not fleets:
         return base
     first = fleets[next(iter(fleets))]
-    return replace(base, **{name: getattr(first, name) for name in SERVING_FIELDS})
+    shown = {name: getattr(first, name) for name in SERVING_FIELDS}
+    # each pool's present values (units bought over the horizon) stay the roadmap's
+    shown["pools"] = {role: replace(pool, present_values=base.pools[role].present_values)
+                      for role, pool in first.pools.items()}
+    return replace(base, **shown)
 
 
 

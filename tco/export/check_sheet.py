@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 
-from tco.analysis.evaluation import analyse_scenario
+from tco.analysis.evaluation import Analysis, analyse_scenario
+from tco.analysis.program_views import baseline_as_run, generation_fleets
 from tco.core.outputs import COMPARISON_OUTPUTS
 from tco.export.cells import BOLD, SNAPSHOT_FILL, put_formula, put_text
 from tco.foundation.plain_values import scalar
@@ -36,9 +37,15 @@ def model_values(scenario: Scenario) -> dict[str, dict[str, float | str]]:
     The option's outputs (:meth:`~tco.core.outputs.OptionResult.flat`) and, for challengers,
     the comparison outputs the workbook recomputes (``workbook`` in the output table).
     """
-    analysis = analyse_scenario(scenario)
+    return analysis_values(analyse_scenario(scenario))
+
+
+def analysis_values(analysis: Analysis) -> dict[str, dict[str, float | str]]:
+    """:func:`model_values` of a scenario already analysed; a roadmap baseline as a table shows it (its serving and
+    energy figures those of the generation it runs at t = 0: :func:`tco.analysis.program_views.baseline_as_run`)."""
     out: dict[str, dict[str, float | str]] = {}
-    for name, r in analysis.options.items():
+    shown = {**analysis.options, analysis.structure.baseline: baseline_as_run(analysis, generation_fleets(analysis))}
+    for name, r in shown.items():
         row = {k: finite_or(v, NEVER) for k, v in r.flat().items()}
         if name in analysis.challengers:
             row.update({k: finite_or(v, MISSING_TEXT.get(k, NEVER)) for k, v in analysis.challengers[name].flat().items()

@@ -19,7 +19,6 @@ from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
 
 from tco.export.cells import HEADING_FONT, finish_sheet, put_formula, put_text
-from tco.export.model_sheet import OptionRefs
 from tco.inputs.scenario import Scenario
 
 #: the present values that are operating costs (the rest of a PV cost is capital, program and credits)
@@ -114,7 +113,7 @@ def training_summary_rows(baseline: str) -> list[SummaryRow]:
     ]
 
 
-def write_summary(ws, scenario: Scenario, refs: dict[str, OptionRefs], irr: dict[str, str], currency: str) -> None:
+def write_summary(ws, scenario: Scenario, refs: dict[str, dict[str, str]], irr: dict[str, str], currency: str) -> None:
     """Fill the Summary sheet: one column per option, one row per figure (:func:`summary_rows`), live references.
 
     Parameters
@@ -123,14 +122,15 @@ def write_summary(ws, scenario: Scenario, refs: dict[str, OptionRefs], irr: dict
         The empty sheet.
     scenario : Scenario
         The scenario (its title, options and baseline).
-    refs : dict[str, OptionRefs]
-        Each option's references on the Model, Cash flows and Break-even sheets.
+    refs : dict[str, dict[str, str]]
+        Each option's references on the Model, Cash flows and Break-even sheets by flat name (a roadmap baseline's
+        serving figures those of the generation it runs at t = 0).
     irr : dict[str, str]
         Each challenger's reference to its IRR cell (Cash flows).
     currency : str
         The year of the USD (the Cover's currency line).
     """
-    _write_table(ws, scenario, summary_rows(scenario.structure.baseline), {n: r.flat() for n, r in refs.items()}, irr,
+    _write_table(ws, scenario, summary_rows(scenario.structure.baseline), refs, irr,
                  f"USD of {currency}; costs per million OUTPUT tokens; each figure a live reference to the Model and "
                  "Cash flows sheets")
 

@@ -18,12 +18,14 @@ from openpyxl.packaging.custom import StringProperty
 from openpyxl.styles import Alignment
 
 from tco import __version__
+from tco.analysis.evaluation import Analysis, analyse_scenario
+from tco.analysis.program_views import SERVING_FIELDS, generation_fleets
 from tco.export.breakeven_sheet import write_breakeven
 from tco.export.cashflow_sheet import write_cash_flows
 from tco.export.cells import finish_sheet, lock_formulas, put_text
-from tco.export.check_sheet import write_check
+from tco.export.check_sheet import analysis_values, write_check
 from tco.export.inputs_sheet import write_inputs
-from tco.export.model_sheet import OptionRefs, write_model
+from tco.export.model_sheet import ModelRefs, OptionRefs, write_model
 from tco.export.names import excel_names
 from tco.export.sensitivity_sheet import write_sensitivity
 from tco.export.summary_sheet import write_summary, write_training_summary
@@ -57,6 +59,7 @@ def build_workbook(scenario: Scenario) -> Workbook:
     if getattr(scenario, "kind", "inference") == "training":
         return build_training_workbook(scenario)
     wb, sheets, names = _workbook_with_inputs(scenario, SHEETS)
+    analysis = analyse_scenario(scenario)
     model = write_model(sheets["Model"], scenario, names)
     cash = write_cash_flows(sheets["Cash flows"], scenario, names, model)
     closed = write_breakeven(sheets["Break-even"], scenario, names, model, cash)
@@ -66,15 +69,38 @@ def build_workbook(scenario: Scenario) -> Workbook:
     for name, merged in refs.items():
         for part in (model.options[name], cash[name], closed.get(name, OptionRefs())):
             merged.update(part)
-    write_check(sheets["Check"], scenario, {name: r.flat() for name, r in refs.items()})
+    flat, expected = {name: r.flat() for name, r in refs.items()}, analysis_values(analysis)
+    _baseline_as_run(analysis, model, flat)
+    write_check(sheets["Check"], scenario, flat, expected)
     _write_cover(sheets["Cover"], scenario, comparison.verdict)
-    write_summary(sheets["Summary"], scenario, refs, {name: c.sizing["irr"] for name, c in cash.items() if "irr" in c.sizing},
+    write_summary(sheets["Summary"], scenario, flat, {name: c.sizing["irr"] for name, c in cash.items() if "irr" in c.sizing},
                   currency_year(scenario))
     _write_scenario(wb, sheets[SCENARIO_SHEET], scenario)
     _finish(sheets)
     for title in ("Summary", "Inputs", "Model", "Cash flows", "Break-even", "Check"):
         lock_formulas(sheets[title])
     return wb
+
+
+def _baseline_as_run(analysis: Analysis, model: ModelRefs, refs: dict[str, dict[str, str]]) -> None:
+    """A roadmap baseline's column is one fleet (issue 49 item 3): its serving and energy figures (shape, speed, size,
+    power, each pool's yearly costs: :data:`tco.analysis.program_views.SERVING_FIELDS`) are read from the Model sheet's
+    block of the generation its fleet runs at t = 0, as ``tco compare`` shows them and the Check sheet compares them
+    (:func:`tco.export.check_sheet.analysis_values`); its costs over the horizon stay the roadmap's (Cash flows).
+    ``refs`` is changed in place; nothing changes without a roadmap or where the fleet starts on its own device."""
+    fleets = generation_fleets(analysis)
+    if not fleets:
+        return
+    held, devices = next(iter(fleets)), analysis.baseline.roadmap.devices
+    if held == devices[0]:
+        return
+    first = model.generations[devices.index(held) - 1].flat()
+    base = analysis.structure.baseline
+    roles = {pool.role for pool in analysis.structure.option(base).pools}
+    for key, ref in first.items():
+        head = key.split(".")[0]
+        if key in refs[base] and (key in SERVING_FIELDS or head in roles or head == "links"):
+            refs[base][key] = ref
 
 
 def _finish(sheets: dict) -> None:
