@@ -116,9 +116,10 @@ def _stranded(scenario, _training, policy: str, settings: dict):
             for_app(figures.backlog_figure(a.extra["result"], policy)))
 
 
-def _pareto(scenario, _training, latency: str):
-    """The labelled cost-latency frontier (``latency``: ``tpot_s`` or ``ttft_s``) and its points as a table."""
-    a = run_analysis("pareto", scenario, fleet_config(scenario), latency=latency)
+def _pareto(scenario, _training, latency: str, y: str = "usd_per_mtok"):
+    """The labelled frontier of cost against latency (``latency``: ``tpot_s`` or ``ttft_s``), or of output per
+    provisioned MW against TPOT (``y``: ``tokens_per_s_per_mw``), and its points as a table."""
+    a = run_analysis("pareto", scenario, fleet_config(scenario), latency=latency, frontier_y=y)
     return _table(a, "frontier-table"), for_app(a.figure)
 
 

@@ -20,6 +20,7 @@ from tco.core.fleet import stranded as core
 from tco.core.fleet.pareto import pareto_mask
 from tco.dynamics.coordination import coordination
 from tco.dynamics.kv_wall import kv_wall
+from tco.dynamics.pareto import pareto
 from tco.dynamics.roadmap import roadmap
 from tco.dynamics.routing import routing as routing_analysis
 from tco.dynamics.stranded import simulate
@@ -245,7 +246,6 @@ def test_the_frontier_includes_the_generations_a_roadmap_baseline_runs():
     those generations, each placement of one labelled; an explicit device list, and a scenario without a roadmap, are
     as before."""
     from tco.dynamics.devices import roadmap_devices_held
-    from tco.dynamics.pareto import pareto
 
     asic = tco.load_scenario("custom-asic")
     assert roadmap_devices_held(asic) == ["b200", "rubin"]
@@ -282,8 +282,6 @@ def test_the_frontier_prices_speculation_and_the_prefix_cache_as_the_verdict_doe
     placements costs and decodes exactly as the verdict's option of the same fleet (h100 0.450, h100-eagle3 0.269,
     groq 6.09, groq-eagle3 2.87 USD per million output tokens). A scenario whose options do not speculate places no
     twin."""
-    from tco.dynamics.pareto import pareto
-
     scenario = tco.load_scenario("reasoning-chat")
     table = pareto(scenario, fleet_config(scenario).pareto)
     assert {"h100-sxm+eagle", "groq-lpu+eagle", "h100-sxm>groq-lpu+eagle"} <= set(table["placement"])
@@ -400,6 +398,31 @@ def test_the_kv_wall_prices_the_split_with_the_prefix_cache_as_the_verdict_does(
     assert first["prompt_tokens"] == prompt
     assert first["split_usd_per_mtok"] == pytest.approx(float(results[wall.option].lcot_usd_per_mtok), rel=1e-12)
     assert float(uncached[wall.option].lcot_usd_per_mtok) > 1.1 * first["split_usd_per_mtok"]
+
+
+def test_the_frontier_at_fixed_power_is_output_per_provisioned_mw(default_scenario):
+    """Issue 52 item 3 (the fixed-power Pareto): each point's output tokens/s per provisioned MW is the mean output
+    served over its fleet's provisioned power, every device at (TDP + host) x PUE. On the default, an H100 draws
+    (700 + 575) W x 1.25 = 1,593.75 W provisioned, so an H100 fleet of N devices serving the default's 100 req/s x
+    400 output tokens = 40,000 tokens/s delivers 40,000 / (N x 1,593.75 W) x 1e6 per MW; no point on that frontier
+    is beaten by another that delivers more per MW at no longer a TPOT."""
+    table = pareto(default_scenario, fleet_config(default_scenario).pareto)
+    h100 = table[(table["placement"] == "h100-sxm") & table["feasible"]]
+    values = default_scenario.values()
+    served = values["workload.requests_per_s"] * values["workload.output_tokens"]
+    assert served == 40_000.0
+    for _, point in h100.head(8).iterrows():
+        edited = default_scenario.with_values({"workload.tpot_target_s": point["tpot_target_s"],
+                                               "workload.max_batch": point["batch_cap"]})
+        r = tco.evaluate_scenario(edited)[0]["h100"]
+        assert point["tokens_per_s_per_mw"] == pytest.approx(served / (float(r.devices) * 1593.75) * 1e6, rel=1e-9)
+    ok = table[table["feasible"]]
+    front = ok[ok["on_frontier_power"]]
+    assert len(front) > 0 and not table.loc[~table["feasible"], "on_frontier_power"].any()
+    for _, p in front.iterrows():
+        better = (ok["tokens_per_s_per_mw"] >= p["tokens_per_s_per_mw"]) & (ok["tpot_s"] <= p["tpot_s"]) & (
+            (ok["tokens_per_s_per_mw"] > p["tokens_per_s_per_mw"]) | (ok["tpot_s"] < p["tpot_s"]))
+        assert not better.any()
 
 
 def test_pareto_mask_by_hand():

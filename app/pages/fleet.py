@@ -90,10 +90,15 @@ def _section(value: str) -> html.Div:
             html.Div(className="controls", children=[
                 dcc.RadioItems(id="pareto-latency", value="tpot_s", inline=True,
                                options=[{"label": " time per output token (TPOT)  ", "value": "tpot_s"},
-                                        {"label": " time to first token (TTFT)", "value": "ttft_s"}])]),
+                                        {"label": " time to first token (TTFT)", "value": "ttft_s"}]),
+                dcc.RadioItems(id="pareto-y", value="usd_per_mtok", inline=True,
+                               options=[{"label": " cost per million output tokens  ", "value": "usd_per_mtok"},
+                                        {"label": " output per provisioned MW (fixed power, against TPOT)",
+                                         "value": "tokens_per_s_per_mw"}])]),
             html.Div(id="pareto-notice", className="errors-box"),
             chart("fleet-pareto"),
-            html.P("Points on the frontier (no other point is both cheaper and faster):", className="hint"),
+            html.P("Points on the frontier (no other point is both better on the quantity shown and faster):",
+                   className="hint"),
             html.Div(id="frontier-table-box")])
     if value == "interactivity":
         return html.Div([
@@ -218,10 +223,10 @@ def register(app, ctx_: AppContext) -> None:
 
     @app.callback(Output("pareto-notice", "children"), Output("frontier-table-box", "children"),
                   Output(chart_id("fleet-pareto"), "figure"), view_state(ID), Input("pareto-latency", "value"),
-                  fleet_tab, prevent_initial_call=True)
-    def frontier(state, latency, section):
+                  Input("pareto-y", "value"), fleet_tab, prevent_initial_call=True)
+    def frontier(state, latency, y, section):
         _open(section, "pareto")
-        return pareto_view(ctx_.scenario(state), latency)
+        return pareto_view(ctx_.scenario(state), latency, y)
 
     @app.callback(Output("interactivity-notice", "children"), Output("interactivity-table-box", "children"),
                   Output(chart_id("fleet-interactivity"), "figure"), view_state(ID), Input("interactivity-y", "value"),

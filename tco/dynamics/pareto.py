@@ -14,6 +14,7 @@ from tco.analysis.evaluation import evaluate_arrays
 from tco.core import names as named
 from tco.core.fleet.pareto import pareto_mask
 from tco.dynamics.devices import analysis_devices, check_device, with_speculation
+from tco.dynamics.interactivity import provisioned_power_w
 from tco.inputs.fleet_settings import Pareto
 from tco.inputs.variants import (
     check_replica_holds_model,
@@ -99,8 +100,11 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
     pandas.DataFrame
         One row per (placement, TPOT target, batch cap): ``usd_per_mtok`` [USD/Mtok],
         ``ttft_s`` and ``tpot_s`` [s], ``batch`` [sequences], ``spilled_bytes`` [B], ``feasible``,
-        ``speculation`` (the method, ``none``), the flags ``on_frontier_tpot`` / ``on_frontier_ttft`` (feasible
-        points no other point beats on cost and that latency), ``roadmap_generation`` (a device of the placement is
+        ``speculation`` (the method, ``none``), ``tokens_per_s_per_mw`` [output tokens/s per MW: the mean output tokens
+        per second served over the fleet's provisioned power, every device's ``(TDP + host) x PUE``, the frontier at
+        fixed power], the flags ``on_frontier_tpot`` / ``on_frontier_ttft`` (feasible points no other point beats on
+        cost and that latency), ``on_frontier_power`` (feasible points no other point beats on output per provisioned
+        MW and TPOT), ``roadmap_generation`` (a device of the placement is
         a roadmap generation the baseline runs, added to the default devices:
         :func:`tco.dynamics.devices.roadmap_devices_held`) and a ``label``.
     """
@@ -114,8 +118,10 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
     caps = np.asarray(cfg.batch_caps, float)[None, :]
     results, _ = evaluate_arrays(derived, {named.workload.tpot_target_s: tpot, named.workload.max_batch: caps})
     frames = []
+    values = derived.values()
     for spec in specs:
         r = results[spec["name"]]
+        provisioned_w = sum(pool.sizing.devices * provisioned_power_w(values, pool.device) for pool in r.pools.values())
         prefill = spec.get("colocated", spec.get("prefill"))["device"]
         decode = spec.get("colocated", spec.get("decode"))["device"]
         grid_t, grid_b = np.broadcast_arrays(tpot, caps)
@@ -124,12 +130,14 @@ def pareto(scenario, cfg: Pareto) -> pd.DataFrame:
             "speculation": spec.get("speculation", {}).get("method", "none"),
             "tpot_target_s": grid_t.ravel(), "batch_cap": grid_b.ravel(),
             "usd_per_mtok": r.lcot_usd_per_mtok.ravel(), "ttft_s": r.ttft_s.ravel(), "tpot_s": r.tpot_s.ravel(),
-            "batch": r.batch.ravel(), "spilled_bytes": r.spilled_bytes.ravel(), "feasible": r.feasible.ravel() > 0}))
+            "batch": r.batch.ravel(), "spilled_bytes": r.spilled_bytes.ravel(), "feasible": r.feasible.ravel() > 0,
+            "tokens_per_s_per_mw": np.broadcast_to(r.tokens_per_s / provisioned_w * 1e6, grid_t.shape).ravel()}))
     table = pd.concat(frames, ignore_index=True)
     ok = table["feasible"].to_numpy()
     cost = np.where(ok, table["usd_per_mtok"], np.nan)
     table["on_frontier_tpot"] = pareto_mask(cost, table["tpot_s"])
     table["on_frontier_ttft"] = pareto_mask(cost, table["ttft_s"])
+    table["on_frontier_power"] = pareto_mask(np.where(ok, -table["tokens_per_s_per_mw"], np.nan), table["tpot_s"])
     table["roadmap_generation"] = table["prefill_device"].isin(roadmap) | table["decode_device"].isin(roadmap)
     table["label"] = [f"prefill {p} / decode {d}{f', {m} speculation' if m != 'none' else ''}, {s / 1e9:.3g} GB spilled"
                       + (" (a roadmap generation the baseline runs)" if g else "")

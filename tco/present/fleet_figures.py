@@ -245,26 +245,37 @@ def interactivity_figure(frontier, y: str = "tokens_per_s_per_device") -> go.Fig
 PLACEMENT_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "pentagon", "cross")
 
 
-def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
-    """Feasible points of cost against latency by placement (colour: the decode device; marker: the prefill device,
-    open where it decodes speculatively), and the Pareto frontier.
+#: the frontier's y axes: the column, its axis title, the unit in the hover text and the frontier flag of each latency
+PARETO_Y = {"usd_per_mtok": ("cost [USD per million output tokens]", USD_MTOK, "Cost against latency by placement"),
+            "tokens_per_s_per_mw": ("output tokens/s served per provisioned MW", "tokens/s per MW",
+                                    "Output at fixed power against latency by placement")}
+
+
+def pareto_figure(table, latency: str = "tpot_s", y: str = "usd_per_mtok") -> go.Figure:
+    """Feasible points of cost (or output per provisioned MW) against latency by placement (colour: the decode device;
+    marker: the prefill device, open where it decodes speculatively), and the Pareto frontier.
 
     Parameters
     ----------
     table : pandas.DataFrame
         :func:`tco.dynamics.pareto.pareto`'s table.
     latency : str
-        ``tpot_s`` or ``ttft_s``: the latency axis.
+        ``tpot_s`` or ``ttft_s``: the latency axis (the frontier at fixed power is against TPOT).
+    y : str
+        ``usd_per_mtok`` (lower is better) or ``tokens_per_s_per_mw`` (higher is better): :data:`PARETO_Y`.
 
     Returns
     -------
     plotly.graph_objects.Figure
-        Cost [USD/Mtok] (log) against TPOT or TTFT [ms] (log), points labelled with the phase
-        placement and the spilled bytes.
+        Cost [USD/Mtok] or output [tokens/s per MW] (log) against TPOT or TTFT [ms] (log), points labelled with the
+        phase placement and the spilled bytes.
     """
     ok = table[table["feasible"]]
+    power = y == "tokens_per_s_per_mw"
+    latency = "tpot_s" if power else latency
     name = latency[:4].upper()
-    hover = "%{text}<br>" + name + " %{x:.3g} ms<br>%{y:,.4g} " + USD_MTOK
+    title, unit, heading = PARETO_Y[y]
+    hover = "%{text}<br>" + name + " %{x:.3g} ms<br>%{y:,.4g} " + unit
     fig = go.Figure()
     devices = list(dict.fromkeys([*table["decode_device"], *table["prefill_device"]]))
     for placement, rows in ok.groupby("placement", sort=False):
@@ -272,15 +283,14 @@ def pareto_figure(table, latency: str = "tpot_s") -> go.Figure:
         speculative = rows["speculation"].iloc[0] != "none"
         symbol = PLACEMENT_SYMBOLS[devices.index(prefill) % len(PLACEMENT_SYMBOLS)] + ("-open" if speculative else "")
         marker = {"color": PALETTE[devices.index(decode) % len(PALETTE)], "symbol": symbol, "size": 7}
-        fig.add_scatter(x=rows[latency] * 1e3, y=rows["usd_per_mtok"], mode="markers", name=placement, text=rows["label"],
+        fig.add_scatter(x=rows[latency] * 1e3, y=rows[y], mode="markers", name=placement, text=rows["label"],
                         marker=marker, hovertemplate=hover)
-    front = ok[ok[f"on_frontier_{latency[:4]}"]].sort_values(latency)
-    fig.add_scatter(x=front[latency] * 1e3, y=front["usd_per_mtok"], mode="lines", name="Pareto frontier",
+    front = ok[ok["on_frontier_power" if power else f"on_frontier_{latency[:4]}"]].sort_values(latency)
+    fig.add_scatter(x=front[latency] * 1e3, y=front[y], mode="lines", name="Pareto frontier",
                     text=front["label"], line={"color": "#000000", "dash": "dot"}, hovertemplate=hover)
-    fig.update_yaxes(type="log", tickvals=_log_ticks(ok["usd_per_mtok"]), tickformat="~g")
+    fig.update_yaxes(type="log", tickvals=_log_ticks(ok[y]), tickformat="~g")
     fig.update_xaxes(tickvals=_log_ticks(ok[latency] * 1e3), tickformat="~g")
-    return _layout(fig, "Cost against latency by placement", f"{name} [ms]", "cost [USD per million output tokens]",
-                   log_x=True, height=460)
+    return _layout(fig, heading, f"{name} [ms]", title, log_x=True, height=460)
 
 
 def tree_figure(costs) -> go.Figure:

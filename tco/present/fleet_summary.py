@@ -59,7 +59,8 @@ FRONTIER_COLUMNS: list[Column] = [
     ("batch cap", "batch_cap", ",.0f", 1.0), ("cost, USD per million output tokens", "usd_per_mtok", ",.4g", 1.0),
     ("time to first token, ms", "ttft_s", ",.0f", 1e3), ("time per output token, ms", "tpot_s", ",.1f", 1e3),
     ("decode batch, sequences", "batch", ",.0f", 1.0), ("bytes spilled below the fastest tier, GB", "spilled_bytes", ",.2f",
-                                                          1e-9)]
+                                                          1e-9),
+    ("output tokens/s per provisioned MW", "tokens_per_s_per_mw", ",.4g", 1.0)]
 
 COORDINATION_ROWS: list[Column] = [
     ("split option", "option", None, 1.0), ("specialized pool (device)", "pool", None, 1.0),
@@ -439,7 +440,7 @@ def roadmap_headline(table: pd.DataFrame, target: float) -> Headline:
                     f"(gap left {sig(target / total, 3)}x); the largest is {top['lever']} ({sig(top['factor'], 3)}x).")
 
 
-def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> FleetAnalysis:
+def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s", frontier_y: str = "usd_per_mtok") -> FleetAnalysis:
     """Run one fleet analysis: the one place the CLI and the app run them.
 
     Parameters
@@ -454,6 +455,9 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
         Feeds the tree's training leaf.
     latency : str
         ``tpot_s`` or ``ttft_s``: the Pareto frontier's latency.
+    frontier_y : str
+        ``usd_per_mtok`` (cost against latency) or ``tokens_per_s_per_mw`` (output per provisioned MW against TPOT:
+        the frontier at fixed power): the Pareto frontier's other quantity, in its figure and compact table.
 
     Returns
     -------
@@ -487,11 +491,13 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s") -> Fle
                              lambda: fleet_figures.coordination_figure(r), headline, pairs=True)
     if name == "pareto":
         t = pareto(scenario, cfg.pareto)
-        front = t[t[f"on_frontier_{latency[:4]}"]].sort_values(latency)
+        power = frontier_y == "tokens_per_s_per_mw"  # the frontier at fixed power: output per MW against TPOT
+        front = t[t["on_frontier_power" if power else f"on_frontier_{latency[:4]}"]].sort_values(
+            "tpot_s" if power else latency)
         return FleetAnalysis(name, {"points": t.to_dict(orient="records")},
-                             t[t["on_frontier_tpot"] | t["on_frontier_ttft"]].set_index("placement"),
-                             front.to_dict(orient="records"), FRONTIER_COLUMNS, lambda: fleet_figures.pareto_figure(t, latency),
-                             pareto_headline(t, latency))
+                             t[t["on_frontier_tpot"] | t["on_frontier_ttft"] | t["on_frontier_power"]].set_index("placement"),
+                             front.to_dict(orient="records"), FRONTIER_COLUMNS,
+                             lambda: fleet_figures.pareto_figure(t, latency, frontier_y), pareto_headline(t, latency))
     if name == "interactivity":
         f = interactivity_frontier(scenario, cfg.interactivity)
         return FleetAnalysis(name, {"tpot_target_s": f.tpot_target_s, "curves": f.curves.to_dict(orient="records"),

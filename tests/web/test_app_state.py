@@ -321,6 +321,9 @@ def test_fleet_views_show_the_fleet_analyses(name):
     assert notice is None and pareto_fig.data[-1].name == "Pareto frontier"
     assert len(pareto_fig.data[-1].x) == str(frontier).count("Tr(") - 1 > 0
     assert all("prefill" in label and "GB spilled" in label for label in pareto_fig.data[0].text)
+    notice, frontier, power_fig = pareto_view(scenario, "ttft_s", "tokens_per_s_per_mw")  # at fixed power: against TPOT
+    assert notice is None and power_fig.layout.yaxis.title.text == "output tokens/s served per provisioned MW"
+    assert power_fig.layout.xaxis.title.text == "TPOT [ms]" and len(power_fig.data[-1].x) == str(frontier).count("Tr(") - 1
     assert coordination_view(scenario)[0] is None and "break-even utilization" in str(coordination_view(scenario)[1])
     notice, tree_table = tree_view(scenario)
     assert notice is None and "interactive batch-one" in str(tree_table)

@@ -202,6 +202,11 @@ def test_fleet_tab_opens_with_a_summary_and_each_section_works(page, live_app, a
     expect(page.locator("#kv-breakevens")).to_contain_text("the cheaper colocated option", timeout=15000)
     page.click("#fleet-tab-pareto")
     expect(page.locator("#fleet-pareto-box .chart-title")).to_contain_text("Cost against latency", timeout=15000)
+    page.locator("#pareto-y").get_by_text("output per provisioned MW").click()  # the frontier at fixed power
+    expect(page.locator("#fleet-pareto-box .chart-title")).to_contain_text("Output at fixed power against latency",
+                                                                           timeout=15000)
+    expect(page.locator("#frontier-table")).to_contain_text("output tokens/s per provisioned MW")
+    page.screenshot(path=str(artifacts / "app-fleet-pareto-power.png"), full_page=True)
     page.click("#fleet-tab-interactivity")  # the scenario's devices, then one picked from the catalog
     title = page.locator("#fleet-interactivity-box .chart-title")
     expect(title).to_contain_text("output tokens/s per device against output tokens/s per user", timeout=15000)
