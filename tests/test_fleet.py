@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,6 +28,7 @@ from tco.dynamics.stranded import simulate
 from tco.dynamics.tree import tree
 from tco.foundation.errors import InputError
 from tco.inputs.fleet_settings import fleet_config
+from tco.inputs.variants import baseline_on
 from tco.present.fleet_summary import run as fleet_run
 
 TOY_SPLIT = Path(__file__).parent / "data" / "toy-split.yaml"
@@ -568,20 +570,25 @@ def test_kv_wall_figure_dots_the_points_that_miss_a_latency_target():
 
 
 def test_a_fleet_analysis_says_what_its_gpu_fleet_is_where_the_baseline_follows_the_roadmap(asic_scenario):
-    """custom-asic's baseline is called h100 but runs B200s, then Rubins in Compare; the stranded-capacity analysis
-    simulates the baseline on its own H100s at their costs ($1.85/M, against Compare's $0.434/M), and the coordination
-    analysis takes Compare's cost with the H100's tokens per joule. Each card says so; fleet-split's baseline, with no
-    roadmap, gets no such sentence."""
-    from tco.present.fleet_summary import run
-
+    """custom-asic's baseline is called h100 but runs B200s, then Rubins in Compare. The stranded-capacity analysis
+    simulated the baseline on its own H100s at their costs (2,716 devices, $1.57/M under 'today'); it now simulates
+    the fleet the verdict prices at t = 0, the baseline on B200 (issue 49 item 3: 1,178 devices, $0.858/M, the same
+    rows as the scenario with its baseline moved to B200 and no roadmap), and the coordination analysis takes Compare's
+    cost with the H100's tokens per joule. Each card says so; fleet-split's baseline, with no roadmap, gets no such
+    sentence and is simulated as before."""
     note = "In Compare the baseline h100 follows the general-purpose roadmap (b200, then rubin); "
-    stranded = run("stranded", asic_scenario, fleet_config(asic_scenario)).headline.sentence
-    assert stranded.endswith(note + "the GPU fleet simulated here is the baseline on its own device, h100-sxm, at its costs.")
-    coordination = run("coordination", asic_scenario, fleet_config(asic_scenario)).headline.sentence
+    analysed = fleet_run("stranded", asic_scenario, fleet_config(asic_scenario))
+    assert analysed.headline.sentence.endswith(note + "the GPU fleet simulated here is the baseline on b200, the "
+                                               "generation it runs at t = 0, at that generation's costs.")
+    on_b200 = simulate(baseline_on(asic_scenario, "b200"), fleet_config(asic_scenario).stranded).summary
+    pd.testing.assert_frame_equal(analysed.extra["result"].summary, on_b200)
+    gpu = on_b200[(on_b200["fleet"] == "h100") & (on_b200["policy"] == "today")].iloc[0]
+    assert gpu["devices"] == 1178 and gpu["usd_per_mtok"] == pytest.approx(0.8581, rel=1e-3)
+    coordination = fleet_run("coordination", asic_scenario, fleet_config(asic_scenario)).headline.sentence
     assert coordination.endswith(note + "the GPU fleet's cost here is the baseline's, its output tokens per joule "
                                  "h100-sxm's.")
     split = tco.load_scenario("fleet-split")
-    assert "general-purpose roadmap" not in run("stranded", split, fleet_config(split)).headline.sentence
+    assert "general-purpose roadmap" not in fleet_run("stranded", split, fleet_config(split)).headline.sentence
 
 
 # --- issue 49 item 4: fleet views that do not contradict themselves ------------------------------------------------

@@ -167,6 +167,33 @@ def with_options(scenario: Scenario, options: list[dict], baseline: str | None =
                               references=scenario.references)
 
 
+def baseline_on(scenario: Scenario, device: str) -> Scenario:
+    """The scenario with its baseline's pools on ``device`` and no roadmap: the fleet a roadmap baseline runs on that
+    generation (as :func:`tco.analysis.program_views.generation_fleets` evaluates it), for the analyses that simulate
+    one fleet over time.
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        The scenario (its baseline follows the general-purpose roadmap).
+    device : str
+        A generation of the roadmap.
+
+    Returns
+    -------
+    tco.inputs.scenario.Scenario
+        The derived scenario.
+    """
+    data = scenario.to_dict()
+    data.pop("roadmap", None)
+    for option in data["options"]:
+        if option["name"] == data["baseline"]:
+            for role in ("colocated", "prefill", "decode"):
+                if role in option:
+                    option[role] = {**option[role], "device": device}
+    return scenario_from_dict(data, path=scenario.path, references=scenario.references)
+
+
 def with_model(scenario: Scenario, model: str, path: str = "fleet_dynamics.routing.small_model") -> Scenario:
     """The scenario serving another model (e.g. the small model of a routing tier); errors name ``path``.
 

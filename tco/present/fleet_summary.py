@@ -26,7 +26,7 @@ from tco.dynamics.stranded import simulate
 from tco.dynamics.tree import tree
 from tco.foundation.formatting import quantity, sig
 from tco.foundation.plain_values import scalar
-from tco.inputs.variants import disaggregated_option
+from tco.inputs.variants import baseline_on, disaggregated_option
 from tco.present.tables import Column
 
 #: the analyses, in the order the CLI and the app list them
@@ -473,10 +473,13 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s", fronti
         return FleetAnalysis(name, {"option": r.option, "counterparts": r.counterparts, "breakevens": r.breakevens,
                                     "rows": table.to_dict(orient="records")}, table, table.to_dict(orient="records"),
                              KV_COLUMNS, lambda: fleet_figures.kv_wall_figure(r), kv_headline(r), extra={"result": r})
-    if name == "stranded":
-        r = simulate(scenario, cfg.stranded)
-        headline = with_roadmap_note(stranded_headline(r), scenario, "the GPU fleet simulated here is the baseline on "
-                                     "its own device, {device}, at its costs")
+    if name == "stranded":  # the GPU fleet simulated: the baseline on the generation it runs at t = 0 (issue 49 item 3)
+        held = generations_held(scenario)
+        r = simulate(baseline_on(scenario, held[0]) if held else scenario, cfg.stranded)
+        headline = stranded_headline(r)
+        if held:
+            headline = with_roadmap_note(headline, scenario, f"the GPU fleet simulated here is the baseline on {held[0]}, "
+                                         "the generation it runs at t = 0, at that generation's costs", held)
         return FleetAnalysis(name, {"option": r.option, "baseline": r.baseline, "stranded_share": r.stranded_share(),
                                     "settings": cfg.stranded.model_dump(), "policies": r.summary.to_dict(orient="records")},
                              r.summary.set_index(["policy", "fleet"]), r.summary.to_dict(orient="records"),
@@ -524,7 +527,26 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s", fronti
                          lambda: fleet_figures.roadmap_figure(t, target), roadmap_headline(t, target))
 
 
-def with_roadmap_note(headline: Headline, scenario, what: str) -> Headline:
+def generations_held(scenario) -> list[str]:
+    """The general-purpose generations a roadmap baseline's fleet runs within the horizon, in order, where they are
+    other than its own device (:func:`tco.analysis.program_views.other_generations_held`); empty otherwise.
+
+    Parameters
+    ----------
+    scenario : tco.inputs.scenario.Scenario
+        The scenario analysed.
+
+    Returns
+    -------
+    list of str
+        Device ids.
+    """
+    if not scenario.structure.generations:
+        return []
+    return other_generations_held(evaluate_scenario(scenario)[0][scenario.structure.baseline])
+
+
+def with_roadmap_note(headline: Headline, scenario, what: str, held: list[str] | None = None) -> Headline:
     """``headline`` with a sentence on what its GPU fleet is where the scenario's baseline follows the general-purpose
     roadmap onto other devices (Compare's costs are those of the generations it runs,
     :func:`tco.present.tables.other_generations`).
@@ -537,21 +559,20 @@ def with_roadmap_note(headline: Headline, scenario, what: str) -> Headline:
         The scenario analysed.
     what : str
         What the analysis's GPU fleet is; ``{device}`` stands for the baseline's own device.
+    held : list of str, optional
+        :func:`generations_held` when the caller has it.
 
     Returns
     -------
     Headline
         ``headline``, its sentence extended where the baseline runs other generations.
     """
-
-    if not scenario.structure.generations:
-        return headline
-    base = evaluate_scenario(scenario)[0][scenario.structure.baseline]
-    held = other_generations_held(base)
+    held = generations_held(scenario) if held is None else held
     if not held:
         return headline
+    own = scenario.structure.option(scenario.structure.baseline).pools[0].device
     note = (f" In Compare the baseline {scenario.structure.baseline} follows the general-purpose roadmap "
-            f"({', then '.join(held)}); {what.format(device=base.roadmap.devices[0])}.")
+            f"({', then '.join(held)}); {what.format(device=own)}.")
     return Headline(headline.analysis, headline.figure, headline.figure_label, headline.sentence + note)
 
 
