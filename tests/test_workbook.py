@@ -48,7 +48,8 @@ SCENARIOS = [*tco.bundled_scenarios(), str(DATA / "toy.yaml"),
              str(DATA / "workbook-branches.yaml"), str(DATA / "workbook-pipelines.yaml"),
              str(DATA / "workbook-pipelines-prefill-first.yaml"), str(DATA / "workbook-pipelines-overlapped.yaml"),
              str(DATA / "workbook-speculation.yaml"), str(DATA / "workbook-prefix.yaml"),
-             str(DATA / "workbook-prefix-host.yaml")]
+             str(DATA / "workbook-prefix-host.yaml"), str(DATA / "workbook-wide.yaml"),
+             str(DATA / "workbook-wide-prefill-first.yaml"), str(DATA / "workbook-pipelines-spread.yaml")]
 NAME_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -466,16 +467,8 @@ def recalculated(tmp_path_factory):
     return converted
 
 
-#: scenarios whose searched shapes include wide expert-parallel ones (data-parallel attention, experts sharded:
-#: tco.core.serving.expert), which the workbook does not write as formulas yet (issue 47: the workbook carries the new
-#: terms as live formulas -- not done); its candidate rows are the tensor-parallel formulas, so its check sheet differs
-WIDE_EXPERT_PARALLEL = {"deepseek-service", "moe-service"}
-
-
 @pytest.mark.libreoffice
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
-    reason="the workbook does not write wide expert-parallel shapes yet (issue 47)", strict=True))
-    if n in WIDE_EXPERT_PARALLEL else n for n in SCENARIOS])
+@pytest.mark.parametrize("name", SCENARIOS)
 def test_recalculated_workbook_agrees_with_the_python_model(name, recalculated):
     scenario = tco.load_scenario(name)
     converted = recalculated["plain", name]

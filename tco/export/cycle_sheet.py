@@ -94,6 +94,19 @@ class Cycle:
     #: ``r = 1 + k f`` (``CycleModel.token_passes``, ``weight_reads``; "1": one token per step)
     token_passes: str = "1"
     weight_reads: str = "1"
+    #: micro-batches per stage that each read the weights (2: two-batch overlap; ``CycleModel.micro_batches``)
+    micro_batches: int = 1
+    #: two-batch overlap: the expert all-to-alls' fixed time [s] and time per token [s/token] beside the phases, and
+    #: the share of them hidden under the phases (``CycleModel.expert_*``, the overlap ``1 - expert_keep``; None: no
+    #: such overlap, a wide replica of one micro-batch carries them in ``s0``, ``s1``)
+    expert_fixed: str = "0"
+    expert_per_token: str = "0"
+    expert_overlap: str | None = None
+
+    @property
+    def passes(self) -> int:
+        """:attr:`tco.core.serving.steps.CycleModel.weight_passes`: ``p x micro_batches`` [-]."""
+        return self.pipeline * self.micro_batches
 
     @property
     def full_read(self) -> str:
@@ -111,9 +124,13 @@ class Cycle:
         """:meth:`tco.core.serving.steps.CycleModel.passed_tokens`: ``s B + N_p``."""
         return f"({scaled(self.token_passes, decode)}+{prefill})"
 
+    def expert_comm(self, tokens: str) -> str:
+        """:meth:`tco.core.serving.steps.CycleModel.expert_comm_s`: ``fixed + per_token N`` (two-batch overlap)."""
+        return f"({self.expert_fixed}+{self.expert_per_token}*{tokens})"
+
     def terms(self, decode: str, prefill: str) -> tuple[str, str, str, str, str]:
-        """:meth:`tco.core.serving.steps.CycleModel.terms_s`."""
-        p = self.pipeline
+        """:meth:`tco.core.serving.steps.CycleModel._terms` (a two-batch-overlap cycle's all-to-alls apart)."""
+        p = self.passes
         tokens = self.passed(decode, prefill)
         weight_memory = scaled(self.weight_reads, f"{p}*{self.t_mem(self.weight_read(f'{tokens}/{p}'))}")
         weight_compute = f"({self.flops_per_token}*{tokens}/{self.flops})"
@@ -126,13 +143,20 @@ class Cycle:
         return weight_memory, weight_compute, kv_memory, kv_compute, sync
 
     def cycle(self, decode: str, prefill: str) -> str:
-        """:meth:`tco.core.serving.steps.CycleModel.cycle_s`."""
+        """:meth:`tco.core.serving.steps.CycleModel.cycle_s` (two-batch overlap: the phases overlapped with the
+        all-to-alls)."""
         wm, wc, km, kc, sync = self.terms(decode, prefill)
-        return f"({overlapped(overlapped(wm, wc, self.o_mc), overlapped(km, kc, self.o_mc), self.o_p)}+{sync})"
+        phases = overlapped(overlapped(wm, wc, self.o_mc), overlapped(km, kc, self.o_mc), self.o_p)
+        if self.expert_overlap is not None:
+            phases = overlapped(phases, self.expert_comm(self.passed(decode, prefill)), self.expert_overlap)
+        return f"({phases}+{sync})"
 
     def bound(self, decode: str, prefill: str) -> str:
-        """The code of :meth:`tco.core.serving.steps.CycleModel.bound_and_spill`."""
+        """The code of :meth:`tco.core.serving.steps.CycleModel.bound_and_spill` (its ``terms_s``: the overlapped
+        all-to-alls counted whole with the collectives)."""
         wm, wc, km, kc, sync = self.terms(decode, prefill)
+        if self.expert_overlap is not None:
+            sync = f"({sync}+{self.expert_comm(self.passed(decode, prefill))})"
         memory, compute = f"({wm}+{km})", f"({wc}+{kc})"
         return f"(({compute}>{memory})*({compute}>={sync})*1+({sync}>MAX({memory},{compute}))*2)"
 
@@ -140,7 +164,7 @@ class Cycle:
         """The bytes of :meth:`tco.core.serving.steps.CycleModel.bound_and_spill`."""
         if len(self.caps) == 1:
             return "0"
-        p = self.pipeline
+        p = self.passes
         weights = self.weight_read(f"{self.passed(decode, prefill)}/{p}")
         kv = f"({decode}*{self.decode_kv}+{prefill}*{self.prefill_kv})"
         fast = self.caps[0]
@@ -148,7 +172,7 @@ class Cycle:
 
     def decode_branches(self) -> list[list[Line]]:
         """:meth:`tco.core.serving.steps.CycleModel.decode_lines` (one list of lines per weight-read branch)."""
-        p, s, r = self.pipeline, self.token_passes, self.weight_reads
+        p, s, r = self.passes, self.token_passes, self.weight_reads
         compute_slope = f"({scaled(s, self.flops_per_token)}/{self.flops})"
         kv_slope = f"({self.decode_attention}/{self.flops})"
         if len(self.caps) == 1:
@@ -161,8 +185,11 @@ class Cycle:
             sparse = tier_time_lines(self.read_fixed, f"{scaled(s, self.read_per_token)}/{p}", self.caps, self.bws)
             branches.append([(scaled(r, f"{p}*{c0}"), scaled(r, f"{p}*{c1}")) for c0, c1 in sparse])
         sync0, sync1 = self.s0, scaled(s, f"(1-{self.o_c})*{self.s1}")
+        comm = [(self.expert_fixed, scaled(s, self.expert_per_token))]
         out = []
         for memory in branches:
-            weights = phase(memory, compute_slope, self.o_mc)
-            out.append([(f"{c0}+{sync0}", f"{c1}+{sync1}") for c0, c1 in pairs(weights, attention, self.o_p)])
+            phases = pairs(phase(memory, compute_slope, self.o_mc), attention, self.o_p)
+            if self.expert_overlap is not None:  # two-batch overlap: the all-to-alls under the phases
+                phases = pairs(phases, comm, self.expert_overlap)
+            out.append([(f"{c0}+{sync0}", f"{c1}+{sync1}") for c0, c1 in phases])
         return out

@@ -38,6 +38,20 @@ def floor(expr: str) -> str:
     return f"INT({expr})"
 
 
+#: the most values one CHOOSE takes in LibreOffice (30 arguments with the index; Excel takes 254)
+CHOOSE_VALUES = 29
+
+
+def choose(index: str, values: Sequence[str]) -> str:
+    """The value at 0-based ``index`` of ``values``: ``CHOOSE(index+1, ...)``, or past :data:`CHOOSE_VALUES` values
+    a CHOOSE of CHOOSEs, one per block of that many."""
+    if len(values) <= CHOOSE_VALUES:
+        return f"CHOOSE({index}+1,{','.join(values)})"
+    blocks = [values[i:i + CHOOSE_VALUES] for i in range(0, len(values), CHOOSE_VALUES)]
+    inner = [f"CHOOSE(MOD({index},{CHOOSE_VALUES})+1,{','.join(block)})" for block in blocks]
+    return f"CHOOSE(INT({index}/{CHOOSE_VALUES})+1,{','.join(inner)})"
+
+
 def total(terms: Sequence[str]) -> str:
     """``t1+t2+...`` (the order of Python's ``sum``)."""
     return "+".join(terms)

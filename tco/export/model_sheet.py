@@ -21,8 +21,8 @@ from tco.core.serving.capacity import PERFORMANCE_FIELDS
 from tco.core.serving.power import HOURS_PER_YEAR
 from tco.core.serving.sizing import SECONDS_PER_YEAR
 from tco.core.structure import Option, Pool
+from tco.export import expert_sheet, serving_sheet
 from tco.export import formulas as fx
-from tco.export import serving_sheet
 from tco.export.cells import QuantitySheet
 from tco.foundation.plain_values import scalar
 from tco.inputs.scenario import Scenario
@@ -351,6 +351,9 @@ def _write_serving(sheet, scenario: Scenario, option: Option, n: _Names, shared,
     q, whole = sheet.quantity, scenario.structure.whole_devices
     model = _model_terms(scenario, n, shared, q)
     demand = _demand(scenario, n, shared)
+    if expert_sheet.has_wide_shapes(option):
+        model = {**model, **expert_sheet.model_terms(q, n, scenario, shared, model)}
+        demand = replace(demand, expert=expert_sheet.demand_terms(n))
     if option.speculation:
         demand = replace(demand, speculation=_speculation(sheet, option, n, demand))
     prompt, peak_rps = n(named.workload.prompt_tokens), shared["peak_rps"]

@@ -2,10 +2,12 @@
 
 Mirrors :mod:`tco.core.serving.candidates` (``size_candidate``), :mod:`tco.core.serving.search` (``size_pool``) and
 :mod:`tco.core.serving.capacity` (``at_peak``) with :mod:`tco.core.serving.steps` (cycle lines, the exact cycle:
-:mod:`tco.export.cycle_sheet`), :mod:`tco.core.serving.parallelism` (sync terms) and :mod:`tco.core.serving.queueing`
-(square-root staffing, the waiting percentile) as live formulas, term by term in the core's order of operations. Each
-candidate shape is a block of rows; the chosen shape's index is the first lowest score, and the chosen values are read
-with ``CHOOSE``. The candidate list itself is static (fixed when the scenario is read), as in the core.
+:mod:`tco.export.cycle_sheet`), :mod:`tco.core.serving.expert` (wide expert parallelism: :mod:`tco.export.expert_sheet`),
+:mod:`tco.core.serving.parallelism` (sync terms) and :mod:`tco.core.serving.queueing` (square-root staffing, the waiting
+percentile) as live formulas, term by term in the core's order of operations. Each candidate shape is a
+block of rows; the chosen shape's index is the first lowest score, and the chosen values
+are read with ``CHOOSE``. The candidate list itself is static (fixed when the scenario is
+read), as in the core.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from tco.core.serving.parallelism import Shape, micro_batch_overshoot
 from tco.core.serving.sizing import WHOLE_COUNT_GUARD, replica_multiple
 from tco.core.serving.split import LANE_SHARES
 from tco.core.structure import Option, Pool
+from tco.export import expert_sheet, sojourn_sheet
 from tco.export import formulas as fx
-from tco.export import sojourn_sheet
 from tco.export.cycle_sheet import Cycle, Line, branch_max, branch_min, lines_at, scaled
 from tco.export.queue_formulas import normal_quantile, servers_within_wait, wait_quantile
 
@@ -111,6 +113,8 @@ class Demand:
     #: the share of each off-chip tier the decode batch may use where the prefix cache lives in device memory
     #: (``1 - serving.prefix_cache_hbm_fraction``; "1": all of it)
     batch_memory_share: str = "1"
+    #: a mixture of experts' wide expert-parallel terms (None: no wide shape among the option's candidates)
+    expert: expert_sheet.ExpertTerms | None = None
 
     @property
     def prefill_dispatched(self) -> bool:
@@ -205,17 +209,38 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
     epsilon = demand.epsilon
     candidates = []
     two_lines = has_micro_batch_pipelines(role, pool.streamed_prefill, pool.shapes)
-    # data-parallel attention with the experts sharded is not written as formulas yet (README, Known limitations): such
-    # candidates are left out beside tensor and pipeline ones (a pool pinned to a wide shape keeps it, wrongly priced)
-    narrow = any(not shape.wide for shape in pool.shapes)
     for k, shape in enumerate(pool.shapes):
-        if shape.wide and narrow:
-            continue
         candidates.append(_candidate(sheet, k, shape, role, model, demand, chunked, context, decode_attention,
                                      prefill_attention, factor, caps, bws, flops, overhead, domain, minimum, n, d,
                                      device_hour, extra, whole, epsilon, two_lines, pool.streamed_prefill,
                                      replica_multiple(shape.devices, pool.purchase_unit_devices)))
     return _choose(sheet, role, candidates, demand, extra)
+
+
+@dataclass(frozen=True)
+class _Wide:
+    """A wide candidate's replica model and expert all-to-alls as references."""
+
+    model: dict[str, str]
+    """The model as the replica holds and reads it (:func:`tco.export.expert_sheet.replica_model`)."""
+    fixed: str
+    """The all-to-alls' fixed time per cycle [s]."""
+    per_token: str
+    """Their time per token of the cycle [s/token]."""
+    overlap: str | None
+    """Two-batch overlap: the share of them hidden under the phases (None: one micro-batch, they follow the phases)."""
+
+
+def _wide_terms(q, shape: Shape, model: dict[str, str], demand: Demand, n, d: str, domain: str, role: str) -> _Wide:
+    """The ``shape.wide`` branch of :func:`tco.core.serving.cycles.cycle_model`: the replica model
+    (:func:`tco.core.serving.expert.replica_model`) and the expert all-to-alls
+    (:func:`tco.core.serving.expert.all_to_all_s`), overlapped by ``serving.micro_batch_overlap`` with two
+    micro-batches."""
+    expert = demand.expert
+    replica = expert_sheet.replica_model(q, shape.data_parallel, model, expert)
+    fixed, per_token = expert_sheet.all_to_all_s(q, shape.data_parallel, shape.micro_batches, replica, n, d, domain,
+                                                 expert, role)
+    return _Wide(replica, fixed, per_token, expert.micro_batch_overlap if shape.micro_batches > 1 else None)
 
 
 def _within(q, label: str, seen: list[list[Line]], rising: list[bool], target: str, upper: str) -> str:
@@ -247,15 +272,25 @@ def interference_at(lines: list[Line], batch: str) -> str:
     return terms[0] if len(terms) == 1 else f"MIN({','.join(terms)})"
 
 
+def overshoot_chunks(p: int, scv: str) -> str:
+    """:func:`tco.core.serving.parallelism.overshoot_chunks`: ``min(C_p (1 + p v / 2), (p - 1)(1 + v))`` chunks for
+    chunks of squared CV ``v`` (``C_p``, :func:`tco.core.serving.parallelism.micro_batch_overshoot`, a number, for one
+    stage or ``v`` "0")."""
+    equal = f"{micro_batch_overshoot(p)!r}"
+    if p <= 1 or scv == "0":
+        return equal
+    return f"MIN({equal}*(1+0.5*{p}*{scv}),({p}-1)*(1+{scv}))"
+
+
 def interference_lines(chi: str, ratio: str, p: int, held: str, two_lines: bool,
-                       budget: str | None, per_sequence: str = "1") -> tuple[list[Line], list[bool]]:
+                       budget: str | None, per_sequence: str = "1", scv: str = "0") -> tuple[list[Line], list[bool]]:
     """:func:`tco.core.serving.cycles.interference_lines`: ``(P/O) chi B``, or with micro-batch pipelines
-    ``min(p (P/O) chi B, (P/O) chi B + C_p chi u, chi (p tau - q B))`` (the last chunked only; ``C_p`` the number
-    :func:`tco.core.serving.parallelism.micro_batch_overshoot` gives; ``q`` the budget tokens of a decode sequence,
+    ``min(p (P/O) chi B, (P/O) chi B + C_p(v) chi u, chi (p tau - q B))`` (the last chunked only; ``C_p(v)``
+    :func:`overshoot_chunks` of the prompts' squared CV ``scv``; ``q`` the budget tokens of a decode sequence,
     ``k + 1`` under speculative decoding); with whether each line rises with the batch."""
     if not two_lines:
         return [("0", f"{ratio}*{chi}")], [True]
-    lines = [("0", f"{p}*{ratio}*{chi}"), (f"{micro_batch_overshoot(p)!r}*{chi}*{held}", f"{ratio}*{chi}")]
+    lines = [("0", f"{p}*{ratio}*{chi}"), (f"{overshoot_chunks(p, scv)}*{chi}*{held}", f"{ratio}*{chi}")]
     if budget is None:
         return lines, [True, True]
     return [*lines, (f"{p}*{chi}*{budget}", f"-{scaled(per_sequence, chi)}")], [True, True, False]
@@ -274,16 +309,21 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
     ``multiple`` the replicas that fill whole purchase units (:func:`tco.core.serving.sizing.replica_multiple`)."""
     q = sheet.quantity
     sheet.heading(f"candidate {k}: {shape.label}", level=2)
-    t, p, devices = shape.tensor, shape.pipeline, shape.devices
+    t, p, devices, lanes = shape.tensor, shape.pipeline, shape.devices, shape.lanes
     prompt, output, budget = demand.prompt, demand.output, demand.budget
     steps, per_sequence = demand.decode_steps, demand.budget_per_sequence
     colocated = role == "colocated"
+    wide = _wide_terms(q, shape, model, demand, n, d, domain, role) if shape.wide else None
+    if wide is not None:
+        model = wide.model
     rep = q("KV copies in the tensor group (max(t / KV heads, 1))", f"MAX({t}/{model['kv_heads']},1)", "")
     kv_rep = f"{model['kv']}*{rep}"
     layers, hidden = model["layers"], model["hidden"]
-    hops = max(math.log2(t), 1.0)
-    collectives = 3.0 if shape.expert_parallel else 2.0
+    hops = max(math.log2(t), 1.0) * shape.micro_batches  # tco.core.serving.parallelism.sync_latency_per_cycle_s
+    collectives = 3.0 if shape.expert_parallel and not shape.wide else 2.0
     s0 = f"({collectives:g}*{hops!r}*{layers}+({p}-1))*{n(device_param(d, 'sync_latency_s'))}+{overhead}"
+    if wide is not None and wide.overlap is None:  # one micro-batch: the all-to-alls after the phases
+        s0 = f"{s0}+{wide.fixed}"
     s0 = (q("fixed time per cycle: collective latencies and the device's cycle overhead", s0, "s")
           if demand.speculation is None else
           q("fixed time per cycle: collective latencies and the device's cycle overhead, r = 1 + k f times (the draft's "
@@ -305,9 +345,13 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         return q(f"collective time per {what} in a cycle (ring all-reduce, all-to-all, stage hops)",
                  f"{layers}*{per_layer}*{token_bytes}/({p}*{tp_bw})+({p}-1)/{p}*{token_bytes}/{pp_bw}", "s/token")
 
-    s1 = per_token("collective_efficiency", "token")
-    s1_prompt = (per_token("prefill_collective_efficiency", "prompt token")
-                 if device_param(d, "prefill_collective_efficiency") in n else None)
+    if wide is None:
+        s1 = per_token("collective_efficiency", "token")
+        s1_prompt = (per_token("prefill_collective_efficiency", "prompt token")
+                     if device_param(d, "prefill_collective_efficiency") in n else None)
+    else:  # no tensor group, no stage: the expert all-to-alls alone (one micro-batch), else none
+        s1 = wide.per_token if wide.overlap is None else "0"
+        s1_prompt = s1 if device_param(d, "prefill_collective_efficiency") in n else None
     rcaps = [q(f"replica capacity of tier {i}", f"{c}*{devices}", "B") for i, c in enumerate(caps)]
     rbws = [q(f"replica bandwidth of tier {i}", f"{b}*{devices}", "B/s") for i, b in enumerate(bws)]
     expert_name = device_param(d, "expert_compute_efficiency")
@@ -323,6 +367,10 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                decode_attention, q("KV bytes per prefill token", f"{factor}*{kv_rep}", "B"), prefill_attention,
                q("replica FLOP/s", f"{devices}*{flops}", "FLOP/s"), rcaps, rbws, s0, s1, demand.o_mc, demand.o_p, demand.o_c,
                s1_prompt, demand.token_passes, demand.weight_reads)
+    if wide is not None:
+        cm = replace(cm, micro_batches=shape.micro_batches, expert_overlap=wide.overlap,
+                     expert_fixed=scaled(demand.weight_reads, wide.fixed) if wide.overlap is not None else "0",
+                     expert_per_token=wide.per_token if wide.overlap is not None else "0")
     capacity = fx.total(rcaps)
     full_prompt = demand.full_prompt
     sequence = f"({full_prompt}+{output})" if role != "prefill" else full_prompt
@@ -330,6 +378,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
              f"IF(AND({model['weight']}+{sequence}*{model['kv']}*{rep}<={capacity},{t}<={domain}+1E-9,"
              f"{devices}>={minimum}-1E-9),1,0)", "")
     ridge = f"{p}*{cm.t_mem(cm.full_read)}*{cm.flops}/{cm.flops_per_token}"
+    if shape.wide:  # a replica's ridge spread over its attention ranks, each one lane
+        ridge = f"{ridge}/{shape.data_parallel}"
     pass_prompts = q("prompts per whole-prompt pass, k_b",
                      f"MAX(MIN({fx.floor(f'{budget}/{prompt}+{FLOOR_GUARD:g}')},"
                      f"{fx.ceil(f'{ridge}/{prompt}-{CEIL_GUARD:g}')}),1)", "prompts")
@@ -338,7 +388,7 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                             "data_parallel": str(shape.data_parallel), "micro_batches": str(shape.micro_batches),
                             "fits": fits}
     if role == "prefill":
-        latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
+        latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{lanes}*{pass_prompts}*{prompt}"), "s")
         work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
         slack = q("TTFT slack for the prefill queue", f"{demand.ttft}-{latency}-{extra}", "s")
         own = q("length-proportional part of a prompt's prefill", sojourn_sheet.own_prefill(work, latency), "s")
@@ -346,10 +396,11 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                     sojourn_sheet.own_prefill_fits(slack, own, demand.prompt_scv, epsilon), "")
         servers = sojourn_sheet.lane_servers(q, "prefill lanes", f"{demand.peak}*{work}", work, own, slack, demand.prompt_scv,
                                              epsilon, ttft_ok, demand.prefill_dispatched)
-        replicas = q("replicas (continuous)", f"{servers}/{p}", "replicas")
-        c.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), slots="0", slots_allowed="0", residence_s=latency,
-                 tpot_ok="1", capacity_rps=q("requests/s per replica, lanes busy", f"{p}/{work}", "req/s"), cycle_cap_s=latency,
-                 chi="0", prefill_bound=q("prefill bound code", cm.bound("0", f"{p}*{pass_prompts}*{prompt}"), ""),
+        replicas = q("replicas (continuous)", f"{servers}/{lanes}", "replicas")
+        c.update(prefill_s=latency, prefill_work_s=work, lanes=str(lanes), slots="0", slots_allowed="0", residence_s=latency,
+                 tpot_ok="1", capacity_rps=q("requests/s per replica, lanes busy", f"{lanes}/{work}", "req/s"),
+                 cycle_cap_s=latency, chi="0",
+                 prefill_bound=q("prefill bound code", cm.bound("0", f"{lanes}*{pass_prompts}*{prompt}"), ""),
                  decode_bound="0", spilled_bytes="0", _slack=slack, _lane_share="1", ttft_ok=ttft_ok)
     else:
         branches = cm.decode_branches()
@@ -361,10 +412,10 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         if colocated:
             idle = branch_min([lines_at(lines, "0") for lines in stored])
             if demand.policy == "chunked":
-                full = f"{p}*{budget}"
+                full = f"{lanes}*{budget}"
                 chi = q("replica time per prefill token, chi (chunked)", f"({cm.cycle('0', full)}-{idle})/({full})", "s/token")
             else:
-                tokens = f"{p}*{pass_prompts}*{prompt}"
+                tokens = f"{lanes}*{pass_prompts}*{prompt}"
                 chi = q("replica time per prefill token, chi (whole prompts)", f"{cm.cycle('0', tokens)}/({tokens})",
                         "s/token")
         else:
@@ -374,8 +425,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             held = "0"
             if two_lines:
                 held = f"MIN({prompt},{budget})" if demand.policy == "chunked" else f"{pass_prompts}*{prompt}"
-            riding, riding_rises = interference_lines(chi, ratio, p, held, two_lines, budget if chunked else None,
-                                                      per_sequence)
+            riding, riding_rises = interference_lines(chi, ratio, lanes, held, two_lines, budget if chunked else None,
+                                                      per_sequence, demand.prompt_scv)
             interference = [(i0 if i0 == "0" else q(f"prefill riding in a cycle, line {j}: intercept", i0, "s"),
                              q(f"prefill riding in a cycle, line {j}: slope", i1, "s/sequence"))
                             for j, (i0, i1) in enumerate(riding)]
@@ -387,9 +438,10 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
         else:
             seen = stored
         kv_batch = f"({capacity}-{model['weight']})/((({full_prompt}+{output})*{model['kv']})*{rep})"
-        limit = f"MIN({kv_batch},{demand.max_batch})"
+        max_batch = demand.max_batch if not shape.wide else f"{shape.data_parallel}*{demand.max_batch}"  # per rank
+        limit = f"MIN({kv_batch},{max_batch})"
         if chunked:
-            limit = f"MIN({limit},{p}*{budget}/({per_sequence}+{ratio}))"
+            limit = f"MIN({limit},{lanes}*{budget}/({per_sequence}+{ratio}))"
         limit = q("slot cap by memory, batch limit and token budget", limit, "sequences")
         c.update(chi=chi, _lines=stored, _seen=seen, _interference=interference)
 
@@ -406,16 +458,16 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
             t = {}
             if chunked:
                 t["free"] = free = q("token budget left by the decode tokens per micro-batch",
-                                     f"{budget}-{scaled(per_sequence, slots)}/{p}", "tokens")
+                                     f"{budget}-{scaled(per_sequence, slots)}/{lanes}", "tokens")
                 chunks = q("cycles carrying a prompt's chunks (P / budget left)", f"{prompt}/MAX({free},1E-9)", "cycles")
                 own = q("replica time of a prompt's own tokens (P chi)", f"{prompt}*{chi}", "s")
-                work = q("lane time per prompt with prompts waiting (p P chi + m t_d)", f"{p}*{own}+{chunks}*{decode_cap}",
-                         "s")
-                own_latency = own if streamed or p == 1 else f"{p}*{own}"
+                work = q("lane time per prompt with prompts waiting (p P chi + m t_d)",
+                         f"{lanes}*{own}+{chunks}*{decode_cap}", "s")
+                own_latency = own if streamed or lanes == 1 else f"{lanes}*{own}"
                 latency = q("prefill of one prompt once started (its chunks ride in whole cycles)",
                             f"MAX({fx.ceil(chunks)},1)*{decode_cap}+{own_latency}", "s")
             else:
-                latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{p}*{pass_prompts}*{prompt}"), "s")
+                latency = q("prefill pass of k_b prompts", cm.cycle("0", f"{lanes}*{pass_prompts}*{prompt}"), "s")
                 work = q("prefill work per prompt and lane", f"{latency}/{pass_prompts}", "s")
             slack = q("TTFT slack of the slot and lane queues together", f"{demand.ttft}-{latency}-{cycle_cap}-{extra}", "s")
             own = q("length-proportional part of a prompt's prefill", sojourn_sheet.own_prefill(work, latency), "s")
@@ -462,8 +514,8 @@ def _candidate(sheet, k: int, shape: Shape, role: str, model, demand: Demand, ch
                 residence = q("slot residence (O cycles + prefill)" if demand.speculation is None else
                               "slot residence (O / tau cycles + prefill)", f"{steps}*{cycle_cap}+{latency}", "s")
                 replicas, share = split_replicas(q, f"{demand.peak}*{residence}", residence, slots, f"{demand.peak}*{work}",
-                                                 work, str(p), slack, epsilon, own, demand.prompt_scv, ttft_ok)
-                r.update(prefill_s=latency, prefill_work_s=work, lanes=str(p), ttft_ok=ttft_ok, _slack=slack,
+                                                 work, str(lanes), slack, epsilon, own, demand.prompt_scv, ttft_ok)
+                r.update(prefill_s=latency, prefill_work_s=work, lanes=str(lanes), ttft_ok=ttft_ok, _slack=slack,
                          _lane_share=share)
             else:
                 residence = q("slot residence (O cycles)" if demand.speculation is None else
@@ -567,7 +619,7 @@ def _held_caps(sheet, full: dict, at_cap, ttft_ok_at, whole: bool) -> dict:
     for key in (*_CHOSEN, "score"):
         values = [str(c[key]) for c in caps]
         if len(set(values)) > 1:
-            chosen[key] = q(f"at the chosen slot cap: {key.lstrip('_')}", f"CHOOSE({index}+1,{','.join(values)})", "")
+            chosen[key] = q(f"at the chosen slot cap: {key.lstrip('_')}", fx.choose(index, values), "")
     return chosen
 
 
@@ -595,7 +647,7 @@ def _choose(sheet, role: str, candidates: list[dict], demand: Demand, extra: str
     index = q("chosen shape (index in the candidate list)", index, "", f"{role}.shape_index")
 
     def pick(values: list[str]) -> str:
-        return values[0] if len(values) == 1 else f"CHOOSE({index}+1,{','.join(values)})"
+        return values[0] if len(values) == 1 else fx.choose(index, values)
 
     out = {key: q(f"chosen: {key.lstrip('_')}", pick([str(c[key]) for c in candidates]), "") for key in _CHOSEN}
     epsilon = demand.epsilon
