@@ -4,10 +4,9 @@ Mirrors :mod:`tco.core.serving.candidates` (``size_candidate``), :mod:`tco.core.
 :mod:`tco.core.serving.capacity` (``at_peak``) with :mod:`tco.core.serving.steps` (cycle lines, the exact cycle:
 :mod:`tco.export.cycle_sheet`), :mod:`tco.core.serving.expert` (wide expert parallelism: :mod:`tco.export.expert_sheet`),
 :mod:`tco.core.serving.parallelism` (sync terms) and :mod:`tco.core.serving.queueing` (square-root staffing, the waiting
-percentile) as live formulas, term by term in the core's order of operations. Each candidate shape is a
-block of rows; the chosen shape's index is the first lowest score, and the chosen values
-are read with ``CHOOSE``. The candidate list itself is static (fixed when the scenario is
-read), as in the core.
+percentile) as live formulas, term by term in the core's order of operations. Each candidate shape is a block of rows;
+the chosen shape's index is the first lowest score, and the chosen values are read with ``CHOOSE``. The candidate list
+itself is static (fixed when the scenario is read), as in the core.
 """
 
 from __future__ import annotations
