@@ -4,22 +4,29 @@ Both are the package's one Monte Carlo and one Sobol (:func:`tco.studies.monte_c
 :func:`tco.studies.sobol`) with the defaults of a study file, so the same seed gives the numbers
 ``tco study`` writes; the runs are Dash background callbacks (DiskcacheManager) with a
 progress line (reset when a new run starts) and a cancel button, so a long run never blocks the server.
+
+The distribution of any input can be set for both runs (its distribution, low and high: the rules of a scenario file's
+``uncertainty:``, :meth:`tco.inputs.scenario.Scenario.with_spreads`); the choices are kept in the browser (a
+``dcc.Store``), cleared when the scenario changes, and checked on the server at each run like every edit.
 """
 
 from __future__ import annotations
 
-from dash import Input, Output, State, html
+from dash import Input, Output, State, dcc, html, no_update
+from dash import ctx as triggered
 
 from tco import studies
 from tco.foundation.errors import InputError, shown_lines
 from tco.foundation.formatting import sig
+from tco.foundation.labels import param_label
+from tco.inputs.parameters import DISTRIBUTIONS
 from tco.present import study_figures as figures
 from tco.studies.sensitivity import unconverged_indices
 
 from ..callbacks import background_run, refill_on_scenario
 from ..charts import chart, chart_id, for_app, message_figure
-from ..context import AppContext, bounded_int, error_list
-from ..controls import dropdown, number
+from ..context import SCENARIO, AppContext, bounded_int, error_list
+from ..controls import dropdown, number, param_options
 from ..glossary import terms_line
 from ..tables import table_block
 from .sensitivity import metric_options
@@ -39,12 +46,22 @@ def layout(ctx: AppContext):
     return html.Div([
         html.P("Every input with a sourced range is drawn from its distribution at once (rank correlations where the "
                "scenario gives them): the spread of the metric, how often the option wins, and which inputs carry the "
-               "variance (Sobol).", className="hint"),
+               "variance (Sobol). Any input can be drawn from another distribution or range: pick it below, then run.",
+               className="hint"),
         html.Div(className="controls", children=[
             dropdown("mc-metric", "metric", width="380px"),
             number("mc-samples", "draws", value="2,000", width="110px"),
             number("mc-seed", "seed", value="1", width="90px"),
             html.Button("Run Monte Carlo", id="mc-run"), html.Button("Cancel", id="mc-cancel")]),
+        html.Div(className="controls", children=[
+            dropdown("mc-spread-param", "draw an input from", width="380px"),
+            dropdown("mc-spread-distribution", "distribution", width="140px", value="uniform",
+                     options=[{"label": d, "value": d} for d in DISTRIBUTIONS]),
+            number("mc-spread-low", "low", width="100px", placeholder="its own"),
+            number("mc-spread-high", "high", width="100px", placeholder="its own"),
+            html.Button("Set distribution", id="mc-spread-set"), html.Button("Clear distributions", id="mc-spread-clear")]),
+        dcc.Store(id="mc-spreads", storage_type="memory", data={}),
+        html.Div(id="mc-spreads-shown"),
         html.Div(id="mc-status", className="hint"),
         html.Div(id="mc-progress", className="hint"),
         html.Div(id="mc-summary"),
@@ -70,26 +87,65 @@ def progress_reporter(set_progress, unit: str):
 
 def register(app, ctx: AppContext) -> None:
     refill_on_scenario(app, ctx, "mc-metric", metric_options)
+    refill_on_scenario(app, ctx, "mc-spread-param", param_options)
+
+    @app.callback(Output("mc-spreads", "data"), Output("mc-spreads-shown", "children"),
+                  Input("mc-spread-set", "n_clicks"), Input("mc-spread-clear", "n_clicks"), SCENARIO,
+                  State("state", "data"), State("mc-spreads", "data"), State("mc-spread-param", "value"),
+                  State("mc-spread-distribution", "value"), State("mc-spread-low", "value"),
+                  State("mc-spread-high", "value"), prevent_initial_call=True)
+    def spreads(_set, _clear, _scenario, state, current, name, distribution, low, high):
+        if triggered.triggered_id != "mc-spread-set":  # cleared, or another scenario: its inputs differ
+            return {}, None
+        return spreads_update(ctx, state, current, name, distribution, low, high)
 
     @app.callback(Output(chart_id("monte-carlo"), "figure"), Output(chart_id("exceedance"), "figure"),
                   Output("mc-summary", "children"),
                   Input("mc-run", "n_clicks"), State("state", "data"), State("mc-metric", "value"),
-                  State("mc-samples", "value"), State("mc-seed", "value"), **background_run(ctx, "mc", "running Monte Carlo..."))
-    def monte_carlo(set_progress, _clicks, state, metric, samples, seed):
-        return monte_carlo_view(ctx, state, metric, samples, seed, set_progress)
+                  State("mc-samples", "value"), State("mc-seed", "value"), State("mc-spreads", "data"),
+                  **background_run(ctx, "mc", "running Monte Carlo..."))
+    def monte_carlo(set_progress, _clicks, state, metric, samples, seed, spreads):
+        return monte_carlo_view(ctx, state, metric, samples, seed, set_progress, spreads)
 
     @app.callback(Output(chart_id("sobol"), "figure"), Input("sobol-run", "n_clicks"), State("state", "data"),
                   State("mc-metric", "value"), State("sobol-n", "value"), State("mc-seed", "value"),
-                  **background_run(ctx, "sobol", "running Sobol (Saltelli sampling)..."))
-    def sobol(set_progress, _clicks, state, metric, n, seed):
-        return sobol_view(ctx, state, metric, n, seed, set_progress)
+                  State("mc-spreads", "data"), **background_run(ctx, "sobol", "running Sobol (Saltelli sampling)..."))
+    def sobol(set_progress, _clicks, state, metric, n, seed, spreads):
+        return sobol_view(ctx, state, metric, n, seed, set_progress, spreads)
 
 
-def monte_carlo_view(ctx: AppContext, state, metric, samples, seed, set_progress=lambda text: None):
-    """The Monte Carlo histogram, exceedance curve and summary table of a request (the background callback's body):
-    every control is checked on the server, a refused one is named instead of run."""
+def spreads_update(ctx: AppContext, state, current, name, distribution, low, high):
+    """The distributions the runs use with input ``name`` drawn from ``distribution`` on [low, high] (a blank bound
+    keeps the input's own), and the table that shows them; a choice the scenario refuses is named and not kept."""
+    entry = {"distribution": distribution, **{key: value for key, value in (("low", low), ("high", high))
+                                             if value not in (None, "")}}
+    chosen = {**(current if isinstance(current, dict) else {}), str(name): entry}
     try:
-        scenario = ctx.scenario(state)
+        scenario = ctx.scenario(state).with_spreads(chosen)
+    except InputError as exc:
+        return no_update, html.Div([error_list(exc), spreads_table(ctx, state, current)])
+    return chosen, spreads_table(ctx, state, chosen, scenario)
+
+
+def spreads_table(ctx: AppContext, state, spreads, scenario=None):
+    """The inputs whose distribution the user set, as the runs will draw them (None when there are none)."""
+    if not spreads:
+        return None
+    try:
+        scenario = scenario or ctx.scenario(state).with_spreads(spreads)
+    except InputError as exc:
+        return error_list(exc)
+    rows = [[param_label(name), p.distribution, sig(p.low, 4), sig(p.high, 4), p.unit, name]
+            for name, p in ((name, scenario.params[name]) for name in spreads)]
+    return table_block("mc-spreads-table", ["input drawn", "distribution", "low", "high", "unit", "name"], rows)
+
+
+def monte_carlo_view(ctx: AppContext, state, metric, samples, seed, set_progress=lambda text: None, spreads=None):
+    """The Monte Carlo histogram, exceedance curve and summary table of a request (the background callback's body):
+    every control is checked on the server, a refused one is named instead of run; ``spreads`` are the distributions
+    the user set (:meth:`tco.inputs.scenario.Scenario.with_spreads`)."""
+    try:
+        scenario = ctx.scenario(state).with_spreads(spreads or {})
         parsed = studies.parse_metric(scenario, metric)
         draws = bounded_int(samples, "draws", *MC_SAMPLES)
         set_progress(f"0% done: 0 of {draws:,} draws")  # the last run's "100% done" goes at once
@@ -117,12 +173,13 @@ def summary_table(result, metric, baseline: str) -> html.Div:
                        rows)
 
 
-def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text: None):
-    """The Sobol chart of a request (the background callback's body); a refused control is named on the chart."""
+def sobol_view(ctx: AppContext, state, metric, n, seed, set_progress=lambda text: None, spreads=None):
+    """The Sobol chart of a request (the background callback's body); a refused control is named on the chart;
+    ``spreads`` as for :func:`monte_carlo_view`."""
     try:
         if n not in SOBOL_N:
             raise InputError.one("Sobol base samples N", n, f"must be one of {', '.join(f'{k:,}' for k in SOBOL_N)}")
-        scenario = ctx.scenario(state)
+        scenario = ctx.scenario(state).with_spreads(spreads or {})
         label = studies.parse_metric(scenario, metric).label
         set_progress("starting")  # the last run's "100% done" goes at once
         result = studies.sobol(scenario, metric, n, bounded_int(seed, "seed", *SEEDS),

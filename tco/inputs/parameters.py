@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
@@ -19,6 +19,8 @@ from tco.foundation.fields import FIELDS, ORDERED_FIELDS, Field, field_for
 from tco.foundation.user_numbers import read_number
 
 Distribution = Literal["fixed", "uniform", "triangular", "normal", "lognormal"]
+#: the distributions a parameter can be drawn from (:mod:`tco.studies.sampling` says how value, low and high set each)
+DISTRIBUTIONS: tuple[str, ...] = get_args(Distribution)
 #: evidence grade of a sourced number: A measured or list, B analyst estimate, C our estimate
 Grade = Literal["A", "B", "C"]
 
@@ -174,6 +176,113 @@ class ParamSet(Mapping[str, Param]):
             params[name] = params[name].with_value(value)
         return ParamSet(params.values()), warnings
 
+    def spread(self, spreads: Mapping[str, object], where: str = "uncertainty") -> ParamSet:
+        """A copy with new Monte Carlo distributions and ranges (:func:`checked_spreads`); raises on any broken rule."""
+        accepted = checked_spreads(self, spreads, where)
+        return ParamSet(accepted.get(p.name, p) for p in self._params.values())
+
+
+#: the keys of one entry of a scenario's ``uncertainty:`` (:func:`checked_spreads`)
+SPREAD_KEYS = ("distribution", "low", "high")
+
+
+def checked_spreads(params: ParamSet, spreads: Mapping[str, object], where: str = "uncertainty") -> dict[str, Param]:
+    """The one validation of a parameter's Monte Carlo distribution and range as a user sets them.
+
+    A scenario file's ``uncertainty:``, the Uncertainty view, the API:
+    ``{name: {distribution: uniform, low: 1.5, high: 3.0}}``, each key optional. ``low`` and ``high`` are read like
+    any edit (:func:`tco.foundation.user_numbers.read_number`: ``"9%"`` is 0.09 for a rate) and checked against the
+    field's domain; the base value must lie in the range (an edit of the value widens it again:
+    :meth:`Param.with_value`); a drawn distribution needs ``low < high``, a lognormal one ``low > 0``
+    (``ln(high / low)``, :mod:`tco.studies.sampling`). Without ``distribution`` the parameter keeps its own, except
+    that one without a range before is drawn triangular (as :func:`param_from_quantity` reads a file). Every broken
+    rule is reported, each with its path ``<where>.<name>[.<key>]``.
+
+    Parameters
+    ----------
+    params : ParamSet
+        The scenario's named parameters (their values already edited).
+    spreads : Mapping[str, object]
+        Per dotted name, a mapping of :data:`SPREAD_KEYS` to the new distribution (one of :data:`DISTRIBUTIONS`),
+        low and high [unit of the field, or text such as ``"9%"``].
+    where : str
+        What the paths of errors start with.
+
+    Returns
+    -------
+    dict[str, Param]
+        The parameters with their new distribution and range, by name.
+
+    Raises
+    ------
+    InputError
+        Every broken rule.
+    """
+    if not isinstance(spreads, Mapping):
+        raise InputError.one(where, type(spreads).__name__, "must map parameter names to {distribution, low, high}")
+    if len(spreads) > MAX_EDITS:
+        raise InputError.one(where, f"{len(spreads):,} entries", f"has too many entries: at most {MAX_EDITS:,}")
+    accepted: dict[str, Param] = {}
+    errors: list[FieldError] = []
+    for name, raw in spreads.items():
+        path = f"{where}.{str(name)[:200]}"
+        if not isinstance(name, str) or name not in params:
+            errors.append(FieldError(path, raw, unknown_name_rule(str(name)[:200], params)))
+            continue
+        if not isinstance(raw, Mapping) or not raw or set(raw) - set(SPREAD_KEYS):
+            errors.append(FieldError(path, raw, f"must map some of {', '.join(SPREAD_KEYS)} to their values"))
+            continue
+        param, found = params[name], []
+        distribution = raw.get("distribution")
+        if distribution is not None and distribution not in DISTRIBUTIONS:
+            found.append(FieldError(f"{path}.distribution", distribution, f"must be one of {', '.join(DISTRIBUTIONS)}"))
+        bounds = {}
+        for key in ("low", "high"):
+            if raw.get(key) is None:
+                bounds[key] = getattr(param, key)
+                continue
+            try:
+                bounds[key] = read_number(raw[key], param.field, f"{path}.{key}")
+            except InputError as exc:
+                found.extend(exc.errors)
+        if not found:
+            low, high = bounds["low"], bounds["high"]
+            if distribution is None:  # kept; a parameter without a range given one is drawn triangular, as in a file
+                distribution = "triangular" if not param.uncertain and high > low else param.distribution
+            if not low <= param.value <= high:
+                found.append(FieldError(path, [low, high], f"must hold the base value {param.value:g} (low <= value <= "
+                                                           "high)"))
+            elif distribution != "fixed" and not high > low:
+                found.append(FieldError(path, [low, high], f"is drawn {distribution}, which needs low < high"))
+            elif distribution == "lognormal" and not low > 0:
+                found.append(FieldError(path, [low, high], "is drawn lognormal, which needs low > 0"))
+        if found:
+            errors.extend(found)
+        else:
+            accepted[name] = replace(param, distribution=distribution, low=bounds["low"], high=bounds["high"])
+    if errors:
+        raise InputError(errors)
+    return accepted
+
+
+def spreads_of(params: ParamSet, spreads: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """A scenario file's ``uncertainty:`` as resolved, so the file written back (``to_yaml``) reads the same numbers
+    without their original text (``"9%"``).
+
+    Parameters
+    ----------
+    params : ParamSet
+        The resolved parameters (their distributions and ranges already set).
+    spreads : Mapping[str, object]
+        The ``uncertainty:`` entries as given; only their names are read.
+
+    Returns
+    -------
+    dict[str, dict[str, object]]
+        Per name, its distribution, low and high [unit of the field].
+    """
+    return {name: {"distribution": params[name].distribution, "low": params[name].low, "high": params[name].high}
+            for name in spreads}
 
 #: most edits one request may carry (a scenario has ~100 parameters; a URL or file with more is not a user's)
 MAX_EDITS = 1000

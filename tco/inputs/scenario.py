@@ -10,7 +10,7 @@ import yaml
 from tco.core.structure import Structure
 from tco.foundation.errors import FieldWarning
 from tco.inputs.catalog import Device
-from tco.inputs.parameters import ParamSet
+from tco.inputs.parameters import ParamSet, spreads_of
 from tco.inputs.references import FILES, References
 from tco.inputs.scenario_schema import ScenarioFile
 
@@ -58,6 +58,27 @@ class ScenarioEdits:
                  for name in part}
         spec = self.spec.model_copy(update={"set": {**self.spec.set, **edits}})
         return replace(self, **changed, spec=spec, warnings=self.warnings + tuple(warnings))
+
+    def with_spreads(self, spreads: Mapping[str, object]):
+        """This scenario with new Monte Carlo distributions and ranges (the Uncertainty view, the API), read and checked
+        by :func:`tco.inputs.parameters.checked_spreads` (the same rules as ``uncertainty:`` in a file) and kept in the
+        file it writes (:meth:`to_yaml`).
+
+        Parameters
+        ----------
+        spreads : Mapping[str, object]
+            ``{name: {distribution, low, high}}``, each key optional; low and high in the field's unit or as text.
+
+        Returns
+        -------
+        Scenario
+            The same scenario, its parameters drawn as given; an :class:`InputError` names every broken rule.
+        """
+        if not spreads:
+            return self
+        params = self.params.spread(spreads)
+        spec = self.spec.model_copy(update={"uncertainty": {**self.spec.uncertainty, **spreads_of(params, spreads)}})
+        return replace(self, params=params, spec=spec)
 
     def to_dict(self) -> dict:
         """The scenario file as plain data (loadable again), edits in ``set`` included."""

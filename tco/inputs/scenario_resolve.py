@@ -16,7 +16,7 @@ from tco.foundation.errors import FieldError, FieldWarning, InputError
 from tco.inputs.catalog import LLM, Catalog, Device, Economics, Roadmap, validated
 from tco.inputs.catalog_entries import lookup_entry, model_and_devices
 from tco.inputs.fleet_settings import fleet_settings, option_reference_errors
-from tco.inputs.parameters import ParamSet, cross_field_errors, outside_range_message, param_from_quantity
+from tco.inputs.parameters import ParamSet, cross_field_errors, outside_range_message, param_from_quantity, spreads_of
 from tco.inputs.scenario import Scenario, split_settings
 from tco.inputs.scenario_flatten import fleet_setting_parameters, reference_parameters, scenario_parameters
 from tco.inputs.scenario_schema import PREFIX_REUSE_FIELDS, PoolSpec, ScenarioFile
@@ -25,12 +25,13 @@ from tco.inputs.scenario_schema import PREFIX_REUSE_FIELDS, PoolSpec, ScenarioFi
 SRAM_TIER = "sram"
 
 
-def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping[str, object]) -> tuple[ParamSet,
-                                                                                                         list[FieldWarning]]:
+def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping[str, object],
+                    spreads: Mapping[str, object] | None = None) -> tuple[ParamSet, list[FieldWarning]]:
     """A scenario's parameters with the cross-field rules checked, then its overrides applied.
 
     The rules are checked on the catalog's values; the bare-number overrides and ``set:``
-    are then applied as edits (:meth:`tco.inputs.parameters.ParamSet.edited`).
+    are then applied as edits (:meth:`tco.inputs.parameters.ParamSet.edited`), then ``uncertainty:``'s distributions and
+    ranges (:meth:`tco.inputs.parameters.ParamSet.spread`).
 
     Parameters
     ----------
@@ -40,6 +41,8 @@ def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping
         Bare-number overrides of the file.
     set_ : Mapping[str, object]
         The file's ``set:`` edits.
+    spreads : Mapping[str, object] or None
+        The file's ``uncertainty:``: distribution, low and high by name.
 
     Returns
     -------
@@ -51,7 +54,9 @@ def resolved_params(params: ParamSet, edits: Mapping[str, object], set_: Mapping
     crossed = cross_field_errors(params.values())
     if crossed:
         raise InputError(crossed)
-    return params.edited({**edits, **set_})
+    edited, warnings = params.edited({**edits, **set_})
+    return (edited.spread(spreads) if spreads else edited), warnings
+
 
 
 #: characters no option name holds: a study metric names an option after ``:`` (``ratio:<option>``,
@@ -165,7 +170,8 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
                           node_scaled_tiers=_node_scaled_tiers(spec, devices),
                           prefix_cache_tier=(spec.serving.prefix_cache_tier or "hbm") if reuse else None)
     settings, set_ = split_settings(spec.set)
-    params, warnings = resolved_params(scenario_parameters(spec, catalog, model, devices, edits, structure), edits, set_)
+    params, warnings = resolved_params(scenario_parameters(spec, catalog, model, devices, edits, structure), edits, set_,
+                                       spec.uncertainty)
     dynamics, dynamics_warnings = fleet_setting_parameters(spec.fleet_dynamics, catalog, settings)
     warnings += dynamics_warnings
     # the block's other settings, checked here so every command refuses what `tco fleet` would (not only it)
@@ -175,7 +181,8 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
         raise InputError(errors)
     warnings += _economics_warnings(spec, catalog, params)
     structure = _with_shapes(structure, spec, model, devices, params)
-    spec = spec.model_copy(update={"set": {name: (dynamics if name in settings else params)[name].value for name in spec.set}})
+    spec = spec.model_copy(update={"set": {name: (dynamics if name in settings else params)[name].value for name in spec.set},
+                                   "uncertainty": spreads_of(params, spec.uncertainty)})
     return Scenario(spec.name, spec.title, spec.description, spec.question, params, structure, spec, path=path,
                     devices=devices, warnings=tuple(warnings), reference=reference_parameters(model, devices), dynamics=dynamics)
 

@@ -195,5 +195,6 @@ class ScenarioFile(ScenarioHeader):
     program: Program | None = None
     roadmap: RoadmapSpec | None = None
     set: dict[str, Any] = {}
+    uncertainty: dict[str, Any] = {}  # validated by tco.inputs.parameters.checked_spreads
     study: dict[str, Any] | None = None
     fleet_dynamics: dict[str, Any] | None = None  # validated by tco.inputs.fleet_settings

@@ -31,7 +31,7 @@ from tco.inputs.catalog import (
     validated,
 )
 from tco.inputs.catalog_entries import model_and_devices
-from tco.inputs.parameters import ParamSet, Q, Quantity
+from tco.inputs.parameters import ParamSet, Q, Quantity, spreads_of
 from tco.inputs.scenario import ScenarioEdits
 from tco.inputs.scenario_flatten import ParamCollector
 from tco.inputs.scenario_resolve import option_name_errors, resolved_params
@@ -91,6 +91,7 @@ class TrainingScenarioFile(ScenarioHeader):
     devices: dict[str, dict[str, Any]] = {}
     models: dict[str, dict[str, Any]] = {}
     set: dict[str, Any] = {}
+    uncertainty: dict[str, Any] = {}  # validated by tco.inputs.parameters.checked_spreads
     study: dict[str, Any] | None = None
 
 
@@ -167,8 +168,9 @@ def training_scenario_from_dict(data: dict, catalog: Catalog | None = None, path
     if errors:
         raise InputError(errors)
     structure = TrainingStructure(spec.model, tuple(options), spec.baseline, spec.site)
-    params, warnings = resolved_params(_parameters(spec, catalog, model, devices), edits, spec.set)
-    spec = spec.model_copy(update={"set": {name: params[name].value for name in spec.set}})
+    params, warnings = resolved_params(_parameters(spec, catalog, model, devices), edits, spec.set, spec.uncertainty)
+    spec = spec.model_copy(update={"set": {name: params[name].value for name in spec.set},
+                                   "uncertainty": spreads_of(params, spec.uncertainty)})
     return TrainingScenario(spec.name, spec.title, spec.description, spec.question, params, structure, spec, path=path,
                             devices=devices, warnings=tuple(warnings))
 

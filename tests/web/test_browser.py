@@ -158,6 +158,47 @@ def test_sensitivity_and_monte_carlo_run(page, live_app):
     assert log.records == []
 
 
+def test_an_inputs_distribution_is_set_in_the_uncertainty_view_and_drawn(page, live_app, artifacts):
+    """Issue 51 item 5: the user picks an input, a distribution and a range in the Uncertainty view, and the Monte
+    Carlo draws it so: the median shown is the one :func:`tco.studies.monte_carlo` gives on the scenario with that
+    choice (same draws and seed); a range that leaves out the base value is named and not kept."""
+    from tco_app.context import AppContext
+    from tco_app.pages.uncertainty import monte_carlo_view
+    from tco_app.state import scenario_choices
+
+    url, log = live_app
+    errors = open_app(page, url)
+    page.click("#tab-uncertainty")
+    choose(page, "mc-spread-param", "mean demand [req/s]", search="requests_per_s")
+    choose(page, "mc-spread-distribution", "normal")
+    page.fill("#mc-spread-low", "60")
+    page.keyboard.press("Enter")
+    page.click("#mc-spread-set")
+    expect(page.locator("#mc-spreads-table")).to_contain_text("normal", timeout=15000)
+    expect(page.locator("#mc-spreads-table")).to_contain_text("60")
+    page.fill("#mc-samples", "1,000")
+    page.keyboard.press("Enter")
+    page.click("#mc-run")
+    expect(page.locator("#monte-carlo-box .chart-title")).to_contain_text("1,000 draws", timeout=60000)
+    state = {"scenario": "default", "upload": None, "set": {}, "options": []}
+    chosen = {"workload.requests_per_s": {"distribution": "normal", "low": "60"}}
+    table = monte_carlo_view(AppContext(scenario_choices(), "default"), state, "ratio:groq", 1000, 1, spreads=chosen)[2]
+    median = next(c for c in table.children if getattr(c, "data", None)).data["rows"][0][1]
+    expect(page.locator("#mc-table tbody tr").first.locator("td").first).to_have_text(median)
+    unspread = monte_carlo_view(AppContext(scenario_choices(), "default"), state, "ratio:groq", 1000, 1)[2]
+    assert next(c for c in unspread.children if getattr(c, "data", None)).data["rows"][0][1] != median  # it was drawn
+    page.screenshot(path=str(artifacts / "uncertainty-distribution.png"), full_page=True)
+    page.fill("#mc-spread-low", "500")
+    page.keyboard.press("Enter")
+    page.click("#mc-spread-set")
+    expect(page.locator("#mc-spreads-shown .errors")).to_contain_text("must hold the base value 100", timeout=15000)
+    expect(page.locator("#mc-spreads-table")).to_contain_text("60")  # the choice kept is the last valid one
+    page.click("#mc-spread-clear")
+    expect(page.locator("#mc-spreads-table")).to_have_count(0, timeout=15000)
+    assert errors == []
+    assert log.records == []
+
+
 def test_the_breakeven_tab_finds_the_tpot_window(page, live_app):
     """Issue 11's example in the app: TPOT target 3-50 ms on the default scenario has a window where only the SRAM
     options meet the targets (typed the way finance types: 0.003 and 5%). The window's edge is the one
