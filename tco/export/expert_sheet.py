@@ -42,7 +42,7 @@ def model_terms(q, n, scenario, shared: dict[str, str], model: dict[str, str]) -
     return {
         "routed_weight": q("stored routed-expert bytes (E e, at most the stored weights)",
                            f"MIN({experts}*{shared['slot']}*{shared['wbpp']},{model['weight']})", "B"),
-        "moe_layers": n(layers) if layers in n else model["layers"],
+        "moe_layers": n.get(layers, model["layers"]),
         "dispatch_element": q("bytes per element an expert dispatch moves", f"{n(named.serving.dispatch_bits)}/8", "B"),
     }
 
@@ -90,7 +90,7 @@ def all_to_all_s(q, ranks: int, micro_batches: int, model: dict[str, str], n, de
     layers = model["moe_layers"]
     token_bytes = f"{model['hidden']}*({model['dispatch_element']}+{model['collective_element']})*{layers}"
     efficiency_name = device_param(device, "all_to_all_efficiency")
-    efficiency = n(efficiency_name) if efficiency_name in n else "1"
+    efficiency = n.get(efficiency_name, "1")
     up_bw = n(device_param(device, "chip_to_chip_bandwidth_bytes_per_s"))
     out_bw = n(device_param(device, "scale_out_bandwidth_bytes_per_s"))
     k = model["experts_per_token"]

@@ -99,6 +99,10 @@ class _Names:
     def __contains__(self, dotted: str) -> bool:
         return dotted in self.mapping
 
+    def get(self, dotted: str, default: str) -> str:
+        """The defined name of ``dotted``, or ``default`` (a formula's text) where the scenario has no such parameter."""
+        return self.mapping.get(dotted, default)
+
 
 def write_model(ws, scenario: Scenario, names: dict[str, str]) -> ModelRefs:
     """Fill ``ws`` with the Model sheet; returns the references of every quantity."""

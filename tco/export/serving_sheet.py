@@ -202,7 +202,7 @@ def write_pool(sheet, option: Option, pool: Pool, n, model: dict[str, str], dema
               f"IF({bits}<=4,{n(device_param(d, 'peak_flops_4bit'))},IF({bits}<=8,{n(device_param(d, 'peak_flops_8bit'))},"
               f"{n(device_param(d, 'peak_flops_16bit'))}))*{n(device_param(d, 'compute_efficiency'))}", "FLOP/s")
     overhead_name = device_param(d, "cycle_overhead_s")
-    overhead = n(overhead_name) if overhead_name in n else "0"
+    overhead = n.get(overhead_name, "0")
     domain = n(device_param(d, "scale_up_domain_devices"))
     minimum = n(pool_param(option.name, role, "devices_per_replica")) if pool.has_min_devices else "1"
     epsilon = demand.epsilon
