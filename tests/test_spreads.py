@@ -122,3 +122,32 @@ def test_the_uncertainty_view_keeps_a_valid_choice_and_names_a_refused_one():
     assert shown_row[1] == tco.foundation.formatting.sig(api["p50"], 4)
     crafted = monte_carlo_view(ctx, STATE, "ratio:groq", 300, 5, spreads={RATE: {"low": "lots"}})[2]
     assert f"uncertainty.{RATE}.low" in str(crafted)
+
+
+def test_the_study_command_draws_what_spread_says(tmp_path, capsys):
+    """``tco study --spread``: the same draws as the API on the scenario with that choice (same seed, every digit of
+    the Monte Carlo summary), the choice written into the study's resolved scenario; a malformed flag or a refused
+    value is named by the flag, exit 2, nothing written."""
+    import pandas as pd
+
+    from tco.cli import main
+
+    study = {"name": "mc", "question": "How often does Groq win?", "scenario": "default", "metric": "ratio:groq",
+             "seed": 7, "analyses": {"monte_carlo": {"samples": 600}}}
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    out = tmp_path / "out"
+    assert main(["study", str(tmp_path / "study.yaml"), "--spread", f"{RATE}=uniform,low:50", "--out", str(out)]) == 0
+    cli = pd.read_csv(out / "montecarlo_summary.csv")
+    chosen = tco.load_scenario("default").with_spreads({RATE: {"distribution": "uniform", "low": "50"}})
+    api = studies.monte_carlo(chosen, ["ratio:groq"], 600, 7).summary
+    numbers = api.select_dtypes("number").columns
+    assert np.array_equal(api[numbers].to_numpy(float), cli[numbers].to_numpy(float), equal_nan=True)
+    resolved = yaml.safe_load((out / "summary.json").read_text())["scenario"]["uncertainty"]
+    assert resolved == {RATE: {"distribution": "uniform", "low": 50.0, "high": 300.0}}
+    capsys.readouterr()
+    for flag, named in ((f"{RATE}=beta", f"--spread {RATE}.distribution: got 'beta'"),
+                        (RATE, f"--spread: got '{RATE}'; must look like NAME=DISTRIBUTION,low:X,high:Y"),
+                        (f"{RATE}=low:1,low:2", "each once")):
+        assert main(["study", str(tmp_path / "study.yaml"), "--spread", flag, "--out", str(tmp_path / "no")]) == 2
+        assert named in capsys.readouterr().err
+        assert not (tmp_path / "no").exists()

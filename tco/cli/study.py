@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tco.cli.common import add_option_arguments, built_scenario, print_warnings, written_scenario
 from tco.cli.text import WIDTH, paragraph
-from tco.foundation.errors import InputError
+from tco.foundation.errors import FieldError, InputError
 from tco.foundation.limits import MAX_WORKERS
 
 
@@ -24,8 +24,51 @@ def add_parser(sub):
                        help="spread the chunks over N local processes (a dask.distributed LocalCluster)")
     where.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="send the chunks to an existing dask.distributed scheduler (e.g. tcp://10.0.0.5:8786)")
+    parser.add_argument("--spread", action="append", default=[], metavar="NAME=SPEC",
+                        help="draw an input from another distribution or range (repeatable): NAME=DISTRIBUTION,low:X,"
+                             "high:Y, each part optional, e.g. workload.requests_per_s=uniform,low:50 (the rules of "
+                             "uncertainty: in a scenario file)")
     add_option_arguments(parser)
     return parser
+
+
+def spreads_from_flags(texts: list[str]) -> dict[str, dict[str, str]]:
+    """The ``--spread`` flags as ``{name: {distribution, low, high}}`` (:meth:`tco.inputs.scenario.Scenario.with_spreads`
+    checks the values); a flag that is not ``NAME=PART,...`` with parts ``DISTRIBUTION``, ``low:X`` or ``high:Y``
+    is named.
+
+    Parameters
+    ----------
+    texts : list of str
+        The flags' values, in order (a later flag on the same name replaces the earlier).
+
+    Returns
+    -------
+    dict[str, dict[str, str]]
+        Per input, the parts given, as text.
+    """
+    spreads, errors = {}, []
+    for text in texts:
+        name, sep, rest = text.partition("=")
+        entry = {}
+        for part in rest.split(",") if sep else ():
+            key, colon, value = part.partition(":")
+            key, value = key.strip(), value.strip()
+            if colon and key in ("low", "high", "distribution") and value and key not in entry:
+                entry[key] = value
+            elif not colon and key and "distribution" not in entry:
+                entry["distribution"] = key
+            else:
+                entry = None
+                break
+        if not name.strip() or not entry:
+            errors.append(FieldError("--spread", text, "must look like NAME=DISTRIBUTION,low:X,high:Y (each part "
+                                                       "optional, at least one, each once)"))
+        else:
+            spreads[name.strip()] = entry
+    if errors:
+        raise InputError(errors)
+    return spreads
 
 
 def run(args) -> int:
@@ -44,6 +87,9 @@ def run(args) -> int:
     study, scenario = load_study(args.file)
     if args.option_edits:  # the study's scenario with its options built, checked against the study again
         scenario = built_scenario(scenario, args)
+        check_study(study, scenario)
+    if args.spread:
+        scenario = scenario.with_spreads(spreads_from_flags(args.spread), "--spread")
         check_study(study, scenario)
     print_warnings(written_scenario(scenario, args))
     for warning in study_warnings(study, scenario):

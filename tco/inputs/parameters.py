@@ -206,7 +206,7 @@ def checked_spreads(params: ParamSet, spreads: Mapping[str, object], where: str 
         Per dotted name, a mapping of :data:`SPREAD_KEYS` to the new distribution (one of :data:`DISTRIBUTIONS`),
         low and high [unit of the field, or text such as ``"9%"``].
     where : str
-        What the paths of errors start with.
+        What the paths of errors start with (a command-line flag such as ``--spread`` is followed by a space).
 
     Returns
     -------
@@ -225,7 +225,7 @@ def checked_spreads(params: ParamSet, spreads: Mapping[str, object], where: str 
     accepted: dict[str, Param] = {}
     errors: list[FieldError] = []
     for name, raw in spreads.items():
-        path = f"{where}.{str(name)[:200]}"
+        path = f"{where}{' ' if where.startswith('-') else '.'}{str(name)[:200]}"  # a flag: "--spread NAME"
         if not isinstance(name, str) or name not in params:
             errors.append(FieldError(path, raw, unknown_name_rule(str(name)[:200], params)))
             continue
