@@ -358,14 +358,14 @@ def test_option_flags_build_the_scenario_every_command_reads(capsys, tmp_path):
 
 @pytest.mark.slow  # compare with its flip search: over a second of CPU on a cold process
 def test_compare_with_b200_added_matches_the_written_file(capsys, tmp_path):
-    """The issue's question: voice-agent with B200 added (B200 $0.54/M beats H100 $0.82/M; $1.07/M before the
-    2026-12-07 refit of the Hopper class)."""
+    """The issue's question: voice-agent with B200 added (B200 $0.45/M beats H100 $0.73/M with the conversation cache
+    of 2026-12-08; $0.54 and $0.82 without it, and H100 $1.07/M before the 2026-12-07 refit of the Hopper class)."""
     path = tmp_path / "b200.yaml"
     code, out, _ = run(capsys, "compare", "voice-agent", "--add-option", "b200=colocated:b200", "--write-scenario", str(path),
                        "--format", "json")
     assert code == 0
     costs = {o["name"]: o["lcot_usd_per_mtok"] for o in json.loads(out)["options"]}
-    assert round(costs["b200"], 2) == 0.54 and round(costs["h100"], 2) == 0.82
+    assert round(costs["b200"], 2) == 0.45 and round(costs["h100"], 2) == 0.73
     _, again, _ = run(capsys, "compare", str(path), "--format", "json")
     assert {o["name"]: o["lcot_usd_per_mtok"] for o in json.loads(again)["options"]} == costs
 

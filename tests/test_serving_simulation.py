@@ -35,7 +35,7 @@ from test_serving import H200, MODEL, demand
 from validation_data import data_rows
 
 from tco.analysis.program_views import held_generations
-from tco.core.evaluate import chosen_cycle_models, evaluate, serving_pools
+from tco.core.evaluate import chosen_cycle_models, evaluate, pool_demands, serving_pools
 from tco.core.serving import parallelism
 from tco.core.serving.capacity import fleet_capacity_rps
 from tco.core.serving.cycles import cycle_model, prefill_pass_prompts
@@ -203,9 +203,12 @@ def _draws(scenario, count: int, seed: int):
 def _simulate_option(structure, values, option, requests, sample=None, routing=None):
     """Run the option's fleet, as the model sized it for these values, at the peak rate: prompts gamma at the
     scenario's own spread, or resampled from ``sample`` (token counts) rescaled to the scenario's mean; a split's
-    prefill prompts routed as its ``serving.prefill_queue`` says, or as ``routing`` (``shared``, ``dispatched``)."""
-    pools, demand, transfer = serving_pools(structure, values, option.name)
+    prefill prompts routed as its ``serving.prefill_queue`` says, or as ``routing`` (``shared``, ``dispatched``).
+    With prefix reuse a prompt is the part the prefilling pool computes (its length less the cached prefix: the
+    demand that pool was sized for, tco.core.evaluate.pool_demand), drawn at the same spread."""
+    pools, _, transfer = serving_pools(structure, values, option.name)
     models = chosen_cycle_models(structure, values, option.name)
+    demand = pool_demands(structure, values, option.name)["prefill" if option.disaggregated else "colocated"]
     one = {role: {f.name: float(np.asarray(getattr(p.figures, f.name)).reshape(-1)[0]) for f in dataclasses.fields(p.figures)}
            for role, p in pools.items()}
     prompt, output = round(float(demand.prompt_tokens)), round(float(demand.output_tokens))
@@ -288,14 +291,15 @@ def simulated_against_targets(scenario, values, results, requests: int = 1500):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["default", "voice-agent", "fleet-split", "batch-offline", "custom-asic",
-                                  "specialization-over-time"])
+                                  "specialization-over-time", "agentic-coding"])
 def test_every_feasible_option_meets_its_targets_in_simulation(name):
     """Issue 11: on every bundled scenario, at its base values (its own fleets, up to ~1,200 replicas) and
     two random draws (fleets within :data:`DRAW_REPLICA_TOKENS_CAP`), every option the model reports
     feasible meets its TTFT and TPOT percentiles in a simulation of the fleet it sized (same replicas,
     shapes, slot caps and token budget; a baseline on the general-purpose roadmap: the fleet of each generation it
     holds, custom-asic's B200s), within the module's sampling tolerance. (tests/simulation_sweep.py: the same over
-    many draws.)"""
+    many draws.) voice-agent (a conversation cache) and agentic-coding (85 % prefix reuse) run the prompts their
+    pools compute, less the cached prefix (:func:`_simulate_option`)."""
     import tco
 
     scenario = tco.load_scenario(name)

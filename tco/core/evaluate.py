@@ -55,7 +55,7 @@ from tco.core.serving import prefix_cache, sizing
 from tco.core.serving.capacity import PERFORMANCE_FIELDS
 from tco.core.serving.cycles import cycle_model
 from tco.core.serving.search import size_pool
-from tco.core.serving.shapes import DeviceShape
+from tco.core.serving.shapes import Demand, DeviceShape
 from tco.core.serving.speculation import Speculation
 from tco.core.structure import Option, Pool, Structure
 from tco.core.workload import Workload
@@ -170,12 +170,11 @@ def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits
     ``hits[role]`` [-] of each pool (None: no prefix reuse) and at least ``grown[role]`` devices where given (to hold
     the cache), plus the KV transfer time and link ports."""
     kv_transfer_s = link_ports = None
-    cached = {} if hits is None else {role: hit * w.prompt_tokens for role, hit in hits.items()}
     extra = 0.0
     if hits is not None and w.prefix_cache_tier != "hbm":  # the prefix read back from its tier before the prefill
         bandwidth = w.get(named.serving.name(f"{w.prefix_cache_tier}_cache_bandwidth_bytes_per_s"))
-        extra = prefix_cache.load_time_s(cached["prefill" if option.disaggregated else "colocated"], w.kv_bytes_per_token,
-                                         bandwidth)
+        first = "prefill" if option.disaggregated else "colocated"
+        extra = prefix_cache.load_time_s(hits[first] * w.prompt_tokens, w.kv_bytes_per_token, bandwidth)
     if option.disaggregated:
         link_bw = w.get(link_param(option.link, "bandwidth_bytes_per_s"))
         bytes_per_request = _kv_bytes_per_request(w, hits)
@@ -184,17 +183,41 @@ def _serve_at(option: Option, w: Workload, speculation: Speculation | None, hits
         extra = kv_transfer_s + extra
     served = {}
     for pool in option.pools:
-        demand = w.demand
-        prefills, decodes = pool.role != "decode", pool.role != "prefill"
-        if (hits is not None and prefills) or (speculation is not None and decodes):
-            demand = replace(demand, **({"prompt_tokens": w.prompt_tokens - cached[pool.role],
-                                         "cached_prompt_tokens": cached[pool.role]} if hits is not None and prefills else {}),
-                             speculation=speculation if decodes else None)
+        demand = pool_demand(pool.role, w, speculation, hits)
         if grown and pool.role in grown:
             demand = replace(demand, min_fleet_devices=grown[pool.role])
         served[pool.role] = size_pool(pool.role, pool.shapes, w.model, device_shape(option, pool, w), demand,
-                                      w.whole_devices, extra if prefills else 0.0, fleet_device_hour_usd(pool, w))
+                                      w.whole_devices, extra if pool.role != "decode" else 0.0, fleet_device_hour_usd(pool, w))
     return served, kv_transfer_s, link_ports
+
+
+def pool_demand(role: str, w: Workload, speculation: Speculation | None, hits: dict | None) -> Demand:
+    """What one pool serves: the workload's demand with, on a pool that prefills, the prompt less its cached prefix
+    (``P - x P`` computed, ``x P`` read from the cache, ``x = hits[role]``) and, on a pool that decodes, the option's
+    speculative decoding.
+
+    Parameters
+    ----------
+    role : str
+        ``colocated``, ``prefill`` or ``decode``.
+    w : Workload
+        The evaluation's terms.
+    speculation : Speculation or None
+        The option's speculative decoding (None: one token per step).
+    hits : dict or None
+        Each pool's prefix-cache hit fraction [-] by role (None: no prefix reuse).
+
+    Returns
+    -------
+    Demand
+        Rates [req/s], lengths [tokens], targets [s] and settings the pool is sized for.
+    """
+    prefills, decodes = role != "decode", role != "prefill"
+    if not ((hits is not None and prefills) or (speculation is not None and decodes)):
+        return w.demand
+    cached = hits[role] * w.prompt_tokens if hits is not None and prefills else None
+    return replace(w.demand, **({"prompt_tokens": w.prompt_tokens - cached, "cached_prompt_tokens": cached}
+                                if cached is not None else {}), speculation=speculation if decodes else None)
 
 
 def _kv_bytes_per_request(w: Workload, hits: dict | None):
@@ -409,14 +432,40 @@ def chosen_cycle_models(structure: Structure, values: Mapping[str, object], opti
     Returns
     -------
     dict
-        ``{role: CycleModel}``: each pool's cycle time [s] as a function of its batch.
+        ``{role: CycleModel}``: each pool's cycle time [s] as a function of its batch, for the demand the pool was
+        sized for (:func:`pool_demand`: the cached prefix and speculative decoding included).
     """
     w = Workload(structure, values)
     option = structure.option(option_name)
-    served, *_ = _serve(option, w)
+    served, _, _, speculation, hits = _serve(option, w)
     return {pool.role: cycle_model(pool.shapes[int(np.asarray(served[pool.role].figures.shape_index).reshape(-1)[0])],
-                                   w.model, device_shape(option, pool, w), w.demand, pool.role)
+                                   w.model, device_shape(option, pool, w), pool_demand(pool.role, w, speculation, hits),
+                                   pool.role)
             for pool in option.pools}
+
+
+def pool_demands(structure: Structure, values: Mapping[str, object], option_name: str) -> dict[str, Demand]:
+    """The demand each pool of an option was sized for (:func:`pool_demand`: its prompt less the cached prefix, its
+    speculative decoding), for readers that run the fleet request by request (the tests' discrete-event simulation).
+
+    Parameters
+    ----------
+    structure : Structure
+        The scenario's options.
+    values : Mapping[str, object]
+        The named parameter values.
+    option_name : str
+        The option to serve.
+
+    Returns
+    -------
+    dict[str, Demand]
+        ``{role: Demand}``: rates [req/s], lengths [tokens], targets [s] per pool.
+    """
+    w = Workload(structure, values)
+    option = structure.option(option_name)
+    _, _, _, speculation, hits = _serve(option, w)
+    return {pool.role: pool_demand(pool.role, w, speculation, hits) for pool in option.pools}
 
 
 def serve_option(option: Option, w: Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:
