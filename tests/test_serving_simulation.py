@@ -35,7 +35,7 @@ from test_serving import H200, MODEL, demand
 from validation_data import data_rows
 
 from tco.analysis.program_views import held_generations
-from tco.core.evaluate import chosen_cycle_models, evaluate, pool_demands, serving_pools
+from tco.core.evaluate import chosen_cycle_models, evaluate, serving_pools
 from tco.core.serving import parallelism
 from tco.core.serving.capacity import fleet_capacity_rps
 from tco.core.serving.cycles import cycle_model, prefill_pass_prompts
@@ -207,8 +207,8 @@ def _simulate_option(structure, values, option, requests, sample=None, routing=N
     With prefix reuse a prompt is the part the prefilling pool computes (its length less the cached prefix: the
     demand that pool was sized for, tco.core.evaluate.pool_demand), drawn at the same spread."""
     pools, _, transfer = serving_pools(structure, values, option.name)
-    models = chosen_cycle_models(structure, values, option.name)
-    demand = pool_demands(structure, values, option.name)["prefill" if option.disaggregated else "colocated"]
+    models, demands = chosen_cycle_models(structure, values, option.name)
+    demand = demands["prefill" if option.disaggregated else "colocated"]
     one = {role: {f.name: float(np.asarray(getattr(p.figures, f.name)).reshape(-1)[0]) for f in dataclasses.fields(p.figures)}
            for role, p in pools.items()}
     prompt, output = round(float(demand.prompt_tokens)), round(float(demand.output_tokens))
@@ -410,7 +410,7 @@ def test_long_prompt_replica_meets_its_percentiles_at_the_capacity_the_model_rep
     assert replicas == 1.0 and float(pool["lanes"]) == 1.0
     rate = float(fleet_capacity_rps("colocated", pool.figures, replicas, d))
     reported = pool.at_load(dataclasses.replace(d, peak_requests_per_s=rate), replicas)
-    cm = chosen_cycle_models(scenario.structure, values, OPTION)["colocated"]
+    cm = chosen_cycle_models(scenario.structure, values, OPTION)[0]["colocated"]
     sample = [float(r["input_tokens"]) for r in data_rows("llama3.1-405b-lengths.csv")]
     outcome = simulate_colocated(cm, 1, int(float(pool["slots"])), round(float(d.prompt_tokens)), round(float(d.output_tokens)),
                                  rate, float(d.token_budget_tokens), d.policy, 1, requests=1500,

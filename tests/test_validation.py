@@ -270,7 +270,7 @@ def test_mean_tpot_at_the_logged_load_by_hand():
     assert c.sequences_in_flight == pytest.approx(10755.6 * 0.1315, rel=1e-12) == pytest.approx(1414.36, abs=0.01)
     assert c.output_tokens == pytest.approx(10755.6 / 39.25, rel=1e-12)  # the run's own logged length, 274.0
     scenario = Predictor(SUITE).scenario(case)
-    cm = chosen_cycle_models(scenario.structure, scenario.values(), OPTION)["colocated"]
+    cm = chosen_cycle_models(scenario.structure, scenario.values(), OPTION)[0]["colocated"]
     batch, tau = c.sequences_in_flight, c.token_budget_tokens
     chi = (float(cm.cycle_s(0.0, tau)) - float(cm.cycle_s(0.0, 0.0))) / tau
     expected = float(cm.cycle_s(batch, 0.0)) + c.prompt_tokens / c.output_tokens * chi * batch

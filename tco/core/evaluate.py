@@ -415,8 +415,8 @@ def prefix_hit_fractions(structure: Structure, values: Mapping[str, object], opt
     return _serve(option, Workload(structure, values))[4]
 
 
-def chosen_cycle_models(structure: Structure, values: Mapping[str, object], option_name: str) -> dict:
-    """The cycle model of each pool's chosen replica shape, for one draw (scalar values).
+def chosen_cycle_models(structure: Structure, values: Mapping[str, object], option_name: str) -> tuple[dict, dict]:
+    """The cycle model of each pool's chosen replica shape and the demand it serves, for one draw (scalar values).
 
     The discrete-event simulation of the tests runs a bundled scenario's fleet with these.
 
@@ -431,41 +431,20 @@ def chosen_cycle_models(structure: Structure, values: Mapping[str, object], opti
 
     Returns
     -------
-    dict
-        ``{role: CycleModel}``: each pool's cycle time [s] as a function of its batch, for the demand the pool was
-        sized for (:func:`pool_demand`: the cached prefix and speculative decoding included).
+    models : dict
+        ``{role: CycleModel}``: each pool's cycle time [s] as a function of its batch.
+    demands : dict
+        ``{role: Demand}``: the demand each pool was sized for and its model is built with (:func:`pool_demand`: the
+        prompt less its cached prefix, the speculative decoding), rates [req/s], lengths [tokens], targets [s].
     """
     w = Workload(structure, values)
     option = structure.option(option_name)
     served, _, _, speculation, hits = _serve(option, w)
+    demands = {pool.role: pool_demand(pool.role, w, speculation, hits) for pool in option.pools}
     return {pool.role: cycle_model(pool.shapes[int(np.asarray(served[pool.role].figures.shape_index).reshape(-1)[0])],
-                                   w.model, device_shape(option, pool, w), pool_demand(pool.role, w, speculation, hits),
-                                   pool.role)
-            for pool in option.pools}
+                                   w.model, device_shape(option, pool, w), demands[pool.role], pool.role)
+            for pool in option.pools}, demands
 
-
-def pool_demands(structure: Structure, values: Mapping[str, object], option_name: str) -> dict[str, Demand]:
-    """The demand each pool of an option was sized for (:func:`pool_demand`: its prompt less the cached prefix, its
-    speculative decoding), for readers that run the fleet request by request (the tests' discrete-event simulation).
-
-    Parameters
-    ----------
-    structure : Structure
-        The scenario's options.
-    values : Mapping[str, object]
-        The named parameter values.
-    option_name : str
-        The option to serve.
-
-    Returns
-    -------
-    dict[str, Demand]
-        ``{role: Demand}``: rates [req/s], lengths [tokens], targets [s] per pool.
-    """
-    w = Workload(structure, values)
-    option = structure.option(option_name)
-    _, _, _, speculation, hits = _serve(option, w)
-    return {pool.role: pool_demand(pool.role, w, speculation, hits) for pool in option.pools}
 
 
 def serve_option(option: Option, w: Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:
