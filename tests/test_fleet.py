@@ -573,9 +573,11 @@ def test_a_fleet_analysis_says_what_its_gpu_fleet_is_where_the_baseline_follows_
     """custom-asic's baseline is called h100 but runs B200s, then Rubins in Compare. The stranded-capacity analysis
     simulated the baseline on its own H100s at their costs (2,716 devices, $1.57/M under 'today'); it now simulates
     the fleet the verdict prices at t = 0, the baseline on B200 (issue 49 item 3: 1,178 devices, $0.858/M, the same
-    rows as the scenario with its baseline moved to B200 and no roadmap), and the coordination analysis takes Compare's
-    cost with the H100's tokens per joule. Each card says so; fleet-split's baseline, with no roadmap, gets no such
-    sentence and is simulated as before."""
+    rows as the scenario with its baseline moved to B200 and no roadmap). The coordination analysis took Compare's
+    roadmap cost ($0.434/M) with the H100's tokens per joule (0.330); it now compares the same B200 fleet, its cost and
+    its tokens per joule ($0.809/M, 0.544 tokens/J: the perf-per-watt break-even utilization of the ASIC pool moves
+    from 0.097 to 0.426). Each card says so; fleet-split's baseline, with no roadmap, gets no such sentence and is
+    simulated as before."""
     note = "In Compare the baseline h100 follows the general-purpose roadmap (b200, then rubin); "
     analysed = fleet_run("stranded", asic_scenario, fleet_config(asic_scenario))
     assert analysed.headline.sentence.endswith(note + "the GPU fleet simulated here is the baseline on b200, the "
@@ -584,9 +586,15 @@ def test_a_fleet_analysis_says_what_its_gpu_fleet_is_where_the_baseline_follows_
     pd.testing.assert_frame_equal(analysed.extra["result"].summary, on_b200)
     gpu = on_b200[(on_b200["fleet"] == "h100") & (on_b200["policy"] == "today")].iloc[0]
     assert gpu["devices"] == 1178 and gpu["usd_per_mtok"] == pytest.approx(0.8581, rel=1e-3)
-    coordination = fleet_run("coordination", asic_scenario, fleet_config(asic_scenario)).headline.sentence
-    assert coordination.endswith(note + "the GPU fleet's cost here is the baseline's, its output tokens per joule "
-                                 "h100-sxm's.")
+    compared = fleet_run("coordination", asic_scenario, fleet_config(asic_scenario))
+    assert compared.headline.sentence.endswith(note + "the GPU fleet compared here is the baseline on b200, the "
+                                               "generation it runs at t = 0: its cost and output tokens per joule.")
+    b200 = tco.evaluate_scenario(baseline_on(asic_scenario, "b200"))[0]["h100"]
+    summary = compared.payload["summary"]
+    assert summary == coordination(baseline_on(asic_scenario, "b200"), fleet_config(asic_scenario).coordination).summary
+    assert summary["gpu_tokens_per_joule"] == pytest.approx(float(b200.tokens_per_joule), rel=1e-12)
+    assert summary["gpu_usd_per_mtok"] == pytest.approx(float(b200.lcot_usd_per_mtok), rel=1e-12)
+    assert (round(summary["gpu_tokens_per_joule"], 3), round(summary["gpu_usd_per_mtok"], 3)) == (0.544, 0.809)
     split = tco.load_scenario("fleet-split")
     assert "general-purpose roadmap" not in fleet_run("stranded", split, fleet_config(split)).headline.sentence
 

@@ -484,11 +484,14 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s", fronti
                                     "settings": cfg.stranded.model_dump(), "policies": r.summary.to_dict(orient="records")},
                              r.summary.set_index(["policy", "fleet"]), r.summary.to_dict(orient="records"),
                              STRANDED_COLUMNS, lambda: fleet_figures.stranded_figure(r), headline, extra={"result": r})
-    if name == "coordination":
-        r = coordination(scenario, cfg.coordination)
+    if name == "coordination":  # the GPU fleet: the baseline on the generation it runs at t = 0, as stranded's
+        held = generations_held(scenario)
+        r = coordination(baseline_on(scenario, held[0]) if held else scenario, cfg.coordination)
         record = {**r.summary, "pool": f"{r.summary['specialized_pool']} ({r.summary['device']})"}
-        headline = with_roadmap_note(coordination_headline(r), scenario, "the GPU fleet's cost here is the baseline's, "
-                                     "its output tokens per joule {device}'s")
+        headline = coordination_headline(r)
+        if held:
+            headline = with_roadmap_note(headline, scenario, f"the GPU fleet compared here is the baseline on {held[0]}, "
+                                         "the generation it runs at t = 0: its cost and output tokens per joule", held)
         return FleetAnalysis(name, {"summary": r.summary, "curve": r.curve.to_dict(orient="records")},
                              pd.DataFrame([r.summary]).T.rename(columns={0: "value"}), [record], COORDINATION_ROWS,
                              lambda: fleet_figures.coordination_figure(r), headline, pairs=True)
