@@ -200,3 +200,39 @@ def test_the_cli_takes_allowed_hosts_and_refuses_a_wildcard():
 
 def test_attacks_module_has_what_this_file_uses():
     assert controller and upload_yaml and DEFAULT_STATE and base64
+
+
+
+SPREADS = "..mc-spreads.data...mc-spreads-shown.children.."
+
+
+def spread_request(current, name, distribution, low) -> dict:
+    """The Uncertainty view's Set button as a crafted request would press it: the callback's outputs by id."""
+    import json
+
+    answer = dash_post(SPREADS, {"mc-spread-set.n_clicks": 1}, {
+        "state.data": DEFAULT_STATE, "mc-spreads.data": current, "mc-spread-param.value": name,
+        "mc-spread-distribution.value": distribution, "mc-spread-low.value": low, "mc-spread-high.value": ""},
+        "mc-spread-set.n_clicks")
+    assert answer["status"] == 200, answer["text"][:300]
+    return json.loads(answer["text"])["response"]
+
+
+@pytest.mark.parametrize(("current", "name", "distribution", "low"), [
+    ({}, "/etc/passwd", "uniform", "1"),                      # a parameter name that is a server path
+    ({}, "workload.requests_per_s", "=HYPERLINK(\"x\")", "1"),  # a distribution that is a formula
+    ({"economics.discount_rate": {"low": {"nested": [1, 2]}}}, "workload.requests_per_s", "uniform", "50"),
+    ({f"p{i}": {"low": 1} for i in range(2000)}, "workload.requests_per_s", "uniform", "50"),
+])
+def test_a_crafted_distribution_choice_is_named_and_never_kept(current, name, distribution, low):
+    """The Uncertainty view's distribution choice (issue 51 item 5) comes from the browser: a crafted request that
+    names a server path, sends a formula as the distribution, or carries a crafted store gets 200 with the broken
+    rules and keeps nothing (the store is written only when the whole choice holds)."""
+    outputs = spread_request(current, name, distribution, low)
+    assert "mc-spreads" not in outputs  # no_update: the store keeps what it had
+    assert "errors" in str(outputs["mc-spreads-shown"])
+
+
+def test_a_store_that_is_not_a_mapping_is_dropped_for_the_valid_choice():
+    outputs = spread_request("not a mapping", "workload.requests_per_s", "uniform", "50")
+    assert outputs["mc-spreads"]["data"] == {"workload.requests_per_s": {"distribution": "uniform", "low": "50"}}
