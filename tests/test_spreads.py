@@ -4,6 +4,7 @@ file, :meth:`Scenario.with_spreads` in the API, the Uncertainty view in the app;
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from tco_app.context import AppContext
@@ -12,6 +13,7 @@ from tco_app.state import scenario_choices
 
 import tco
 from tco import studies
+from tco.cli import main
 from tco.inputs.loading import scenario_from_dict
 from tco.studies.sampling import inverse_cdf
 
@@ -128,10 +130,6 @@ def test_the_study_command_draws_what_spread_says(tmp_path, capsys):
     """``tco study --spread``: the same draws as the API on the scenario with that choice (same seed, every digit of
     the Monte Carlo summary), the choice written into the study's resolved scenario; a malformed flag or a refused
     value is named by the flag, exit 2, nothing written."""
-    import pandas as pd
-
-    from tco.cli import main
-
     study = {"name": "mc", "question": "How often does Groq win?", "scenario": "default", "metric": "ratio:groq",
              "seed": 7, "analyses": {"monte_carlo": {"samples": 600}}}
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))

@@ -47,6 +47,8 @@ def spreads_from_flags(texts: list[str]) -> dict[str, dict[str, str]]:
     dict[str, dict[str, str]]
         Per input, the parts given, as text.
     """
+    from tco.inputs.parameters import SPREAD_KEYS  # pydantic: loaded by the commands that read a scenario only
+
     spreads, errors = {}, []
     for text in texts:
         name, sep, rest = text.partition("=")
@@ -54,7 +56,7 @@ def spreads_from_flags(texts: list[str]) -> dict[str, dict[str, str]]:
         for part in rest.split(",") if sep else ():
             key, colon, value = part.partition(":")
             key, value = key.strip(), value.strip()
-            if colon and key in ("low", "high", "distribution") and value and key not in entry:
+            if colon and key in SPREAD_KEYS and value and key not in entry:
                 entry[key] = value
             elif not colon and key and "distribution" not in entry:
                 entry["distribution"] = key
@@ -69,6 +71,17 @@ def spreads_from_flags(texts: list[str]) -> dict[str, dict[str, str]]:
     if errors:
         raise InputError(errors)
     return spreads
+
+
+def spread_scenario(scenario, texts: list[str]):
+    """``scenario`` with the ``--spread`` flags applied (:meth:`tco.inputs.scenario.Scenario.with_spreads`), errors
+    named by the flag (``--spread workload.requests_per_s.low``), as :func:`tco.cli.common.built_scenario` names the
+    option flags."""
+    try:
+        return scenario.with_spreads(spreads_from_flags(texts))
+    except InputError as exc:
+        raise InputError([FieldError("--spread " + e.path.removeprefix("uncertainty.") if e.path.startswith("uncertainty.")
+                                     else e.path, e.value, e.rule) for e in exc.errors]) from None
 
 
 def run(args) -> int:
@@ -89,7 +102,7 @@ def run(args) -> int:
         scenario = built_scenario(scenario, args)
         check_study(study, scenario)
     if args.spread:
-        scenario = scenario.with_spreads(spreads_from_flags(args.spread), "--spread")
+        scenario = spread_scenario(scenario, args.spread)
         check_study(study, scenario)
     print_warnings(written_scenario(scenario, args))
     for warning in study_warnings(study, scenario):

@@ -212,12 +212,13 @@ def pool_demand(role: str, w: Workload, speculation: Speculation | None, hits: d
     Demand
         Rates [req/s], lengths [tokens], targets [s] and settings the pool is sized for.
     """
-    prefills, decodes = role != "decode", role != "prefill"
-    if not ((hits is not None and prefills) or (speculation is not None and decodes)):
-        return w.demand
-    cached = hits[role] * w.prompt_tokens if hits is not None and prefills else None
-    return replace(w.demand, **({"prompt_tokens": w.prompt_tokens - cached, "cached_prompt_tokens": cached}
-                                if cached is not None else {}), speculation=speculation if decodes else None)
+    changed = {}
+    if hits is not None and role != "decode":
+        cached = hits[role] * w.prompt_tokens
+        changed.update(prompt_tokens=w.prompt_tokens - cached, cached_prompt_tokens=cached)
+    if speculation is not None and role != "prefill":
+        changed["speculation"] = speculation
+    return replace(w.demand, **changed) if changed else w.demand
 
 
 def _kv_bytes_per_request(w: Workload, hits: dict | None):
@@ -444,7 +445,6 @@ def chosen_cycle_models(structure: Structure, values: Mapping[str, object], opti
     return {pool.role: cycle_model(pool.shapes[int(np.asarray(served[pool.role].figures.shape_index).reshape(-1)[0])],
                                    w.model, device_shape(option, pool, w), demands[pool.role], pool.role)
             for pool in option.pools}, demands
-
 
 
 def serve_option(option: Option, w: Workload) -> tuple[dict[str, PoolPerformance], dict[str, PoolSizing], OptionSizing]:

@@ -176,9 +176,9 @@ class ParamSet(Mapping[str, Param]):
             params[name] = params[name].with_value(value)
         return ParamSet(params.values()), warnings
 
-    def spread(self, spreads: Mapping[str, object], where: str = "uncertainty") -> ParamSet:
+    def spread(self, spreads: Mapping[str, object]) -> ParamSet:
         """A copy with new Monte Carlo distributions and ranges (:func:`checked_spreads`); raises on any broken rule."""
-        accepted = checked_spreads(self, spreads, where)
+        accepted = checked_spreads(self, spreads)
         return ParamSet(accepted.get(p.name, p) for p in self._params.values())
 
 
@@ -186,7 +186,7 @@ class ParamSet(Mapping[str, Param]):
 SPREAD_KEYS = ("distribution", "low", "high")
 
 
-def checked_spreads(params: ParamSet, spreads: Mapping[str, object], where: str = "uncertainty") -> dict[str, Param]:
+def checked_spreads(params: ParamSet, spreads: Mapping[str, object]) -> dict[str, Param]:
     """The one validation of a parameter's Monte Carlo distribution and range as a user sets them.
 
     A scenario file's ``uncertainty:``, the Uncertainty view, the API:
@@ -196,7 +196,7 @@ def checked_spreads(params: ParamSet, spreads: Mapping[str, object], where: str 
     :meth:`Param.with_value`); a drawn distribution needs ``low < high``, a lognormal one ``low > 0``
     (``ln(high / low)``, :mod:`tco.studies.sampling`). Without ``distribution`` the parameter keeps its own, except
     that one without a range before is drawn triangular (as :func:`param_from_quantity` reads a file). Every broken
-    rule is reported, each with its path ``<where>.<name>[.<key>]``.
+    rule is reported, each with its path ``uncertainty.<name>[.<key>]``.
 
     Parameters
     ----------
@@ -205,8 +205,6 @@ def checked_spreads(params: ParamSet, spreads: Mapping[str, object], where: str 
     spreads : Mapping[str, object]
         Per dotted name, a mapping of :data:`SPREAD_KEYS` to the new distribution (one of :data:`DISTRIBUTIONS`),
         low and high [unit of the field, or text such as ``"9%"``].
-    where : str
-        What the paths of errors start with (a command-line flag such as ``--spread`` is followed by a space).
 
     Returns
     -------
@@ -219,13 +217,13 @@ def checked_spreads(params: ParamSet, spreads: Mapping[str, object], where: str 
         Every broken rule.
     """
     if not isinstance(spreads, Mapping):
-        raise InputError.one(where, type(spreads).__name__, "must map parameter names to {distribution, low, high}")
+        raise InputError.one("uncertainty", type(spreads).__name__, "must map parameter names to {distribution, low, high}")
     if len(spreads) > MAX_EDITS:
-        raise InputError.one(where, f"{len(spreads):,} entries", f"has too many entries: at most {MAX_EDITS:,}")
+        raise InputError.one("uncertainty", f"{len(spreads):,} entries", f"has too many entries: at most {MAX_EDITS:,}")
     accepted: dict[str, Param] = {}
     errors: list[FieldError] = []
     for name, raw in spreads.items():
-        path = f"{where}{' ' if where.startswith('-') else '.'}{str(name)[:200]}"  # a flag: "--spread NAME"
+        path = f"uncertainty.{str(name)[:200]}"
         if not isinstance(name, str) or name not in params:
             errors.append(FieldError(path, raw, unknown_name_rule(str(name)[:200], params)))
             continue
@@ -283,6 +281,7 @@ def spreads_of(params: ParamSet, spreads: Mapping[str, object]) -> dict[str, dic
     """
     return {name: {"distribution": params[name].distribution, "low": params[name].low, "high": params[name].high}
             for name in spreads}
+
 
 #: most edits one request may carry (a scenario has ~100 parameters; a URL or file with more is not a user's)
 MAX_EDITS = 1000

@@ -59,7 +59,7 @@ class ScenarioEdits:
         spec = self.spec.model_copy(update={"set": {**self.spec.set, **edits}})
         return replace(self, **changed, spec=spec, warnings=self.warnings + tuple(warnings))
 
-    def with_spreads(self, spreads: Mapping[str, object], where: str = "uncertainty"):
+    def with_spreads(self, spreads: Mapping[str, object]):
         """This scenario with new Monte Carlo distributions and ranges (the Uncertainty view, the API), read and checked
         by :func:`tco.inputs.parameters.checked_spreads` (the same rules as ``uncertainty:`` in a file) and kept in the
         file it writes (:meth:`to_yaml`).
@@ -68,8 +68,6 @@ class ScenarioEdits:
         ----------
         spreads : Mapping[str, object]
             ``{name: {distribution, low, high}}``, each key optional; low and high in the field's unit or as text.
-        where : str
-            What the paths of errors start with (``--spread`` on the command line).
 
         Returns
         -------
@@ -78,7 +76,7 @@ class ScenarioEdits:
         """
         if not spreads:
             return self
-        params = self.params.spread(spreads, where)
+        params = self.params.spread(spreads)
         spec = self.spec.model_copy(update={"uncertainty": {**self.spec.uncertainty, **spreads_of(params, spreads)}})
         return replace(self, params=params, spec=spec)
 

@@ -12,6 +12,7 @@ configured Host names only (a DNS-rebinding page resolves its own name to 127.0.
 from __future__ import annotations
 
 import base64
+import json
 
 import pytest
 from attacks import DEFAULT_STATE, controller, dash_post, upload_yaml
@@ -208,8 +209,6 @@ SPREADS = "..mc-spreads.data...mc-spreads-shown.children.."
 
 def spread_request(current, name, distribution, low) -> dict:
     """The Uncertainty view's Set button as a crafted request would press it: the callback's outputs by id."""
-    import json
-
     answer = dash_post(SPREADS, {"mc-spread-set.n_clicks": 1}, {
         "state.data": DEFAULT_STATE, "mc-spreads.data": current, "mc-spread-param.value": name,
         "mc-spread-distribution.value": distribution, "mc-spread-low.value": low, "mc-spread-high.value": ""},
