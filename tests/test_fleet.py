@@ -29,6 +29,7 @@ from tco.dynamics.tree import tree
 from tco.foundation.errors import InputError
 from tco.inputs.fleet_settings import fleet_config
 from tco.inputs.variants import baseline_on
+from tco.present.fleet_summary import reconciliation
 from tco.present.fleet_summary import run as fleet_run
 
 TOY_SPLIT = Path(__file__).parent / "data" / "toy-split.yaml"
@@ -576,8 +577,9 @@ def test_a_fleet_analysis_says_what_its_gpu_fleet_is_where_the_baseline_follows_
     rows as the scenario with its baseline moved to B200 and no roadmap). The coordination analysis took Compare's
     roadmap cost ($0.434/M) with the H100's tokens per joule (0.330); it now compares the same B200 fleet, its cost and
     its tokens per joule ($0.809/M, 0.544 tokens/J: the perf-per-watt break-even utilization of the ASIC pool moves
-    from 0.097 to 0.426). Each card says so; fleet-split's baseline, with no roadmap, gets no such sentence and is
-    simulated as before."""
+    from 0.097 to 0.426), while the split stays Compare's (plus the overhead: $1.24/M, the Fleet tab's reconciliation
+    row; moving the whole scenario to B200 would price its bridge years at B200's cost, $1.41/M). Each card says so;
+    fleet-split's baseline, with no roadmap, gets no such sentence and is simulated as before."""
     note = "In Compare the baseline h100 follows the general-purpose roadmap (b200, then rubin); "
     analysed = fleet_run("stranded", asic_scenario, fleet_config(asic_scenario))
     assert analysed.headline.sentence.endswith(note + "the GPU fleet simulated here is the baseline on b200, the "
@@ -591,7 +593,11 @@ def test_a_fleet_analysis_says_what_its_gpu_fleet_is_where_the_baseline_follows_
                                                "generation it runs at t = 0: its cost and output tokens per joule.")
     b200 = tco.evaluate_scenario(baseline_on(asic_scenario, "b200"))[0]["h100"]
     summary = compared.payload["summary"]
-    assert summary == coordination(baseline_on(asic_scenario, "b200"), fleet_config(asic_scenario).coordination).summary
+    assert summary == coordination(asic_scenario, fleet_config(asic_scenario).coordination, b200).summary
+    own = coordination(asic_scenario, fleet_config(asic_scenario).coordination).summary  # the split as Compare has it
+    assert summary["split_usd_per_mtok"] == own["split_usd_per_mtok"] == pytest.approx(1.2409, rel=1e-3)
+    assert summary["split_usd_per_mtok"] == next(r["usd_per_mtok"] for r in reconciliation(asic_scenario,
+                                                 fleet_config(asic_scenario)) if r["where"] == "Coordination")
     assert summary["gpu_tokens_per_joule"] == pytest.approx(float(b200.tokens_per_joule), rel=1e-12)
     assert summary["gpu_usd_per_mtok"] == pytest.approx(float(b200.lcot_usd_per_mtok), rel=1e-12)
     assert (round(summary["gpu_tokens_per_joule"], 3), round(summary["gpu_usd_per_mtok"], 3)) == (0.544, 0.809)

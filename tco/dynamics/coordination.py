@@ -19,6 +19,7 @@ from tco.core import names as named
 from tco.core.fleet import coordination as core
 from tco.core.fleet.stranded import fixed_cost_usd_per_device_hour
 from tco.core.names import device_param
+from tco.core.outputs import OptionResult
 from tco.core.serving.power import energy_price_usd_per_joule
 from tco.foundation.plain_values import scalar
 from tco.inputs.fleet_settings import Coordination
@@ -35,7 +36,7 @@ class CoordinationResult:
     terms: dict
 
 
-def coordination(scenario, cfg: Coordination) -> CoordinationResult:
+def coordination(scenario, cfg: Coordination, gpu_fleet: OptionResult | None = None) -> CoordinationResult:
     """Coordination break-even of a split fleet's specialized pool against the homogeneous GPU fleet.
 
     Everything but the specialized pool is held at the engine's values; the pool's per-token
@@ -50,6 +51,10 @@ def coordination(scenario, cfg: Coordination) -> CoordinationResult:
     cfg : tco.inputs.fleet_settings.Coordination
         The option (default: the first disaggregated one), ``scheduling_overhead`` [-] and
         ``slack`` [-] (named parameters ``fleet_dynamics.coordination.*``).
+    gpu_fleet : OptionResult or None
+        The homogeneous GPU fleet compared, its levelized cost [USD/Mtok] and output tokens per joule read (default:
+        the scenario's baseline; a roadmap baseline's caller passes the fleet it runs at t = 0). The split option's
+        figures are always the scenario's own (Compare's).
 
     Returns
     -------
@@ -65,7 +70,7 @@ def coordination(scenario, cfg: Coordination) -> CoordinationResult:
     """
     option = disaggregated_option(scenario, cfg.option, "fleet_dynamics.coordination.option")
     results, values = evaluate_arrays(scenario)
-    r, base = results[option.name], results[scenario.structure.baseline]
+    r, base = results[option.name], gpu_fleet or results[scenario.structure.baseline]
     prefill, decode = option.pool("prefill"), option.pool("decode")
     pool = prefill if prefill.specialized and not decode.specialized else decode
     role, device = pool.role, pool.device

@@ -484,9 +484,10 @@ def run(name: str, scenario, cfg, training=None, latency: str = "tpot_s", fronti
                                     "settings": cfg.stranded.model_dump(), "policies": r.summary.to_dict(orient="records")},
                              r.summary.set_index(["policy", "fleet"]), r.summary.to_dict(orient="records"),
                              STRANDED_COLUMNS, lambda: fleet_figures.stranded_figure(r), headline, extra={"result": r})
-    if name == "coordination":  # the GPU fleet: the baseline on the generation it runs at t = 0, as stranded's
+    if name == "coordination":  # the GPU fleet: the baseline on the generation it runs at t = 0 (the split: Compare's)
         held = generations_held(scenario)
-        r = coordination(baseline_on(scenario, held[0]) if held else scenario, cfg.coordination)
+        gpu = evaluate_scenario(baseline_on(scenario, held[0]))[0][scenario.structure.baseline] if held else None
+        r = coordination(scenario, cfg.coordination, gpu)
         record = {**r.summary, "pool": f"{r.summary['specialized_pool']} ({r.summary['device']})"}
         headline = coordination_headline(r)
         if held:
