@@ -19,6 +19,7 @@ from tco.foundation.user_numbers import read_number
 from tco.present import program_text
 from tco.present.comparison import compare
 from tco.present.flip_text import describe_flip
+from tco.present.market_text import market_sentences
 from tco.present.tables import challenger_rows, option_rows
 from tco.present.verdict_text import near_tie
 
@@ -79,6 +80,9 @@ def challengers_block(result):
         wins = {name: challengers[name]["npv_usd"] > 0 for name in result.program}
         notes += [html.H4("The chip program"),
                   html.Ul([html.Li(s) for s in program_text.program_sentences(result.program, wins)], id="program-notes")]
+    market = market_sentences(result.market, result.results, result.decision.winner) if result.market else []
+    if market:  # buying the tokens from an API, renting the fleet (tco.analysis.market)
+        notes += [html.H4("Against the market"), html.Ul([html.Li(s) for s in market], id="market-notes")]
     return html.Div([block, *notes]) if notes else block
 
 
@@ -97,7 +101,8 @@ def breakdown_figure(result) -> go.Figure:
 
 
 def lcot_figure(result) -> go.Figure:
-    """Cost per million output tokens per option, with the baseline as a reference line."""
+    """Cost per million output tokens per option, with the baseline and the model's API list prices (the same
+    requests bought per token, :mod:`tco.analysis.market`) as reference lines."""
     d = result.details
     base = result.options.loc[result.scenario.structure.baseline, "lcot_usd_per_mtok"]
     colours = [PALETTE[0] if x["feasible"] else "#999999" for x in d]
@@ -107,6 +112,12 @@ def lcot_figure(result) -> go.Figure:
     names = [x["name"] for x in d]
     fig.add_scatter(x=names, y=[base] * len(names), mode="lines", line={"dash": "dash", "color": PALETTE[5]},
                     name=f"baseline {result.scenario.structure.baseline}: ${base:,.3g}", hoverinfo="skip")
+    quotes = result.market.prices if result.market else ()
+    for quote, colour in zip(quotes, (PALETTE[3], PALETTE[2], PALETTE[1], PALETTE[4]) * 4, strict=False):
+        # what the same requests cost at an API's list prices
+        fig.add_scatter(x=names, y=[quote.usd_per_mtok] * len(names), mode="lines",
+                        line={"dash": "dot", "color": colour}, hoverinfo="skip",
+                        name=f"{quote.provider} API list price ({quote.date}): ${quote.usd_per_mtok:,.3g}")
     fig.update_yaxes(rangemode="tozero")
     return styled(fig, "Levelized cost per million output tokens (grey: misses a latency target)", "fleet option",
                   "USD per million output tokens", height=420)

@@ -106,6 +106,10 @@ list_usd                            USD             0.01    1e9     -    vendor 
 street_usd                          USD             0.01    1e9     -    price paid in the market per device (analyst or press)
 cogs_usd                            USD             0.01    1e9     -    vendor cost of goods per device (analyst estimate)
 rental_usd_per_hour                 USD/h           0.001   100000  -    cloud rental price per device-hour
+# API list prices of a model (assumptions/market.yaml; reference only, not read by the model)
+input_usd_per_mtok                  USD/Mtok        0       10000   -    API list price of a million prompt tokens
+cached_input_usd_per_mtok           USD/Mtok        0       10000   -    API list price of a million cached prompt tokens
+output_usd_per_mtok                 USD/Mtok        0       10000   -    API list price of a million output tokens
 # models (bounds: 1 M to 1e15 parameters)
 params_total                        params          1e6     1e15    -    total parameters
 params_active                       params          1e6     1e15    -    parameters active per token

@@ -275,6 +275,19 @@ class Roadmap(Strict):
     generations: dict[str, RoadmapEntry]
 
 
+class ApiQuote(Strict):
+    """One provider's published API prices of a model (``assumptions/market.yaml``): reference figures set beside an
+    owned fleet's cost, never read by the cost model."""
+
+    provider: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    #: the catalog device the provider serves the model on, where it says so (none for GPU clouds)
+    served_on: str | None = None
+    input_usd_per_mtok: Q
+    output_usd_per_mtok: Q
+    #: a prompt token read from the provider's context cache; absent: billed as any prompt token
+    cached_input_usd_per_mtok: Q | None = None
+
+
 class SoftwarePorting(Strict):
     """Porting the serving software to a device generation, by device class (``assumptions/software.yaml``)."""
 
@@ -299,6 +312,7 @@ class Catalog:
     roadmap: dict = field(default_factory=dict)  # assumptions/roadmap.yaml: general-purpose generations
     software: dict = field(default_factory=dict)  # assumptions/software.yaml: porting cost by device class
     speculation: dict = field(default_factory=dict)  # assumptions/speculation.yaml: defaults by speculation method
+    market: dict = field(default_factory=dict)  # assumptions/market.yaml: API list prices by model
 
 
 def _optional_yaml(path: Path) -> dict:
@@ -324,7 +338,7 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
     ----------
     folder : Path or str
         The catalog folder: devices, models, links, nodes and economics, and the optional
-        training, sites, serving, fleet-dynamics, program, roadmap, software and speculation files.
+        training, sites, serving, fleet-dynamics, program, roadmap, software, speculation and market files.
 
     Returns
     -------
@@ -348,6 +362,7 @@ def load_catalog(folder: Path | str = ASSUMPTIONS_DIR) -> Catalog:
         roadmap=_optional_yaml(folder / "roadmap.yaml"),
         software=_optional_yaml(folder / "software.yaml"),
         speculation=_optional_yaml(folder / "speculation.yaml"),
+        market=_optional_yaml(folder / "market.yaml"),
     )
 
 
@@ -377,3 +392,26 @@ def validated(kind: type[BaseModel], data: dict, path: str):
         return kind.model_validate(data)
     except ValidationError as exc:
         raise pydantic_errors(exc, path) from None
+
+
+def api_quotes(catalog: Catalog, model_id: str) -> tuple[ApiQuote, ...]:
+    """The API quotes of a model (``assumptions/market.yaml``), validated; none where the market file lists none.
+
+    Parameters
+    ----------
+    catalog : Catalog
+        The catalog read (its ``market`` file).
+    model_id : str
+        The scenario's model.
+
+    Returns
+    -------
+    tuple of ApiQuote
+        The model's quotes in file order; an :class:`InputError` names the path of every broken rule
+        (``market.api_prices.<model>[i].<field>``).
+    """
+    entries = (catalog.market.get("api_prices") or {}).get(model_id) or []
+    where = f"market.api_prices.{model_id}"
+    if not isinstance(entries, list):
+        raise InputError.one(where, type(entries).__name__, "must be a list of quotes")
+    return tuple(validated(ApiQuote, entry, f"{where}[{i}]") for i, entry in enumerate(entries))

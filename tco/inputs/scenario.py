@@ -9,7 +9,7 @@ import yaml
 
 from tco.core.structure import Structure
 from tco.foundation.errors import FieldWarning
-from tco.inputs.catalog import Device
+from tco.inputs.catalog import ApiQuote, Device
 from tco.inputs.parameters import ParamSet, spreads_of
 from tco.inputs.references import FILES, References
 from tco.inputs.scenario_schema import ScenarioFile
@@ -103,6 +103,9 @@ class Scenario(ScenarioEdits):
     #: assumptions/fleet_dynamics.yaml): read by :mod:`tco.dynamics`, never by the cost model, so
     #: not in :attr:`params` and not drawn by its studies
     dynamics: ParamSet = field(default_factory=lambda: ParamSet(()))
+    #: the model's published API prices (``assumptions/market.yaml``), set beside the fleets' costs
+    #: (:mod:`tco.analysis.market`); their figures are in :attr:`reference` (``market.<model>.<provider>.<field>``)
+    api_quotes: tuple[ApiQuote, ...] = ()
 
 
 def split_settings(updates: Mapping[str, object]) -> tuple[dict[str, object], dict[str, object]]:

@@ -16,6 +16,7 @@ from tco.inputs.catalog import (
     MOE_DEVICE_FIELDS,
     MOE_SERVING_FIELDS,
     STRUCTURAL_DEVICE_FIELDS,
+    ApiQuote,
     Catalog,
     Device,
     Economics,
@@ -80,12 +81,30 @@ def fleet_setting_parameters(block: dict | None, catalog: Catalog,
     return collector.param_set().edited({**edits, **set_})
 
 
-def reference_parameters(model: LLM, devices: dict[str, Device]) -> ParamSet:
+def market_name(model_id: str, provider: str) -> str:
+    """The dotted prefix of a provider's API prices of a model.
+
+    Parameters
+    ----------
+    model_id : str
+        The model (``llama-3.1-70b``).
+    provider : str
+        The provider of the quote (``groq``).
+
+    Returns
+    -------
+    str
+        ``market.<model>.<provider>``.
+    """
+    return f"market.{model_id}.{provider}"
+
+
+def reference_parameters(model: LLM, devices: dict[str, Device], quotes: tuple[ApiQuote, ...] = ()) -> ParamSet:
     """Reference figures (prices, architecture facts) as named, domain-checked quantities.
 
     Named like parameters (``devices.b200.prices.street_usd``, ``models.gpt-oss-120b.architecture.
-    sliding_window_tokens``) so ``tco params`` can list them beside the inputs; they are not in
-    the scenario's :class:`ParamSet`, so no study can draw or sweep them.
+    sliding_window_tokens``, ``market.llama-3.1-70b.groq.output_usd_per_mtok``) so ``tco params`` can list them
+    beside the inputs; they are not in the scenario's :class:`ParamSet`, so no study can draw or sweep them.
 
     Parameters
     ----------
@@ -93,6 +112,8 @@ def reference_parameters(model: LLM, devices: dict[str, Device]) -> ParamSet:
         The scenario's model (its ``architecture`` block).
     devices : dict[str, Device]
         The devices it uses (their ``prices`` blocks).
+    quotes : tuple of ApiQuote
+        The model's API list prices (``assumptions/market.yaml``).
 
     Returns
     -------
@@ -101,11 +122,12 @@ def reference_parameters(model: LLM, devices: dict[str, Device]) -> ParamSet:
     """
     blocks = [(f"models.{model.id}.architecture", model.architecture)]
     blocks += [(f"devices.{d.id}.prices", d.prices) for d in devices.values()]
+    blocks += [(market_name(model.id, q.provider), q) for q in quotes]
     collected, errors = [], []
     for prefix, block in blocks:
         for key in type(block).model_fields:
             q = getattr(block, key)
-            if q is None:
+            if not isinstance(q, Quantity):  # absent, or a quote's provider and device
                 continue
             try:
                 collected.append(param_from_quantity(f"{prefix}.{key}", q, "catalog"))

@@ -13,7 +13,7 @@ from tco.core.serving.expert import wide_shapes
 from tco.core.serving.parallelism import Shape, candidate_shapes
 from tco.core.structure import Generation, Option, Pool, Structure
 from tco.foundation.errors import FieldError, FieldWarning, InputError
-from tco.inputs.catalog import LLM, Catalog, Device, Economics, Roadmap, validated
+from tco.inputs.catalog import LLM, Catalog, Device, Economics, Roadmap, api_quotes, validated
 from tco.inputs.catalog_entries import lookup_entry, model_and_devices
 from tco.inputs.fleet_settings import fleet_settings, option_reference_errors
 from tco.inputs.parameters import ParamSet, cross_field_errors, outside_range_message, param_from_quantity, spreads_of
@@ -179,12 +179,14 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
                                      {o.name: o.disaggregated for o in structure.options})
     if errors:
         raise InputError(errors)
+    quotes = api_quotes(catalog, spec.model)
     warnings += _economics_warnings(spec, catalog, params)
     structure = _with_shapes(structure, spec, model, devices, params)
     spec = spec.model_copy(update={"set": {name: (dynamics if name in settings else params)[name].value for name in spec.set},
                                    "uncertainty": spreads_of(params, spec.uncertainty)})
     return Scenario(spec.name, spec.title, spec.description, spec.question, params, structure, spec, path=path,
-                    devices=devices, warnings=tuple(warnings), reference=reference_parameters(model, devices), dynamics=dynamics)
+                    devices=devices, warnings=tuple(warnings), reference=reference_parameters(model, devices, quotes),
+                    dynamics=dynamics, api_quotes=quotes)
 
 
 def _economics_warnings(spec, catalog: Catalog, params: ParamSet) -> list[FieldWarning]:

@@ -10,12 +10,14 @@ import pandas as pd
 
 from tco.analysis import program_views
 from tco.analysis.evaluation import analyse_scenario
+from tco.analysis.market import MarketCheck, market_check
 from tco.analysis.verdict import DEFAULT_TIE_TOLERANCE, Verdict, decide
 from tco.core.money import cashflow
 from tco.core.outputs import COST_LINES, OptionResult
 from tco.foundation.plain_values import json_safe, scalar
 from tco.inputs.scenario import Scenario
 from tco.present import program_text
+from tco.present.market_text import against_the_market, market_sentences
 from tco.present.tables import OPTIONAL_ROWS, bounds, infeasible_reasons, placement, shapes
 from tco.present.verdict_text import explained
 
@@ -39,6 +41,8 @@ class Comparison:
     program: dict = field(default_factory=dict)
     #: the general-purpose generation the baseline runs on each year (empty without a roadmap)
     baseline_roadmap: dict = field(default_factory=dict)
+    #: the options against the market: the model's API prices, each option owned and rented (:mod:`tco.analysis.market`)
+    market: MarketCheck | None = None
 
     def to_dict(self) -> dict:
         """The JSON contract of ``tco compare --format json`` (see docs/outputs.md)."""
@@ -55,6 +59,7 @@ class Comparison:
                                          for name, row in self.challengers.iterrows()}},
             "program": self.program,
             "baseline_roadmap": self.baseline_roadmap,
+            "market": self.market.to_dict() if self.market else None,
             "verdict": self.verdict,
             "verdict_detail": self.decision.to_dict() if self.decision else None,
             "warnings": [{"path": w.path, "value": json_safe(w.value), "message": w.message}
@@ -137,8 +142,10 @@ def compare(scenario: Scenario, tie_tolerance: float = DEFAULT_TIE_TOLERANCE, wi
     decision = explained(decide(scenario, analysis.options, tie_tolerance, with_flips), scenario, analysis.options)
     result = Comparison(scenario, options, table, decision.text, details, decision, shown,
                         program_views.program_view(analysis), program_views.baseline_generations(analysis, fleets))
+    result.market = market_check(scenario, shown)
     wins = {name: bool(scalar(row.npv_usd) > 0) for name, row in analysis.challengers.items()}
     result.verdict = " ".join(filter(None, [decision.text, program_text.roadmap_sentence(result.baseline_roadmap),
                                             *program_text.program_sentences(result.program, wins),
-                                            *program_text.advantage_sentences(analysis)]))
+                                            *program_text.advantage_sentences(analysis),
+                                            *against_the_market(market_sentences(result.market, shown, decision.winner))]))
     return result

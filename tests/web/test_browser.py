@@ -15,6 +15,7 @@ from tco_app.pages import PAGES
 import tco
 from tco.core.outputs import OPTION_OUTPUTS
 from tco.inputs.loading import scenario_from_dict
+from tco.present.market_text import market_sentences
 
 LCOT = "#cell-lcot_usd_per_mtok-0"
 
@@ -427,5 +428,18 @@ def test_a_term_links_to_its_entry_in_the_glossary_at_the_foot_of_every_page(pag
     hrefs = page.eval_on_selector_all("p.terms a.term", "links => links.map(a => a.getAttribute('href'))")
     assert hrefs and all(page.locator(href).count() == 1 for href in set(hrefs))
     assert page.locator("dl.glossary dt").count() == len(DEFINITIONS)
+    assert errors == []
+    assert log.records == []
+
+
+def test_compare_sets_the_fleets_against_the_market(page, live_app):
+    """The Compare view lists what tco compare says of the market, and the cost chart draws each API list price."""
+    url, log = live_app
+    errors = open_app(page, url)
+    result = tco.compare(tco.load_scenario("default"), with_flips=False)
+    said = market_sentences(result.market, result.results, result.decision.winner)
+    expect(page.locator("#market-notes li")).to_have_text(said)
+    for quote in result.market.prices:
+        expect(page.locator(".legendtext", has_text=f"{quote.provider} API list price")).to_have_count(1)
     assert errors == []
     assert log.records == []
