@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 import tco
 from tco.analysis.market import api_usd_per_mtok_output, market_check, rented_usd_per_mtok_output
+from tco.export.workbook import build_workbook
 from tco.foundation.errors import InputError
 from tco.foundation.formatting import sig
 from tco.inputs.catalog import Catalog, api_quotes
@@ -109,3 +111,33 @@ def test_every_bundled_quote_prices_the_default_workload_finitely():
         result = compare(tco.load_scenario(name), with_flips=False)
         assert result.market.prices, name
         assert all(math.isfinite(p.usd_per_mtok) and p.usd_per_mtok > 0 for p in result.market.prices)
+
+
+def test_the_workbook_prices_the_market_with_live_formulas():
+    """The Market sheet: each quote's prices as shaded cells and the request's cost as a formula of the Inputs' names;
+    each rented fleet's rent a formula of the Model's device counts; every figure on the Check sheet beside the
+    Python model's (LibreOffice recalculates them in tests/test_workbook.py's parity test)."""
+    path = Path(__file__).parent / "data" / "workbook-market.yaml"
+    wb = build_workbook(tco.load_scenario(path))
+    ws = wb["Market"]
+    formulas = {ws.cell(row=r, column=4).value: ws.cell(row=r, column=2).value for r in range(1, ws.max_row + 1)
+                if ws.cell(row=r, column=4).value}
+    api = formulas["deepseek.api_usd_per_mtok"]
+    assert api.startswith("=") and "workload.prefix_hit_fraction" in api and "workload.prompt_tokens" in api
+    assert "/3600/'Model'!" in formulas["market.rented_usd_per_mtok"]
+    check = {(r[0], r[1]): r[2] for r in wb["Check"].iter_rows(min_row=6, values_only=True) if r[0]}
+    # 3,619 x (0.437 x 0.27 + 0.563 x 0.07) + 1,000 x 1.10 = 3,619 x 0.1574 + 1,100 = 1,669.63 per 1,000 output tokens
+    assert check[("market", "deepseek.api_usd_per_mtok")] == pytest.approx(1.6696306, rel=1e-12)
+    assert ("h200-prefill+b200-decode", "market.rented_usd_per_mtok") in check
+
+
+def test_an_api_cheaper_than_every_owned_fleet_is_said_so():
+    """voice-agent (Llama 3.1 8B, 1,500 prompt / 150 output tokens, 40 % of the prompt cached; Groq lists no cached
+    price): 10 x 0.05 + 0.08 = $0.58 per million output tokens, below the cheapest owned fleet; the default's H100 at
+    0.4x Groq's price is not."""
+    voice = compare(tco.load_scenario("voice-agent"), with_flips=False)
+    assert voice.market.cheapest.usd_per_mtok == pytest.approx(1500 / 150 * 0.05 + 0.08, rel=1e-12)
+    assert voice.market.owned_usd_per_mtok[voice.decision.winner] > voice.market.cheapest.usd_per_mtok
+    assert "buying the tokens costs less than owning any option here" in voice.verdict
+    default = compare(tco.load_scenario("default"), with_flips=False)
+    assert "buying the tokens" not in default.verdict

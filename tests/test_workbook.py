@@ -49,7 +49,8 @@ SCENARIOS = [*tco.bundled_scenarios(), str(DATA / "toy.yaml"),
              str(DATA / "workbook-pipelines-prefill-first.yaml"), str(DATA / "workbook-pipelines-overlapped.yaml"),
              str(DATA / "workbook-speculation.yaml"), str(DATA / "workbook-prefix.yaml"),
              str(DATA / "workbook-prefix-host.yaml"), str(DATA / "workbook-wide.yaml"),
-             str(DATA / "workbook-wide-prefill-first.yaml"), str(DATA / "workbook-pipelines-spread.yaml")]
+             str(DATA / "workbook-wide-prefill-first.yaml"), str(DATA / "workbook-pipelines-spread.yaml"),
+             str(DATA / "workbook-market.yaml")]
 NAME_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 
 from tco.analysis.evaluation import Analysis, analyse_scenario
+from tco.analysis.market import MarketCheck, market_check
 from tco.analysis.program_views import baseline_as_run, generation_fleets
 from tco.core.outputs import COMPARISON_OUTPUTS
 from tco.export.cells import BOLD, SNAPSHOT_FILL, put_formula, put_text
+from tco.export.market_sheet import market_values
 from tco.foundation.plain_values import scalar
 from tco.inputs.scenario import Scenario
 
@@ -34,18 +36,32 @@ def finite_or(value, missing: str):
 def model_values(scenario: Scenario) -> dict[str, dict[str, float | str]]:
     """Every quantity the workbook computes, from the Python model: ``{option: {dotted name: value}}``.
 
-    The option's outputs (:meth:`~tco.core.outputs.OptionResult.flat`) and, for challengers,
-    the comparison outputs the workbook recomputes (``workbook`` in the output table).
+    The option's outputs (:meth:`~tco.core.outputs.OptionResult.flat`), for challengers the comparison outputs the
+    workbook recomputes (``workbook`` in the output table), and the Market sheet's figures
+    (:func:`tco.export.market_sheet.market_values`: per option and under ``market``).
     """
-    return analysis_values(analyse_scenario(scenario))
+    analysis = analyse_scenario(scenario)
+    return with_market(analysis_values(analysis), market_check(scenario, shown_results(analysis)))
+
+
+def with_market(values: dict[str, dict[str, float | str]], check: MarketCheck) -> dict[str, dict[str, float | str]]:
+    """``values`` (:func:`analysis_values`) with the Market sheet's figures of ``check`` added, by Check row."""
+    for row, python in market_values(check).items():
+        values.setdefault(row, {}).update(python)
+    return values
+
+
+def shown_results(analysis: Analysis) -> dict:
+    """Each option's result as a table shows it: a roadmap baseline's serving and energy figures those of the
+    generation it runs at t = 0 (:func:`tco.analysis.program_views.baseline_as_run`)."""
+    return {**analysis.options, analysis.structure.baseline: baseline_as_run(analysis, generation_fleets(analysis))}
 
 
 def analysis_values(analysis: Analysis) -> dict[str, dict[str, float | str]]:
-    """:func:`model_values` of a scenario already analysed; a roadmap baseline as a table shows it (its serving and
-    energy figures those of the generation it runs at t = 0: :func:`tco.analysis.program_views.baseline_as_run`)."""
+    """The options' and challengers' part of :func:`model_values`, of a scenario already analysed; a roadmap baseline as
+    a table shows it (:func:`shown_results`)."""
     out: dict[str, dict[str, float | str]] = {}
-    shown = {**analysis.options, analysis.structure.baseline: baseline_as_run(analysis, generation_fleets(analysis))}
-    for name, r in shown.items():
+    for name, r in shown_results(analysis).items():
         row = {k: finite_or(v, NEVER) for k, v in r.flat().items()}
         if name in analysis.challengers:
             row.update({k: finite_or(v, MISSING_TEXT.get(k, NEVER)) for k, v in analysis.challengers[name].flat().items()

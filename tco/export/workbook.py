@@ -1,8 +1,9 @@
 """``write_workbook``: the finance workbook of a scenario, live formulas only, written atomically.
 
 Sheets: Summary (per option: LCOT, NPV, IRR, payback, capex, opex), Cover, Inputs, Model, Cash flows, Break-even,
-Sensitivity, Check, and a hidden Scenario sheet holding the scenario file (what ``tco import`` rebuilds the scenario
-from). Every visible sheet has its header frozen, a print area and print titles.
+Sensitivity, Market (API list prices and rented fleets beside the owned ones), Check, and a hidden Scenario sheet
+holding the scenario file (what ``tco import`` rebuilds the scenario from). Every visible sheet has its header frozen,
+a print area and print titles.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from tco.analysis.program_views import SERVING_FIELDS, generation_fleets
 from tco.export.breakeven_sheet import write_breakeven
 from tco.export.cashflow_sheet import write_cash_flows
 from tco.export.cells import finish_sheet, lock_formulas, put_text
-from tco.export.check_sheet import analysis_values, write_check
+from tco.export.check_sheet import analysis_values, with_market, write_check
 from tco.export.inputs_sheet import write_inputs
+from tco.export.market_sheet import write_market
 from tco.export.model_sheet import ModelRefs, OptionRefs, write_model
 from tco.export.names import excel_names
 from tco.export.sensitivity_sheet import write_sensitivity
@@ -42,10 +44,11 @@ SCENARIO_SHEET = "Scenario"
 #: refuses a sheet that no longer matches it: an edit there would change the result without showing on Inputs)
 SCENARIO_DIGEST = "tco scenario sheet sha256"
 WRAP, TOP = Alignment(wrap_text=True, vertical="top"), Alignment(vertical="top")
-SHEETS = ("Summary", "Cover", "Inputs", "Model", "Cash flows", "Break-even", "Sensitivity", "Check", SCENARIO_SHEET)
+SHEETS = ("Summary", "Cover", "Inputs", "Model", "Cash flows", "Break-even", "Sensitivity", "Market", "Check",
+          SCENARIO_SHEET)
 #: header rows and label columns of each sheet the Summary does not finish itself (:func:`tco.export.cells.finish_sheet`)
 LAYOUT = {"Cover": (0, 1), "Inputs": (None, None), "Model": (0, 1), "Cash flows": (3, 3), "Break-even": (0, 1),
-          "Sensitivity": (0, 1), "Check": (5, 1)}
+          "Sensitivity": (0, 1), "Market": (0, 1), "Check": (5, 1)}
 
 
 def currency_year(scenario: Scenario) -> str:
@@ -71,13 +74,16 @@ def build_workbook(scenario: Scenario) -> Workbook:
             merged.update(part)
     flat, expected = {name: r.flat() for name, r in refs.items()}, analysis_values(analysis)
     _baseline_as_run(analysis, model, flat)
-    write_check(sheets["Check"], scenario, flat, expected)
+    for row, refs_of_row in write_market(sheets["Market"], scenario, names, comparison.market, comparison.results,
+                                         flat).items():
+        flat.setdefault(row, {}).update(refs_of_row)
+    write_check(sheets["Check"], scenario, flat, with_market(expected, comparison.market))
     _write_cover(sheets["Cover"], scenario, comparison.verdict)
     write_summary(sheets["Summary"], scenario, flat, {name: c.sizing["irr"] for name, c in cash.items() if "irr" in c.sizing},
                   currency_year(scenario))
     _write_scenario(wb, sheets[SCENARIO_SHEET], scenario)
     _finish(sheets)
-    for title in ("Summary", "Inputs", "Model", "Cash flows", "Break-even", "Check"):
+    for title in ("Summary", "Inputs", "Model", "Cash flows", "Break-even", "Market", "Check"):
         lock_formulas(sheets[title])
     return wb
 

@@ -62,7 +62,9 @@ def market_sentences(check: MarketCheck, results: dict[str, OptionResult], cheap
         out.append(f"At {best.provider}'s list prices for {check.model} ({_price(best.input_usd_per_mtok)} "
                    f"per million input tokens{cached}, {_price(best.output_usd_per_mtok)} output; {best.date}) this "
                    f"workload's requests cost {_usd(best.usd_per_mtok)} per million output tokens, and owning "
-                   f"{cheapest_option} costs {sig(owned / best.usd_per_mtok, 2)}x that.")
+                   f"{cheapest_option} costs {sig(owned / best.usd_per_mtok, 2)}x that"
+                   + (f": buying the tokens costs less than owning any option here, as long as {best.provider}'s "
+                      "latency meets the targets." if owned > best.usd_per_mtok else "."))
     out += _out_of_line(check, results)
     rented = check.rented.get(cheapest_option) if cheapest_option is not None else None
     if rented is not None:
