@@ -138,6 +138,6 @@ def test_an_api_cheaper_than_every_owned_fleet_is_said_so():
     voice = compare(tco.load_scenario("voice-agent"), with_flips=False)
     assert voice.market.cheapest.usd_per_mtok == pytest.approx(1500 / 150 * 0.05 + 0.08, rel=1e-12)
     assert voice.market.owned_usd_per_mtok[voice.decision.winner] > voice.market.cheapest.usd_per_mtok
-    assert "buying the tokens costs less than owning any option here" in voice.verdict
+    assert "buying the tokens costs less than any fleet here" in voice.verdict
     default = compare(tco.load_scenario("default"), with_flips=False)
     assert "buying the tokens" not in default.verdict

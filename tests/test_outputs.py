@@ -55,7 +55,8 @@ def test_display_formats_by_hand():
 
 def test_cost_lines_are_the_cash_flow_lines():
     assert CASH_FLOW_LINES == ("capex_usd", "nre_usd", "energy_usd", "facility_usd", "maintenance_usd", "links_usd",
-                               "reauthoring_usd", "porting_usd", "workload_shift_usd", "bridge_usd", "residual_usd")
+                               "rental_usd", "reauthoring_usd", "porting_usd", "workload_shift_usd", "bridge_usd",
+                               "residual_usd")
     assert set(YEARLY_COSTS.values()) <= set(CASH_FLOW_LINES)
 
 

@@ -50,7 +50,7 @@ SCENARIOS = [*tco.bundled_scenarios(), str(DATA / "toy.yaml"),
              str(DATA / "workbook-speculation.yaml"), str(DATA / "workbook-prefix.yaml"),
              str(DATA / "workbook-prefix-host.yaml"), str(DATA / "workbook-wide.yaml"),
              str(DATA / "workbook-wide-prefill-first.yaml"), str(DATA / "workbook-pipelines-spread.yaml"),
-             str(DATA / "workbook-market.yaml")]
+             str(DATA / "workbook-market.yaml"), str(DATA / "workbook-rented.yaml")]
 NAME_RULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 

@@ -124,6 +124,8 @@ class MarketCheck:
     rented: dict[str, RentedFleet]
     #: the devices of an option without a rental rate in the catalog, by option
     unrented: dict[str, tuple[str, ...]]
+    #: how each option holds its fleet: ``owning``, ``renting`` (every pool rented) or ``owning and renting``
+    holding: dict[str, str]
 
     @property
     def cheapest(self) -> ApiPrice | None:
@@ -143,7 +145,8 @@ class MarketCheck:
                 "owned_usd_per_mtok": dict(self.owned_usd_per_mtok),
                 "owned_year1_usd_per_mtok": dict(self.owned_year1_usd_per_mtok),
                 "rented": {name: vars(r) for name, r in self.rented.items()},
-                "no_rental_rate": {name: list(devices) for name, devices in self.unrented.items()}}
+                "no_rental_rate": {name: list(devices) for name, devices in self.unrented.items()},
+                "holding": dict(self.holding)}
 
 
 def market_check(scenario: Scenario, results: Mapping[str, OptionResult]) -> MarketCheck:
@@ -191,4 +194,8 @@ def market_check(scenario: Scenario, results: Mapping[str, OptionResult]) -> Mar
         per_hour = sum(devices[role] * rates[role] for role in devices)
         rented[name] = RentedFleet(name, rates, devices,
                                    float(rented_usd_per_mtok_output(per_hour, scalar(result.tokens_per_s))))
-    return MarketCheck(model, tuple(prices), owned, year1, rented, unrented)
+    holding = {}
+    for name in results:
+        kinds = {pool.rented for pool in scenario.structure.option(name).pools}
+        holding[name] = "renting" if kinds == {True} else "owning" if kinds == {False} else "owning and renting"
+    return MarketCheck(model, tuple(prices), owned, year1, rented, unrented, holding)

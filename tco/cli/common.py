@@ -40,8 +40,8 @@ def add_option_arguments(parser, writes: str | None = None) -> None:
     for flag, metavar, text in (
             ("--add-option", "NAME=SPEC", "add an option (repeatable; an existing NAME is swapped): NAME=colocated:DEVICE or "
                                           "NAME=prefill:DEVICE,decode:DEVICE,link:LINK; pin a layout with tp:N, pp:N "
-                                          "(prefill.tp:N, decode.pp:N, ... for a split); ids of assumptions/devices/ "
-                                          "and links.yaml"),
+                                          "(prefill.tp:N, decode.pp:N, ... for a split), rent it with rented:yes "
+                                          "(decode.rented:yes); ids of assumptions/devices/ and links.yaml"),
             ("--remove-option", "NAME", "remove an option (repeatable)"),
             ("--rename-option", "OLD=NEW", "rename an option (repeatable); the baseline and its edits follow"),
             ("--baseline", "NAME", "compare every other option against this one"),

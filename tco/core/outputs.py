@@ -371,6 +371,8 @@ class PoolCosts:
                                              yearly_line="maintenance_usd")
     reauthoring_usd_per_year: Array = output("USD/yr", "re-authoring (specialized pools): cost per shift / half-life",
                                              "re-authoring", yearly_line="reauthoring_usd")
+    rental_usd_per_year: Array = output("USD/yr", "rent of a rented pool: devices x hourly rate x 8760 (0 when owned)",
+                                        "rent", yearly_line="rental_usd")
     residual_efficiency: Array = output("fraction", "efficiency kept on shifted work (1 for general pools)",
                                         "efficiency on shifted work", "%", scale=100.0, fmt=".0f")
 
@@ -467,6 +469,8 @@ class OptionResult:
                                        scale=1e-6, fmt=",.4g", cost_line=True)
     pv_links_usd: Array = output("USD", "PV of KV-link ports: purchase, energy and facility", "KV links", "M USD",
                                  scale=1e-6, fmt=",.4g", cost_line=True)
+    pv_rental_usd: Array = output("USD", "PV of the rent of rented pools (their devices paid by the hour)", "rent",
+                                  "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
     pv_reauthoring_usd: Array = output("USD", "PV of software re-authoring, one cost per workload shift", "re-authoring",
                                        "M USD", scale=1e-6, fmt=",.4g", cost_line=True)
     pv_porting_usd: Array = output("USD", "PV of porting the software to each new hardware generation the option adopts",

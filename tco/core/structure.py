@@ -33,6 +33,14 @@ class Pool:
     #: devices sold together (a rack-scale system's GPUs, the device's ``purchase_unit_devices``): a whole-device pool
     #: holds whole units (:func:`tco.core.serving.sizing.replica_multiple`)
     purchase_unit_devices: int = 1
+    #: rented capacity: the parameter of its hourly rate per device (``options.<name>.<role>.rental_usd_per_hour``);
+    #: its devices are paid by the hour, not bought, powered or housed (:func:`tco.core.money.costs.pool_costs`)
+    rental_param: str | None = None
+
+    @property
+    def rented(self) -> bool:
+        """Whether the pool's devices are rented by the hour."""
+        return self.rental_param is not None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from tco.core.names import demand_year_param, device_param, link_param, roadmap_
 from tco.core.outputs import COMPARISON_OUTPUTS, COST_LINES, OPTION_OUTPUTS, POOL_OUTPUTS, YEARLY_COSTS, OutputSpec
 from tco.core.serving.power import HOURS_PER_YEAR
 from tco.core.serving.sizing import SECONDS_PER_YEAR
-from tco.core.structure import Option
+from tco.core.structure import Option, Pool
 from tco.export import formulas as fx
 from tco.export.cells import BOLD, HEADING_FONT, absolute, put_formula, put_text
 from tco.export.model_sheet import ModelRefs, OptionRefs
@@ -207,8 +207,10 @@ def write_cash_flows(ws, scenario: Scenario, names: dict[str, str], model: Model
     return out
 
 
-def _pool_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], role: str) -> dict[str, list[str]]:
-    """One pool's purchase plan per generation (:func:`tco.core.money.costs.pool_plan`): a small table."""
+def _pool_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], pool: Pool) -> dict[str, list[str]]:
+    """One pool's purchase plan per generation (:func:`tco.core.money.costs.pool_plan`): a small table (a rented pool
+    holds no power of its own: it is in the rent)."""
+    role = pool.role
     n = sheet.names
     energy_w_year = f"{n[named.economics.pue]}*{HOURS_PER_YEAR:g}/1000*{n[named.economics.electricity_usd_per_kwh]}"
     per_device = {name: line for name, line in YEARLY_COSTS.items() if name not in NOT_PER_DEVICE}
@@ -224,8 +226,8 @@ def _pool_terms(sheet: CashFlowSheet, fleets: list[OptionRefs], role: str) -> di
         rows["unit"].append(p["unit_hardware_usd"])
         rows["life"].append(p["life_years"])
         rows["rv"].append(p["residual_value_fraction"])
-        rows["energy"].append(f"({idle}+{host})*{energy_w_year}")
-        rows["busy"].append(f"({tdp}-{idle})*{p['devices_per_replica']}*{energy_w_year}")
+        rows["energy"].append("0" if pool.rented else f"({idle}+{host})*{energy_w_year}")
+        rows["busy"].append("0" if pool.rented else f"({tdp}-{idle})*{p['devices_per_replica']}*{energy_w_year}")
         for name, line in per_device.items():
             rows[line].append(f"{p[name]}/{p['devices']}")
     labels = {"z": ("replicas for year 1's peak (the serving model's staffing)", "replicas"),
@@ -492,7 +494,7 @@ def _write_option(sheet: CashFlowSheet, scenario: Scenario, option: Option, mode
     moving = is_base and bool(structure.generations) and structure.refresh_policy != "keep"
     fleets = [m, *model.generations] if moving else [m]
     sheet.heading("purchase plan by pool", level=2)
-    terms = {pool.role: _pool_terms(sheet, fleets, pool.role) for pool in option.pools}
+    terms = {pool.role: _pool_terms(sheet, fleets, pool) for pool in option.pools}
     if option.disaggregated:
         terms["links"] = _link_terms(sheet, fleets, option)
     path = _generations(sheet, scenario, model, fleets, terms) if moving else Path()

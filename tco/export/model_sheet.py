@@ -327,6 +327,8 @@ def _cached_prompt(sheet, cache: PrefixCache, pool: Pool, demand: serving_sheet.
 
 def _unit_price(sheet, pool: Pool, n: _Names) -> str:
     """:func:`tco.core.evaluate.unit_price_usd`: the catalog's price, or a built chip's unit cost from its die."""
+    if pool.rented:  # paid by the hour, never bought
+        return "0"
     if not (pool.built and named.program.die_area_mm2 in n):
         return n(device_param(pool.device, "price_usd"))
     area = n(named.program.die_area_mm2)
@@ -338,8 +340,11 @@ def _unit_price(sheet, pool: Pool, n: _Names) -> str:
 
 
 def _device_hour(sheet, pool: Pool, n: _Names, price: str) -> str:
-    """:func:`tco.core.money.costs.device_hour_usd`: capital recovery plus running cost at TDP + host, per hour."""
+    """:func:`tco.core.money.costs.device_hour_usd`: capital recovery plus running cost at TDP + host, per hour (a
+    rented pool's: its rate)."""
     d = pool.device
+    if pool.rented:
+        return n(pool.rental_param)
     rate, life = n(named.economics.discount_rate), n(device_param(d, "useful_life_years"))
     capex = f"({price}+{n(device_param(d, 'system_overhead_usd'))})"
     annuity = f"IF(ABS({rate})<1E-12,{life},(1-(1+{rate})^(-{life}))/{rate})"
@@ -448,16 +453,18 @@ def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs, pri
     sheet.heading(f"{role} pool on {d}: unit costs and yearly costs", level=2)
     devices = refs["devices"]
     price = row("unit_price_usd", price)
-    hardware = row("unit_hardware_usd", f"{price}+{n(device_param(d, 'system_overhead_usd'))}")
+    hardware = row("unit_hardware_usd", "0" if pool.rented else f"{price}+{n(device_param(d, 'system_overhead_usd'))}")
     if not pool.built:  # a built pool's NRE per unit needs the fleet's units: the Cash flows sheet
         row("unit_nre_usd", "0")
     row("life_years", n(device_param(d, "useful_life_years")))
     row("residual_value_fraction", n(device_param(d, "residual_value_fraction")))
     tdp, host, idle = (n(device_param(d, k)) for k in ("tdp_w", "host_power_w", "idle_power_w"))
     power = row("power_w", f"{devices}*({idle}+({tdp}-{idle})*{refs['utilization']}+{host})")
-    row("energy_usd_per_year", _energy(power, n))
-    row("facility_usd_per_year", _facility(f"{devices}*({tdp}+{host})", n))
+    # a rented pool's rate covers the server, its power and its hosting
+    row("energy_usd_per_year", "0" if pool.rented else _energy(power, n))
+    row("facility_usd_per_year", "0" if pool.rented else _facility(f"{devices}*({tdp}+{host})", n))
     row("maintenance_usd_per_year", f"{n(named.economics.maintenance_fraction_per_year)}*{devices}*{hardware}")
+    row("rental_usd_per_year", f"{devices}*{n(pool.rental_param)}*{HOURS_PER_YEAR:g}" if pool.rented else "0")
     shift_cost = n(device_param(d, "reauthoring_usd_per_shift"))
     row("reauthoring_usd_per_year", f"{shift_cost}/{n(named.workload.half_life_years)}" if pool.specialized else "0")
     row("residual_efficiency", n(device_param(d, "residual_efficiency")) if pool.specialized else "1")

@@ -14,6 +14,7 @@ Every edit has one text form, the same on the command line, in the app's state a
     add:b200=colocated:b200                                  --add-option b200=colocated:b200
     add:split=prefill:h100-sxm,decode:groq-lpu,link:ib-400g  --add-option split=prefill:...,link:ib-400g
     add:b200-tp8=colocated:b200,tp:8                         a pinned layout (tp, pp; prefill.tp, decode.pp, ...)
+    add:b200-rented=colocated:b200,rented:yes                rented capacity, at the catalog's rate per device-hour
     remove:cerebras                                          --remove-option cerebras
     rename:groq=groq-lpu                                     --rename-option groq=groq-lpu
     baseline:b200                                            --baseline b200
@@ -42,13 +43,14 @@ from tco.inputs.yaml_files import pydantic_errors
 
 #: the roles of an option's pools, as an added option's text names them
 ROLES = ("colocated", "prefill", "decode")
-#: short names of the pinned layout fields in an added option's text -> the pool field (tco.inputs.scenario_schema.PoolSpec)
-LAYOUT_KEYS = {"tp": "tensor_parallel", "pp": "pipeline_stages"}
+#: short names of the pool fields an added option's text sets -> the pool field (tco.inputs.scenario_schema.PoolSpec):
+#: a pinned layout, and rented capacity (``rented:yes``, at the catalog's rate per device-hour)
+POOL_KEYS = {"tp": "tensor_parallel", "pp": "pipeline_stages", "rented": "rented"}
 #: most edits one scenario takes (a shared link, a crafted app state, the command line): each added option is
 #: evaluated in every view
 MAX_OPTION_EDITS = 40
 ADD_RULE = ("must look like NAME=colocated:DEVICE or NAME=prefill:DEVICE,decode:DEVICE,link:LINK, optionally with a "
-            "pinned layout (tp:N, pp:N; for a split prefill.tp:N, decode.pp:N, ...)")
+            "pinned layout (tp:N, pp:N; for a split prefill.tp:N, decode.pp:N, ...) and rented:yes (decode.rented:yes)")
 
 
 @dataclass(frozen=True)
@@ -271,7 +273,8 @@ def added_option(text: str, where: str = "add") -> AddOption:
     ----------
     text : str
         ``NAME=colocated:DEVICE`` or ``NAME=prefill:DEVICE,decode:DEVICE,link:LINK``, optionally with a pinned layout
-        (``tp:N``, ``pp:N`` for a colocated pool; ``prefill.tp:N``, ``decode.pp:N``, ... for a split).
+        (``tp:N``, ``pp:N`` for a colocated pool; ``prefill.tp:N``, ``decode.pp:N``, ... for a split) and rented capacity
+        (``rented:yes``; ``decode.rented:yes``).
     where : str
         What errors name (the command line's flag).
 
@@ -296,8 +299,8 @@ def added_option(text: str, where: str = "add") -> AddOption:
             pools.setdefault(key, {})["device"] = value
         elif key in ("link", "kv_link"):
             option["kv_link"] = value
-        elif field in LAYOUT_KEYS and (role in ROLES or not dot):
-            pools.setdefault(role or "colocated", {})[LAYOUT_KEYS[field]] = value
+        elif field in POOL_KEYS and (role in ROLES or not dot):
+            pools.setdefault(role or "colocated", {})[POOL_KEYS[field]] = value
         else:
             raise InputError.one(where, text, f"{key!r} is not a key it takes: {ADD_RULE}")
     try:

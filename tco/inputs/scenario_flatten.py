@@ -235,6 +235,9 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
     for option in spec.options:
         for role, pool in option.pools().items():
             add(named.pool_param(option.name, role, "devices_per_replica"), pool.devices_per_replica)
+            if pool.rented:
+                add(named.pool_param(option.name, role, "rental_usd_per_hour"),
+                    pool.rental_usd_per_hour or devices[pool.device].prices.rental_usd_per_hour)
         _speculation_parameters(option, catalog, add, errors)
     if spec.program is not None:
         _program_parameters(spec.program, catalog, add, errors, structure)

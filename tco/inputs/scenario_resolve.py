@@ -130,13 +130,23 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
             pools.append(Pool(role, pool.device, tuple(t.name for t in device.memory_tiers), device.specialized or built,
                               built, pool.devices_per_replica is not None,
                               streamed_prefill=device.pipeline_prefill == "streamed",
-                              purchase_unit_devices=purchase_unit(device)))
+                              purchase_unit_devices=purchase_unit(device),
+                              rental_param=named.pool_param(opt.name, role, "rental_usd_per_hour") if pool.rented else None))
+            if pool.rented and built:
+                errors.append(FieldError(f"options[{i}].{role}.rented", True, "a chip the scenario builds is bought, "
+                                         "not rented"))
+            elif pool.rented and pool.rental_usd_per_hour is None and device.prices.rental_usd_per_hour is None:
+                errors.append(FieldError(f"options[{i}].{role}.rental_usd_per_hour", None,
+                                         f"is needed: the catalog has no rental rate for {pool.device}"))
         if opt.kv_link and opt.kv_link not in catalog.links and opt.kv_link not in spec.links:
             errors.append(FieldError(f"options[{i}].kv_link", opt.kv_link,
                                      f"is not a known link; known: {', '.join(sorted(catalog.links))}"))
         speculates = opt.speculation is not None and opt.speculation.method != "none"
         options.append(Option(opt.name, tuple(pools), opt.kv_link, speculates))
     baseline = next(o for o in options if o.name == spec.baseline)
+    if spec.roadmap is not None and any(p.rented for p in baseline.pools):
+        errors.append(FieldError("roadmap", "given", "a rented baseline does not follow the roadmap: its generations "
+                                 "have no rental rates; rent it without a roadmap block, or own it"))
     if baseline.specialized:
         errors.append(FieldError("baseline", spec.baseline, "the baseline must run on general-purpose devices only"))
     if spec.program is not None and spec.program.device not in devices:

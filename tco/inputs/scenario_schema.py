@@ -38,9 +38,15 @@ class PoolSpec(Strict):
     #: (tco.core.serving.expert); micro_batches 2 is two-batch overlap
     data_parallel: int | None = Field(None, ge=2, le=100000)
     micro_batches: int | None = Field(None, ge=1, le=2)
+    #: rented capacity: every device paid by the hour (``rental_usd_per_hour``, default the catalog's
+    #: ``prices.rental_usd_per_hour``) instead of bought, powered and housed (docs/model.md "Rented capacity")
+    rented: bool = False
+    rental_usd_per_hour: Q | None = None
 
     @model_validator(mode="after")
     def _pinned(self):
+        if self.rental_usd_per_hour is not None and not self.rented:
+            raise ValueError("rental_usd_per_hour applies to a rented pool (rented: true)")
         if self.tensor_parallel is None and (self.pipeline_stages is not None or self.expert_parallel is not None):
             raise ValueError("pin a shape with tensor_parallel (and optionally pipeline_stages, expert_parallel)")
         if self.data_parallel is not None and self.tensor_parallel is not None:

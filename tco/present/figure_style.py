@@ -26,6 +26,7 @@ CREDIT_GREY = "#999999"
 COST_LINE_COLOURS = {"capex_usd": PALETTE[0], "nre_usd": PALETTE[1], "energy_usd": PALETTE[2], "facility_usd": PALETTE[3],
                      "maintenance_usd": PALETTE[4], "links_usd": PALETTE[5], "reauthoring_usd": PALETTE[6],
                      "porting_usd": PALETTE[7], "workload_shift_usd": "#882255", "bridge_usd": "#999933",
+                     "rental_usd": "#44AA99",
                      "residual_usd": CREDIT_GREY}
 GRID = "#E5EAF0"
 AXIS = {"gridcolor": GRID, "zerolinecolor": "#C8D0DA", "linecolor": "#C8D0DA", "automargin": True, "title": {"standoff": 8}}

@@ -61,13 +61,13 @@ def market_sentences(check: MarketCheck, results: dict[str, OptionResult], cheap
         cached = "" if best.cached_input_usd_per_mtok is None else f", {_price(best.cached_input_usd_per_mtok)} cached"
         out.append(f"At {best.provider}'s list prices for {check.model} ({_price(best.input_usd_per_mtok)} "
                    f"per million input tokens{cached}, {_price(best.output_usd_per_mtok)} output; {best.date}) this "
-                   f"workload's requests cost {_usd(best.usd_per_mtok)} per million output tokens, and owning "
-                   f"{cheapest_option} costs {sig(owned / best.usd_per_mtok, 2)}x that"
-                   + (f": buying the tokens costs less than owning any option here, as long as {best.provider}'s "
-                      "latency meets the targets." if owned > best.usd_per_mtok else "."))
+                   f"workload's requests cost {_usd(best.usd_per_mtok)} per million output tokens, and "
+                   f"{check.holding[cheapest_option]} {cheapest_option} costs {sig(owned / best.usd_per_mtok, 2)}x that"
+                   + (f": buying the tokens costs less than any fleet here, as long as {best.provider}'s latency "
+                      "meets the targets." if owned > best.usd_per_mtok else "."))
     out += _out_of_line(check, results)
     rented = check.rented.get(cheapest_option) if cheapest_option is not None else None
-    if rented is not None:
+    if rented is not None and check.holding[cheapest_option] == "owning":  # a rented option is priced so already
         pools = results[cheapest_option].pools
         by_device = {pools[role].device: rate for role, rate in rented.usd_per_device_hour.items()}
         rates = " and ".join(f"{_usd(rate)} per {device}-hour" for device, rate in by_device.items())

@@ -49,6 +49,8 @@ def unit_price_usd(pool: Pool, w: Workload):
     [hennessy-patterson] the cost of a good die, section 1.6.
     """
     get = w.get
+    if pool.rented:  # paid by the hour (pool_costs), never bought
+        return np.zeros_like(get(device_param(pool.device, "price_usd")))
     if pool.built and named.program.die_area_mm2 in w.parameter_names:
         return nre.good_die_cost_usd(get(named.program.die_area_mm2), get(named.program.wafer_price_usd),
                                      get(named.program.defect_density_per_cm2)) + get(named.program.package_memory_board_usd)
@@ -76,6 +78,8 @@ def device_hour_usd(pool: Pool, w: Workload):
         Cost of a device-hour at full power.
     """
     get, d = w.get, pool.device
+    if pool.rented:
+        return get(pool.rental_param)
     capex = unit_price_usd(pool, w) + get(device_param(d, "system_overhead_usd"))
     watts = get(device_param(d, "tdp_w")) + get(device_param(d, "host_power_w"))
     yearly = finance.capital_recovery_usd_per_year(capex, w.discount_rate, get(device_param(d, "useful_life_years"))) \
@@ -132,10 +136,15 @@ def pool_costs(pool: Pool, size: PoolSizing, w: Workload) -> PoolCosts:
     """
     get, d = w.get, pool.device
     price = unit_price_usd(pool, w)
-    unit_hardware = price + get(device_param(d, "system_overhead_usd"))
+    zero = np.zeros_like(price)
+    unit_hardware = zero if pool.rented else price + get(device_param(d, "system_overhead_usd"))
     tdp, host = get(device_param(d, "tdp_w")), get(device_param(d, "host_power_w"))
     power_w = size.devices * power.device_power_w(get(device_param(d, "idle_power_w")), tdp, size.utilization, host)
-    zero = np.zeros_like(price)
+    # a rented pool's rate covers the server, its power and its hosting: no energy, data hall or maintenance of its own
+    energy = zero if pool.rented else power.energy_cost_usd_per_year(power_w, get(named.economics.pue),
+                                                                     get(named.economics.electricity_usd_per_kwh))
+    facility = zero if pool.rented else power.facility_cost_usd_per_year(size.devices * (tdp + host),
+                                                                         get(named.economics.facility_usd_per_kw_month))
     return PoolCosts(
         unit_price_usd=price,
         unit_hardware_usd=unit_hardware,
@@ -143,11 +152,10 @@ def pool_costs(pool: Pool, size: PoolSizing, w: Workload) -> PoolCosts:
         life_years=get(device_param(d, "useful_life_years")),
         residual_value_fraction=get(device_param(d, "residual_value_fraction")),
         power_w=power_w,
-        energy_usd_per_year=power.energy_cost_usd_per_year(power_w, get(named.economics.pue),
-                                                           get(named.economics.electricity_usd_per_kwh)),
-        facility_usd_per_year=power.facility_cost_usd_per_year(size.devices * (tdp + host),
-                                                               get(named.economics.facility_usd_per_kw_month)),
+        energy_usd_per_year=energy,
+        facility_usd_per_year=facility,
         maintenance_usd_per_year=get(named.economics.maintenance_fraction_per_year) * size.devices * unit_hardware,
+        rental_usd_per_year=(size.devices * get(pool.rental_param) * power.HOURS_PER_YEAR if pool.rented else zero),
         reauthoring_usd_per_year=(get(device_param(d, "reauthoring_usd_per_shift")) / w.half_life_years
                                   if pool.specialized else zero),
         residual_efficiency=get(device_param(d, "residual_efficiency")) if pool.specialized else np.ones_like(price),
@@ -265,6 +273,8 @@ def pool_plan(fleets: Sequence[Fleet], role: str, w: Workload) -> PoolPlan:
         size, cost, n = fleet.sizes[role], fleet.costs[role], fleet.performance[role].devices_per_replica
         multiples.append(sizing.replica_multiple(n, pool.purchase_unit_devices))
         idle, tdp, host = (get(device_param(d, k)) for k in ("idle_power_w", "tdp_w", "host_power_w"))
+        if pool.rented:  # its power is in the rent
+            idle = tdp = host = 0.0
         terms.append((size.peak_replicas, size.utilization * size.replicas, n, cost.unit_hardware_usd, cost.life_years,
                       cost.residual_value_fraction))
         energy.append((idle + host) * energy_w_year)
