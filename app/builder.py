@@ -44,13 +44,15 @@ class BuilderForm:
     name: str | None = None
     option: str | None = None
     new_name: str | None = None
+    #: the "rent the devices" box: ``["rented"]`` when ticked
+    rented: list | None = None
     baseline: str | None = None
     model: str | None = None
 
 
 #: the panel's fields the controller reads when a button is clicked (its ``State``\\ s), in :class:`BuilderForm`'s order
 FIELDS = ("builder-kind", "builder-device", "builder-prefill", "builder-decode", "builder-link", "builder-name",
-          "builder-option", "builder-new-name")
+          "builder-option", "builder-new-name", "builder-rented")
 #: the buttons and the pickers whose click or change is an option edit (the controller's ``Input``\\ s); the pickers'
 #: values are the last two of :class:`BuilderForm`
 BUTTONS = ("option-add", "option-remove", "option-rename")
@@ -68,7 +70,9 @@ def requested_edit(trigger: str, form: BuilderForm, scenario) -> str | None:
             devices, link = {"colocated": form.device or ""}, None
         name = (form.name or "").strip() or placement_name(devices.get("prefill", form.device or ""),
                                                            devices.get("decode", form.device or ""))
-        return added_option_text(name, devices, link)
+        rented = "rented" in (form.rented or [])
+        return added_option_text(f"{name}-rented" if rented and not (form.name or "").strip() else name, devices, link,
+                                 rented)
     if trigger == "option-remove":
         return edit_text(RemoveOption(form.option)) if form.option else None
     if trigger == "option-rename":
@@ -149,6 +153,9 @@ def builder_panel() -> html.Details:
                 dropdown("builder-prefill", "prefill on", "170px", options=[]),
                 dropdown("builder-decode", "decode on", "170px", options=[]),
                 dropdown("builder-link", "KV link", "130px", options=[])]),
+            dcc.Checklist(id="builder-rented", className="radio", value=[],
+                          options=[{"label": "rent the devices (per device-hour)", "value": "rented"}],
+                          inputStyle={"marginRight": "4px"}),
             html.Div(className="control", children=[
                 html.Label("name (empty: the device)", htmlFor="builder-name"),
                 dcc.Input(id="builder-name", type="text", placeholder="b200", style={"width": "150px"})]),

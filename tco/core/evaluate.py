@@ -667,7 +667,8 @@ def evaluate_option(structure: Structure, option: Option, w: Workload, values: M
         exposure = shift_exposure_usd_per_year(pool, w, baseline)
         present = PoolPresentValues(pv_units_bought=pv.pv_units[role], units_bought=pv.units[role],
                                     shift_exposure_usd_per_year=0.0 if exposure is None else exposure)
-        pools[role] = PoolResult(role, pool.device, fleet.performance[role], fleet.sizes[role], fleet.costs[role], present)
+        pools[role] = PoolResult(role, pool.device, fleet.performance[role], fleet.sizes[role], fleet.costs[role], present,
+                                 pool.rented)
     lines = {line: pv.lines.get(line, 0.0) for line in CASH_FLOW_LINES}
     pv_cost = total([lines[line] for line in CASH_FLOW_LINES])
     links = fleet.links

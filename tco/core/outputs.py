@@ -400,6 +400,8 @@ class PoolResult:
     sizing: PoolSizing
     costs: PoolCosts
     present_values: PoolPresentValues
+    #: its devices rented by the hour (:attr:`tco.core.structure.Pool.rented`)
+    rented: bool = False
 
     def steps(self) -> tuple:
         """The pool's four result steps, in order.

@@ -309,7 +309,7 @@ def added_option(text: str, where: str = "add") -> AddOption:
         raise pydantic_errors(exc, f"options.{name.strip()}") from None
 
 
-def added_option_text(name: str, devices: Mapping[str, str], link: str | None = None) -> str:
+def added_option_text(name: str, devices: Mapping[str, str], link: str | None = None, rented: bool = False) -> str:
     """The text of the edit that adds option ``name`` on ``devices`` (read back by :func:`option_edit`).
 
     Parameters
@@ -320,13 +320,17 @@ def added_option_text(name: str, devices: Mapping[str, str], link: str | None = 
         Device id by role: ``{"colocated": DEVICE}`` or ``{"prefill": DEVICE, "decode": DEVICE}``.
     link : str or None
         The KV link of a split.
+    rented : bool
+        Every pool rented by the device-hour (``rented:yes``; ``prefill.rented:yes,decode.rented:yes``).
 
     Returns
     -------
     str
-        ``add:NAME=colocated:DEVICE`` or ``add:NAME=prefill:DEVICE,decode:DEVICE,link:LINK``.
+        ``add:NAME=colocated:DEVICE`` or ``add:NAME=prefill:DEVICE,decode:DEVICE,link:LINK``, then the rented flags.
     """
     pairs = [f"{role}:{device}" for role, device in devices.items()] + ([f"link:{link}"] if link else [])
+    if rented:
+        pairs += ["rented:yes"] if set(devices) == {"colocated"} else [f"{role}.rented:yes" for role in devices]
     return f"add:{name}={','.join(pairs)}"
 
 

@@ -74,9 +74,11 @@ def placement(result: OptionResult) -> str:
     Returns
     -------
     str
-        ``prefill+decode on h100-sxm`` or ``prefill on h100-sxm; decode on groq-lpu``.
+        ``prefill+decode on h100-sxm`` or ``prefill on h100-sxm; decode on groq-lpu``, ``(rented)`` after a rented
+        pool's device.
     """
-    return "; ".join(f"{'prefill+decode' if role == 'colocated' else role} on {p.device}" for role, p in result.pools.items())
+    return "; ".join(f"{'prefill+decode' if role == 'colocated' else role} on {p.device}{' (rented)' if p.rented else ''}"
+                     for role, p in result.pools.items())
 
 
 def bounds(result: OptionResult) -> dict[str, str]:

@@ -11,8 +11,10 @@ from dropdowns import choose
 from playwright.sync_api import expect
 from test_browser import download, open_app
 
+import tco
 from tco.cli import main
 from tco.core.outputs import OPTION_OUTPUTS
+from tco.inputs.option_edits import edited_scenario, option_edits
 
 
 def cost_cell(name_index: int) -> str:
@@ -83,5 +85,26 @@ def test_a_refused_option_is_named_and_not_applied(page, live_app):
     # a link naming a server path as the model is refused by the same rules, the scenario's own options shown
     open_app(page, url, "?scenario=voice-agent&option=model:/etc/passwd")
     expect(page.locator("#messages")).to_contain_text("shared link: model: got '/etc/passwd'; is not a known model")
+    assert errors == []
+    assert log.records == []
+
+
+def test_a_rented_option_is_built_by_clicking_and_costs_what_tco_compare_says(page, live_app):
+    """Tick "rent the devices", add an H100: the default gains h100-sxm-rented, its devices paid at the catalog's
+    $2.95 an hour, its cost the one tco compare gives on the same edit; renting a device without a rate is named."""
+    url, log = live_app
+    errors = open_app(page, url)
+    choose(page, "builder-device", "h100-sxm", "h100")
+    page.get_by_text("rent the devices").click()
+    page.click("#option-add")
+    expect(page.locator("#options-table-box thead")).to_contain_text("h100-sxm-rented", timeout=15000)
+    expect(page).to_have_url(re.compile(r"rented:yes"))
+    scenario = edited_scenario(tco.load_scenario("default"), option_edits(["add:h100-sxm-rented=colocated:h100-sxm,"
+                                                                          "rented:yes"]))
+    cost = tco.compare(scenario, with_flips=False).options.loc["h100-sxm-rented", "lcot_usd_per_mtok"]
+    expect(page.locator(cost_cell(3))).to_have_text(OPTION_OUTPUTS["lcot_usd_per_mtok"].format(cost))
+    choose(page, "builder-device", "groq-lpu", "groq")
+    page.click("#option-add")
+    expect(page.locator("#builder-messages")).to_contain_text("the catalog has no rental rate for groq-lpu")
     assert errors == []
     assert log.records == []
