@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -117,3 +118,15 @@ def test_the_command_line_rents_an_added_option():
     assert "options.h100-rented.colocated.rental_usd_per_hour" in scenario.params
     with pytest.raises(InputError, match="valid boolean"):
         option_edits(["add:x=colocated:h100-sxm,rented:maybe"])
+
+
+def test_drawn_rates_evaluate_as_scalar_calls_do():
+    """One vectorized call over four rates of each rented pool equals four scalar calls, to the last bit."""
+    base = tco.load_scenario(RENTED)
+    split = "options.h100-prefill+h200-rented-decode.decode.rental_usd_per_hour"
+    rates = np.array([1.0, 2.0, 2.95, 4.0])
+    drawn = tco.evaluate_scenario(base, {RATE: rates, split: rates * 1.1})[0]
+    for i, rate in enumerate(rates):
+        one = tco.evaluate_scenario(base, {RATE: rate, split: rate * 1.1})[0]
+        for name in ("h100-rented", "h100-prefill+h200-rented-decode"):
+            assert float(drawn[name].lcot_usd_per_mtok[i]) == float(one[name].lcot_usd_per_mtok)
