@@ -113,6 +113,7 @@ def test_every_bundled_quote_prices_the_default_workload_finitely():
         assert all(math.isfinite(p.usd_per_mtok) and p.usd_per_mtok > 0 for p in result.market.prices)
 
 
+@pytest.mark.slow  # a mixture-of-experts workbook (3 s); make test-fast checks the default's Market sheet formulas
 def test_the_workbook_prices_the_market_with_live_formulas():
     """The Market sheet: each quote's prices as shaded cells and the request's cost as a formula of the Inputs' names;
     each rented fleet's rent a formula of the Model's device counts; every figure on the Check sheet beside the

@@ -50,16 +50,18 @@ def test_a_rented_pool_pays_rent_and_nothing_else(rented):
     assert float(owned.pools["colocated"].costs.rental_usd_per_year) == 0.0
 
 
-def test_the_flip_search_finds_the_rate_at_which_renting_ties_owning(rented):
-    """At $1.20 an hour renting wins; it flips back where rent equals the owned fleet's levelized cost:
-    rate* = LCOT_owned / LCOT_rented(2.95) x 2.95."""
+def test_the_flip_search_finds_the_rate_at_which_renting_stops_winning(rented):
+    """At $1.20 an hour renting the H100s wins; it flips where its rent (linear in the rate) reaches the next cheapest
+    option's levelized cost: rate* = LCOT_next / LCOT_rented(2.95) x 2.95."""
     cheap = rented.with_values({RATE: 1.2})
     result = tco.compare(cheap)
     assert result.decision.winner == "h100-rented"
     results = tco.evaluate_scenario(rented)[0]
-    expected = float(results["h100"].lcot_usd_per_mtok) / float(results["h100-rented"].lcot_usd_per_mtok) * 2.95
+    others = {name: float(r.lcot_usd_per_mtok) for name, r in results.items() if name != "h100-rented"}
+    nearest = min(others, key=others.get)
+    expected = others[nearest] / float(results["h100-rented"].lcot_usd_per_mtok) * 2.95
     flip = next(f for f in result.decision.flips if f["name"] == RATE)
-    assert flip["becomes"] == "h100" and flip["direction"] == "above"
+    assert flip["becomes"] == nearest and flip["direction"] == "above"
     assert flip["windows"][0][0] == pytest.approx(expected, rel=1e-3)
 
 
@@ -130,3 +132,19 @@ def test_drawn_rates_evaluate_as_scalar_calls_do():
         one = tco.evaluate_scenario(base, {RATE: rate, split: rate * 1.1})[0]
         for name in ("h100-rented", "h100-prefill+h200-rented-decode"):
             assert float(drawn[name].lcot_usd_per_mtok[i]) == float(one[name].lcot_usd_per_mtok)
+
+
+def test_a_paid_share_scales_the_rent_and_nothing_else(rented):
+    """Reserved by default (share 1, range 0.5-1); the split's decode pool pays 0.8 of its H200-hours at $3.20:
+    10 devices x 3.2 x 0.8 x 8,760 = $224,256 a year; halving the H100 pool's share halves its rent and its cost."""
+    assert (rented.params["options.h100-rented.colocated.rental_paid_share"].value,
+            rented.params["options.h100-rented.colocated.rental_paid_share"].low) == (1.0, 0.5)
+    results = tco.evaluate_scenario(rented)[0]
+    decode = results["h100-prefill+h200-rented-decode"].pools["decode"]
+    assert float(decode.costs.rental_usd_per_year) == pytest.approx(
+        float(decode.sizing.devices) * 3.2 * 0.8 * 8760, rel=1e-12)
+    half = tco.evaluate_scenario(rented, {"options.h100-rented.colocated.rental_paid_share": 0.5})[0]["h100-rented"]
+    full = results["h100-rented"]
+    assert float(half.pools["colocated"].costs.rental_usd_per_year) == pytest.approx(
+        0.5 * float(full.pools["colocated"].costs.rental_usd_per_year), rel=1e-12)
+    assert float(half.lcot_usd_per_mtok) == pytest.approx(0.5 * float(full.lcot_usd_per_mtok), rel=1e-12)

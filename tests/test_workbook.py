@@ -144,7 +144,8 @@ SLOW_BUILDS = {"specialization-over-time", "custom-asic", "voice-agent", "batch-
                "deepseek-service", "moe-service", "agentic-coding", "reasoning-chat", "default-2026",
                str(DATA / "workbook-branches.yaml"), str(DATA / "workbook-pipelines.yaml"),
                str(DATA / "workbook-pipelines-overlapped.yaml"), str(DATA / "workbook-prefix.yaml"),
-               str(DATA / "workbook-prefix-host.yaml"), str(DATA / "workbook-speculation.yaml")}
+               str(DATA / "workbook-prefix-host.yaml"), str(DATA / "workbook-speculation.yaml"),
+               str(DATA / "workbook-market.yaml")}
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW_BUILDS else name

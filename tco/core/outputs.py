@@ -371,8 +371,8 @@ class PoolCosts:
                                              yearly_line="maintenance_usd")
     reauthoring_usd_per_year: Array = output("USD/yr", "re-authoring (specialized pools): cost per shift / half-life",
                                              "re-authoring", yearly_line="reauthoring_usd")
-    rental_usd_per_year: Array = output("USD/yr", "rent of a rented pool: devices x hourly rate x 8760 (0 when owned)",
-                                        "rent", yearly_line="rental_usd")
+    rental_usd_per_year: Array = output("USD/yr", "rent of a rented pool: devices x hourly rate x paid share x 8760 "
+                                        "(0 when owned)", "rent", yearly_line="rental_usd")
     residual_efficiency: Array = output("fraction", "efficiency kept on shifted work (1 for general pools)",
                                         "efficiency on shifted work", "%", scale=100.0, fmt=".0f")
 

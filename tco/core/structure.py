@@ -36,6 +36,8 @@ class Pool:
     #: rented capacity: the parameter of its hourly rate per device (``options.<name>.<role>.rental_usd_per_hour``);
     #: its devices are paid by the hour, not bought, powered or housed (:func:`tco.core.money.costs.pool_costs`)
     rental_param: str | None = None
+    #: and the parameter of the share of its device-hours it pays for (``options.<name>.<role>.rental_paid_share``)
+    rental_share_param: str | None = None
 
     @property
     def rented(self) -> bool:

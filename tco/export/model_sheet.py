@@ -464,7 +464,8 @@ def _write_pool_costs(sheet, pool: Pool, n: _Names, shared, out: OptionRefs, pri
     row("energy_usd_per_year", "0" if pool.rented else _energy(power, n))
     row("facility_usd_per_year", "0" if pool.rented else _facility(f"{devices}*({tdp}+{host})", n))
     row("maintenance_usd_per_year", f"{n(named.economics.maintenance_fraction_per_year)}*{devices}*{hardware}")
-    row("rental_usd_per_year", f"{devices}*{n(pool.rental_param)}*{HOURS_PER_YEAR:g}" if pool.rented else "0")
+    row("rental_usd_per_year", f"{devices}*{n(pool.rental_param)}*{n(pool.rental_share_param)}*{HOURS_PER_YEAR:g}"
+        if pool.rented else "0")
     shift_cost = n(device_param(d, "reauthoring_usd_per_shift"))
     row("reauthoring_usd_per_year", f"{shift_cost}/{n(named.workload.half_life_years)}" if pool.specialized else "0")
     row("residual_efficiency", n(device_param(d, "residual_efficiency")) if pool.specialized else "1")

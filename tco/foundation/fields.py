@@ -106,6 +106,7 @@ list_usd                            USD             0.01    1e9     -    vendor 
 street_usd                          USD             0.01    1e9     -    price paid in the market per device (analyst or press)
 cogs_usd                            USD             0.01    1e9     -    vendor cost of goods per device (analyst estimate)
 rental_usd_per_hour                 USD/h           0.001   100000  -    cloud rental price per device-hour
+rental_paid_share                   fraction        0.01    1       -    share of a rented pool's device-hours paid (1: reserved)
 # API list prices of a model (assumptions/market.yaml; reference only, not read by the model)
 input_usd_per_mtok                  USD/Mtok        0       10000   -    API list price of a million prompt tokens
 cached_input_usd_per_mtok           USD/Mtok        0       10000   -    API list price of a million cached prompt tokens

@@ -81,6 +81,12 @@ def fleet_setting_parameters(block: dict | None, catalog: Catalog,
     return collector.param_set().edited({**edits, **set_})
 
 
+#: a rented pool's paid share of its device-hours unless its file gives one: reserved capacity pays every hour
+RESERVED_SHARE = Quantity(value=1.0, low=0.5, high=1.0, grade="C", date="2026-12",
+                          source="estimate (reserved capacity, the rate paid for every hour held; low: an autoscaled "
+                                 "on-demand fleet paying about the mean over a peak twice the mean)")
+
+
 def market_name(model_id: str, provider: str) -> str:
     """The dotted prefix of a provider's API prices of a model.
 
@@ -238,6 +244,7 @@ def scenario_parameters(spec: ScenarioFile, catalog: Catalog, model: LLM, device
             if pool.rented:
                 add(named.pool_param(option.name, role, "rental_usd_per_hour"),
                     pool.rental_usd_per_hour or devices[pool.device].prices.rental_usd_per_hour)
+                add(named.pool_param(option.name, role, "rental_paid_share"), pool.rental_paid_share or RESERVED_SHARE)
         _speculation_parameters(option, catalog, add, errors)
     if spec.program is not None:
         _program_parameters(spec.program, catalog, add, errors, structure)

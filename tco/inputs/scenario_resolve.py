@@ -131,7 +131,9 @@ def resolved_scenario(spec: ScenarioFile, catalog: Catalog, path: str | None, de
                               built, pool.devices_per_replica is not None,
                               streamed_prefill=device.pipeline_prefill == "streamed",
                               purchase_unit_devices=purchase_unit(device),
-                              rental_param=named.pool_param(opt.name, role, "rental_usd_per_hour") if pool.rented else None))
+                              rental_param=named.pool_param(opt.name, role, "rental_usd_per_hour") if pool.rented else None,
+                              rental_share_param=named.pool_param(opt.name, role, "rental_paid_share") if pool.rented
+                              else None))
             if pool.rented and built:
                 errors.append(FieldError(f"options[{i}].{role}.rented", True, "a chip the scenario builds is bought, "
                                          "not rented"))

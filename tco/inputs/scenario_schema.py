@@ -42,11 +42,15 @@ class PoolSpec(Strict):
     #: ``prices.rental_usd_per_hour``) instead of bought, powered and housed (docs/model.md "Rented capacity")
     rented: bool = False
     rental_usd_per_hour: Q | None = None
+    #: the share of its device-hours a rented pool pays for (default 1: reserved, every hour; an autoscaled on-demand
+    #: fleet pays about the mean over the peak)
+    rental_paid_share: Q | None = None
 
     @model_validator(mode="after")
     def _pinned(self):
-        if self.rental_usd_per_hour is not None and not self.rented:
-            raise ValueError("rental_usd_per_hour applies to a rented pool (rented: true)")
+        for key in ("rental_usd_per_hour", "rental_paid_share"):
+            if getattr(self, key) is not None and not self.rented:
+                raise ValueError(f"{key} applies to a rented pool (rented: true)")
         if self.tensor_parallel is None and (self.pipeline_stages is not None or self.expert_parallel is not None):
             raise ValueError("pin a shape with tensor_parallel (and optionally pipeline_stages, expert_parallel)")
         if self.data_parallel is not None and self.tensor_parallel is not None:

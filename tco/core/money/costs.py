@@ -155,7 +155,8 @@ def pool_costs(pool: Pool, size: PoolSizing, w: Workload) -> PoolCosts:
         energy_usd_per_year=energy,
         facility_usd_per_year=facility,
         maintenance_usd_per_year=get(named.economics.maintenance_fraction_per_year) * size.devices * unit_hardware,
-        rental_usd_per_year=(size.devices * get(pool.rental_param) * power.HOURS_PER_YEAR if pool.rented else zero),
+        rental_usd_per_year=(size.devices * get(pool.rental_param) * get(pool.rental_share_param) * power.HOURS_PER_YEAR
+                             if pool.rented else zero),
         reauthoring_usd_per_year=(get(device_param(d, "reauthoring_usd_per_shift")) / w.half_life_years
                                   if pool.specialized else zero),
         residual_efficiency=get(device_param(d, "residual_efficiency")) if pool.specialized else np.ones_like(price),
