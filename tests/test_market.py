@@ -68,7 +68,7 @@ def test_default_scenario_against_the_market():
     assert check.unrented["groq"] == ("groq-lpu",)
     # the sentences: the cheapest owned option against the cheapest quote, the LPU options out of line with Groq's
     # own list price, the H100 fleet rented
-    owned = check.owned_usd_per_mtok["h100"]
+    owned = check.lcot_usd_per_mtok["h100"]
     assert f"owning h100 costs {sig(owned / by_provider['groq'].usd_per_mtok, 2)}x that" in result.verdict
     assert "far more than groq's own list price on its groq-lpu ($3.74)" in result.verdict
     assert "Rented around the clock at $2.95 per h100-sxm-hour" in result.verdict
@@ -81,7 +81,7 @@ def test_owned_year1_cost_is_the_accounting_cost_over_the_year_tokens():
     result = compare(tco.load_scenario("default"), with_flips=False)
     r = result.results["h100"]
     tokens_per_year = float(r.tokens_per_s) * 8760 * 3600
-    assert result.market.owned_year1_usd_per_mtok["h100"] == pytest.approx(
+    assert result.market.year1_usd_per_mtok["h100"] == pytest.approx(
         float(r.accounting_cost_usd_per_year) / tokens_per_year * 1e6, rel=1e-12)
 
 
@@ -138,7 +138,7 @@ def test_an_api_cheaper_than_every_owned_fleet_is_said_so():
     0.4x Groq's price is not."""
     voice = compare(tco.load_scenario("voice-agent"), with_flips=False)
     assert voice.market.cheapest.usd_per_mtok == pytest.approx(1500 / 150 * 0.05 + 0.08, rel=1e-12)
-    assert voice.market.owned_usd_per_mtok[voice.decision.winner] > voice.market.cheapest.usd_per_mtok
+    assert voice.market.lcot_usd_per_mtok[voice.decision.winner] > voice.market.cheapest.usd_per_mtok
     assert "buying the tokens costs less than any fleet here" in voice.verdict
     default = compare(tco.load_scenario("default"), with_flips=False)
     assert "buying the tokens" not in default.verdict

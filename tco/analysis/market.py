@@ -115,11 +115,11 @@ class MarketCheck:
 
     model: str
     prices: tuple[ApiPrice, ...]
-    #: each option's levelized cost [USD per million output tokens], owned
-    owned_usd_per_mtok: dict[str, float]
+    #: each option's levelized cost [USD per million output tokens], as it holds its fleet (owned or rented)
+    lcot_usd_per_mtok: dict[str, float]
     #: each option's year-1 accounting cost (depreciation and running costs) over its year-1 output tokens
-    #: [USD per million output tokens]: the owned figure a year-1 rent compares with
-    owned_year1_usd_per_mtok: dict[str, float]
+    #: [USD per million output tokens]: the figure a year-1 rent of the same fleet compares with
+    year1_usd_per_mtok: dict[str, float]
     #: the options whose every device has a rental rate
     rented: dict[str, RentedFleet]
     #: the devices of an option without a rental rate in the catalog, by option
@@ -142,8 +142,8 @@ class MarketCheck:
         return {"model": self.model, "basis": "USD per million output tokens of the scenario's requests",
                 "api_prices": [vars(p) for p in self.prices],
                 "cheapest_api": None if self.cheapest is None else self.cheapest.provider,
-                "owned_usd_per_mtok": dict(self.owned_usd_per_mtok),
-                "owned_year1_usd_per_mtok": dict(self.owned_year1_usd_per_mtok),
+                "lcot_usd_per_mtok": dict(self.lcot_usd_per_mtok),
+                "year1_usd_per_mtok": dict(self.year1_usd_per_mtok),
                 "rented": {name: vars(r) for name, r in self.rented.items()},
                 "no_rental_rate": {name: list(devices) for name, devices in self.unrented.items()},
                 "holding": dict(self.holding)}

@@ -19,7 +19,7 @@ from tco.inputs.scenario import Scenario
 
 USD_PER_MTOK = "USD per million output tokens"
 #: the Check sheet's keys of the market figures: per quote (under the row label ``market``) and per option
-API_KEY, RENTED_KEY, OWNED_YEAR1_KEY = "api_usd_per_mtok", "market.rented_usd_per_mtok", "market.owned_year1_usd_per_mtok"
+API_KEY, RENTED_KEY, YEAR1_KEY = "api_usd_per_mtok", "market.rented_usd_per_mtok", "market.year1_usd_per_mtok"
 MARKET_ROW = "market"
 
 
@@ -38,7 +38,7 @@ def _price(sheet: QuantitySheet, label: str, value: float, unit: str) -> str:
 def write_market(ws, scenario: Scenario, names: dict[str, str], check: MarketCheck, results: dict[str, OptionResult],
                  refs: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     """Fill ``ws``; returns the references of its figures by Check row: ``{"market": {"<provider>.api_usd_per_mtok":
-    ref}, option: {"market.rented_usd_per_mtok": ref, "market.owned_year1_usd_per_mtok": ref}}``.
+    ref}, option: {"market.rented_usd_per_mtok": ref, "market.year1_usd_per_mtok": ref}}``.
 
     Parameters
     ----------
@@ -87,11 +87,11 @@ def write_market(ws, scenario: Scenario, names: dict[str, str], check: MarketChe
         option = refs[name]
         tokens = option["tokens_per_s"]
         rented = check.rented.get(name)
-        sheet.heading(f"{name}: year 1, owned and rented", level=2)
-        owned = sheet.quantity("owned: accounting cost per year over the year's output tokens",
+        sheet.heading(f"{name}: year 1, as held ({check.holding[name]}) and rented", level=2)
+        held = sheet.quantity(f"{check.holding[name]}: accounting cost per year over the year's output tokens",
                                f"{option['accounting_cost_usd_per_year']}/({tokens}*{HOURS_PER_YEAR * SECONDS_PER_HOUR:g})"
-                               f"*{TOKENS_PER_MTOK:g}", USD_PER_MTOK, OWNED_YEAR1_KEY)
-        out[name] = {OWNED_YEAR1_KEY: owned}
+                               f"*{TOKENS_PER_MTOK:g}", USD_PER_MTOK, YEAR1_KEY)
+        out[name] = {YEAR1_KEY: held}
         if rented is None:
             sheet.note(f"no rental rate in the catalog for {', '.join(check.unrented.get(name, ()))}: not priced rented")
             continue
@@ -121,8 +121,8 @@ def market_values(check: MarketCheck) -> dict[str, dict[str, float]]:
         ``{"market": {"<provider>.api_usd_per_mtok": value}, option: {key: value}}``.
     """
     out = {MARKET_ROW: {f"{p.provider}.{API_KEY}": p.usd_per_mtok for p in check.prices}}
-    for name, owned in check.owned_year1_usd_per_mtok.items():
-        out[name] = {OWNED_YEAR1_KEY: owned}
+    for name, held in check.year1_usd_per_mtok.items():
+        out[name] = {YEAR1_KEY: held}
         if name in check.rented:
             out[name][RENTED_KEY] = check.rented[name].usd_per_mtok
     return out

@@ -57,7 +57,7 @@ def market_sentences(check: MarketCheck, results: dict[str, OptionResult], cheap
     out = []
     best = check.cheapest
     if best is not None and cheapest_option is not None:
-        owned = check.owned_usd_per_mtok[cheapest_option]
+        owned = check.lcot_usd_per_mtok[cheapest_option]
         cached = "" if best.cached_input_usd_per_mtok is None else f", {_price(best.cached_input_usd_per_mtok)} cached"
         out.append(f"At {best.provider}'s list prices for {check.model} ({_price(best.input_usd_per_mtok)} "
                    f"per million input tokens{cached}, {_price(best.output_usd_per_mtok)} output; {best.date}) this "
@@ -71,7 +71,7 @@ def market_sentences(check: MarketCheck, results: dict[str, OptionResult], cheap
         pools = results[cheapest_option].pools
         by_device = {pools[role].device: rate for role, rate in rented.usd_per_device_hour.items()}
         rates = " and ".join(f"{_usd(rate)} per {device}-hour" for device, rate in by_device.items())
-        owned = check.owned_year1_usd_per_mtok[cheapest_option]
+        owned = check.year1_usd_per_mtok[cheapest_option]
         out.append(f"Rented around the clock at {rates}, the {cheapest_option} fleet would cost "
                    f"{_usd(rented.usd_per_mtok)} per million output tokens in year 1, {sig(rented.usd_per_mtok / owned, 2)}x "
                    f"owning it that year ({_usd(owned)}, depreciation and running costs).")
@@ -85,7 +85,7 @@ def _out_of_line(check: MarketCheck, results: dict[str, OptionResult]) -> list[s
     quotes = {}
     for name, result in results.items():
         vendor = check.vendor_price(tuple(pool.device for pool in result.pools.values()))
-        owned = check.owned_usd_per_mtok[name]
+        owned = check.lcot_usd_per_mtok[name]
         if vendor is not None and owned > OUT_OF_LINE_MULTIPLE * vendor.usd_per_mtok:
             quotes[vendor.provider] = vendor
             above.setdefault(vendor.provider, []).append(
