@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tco
-from tco.analysis.market import api_usd_per_mtok_output, market_check, rented_usd_per_mtok_output
+from tco.analysis.market import api_usd_per_mtok_output, hourly_usd_per_mtok_output, market_check
 from tco.export.workbook import build_workbook
 from tco.foundation.errors import InputError
 from tco.foundation.formatting import sig
@@ -36,7 +36,7 @@ def test_api_price_of_a_request_by_hand():
 
 def test_rented_fleet_by_hand():
     # 116 H100 at $2.95 an hour = $342.2 an hour; over 1,000 output tokens/s: 342.2 / 3600 / 1000 x 1e6 = 95.06 USD/Mtok
-    assert rented_usd_per_mtok_output(116 * 2.95, 1000.0) == pytest.approx(342.2 / 3.6, rel=1e-12)
+    assert hourly_usd_per_mtok_output(116 * 2.95, 1000.0) == pytest.approx(342.2 / 3.6, rel=1e-12)
 
 
 @given(st.floats(1, 1e5), st.floats(1, 1e4), st.floats(0, 1), st.floats(0, 10), st.floats(0, 10), st.floats(0, 1))

@@ -148,3 +148,16 @@ def test_a_paid_share_scales_the_rent_and_nothing_else(rented):
     assert float(half.pools["colocated"].costs.rental_usd_per_year) == pytest.approx(
         0.5 * float(full.pools["colocated"].costs.rental_usd_per_year), rel=1e-12)
     assert float(half.lcot_usd_per_mtok) == pytest.approx(0.5 * float(full.lcot_usd_per_mtok), rel=1e-12)
+
+
+def test_the_market_check_rents_a_rented_pool_at_its_own_rate(rented):
+    """The split's decode pool is rented at $3.20 for 0.8 of its hours, its prefill pool owned: renting the whole
+    fleet prices the prefill H100s at the catalog's $2.95 and the decode H200s at 3.2 x 0.8 = $2.56 an hour."""
+    result = tco.compare(rented, with_flips=False)
+    split = result.market.rented["h100-prefill+h200-rented-decode"]
+    assert split.usd_per_device_hour == {"prefill": 2.95, "decode": pytest.approx(2.56, rel=1e-12)}
+    assert result.market.holding == {"h100": "owning", "h100-rented": "renting",
+                                     "h100-prefill+h200-rented-decode": "owning and renting"}
+    # a fully rented option rented is itself: with a flat demand its rent over its tokens is its levelized cost
+    assert result.market.rented["h100-rented"].usd_per_mtok == pytest.approx(
+        result.market.lcot_usd_per_mtok["h100-rented"], rel=1e-9)

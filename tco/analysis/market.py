@@ -9,7 +9,7 @@ fleets' levelized cost (``lcot_usd_per_mtok``):
   where it has one) and its output as output (:func:`api_usd_per_mtok_output`);
 - **renting the fleet**: the option's year-1 fleet, every device paid by the hour at its catalog rental rate
   (``prices.rental_usd_per_hour``) around the clock, as a reserved fleet is, over the output tokens it serves
-  (:func:`rented_usd_per_mtok_output`). The rate covers the server, power and hosting of a cloud GPU; the option's
+  (:func:`hourly_usd_per_mtok_output`). The rate covers the server, power and hosting of a cloud GPU; the option's
   KV links, software ports and NRE are not in it.
 
 Reference figures only: nothing here is read back by the cost model, and nothing is drawn or swept by a study.
@@ -62,14 +62,15 @@ def api_usd_per_mtok_output(prompt_tokens, output_tokens, prefix_hit_fraction, i
     return (prompt_tokens * prompt_usd_per_mtok + output_tokens * output_usd_per_mtok) / output_tokens
 
 
-def rented_usd_per_mtok_output(device_hours_usd_per_hour, output_tokens_per_s):
-    """A fleet paid by the device-hour, per million output tokens it serves [USD/Mtok]:
-    ``sum(devices x rate) / 3600 / tokens_per_s x 1e6``.
+def hourly_usd_per_mtok_output(usd_per_hour, output_tokens_per_s):
+    """A cost paid by the hour over the output tokens served meanwhile, per million [USD/Mtok]:
+    ``usd_per_hour / 3600 / tokens_per_s x 1e6`` (a fleet's rent: ``sum(devices x rate)``; a year's cost: its
+    ``USD/yr / 8760``).
 
     Parameters
     ----------
-    device_hours_usd_per_hour : float or ndarray [USD/h]
-        The fleet's rent per hour, ``sum over pools of devices x USD per device-hour``.
+    usd_per_hour : float or ndarray [USD/h]
+        The cost per hour.
     output_tokens_per_s : float or ndarray [tokens/s]
         Mean output tokens per second served.
 
@@ -78,7 +79,7 @@ def rented_usd_per_mtok_output(device_hours_usd_per_hour, output_tokens_per_s):
     float or ndarray [USD/Mtok]
         USD per million output tokens.
     """
-    return device_hours_usd_per_hour / SECONDS_PER_HOUR / output_tokens_per_s * TOKENS_PER_MTOK
+    return usd_per_hour / SECONDS_PER_HOUR / output_tokens_per_s * TOKENS_PER_MTOK
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,8 @@ def market_check(scenario: Scenario, results: Mapping[str, OptionResult]) -> Mar
     Returns
     -------
     MarketCheck
-        Quotes priced on the scenario's requests, each option's owned and rented cost per million output tokens.
+        Quotes priced on the scenario's requests, each option's cost per million output tokens as it holds its fleet
+        and with its fleet rented.
     """
     values, reference = scenario.values(), scenario.reference
     prompt, output = values[named.workload.prompt_tokens], values[named.workload.output_tokens]
@@ -179,23 +181,52 @@ def market_check(scenario: Scenario, results: Mapping[str, OptionResult]) -> Mar
                                quote.output_usd_per_mtok.source,
                                float(api_usd_per_mtok_output(prompt, output, hits, figures["input_usd_per_mtok"],
                                                              figures["output_usd_per_mtok"], cached_usd))))
-    owned, year1, rented, unrented = {}, {}, {}, {}
+    lcot, year1, rented, unrented = {}, {}, {}, {}
     for name, result in results.items():
-        owned[name] = scalar(result.lcot_usd_per_mtok)
-        year1[name] = float(rented_usd_per_mtok_output(scalar(result.accounting_cost_usd_per_year) / HOURS_PER_YEAR,
-                                                       scalar(result.tokens_per_s)))
-        rates = {role: f"devices.{pool.device}.prices.rental_usd_per_hour" for role, pool in result.pools.items()}
-        rates = {role: reference[rate].value for role, rate in rates.items() if rate in reference}
+        lcot[name] = scalar(result.lcot_usd_per_mtok)
+        tokens_per_s = scalar(result.tokens_per_s)
+        year1[name] = float(hourly_usd_per_mtok_output(scalar(result.accounting_cost_usd_per_year) / HOURS_PER_YEAR,
+                                                       tokens_per_s))
+        rates = rental_rates(scenario, name, result)
         missing = tuple(dict.fromkeys(pool.device for role, pool in result.pools.items() if role not in rates))
         if missing:
             unrented[name] = missing
             continue
         devices = {role: scalar(pool.sizing.devices) for role, pool in result.pools.items()}
         per_hour = sum(devices[role] * rates[role] for role in devices)
-        rented[name] = RentedFleet(name, rates, devices,
-                                   float(rented_usd_per_mtok_output(per_hour, scalar(result.tokens_per_s))))
+        rented[name] = RentedFleet(name, rates, devices, float(hourly_usd_per_mtok_output(per_hour, tokens_per_s)))
     holding = {}
     for name in results:
         kinds = {pool.rented for pool in scenario.structure.option(name).pools}
         holding[name] = "renting" if kinds == {True} else "owning" if kinds == {False} else "owning and renting"
-    return MarketCheck(model, tuple(prices), owned, year1, rented, unrented, holding)
+    return MarketCheck(model, tuple(prices), lcot, year1, rented, unrented, holding)
+
+
+def rental_rates(scenario: Scenario, name: str, result: OptionResult) -> dict[str, float]:
+    """What renting each pool of option ``name`` costs per device-hour [USD/h], by role: a rented pool's own rate times
+    its paid share (its parameters), any other pool's device at its catalog rate; a pool whose device has none is left
+    out.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The scenario (its values and the catalog's rates in ``reference``).
+    name : str
+        The option.
+    result : OptionResult
+        Its result as Compare shows it (the device each pool runs).
+
+    Returns
+    -------
+    dict[str, float] [USD/h]
+        By pool role.
+    """
+    values, reference, option = scenario.values(), scenario.reference, scenario.structure.option(name)
+    rates = {}
+    for role, pool in result.pools.items():
+        held = option.pool(role)
+        if held.rented:
+            rates[role] = values[held.rental_param] * values[held.rental_share_param]
+        elif (rate := f"devices.{pool.device}.prices.rental_usd_per_hour") in reference:
+            rates[role] = reference[rate].value
+    return rates

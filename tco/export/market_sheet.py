@@ -97,8 +97,12 @@ def write_market(ws, scenario: Scenario, names: dict[str, str], check: MarketChe
             continue
         rent = []
         for role, rate in rented.usd_per_device_hour.items():
-            device = result.pools[role].device
-            rate_ref = _price(sheet, f"{role}: rental rate per {device}-hour (catalog)", rate, "USD/h")
+            device, pool = result.pools[role].device, scenario.structure.option(name).pool(role)
+            if pool.rented:  # its own rate and paid share, from Inputs
+                rate_ref = sheet.quantity(f"{role}: its rate per {device}-hour x the share it pays",
+                                          f"{names[pool.rental_param]}*{names[pool.rental_share_param]}", "USD/h")
+            else:
+                rate_ref = _price(sheet, f"{role}: rental rate per {device}-hour (catalog)", rate, "USD/h")
             rent.append(f"{option[f'{role}.devices']}*{rate_ref}")
         per_hour = sheet.quantity("the fleet's rent per hour, every device around the clock", "+".join(rent), "USD/h")
         out[name][RENTED_KEY] = sheet.quantity(
