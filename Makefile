@@ -6,10 +6,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # test processes (pytest-xdist): two unless the machine is already busy (1-minute load average at or above its
 # cores plus one), else none (one process: on saturated cores a second one only adds its start-up and contention).
-# JOBS=N forces N (0: this process). Measured on the idle 2-core machine, two processes (2026-12-08): test-fast 67-75 s
-# of wall time (3,053-3,057 tests; each process collects the suite, ~4.5 s with the bytecode caches kept; the machine's
-# speed varies by ~30 % over a day), test 458-467 s (3,349 tests; both cores busy throughout, ~680 core-seconds with
-# Chromium's;
+# JOBS=N forces N (0: this process). Measured on the idle 2-core machine, two processes (2026-12-08): test-fast 66-84 s
+# of wall time (3,116-3,119 tests; each process collects the suite, ~4.5 s with the bytecode caches kept; the machine's
+# speed varies by ~30 % over a day), test 478-484 s (3,411-3,417 tests; both cores busy throughout, ~700 core-seconds
+# with Chromium's;
 # three processes: 282 s, the browser's waits do not overlap enough to pay for the third collection).
 # With --dist loadfile, tests/conftest.py hands the tests out (pytest_xdist_make_scheduler): the modules of its WHOLE,
 # whose tests share a fixture that costs seconds (one LibreOffice run, a dask cluster, the calibration fit...), whole to
