@@ -7,16 +7,22 @@ progress line (reset when a new run starts) and a cancel button, so a long run n
 
 The distribution of any input can be set for both runs (its distribution, low and high: the rules of a scenario file's
 ``uncertainty:``, :meth:`tco.inputs.scenario.Scenario.with_spreads`); the choices are kept in the browser (a
-``dcc.Store``), cleared when the scenario changes, and checked on the server at each run like every edit.
+``dcc.Store``), cleared when the scenario changes, and checked on the server at each run like every edit. They ride in
+the link's fragment (``#spreads=...``, :func:`spreads_fragment`), tagged with the scenario and option edits they were
+made for, so a shared link draws the same inputs; the controller, which owns the link's query, never reads it.
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
+from urllib.parse import quote, unquote
 
 from dash import Input, Output, State, dcc, html, no_update
 from dash import ctx as triggered
 
 from tco import studies
-from tco.foundation.errors import InputError, shown_lines
+from tco.foundation.errors import FieldError, InputError, shown_lines
 from tco.foundation.formatting import sig
 from tco.foundation.labels import param_label
 from tco.inputs.parameters import DISTRIBUTIONS
@@ -89,15 +95,19 @@ def register(app, ctx: AppContext) -> None:
     refill_on_scenario(app, ctx, "mc-metric", metric_options)
     refill_on_scenario(app, ctx, "mc-spread-param", param_options)
 
-    @app.callback(Output("mc-spreads", "data"), Output("mc-spreads-shown", "children"),
+    @app.callback(Output("mc-spreads", "data"), Output("mc-spreads-shown", "children"), Output("url", "hash"),
                   Input("mc-spread-set", "n_clicks"), Input("mc-spread-clear", "n_clicks"), SCENARIO,
                   State("state", "data"), State("mc-spreads", "data"), State("mc-spread-param", "value"),
                   State("mc-spread-distribution", "value"), State("mc-spread-low", "value"),
-                  State("mc-spread-high", "value"), prevent_initial_call=True)
-    def spreads(_set, _clear, _scenario, state, current, name, distribution, low, high):
-        if triggered.triggered_id != "mc-spread-set":  # cleared, or another scenario: its inputs differ
-            return {}, None
-        return spreads_update(ctx, state, current, name, distribution, low, high)
+                  State("mc-spread-high", "value"), State("url", "hash"), prevent_initial_call=True)
+    def spreads(_set, _clear, key, state, current, name, distribution, low, high, fragment):
+        trigger = triggered.triggered_id
+        if trigger == "mc-spread-set":
+            chosen, shown = spreads_update(ctx, state, current, name, distribution, low, high)
+            return chosen, shown, no_update if chosen is no_update else spreads_fragment(key, chosen)
+        if trigger == "scenario-key":  # a page opened from a link, or another scenario: the link's choice if it is its
+            return spreads_from_fragment(ctx, state, key, fragment)
+        return {}, None, ""  # cleared
 
     @app.callback(Output(chart_id("monte-carlo"), "figure"), Output(chart_id("exceedance"), "figure"),
                   Output("mc-summary", "children"),
@@ -125,6 +135,49 @@ def spreads_update(ctx: AppContext, state, current, name, distribution, low, hig
     except InputError as exc:
         return no_update, html.Div([error_list(exc), spreads_table(ctx, state, current)])
     return chosen, spreads_table(ctx, state, chosen, scenario)
+
+
+#: longest link fragment read (a choice for every uncertain input of a large scenario is ~6 kB)
+MAX_FRAGMENT_CHARS = 10_000
+FRAGMENT_PREFIX = "#spreads="
+
+
+def scenario_tag(key) -> str:
+    """A short digest of what names a scenario apart from its value edits (:func:`tco_app.controller.scenario_key`):
+    a link's distribution choice applies to the scenario it was made for only."""
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def spreads_fragment(key, spreads) -> str:
+    """The link fragment that carries ``spreads`` for the scenario of ``key`` (empty without a choice)."""
+    if not spreads:
+        return ""
+    return FRAGMENT_PREFIX + quote(json.dumps({"for": scenario_tag(key), "spreads": spreads}, separators=(",", ":")))
+
+
+def spreads_from_fragment(ctx: AppContext, state, key, fragment):
+    """``(choice, table, fragment)`` a link's fragment gives the scenario of ``key``: its choice when it was made for
+    this scenario and holds (checked as a Set is), else none, the broken rules named and the fragment dropped."""
+    if not isinstance(fragment, str) or not fragment.startswith(FRAGMENT_PREFIX):
+        return {}, None, no_update
+    try:
+        if len(fragment) > MAX_FRAGMENT_CHARS:
+            raise ValueError(f"is too long: at most {MAX_FRAGMENT_CHARS:,} characters")
+        carried = json.loads(unquote(fragment[len(FRAGMENT_PREFIX):]))
+        if not isinstance(carried, dict) or not isinstance(carried.get("spreads"), dict):
+            raise ValueError("must hold a mapping of inputs to their distributions")
+    except ValueError as exc:
+        return {}, error_list(InputError([FieldError("shared link: spreads", f"{len(fragment):,} characters",
+                                                     f"{exc}; no distribution set")])), ""
+    if carried.get("for") != scenario_tag(key):  # made for another scenario (or its options): not this one's
+        return {}, None, ""
+    chosen = carried["spreads"]
+    try:
+        scenario = ctx.scenario(state).with_spreads(chosen)
+    except InputError as exc:
+        return {}, error_list(InputError([FieldError(f"shared link: {e.path}", e.value, f"{e.rule}; no distribution "
+                                                     "set") for e in exc.errors])), ""
+    return chosen, spreads_table(ctx, state, chosen, scenario), no_update
 
 
 def spreads_table(ctx: AppContext, state, spreads, scenario=None):

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import base64
 import json
+from urllib.parse import quote
 
 import pytest
 from attacks import DEFAULT_STATE, controller, dash_post, upload_yaml
 from harness import contained, run
+from tco_app.pages.uncertainty import FRAGMENT_PREFIX, scenario_tag
 
 import tco
 from tco.foundation.errors import InputError
@@ -204,7 +206,7 @@ def test_attacks_module_has_what_this_file_uses():
 
 
 
-SPREADS = "..mc-spreads.data...mc-spreads-shown.children.."
+SPREADS = "..mc-spreads.data...mc-spreads-shown.children...url.hash.."
 
 
 def spread_request(current, name, distribution, low) -> dict:
@@ -235,3 +237,43 @@ def test_a_crafted_distribution_choice_is_named_and_never_kept(current, name, di
 def test_a_store_that_is_not_a_mapping_is_dropped_for_the_valid_choice():
     outputs = spread_request("not a mapping", "workload.requests_per_s", "uniform", "50")
     assert outputs["mc-spreads"]["data"] == {"workload.requests_per_s": {"distribution": "uniform", "low": "50"}}
+
+
+DEFAULT_KEY = {"scenario": "default", "upload": None, "size": 0, "hash": "", "options": []}
+
+
+def fragment_request(fragment: str) -> dict:
+    """A page opened from a link whose fragment carries a distribution choice (the scenario key set by the controller),
+    as a crafted request would send it."""
+    answer = dash_post(SPREADS, {"scenario-key.data": DEFAULT_KEY}, {
+        "state.data": DEFAULT_STATE, "mc-spreads.data": {}, "url.hash": fragment}, "scenario-key.data")
+    assert answer["status"] == 200, answer["text"][:300]
+    return json.loads(answer["text"])["response"]
+
+
+def _fragment(spreads, tag=None) -> str:
+    return FRAGMENT_PREFIX + quote(json.dumps({"for": tag or scenario_tag(DEFAULT_KEY), "spreads": spreads}))
+
+
+@pytest.mark.parametrize("fragment", [
+    _fragment({"/etc/passwd": {"distribution": "uniform"}}),                    # a server path as an input
+    _fragment({"workload.requests_per_s": {"distribution": "=HYPERLINK(\"x\")"}}),  # a formula as the distribution
+    _fragment({"workload.requests_per_s": {"low": {"nested": [1, 2]}}}),          # a nested value
+    FRAGMENT_PREFIX + "%7Bnot json",                                               # no JSON
+    FRAGMENT_PREFIX + quote(json.dumps({"for": "x", "spreads": ["a"]})),          # no mapping
+    FRAGMENT_PREFIX + "a" * 20_000,                                                # oversized
+])
+def test_a_crafted_link_fragment_sets_no_distribution_and_is_named(fragment):
+    """A link's fragment comes from anyone who sends a link: each broken rule is named, nothing is kept, and the
+    fragment is dropped from the address."""
+    outputs = fragment_request(fragment)
+    assert outputs["mc-spreads"]["data"] == {}
+    assert "errors" in str(outputs["mc-spreads-shown"])
+    assert outputs["url"]["hash"] == ""
+
+
+def test_a_link_fragment_for_its_scenario_sets_the_choice_and_one_for_another_is_ignored():
+    chosen = {"workload.requests_per_s": {"distribution": "uniform", "low": "50"}}
+    assert fragment_request(_fragment(chosen))["mc-spreads"]["data"] == chosen
+    other = fragment_request(_fragment(chosen, tag="another scenario"))
+    assert other["mc-spreads"]["data"] == {} and other["url"]["hash"] == ""

@@ -200,6 +200,43 @@ def test_an_inputs_distribution_is_set_in_the_uncertainty_view_and_drawn(page, l
     assert log.records == []
 
 
+def test_a_link_carries_the_distribution_choice_to_a_fresh_browser(page, live_app, browser):
+    """The choice rides in the link's fragment, tagged with its scenario: a fresh browser opening the link draws the same
+    input; the same fragment on another scenario sets nothing; picking another scenario clears the choice and the
+    fragment."""
+    url, log = live_app
+    errors = open_app(page, url, "?scenario=voice-agent")
+    page.click("#tab-uncertainty")
+    choose(page, "mc-spread-param", "mean demand [req/s]", search="requests_per_s")
+    choose(page, "mc-spread-distribution", "normal")
+    page.fill("#mc-spread-low", "250")
+    page.keyboard.press("Enter")
+    page.click("#mc-spread-set")
+    expect(page.locator("#mc-spreads-table")).to_contain_text("normal", timeout=15000)
+    expect(page).to_have_url(re.compile(r"#spreads="))
+    link, fragment = page.url, page.url[page.url.index("#"):]
+    fresh = browser.new_context()
+    other = fresh.new_page()
+    other.goto(link)
+    expect(other.locator("#verdict")).not_to_be_empty(timeout=15000)
+    other.click("#tab-uncertainty")
+    expect(other.locator("#mc-spreads-table")).to_contain_text("normal", timeout=15000)
+    expect(other.locator("#mc-spreads-table")).to_contain_text("250")
+    elsewhere = fresh.new_page()
+    elsewhere.goto(url + "/?scenario=default" + fragment)
+    expect(elsewhere.locator("#verdict")).not_to_be_empty(timeout=15000)
+    elsewhere.click("#tab-uncertainty")
+    elsewhere.wait_for_timeout(1000)
+    expect(elsewhere.locator("#mc-spreads-table")).to_have_count(0)
+    fresh.close()
+    choose(page, "scenario-picker", "default")
+    expect(page).to_have_url(re.compile(r"scenario=default"), timeout=15000)
+    expect(page.locator("#mc-spreads-table")).to_have_count(0, timeout=15000)
+    expect(page).not_to_have_url(re.compile(r"#spreads="))
+    assert errors == []
+    assert log.records == []
+
+
 def test_the_breakeven_tab_finds_the_tpot_window(page, live_app):
     """Issue 11's example in the app: TPOT target 3-50 ms on the default scenario has a window where only the SRAM
     options meet the targets (typed the way finance types: 0.003 and 5%). The window's edge is the one
