@@ -328,6 +328,22 @@ def test_import_round_trip_returns_the_edits(default_xlsx, tmp_path, capsys):
     assert tco.load_scenario(out).values() == values
 
 
+@pytest.mark.slow  # a workbook built, edited and imported (3 s): make test only
+def test_a_rented_pools_rate_typed_on_inputs_imports_as_an_edit(tmp_path):
+    """Rented capacity through the workbook and back: the rate and the paid share are Inputs rows like any input; a
+    rate typed there comes back as a ``set:`` edit that moves the rented option's cost as the core says."""
+    path = write_workbook(tco.load_scenario(DATA / "workbook-rented.yaml"), tmp_path / "rented.xlsx")
+    rate = "options.h100-rented.colocated.rental_usd_per_hour"
+    _edit_inputs(path, {rate: 1.5})
+    scenario, data = import_workbook(path)
+    assert data["set"] == {rate: 1.5}
+    assert "options.h100-rented.colocated.rental_paid_share" in scenario.params
+    assert scenario.structure.option("h100-rented").pools[0].rented
+    edited = tco.load_scenario(DATA / "workbook-rented.yaml").with_values({rate: 1.5})
+    assert tco.compare(scenario, with_flips=False).options.loc["h100-rented", "lcot_usd_per_mtok"] == \
+        tco.compare(edited, with_flips=False).options.loc["h100-rented", "lcot_usd_per_mtok"]
+
+
 @pytest.mark.slow  # over a second of CPU (measured 2026-12-06): make test only
 def test_import_reports_a_bad_cell_by_sheet_cell_and_name(default_xlsx, tmp_path, capsys):
     path = _copy_of(default_xlsx, tmp_path)
