@@ -196,8 +196,8 @@ def market_check(scenario: Scenario, results: Mapping[str, OptionResult]) -> Mar
         per_hour = sum(devices[role] * rates[role] for role in devices)
         rented[name] = RentedFleet(name, rates, devices, float(hourly_usd_per_mtok_output(per_hour, tokens_per_s)))
     holding = {}
-    for name in results:
-        kinds = {pool.rented for pool in scenario.structure.option(name).pools}
+    for name, result in results.items():
+        kinds = {pool.rented for pool in result.pools.values()}
         holding[name] = "renting" if kinds == {True} else "owning" if kinds == {False} else "owning and renting"
     return MarketCheck(model, tuple(prices), lcot, year1, rented, unrented, holding)
 

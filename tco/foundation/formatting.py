@@ -145,3 +145,19 @@ def sig(value, digits: int = 3, trim: bool = True) -> str:
         decimals = max(0, decimals - 1)
     text = f"{rounded:,.{decimals}f}"
     return text.rstrip("0").rstrip(".") if trim and "." in text else text
+
+
+def usd(value) -> str:
+    """A cost in dollars to three significant figures: ``$1.49``, ``$0.0986``, ``$9,180``.
+
+    Parameters
+    ----------
+    value : float [USD]
+        The cost (per million tokens, per device-hour: the caller names the unit).
+
+    Returns
+    -------
+    str
+        ``$`` and :func:`sig` of it.
+    """
+    return f"${sig(value, 3)}"

@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from tco.analysis.market import OUT_OF_LINE_MULTIPLE, MarketCheck
 from tco.core.outputs import OptionResult
-from tco.foundation.formatting import sig
-
-
-def _usd(value: float) -> str:
-    return f"${sig(value, 3)}"
+from tco.foundation.formatting import sig, usd
 
 
 def _price(value: float) -> str:
     """A list price as listed: ``$1.10``, ``$0.05``, ``$0.035``."""
-    return f"${value:.2f}" if round(value, 2) == value else f"${sig(value, 3)}"
+    return f"${value:.2f}" if round(value, 2) == value else usd(value)
 
 
 def against_the_market(sentences: list[str]) -> list[str]:
@@ -61,7 +57,7 @@ def market_sentences(check: MarketCheck, results: dict[str, OptionResult], cheap
         cached = "" if best.cached_input_usd_per_mtok is None else f", {_price(best.cached_input_usd_per_mtok)} cached"
         out.append(f"At {best.provider}'s list prices for {check.model} ({_price(best.input_usd_per_mtok)} "
                    f"per million input tokens{cached}, {_price(best.output_usd_per_mtok)} output; {best.date}) this "
-                   f"workload's requests cost {_usd(best.usd_per_mtok)} per million output tokens, and "
+                   f"workload's requests cost {usd(best.usd_per_mtok)} per million output tokens, and "
                    f"{check.holding[cheapest_option]} {cheapest_option} costs {sig(owned / best.usd_per_mtok, 2)}x that"
                    + (f": buying the tokens costs less than any fleet here, as long as {best.provider}'s latency "
                       "meets the targets." if owned > best.usd_per_mtok else "."))
@@ -70,11 +66,11 @@ def market_sentences(check: MarketCheck, results: dict[str, OptionResult], cheap
     if rented is not None and check.holding[cheapest_option] == "owning":  # a rented option is priced so already
         pools = results[cheapest_option].pools
         by_device = {pools[role].device: rate for role, rate in rented.usd_per_device_hour.items()}
-        rates = " and ".join(f"{_usd(rate)} per {device}-hour" for device, rate in by_device.items())
+        rates = " and ".join(f"{usd(rate)} per {device}-hour" for device, rate in by_device.items())
         owned = check.year1_usd_per_mtok[cheapest_option]
         out.append(f"Rented around the clock at {rates}, the {cheapest_option} fleet would cost "
-                   f"{_usd(rented.usd_per_mtok)} per million output tokens in year 1, {sig(rented.usd_per_mtok / owned, 2)}x "
-                   f"owning it that year ({_usd(owned)}, depreciation and running costs).")
+                   f"{usd(rented.usd_per_mtok)} per million output tokens in year 1, {sig(rented.usd_per_mtok / owned, 2)}x "
+                   f"owning it that year ({usd(owned)}, depreciation and running costs).")
     return out
 
 
@@ -89,7 +85,7 @@ def _out_of_line(check: MarketCheck, results: dict[str, OptionResult]) -> list[s
         if vendor is not None and owned > OUT_OF_LINE_MULTIPLE * vendor.usd_per_mtok:
             quotes[vendor.provider] = vendor
             above.setdefault(vendor.provider, []).append(
-                f"{name} ({_usd(owned)}, {sig(owned / vendor.usd_per_mtok, 2)}x)")
+                f"{name} ({usd(owned)}, {sig(owned / vendor.usd_per_mtok, 2)}x)")
     out = []
     for provider, options in above.items():
         vendor = quotes[provider]
@@ -97,6 +93,6 @@ def _out_of_line(check: MarketCheck, results: dict[str, OptionResult]) -> list[s
         listed = ", ".join(options[:-1]) + " and " + options[-1] if several else options[0]
         verb, fleets = ("cost", "these fleets'") if several else ("costs", "this fleet's")
         out.append(f"Owned, {listed} {verb} far more than {provider}'s own list price on its {vendor.served_on} "
-                   f"({_usd(vendor.usd_per_mtok)}): the catalog's chip price or {fleets} utilization is the likely "
+                   f"({usd(vendor.usd_per_mtok)}): the catalog's chip price or {fleets} utilization is the likely "
                    "cause, unless the provider sells below cost.")
     return out

@@ -29,7 +29,7 @@ from tco.analysis.program_views import other_generations_held
 from tco.analysis.verdict import Verdict, missed_targets
 from tco.core import names as named
 from tco.core.outputs import COST_LINES, OptionResult
-from tco.foundation.formatting import quantity, sig
+from tco.foundation.formatting import quantity, sig, usd
 from tco.foundation.plain_values import scalar
 from tco.present.flip_text import describe_flip, describe_window
 
@@ -70,10 +70,6 @@ def main_driver(option: OptionResult, other: OptionResult) -> str:
     if diffs[adds] <= 0:
         return worded(saves)
     return worded(adds) + (f", despite {worded(saves)}" if -diffs[saves] > diffs[adds] else "")
-
-
-def _usd_per_mtok(value: float) -> str:
-    return f"${sig(value, 3)}"
 
 
 def explained(verdict: Verdict, scenario, results: Mapping[str, OptionResult]) -> Verdict:
@@ -176,7 +172,7 @@ def own_fleet_volume(scenario, winner: str, own: float, volume: float) -> str:
     outcome = "still wins" if best == winner else (f"loses to {best}" if best else "and no option meets the targets")
     return (f"a chip program of {sig(volume, 3)} units, {sig(volume - own, 3)} sold beyond the {sig(own, 3)} this fleet "
             "buys over the horizon: "
-            f"on its own units alone {winner} costs {_usd_per_mtok(costs.get(winner, np.nan))}/M and {outcome}")
+            f"on its own units alone {winner} costs {usd(costs.get(winner, np.nan))}/M and {outcome}")
 
 
 def headline(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
@@ -200,19 +196,19 @@ def headline(verdict: Verdict, results: Mapping[str, OptionResult]) -> str:
     per = "per million output tokens"
     winner, runner_up = (on_the_roadmap(n, results) if n == v.baseline else n for n in (v.winner, v.runner_up))
     if v.kind == "only":
-        text = f"Only {role}{winner} meets the latency targets, at {_usd_per_mtok(v.cost)} {per}."
+        text = f"Only {role}{winner} meets the latency targets, at {usd(v.cost)} {per}."
     elif v.kind == "tie":
-        text = (f"A tie within {v.tolerance:.0%}: {role}{winner} at {_usd_per_mtok(v.cost)} and {runner_up} at "
-                f"{_usd_per_mtok(v.runner_up_cost)} {per} ({v.runner_up} {v.margin:.1%} dearer, mainly through "
+        text = (f"A tie within {v.tolerance:.0%}: {role}{winner} at {usd(v.cost)} and {runner_up} at "
+                f"{usd(v.runner_up_cost)} {per} ({v.runner_up} {v.margin:.1%} dearer, mainly through "
                 f"{v.driver}).")
     else:
         ratio = v.runner_up_cost / v.cost
         how = f"costs {ratio:.3g}x as much" if ratio >= 1.5 else f"costs {v.margin:.0%} more"
-        text = (f"{role.capitalize()}{winner} is cheapest at {_usd_per_mtok(v.cost)} {per}; the runner-up, "
+        text = (f"{role.capitalize()}{winner} is cheapest at {usd(v.cost)} {per}; the runner-up, "
                 f"{runner_up}, {how}, mainly through {v.driver}.")
         if v.winner != v.baseline and v.runner_up != v.baseline and scalar(results[v.baseline].feasible) > 0:
             text += (f" The baseline {on_the_roadmap(v.baseline, results)}: "
-                     f"{_usd_per_mtok(scalar(results[v.baseline].lcot_usd_per_mtok))}/M.")
+                     f"{usd(scalar(results[v.baseline].lcot_usd_per_mtok))}/M.")
     return text
 
 

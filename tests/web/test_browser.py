@@ -159,6 +159,18 @@ def test_sensitivity_and_monte_carlo_run(page, live_app):
     assert log.records == []
 
 
+def draw_demand_normally(page, low: str) -> None:
+    """On the Uncertainty view, set the mean demand to be drawn from a normal distribution with ``low`` as its low
+    bound, and wait for the table of choices to show it."""
+    page.click("#tab-uncertainty")
+    choose(page, "mc-spread-param", "mean demand [req/s]", search="requests_per_s")
+    choose(page, "mc-spread-distribution", "normal")
+    page.fill("#mc-spread-low", low)
+    page.keyboard.press("Enter")
+    page.click("#mc-spread-set")
+    expect(page.locator("#mc-spreads-table")).to_contain_text("normal", timeout=15000)
+
+
 def test_an_inputs_distribution_is_set_in_the_uncertainty_view_and_drawn(page, live_app, artifacts):
     """Issue 51 item 5: the user picks an input, a distribution and a range in the Uncertainty view, and the Monte
     Carlo draws it so: the median shown is the one :func:`tco.studies.monte_carlo` gives on the scenario with that
@@ -169,13 +181,7 @@ def test_an_inputs_distribution_is_set_in_the_uncertainty_view_and_drawn(page, l
 
     url, log = live_app
     errors = open_app(page, url)
-    page.click("#tab-uncertainty")
-    choose(page, "mc-spread-param", "mean demand [req/s]", search="requests_per_s")
-    choose(page, "mc-spread-distribution", "normal")
-    page.fill("#mc-spread-low", "60")
-    page.keyboard.press("Enter")
-    page.click("#mc-spread-set")
-    expect(page.locator("#mc-spreads-table")).to_contain_text("normal", timeout=15000)
+    draw_demand_normally(page, "60")
     expect(page.locator("#mc-spreads-table")).to_contain_text("60")
     page.fill("#mc-samples", "1,000")
     page.keyboard.press("Enter")
@@ -206,13 +212,7 @@ def test_a_link_carries_the_distribution_choice_to_a_fresh_browser(page, live_ap
     fragment."""
     url, log = live_app
     errors = open_app(page, url, "?scenario=voice-agent")
-    page.click("#tab-uncertainty")
-    choose(page, "mc-spread-param", "mean demand [req/s]", search="requests_per_s")
-    choose(page, "mc-spread-distribution", "normal")
-    page.fill("#mc-spread-low", "250")
-    page.keyboard.press("Enter")
-    page.click("#mc-spread-set")
-    expect(page.locator("#mc-spreads-table")).to_contain_text("normal", timeout=15000)
+    draw_demand_normally(page, "250")
     expect(page).to_have_url(re.compile(r"#spreads="))
     link, fragment = page.url, page.url[page.url.index("#"):]
     fresh = browser.new_context()
